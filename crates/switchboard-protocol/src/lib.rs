@@ -1,0 +1,46 @@
+//! MCP protocol vocabulary: versions and eras, method names, `_meta` keys, error codes, and
+//! the types of the messages a client reads and writes.
+//!
+//! Types mirror the specification and are named as it names them. Reading is lenient where
+//! the specification allows growth (unknown fields are kept in `raw` or ignored) and strict
+//! where a wrong shape would mislead the caller (a tool without a name is an error).
+//! Serialization happens here and nowhere else in the client.
+
+pub mod methods;
+mod types;
+mod version;
+
+pub use types::*;
+pub use version::*;
+
+/// Keys in `_meta` defined by the 2026-07-28 protocol.
+pub mod meta {
+    /// The protocol version of a request (modern era, required).
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// The client's capabilities for a request (modern era, required).
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// The client's implementation info (modern era).
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// The server's implementation info on results (modern era).
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    /// The subscription a notification belongs to (modern era).
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+    /// The log level wanted for a request (modern era).
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    /// The progress token of a request (both eras).
+    pub const PROGRESS_TOKEN: &str = "progressToken";
+}
+
+/// MCP error codes beyond the JSON-RPC ones.
+pub mod error_codes {
+    /// Resource not found (2025-11-25 and earlier).
+    pub const RESOURCE_NOT_FOUND_LEGACY: i64 = -32002;
+    /// HTTP headers do not match the body (2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// A client capability the request needs was not declared (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The requested protocol version is not supported (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// URL elicitation required (2025-11-25 only).
+    pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+}

@@ -1,0 +1,50 @@
+//! Method names.
+
+/// Legacy handshake request.
+pub const INITIALIZE: &str = "initialize";
+/// Legacy handshake completion notification.
+pub const INITIALIZED: &str = "notifications/initialized";
+/// Modern discovery request.
+pub const SERVER_DISCOVER: &str = "server/discover";
+/// Liveness check (legacy).
+pub const PING: &str = "ping";
+/// List tools.
+pub const TOOLS_LIST: &str = "tools/list";
+/// Call a tool.
+pub const TOOLS_CALL: &str = "tools/call";
+/// List prompts.
+pub const PROMPTS_LIST: &str = "prompts/list";
+/// Get a prompt.
+pub const PROMPTS_GET: &str = "prompts/get";
+/// List resources.
+pub const RESOURCES_LIST: &str = "resources/list";
+/// List resource templates.
+pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+/// Read a resource.
+pub const RESOURCES_READ: &str = "resources/read";
+/// Argument completion.
+pub const COMPLETION_COMPLETE: &str = "completion/complete";
+/// Modern notification stream.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// Server asks for the client's roots.
+pub const ROOTS_LIST: &str = "roots/list";
+/// Server asks for an LLM sample.
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// Server asks the user for input.
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// Cancellation notification.
+pub const CANCELLED: &str = "notifications/cancelled";
+/// Progress notification.
+pub const PROGRESS: &str = "notifications/progress";
+/// Log message notification.
+pub const LOG_MESSAGE: &str = "notifications/message";
+/// Tool list changed.
+pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+/// Prompt list changed.
+pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+/// Resource list changed.
+pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+/// A subscribed resource changed.
+pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
+/// Modern subscription acknowledgement.
+pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";

@@ -1,0 +1,21 @@
+//! One MCP client session over one transport.
+//!
+//! [`Session::connect`] detects the server's protocol era (a `server/discover` probe, with a
+//! fall-back to `initialize`), negotiates the version, and then offers typed requests with
+//! deadlines, progress, cancellation and pagination guards. Everything the server sends
+//! outside of responses is published as [`SessionEvent`]s; server-to-client requests are
+//! answered through a [`ClientHandler`].
+//!
+//! The session knows one server and nothing about configuration files or other servers.
+
+mod error;
+mod handler;
+mod session;
+
+pub use error::SessionError;
+pub use handler::{ClientHandler, HandlerFuture, NoHandler};
+pub use session::{
+    CallOptions, EraChoice, Listing, ListingProblem, Negotiated, Session, SessionConfig,
+    SessionEvent, SessionStats, Transport,
+};
+pub use tokio_util::sync::CancellationToken;

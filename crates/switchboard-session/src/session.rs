@@ -1,0 +1,1511 @@
+//! The session: era detection, handshake, requests with deadlines, and inbound dispatch.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use switchboard_protocol::{
+    CallToolResult, DiscoverResult, Era, Implementation, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
+    MODERN_VERSION, MODERN_VERSIONS, ProgressParams, Prompt, Resource, ResourceTemplate,
+    ResultType, ServerCapabilities, SubscriptionFilter, Tool, error_codes, meta, methods,
+};
+use switchboard_wire::stdio::{
+    ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions, StdioTransport,
+};
+use switchboard_wire::{
+    CloseReason, Connection, ErrorObject, Inbound, Malformed, Notification, PendingCall, RequestId,
+    Response, UnexpectedReason, WireError, WireStats, codes,
+};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::SessionError;
+use crate::handler::{ClientHandler, NoHandler};
+
+/// Which protocol era to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EraChoice {
+    /// Probe with `server/discover`, fall back to `initialize`.
+    Auto,
+    /// Only `initialize`.
+    Legacy,
+    /// Only the stateless 2026-07-28 protocol.
+    Modern,
+}
+
+/// Session settings. [`SessionConfig::new`] gives the defaults.
+#[derive(Clone)]
+pub struct SessionConfig {
+    /// The server's name (from configuration), used in every error and log line.
+    pub server_name: Arc<str>,
+    /// Who we say we are.
+    pub client_info: Implementation,
+    /// Era selection.
+    pub era: EraChoice,
+    /// A pinned protocol version; `None` negotiates the newest both sides speak.
+    pub protocol_version: Option<String>,
+    /// Deadline for the whole connection setup (probe and handshake).
+    pub connect_timeout: Duration,
+    /// How long the `server/discover` probe may stay unanswered before `initialize` is sent too.
+    pub probe_timeout: Duration,
+    /// Default per-request deadline; progress notifications reset it for tool calls.
+    pub request_timeout: Duration,
+    /// Hard ceiling on a tool call, however much progress it reports.
+    pub max_call_duration: Duration,
+    /// Maximum pages followed in one listing.
+    pub max_list_pages: usize,
+    /// Maximum `input_required` rounds for one request.
+    pub max_input_rounds: usize,
+    /// Capacity of the event channel; slow subscribers miss events (counted).
+    pub event_capacity: usize,
+    /// The host's handler for roots and input requests.
+    pub handler: Arc<dyn ClientHandler>,
+}
+
+impl SessionConfig {
+    /// Defaults: auto era, 30 s connect, 2 s probe, 60 s requests, 10 min ceiling.
+    pub fn new(server_name: &str) -> SessionConfig {
+        SessionConfig {
+            server_name: Arc::from(server_name),
+            client_info: Implementation {
+                name: "switchboard".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                title: Some("Switchboard".into()),
+            },
+            era: EraChoice::Auto,
+            protocol_version: None,
+            connect_timeout: Duration::from_secs(30),
+            probe_timeout: Duration::from_secs(2),
+            request_timeout: Duration::from_secs(60),
+            max_call_duration: Duration::from_secs(600),
+            max_list_pages: 100,
+            max_input_rounds: 8,
+            event_capacity: 1024,
+            handler: Arc::new(NoHandler),
+        }
+    }
+}
+
+impl fmt::Debug for SessionConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionConfig")
+            .field("server_name", &self.server_name)
+            .field("era", &self.era)
+            .field("protocol_version", &self.protocol_version)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-call options; unset fields take the session's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Deadline for this call (idle deadline for tool calls: progress resets it).
+    pub timeout: Option<Duration>,
+    /// Hard ceiling for this call.
+    pub max_duration: Option<Duration>,
+    /// Cancelling this token sends `notifications/cancelled` and ends the call.
+    pub cancel: Option<CancellationToken>,
+    /// Receives the call's progress notifications.
+    pub progress: Option<mpsc::Sender<ProgressParams>>,
+}
+
+/// A connected transport: a connection, its inbound stream, and the process behind it.
+#[derive(Debug)]
+pub struct Transport {
+    /// The JSON-RPC connection.
+    pub connection: Connection,
+    /// What the peer sends outside of responses.
+    pub inbound: mpsc::Receiver<Inbound>,
+    /// The child process, for stdio.
+    pub process: Option<ChildProcess>,
+}
+
+impl From<StdioTransport> for Transport {
+    fn from(stdio: StdioTransport) -> Transport {
+        Transport {
+            connection: stdio.connection,
+            inbound: stdio.inbound,
+            process: Some(stdio.process),
+        }
+    }
+}
+
+/// What was agreed with the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Negotiated {
+    /// The era in use.
+    pub era: Era,
+    /// The protocol version in use.
+    pub protocol_version: String,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// Who the server says it is (display only).
+    pub server_info: Option<Implementation>,
+    /// The server's guidance for the model.
+    pub instructions: Option<String>,
+}
+
+/// Something the server sent that is not the response to a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    /// A notification (progress, list changes, logs, …).
+    Notification(Notification),
+    /// A frame that was not a JSON-RPC message.
+    Malformed(Malformed),
+    /// A response no request was waiting for.
+    UnexpectedResponse {
+        /// The response.
+        response: Response,
+        /// Why.
+        reason: UnexpectedReason,
+    },
+    /// A request from the server, after it was answered.
+    ServerRequest {
+        /// Its method.
+        method: String,
+        /// Whether we answered it with an error.
+        refused: bool,
+    },
+}
+
+/// Counters for a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    /// Wire-level counters.
+    pub wire: WireStats,
+    /// Notifications received.
+    pub notifications: u64,
+    /// Server requests refused (undeclared capability, or any request in the modern era).
+    pub refused_server_requests: u64,
+    /// Progress notifications for tokens we do not (or no longer) own.
+    pub stray_progress: u64,
+}
+
+/// A listing followed through all its pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing<T> {
+    /// The valid items, first occurrence of each name kept.
+    pub items: Vec<T>,
+    /// Entries that were invalid or duplicated.
+    pub problems: Vec<ListingProblem>,
+    /// How many pages were fetched.
+    pub pages: usize,
+}
+
+/// One invalid or duplicate entry in a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListingProblem {
+    /// The page it was on (from 1).
+    pub page: usize,
+    /// What is wrong.
+    pub detail: String,
+    /// The entry as received.
+    pub raw: Value,
+}
+
+struct Inner {
+    server: Arc<str>,
+    connection: Connection,
+    negotiated: Negotiated,
+    config: SessionConfig,
+    client_capabilities: Value,
+    routes: Arc<ProgressRoutes>,
+    events: broadcast::Sender<SessionEvent>,
+    counters: Arc<Counters>,
+    process: Option<ChildProcess>,
+    dispatch: JoinHandle<()>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.dispatch.abort();
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    notifications: AtomicU64,
+    refused_server_requests: AtomicU64,
+    stray_progress: AtomicU64,
+}
+
+/// Where progress for a request goes: keyed by progress token.
+#[derive(Default)]
+struct ProgressRoutes {
+    routes: Mutex<HashMap<RequestId, mpsc::Sender<ProgressParams>>>,
+}
+
+impl ProgressRoutes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, mpsc::Sender<ProgressParams>>> {
+        self.routes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Removes a progress route when the call ends, however it ends.
+struct RouteGuard<'a> {
+    routes: &'a ProgressRoutes,
+    token: Option<RequestId>,
+}
+
+impl Drop for RouteGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            self.routes.lock().remove(&token);
+        }
+    }
+}
+
+/// A live MCP client session. Cheap to clone; the server process (for stdio) is killed when
+/// the last clone is dropped, or stopped gracefully with [`Session::shutdown`].
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("server", &self.inner.server)
+            .field("negotiated", &self.inner.negotiated)
+            .finish()
+    }
+}
+
+/// The state shared by the connect phase and the session.
+struct Wiring {
+    server: Arc<str>,
+    connection: Connection,
+    routes: Arc<ProgressRoutes>,
+    events: broadcast::Sender<SessionEvent>,
+    counters: Arc<Counters>,
+    client_capabilities: Value,
+    era: Arc<Mutex<Option<Era>>>,
+}
+
+impl Session {
+    /// Starts `spec` as a child process and connects to it.
+    pub async fn spawn_stdio(
+        spec: &ProcessSpec,
+        options: StdioOptions,
+        config: SessionConfig,
+    ) -> Result<Session, SessionError> {
+        let stdio = switchboard_wire::stdio::spawn(spec, options)?;
+        Session::connect(stdio.into(), config).await
+    }
+
+    /// Connects over `transport`: era detection and handshake, within
+    /// `config.connect_timeout`. On failure the process (if any) is killed.
+    pub async fn connect(
+        transport: Transport,
+        config: SessionConfig,
+    ) -> Result<Session, SessionError> {
+        let Transport {
+            connection,
+            inbound,
+            process,
+        } = transport;
+        let server = config.server_name.clone();
+        let (events, _) = broadcast::channel(config.event_capacity.max(1));
+        let wiring = Wiring {
+            server: server.clone(),
+            connection: connection.clone(),
+            routes: Arc::new(ProgressRoutes::default()),
+            events,
+            counters: Arc::new(Counters::default()),
+            client_capabilities: client_capabilities(config.handler.as_ref()),
+            era: Arc::new(Mutex::new(None)),
+        };
+        let dispatch = tokio::spawn(dispatch_loop(DispatchState {
+            server: server.clone(),
+            connection: connection.clone(),
+            inbound,
+            handler: config.handler.clone(),
+            routes: wiring.routes.clone(),
+            events: wiring.events.clone(),
+            counters: wiring.counters.clone(),
+            era: wiring.era.clone(),
+        }));
+        let deadline = Instant::now() + config.connect_timeout;
+        let negotiated = match tokio::time::timeout_at(deadline, negotiate(&wiring, &config)).await
+        {
+            Ok(Ok(negotiated)) => negotiated,
+            Ok(Err(error)) => {
+                dispatch.abort();
+                return Err(error);
+            }
+            Err(_) => {
+                dispatch.abort();
+                let stderr_tail = process.as_ref().map(ChildProcess::stderr_tail);
+                return Err(SessionError::Timeout {
+                    server,
+                    method: "initialize".into(),
+                    after: config.connect_timeout,
+                    stderr_tail,
+                });
+            }
+        };
+        *wiring.era.lock().unwrap_or_else(|p| p.into_inner()) = Some(negotiated.era);
+        tracing::debug!(
+            server = %server,
+            era = %negotiated.era,
+            version = %negotiated.protocol_version,
+            "session ready"
+        );
+        Ok(Session {
+            inner: Arc::new(Inner {
+                server,
+                connection,
+                negotiated,
+                client_capabilities: wiring.client_capabilities,
+                routes: wiring.routes,
+                events: wiring.events,
+                counters: wiring.counters,
+                config,
+                process,
+                dispatch,
+            }),
+        })
+    }
+
+    /// The server's name.
+    pub fn server_name(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// What was negotiated.
+    pub fn negotiated(&self) -> &Negotiated {
+        &self.inner.negotiated
+    }
+
+    /// The underlying connection (for raw traffic, e.g. by the checker).
+    pub fn connection(&self) -> &Connection {
+        &self.inner.connection
+    }
+
+    /// The server process id, for stdio.
+    pub fn pid(&self) -> Option<u32> {
+        self.inner.process.as_ref().map(ChildProcess::pid)
+    }
+
+    /// The server process, for stdio.
+    pub fn process(&self) -> Option<&ChildProcess> {
+        self.inner.process.as_ref()
+    }
+
+    /// Subscribes to events from now on.
+    pub fn events(&self) -> broadcast::Receiver<SessionEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> SessionStats {
+        let c = &self.inner.counters;
+        SessionStats {
+            wire: self.inner.connection.stats(),
+            notifications: c.notifications.load(Ordering::Relaxed),
+            refused_server_requests: c.refused_server_requests.load(Ordering::Relaxed),
+            stray_progress: c.stray_progress.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Why the transport closed, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.inner.connection.close_reason()
+    }
+
+    /// Waits until the transport closes.
+    pub async fn closed(&self) -> CloseReason {
+        self.inner.connection.closed().await
+    }
+
+    /// Stops the server as the specification says (stdin closed, then signals), bounded by
+    /// the grace periods. Returns `None` for transports without a process.
+    pub async fn shutdown(&self, grace: ShutdownGrace) -> Option<ShutdownReport> {
+        match &self.inner.process {
+            Some(process) => Some(process.shutdown(&self.inner.connection, grace).await),
+            None => {
+                self.inner.connection.close_write().await;
+                None
+            }
+        }
+    }
+
+    /// Lists all tools, following cursors. Invalid and duplicate entries are reported in
+    /// [`Listing::problems`], not dropped silently.
+    pub async fn list_tools(&self) -> Result<Listing<Tool>, SessionError> {
+        self.require(
+            self.inner.negotiated.capabilities.tools.is_some(),
+            "tools",
+            methods::TOOLS_LIST,
+        )?;
+        self.list_all(methods::TOOLS_LIST, "tools", Tool::from_json, |t| {
+            t.name.clone()
+        })
+        .await
+    }
+
+    /// Lists all prompts.
+    pub async fn list_prompts(&self) -> Result<Listing<Prompt>, SessionError> {
+        self.require(
+            self.inner.negotiated.capabilities.prompts.is_some(),
+            "prompts",
+            methods::PROMPTS_LIST,
+        )?;
+        self.list_all(
+            methods::PROMPTS_LIST,
+            "prompts",
+            from_value,
+            |p: &Prompt| p.name.clone(),
+        )
+        .await
+    }
+
+    /// Lists all resources.
+    pub async fn list_resources(&self) -> Result<Listing<Resource>, SessionError> {
+        self.require(
+            self.inner.negotiated.capabilities.resources.is_some(),
+            "resources",
+            methods::RESOURCES_LIST,
+        )?;
+        self.list_all(
+            methods::RESOURCES_LIST,
+            "resources",
+            from_value,
+            |r: &Resource| r.uri.clone(),
+        )
+        .await
+    }
+
+    /// Lists all resource templates.
+    pub async fn list_resource_templates(&self) -> Result<Listing<ResourceTemplate>, SessionError> {
+        let method = methods::RESOURCES_TEMPLATES_LIST;
+        self.require(
+            self.inner.negotiated.capabilities.resources.is_some(),
+            "resources",
+            method,
+        )?;
+        self.list_all(
+            method,
+            "resourceTemplates",
+            from_value,
+            |t: &ResourceTemplate| t.uri_template.clone(),
+        )
+        .await
+    }
+
+    /// Calls a tool. A result with `isError: true` is `Ok`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, SessionError> {
+        self.require(
+            self.inner.negotiated.capabilities.tools.is_some(),
+            "tools",
+            methods::TOOLS_CALL,
+        )?;
+        let mut params = json!({ "name": name });
+        if let Some(arguments) = arguments {
+            params["arguments"] = arguments;
+        }
+        let result = self
+            .request_with_input(methods::TOOLS_CALL, params, options, true)
+            .await?;
+        CallToolResult::from_json(&result)
+            .map_err(|detail| self.protocol(methods::TOOLS_CALL, detail))
+    }
+
+    /// Gets a prompt (the raw result: `description` and `messages`).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+    ) -> Result<Value, SessionError> {
+        self.require(
+            self.inner.negotiated.capabilities.prompts.is_some(),
+            "prompts",
+            methods::PROMPTS_GET,
+        )?;
+        let mut params = json!({ "name": name });
+        if let Some(arguments) = arguments {
+            params["arguments"] = arguments;
+        }
+        self.request_with_input(methods::PROMPTS_GET, params, &CallOptions::default(), false)
+            .await
+    }
+
+    /// Reads a resource (the raw result: `contents`).
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, SessionError> {
+        self.require(
+            self.inner.negotiated.capabilities.resources.is_some(),
+            "resources",
+            methods::RESOURCES_READ,
+        )?;
+        self.request_with_input(
+            methods::RESOURCES_READ,
+            json!({ "uri": uri }),
+            &CallOptions::default(),
+            false,
+        )
+        .await
+    }
+
+    /// Asks for argument completions; at most 100 values are kept.
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument_name: &str,
+        value: &str,
+    ) -> Result<Vec<String>, SessionError> {
+        let method = methods::COMPLETION_COMPLETE;
+        self.require(
+            self.inner.negotiated.capabilities.completions.is_some(),
+            "completions",
+            method,
+        )?;
+        let params =
+            json!({ "ref": reference, "argument": { "name": argument_name, "value": value } });
+        let result = self
+            .request(method, Some(params), &CallOptions::default())
+            .await?;
+        let values = result
+            .pointer("/completion/values")
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                self.protocol(method, "the result has no `completion.values` array".into())
+            })?;
+        Ok(values
+            .iter()
+            .filter_map(Value::as_str)
+            .take(100)
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Opens a modern `subscriptions/listen` stream and waits for its acknowledgement.
+    /// Notifications on it arrive as [`SessionEvent::Notification`]s tagged with the
+    /// returned subscription id. Dropping the returned call cancels the subscription.
+    pub async fn listen(
+        &self,
+        filter: &SubscriptionFilter,
+    ) -> Result<(PendingCall, SubscriptionFilter), SessionError> {
+        let method = methods::SUBSCRIPTIONS_LISTEN;
+        if self.inner.negotiated.era != Era::Modern {
+            return Err(self.protocol(method, "subscriptions need the 2026-07-28 protocol; legacy servers send list changes without one".into()));
+        }
+        let mut events = self.events();
+        let params = self.with_meta(json!({ "notifications": filter }), None);
+        let id = self.inner.connection.allocate_id();
+        let mut call = self
+            .inner
+            .connection
+            .send_request(id.clone(), method, Some(&params))
+            .await
+            .map_err(|e| self.closed_error(e))?;
+        call.cancel_on_drop("subscription closed by the client");
+        let deadline = Instant::now() + self.inner.config.request_timeout;
+        loop {
+            let event = tokio::time::timeout_at(deadline, events.recv()).await;
+            match event {
+                Err(_) => return Err(self.timeout(method, self.inner.config.request_timeout)),
+                Ok(Err(broadcast::error::RecvError::Closed)) => {
+                    let reason = self.inner.connection.closed().await;
+                    return Err(SessionError::Closed {
+                        server: self.inner.server.clone(),
+                        reason,
+                    });
+                }
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+                Ok(Ok(SessionEvent::Notification(n)))
+                    if n.method == methods::SUBSCRIPTIONS_ACKNOWLEDGED =>
+                {
+                    let params = n.params.unwrap_or(Value::Null);
+                    let tagged = params.pointer(&format!(
+                        "/_meta/{}",
+                        meta::SUBSCRIPTION_ID.replace('/', "~1")
+                    ));
+                    if tagged.and_then(RequestId::from_json).as_ref() != Some(&id) {
+                        continue;
+                    }
+                    let honoured = params
+                        .get("notifications")
+                        .and_then(|f| serde_json::from_value(f.clone()).ok())
+                        .unwrap_or_default();
+                    return Ok((call, honoured));
+                }
+                Ok(Ok(_)) => continue,
+            }
+        }
+    }
+
+    /// Sends any request with the session's metadata and deadlines, and returns the raw result.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value, SessionError> {
+        let params = self.with_meta(params.unwrap_or_else(|| json!({})), None);
+        let result = self.send_and_wait(method, params, options, false).await?;
+        self.check_result_type(method, &result)?;
+        Ok(result)
+    }
+
+    fn require(
+        &self,
+        declared: bool,
+        capability: &'static str,
+        method: &str,
+    ) -> Result<(), SessionError> {
+        if declared {
+            Ok(())
+        } else {
+            Err(SessionError::NotDeclared {
+                server: self.inner.server.clone(),
+                capability,
+                method: method.to_owned(),
+            })
+        }
+    }
+
+    fn protocol(&self, method: &str, detail: String) -> SessionError {
+        SessionError::Protocol {
+            server: self.inner.server.clone(),
+            method: method.to_owned(),
+            detail,
+        }
+    }
+
+    fn closed_error(&self, error: WireError) -> SessionError {
+        SessionError::Closed {
+            server: self.inner.server.clone(),
+            reason: error.close_reason().clone(),
+        }
+    }
+
+    fn timeout(&self, method: &str, after: Duration) -> SessionError {
+        SessionError::Timeout {
+            server: self.inner.server.clone(),
+            method: method.to_owned(),
+            after,
+            stderr_tail: self.inner.process.as_ref().map(ChildProcess::stderr_tail),
+        }
+    }
+
+    fn check_result_type(&self, method: &str, result: &Value) -> Result<(), SessionError> {
+        match ResultType::of(result) {
+            ResultType::Complete => Ok(()),
+            ResultType::InputRequired => Err(self.protocol(
+                method,
+                "`input_required` is not allowed for this method".into(),
+            )),
+            ResultType::Other(other) => {
+                Err(self.protocol(method, format!("unknown `resultType` \"{other}\"")))
+            }
+        }
+    }
+
+    /// Adds the modern `_meta` fields (and a progress token) to request params.
+    fn with_meta(&self, params: Value, progress_token: Option<&RequestId>) -> Value {
+        add_meta(
+            params,
+            self.inner.negotiated.era,
+            &MetaFields {
+                version: &self.inner.negotiated.protocol_version,
+                client_capabilities: &self.inner.client_capabilities,
+                client_info: &self.inner.config.client_info,
+            },
+            progress_token,
+        )
+    }
+
+    /// A request that may answer `input_required` (tools/call, prompts/get, resources/read):
+    /// fulfils input requests and retries with a new id, up to the round cap.
+    async fn request_with_input(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+        is_tool_call: bool,
+    ) -> Result<Value, SessionError> {
+        let mut extra: Option<(Value, Option<Value>)> = None;
+        for _round in 0..=self.inner.config.max_input_rounds {
+            let mut round_params = params.clone();
+            if let Some((responses, state)) = extra.take() {
+                round_params["inputResponses"] = responses;
+                if let Some(state) = state {
+                    round_params["requestState"] = state;
+                }
+            }
+            let result = self
+                .send_and_wait(method, round_params, options, is_tool_call)
+                .await?;
+            match ResultType::of(&result) {
+                ResultType::Complete => return Ok(result),
+                ResultType::Other(other) => {
+                    return Err(self.protocol(method, format!("unknown `resultType` \"{other}\"")));
+                }
+                ResultType::InputRequired => {
+                    if self.inner.negotiated.era != Era::Modern {
+                        return Err(self
+                            .protocol(method, "`input_required` from a legacy-era server".into()));
+                    }
+                    extra = Some(self.fulfil_input(method, &result).await?);
+                }
+            }
+        }
+        Err(self.protocol(
+            method,
+            format!(
+                "the server still wanted input after {} rounds",
+                self.inner.config.max_input_rounds
+            ),
+        ))
+    }
+
+    async fn fulfil_input(
+        &self,
+        method: &str,
+        result: &Value,
+    ) -> Result<(Value, Option<Value>), SessionError> {
+        let requests = result.get("inputRequests");
+        let state = result.get("requestState").cloned();
+        if requests.is_none() && state.is_none() {
+            return Err(self.protocol(
+                method,
+                "`input_required` without `inputRequests` or `requestState`".into(),
+            ));
+        }
+        if let Some(state) = &state {
+            if !state.is_string() {
+                return Err(self.protocol(method, "`requestState` is not a string".into()));
+            }
+        }
+        let mut responses = Map::new();
+        if let Some(requests) = requests {
+            let requests = requests
+                .as_object()
+                .ok_or_else(|| self.protocol(method, "`inputRequests` is not an object".into()))?;
+            let handler = &self.inner.config.handler;
+            for (key, request) in requests {
+                let input_method = request.get("method").and_then(Value::as_str).unwrap_or("");
+                let input_params = request.get("params").cloned().unwrap_or(Value::Null);
+                let response = match input_method {
+                    methods::ELICITATION_CREATE if handler.supports_elicitation() => {
+                        handler.elicit(&self.inner.server, input_params).await
+                    }
+                    methods::ROOTS_LIST => match handler.roots() {
+                        Some(roots) => Ok(json!({ "roots": roots })),
+                        None => Err(ErrorObject::new(
+                            codes::METHOD_NOT_FOUND,
+                            "roots not declared",
+                        )),
+                    },
+                    _ => Err(ErrorObject::new(codes::METHOD_NOT_FOUND, "not declared")),
+                };
+                match response {
+                    Ok(value) => {
+                        responses.insert(key.clone(), value);
+                    }
+                    Err(_) => {
+                        return Err(self.protocol(
+                            method,
+                            format!("the server asked for `{input_method}` input, which this client did not declare"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok((Value::Object(responses), state))
+    }
+
+    /// Sends one request and waits for its answer under the deadlines, forwarding progress.
+    async fn send_and_wait(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+        is_tool_call: bool,
+    ) -> Result<Value, SessionError> {
+        let inner = &*self.inner;
+        let connection = &inner.connection;
+        let id = connection.allocate_id();
+        let wants_progress = is_tool_call || options.progress.is_some();
+        let (progress_tx, mut progress_rx) = if wants_progress {
+            let (tx, rx) = mpsc::channel(16);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let _route = RouteGuard {
+            routes: &inner.routes,
+            token: progress_tx.map(|tx| {
+                inner.routes.lock().insert(id.clone(), tx);
+                id.clone()
+            }),
+        };
+        let params = if wants_progress {
+            set_progress_token(params, &id)
+        } else {
+            params
+        };
+        let idle = options.timeout.unwrap_or(inner.config.request_timeout);
+        let started = Instant::now();
+        let ceiling = started
+            + options
+                .max_duration
+                .unwrap_or(inner.config.max_call_duration)
+                .max(idle);
+        let mut deadline = (started + idle).min(ceiling);
+        let send = connection.send_request(id, method, Some(&params));
+        let mut call = match tokio::time::timeout_at(deadline, send).await {
+            Ok(Ok(call)) => call,
+            Ok(Err(error)) => return Err(self.closed_error(error)),
+            Err(_) => return Err(self.timeout(method, idle)),
+        };
+        call.cancel_on_drop("request abandoned by the caller");
+        let cancel = options.cancel.clone().unwrap_or_default();
+        loop {
+            tokio::select! {
+                biased;
+                outcome = call.response() => {
+                    return match outcome {
+                        Ok(Ok(result)) => Ok(result),
+                        Ok(Err(error)) => Err(SessionError::Rpc { server: inner.server.clone(), method: method.to_owned(), error }),
+                        Err(error) => Err(self.closed_error(error)),
+                    };
+                }
+                Some(progress) = recv_progress(&mut progress_rx) => {
+                    if is_tool_call {
+                        deadline = (Instant::now() + idle).min(ceiling);
+                    }
+                    if let Some(sink) = &options.progress {
+                        let _ = sink.try_send(progress);
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    let after = deadline - started;
+                    let _ = call.cancel(&format!("timed out after {after:?}")).await;
+                    return Err(self.timeout(method, after));
+                }
+                () = cancel.cancelled() => {
+                    let reason = "cancelled by the client".to_owned();
+                    let _ = call.cancel(&reason).await;
+                    return Err(SessionError::Cancelled { server: inner.server.clone(), method: method.to_owned(), reason });
+                }
+            }
+        }
+    }
+
+    async fn list_all<T>(
+        &self,
+        method: &str,
+        field: &str,
+        parse: fn(Value) -> Result<T, String>,
+        key: fn(&T) -> String,
+    ) -> Result<Listing<T>, SessionError> {
+        let mut listing = Listing {
+            items: Vec::new(),
+            problems: Vec::new(),
+            pages: 0,
+        };
+        let mut seen_names = HashSet::new();
+        let mut seen_cursors = HashSet::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            if listing.pages >= self.inner.config.max_list_pages {
+                return Err(self.protocol(
+                    method,
+                    format!(
+                        "more than {} pages; stopped following `nextCursor`",
+                        self.inner.config.max_list_pages
+                    ),
+                ));
+            }
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let mut result = self
+                .request(method, Some(params), &CallOptions::default())
+                .await?;
+            listing.pages += 1;
+            let page = listing.pages;
+            let entries = match result.get_mut(field).map(Value::take) {
+                Some(Value::Array(entries)) => entries,
+                _ => {
+                    return Err(self.protocol(method, format!("the result has no `{field}` array")));
+                }
+            };
+            for raw in entries {
+                match parse(raw.clone()) {
+                    Ok(item) => {
+                        let name = key(&item);
+                        if seen_names.insert(name.clone()) {
+                            listing.items.push(item);
+                        } else {
+                            listing.problems.push(ListingProblem {
+                                page,
+                                detail: format!("duplicate entry `{name}`; the first one is kept"),
+                                raw,
+                            });
+                        }
+                    }
+                    Err(detail) => listing.problems.push(ListingProblem { page, detail, raw }),
+                }
+            }
+            match result.get("nextCursor") {
+                None | Some(Value::Null) => return Ok(listing),
+                Some(Value::String(next)) => {
+                    if !seen_cursors.insert(next.clone()) {
+                        return Err(self.protocol(
+                            method,
+                            format!("pagination loop: cursor {next:?} was returned twice"),
+                        ));
+                    }
+                    cursor = Some(next.clone());
+                }
+                Some(other) => {
+                    return Err(
+                        self.protocol(method, format!("`nextCursor` is not a string: {other}"))
+                    );
+                }
+            }
+        }
+    }
+}
+
+async fn recv_progress(rx: &mut Option<mpsc::Receiver<ProgressParams>>) -> Option<ProgressParams> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn from_value<T: serde::de::DeserializeOwned>(raw: Value) -> Result<T, String> {
+    serde_json::from_value(raw).map_err(|e| format!("invalid entry: {e}"))
+}
+
+struct MetaFields<'a> {
+    version: &'a str,
+    client_capabilities: &'a Value,
+    client_info: &'a Implementation,
+}
+
+fn add_meta(
+    mut params: Value,
+    era: Era,
+    fields: &MetaFields<'_>,
+    progress_token: Option<&RequestId>,
+) -> Value {
+    if era == Era::Modern {
+        if let Some(object) = params.as_object_mut() {
+            let meta_entry = object.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta_object) = meta_entry.as_object_mut() {
+                meta_object.insert(meta::PROTOCOL_VERSION.into(), Value::from(fields.version));
+                meta_object.insert(
+                    meta::CLIENT_CAPABILITIES.into(),
+                    fields.client_capabilities.clone(),
+                );
+                meta_object.insert(meta::CLIENT_INFO.into(), json!(fields.client_info));
+            }
+        }
+    }
+    match progress_token {
+        Some(token) => set_progress_token(params, token),
+        None => params,
+    }
+}
+
+fn set_progress_token(mut params: Value, token: &RequestId) -> Value {
+    if let Some(object) = params.as_object_mut() {
+        let meta_entry = object.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta_object) = meta_entry.as_object_mut() {
+            meta_object.insert(meta::PROGRESS_TOKEN.into(), token.to_json());
+        }
+    }
+    params
+}
+
+fn client_capabilities(handler: &dyn ClientHandler) -> Value {
+    let mut capabilities = Map::new();
+    if handler.roots().is_some() {
+        capabilities.insert("roots".into(), json!({ "listChanged": false }));
+    }
+    if handler.supports_elicitation() {
+        capabilities.insert("elicitation".into(), json!({ "form": {} }));
+    }
+    Value::Object(capabilities)
+}
+
+// ---------------------------------------------------------------------------------------
+// Negotiation
+
+async fn negotiate(wiring: &Wiring, config: &SessionConfig) -> Result<Negotiated, SessionError> {
+    let pinned = config.protocol_version.as_deref();
+    let pinned_era = match pinned {
+        None => None,
+        Some(version) => match Era::of_version(version) {
+            Some(era) => Some(era),
+            None => {
+                return Err(SessionError::VersionMismatch {
+                    server: wiring.server.clone(),
+                    offered: format!(
+                        "(not asked: the configuration pins unknown version {version})"
+                    ),
+                    supported: switchboard_protocol::supported_versions().join(", "),
+                });
+            }
+        },
+    };
+    let era = match (config.era, pinned_era) {
+        (EraChoice::Legacy, Some(Era::Modern)) | (EraChoice::Modern, Some(Era::Legacy)) => {
+            return Err(SessionError::VersionMismatch {
+                server: wiring.server.clone(),
+                offered: format!(
+                    "(not asked: pinned version {} contradicts the pinned era)",
+                    pinned.unwrap_or("")
+                ),
+                supported: switchboard_protocol::supported_versions().join(", "),
+            });
+        }
+        (_, Some(era)) if config.era != EraChoice::Auto => Some(era),
+        (EraChoice::Legacy, _) => Some(Era::Legacy),
+        (EraChoice::Modern, _) => Some(Era::Modern),
+        (EraChoice::Auto, pinned) => pinned,
+    };
+    match era {
+        Some(Era::Legacy) => initialize(wiring, config, pinned).await,
+        Some(Era::Modern) => {
+            match discover(wiring, config, pinned.unwrap_or(MODERN_VERSION)).await? {
+                DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                DiscoverOutcome::NotModern(detail) => Err(SessionError::Protocol {
+                    server: wiring.server.clone(),
+                    method: methods::SERVER_DISCOVER.into(),
+                    detail: format!(
+                        "the server does not speak the 2026-07-28 protocol ({detail}); set `era` to `auto` or `legacy`"
+                    ),
+                }),
+            }
+        }
+        None => probe_then_initialize(wiring, config).await,
+    }
+}
+
+enum DiscoverOutcome {
+    Modern(Negotiated),
+    NotModern(String),
+}
+
+/// Sends `server/discover` (retrying once on -32022 with a version from `data.supported`).
+async fn discover(
+    wiring: &Wiring,
+    config: &SessionConfig,
+    version: &str,
+) -> Result<DiscoverOutcome, SessionError> {
+    let mut version = version.to_owned();
+    for _attempt in 0..2 {
+        let call = send_discover(wiring, config, &version).await?;
+        match answer_of(wiring, call, methods::SERVER_DISCOVER).await? {
+            Ok(result) => return Ok(discover_result(wiring, result, &version)),
+            Err(error) => match modern_retry_version(&error) {
+                RetryVersion::Retry(next) if next != version => version = next,
+                RetryVersion::OnlyLegacy(offered) => {
+                    return Ok(DiscoverOutcome::NotModern(offered));
+                }
+                _ => {
+                    return Ok(DiscoverOutcome::NotModern(format!(
+                        "it answered `server/discover` with: {error}"
+                    )));
+                }
+            },
+        }
+    }
+    Ok(DiscoverOutcome::NotModern(
+        "it rejected every modern version we offered".into(),
+    ))
+}
+
+enum RetryVersion {
+    Retry(String),
+    OnlyLegacy(String),
+    NotRecognised,
+}
+
+fn modern_retry_version(error: &ErrorObject) -> RetryVersion {
+    if error.code != error_codes::UNSUPPORTED_PROTOCOL_VERSION {
+        return RetryVersion::NotRecognised;
+    }
+    let supported: Vec<&str> = error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    match MODERN_VERSIONS.iter().find(|v| supported.contains(v)) {
+        Some(version) => RetryVersion::Retry((*version).to_owned()),
+        None => RetryVersion::OnlyLegacy(format!("it supports only {}", supported.join(", "))),
+    }
+}
+
+async fn send_discover(
+    wiring: &Wiring,
+    config: &SessionConfig,
+    version: &str,
+) -> Result<PendingCall, SessionError> {
+    let params = add_meta(
+        json!({}),
+        Era::Modern,
+        &MetaFields {
+            version,
+            client_capabilities: &wiring.client_capabilities,
+            client_info: &config.client_info,
+        },
+        None,
+    );
+    let id = wiring.connection.allocate_id();
+    wiring
+        .connection
+        .send_request(id, methods::SERVER_DISCOVER, Some(&params))
+        .await
+        .map_err(|e| SessionError::Closed {
+            server: wiring.server.clone(),
+            reason: e.close_reason().clone(),
+        })
+}
+
+async fn answer_of(
+    wiring: &Wiring,
+    mut call: PendingCall,
+    _method: &str,
+) -> Result<Result<Value, ErrorObject>, SessionError> {
+    call.response().await.map_err(|e| SessionError::Closed {
+        server: wiring.server.clone(),
+        reason: e.close_reason().clone(),
+    })
+}
+
+fn discover_result(wiring: &Wiring, result: Value, version: &str) -> DiscoverOutcome {
+    let parsed: DiscoverResult = match serde_json::from_value(result) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            return DiscoverOutcome::NotModern(format!(
+                "its `server/discover` result is not a DiscoverResult: {e}"
+            ));
+        }
+    };
+    let chosen = if parsed.supported_versions.iter().any(|v| v == version) {
+        Some(version.to_owned())
+    } else {
+        MODERN_VERSIONS
+            .iter()
+            .find(|v| parsed.supported_versions.iter().any(|s| s == *v))
+            .map(|v| (*v).to_owned())
+    };
+    let Some(protocol_version) = chosen else {
+        return DiscoverOutcome::NotModern(format!(
+            "it lists versions {}",
+            parsed.supported_versions.join(", ")
+        ));
+    };
+    let server_info = parsed
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(meta::SERVER_INFO))
+        .and_then(|info| serde_json::from_value(info.clone()).ok());
+    tracing::debug!(server = %wiring.server, "server/discover answered: modern era");
+    DiscoverOutcome::Modern(Negotiated {
+        era: Era::Modern,
+        protocol_version,
+        capabilities: parsed.capabilities,
+        server_info,
+        instructions: parsed.instructions,
+    })
+}
+
+/// Auto mode: probe with `server/discover`; on any non-modern answer run `initialize`. If
+/// the probe is silent past `probe_timeout`, `initialize` is sent too and the first usable
+/// answer decides.
+async fn probe_then_initialize(
+    wiring: &Wiring,
+    config: &SessionConfig,
+) -> Result<Negotiated, SessionError> {
+    let probe = send_discover(wiring, config, MODERN_VERSION).await?;
+    let probe_answer = answer_of(wiring, probe, methods::SERVER_DISCOVER);
+    tokio::pin!(probe_answer);
+    let early = tokio::time::timeout(config.probe_timeout, &mut probe_answer).await;
+    match early {
+        Ok(answer) => {
+            let answer = answer?;
+            match answer {
+                Ok(result) => match discover_result(wiring, result, MODERN_VERSION) {
+                    DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                    DiscoverOutcome::NotModern(_) => initialize(wiring, config, None).await,
+                },
+                Err(error) => match modern_retry_version(&error) {
+                    RetryVersion::Retry(version) => match discover(wiring, config, &version).await?
+                    {
+                        DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                        DiscoverOutcome::NotModern(_) => initialize(wiring, config, None).await,
+                    },
+                    _ => initialize(wiring, config, None).await,
+                },
+            }
+        }
+        Err(_) => {
+            tracing::debug!(server = %wiring.server, "no answer to server/discover yet; sending initialize too");
+            let init = initialize(wiring, config, None);
+            tokio::pin!(init);
+            tokio::select! {
+                result = &mut init => result,
+                answer = &mut probe_answer => match answer? {
+                    Ok(result) => match discover_result(wiring, result, MODERN_VERSION) {
+                        DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                        DiscoverOutcome::NotModern(_) => init.await,
+                    },
+                    Err(_) => init.await,
+                },
+            }
+        }
+    }
+}
+
+/// The legacy handshake. `initialize` is never cancelled.
+async fn initialize(
+    wiring: &Wiring,
+    config: &SessionConfig,
+    pinned: Option<&str>,
+) -> Result<Negotiated, SessionError> {
+    let server = &wiring.server;
+    let proposed = pinned.unwrap_or(LATEST_LEGACY_VERSION);
+    let params = json!({
+        "protocolVersion": proposed,
+        "capabilities": wiring.client_capabilities,
+        "clientInfo": config.client_info,
+    });
+    let id = wiring.connection.allocate_id();
+    let call = wiring
+        .connection
+        .send_request(id, methods::INITIALIZE, Some(&params))
+        .await
+        .map_err(|e| SessionError::Closed {
+            server: server.clone(),
+            reason: e.close_reason().clone(),
+        })?;
+    let result = match answer_of(wiring, call, methods::INITIALIZE).await? {
+        Ok(result) => result,
+        Err(error) => {
+            return Err(SessionError::Rpc {
+                server: server.clone(),
+                method: methods::INITIALIZE.into(),
+                error,
+            });
+        }
+    };
+    let protocol_error = |detail: String| SessionError::Protocol {
+        server: server.clone(),
+        method: methods::INITIALIZE.into(),
+        detail,
+    };
+    let version = match result.get("protocolVersion") {
+        Some(Value::String(version)) => version.clone(),
+        Some(other) => {
+            return Err(protocol_error(format!(
+                "`protocolVersion` is not a string: {other}"
+            )));
+        }
+        None => return Err(protocol_error("the result has no `protocolVersion`".into())),
+    };
+    let acceptable = match pinned {
+        Some(pinned) => version == pinned,
+        None => LEGACY_VERSIONS.contains(&version.as_str()),
+    };
+    if !acceptable {
+        return Err(SessionError::VersionMismatch {
+            server: server.clone(),
+            offered: version,
+            supported: match pinned {
+                Some(pinned) => format!("{pinned} (pinned in the configuration)"),
+                None => LEGACY_VERSIONS.join(", "),
+            },
+        });
+    }
+    let capabilities = match result.get("capabilities") {
+        Some(capabilities) => serde_json::from_value(capabilities.clone())
+            .map_err(|e| protocol_error(format!("invalid `capabilities`: {e}")))?,
+        None => ServerCapabilities::default(),
+    };
+    let server_info = result
+        .get("serverInfo")
+        .and_then(|info| serde_json::from_value(info.clone()).ok());
+    let instructions = result
+        .get("instructions")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    wiring
+        .connection
+        .notify(methods::INITIALIZED, None)
+        .await
+        .map_err(|e| SessionError::Closed {
+            server: server.clone(),
+            reason: e.close_reason().clone(),
+        })?;
+    Ok(Negotiated {
+        era: Era::Legacy,
+        protocol_version: version,
+        capabilities,
+        server_info,
+        instructions,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Inbound dispatch
+
+struct DispatchState {
+    server: Arc<str>,
+    connection: Connection,
+    inbound: mpsc::Receiver<Inbound>,
+    handler: Arc<dyn ClientHandler>,
+    routes: Arc<ProgressRoutes>,
+    events: broadcast::Sender<SessionEvent>,
+    counters: Arc<Counters>,
+    era: Arc<Mutex<Option<Era>>>,
+}
+
+/// Drains the inbound stream for the session's whole life: routes progress, answers server
+/// requests, and publishes everything as events. Ends when the connection closes.
+async fn dispatch_loop(mut state: DispatchState) {
+    let mut handler_tasks = tokio::task::JoinSet::new();
+    loop {
+        let inbound = tokio::select! {
+            inbound = state.inbound.recv() => inbound,
+            Some(_) = handler_tasks.join_next(), if !handler_tasks.is_empty() => continue,
+        };
+        let Some(inbound) = inbound else { break };
+        match inbound {
+            Inbound::Notification(notification) => {
+                state.counters.notifications.fetch_add(1, Ordering::Relaxed);
+                if notification.method == methods::PROGRESS {
+                    route_progress(&state, &notification);
+                }
+                let _ = state.events.send(SessionEvent::Notification(notification));
+            }
+            Inbound::Request(request) => {
+                let era = *state.era.lock().unwrap_or_else(|p| p.into_inner());
+                let answer =
+                    answer_server_request(&state, era, &request.method, request.params.clone());
+                match answer {
+                    ServerAnswer::Now(outcome) => {
+                        let refused = outcome.is_err();
+                        if refused {
+                            state
+                                .counters
+                                .refused_server_requests
+                                .fetch_add(1, Ordering::Relaxed);
+                        }
+                        let _ = state
+                            .connection
+                            .respond(&request.id, outcome.as_ref())
+                            .await;
+                        let _ = state.events.send(SessionEvent::ServerRequest {
+                            method: request.method,
+                            refused,
+                        });
+                    }
+                    ServerAnswer::Later(future) => {
+                        let connection = state.connection.clone();
+                        let events = state.events.clone();
+                        handler_tasks.spawn(async move {
+                            let outcome = future.await;
+                            let refused = outcome.is_err();
+                            let _ = connection.respond(&request.id, outcome.as_ref()).await;
+                            let _ = events.send(SessionEvent::ServerRequest {
+                                method: request.method,
+                                refused,
+                            });
+                        });
+                    }
+                }
+            }
+            Inbound::Malformed(malformed) => {
+                tracing::debug!(server = %state.server, %malformed, "malformed frame from server");
+                let _ = state.events.send(SessionEvent::Malformed(malformed));
+            }
+            Inbound::UnexpectedResponse { response, reason } => {
+                let _ = state
+                    .events
+                    .send(SessionEvent::UnexpectedResponse { response, reason });
+            }
+        }
+    }
+    handler_tasks.abort_all();
+}
+
+fn route_progress(state: &DispatchState, notification: &Notification) {
+    let parsed: Option<ProgressParams> = notification
+        .params
+        .as_ref()
+        .and_then(|p| serde_json::from_value(p.clone()).ok());
+    let Some(progress) = parsed else {
+        state
+            .counters
+            .stray_progress
+            .fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let route = RequestId::from_json(&progress.progress_token)
+        .and_then(|token| state.routes.lock().get(&token).cloned());
+    match route {
+        // Progress is lossy by nature: if the caller is behind, this update is skipped.
+        Some(route) => {
+            let _ = route.try_send(progress);
+        }
+        None => {
+            state
+                .counters
+                .stray_progress
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+enum ServerAnswer {
+    Now(Result<Value, ErrorObject>),
+    Later(crate::handler::HandlerFuture),
+}
+
+fn answer_server_request(
+    state: &DispatchState,
+    era: Option<Era>,
+    method: &str,
+    params: Option<Value>,
+) -> ServerAnswer {
+    let not_found =
+        |why: &str| ServerAnswer::Now(Err(ErrorObject::new(codes::METHOD_NOT_FOUND, why)));
+    if era == Some(Era::Modern) {
+        return not_found("servers must not send requests in protocol 2026-07-28");
+    }
+    match method {
+        methods::PING => ServerAnswer::Now(Ok(json!({}))),
+        methods::ROOTS_LIST => match state.handler.roots() {
+            Some(roots) => ServerAnswer::Now(Ok(json!({ "roots": roots }))),
+            None => not_found("this client did not declare the roots capability"),
+        },
+        methods::ELICITATION_CREATE if state.handler.supports_elicitation() => ServerAnswer::Later(
+            state
+                .handler
+                .elicit(&state.server, params.unwrap_or(Value::Null)),
+        ),
+        _ => not_found(&format!("this client does not offer `{method}`")),
+    }
+}

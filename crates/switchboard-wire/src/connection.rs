@@ -1,0 +1,695 @@
+//! A JSON-RPC connection over any byte stream pair.
+//!
+//! Sends may run concurrently (each frame is written whole under a lock); receiving is done
+//! by one reader task per connection. A response goes from the reader straight to the
+//! waiting caller through a oneshot channel: one task hop per message. Everything else the
+//! peer sends (requests, notifications, malformed frames, responses nobody waits for)
+//! arrives on the bounded [`Inbound`] channel, in order.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::framing::{Frame, LineBuffer};
+use crate::message::{
+    ErrorObject, Malformed, MalformedKind, Message, Notification, Outgoing, Request, RequestId,
+    Response, decode,
+};
+
+/// Default maximum size of one inbound frame: 16 MiB.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+/// Default capacity of the inbound channel.
+pub const DEFAULT_INBOUND_CAPACITY: usize = 256;
+const DEFERRED_CAPACITY: usize = 256;
+
+/// Which way a frame went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From us to the peer.
+    Outbound,
+    /// From the peer to us.
+    Inbound,
+}
+
+/// Receives a copy of every frame in both directions (for transcripts and debugging).
+pub trait FrameTap: Send + Sync {
+    /// Called with the frame's bytes, without the newline.
+    fn frame(&self, direction: Direction, bytes: &[u8]);
+}
+
+/// Settings for one connection.
+#[derive(Clone)]
+pub struct ConnectionOptions {
+    /// The peer's name, used in logs and errors.
+    pub peer_name: Arc<str>,
+    /// Maximum size of one inbound frame.
+    pub max_frame_bytes: usize,
+    /// Capacity of the inbound channel; the reader waits when it is full.
+    pub inbound_capacity: usize,
+    /// Optional frame tap.
+    pub tap: Option<Arc<dyn FrameTap>>,
+}
+
+impl ConnectionOptions {
+    /// Defaults for a peer with this name.
+    pub fn new(peer_name: &str) -> ConnectionOptions {
+        ConnectionOptions {
+            peer_name: Arc::from(peer_name),
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            inbound_capacity: DEFAULT_INBOUND_CAPACITY,
+            tap: None,
+        }
+    }
+}
+
+impl fmt::Debug for ConnectionOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectionOptions")
+            .field("peer_name", &self.peer_name)
+            .field("max_frame_bytes", &self.max_frame_bytes)
+            .field("inbound_capacity", &self.inbound_capacity)
+            .field("tap", &self.tap.is_some())
+            .finish()
+    }
+}
+
+/// Something the peer sent that is not a response to a waiting request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inbound {
+    /// A request from the peer; it must be answered.
+    Request(Request),
+    /// A notification from the peer.
+    Notification(Notification),
+    /// A frame that is not a JSON-RPC message.
+    Malformed(Malformed),
+    /// A response that no caller is waiting for.
+    UnexpectedResponse {
+        /// The response.
+        response: Response,
+        /// Why nobody waits for it.
+        reason: UnexpectedReason,
+    },
+}
+
+/// Why a response had no waiting caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnexpectedReason {
+    /// The id is one we used, but its request already finished, timed out or was cancelled.
+    Late,
+    /// We never sent a request with this id.
+    UnknownId,
+    /// The response carries `id: null` (the peer could not read a request).
+    NullId,
+}
+
+/// Why and how a connection closed, with what the transport knows about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloseReason {
+    /// What happened, e.g. "the server closed its stdout".
+    pub summary: String,
+    /// The process exit status, for child processes that exited.
+    pub exit_status: Option<String>,
+    /// The last lines the process wrote to stderr.
+    pub stderr_tail: Option<String>,
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary)?;
+        if let Some(status) = &self.exit_status {
+            write!(f, " ({status})")?;
+        }
+        if let Some(tail) = &self.stderr_tail {
+            if !tail.trim().is_empty() {
+                write!(f, "\n--- last stderr output ---\n{}", tail.trim_end())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A failure of the connection itself (not an error answer from the peer).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// The connection is closed; outstanding and new requests fail with this.
+    #[error("connection to `{peer}` closed: {reason}")]
+    Closed {
+        /// The peer's name.
+        peer: Arc<str>,
+        /// Why it closed.
+        reason: CloseReason,
+    },
+}
+
+impl WireError {
+    /// Why the connection closed.
+    pub fn close_reason(&self) -> &CloseReason {
+        match self {
+            WireError::Closed { reason, .. } => reason,
+        }
+    }
+}
+
+/// Counters of what went wrong on a connection; all start at zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WireStats {
+    /// Frames that were not JSON-RPC messages.
+    pub malformed_frames: u64,
+    /// Responses for requests that had already finished.
+    pub late_responses: u64,
+    /// Responses with ids we never used (or null).
+    pub unknown_responses: u64,
+    /// Cancellation notices dropped because the deferred queue was full.
+    pub dropped_cancellations: u64,
+}
+
+/// Computes the close reason once the reader has seen the end of the stream (used by the
+/// stdio transport to attach the exit status and stderr tail).
+pub type CloseProbe =
+    Box<dyn FnOnce(CloseReason) -> Pin<Box<dyn Future<Output = CloseReason> + Send>> + Send>;
+
+type Waiter = oneshot::Sender<Result<Result<Value, ErrorObject>, WireError>>;
+type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+struct Shared {
+    peer_name: Arc<str>,
+    writer: tokio::sync::Mutex<Option<BoxWriter>>,
+    pending: Mutex<HashMap<RequestId, Waiter>>,
+    next_id: AtomicI64,
+    closed: watch::Sender<Option<CloseReason>>,
+    tap: Option<Arc<dyn FrameTap>>,
+    malformed_frames: AtomicU64,
+    late_responses: AtomicU64,
+    unknown_responses: AtomicU64,
+    dropped_cancellations: AtomicU64,
+    deferred: mpsc::Sender<Vec<u8>>,
+}
+
+const FIRST_ID: i64 = 1;
+
+/// Aborts the connection's tasks when the last handle goes away.
+struct TaskOwner {
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for TaskOwner {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// One JSON-RPC connection. Cloning gives another handle to the same connection; its
+/// reader task ends when the stream ends or when the last handle is dropped.
+#[derive(Clone)]
+pub struct Connection {
+    shared: Arc<Shared>,
+    _owner: Arc<TaskOwner>,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("peer_name", &self.shared.peer_name)
+            .field("closed", &self.close_reason().is_some())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Starts a connection reading frames from `reader` and writing to `writer`.
+    /// Must be called inside a tokio runtime.
+    pub fn start<R, W>(
+        reader: R,
+        writer: W,
+        options: ConnectionOptions,
+        close_probe: Option<CloseProbe>,
+    ) -> (Connection, mpsc::Receiver<Inbound>)
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (inbound_tx, inbound_rx) = mpsc::channel(options.inbound_capacity.max(1));
+        let (deferred_tx, deferred_rx) = mpsc::channel(DEFERRED_CAPACITY);
+        let (closed, _) = watch::channel(None);
+        let shared = Arc::new(Shared {
+            peer_name: options.peer_name.clone(),
+            writer: tokio::sync::Mutex::new(Some(Box::new(writer))),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(FIRST_ID),
+            closed,
+            tap: options.tap.clone(),
+            malformed_frames: AtomicU64::new(0),
+            late_responses: AtomicU64::new(0),
+            unknown_responses: AtomicU64::new(0),
+            dropped_cancellations: AtomicU64::new(0),
+            deferred: deferred_tx,
+        });
+        let reader_task = tokio::spawn(read_loop(
+            shared.clone(),
+            reader,
+            LineBuffer::new(options.max_frame_bytes),
+            inbound_tx,
+            close_probe,
+        ));
+        let deferred_task = tokio::spawn(deferred_loop(shared.clone(), deferred_rx));
+        let owner = TaskOwner {
+            tasks: vec![reader_task, deferred_task],
+        };
+        (
+            Connection {
+                shared,
+                _owner: Arc::new(owner),
+            },
+            inbound_rx,
+        )
+    }
+
+    /// The peer's name.
+    pub fn peer_name(&self) -> &Arc<str> {
+        &self.shared.peer_name
+    }
+
+    /// Takes a fresh request id. Ids are integers counting up from 1 and never reused.
+    pub fn allocate_id(&self) -> RequestId {
+        RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Sends a request with an id from [`Connection::allocate_id`] and returns the handle
+    /// that receives its response. Dropping the handle forgets the request; see
+    /// [`PendingCall::cancel_on_drop`].
+    pub async fn send_request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<PendingCall, WireError> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.shared.pending);
+            if let Some(reason) = self.close_reason() {
+                return Err(self.closed_error(reason));
+            }
+            pending.insert(id.clone(), tx);
+        }
+        let call = PendingCall {
+            connection: self.clone(),
+            id,
+            rx,
+            finished: false,
+            cancel_on_drop: None,
+        };
+        let mut line = Vec::with_capacity(128);
+        Outgoing::Request {
+            id: &call.id,
+            method,
+            params,
+        }
+        .encode_line(&mut line);
+        self.write_frame(&line).await?;
+        Ok(call)
+    }
+
+    /// Sends a request and waits for its response (no deadline: wrap it in one).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Result<Value, ErrorObject>, WireError> {
+        let id = self.allocate_id();
+        let mut call = self.send_request(id, method, params).await?;
+        call.response().await
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&self, method: &str, params: Option<&Value>) -> Result<(), WireError> {
+        let mut line = Vec::with_capacity(128);
+        Outgoing::Notification { method, params }.encode_line(&mut line);
+        self.write_frame(&line).await
+    }
+
+    /// Answers a request from the peer.
+    pub async fn respond(
+        &self,
+        id: &RequestId,
+        outcome: Result<&Value, &ErrorObject>,
+    ) -> Result<(), WireError> {
+        let mut line = Vec::with_capacity(128);
+        match outcome {
+            Ok(result) => Outgoing::Result { id, result }.encode_line(&mut line),
+            Err(error) => Outgoing::Error {
+                id: Some(id),
+                error,
+            }
+            .encode_line(&mut line),
+        }
+        self.write_frame(&line).await
+    }
+
+    /// Writes arbitrary bytes as they are (the checker uses this to send wrong traffic on
+    /// purpose). A newline is not added.
+    pub async fn send_raw(&self, bytes: &[u8]) -> Result<(), WireError> {
+        self.write_bytes(bytes).await
+    }
+
+    /// Closes our writing side (for a child process: its stdin). Pending requests stay
+    /// pending until the peer answers or the stream ends.
+    pub async fn close_write(&self) {
+        let mut writer = self.shared.writer.lock().await;
+        if let Some(mut w) = writer.take() {
+            let _ = w.shutdown().await;
+        }
+    }
+
+    /// Why the connection closed, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.closed.borrow().clone()
+    }
+
+    /// Waits until the connection is closed and returns why.
+    pub async fn closed(&self) -> CloseReason {
+        let mut rx = self.shared.closed.subscribe();
+        loop {
+            if let Some(reason) = rx.borrow_and_update().clone() {
+                return reason;
+            }
+            if rx.changed().await.is_err() {
+                return CloseReason {
+                    summary: "connection dropped".into(),
+                    exit_status: None,
+                    stderr_tail: None,
+                };
+            }
+        }
+    }
+
+    /// Error counters so far.
+    pub fn stats(&self) -> WireStats {
+        let s = &self.shared;
+        WireStats {
+            malformed_frames: s.malformed_frames.load(Ordering::Relaxed),
+            late_responses: s.late_responses.load(Ordering::Relaxed),
+            unknown_responses: s.unknown_responses.load(Ordering::Relaxed),
+            dropped_cancellations: s.dropped_cancellations.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Number of requests waiting for a response.
+    pub fn pending_requests(&self) -> usize {
+        lock(&self.shared.pending).len()
+    }
+
+    fn closed_error(&self, reason: CloseReason) -> WireError {
+        WireError::Closed {
+            peer: self.shared.peer_name.clone(),
+            reason,
+        }
+    }
+
+    async fn write_frame(&self, line: &[u8]) -> Result<(), WireError> {
+        if let Some(tap) = &self.shared.tap {
+            tap.frame(
+                Direction::Outbound,
+                line.strip_suffix(b"\n").unwrap_or(line),
+            );
+        }
+        self.write_bytes(line).await
+    }
+
+    async fn write_bytes(&self, bytes: &[u8]) -> Result<(), WireError> {
+        write_shared(&self.shared, bytes).await.map_err(|summary| {
+            let reason = self.close_reason().unwrap_or(CloseReason {
+                summary,
+                exit_status: None,
+                stderr_tail: None,
+            });
+            self.closed_error(reason)
+        })
+    }
+}
+
+async fn write_shared(shared: &Shared, bytes: &[u8]) -> Result<(), String> {
+    let mut writer = shared.writer.lock().await;
+    let Some(w) = writer.as_mut() else {
+        return Err("our side of the connection is closed".into());
+    };
+    let written = async {
+        w.write_all(bytes).await?;
+        w.flush().await
+    }
+    .await;
+    written.map_err(|e| format!("could not write to the server: {e}"))
+}
+
+/// The handle of a request that was sent; it receives the response.
+pub struct PendingCall {
+    connection: Connection,
+    id: RequestId,
+    rx: oneshot::Receiver<Result<Result<Value, ErrorObject>, WireError>>,
+    finished: bool,
+    cancel_on_drop: Option<String>,
+}
+
+impl fmt::Debug for PendingCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingCall")
+            .field("id", &self.id)
+            .field("finished", &self.finished)
+            .finish()
+    }
+}
+
+impl PendingCall {
+    /// The request's id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// If the handle is dropped before the response arrives, send
+    /// `notifications/cancelled` with this reason (never set it for `initialize`).
+    pub fn cancel_on_drop(&mut self, reason: impl Into<String>) {
+        self.cancel_on_drop = Some(reason.into());
+    }
+
+    /// Waits for the response: the peer's result or error object, or a connection error.
+    /// Cancel-safe: if this future is dropped, the call stays pending.
+    pub async fn response(&mut self) -> Result<Result<Value, ErrorObject>, WireError> {
+        let outcome = match (&mut self.rx).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(self.connection.closed_error(CloseReason {
+                summary: "connection dropped".into(),
+                exit_status: None,
+                stderr_tail: None,
+            })),
+        };
+        self.finished = true;
+        outcome
+    }
+
+    /// Gives up on the request now, sending `notifications/cancelled` with `reason`, and
+    /// waits for that notice to be written. A response that still arrives is counted as late.
+    pub async fn cancel(mut self, reason: &str) -> Result<(), WireError> {
+        self.finished = true;
+        self.forget();
+        let params = cancel_params(&self.id, reason);
+        self.connection
+            .notify("notifications/cancelled", Some(&params))
+            .await
+    }
+
+    fn forget(&self) {
+        lock(&self.connection.shared.pending).remove(&self.id);
+    }
+}
+
+impl Drop for PendingCall {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.forget();
+        if let Some(reason) = self.cancel_on_drop.take() {
+            if self.connection.close_reason().is_some() {
+                return;
+            }
+            let params = cancel_params(&self.id, &reason);
+            let mut line = Vec::with_capacity(96);
+            Outgoing::Notification {
+                method: "notifications/cancelled",
+                params: Some(&params),
+            }
+            .encode_line(&mut line);
+            let shared = &self.connection.shared;
+            if shared.deferred.try_send(line).is_err() {
+                shared.dropped_cancellations.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+fn cancel_params(id: &RequestId, reason: &str) -> Value {
+    serde_json::json!({ "requestId": id, "reason": reason })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means another thread panicked while holding it; the map is
+    // still consistent (every operation on it is a single insert or remove).
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+async fn deferred_loop(shared: Arc<Shared>, mut rx: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = rx.recv().await {
+        if let Some(tap) = &shared.tap {
+            tap.frame(
+                Direction::Outbound,
+                line.strip_suffix(b"\n").unwrap_or(&line),
+            );
+        }
+        if write_shared(&shared, &line).await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    shared: Arc<Shared>,
+    mut reader: R,
+    mut buffer: LineBuffer,
+    inbound: mpsc::Sender<Inbound>,
+    close_probe: Option<CloseProbe>,
+) {
+    let limit = buffer.max_frame_bytes();
+    let summary = loop {
+        match reader.read_buf(buffer.spare()).await {
+            Ok(0) => {
+                if let Some(frame) = buffer.finish() {
+                    dispatch(&shared, frame, limit, &inbound).await;
+                }
+                break "the server closed its output".to_owned();
+            }
+            Ok(_) => {
+                while let Some(frame) = buffer.next_frame() {
+                    dispatch(&shared, frame, limit, &inbound).await;
+                }
+            }
+            Err(e) => break format!("reading from the server failed: {e}"),
+        }
+    };
+    let mut reason = CloseReason {
+        summary,
+        exit_status: None,
+        stderr_tail: None,
+    };
+    if let Some(probe) = close_probe {
+        reason = probe(reason).await;
+    }
+    tracing::debug!(peer = %shared.peer_name, %reason, "connection closed");
+    let waiters: Vec<Waiter> = {
+        let mut pending = lock(&shared.pending);
+        shared.closed.send_replace(Some(reason.clone()));
+        pending.drain().map(|(_, waiter)| waiter).collect()
+    };
+    for waiter in waiters {
+        let _ = waiter.send(Err(WireError::Closed {
+            peer: shared.peer_name.clone(),
+            reason: reason.clone(),
+        }));
+    }
+}
+
+async fn dispatch(
+    shared: &Shared,
+    frame: Frame<'_>,
+    limit: usize,
+    inbound: &mpsc::Sender<Inbound>,
+) {
+    let decoded = match frame {
+        Frame::Line(line) => {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                return;
+            }
+            if let Some(tap) = &shared.tap {
+                tap.frame(Direction::Inbound, line);
+            }
+            decode(line)
+        }
+        Frame::Oversized { len } => Err(Malformed {
+            kind: MalformedKind::Oversized { limit },
+            excerpt: String::new(),
+            len,
+        }),
+    };
+    let event = match decoded {
+        Ok(Message::Response(response)) => match route_response(shared, response) {
+            None => return,
+            Some(event) => event,
+        },
+        Ok(Message::Request(request)) => Inbound::Request(request),
+        Ok(Message::Notification(notification)) => Inbound::Notification(notification),
+        Err(malformed) => {
+            shared.malformed_frames.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(peer = %shared.peer_name, %malformed, "malformed frame");
+            Inbound::Malformed(malformed)
+        }
+    };
+    // If the receiver is gone nobody is interested; responses are still routed.
+    let _ = inbound.send(event).await;
+}
+
+/// Hands a response to its waiter; returns an event when nobody waits for it.
+fn route_response(shared: &Shared, response: Response) -> Option<Inbound> {
+    let Some(id) = response.id.clone() else {
+        shared.unknown_responses.fetch_add(1, Ordering::Relaxed);
+        return Some(Inbound::UnexpectedResponse {
+            response,
+            reason: UnexpectedReason::NullId,
+        });
+    };
+    let waiter = lock(&shared.pending).remove(&id);
+    match waiter {
+        Some(waiter) => {
+            // The caller may have stopped waiting in the meantime; then it is late.
+            match waiter.send(Ok(response.outcome)) {
+                Ok(()) => None,
+                Err(Ok(outcome)) => {
+                    shared.late_responses.fetch_add(1, Ordering::Relaxed);
+                    Some(Inbound::UnexpectedResponse {
+                        response: Response {
+                            id: Some(id),
+                            outcome,
+                        },
+                        reason: UnexpectedReason::Late,
+                    })
+                }
+                Err(Err(_)) => None,
+            }
+        }
+        None => {
+            let issued = shared.next_id.load(Ordering::Relaxed);
+            let ours = matches!(id, RequestId::Number(n) if (FIRST_ID..issued).contains(&n));
+            let reason = if ours {
+                shared.late_responses.fetch_add(1, Ordering::Relaxed);
+                UnexpectedReason::Late
+            } else {
+                shared.unknown_responses.fetch_add(1, Ordering::Relaxed);
+                UnexpectedReason::UnknownId
+            };
+            Some(Inbound::UnexpectedResponse { response, reason })
+        }
+    }
+}
+
+/// How long to wait for a process to report its exit status once its output ended.
+pub(crate) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);

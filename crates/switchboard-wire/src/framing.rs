@@ -1,0 +1,185 @@
+//! Newline framing with a maximum frame size.
+//!
+//! [`LineBuffer`] is runtime-agnostic: bytes go in, frames come out. A line longer than the
+//! limit is skipped as it streams past (memory stays bounded by the limit) and reported as
+//! [`Frame::Oversized`] once its end is seen.
+
+/// One frame taken from the byte stream.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame<'a> {
+    /// A complete line without its `\n` (and without a trailing `\r`).
+    Line(&'a [u8]),
+    /// A line longer than the limit; its bytes were discarded.
+    Oversized {
+        /// How many bytes the line had.
+        len: usize,
+    },
+}
+
+/// Accumulates bytes and splits them into lines.
+#[derive(Debug)]
+pub struct LineBuffer {
+    buf: Vec<u8>,
+    start: usize,
+    scanned: usize,
+    max_frame_bytes: usize,
+    discarding: Option<usize>,
+}
+
+impl LineBuffer {
+    /// A buffer that accepts lines of at most `max_frame_bytes` bytes.
+    pub fn new(max_frame_bytes: usize) -> LineBuffer {
+        LineBuffer {
+            buf: Vec::with_capacity(8 * 1024),
+            start: 0,
+            scanned: 0,
+            max_frame_bytes,
+            discarding: None,
+        }
+    }
+
+    /// The limit this buffer enforces.
+    pub fn max_frame_bytes(&self) -> usize {
+        self.max_frame_bytes
+    }
+
+    /// Space to read into: drops consumed bytes first. Call [`LineBuffer::filled`] after.
+    pub fn spare(&mut self) -> &mut Vec<u8> {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        self.buf.reserve(8 * 1024);
+        &mut self.buf
+    }
+
+    /// Appends bytes (for callers that do not read into [`LineBuffer::spare`]).
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.spare().extend_from_slice(bytes);
+    }
+
+    /// Takes the next complete frame, if any.
+    pub fn next_frame(&mut self) -> Option<Frame<'_>> {
+        let unread = &self.buf[self.scanned..];
+        match unread.iter().position(|b| *b == b'\n') {
+            Some(offset) => {
+                let end = self.scanned + offset;
+                let begin = self.start;
+                self.start = end + 1;
+                self.scanned = self.start;
+                if let Some(skipped) = self.discarding.take() {
+                    return Some(Frame::Oversized {
+                        len: skipped + (end - begin),
+                    });
+                }
+                let mut line = &self.buf[begin..end];
+                if let Some(stripped) = line.strip_suffix(b"\r") {
+                    line = stripped;
+                }
+                if line.len() > self.max_frame_bytes {
+                    return Some(Frame::Oversized { len: line.len() });
+                }
+                Some(Frame::Line(line))
+            }
+            None => {
+                let pending = self.buf.len() - self.start;
+                if let Some(skipped) = &mut self.discarding {
+                    *skipped += pending;
+                    self.buf.clear();
+                    self.start = 0;
+                    self.scanned = 0;
+                } else if pending > self.max_frame_bytes {
+                    self.discarding = Some(pending);
+                    self.buf.clear();
+                    self.start = 0;
+                    self.scanned = 0;
+                } else {
+                    self.scanned = self.buf.len();
+                }
+                None
+            }
+        }
+    }
+
+    /// At end of stream: whatever is left that is not only whitespace, as a last frame.
+    pub fn finish(&mut self) -> Option<Frame<'_>> {
+        if let Some(skipped) = self.discarding.take() {
+            let len = skipped + self.buf.len() - self.start;
+            self.buf.clear();
+            self.start = 0;
+            self.scanned = 0;
+            return Some(Frame::Oversized { len });
+        }
+        let rest = &self.buf[self.start..];
+        self.start = self.buf.len();
+        self.scanned = self.start;
+        if rest.iter().all(u8::is_ascii_whitespace) {
+            None
+        } else {
+            Some(Frame::Line(rest))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    /// Feeds `chunks` one by one and lists every frame, then the end-of-stream frame.
+    fn check(max: usize, chunks: &[&str], expect: Expect) {
+        let mut buffer = LineBuffer::new(max);
+        let mut out = Vec::new();
+        let mut render = |frame: Frame<'_>| match frame {
+            Frame::Line(line) => out.push(format!("line {:?}", String::from_utf8_lossy(line))),
+            Frame::Oversized { len } => out.push(format!("oversized {len}")),
+        };
+        for chunk in chunks {
+            buffer.push(chunk.as_bytes());
+            while let Some(frame) = buffer.next_frame() {
+                render(frame);
+            }
+            assert!(buffer.buf.len() <= max + 8 * 1024 + chunk.len());
+        }
+        if let Some(frame) = buffer.finish() {
+            render(frame);
+        }
+        expect.assert_eq(&out.join("\n"));
+    }
+
+    #[test]
+    fn splits_lines_across_chunks() {
+        check(
+            100,
+            &["{\"a\":", "1}\n{\"b\":2}\r\n", "\n", "tail"],
+            expect![[r#"
+                line "{\"a\":1}"
+                line "{\"b\":2}"
+                line ""
+                line "tail""#]],
+        );
+    }
+
+    #[test]
+    fn oversized_lines_are_skipped_with_bounded_memory() {
+        let long = "x".repeat(50);
+        check(
+            10,
+            &["short\n", &long, &long, "\nnext\n", &long],
+            expect![[r#"
+                line "short"
+                oversized 100
+                line "next"
+                oversized 50"#]],
+        );
+        check(
+            10,
+            &["0123456789ABC\nok\n"],
+            expect![[r#"
+            oversized 13
+            line "ok""#]],
+        );
+    }
+}

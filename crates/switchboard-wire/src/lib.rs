@@ -1,0 +1,57 @@
+//! The wire layer of Switchboard: JSON-RPC 2.0 messages, newline framing with a size cap,
+//! connections that correlate responses by id, and the stdio child-process transport.
+//!
+//! This crate knows JSON-RPC and byte streams, not MCP. It is the only crate in the
+//! workspace that starts processes.
+//!
+//! Main types: [`Message`] and [`RequestId`] (the wire format), [`Connection`] (send
+//! requests, receive responses; everything else arrives as [`Inbound`] events),
+//! [`stdio::spawn`] (a server as a child process), [`memory::memory_pair`] (for tests).
+
+mod connection;
+mod framing;
+pub mod memory;
+mod message;
+pub mod proc;
+pub mod stdio;
+
+pub use connection::{
+    CloseProbe, CloseReason, Connection, ConnectionOptions, DEFAULT_INBOUND_CAPACITY,
+    DEFAULT_MAX_FRAME_BYTES, Direction, FrameTap, Inbound, PendingCall, UnexpectedReason,
+    WireError, WireStats,
+};
+pub use framing::{Frame, LineBuffer};
+pub use message::{
+    ErrorObject, Malformed, MalformedKind, Message, Notification, Outgoing, Request, RequestId,
+    Response, codes, decode, encode,
+};
+
+/// A short, printable excerpt of peer bytes: lossy UTF-8, control characters escaped, cut
+/// at `max` bytes with a marker.
+pub fn excerpt(bytes: &[u8], max: usize) -> String {
+    let cut = bytes.len() > max;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(max)]);
+    let mut out: String = text.chars().flat_map(char::escape_debug).collect();
+    // escape_debug also escapes quotes; JSON excerpts read better without that.
+    out = out.replace("\\\"", "\"").replace("\\'", "'");
+    if cut {
+        out.push_str(&format!("… ({} more bytes)", bytes.len() - max));
+    }
+    out
+}
+
+/// Makes the child receive SIGKILL if our process dies without cleaning up (Linux).
+#[expect(
+    unsafe_code,
+    reason = "pre_exec runs prctl in the forked child; it only calls an async-signal-safe syscall"
+)]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    // SAFETY: the closure runs between fork and exec and only calls prctl(2), which is
+    // async-signal-safe; it allocates nothing and touches no locks.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        });
+    }
+}

@@ -1,0 +1,458 @@
+//! The stdio transport: an MCP server as a child process speaking newline-delimited JSON-RPC.
+//!
+//! The child is started without a shell, from an explicit program, arguments, environment
+//! and working directory, in its own process group, with an allow-listed environment. Its
+//! stderr is drained all the time into a bounded tail (attached to errors) and emitted as
+//! `tracing` events. [`ChildProcess::shutdown`] closes stdin, then signals the group with
+//! SIGTERM and SIGKILL after grace periods, reaps the child, and kills what is left of its
+//! process tree. Dropping a [`ChildProcess`] kills the group at once.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::connection::{
+    CloseProbe, CloseReason, Connection, ConnectionOptions, EXIT_STATUS_WAIT, Inbound,
+};
+use crate::framing::{Frame, LineBuffer};
+
+/// Environment variables a child inherits from us when set (the official SDKs' list plus
+/// locale and temp-dir variables). Everything else must be configured explicitly.
+pub const INHERITED_ENV_VARS: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+    "TZ",
+];
+
+/// What to run. There is no `Default`: every field is a decision.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProcessSpec {
+    /// The program: a path, or a name looked up in the child's `PATH`.
+    pub program: String,
+    /// Arguments, passed as they are (no shell).
+    pub args: Vec<String>,
+    /// Environment entries added on top of [`INHERITED_ENV_VARS`]; they win over inherited ones.
+    pub env: Vec<(String, String)>,
+    /// Working directory; `None` means our own.
+    pub cwd: Option<PathBuf>,
+}
+
+impl fmt::Debug for ProcessSpec {
+    /// Environment values are secrets: only their names are shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env_names: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ProcessSpec")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &env_names)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+/// Settings for a stdio connection.
+#[derive(Debug, Clone)]
+pub struct StdioOptions {
+    /// Connection settings (peer name, frame limit, tap).
+    pub connection: ConnectionOptions,
+    /// How many bytes of stderr to keep for error messages.
+    pub stderr_tail_bytes: usize,
+}
+
+impl StdioOptions {
+    /// Defaults for a server with this name.
+    pub fn new(server_name: &str) -> StdioOptions {
+        StdioOptions {
+            connection: ConnectionOptions::new(server_name),
+            stderr_tail_bytes: 8 * 1024,
+        }
+    }
+}
+
+/// The server could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("could not start server `{server}`: {detail}")]
+pub struct SpawnError {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// What went wrong and what to do about it.
+    pub detail: String,
+    /// The underlying error.
+    #[source]
+    pub source: io::Error,
+}
+
+impl SpawnError {
+    /// True if the program was not found.
+    pub fn is_not_found(&self) -> bool {
+        self.source.kind() == io::ErrorKind::NotFound
+    }
+}
+
+/// A started server: its connection, its inbound stream and its process.
+#[derive(Debug)]
+pub struct StdioTransport {
+    /// The JSON-RPC connection over the child's stdin and stdout.
+    pub connection: Connection,
+    /// Everything the server sends that is not a response to a waiting request.
+    pub inbound: tokio::sync::mpsc::Receiver<Inbound>,
+    /// The child process.
+    pub process: ChildProcess,
+}
+
+/// Grace periods for [`ChildProcess::shutdown`].
+#[derive(Debug, Clone, Copy)]
+pub struct ShutdownGrace {
+    /// How long to wait for an exit after closing stdin.
+    pub after_stdin_close: Duration,
+    /// How long to wait after SIGTERM before SIGKILL.
+    pub after_sigterm: Duration,
+}
+
+impl Default for ShutdownGrace {
+    fn default() -> Self {
+        ShutdownGrace {
+            after_stdin_close: Duration::from_secs(2),
+            after_sigterm: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What it took to stop the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShutdownStep {
+    /// It exited by itself after stdin was closed.
+    StdinClosed,
+    /// It needed SIGTERM.
+    Sigterm,
+    /// It needed SIGKILL.
+    Sigkill,
+    /// It had already exited.
+    AlreadyExited,
+}
+
+/// The outcome of [`ChildProcess::shutdown`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// The last step needed.
+    pub step: ShutdownStep,
+    /// The exit status as text.
+    pub exit_status: Option<String>,
+    /// How long shutdown took.
+    pub elapsed: Duration,
+    /// Descendant processes still alive after the server exited, which were killed.
+    pub descendants_killed: usize,
+}
+
+/// The last bytes a process wrote to stderr.
+#[derive(Debug)]
+struct StderrTail {
+    bytes: VecDeque<u8>,
+    cap: usize,
+    total: u64,
+}
+
+impl StderrTail {
+    fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
+        let data = if data.len() > self.cap {
+            &data[data.len() - self.cap..]
+        } else {
+            data
+        };
+        let overflow = (self.bytes.len() + data.len()).saturating_sub(self.cap);
+        self.bytes.drain(..overflow);
+        self.bytes.extend(data);
+    }
+
+    fn text(&self) -> String {
+        let (a, b) = self.bytes.as_slices();
+        let mut all = Vec::with_capacity(a.len() + b.len());
+        all.extend_from_slice(a);
+        all.extend_from_slice(b);
+        // Start at a line boundary when the tail was cut.
+        let start = if self.total > self.bytes.len() as u64 {
+            all.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        String::from_utf8_lossy(&all[start..]).into_owned()
+    }
+}
+
+struct ProcessShared {
+    server: Arc<str>,
+    pid: u32,
+    exit: watch::Receiver<Option<String>>,
+    stderr: Mutex<StderrTail>,
+    stderr_done: watch::Receiver<bool>,
+}
+
+impl ProcessShared {
+    fn stderr_tail(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .text()
+    }
+
+    async fn wait_exit(&self, deadline: Duration) -> Option<String> {
+        let mut exit = self.exit.clone();
+        let waited = tokio::time::timeout(deadline, exit.wait_for(Option::is_some)).await;
+        match waited {
+            Ok(Ok(status)) => status.clone(),
+            _ => self.exit.borrow().clone(),
+        }
+    }
+
+    async fn close_reason(&self, mut reason: CloseReason) -> CloseReason {
+        reason.exit_status = self.wait_exit(EXIT_STATUS_WAIT).await;
+        let mut done = self.stderr_done.clone();
+        let _ = tokio::time::timeout(Duration::from_millis(100), done.wait_for(|d| *d)).await;
+        reason.stderr_tail = Some(self.stderr_tail());
+        if reason.exit_status.is_some() {
+            reason.summary = "the server process exited".into();
+        }
+        reason
+    }
+}
+
+/// A running server process. Dropping it kills the whole process group.
+pub struct ChildProcess {
+    shared: Arc<ProcessShared>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl fmt::Debug for ChildProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildProcess")
+            .field("server", &self.shared.server)
+            .field("pid", &self.shared.pid)
+            .field("exit", &*self.shared.exit.borrow())
+            .finish()
+    }
+}
+
+/// Starts `spec` as a child process and connects to it.
+pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport, SpawnError> {
+    let server = options.connection.peer_name.clone();
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in INHERITED_ENV_VARS {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    for (name, value) in &spec.env {
+        command.env(name, value);
+    }
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    crate::die_with_parent(&mut command);
+    let mut child = command.spawn().map_err(|source| SpawnError {
+        detail: spawn_detail(spec, &source),
+        server: server.clone(),
+        source,
+    })?;
+    let pid = child.id().unwrap_or(0);
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(SpawnError {
+            server,
+            detail: "the child's standard streams were not available".into(),
+            source: io::Error::other("missing stdio pipes"),
+        });
+    };
+    let (exit_tx, exit_rx) = watch::channel(None);
+    let (stderr_done_tx, stderr_done_rx) = watch::channel(false);
+    let shared = Arc::new(ProcessShared {
+        server: server.clone(),
+        pid,
+        exit: exit_rx,
+        stderr: Mutex::new(StderrTail {
+            bytes: VecDeque::new(),
+            cap: options.stderr_tail_bytes.max(256),
+            total: 0,
+        }),
+        stderr_done: stderr_done_rx,
+    });
+    let waiter = tokio::spawn(async move {
+        let status = match child.wait().await {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("exit status unknown: {e}"),
+        };
+        exit_tx.send_replace(Some(status));
+    });
+    let stderr_task = tokio::spawn(drain_stderr(shared.clone(), stderr, stderr_done_tx));
+    let probe_shared = shared.clone();
+    let probe: CloseProbe =
+        Box::new(move |reason| Box::pin(async move { probe_shared.close_reason(reason).await }));
+    let (connection, inbound) = Connection::start(stdout, stdin, options.connection, Some(probe));
+    tracing::debug!(server = %server, pid, program = %spec.program, "server started");
+    Ok(StdioTransport {
+        connection,
+        inbound,
+        process: ChildProcess {
+            shared,
+            tasks: vec![waiter, stderr_task],
+        },
+    })
+}
+
+fn spawn_detail(spec: &ProcessSpec, error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::NotFound => match &spec.cwd {
+            Some(cwd) if !cwd.is_dir() => format!(
+                "working directory `{}` does not exist; fix `cwd` in the server's configuration",
+                cwd.display()
+            ),
+            _ => format!(
+                "program `{}` was not found; check `command` in the server's configuration \
+                 (a bare name is looked up in PATH)",
+                spec.program
+            ),
+        },
+        io::ErrorKind::PermissionDenied => format!(
+            "program `{}` is not executable (permission denied); check the path and its mode",
+            spec.program
+        ),
+        _ => format!("starting `{}` failed: {error}", spec.program),
+    }
+}
+
+const STDERR_LINE_LOG_CAP: usize = 2048;
+
+async fn drain_stderr(
+    shared: Arc<ProcessShared>,
+    mut stderr: tokio::process::ChildStderr,
+    done: watch::Sender<bool>,
+) {
+    let mut lines = LineBuffer::new(STDERR_LINE_LOG_CAP);
+    loop {
+        let spare = lines.spare();
+        let before = spare.len();
+        match stderr.read_buf(spare).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        {
+            let mut tail = shared.stderr.lock().unwrap_or_else(|p| p.into_inner());
+            tail.push(&lines.spare()[before..]);
+        }
+        while let Some(frame) = lines.next_frame() {
+            match frame {
+                Frame::Line(line) => tracing::debug!(
+                    target: "switchboard::stderr",
+                    server = %shared.server,
+                    "{}",
+                    String::from_utf8_lossy(line)
+                ),
+                Frame::Oversized { len } => tracing::debug!(
+                    target: "switchboard::stderr",
+                    server = %shared.server,
+                    "<{len} bytes without a newline>"
+                ),
+            }
+        }
+    }
+    done.send_replace(true);
+}
+
+impl ChildProcess {
+    /// The process id (also the process group id).
+    pub fn pid(&self) -> u32 {
+        self.shared.pid
+    }
+
+    /// The exit status, once the process has exited.
+    pub fn exit_status(&self) -> Option<String> {
+        self.shared.exit.borrow().clone()
+    }
+
+    /// The last bytes the process wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.shared.stderr_tail()
+    }
+
+    /// Waits up to `deadline` for the process to exit; returns its status if it did.
+    pub async fn wait_exit(&self, deadline: Duration) -> Option<String> {
+        self.shared.wait_exit(deadline).await
+    }
+
+    /// Stops the server: close stdin, wait, SIGTERM the group, wait, SIGKILL the group,
+    /// then kill whatever is left of its process tree. Bounded by the grace periods plus
+    /// one second.
+    pub async fn shutdown(&self, connection: &Connection, grace: ShutdownGrace) -> ShutdownReport {
+        let started = Instant::now();
+        let tree = crate::proc::descendants(self.shared.pid);
+        let mut step = ShutdownStep::AlreadyExited;
+        if self.exit_status().is_none() {
+            step = ShutdownStep::StdinClosed;
+            connection.close_write().await;
+            if self.wait_exit(grace.after_stdin_close).await.is_none() {
+                step = ShutdownStep::Sigterm;
+                self.signal_group(Signal::SIGTERM);
+                if self.wait_exit(grace.after_sigterm).await.is_none() {
+                    step = ShutdownStep::Sigkill;
+                    self.signal_group(Signal::SIGKILL);
+                    self.wait_exit(Duration::from_secs(1)).await;
+                }
+            }
+        }
+        // Whatever is left in the group, or elsewhere in the tree, outlived the server.
+        self.signal_group(Signal::SIGKILL);
+        let descendants_killed = crate::proc::kill_survivors(&tree);
+        let report = ShutdownReport {
+            step,
+            exit_status: self.exit_status(),
+            elapsed: started.elapsed(),
+            descendants_killed,
+        };
+        tracing::debug!(server = %self.shared.server, ?report, "server stopped");
+        report
+    }
+
+    /// Kills the process group at once (used when a server must go now).
+    pub fn kill(&self) {
+        self.signal_group(Signal::SIGKILL);
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        if self.shared.pid == 0 {
+            return;
+        }
+        let Ok(pid) = i32::try_from(self.shared.pid) else {
+            return;
+        };
+        // ESRCH (no such group) is the normal case once everything has exited.
+        let _ = killpg(Pid::from_raw(pid), signal);
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        self.signal_group(Signal::SIGKILL);
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
