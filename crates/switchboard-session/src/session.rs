@@ -653,7 +653,7 @@ impl Session {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value, SessionError> {
-        let params = self.with_meta(params.unwrap_or_else(|| json!({})), None);
+        let params = params.unwrap_or_else(|| json!({}));
         let result = self.send_and_wait(method, params, options, false).await?;
         self.check_result_type(method, &result)?;
         Ok(result)
@@ -827,7 +827,8 @@ impl Session {
         Ok((Value::Object(responses), state))
     }
 
-    /// Sends one request and waits for its answer under the deadlines, forwarding progress.
+    /// Sends one request (with the era's `_meta` envelope) and waits for its answer under the
+    /// deadlines, forwarding progress.
     async fn send_and_wait(
         &self,
         method: &str,
@@ -852,11 +853,7 @@ impl Session {
                 id.clone()
             }),
         };
-        let params = if wants_progress {
-            set_progress_token(params, &id)
-        } else {
-            params
-        };
+        let params = self.with_meta(params, wants_progress.then_some(&id));
         let idle = options.timeout.unwrap_or(inner.config.request_timeout);
         let started = Instant::now();
         let ceiling = started

@@ -1,0 +1,131 @@
+//! From a config entry to a live session, and the bundled example configuration.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use switchboard_config::{ConfigFile, Origin, ProcessEnv, ServerEntry, TransportEntry};
+use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
+use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
+
+/// A configuration and where it came from.
+pub(crate) struct LoadedConfig {
+    pub(crate) file: ConfigFile,
+}
+
+/// Reads `--config FILE`, or builds the bundled example (and says so on stderr).
+pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
+    match path {
+        Some(path) => switchboard_config::load(path, &ProcessEnv)
+            .map(|file| LoadedConfig { file })
+            .map_err(|e| e.to_string()),
+        None => {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!(
+                    "switchboard: no --config given; using the bundled example server `example`"
+                );
+            }
+            bundled_example().map(|file| LoadedConfig { file })
+        }
+    }
+}
+
+/// One server, `example`, served by this very binary (`switchboard example-server`).
+fn bundled_example() -> Result<ConfigFile, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot locate the switchboard executable: {e}"))?;
+    let entry = ServerEntry {
+        name: "example".into(),
+        transport: TransportEntry::Stdio {
+            command: exe.display().to_string(),
+            args: vec![
+                "example-server".into(),
+                "--name".into(),
+                "switchboard-example".into(),
+            ],
+            env: Vec::new(),
+            cwd: None,
+        },
+        enabled: true,
+        timeout: None,
+        startup_timeout: None,
+        era: None,
+        protocol_version: None,
+        origin: Origin {
+            file: "<bundled example>".into(),
+            line: None,
+        },
+    };
+    Ok(ConfigFile {
+        path: PathBuf::from("<bundled example>"),
+        servers: vec![Ok(entry)],
+    })
+}
+
+/// A connected server for one command.
+pub(crate) struct ConnectedServer {
+    pub(crate) session: Session,
+}
+
+/// Shutdown grace for one-shot commands.
+const GRACE: ShutdownGrace = ShutdownGrace {
+    after_stdin_close: Duration::from_secs(2),
+    after_sigterm: Duration::from_secs(1),
+};
+
+impl ConnectedServer {
+    /// Connects to `entry`; `request_timeout` overrides the entry's `timeout`.
+    pub(crate) async fn connect(
+        entry: &ServerEntry,
+        request_timeout: Option<Duration>,
+    ) -> Result<ConnectedServer, SessionError> {
+        let config = session_config(entry, request_timeout);
+        match &entry.transport {
+            TransportEntry::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let spec = ProcessSpec {
+                    program: command.clone(),
+                    args: args.clone(),
+                    env: env.clone(),
+                    cwd: cwd.clone(),
+                };
+                let session =
+                    Session::spawn_stdio(&spec, StdioOptions::new(&entry.name), config).await?;
+                Ok(ConnectedServer { session })
+            }
+            TransportEntry::Http { url, .. } => Err(SessionError::Protocol {
+                server: entry.name.as_str().into(),
+                method: "connect".into(),
+                detail: format!(
+                    "`{url}` is an HTTP server; this build of switchboard speaks stdio only so far"
+                ),
+            }),
+        }
+    }
+
+    /// Stops the server gracefully.
+    pub(crate) async fn close(self) {
+        let _ = self.session.shutdown(GRACE).await;
+    }
+}
+
+fn session_config(entry: &ServerEntry, request_timeout: Option<Duration>) -> SessionConfig {
+    let mut config = SessionConfig::new(&entry.name);
+    if let Some(timeout) = request_timeout.or(entry.timeout) {
+        config.request_timeout = timeout;
+    }
+    if let Some(timeout) = entry.startup_timeout {
+        config.connect_timeout = timeout;
+    }
+    config.era = match entry.era.as_deref() {
+        Some("legacy") => EraChoice::Legacy,
+        Some("modern") => EraChoice::Modern,
+        _ => EraChoice::Auto,
+    };
+    config.protocol_version = entry.protocol_version.clone();
+    config
+}

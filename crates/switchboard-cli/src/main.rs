@@ -1,0 +1,353 @@
+//! `switchboard`: list and call MCP servers from the shell.
+//!
+//! Glue only: flags are parsed here, configuration comes from `switchboard-config`, the
+//! protocol from `switchboard-session`; this file renders results and maps outcomes to exit
+//! codes (0 success, 1 the tool reported an error, 2 usage or configuration error, 3 server,
+//! transport or protocol failure). Logs go to stderr; stdout carries only results.
+
+#![allow(clippy::print_stderr)]
+
+mod connect;
+mod render;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+use switchboard_config::{ConfigFile, ServerEntry};
+use switchboard_session::{CallOptions, SessionError};
+
+use crate::connect::{ConnectedServer, LoadedConfig};
+
+/// Operate MCP servers: list their tools and call them.
+#[derive(Debug, Parser)]
+#[command(name = "switchboard", version, about, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 success, 1 the tool reported an error, 2 usage or configuration error, \
+3 server, transport or protocol failure.\nLogs: set SWITCHBOARD_LOG=debug (they go to stderr)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tools of one server, or of every enabled server.
+    Tools {
+        /// The config file (mcp.json). Without it, the bundled example server is used.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Only this server.
+        server: Option<String>,
+        /// Print JSON (the definitions as the servers sent them).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool and print its result.
+    Call {
+        /// The config file (mcp.json). Without it, the bundled example server is used.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The server, by its name in the config.
+        server: String,
+        /// The tool, by its name on the server.
+        tool: String,
+        /// Arguments as a JSON object, e.g. '{"text":"hi"}'.
+        arguments: Option<String>,
+        /// Deadline for the call, e.g. 30s, 500ms, 2m (progress from the server extends it).
+        #[arg(long, value_name = "DURATION")]
+        timeout: Option<String>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the bundled example MCP server on stdin/stdout.
+    #[command(hide = true)]
+    ExampleServer {
+        /// Fixture arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// What ends the program, with its exit code.
+enum Failure {
+    /// Bad flags or configuration (exit 2).
+    Usage(String),
+    /// A server failed (exit 3).
+    Server(String),
+}
+
+const EXIT_TOOL_ERROR: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_SERVER: u8 = 3;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::ExampleServer { args } = cli.command {
+        return switchboard_testkit::fixture::run_fixture(args);
+    }
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("switchboard: could not start the async runtime: {e}");
+            return ExitCode::from(EXIT_SERVER);
+        }
+    };
+    let outcome = runtime.block_on(run(cli.command));
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure::Usage(message)) => {
+            eprintln!("switchboard: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        Err(Failure::Server(message)) => {
+            eprintln!("switchboard: {message}");
+            ExitCode::from(EXIT_SERVER)
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn run(command: Command) -> Result<u8, Failure> {
+    match command {
+        Command::Tools {
+            config,
+            server,
+            json,
+        } => {
+            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
+            tools(&loaded, server.as_deref(), json).await
+        }
+        Command::Call {
+            config,
+            server,
+            tool,
+            arguments,
+            timeout,
+            json,
+        } => {
+            let timeout = match timeout {
+                Some(text) => Some(
+                    switchboard_config::parse_duration(&text)
+                        .map_err(|e| Failure::Usage(format!("--timeout: {e}")))?,
+                ),
+                None => None,
+            };
+            let arguments = parse_arguments(arguments.as_deref())?;
+            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
+            let entry = pick_server(&loaded.file, &server)?;
+            let request = CallRequest {
+                tool: &tool,
+                arguments,
+                timeout,
+                json,
+            };
+            call(entry, &request).await
+        }
+        Command::ExampleServer { .. } => Ok(0),
+    }
+}
+
+fn parse_arguments(text: Option<&str>) -> Result<Option<Value>, Failure> {
+    let Some(text) = text else { return Ok(None) };
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(Some(value)),
+        Ok(_) => Err(Failure::Usage(
+            "tool arguments must be a JSON object, e.g. '{\"text\":\"hi\"}'".into(),
+        )),
+        Err(e) => Err(Failure::Usage(format!(
+            "tool arguments are not valid JSON ({e}); write a JSON object, e.g. '{{\"text\":\"hi\"}}'"
+        ))),
+    }
+}
+
+fn pick_server<'a>(file: &'a ConfigFile, name: &str) -> Result<&'a ServerEntry, Failure> {
+    match file.find(name) {
+        Some(Ok(entry)) => Ok(entry),
+        Some(Err(error)) => Err(Failure::Usage(error.to_string())),
+        None => {
+            let names: Vec<String> = file
+                .servers
+                .iter()
+                .map(|s| match s {
+                    Ok(entry) => entry.name.clone(),
+                    Err(error) => error.name.clone(),
+                })
+                .collect();
+            Err(Failure::Usage(format!(
+                "no server named `{name}` in {}; configured: {}",
+                file.path.display(),
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            )))
+        }
+    }
+}
+
+async fn tools(loaded: &LoadedConfig, only: Option<&str>, json: bool) -> Result<u8, Failure> {
+    let file = &loaded.file;
+    let entries: Vec<&ServerEntry> = match only {
+        Some(name) => vec![pick_server(file, name)?],
+        None => {
+            for error in file.errors() {
+                eprintln!("switchboard: skipping {error}");
+            }
+            file.entries().filter(|e| e.enabled).collect()
+        }
+    };
+    if entries.is_empty() {
+        return Err(Failure::Usage(format!(
+            "no enabled servers in {}",
+            file.path.display()
+        )));
+    }
+    let listings = futures_join_all(entries.iter().map(|entry| list_one(entry))).await;
+    let mut failed = false;
+    let mut json_out = serde_json::Map::new();
+    let mut stdout = std::io::stdout().lock();
+    for (entry, listing) in entries.iter().zip(listings) {
+        match listing {
+            Ok(listed) => {
+                if json {
+                    json_out.insert(entry.name.clone(), render::tools_json(&listed));
+                } else {
+                    let _ = stdout.write_all(render::tools_text(&entry.name, &listed).as_bytes());
+                }
+            }
+            Err(error) => {
+                failed = true;
+                eprintln!("switchboard: {error}");
+            }
+        }
+    }
+    if json {
+        let _ = writeln!(stdout, "{}", Value::Object(json_out));
+    }
+    let _ = stdout.flush();
+    Ok(if failed { EXIT_SERVER } else { 0 })
+}
+
+async fn list_one(entry: &ServerEntry) -> Result<render::ListedTools, SessionError> {
+    let server = ConnectedServer::connect(entry, None).await?;
+    let listed = match server.session.list_tools().await {
+        Ok(listing) => Ok(render::ListedTools {
+            negotiated: server.session.negotiated().clone(),
+            listing,
+        }),
+        Err(e) => Err(e),
+    };
+    server.close().await;
+    listed
+}
+
+/// Runs futures concurrently on the current task and returns their outputs in order.
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for future in futures {
+        set.push(Box::pin(future));
+    }
+    let mut outputs: Vec<Option<F::Output>> = set.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (slot, future) in outputs.iter_mut().zip(set.iter_mut()) {
+            if slot.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(out) => *slot = Some(out),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
+struct CallRequest<'a> {
+    tool: &'a str,
+    arguments: Option<Value>,
+    timeout: Option<Duration>,
+    json: bool,
+}
+
+async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Failure> {
+    let server = ConnectedServer::connect(entry, request.timeout)
+        .await
+        .map_err(|e| Failure::Server(e.to_string()))?;
+    let options = CallOptions {
+        timeout: request.timeout,
+        ..CallOptions::default()
+    };
+    let outcome = server
+        .session
+        .call_tool(request.tool, request.arguments.clone(), &options)
+        .await;
+    let outcome = match outcome {
+        Ok(result) => Ok(result),
+        Err(error) => Err(explain_call_error(&server, request.tool, error).await),
+    };
+    server.close().await;
+    let result = outcome?;
+    let mut stdout = std::io::stdout().lock();
+    let text = if request.json {
+        format!("{}\n", render::call_json(&result))
+    } else {
+        render::call_text(&result)
+    };
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+    if result.is_error {
+        eprintln!(
+            "switchboard: tool `{}` on server `{}` reported an error",
+            request.tool, entry.name
+        );
+        return Ok(EXIT_TOOL_ERROR);
+    }
+    Ok(0)
+}
+
+/// Adds what the user can do next to a failed call. A tool name the server does not have is
+/// the caller's mistake (exit 2), shown with the list of tools it does have.
+async fn explain_call_error(server: &ConnectedServer, tool: &str, error: SessionError) -> Failure {
+    let message = error.to_string();
+    if error.rpc_error().is_none() {
+        return Failure::Server(message);
+    }
+    match server.session.list_tools().await {
+        Ok(listing) if !listing.items.iter().any(|t| t.name == tool) => {
+            let names: Vec<&str> = listing.items.iter().map(|t| t.name.as_str()).collect();
+            Failure::Usage(format!(
+                "{message}\nserver `{}` has no tool `{tool}`; its tools: {}",
+                server.session.server_name(),
+                names.join(", ")
+            ))
+        }
+        _ => Failure::Server(message),
+    }
+}

@@ -1,0 +1,209 @@
+//! Rendering results for the terminal and as JSON. Server text is escaped: control
+//! characters (ANSI sequences included) are shown, never executed by the terminal.
+
+use serde_json::{Value, json};
+use switchboard_protocol::{CallToolResult, ContentBlock, Tool};
+use switchboard_session::{Listing, Negotiated};
+
+/// A server's tools, with what was negotiated.
+pub(crate) struct ListedTools {
+    pub(crate) negotiated: Negotiated,
+    pub(crate) listing: Listing<Tool>,
+}
+
+/// Escapes control characters except newline and tab.
+pub(crate) fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() || is_invisible(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Zero-width and bidirectional-control characters that hide text from a reader.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+}
+
+fn first_line(text: &str, max_chars: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut out: String = line.chars().take(max_chars).collect();
+    if line.chars().count() > max_chars {
+        out.push('…');
+    }
+    sanitize(&out)
+}
+
+/// `name: type` for each property of an object schema, required ones first.
+fn parameters(schema: &Value) -> String {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return String::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut parts: Vec<(bool, String)> = properties
+        .iter()
+        .map(|(name, prop)| {
+            let kind = prop.get("type").map(|t| match t {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            let optional = if required.contains(&name.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            (
+                required.contains(&name.as_str()),
+                format!("{name}{optional}: {}", kind.as_deref().unwrap_or("any")),
+            )
+        })
+        .collect();
+    parts.sort_by_key(|(is_required, _)| !is_required);
+    sanitize(
+        &parts
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+/// The human listing of one server's tools.
+pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
+    let n = &listed.negotiated;
+    let tools = &listed.listing.items;
+    let mut out = format!(
+        "{server}: {} tool{} (protocol {}, {} era{})\n",
+        tools.len(),
+        if tools.len() == 1 { "" } else { "s" },
+        n.protocol_version,
+        n.era,
+        n.server_info
+            .as_ref()
+            .map(|i| format!(", server {} {}", sanitize(&i.name), sanitize(&i.version)))
+            .unwrap_or_default(),
+    );
+    let width = tools
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(40);
+    for tool in tools {
+        let description = tool
+            .description
+            .as_deref()
+            .map(|d| first_line(d, 80))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {:width$}  {description}\n",
+            sanitize(&tool.name)
+        ));
+        let params = parameters(&tool.input_schema);
+        if !params.is_empty() {
+            out.push_str(&format!("  {:width$}    ({params})\n", ""));
+        }
+    }
+    for problem in &listed.listing.problems {
+        out.push_str(&format!(
+            "  warning: page {}: {}\n",
+            problem.page,
+            sanitize(&problem.detail)
+        ));
+    }
+    out
+}
+
+/// The JSON listing of one server's tools (definitions as received).
+pub(crate) fn tools_json(listed: &ListedTools) -> Value {
+    let n = &listed.negotiated;
+    json!({
+        "protocolVersion": n.protocol_version,
+        "era": n.era.to_string(),
+        "serverInfo": n.server_info,
+        "tools": listed.listing.items.iter().map(|t| t.raw.clone()).collect::<Vec<_>>(),
+        "problems": listed.listing.problems.iter().map(|p| json!({"page": p.page, "detail": p.detail, "entry": p.raw})).collect::<Vec<_>>(),
+    })
+}
+
+/// The human rendering of a tool result: text as is, other blocks summarised.
+pub(crate) fn call_text(result: &CallToolResult) -> String {
+    let mut out = String::new();
+    for block in &result.content {
+        let line = match block {
+            ContentBlock::Text { text } => sanitize(text),
+            ContentBlock::Image { data, mime_type } => format!(
+                "[image {}, {} bytes base64]",
+                sanitize(mime_type),
+                data.len()
+            ),
+            ContentBlock::Audio { data, mime_type } => format!(
+                "[audio {}, {} bytes base64]",
+                sanitize(mime_type),
+                data.len()
+            ),
+            ContentBlock::ResourceLink { uri, name, .. } => {
+                format!("[resource link {} ({})]", sanitize(name), sanitize(uri))
+            }
+            ContentBlock::Resource { resource } => {
+                match resource.get("text").and_then(Value::as_str) {
+                    Some(text) => sanitize(text),
+                    None => format!(
+                        "[embedded resource {}]",
+                        sanitize(resource.get("uri").and_then(Value::as_str).unwrap_or("?"))
+                    ),
+                }
+            }
+            ContentBlock::Unknown { kind, .. } => {
+                format!("[content of unknown type {:?}]", sanitize(kind))
+            }
+        };
+        out.push_str(&line);
+        if !line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if result.content.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            out.push_str(&format!("{structured}\n"));
+        }
+    }
+    out
+}
+
+/// The JSON rendering of a tool result.
+pub(crate) fn call_json(result: &CallToolResult) -> Value {
+    let mut out = json!({
+        "content": result.content.iter().map(ContentBlock::to_json).collect::<Vec<_>>(),
+        "isError": result.is_error,
+    });
+    if let Some(structured) = &result.structured_content {
+        out["structuredContent"] = structured.clone();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sanitize;
+
+    #[test]
+    fn terminal_escapes_are_shown_not_run() {
+        assert_eq!(
+            sanitize("red \u{1b}[31mtext\u{200b}\n"),
+            "red \\u{1b}[31mtext\\u{200b}\n"
+        );
+    }
+}

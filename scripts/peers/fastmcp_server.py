@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""A small FastMCP-style MCP server used as a real third-party peer in Switchboard's tests.
+
+Run it with the pinned venv that scripts/peers.sh builds:
+
+    target/peers/venv/bin/python scripts/peers/fastmcp_server.py            # stdio
+    target/peers/venv/bin/python scripts/peers/fastmcp_server.py --http 8765  # streamable HTTP
+
+Tools:
+    echo(text)                  -> text                 (readOnlyHint)
+    add(a, b)                   -> a + b                (readOnlyHint)
+    slow(duration_s=5, steps=5) -> "done"; sleeps in `steps` equal steps and sends
+                                   progress (i, steps) after each one; stops at once
+                                   when the request is cancelled.
+
+In mcp 2.x the SDK's `FastMCP` class is `mcp.server.mcpserver.MCPServer`
+(`mcp.server.fastmcp` only raises an ImportError pointing there), so that is
+what this imports; the older name is tried first so the file also runs on mcp 1.x.
+In stdio mode the server exits when its stdin reaches EOF. With `--http PORT` it
+serves streamable HTTP on http://127.0.0.1:PORT/mcp (loopback only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+try:  # mcp 1.x
+    from mcp.server.fastmcp import Context, FastMCP  # type: ignore[import-not-found]
+except ImportError:  # mcp 2.x: FastMCP was renamed MCPServer
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver import MCPServer as FastMCP
+from mcp.types import ToolAnnotations
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True)
+
+mcp = FastMCP("switchboard-fastmcp-peer", version="0.1.0", log_level="WARNING")
+
+
+@mcp.tool(annotations=READ_ONLY)
+def echo(text: str) -> str:
+    """Return `text` unchanged."""
+    return text
+
+
+@mcp.tool(annotations=READ_ONLY)
+def add(a: int, b: int) -> int:
+    """Return a + b."""
+    return a + b
+
+
+@mcp.tool()
+async def slow(ctx: Context, duration_s: float = 5.0, steps: int = 5) -> str:
+    """Sleep `duration_s` seconds in `steps` steps, reporting progress (i, steps) after each."""
+    steps = max(1, int(steps))
+    per_step = max(0.0, float(duration_s)) / steps
+    for i in range(1, steps + 1):
+        # asyncio.sleep is a cancellation point: a cancelled request raises
+        # CancelledError here and the tool stops without finishing.
+        await asyncio.sleep(per_step)
+        await ctx.report_progress(i, steps)
+    return "done"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--http",
+        metavar="PORT",
+        type=int,
+        help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio",
+    )
+    args = parser.parse_args()
+    if args.http is None:
+        mcp.run("stdio")
+    else:
+        mcp.run("streamable-http", host="127.0.0.1", port=args.http)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs the pinned interop peers into
+# target/peers/, checks formatting, builds every binary the tests spawn, runs every test.
+# .ci/run calls exactly this script.
+set -euo pipefail
+root=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd -P)
+cd "$root"
+
+echo "test: installing interop peers (node 22, server-everything, python mcp)" >&2
+scripts/peers.sh
+
+echo "test: checking formatting" >&2
+cargo fmt --all -- --check
+
+echo "test: building binaries the tests spawn" >&2
+cargo build --workspace --bins --locked
+
+echo "test: running the test suite" >&2
+cargo test --workspace --locked
