@@ -1114,7 +1114,7 @@ async fn discover(
         match answer_of(wiring, call, methods::SERVER_DISCOVER).await? {
             Ok(result) => return Ok(discover_result(wiring, result, &version)),
             Err(error) => match modern_retry_version(&error) {
-                RetryVersion::Retry(next) if next != version => version = next,
+                RetryVersion::Retry(next) => version = next,
                 RetryVersion::OnlyLegacy(offered) => {
                     return Ok(DiscoverOutcome::NotModern(offered));
                 }

@@ -427,14 +427,21 @@ impl Connection {
     }
 
     async fn write_bytes(&self, bytes: &[u8]) -> Result<(), WireError> {
-        write_shared(&self.shared, bytes).await.map_err(|summary| {
-            let reason = self.close_reason().unwrap_or(CloseReason {
+        let Err(summary) = write_shared(&self.shared, bytes).await else {
+            return Ok(());
+        };
+        // A failed write usually means the peer is gone; the reader learns why (exit status,
+        // stderr tail) within moments, and that is the error worth reporting.
+        let grace = EXIT_STATUS_WAIT + Duration::from_millis(300);
+        let reason = match tokio::time::timeout(grace, self.closed()).await {
+            Ok(reason) => reason,
+            Err(_) => CloseReason {
                 summary,
                 exit_status: None,
                 stderr_tail: None,
-            });
-            self.closed_error(reason)
-        })
+            },
+        };
+        Err(self.closed_error(reason))
     }
 }
 

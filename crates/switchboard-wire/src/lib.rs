@@ -14,6 +14,7 @@ pub mod memory;
 mod message;
 pub mod proc;
 pub mod stdio;
+mod transcript;
 
 pub use connection::{
     CloseProbe, CloseReason, Connection, ConnectionOptions, DEFAULT_INBOUND_CAPACITY,
@@ -25,6 +26,7 @@ pub use message::{
     ErrorObject, Malformed, MalformedKind, Message, Notification, Outgoing, Request, RequestId,
     Response, codes, decode, encode,
 };
+pub use transcript::Transcript;
 
 /// A short, printable excerpt of peer bytes: lossy UTF-8, control characters escaped, cut
 /// at `max` bytes with a marker.

@@ -656,3 +656,105 @@ async fn shutdown_escalates_and_leaves_no_process() {
     let report = shutdown_clean(session).await;
     assert!(report.descendants_killed >= 1, "{report:?}");
 }
+
+/// A host that exposes one root.
+struct WithRoots;
+
+impl ClientHandler for WithRoots {
+    fn roots(&self) -> Option<Vec<switchboard_protocol::Root>> {
+        Some(vec![switchboard_protocol::Root {
+            uri: "file:///work".into(),
+            name: Some("work".into()),
+        }])
+    }
+}
+
+#[tokio::test]
+async fn server_requests_are_answered_or_refused() {
+    let mut config = quick_config("fixture");
+    config.handler = Arc::new(WithRoots);
+    let session = connect(&fixture(&["--mode", "server-requests"]), config)
+        .await
+        .expect("connect");
+    let tail = stderr_contains(&session, "client answered \"s-sampling\"").await;
+    let answers: Vec<&str> = tail
+        .lines()
+        .filter(|l| l.starts_with("fixture: client answered"))
+        .collect();
+    expect![[r#"
+        fixture: client answered "s-ping" {"result":{}}
+        fixture: client answered "s-roots" {"result":{"roots":[{"uri":"file:///work","name":"work"}]}}
+        fixture: client answered "s-sampling" {"error":{"code":-32601,"message":"this client does not offer `sampling/createMessage`"}}"#]]
+    .assert_eq(&answers.join("\n"));
+    assert_eq!(session.stats().refused_server_requests, 1);
+    shutdown_clean(session).await;
+
+    // Without a roots provider, roots/list is refused too.
+    let session = connect_fixture(&["--mode", "server-requests"]).await;
+    let tail = stderr_contains(&session, "client answered \"s-sampling\"").await;
+    assert!(tail.contains(r#"client answered "s-roots" {"error":{"code":-32601,"message":"this client did not declare the roots capability"}}"#), "{tail}");
+    shutdown_clean(session).await;
+}
+
+#[tokio::test]
+async fn a_modern_server_sending_a_request_is_refused() {
+    let session = connect_fixture(&["--mode", "server-requests", "--era", "modern"]).await;
+    session
+        .list_tools()
+        .await
+        .expect("tools/list, which makes the fixture send a ping");
+    let tail = stderr_contains(&session, "client answered \"s-ping\"").await;
+    assert!(tail.contains(r#"{"error":{"code":-32601,"message":"servers must not send requests in protocol 2026-07-28"}}"#), "{tail}");
+    shutdown_clean(session).await;
+}
+
+#[tokio::test]
+async fn unsupported_version_errors_are_retried_once() {
+    check_connect(
+        &["--mode", "version-retry", "--era", "modern"],
+        EraChoice::Auto,
+        expect!["ok: modern 2026-07-28"],
+    )
+    .await;
+    check_connect(
+        &["--mode", "version-retry", "--era", "modern"],
+        EraChoice::Modern,
+        expect!["ok: modern 2026-07-28"],
+    )
+    .await;
+    check_connect(
+        &["--mode", "version-loop", "--era", "modern"],
+        EraChoice::Modern,
+        expect!["error: server `fixture` broke the protocol in `server/discover`: the server does not speak the 2026-07-28 protocol (it rejected every modern version we offered); set `era` to `auto` or `legacy`"],
+    )
+    .await;
+    // In auto mode a looping modern-only server falls back to initialize, which it refuses.
+    check_connect(
+        &["--mode", "version-loop", "--era", "modern"],
+        EraChoice::Auto,
+        expect!["error: server `fixture` answered `initialize` with an error: Method not found (code -32601)"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn endless_input_rounds_are_capped() {
+    let mut config = quick_config("fixture");
+    config.max_input_rounds = 3;
+    let session = connect(
+        &fixture(&["--mode", "endless-input", "--era", "modern"]),
+        config,
+    )
+    .await
+    .expect("connect");
+    let error = session
+        .call_tool(
+            "confirm",
+            Some(json!({"question": "?"})),
+            &CallOptions::default(),
+        )
+        .await
+        .expect_err("capped");
+    expect!["server `fixture` broke the protocol in `tools/call`: the server still wanted input after 3 rounds"].assert_eq(&error.to_string());
+    shutdown_clean(session).await;
+}

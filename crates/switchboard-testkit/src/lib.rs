@@ -1,0 +1,14 @@
+//! Test support for Switchboard.
+//!
+//! - [`fixture`]: a small synchronous MCP server over stdin/stdout, built from our own
+//!   wire and protocol types, with well-behaved modes (`good`, `many-tools`) and
+//!   deliberately broken ones (no reply, garbage on stdout, crashes, wrong ids, …).
+//!   The `switchboard-fixture` binary runs it; other binaries may call
+//!   [`fixture::run_fixture`] too.
+//! - [`locate`]: builds and finds the `switchboard-fixture` binary for tests in other
+//!   crates.
+//! - [`wait`]: deadlines for async test steps that fail with a readable message.
+
+pub mod fixture;
+pub mod locate;
+pub mod wait;

@@ -1,0 +1,112 @@
+//! Machine checks of the invariants ARCHITECTURE.md states as absences.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use switchboard_testkit::locate::workspace_root;
+
+/// Every `.rs` file under `crates/`, with its path relative to the workspace root.
+fn rust_files() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = workspace_root();
+    let mut paths = Vec::new();
+    walk(&root.join("crates"), &mut paths);
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            let relative = path
+                .strip_prefix(&root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            (relative, text)
+        })
+        .collect()
+}
+
+#[test]
+fn every_rust_file_starts_with_a_doc_comment() {
+    let missing: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(_, text)| !text.trim_start().starts_with("//!"))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a leading `//!` comment: {missing:#?}"
+    );
+}
+
+#[test]
+fn only_the_wire_crate_starts_processes() {
+    // Test code, fixtures (test peers) and the benchmark harness may start processes;
+    // product crates may not, except switchboard-wire.
+    let allowed = |path: &str| {
+        path.starts_with("crates/switchboard-wire/")
+            || path.starts_with("crates/switchboard-testkit/")
+            || path.starts_with("crates/switchboard-bench/")
+            || path.contains("/tests/")
+    };
+    let offenders: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(path, text)| {
+            !allowed(path) && (text.contains("Command::new") || text.contains("process::Command"))
+        })
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "processes started outside switchboard-wire: {offenders:#?}"
+    );
+}
+
+#[test]
+fn no_test_is_ignored() {
+    let marker = ["#[", "ignore"].concat();
+    let offenders: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(_, text)| text.contains(&marker))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(offenders.is_empty(), "ignored tests: {offenders:#?}");
+}
+
+#[test]
+fn library_crates_stay_free_of_binary_only_dependencies() {
+    let root = workspace_root();
+    for library in [
+        "switchboard-wire",
+        "switchboard-protocol",
+        "switchboard-session",
+        "switchboard-config",
+    ] {
+        let manifest = fs::read_to_string(root.join("crates").join(library).join("Cargo.toml"))
+            .expect("manifest");
+        let dependencies = manifest
+            .split("[dependencies]")
+            .nth(1)
+            .map(|rest| rest.split("\n[").next().unwrap_or(""))
+            .unwrap_or("");
+        for forbidden in ["anyhow", "clap", "tracing-subscriber"] {
+            assert!(
+                !dependencies
+                    .lines()
+                    .any(|line| line.trim_start().starts_with(forbidden)),
+                "{library} depends on {forbidden}, which belongs in binaries only"
+            );
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Connection semantics over an in-memory pair: correlation by id, unexpected responses,
+//! close handling, concurrent sends, the transcript tap.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use expect_test::expect;
+use serde_json::json;
+use switchboard_wire::memory::memory_pair;
+use switchboard_wire::{ConnectionOptions, Inbound, RequestId, Transcript, UnexpectedReason};
+
+async fn bounded<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(10), future).await {
+        Ok(value) => value,
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+#[tokio::test]
+async fn responses_match_by_id_and_the_rest_is_reported() {
+    let transcript = Arc::new(Transcript::new(100));
+    let mut client_options = ConnectionOptions::new("peer");
+    client_options.tap = Some(transcript.clone());
+    let ((client, mut client_inbound), (server, mut server_inbound)) =
+        memory_pair(client_options, ConnectionOptions::new("client"));
+
+    let first = client.allocate_id();
+    let mut call = client
+        .send_request(first.clone(), "tools/list", None)
+        .await
+        .expect("send");
+    let Some(Inbound::Request(request)) = bounded("request", server_inbound.recv()).await else {
+        panic!("no request")
+    };
+    assert_eq!(request.id, first);
+
+    // A string id "1" is not the integer id 1; then the real answer; then a duplicate.
+    server
+        .send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":{}}\n")
+        .await
+        .expect("raw");
+    server
+        .notify("notifications/message", Some(&json!({"level": "info"})))
+        .await
+        .expect("notify");
+    server
+        .respond(&request.id, Ok(&json!({"tools": []})))
+        .await
+        .expect("respond");
+    server
+        .respond(&request.id, Ok(&json!({"again": true})))
+        .await
+        .expect("respond twice");
+    server
+        .send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}}\n")
+        .await
+        .expect("raw");
+
+    assert_eq!(
+        bounded("response", call.response()).await,
+        Ok(Ok(json!({"tools": []})))
+    );
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        events.push(
+            match bounded("inbound", client_inbound.recv())
+                .await
+                .expect("event")
+            {
+                Inbound::UnexpectedResponse { response, reason } => {
+                    format!("{reason:?} {:?}", response.id)
+                }
+                Inbound::Notification(n) => format!("notification {}", n.method),
+                other => format!("{other:?}"),
+            },
+        );
+    }
+    expect![[r#"
+        UnknownId Some("1")
+        notification notifications/message
+        Late Some(1)
+        UnknownId Some(999)"#]]
+    .assert_eq(&events.join("\n"));
+    let stats = client.stats();
+    assert_eq!((stats.late_responses, stats.unknown_responses), (1, 2));
+    expect![[r#"
+        → {"jsonrpc":"2.0","id":1,"method":"tools/list"}
+        ← {"jsonrpc":"2.0","id":"1","result":{}}
+        ← {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}
+        ← {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}
+        ← {"jsonrpc":"2.0","id":1,"result":{"again":true}}
+        ← {"jsonrpc":"2.0","id":999,"result":{}}
+    "#]]
+    .assert_eq(&transcript.render());
+    let _ = UnexpectedReason::NullId;
+}
+
+#[tokio::test]
+async fn closing_rejects_every_outstanding_request_and_new_ones() {
+    let ((client, _client_inbound), (server, server_inbound)) = memory_pair(
+        ConnectionOptions::new("peer"),
+        ConnectionOptions::new("client"),
+    );
+    let mut calls = Vec::new();
+    for _ in 0..3 {
+        calls.push(
+            client
+                .send_request(client.allocate_id(), "slow", None)
+                .await
+                .expect("send"),
+        );
+    }
+    assert_eq!(client.pending_requests(), 3);
+    drop(server_inbound);
+    drop(server);
+    for call in &mut calls {
+        let error = bounded("rejection", call.response())
+            .await
+            .expect_err("closed");
+        assert_eq!(
+            error.to_string(),
+            "connection to `peer` closed: the server closed its output"
+        );
+    }
+    assert_eq!(client.pending_requests(), 0);
+    let later = client.request("x", None).await.expect_err("closed");
+    assert!(later.to_string().contains("closed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_never_share_an_id_and_all_complete() {
+    let ((client, _client_inbound), (server, mut server_inbound)) = memory_pair(
+        ConnectionOptions::new("peer"),
+        ConnectionOptions::new("client"),
+    );
+    let echo = tokio::spawn(async move {
+        while let Some(Inbound::Request(request)) = server_inbound.recv().await {
+            let _ = server
+                .respond(&request.id, Ok(&json!({ "id": request.id })))
+                .await;
+        }
+    });
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let client = client.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for _ in 0..200 {
+                let id = client.allocate_id();
+                let mut call = client
+                    .send_request(id.clone(), "echo", None)
+                    .await
+                    .expect("send");
+                let result = call.response().await.expect("wire").expect("result");
+                assert_eq!(RequestId::from_json(&result["id"]), Some(id.clone()));
+                ids.push(id);
+            }
+            ids
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(bounded("requests", task).await.expect("join"));
+    }
+    let count = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), count);
+    echo.abort();
+}
+
+#[tokio::test]
+async fn dropped_calls_send_a_cancellation_when_asked() {
+    let ((client, _client_inbound), (_server, mut server_inbound)) = memory_pair(
+        ConnectionOptions::new("peer"),
+        ConnectionOptions::new("client"),
+    );
+    let mut call = client
+        .send_request(client.allocate_id(), "tools/call", None)
+        .await
+        .expect("send");
+    call.cancel_on_drop("request abandoned by the caller");
+    let plain = client
+        .send_request(client.allocate_id(), "initialize", None)
+        .await
+        .expect("send");
+    drop(call);
+    drop(plain);
+    let mut methods = Vec::new();
+    for _ in 0..3 {
+        match bounded("inbound", server_inbound.recv())
+            .await
+            .expect("frame")
+        {
+            Inbound::Request(r) => methods.push(r.method),
+            Inbound::Notification(n) => {
+                methods.push(format!("{} {}", n.method, n.params.unwrap_or_default()))
+            }
+            other => methods.push(format!("{other:?}")),
+        }
+    }
+    expect![[r#"
+        tools/call
+        initialize
+        notifications/cancelled {"requestId":1,"reason":"request abandoned by the caller"}"#]]
+    .assert_eq(&methods.join("\n"));
+    assert_eq!(client.pending_requests(), 0);
+}
