@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs the pinned interop peers into
-# target/peers/, checks formatting, builds every binary the tests spawn, runs every test.
+# target/peers/, checks formatting and lints, builds every binary the tests spawn, runs every test.
 # .ci/run calls exactly this script.
 set -euo pipefail
 root=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd -P)
@@ -11,6 +11,9 @@ scripts/peers.sh
 
 echo "test: checking formatting" >&2
 cargo fmt --all -- --check
+
+echo "test: linting (clippy, warnings are errors)" >&2
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "test: building binaries the tests spawn" >&2
 cargo build --workspace --bins --locked

@@ -175,10 +175,8 @@ pub(crate) fn call_text(result: &CallToolResult) -> String {
             out.push('\n');
         }
     }
-    if result.content.is_empty() {
-        if let Some(structured) = &result.structured_content {
-            out.push_str(&format!("{structured}\n"));
-        }
+    if let (true, Some(structured)) = (result.content.is_empty(), &result.structured_content) {
+        out.push_str(&format!("{structured}\n"));
     }
     out
 }

@@ -449,12 +449,12 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         }
     };
     let era = string("era")?;
-    if let Some(era) = &era {
-        if !matches!(era.as_str(), "auto" | "legacy" | "modern") {
-            return Err(fail(format!(
-                "`era` must be \"auto\", \"legacy\" or \"modern\", not \"{era}\""
-            )));
-        }
+    if let Some(era) = &era
+        && !matches!(era.as_str(), "auto" | "legacy" | "modern")
+    {
+        return Err(fail(format!(
+            "`era` must be \"auto\", \"legacy\" or \"modern\", not \"{era}\""
+        )));
     }
     Ok(ServerEntry {
         name: name.to_owned(),

@@ -784,10 +784,10 @@ impl Session {
                 "`input_required` without `inputRequests` or `requestState`".into(),
             ));
         }
-        if let Some(state) = &state {
-            if !state.is_string() {
-                return Err(self.protocol(method, "`requestState` is not a string".into()));
-            }
+        if let Some(state) = &state
+            && !state.is_string()
+        {
+            return Err(self.protocol(method, "`requestState` is not a string".into()));
         }
         let mut responses = Map::new();
         if let Some(requests) = requests {
@@ -1003,17 +1003,17 @@ fn add_meta(
     fields: &MetaFields<'_>,
     progress_token: Option<&RequestId>,
 ) -> Value {
-    if era == Era::Modern {
-        if let Some(object) = params.as_object_mut() {
-            let meta_entry = object.entry("_meta").or_insert_with(|| json!({}));
-            if let Some(meta_object) = meta_entry.as_object_mut() {
-                meta_object.insert(meta::PROTOCOL_VERSION.into(), Value::from(fields.version));
-                meta_object.insert(
-                    meta::CLIENT_CAPABILITIES.into(),
-                    fields.client_capabilities.clone(),
-                );
-                meta_object.insert(meta::CLIENT_INFO.into(), json!(fields.client_info));
-            }
+    if era == Era::Modern
+        && let Some(object) = params.as_object_mut()
+    {
+        let meta_entry = object.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta_object) = meta_entry.as_object_mut() {
+            meta_object.insert(meta::PROTOCOL_VERSION.into(), Value::from(fields.version));
+            meta_object.insert(
+                meta::CLIENT_CAPABILITIES.into(),
+                fields.client_capabilities.clone(),
+            );
+            meta_object.insert(meta::CLIENT_INFO.into(), json!(fields.client_info));
         }
     }
     match progress_token {
@@ -1083,7 +1083,7 @@ async fn negotiate(wiring: &Wiring, config: &SessionConfig) -> Result<Negotiated
         Some(Era::Legacy) => initialize(wiring, config, pinned).await,
         Some(Era::Modern) => {
             match discover(wiring, config, pinned.unwrap_or(MODERN_VERSION)).await? {
-                DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
                 DiscoverOutcome::NotModern(detail) => Err(SessionError::Protocol {
                     server: wiring.server.clone(),
                     method: methods::SERVER_DISCOVER.into(),
@@ -1098,7 +1098,7 @@ async fn negotiate(wiring: &Wiring, config: &SessionConfig) -> Result<Negotiated
 }
 
 enum DiscoverOutcome {
-    Modern(Negotiated),
+    Modern(Box<Negotiated>),
     NotModern(String),
 }
 
@@ -1220,13 +1220,13 @@ fn discover_result(wiring: &Wiring, result: Value, version: &str) -> DiscoverOut
         .and_then(|m| m.get(meta::SERVER_INFO))
         .and_then(|info| serde_json::from_value(info.clone()).ok());
     tracing::debug!(server = %wiring.server, "server/discover answered: modern era");
-    DiscoverOutcome::Modern(Negotiated {
+    DiscoverOutcome::Modern(Box::new(Negotiated {
         era: Era::Modern,
         protocol_version,
         capabilities: parsed.capabilities,
         server_info,
         instructions: parsed.instructions,
-    })
+    }))
 }
 
 /// Auto mode: probe with `server/discover`; on any non-modern answer run `initialize`. If
@@ -1245,13 +1245,13 @@ async fn probe_then_initialize(
             let answer = answer?;
             match answer {
                 Ok(result) => match discover_result(wiring, result, MODERN_VERSION) {
-                    DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                    DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
                     DiscoverOutcome::NotModern(_) => initialize(wiring, config, None).await,
                 },
                 Err(error) => match modern_retry_version(&error) {
                     RetryVersion::Retry(version) => match discover(wiring, config, &version).await?
                     {
-                        DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                        DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
                         DiscoverOutcome::NotModern(_) => initialize(wiring, config, None).await,
                     },
                     _ => initialize(wiring, config, None).await,
@@ -1266,7 +1266,7 @@ async fn probe_then_initialize(
                 result = &mut init => result,
                 answer = &mut probe_answer => match answer? {
                     Ok(result) => match discover_result(wiring, result, MODERN_VERSION) {
-                        DiscoverOutcome::Modern(negotiated) => Ok(negotiated),
+                        DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
                         DiscoverOutcome::NotModern(_) => init.await,
                     },
                     Err(_) => init.await,

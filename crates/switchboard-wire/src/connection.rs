@@ -128,10 +128,10 @@ impl fmt::Display for CloseReason {
         if let Some(status) = &self.exit_status {
             write!(f, " ({status})")?;
         }
-        if let Some(tail) = &self.stderr_tail {
-            if !tail.trim().is_empty() {
-                write!(f, "\n--- last stderr output ---\n{}", tail.trim_end())?;
-            }
+        if let Some(tail) = &self.stderr_tail
+            && !tail.trim().is_empty()
+        {
+            write!(f, "\n--- last stderr output ---\n{}", tail.trim_end())?;
         }
         Ok(())
     }

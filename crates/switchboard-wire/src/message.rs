@@ -269,10 +269,7 @@ fn classify(mut object: Map<String, Value>) -> Result<Message, MalformedKind> {
         _ => return Err(MalformedKind::WrongVersion),
     }
     let invalid = |why: &str| MalformedKind::InvalidMessage(why.to_owned());
-    let id = match object.remove("id") {
-        None => None,
-        Some(raw) => Some(raw),
-    };
+    let id = object.remove("id");
     if let Some(method) = object.remove("method") {
         let Value::String(method) = method else {
             return Err(invalid("`method` is not a string"));
@@ -281,10 +278,10 @@ fn classify(mut object: Map<String, Value>) -> Result<Message, MalformedKind> {
             return Err(invalid("has both `method` and `result`/`error`"));
         }
         let params = object.remove("params");
-        if let Some(p) = &params {
-            if !(p.is_object() || p.is_array()) {
-                return Err(invalid("`params` is neither an object nor an array"));
-            }
+        if let Some(p) = &params
+            && !(p.is_object() || p.is_array())
+        {
+            return Err(invalid("`params` is neither an object nor an array"));
         }
         return match id {
             None => Ok(Message::Notification(Notification { method, params })),

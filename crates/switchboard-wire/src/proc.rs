@@ -90,12 +90,11 @@ pub fn is_alive(process: ProcessId) -> bool {
 pub fn kill_survivors(tree: &[ProcessId]) -> usize {
     let mut killed = 0;
     for process in tree {
-        if is_alive(*process) {
-            if let Ok(pid) = i32::try_from(process.pid) {
-                if kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok() {
-                    killed += 1;
-                }
-            }
+        if is_alive(*process)
+            && let Ok(pid) = i32::try_from(process.pid)
+            && kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok()
+        {
+            killed += 1;
         }
     }
     killed

@@ -165,7 +165,7 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
     );
     let again = session
         .call_tool(
-            &peer.echo.0,
+            peer.echo.0,
             Some(peer.echo.1.clone()),
             &CallOptions::default(),
         )

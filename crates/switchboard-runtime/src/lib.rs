@@ -1,0 +1,28 @@
+//! The Switchboard runtime: operates many MCP servers for an agent.
+//!
+//! Off by default: constructing a [`Runtime`] and loading configuration never starts or
+//! connects anything; only [`Runtime::enable`] does. One session-owned controller serialises
+//! enable, disable and reload; servers' tools, prompts, resources and instructions are
+//! published together as one versioned [`Snapshot`]; bridged tools go through the same
+//! [`ToolOutput`] boundary as the host's own tools; child tasks share the parent's live
+//! connections through proxies.
+
+pub mod guards;
+pub mod naming;
+pub mod output;
+mod runtime;
+pub mod schema;
+mod server;
+mod snapshot;
+pub mod sources;
+pub mod tool;
+
+pub use guards::{Finding, FindingKind, LockPolicy, ToolLock};
+pub use output::{OutputLimit, ToolOutput, Truncation};
+pub use runtime::{
+    ChildRuntime, LifecycleEvent, ProxyTool, ReloadReport, Runtime, RuntimeError, RuntimeOptions,
+    ServerOutcome, StartupReport,
+};
+pub use server::{Capabilities, RestartPolicy, ServerPolicy, ServerState};
+pub use snapshot::{BridgedTool, FromServer, Snapshot};
+pub use tool::{Tool, ToolContext, ToolFuture};

@@ -1,0 +1,777 @@
+//! The session-owned runtime controller.
+//!
+//! `enable`, `disable`, `reload` and `dispose` are serialised: duplicate requests merge,
+//! conflicting ones run in order and the latest wanted state wins. Enabling discovers and
+//! connects once, then publishes everything as one versioned [`Snapshot`]. Disabling first
+//! unpublishes (tools, prompts, resources, instructions, and with them the system-prompt
+//! section), withdraws children's access (cancelling their calls in flight), and only then
+//! closes every transport and child process. Reload reconciles the configuration: unchanged
+//! servers keep their connections and their tools never disappear; changed servers restart;
+//! removed ones close; added ones start.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use switchboard_config::{ProcessEnv, ServerEntry};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::guards::{LockPolicy, ToolLock};
+use crate::output::{OutputLimit, ToolOutput};
+use crate::server::{ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock};
+use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
+use crate::sources::{self, ConfiguredServer, ServerSource, TrustStore};
+use crate::tool::{Tool, ToolContext, ToolFuture};
+
+/// Everything a runtime is built from.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    /// Where server definitions come from (read at enable and reload).
+    pub source: ServerSource,
+    /// Deadlines, restarts, grace periods.
+    pub policy: ServerPolicy,
+    /// Bound on each tool output.
+    pub output_limit: OutputLimit,
+    /// Bound on each server's instructions, in characters.
+    pub instructions_limit: usize,
+    /// Lock file for tool definitions (rug-pull guard).
+    pub lock: Option<LockPolicy>,
+    /// Trust store for project-scope servers (`None`: project servers are never started).
+    pub trust_store: Option<std::path::PathBuf>,
+    /// How long a call waits for a reconnecting server before failing.
+    pub ready_wait: Duration,
+}
+
+impl RuntimeOptions {
+    /// Defaults for a source.
+    pub fn new(source: ServerSource) -> RuntimeOptions {
+        RuntimeOptions {
+            source,
+            policy: ServerPolicy::default(),
+            output_limit: OutputLimit::default(),
+            instructions_limit: 4000,
+            lock: None,
+            trust_store: None,
+            ready_wait: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Why a runtime operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// Reload needs MCP to be on.
+    #[error("reload is only available while MCP is enabled; enable it first")]
+    ReloadWhileDisabled,
+    /// The runtime was disposed.
+    #[error("the MCP runtime was disposed with its session")]
+    Disposed,
+}
+
+/// One server's outcome in a startup or reload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerOutcome {
+    /// The server's name.
+    pub name: String,
+    /// Its state when the report was made.
+    pub state: ServerState,
+    /// Tools it contributes.
+    pub tools: usize,
+    /// The process id, for stdio servers.
+    pub pid: Option<u32>,
+}
+
+/// The result of enabling: every server's outcome. Partial success is normal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartupReport {
+    /// Configured servers, in configuration order.
+    pub servers: Vec<ServerOutcome>,
+    /// Definitions that could not be used (server name, problem).
+    pub config_problems: Vec<(Option<String>, String)>,
+    /// The snapshot version published.
+    pub version: u64,
+}
+
+impl StartupReport {
+    /// Servers that are ready.
+    pub fn ready(&self) -> impl Iterator<Item = &ServerOutcome> {
+        self.servers
+            .iter()
+            .filter(|s| s.state == ServerState::Ready)
+    }
+}
+
+impl fmt::Display for StartupReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for server in &self.servers {
+            writeln!(
+                f,
+                "{}: {} ({} tools)",
+                server.name, server.state, server.tools
+            )?;
+        }
+        for (name, problem) in &self.config_problems {
+            writeln!(f, "{}: {problem}", name.as_deref().unwrap_or("config"))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a reload did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// Servers whose definition did not change: same connection.
+    pub kept: Vec<String>,
+    /// Servers whose definition changed: restarted.
+    pub restarted: Vec<String>,
+    /// New servers.
+    pub added: Vec<String>,
+    /// Servers no longer configured: closed.
+    pub removed: Vec<String>,
+    /// The outcome of every server after the reload.
+    pub startup: StartupReport,
+}
+
+/// A step in the runtime's life, recorded in order (bounded journal).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LifecycleEvent {
+    /// Servers started and the first snapshot was published.
+    Enabled {
+        /// Its version.
+        version: u64,
+    },
+    /// Capabilities were removed (the published snapshot is empty).
+    Unpublished {
+        /// The empty snapshot's version.
+        version: u64,
+    },
+    /// Children lost access; their calls in flight were cancelled.
+    ChildAccessWithdrawn {
+        /// How many calls were cancelled.
+        cancelled_calls: usize,
+    },
+    /// The system-prompt section was rebuilt (published with the snapshot of that version).
+    PromptRebuilt {
+        /// The snapshot version carrying it.
+        version: u64,
+    },
+    /// Transports and child processes were closed.
+    TransportsClosed {
+        /// How many servers were stopped.
+        servers: usize,
+    },
+    /// A reload was published.
+    Reloaded {
+        /// The snapshot version.
+        version: u64,
+    },
+    /// A snapshot was republished after a server changed (ready again, re-listed, broken).
+    Republished {
+        /// The version.
+        version: u64,
+    },
+}
+
+const JOURNAL_CAP: usize = 256;
+
+/// The runtime. Cheap to clone; all clones control the same servers.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("enabled", &self.is_enabled())
+            .field("version", &self.snapshot().version)
+            .finish()
+    }
+}
+
+struct RuntimeInner {
+    options: Mutex<RuntimeOptions>,
+    /// Serialises transitions; holds the running servers.
+    control: tokio::sync::Mutex<Control>,
+    /// The state callers want; read again after each transition step (latest wins).
+    desired: Mutex<bool>,
+    disposed: AtomicBool,
+    enabled: AtomicBool,
+    snapshot: watch::Sender<Arc<Snapshot>>,
+    version: AtomicU64,
+    /// Running servers by name, in configuration order, as published.
+    roster: Mutex<Vec<(String, Arc<ServerShared>)>>,
+    router: Arc<CallRouter>,
+    child_calls: CallRegistry,
+    child_access: AtomicBool,
+    journal: Mutex<VecDeque<LifecycleEvent>>,
+    tool_lock: Mutex<Option<ToolLock>>,
+}
+
+#[derive(Default)]
+struct Control {
+    servers: BTreeMap<String, Supervisor>,
+    publisher: Option<JoinHandle<()>>,
+    signals: Option<mpsc::UnboundedSender<ServerSignal>>,
+    report: StartupReport,
+}
+
+impl Runtime {
+    /// A runtime that is off. Nothing is read, started or connected until [`Runtime::enable`].
+    pub fn new(options: RuntimeOptions) -> Runtime {
+        let router = Arc::new(CallRouter {
+            servers: Mutex::new(BTreeMap::new()),
+            limit: options.output_limit.clone(),
+            ready_wait: options.ready_wait,
+        });
+        Runtime {
+            inner: Arc::new(RuntimeInner {
+                options: Mutex::new(options),
+                control: tokio::sync::Mutex::new(Control::default()),
+                desired: Mutex::new(false),
+                disposed: AtomicBool::new(false),
+                enabled: AtomicBool::new(false),
+                snapshot: watch::channel(Arc::new(Snapshot::default())).0,
+                version: AtomicU64::new(0),
+                roster: Mutex::new(Vec::new()),
+                router,
+                child_calls: CallRegistry::default(),
+                child_access: AtomicBool::new(false),
+                journal: Mutex::new(VecDeque::new()),
+                tool_lock: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Turns MCP on: reads the configuration, starts every enabled, trusted server in
+    /// parallel (each within its connect deadline), then publishes one snapshot. Returns the
+    /// startup report (the current one if already enabled).
+    pub async fn enable(&self) -> Result<StartupReport, RuntimeError> {
+        self.transition(true).await
+    }
+
+    /// Turns MCP off: unpublish, withdraw children's access, then close every server.
+    pub async fn disable(&self) -> Result<(), RuntimeError> {
+        self.transition(false).await.map(|_| ())
+    }
+
+    /// Re-reads the configuration and reconciles the running servers with it.
+    pub async fn reload(&self) -> Result<ReloadReport, RuntimeError> {
+        let mut control = self.inner.control.lock().await;
+        if self.inner.disposed.load(Ordering::SeqCst) {
+            return Err(RuntimeError::Disposed);
+        }
+        if !self.inner.enabled.load(Ordering::SeqCst) {
+            return Err(RuntimeError::ReloadWhileDisabled);
+        }
+        Ok(self.inner.reload(&mut control).await)
+    }
+
+    /// Replaces where definitions come from (read by the next enable or reload).
+    pub fn set_source(&self, source: ServerSource) {
+        lock(&self.inner.options).source = source;
+    }
+
+    /// Stops everything for good (as disable), then refuses further requests. Idempotent.
+    pub async fn dispose(&self) {
+        let mut control = self.inner.control.lock().await;
+        self.inner.disposed.store(true, Ordering::SeqCst);
+        *lock(&self.inner.desired) = false;
+        if self.inner.enabled.load(Ordering::SeqCst) {
+            self.inner.stop(&mut control).await;
+        }
+    }
+
+    /// Whether MCP is on.
+    pub fn is_enabled(&self) -> bool {
+        self.inner.enabled.load(Ordering::SeqCst)
+    }
+
+    /// The current snapshot (never half of one).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.inner.snapshot.borrow().clone()
+    }
+
+    /// Follows snapshot publications.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.inner.snapshot.subscribe()
+    }
+
+    /// The lifecycle journal, oldest first.
+    pub fn journal(&self) -> Vec<LifecycleEvent> {
+        lock(&self.inner.journal).iter().cloned().collect()
+    }
+
+    /// Every configured server's state, in configuration order.
+    pub fn servers(&self) -> Vec<ServerOutcome> {
+        self.inner.outcomes()
+    }
+
+    /// Server processes this runtime owns that are alive now.
+    pub fn live_processes(&self) -> usize {
+        lock(&self.inner.roster)
+            .iter()
+            .filter_map(|(_, shared)| shared.session())
+            .filter(|session| session.process().is_some_and(|p| p.exit_status().is_none()))
+            .count()
+    }
+
+    /// Records the current definitions of `server`'s tools as approved in the lock file.
+    pub fn approve_tools(&self, server: &str) -> Result<(), String> {
+        let options = lock(&self.inner.options).clone();
+        let Some(policy) = options.lock else {
+            return Err("no tool lock file is configured".into());
+        };
+        let shared = lock(&self.inner.roster)
+            .iter()
+            .find(|(name, _)| name == server)
+            .map(|(_, s)| s.clone());
+        let capabilities = shared
+            .and_then(|s| s.capabilities())
+            .ok_or_else(|| format!("server `{server}` is not ready"))?;
+        let mut tool_lock = ToolLock::load(&policy.path)?;
+        tool_lock.approve(server, &capabilities.tools);
+        tool_lock.save(&policy.path)?;
+        *lock(&self.inner.tool_lock) = Some(tool_lock);
+        self.inner.publish(false);
+        Ok(())
+    }
+
+    /// Trusts the current definition of a project-scope server (takes effect on the next
+    /// enable or reload).
+    pub fn trust(&self, server: &str) -> Result<(), String> {
+        let options = lock(&self.inner.options).clone();
+        let path = options.trust_store.ok_or("no trust store is configured")?;
+        let loaded = sources::load(&options.source, &ProcessEnv);
+        let configured = loaded
+            .servers
+            .iter()
+            .find(|s| s.entry.name == server)
+            .ok_or_else(|| format!("no server named `{server}` is configured"))?;
+        TrustStore::load(&path)?.trust(configured)
+    }
+
+    /// A view for a child task. `Some(true)` (explicitly enabled) shares this runtime's live
+    /// connections through proxies while it is enabled; `Some(false)` and `None` (omitted)
+    /// expose nothing. A child never discovers or starts servers itself.
+    pub fn child(&self, policy: Option<bool>) -> ChildRuntime {
+        ChildRuntime {
+            parent: (policy == Some(true)).then(|| self.inner.clone()),
+        }
+    }
+
+    async fn transition(&self, want: bool) -> Result<StartupReport, RuntimeError> {
+        *lock(&self.inner.desired) = want;
+        let mut control = self.inner.control.lock().await;
+        loop {
+            if self.inner.disposed.load(Ordering::SeqCst) {
+                return Err(RuntimeError::Disposed);
+            }
+            let desired = *lock(&self.inner.desired);
+            let enabled = self.inner.enabled.load(Ordering::SeqCst);
+            if desired == enabled {
+                return Ok(control.report.clone());
+            }
+            if desired {
+                self.inner.start(&mut control).await;
+            } else {
+                self.inner.stop(&mut control).await;
+            }
+        }
+    }
+}
+
+impl RuntimeInner {
+    fn record(&self, event: LifecycleEvent) {
+        tracing::debug!(?event, "mcp runtime");
+        let mut journal = lock(&self.journal);
+        if journal.len() == JOURNAL_CAP {
+            journal.pop_front();
+        }
+        journal.push_back(event);
+    }
+
+    fn options(&self) -> RuntimeOptions {
+        lock(&self.options).clone()
+    }
+
+    /// Loads definitions and decides, per server, whether it may start.
+    fn configured(&self) -> Configured {
+        let options = self.options();
+        let loaded = sources::load(&options.source, &ProcessEnv);
+        let trust = options.trust_store.as_deref().map(TrustStore::load);
+        let mut problems = loaded.problems;
+        if let Some(Err(problem)) = &trust {
+            problems.push((None, problem.clone()));
+        }
+        let servers = loaded
+            .servers
+            .into_iter()
+            .map(|server| {
+                let blocked = if !server.entry.enabled {
+                    Some("disabled in the configuration".to_owned())
+                } else {
+                    match &trust {
+                        Some(Ok(store)) if store.is_trusted(&server) => None,
+                        _ if server.scope != sources::Scope::Project => None,
+                        _ => Some(format!(
+                            "defined in a project file ({}) and not trusted yet; trust it to let it start",
+                            server.entry.origin
+                        )),
+                    }
+                };
+                (server, blocked)
+            })
+            .collect();
+        Configured { servers, problems }
+    }
+
+    async fn start(self: &Arc<Self>, control: &mut Control) {
+        let options = self.options();
+        if let Some(policy) = &options.lock {
+            match ToolLock::load(&policy.path) {
+                Ok(tool_lock) => *lock(&self.tool_lock) = Some(tool_lock),
+                Err(problem) => tracing::warn!(%problem, "tool lock not used"),
+            }
+        }
+        let (signals_tx, signals_rx) = mpsc::unbounded_channel();
+        control.signals = Some(signals_tx.clone());
+        let Configured {
+            servers: configured,
+            problems,
+        } = self.configured();
+        let mut order = Vec::new();
+        for (server, blocked) in &configured {
+            let supervisor = match blocked {
+                Some(reason) => Supervisor::idle(server.entry.clone(), reason.clone()),
+                None => Supervisor::start(
+                    server.entry.clone(),
+                    options.policy.clone(),
+                    signals_tx.clone(),
+                ),
+            };
+            order.push((server.entry.name.clone(), supervisor.shared.clone()));
+            control
+                .servers
+                .insert(server.entry.name.clone(), supervisor);
+        }
+        settle(
+            order.iter().map(|(_, s)| s.clone()).collect(),
+            settle_deadline(&options),
+        )
+        .await;
+        self.set_roster(order);
+        self.enabled.store(true, Ordering::SeqCst);
+        self.child_access.store(true, Ordering::SeqCst);
+        let version = self.publish(true);
+        self.record(LifecycleEvent::Enabled { version });
+        control.report = StartupReport {
+            servers: self.outcomes(),
+            config_problems: problems,
+            version,
+        };
+        // Signals sent while starting are reflected in the snapshot just published.
+        let mut signals_rx = signals_rx;
+        while signals_rx.try_recv().is_ok() {}
+        control.publisher = Some(tokio::spawn(publisher(Arc::downgrade(self), signals_rx)));
+    }
+
+    async fn stop(self: &Arc<Self>, control: &mut Control) {
+        if let Some(publisher) = control.publisher.take() {
+            publisher.abort();
+        }
+        control.signals = None;
+        self.enabled.store(false, Ordering::SeqCst);
+        let version = self.publish(false);
+        self.record(LifecycleEvent::Unpublished { version });
+        self.child_access.store(false, Ordering::SeqCst);
+        let cancelled_calls = self.child_calls.cancel_all();
+        self.record(LifecycleEvent::ChildAccessWithdrawn { cancelled_calls });
+        self.record(LifecycleEvent::PromptRebuilt { version });
+        let servers: Vec<Supervisor> = std::mem::take(&mut control.servers).into_values().collect();
+        let count = servers.len();
+        stop_all(servers).await;
+        self.set_roster(Vec::new());
+        self.record(LifecycleEvent::TransportsClosed { servers: count });
+        control.report = StartupReport::default();
+    }
+
+    async fn reload(self: &Arc<Self>, control: &mut Control) -> ReloadReport {
+        let options = self.options();
+        let Some(signals) = control.signals.clone() else {
+            return ReloadReport::default();
+        };
+        let Configured {
+            servers: configured,
+            problems,
+        } = self.configured();
+        let mut report = ReloadReport::default();
+        let mut next: BTreeMap<String, Supervisor> = BTreeMap::new();
+        let mut order = Vec::new();
+        let mut starting = Vec::new();
+        let mut retired = Vec::new();
+        for (server, blocked) in &configured {
+            let name = server.entry.name.clone();
+            let old = control.servers.remove(&name);
+            let unchanged = old.as_ref().is_some_and(|old| {
+                let was_idle = matches!(*old.shared.state.borrow(), ServerState::Disabled { .. });
+                same_definition(&old.entry, &server.entry) && was_idle == blocked.is_some()
+            });
+            let supervisor = match (old, unchanged) {
+                (Some(old), true) => {
+                    report.kept.push(name.clone());
+                    old
+                }
+                (old, _) => {
+                    if let Some(old) = old {
+                        report.restarted.push(name.clone());
+                        retired.push(old);
+                    } else {
+                        report.added.push(name.clone());
+                    }
+                    let fresh = match blocked {
+                        Some(reason) => Supervisor::idle(server.entry.clone(), reason.clone()),
+                        None => Supervisor::start(
+                            server.entry.clone(),
+                            options.policy.clone(),
+                            signals.clone(),
+                        ),
+                    };
+                    starting.push(fresh.shared.clone());
+                    fresh
+                }
+            };
+            order.push((name.clone(), supervisor.shared.clone()));
+            next.insert(name, supervisor);
+        }
+        for (name, old) in std::mem::take(&mut control.servers) {
+            report.removed.push(name);
+            retired.push(old);
+        }
+        // Old servers keep serving (and their tools stay published) until the new ones settle.
+        settle(starting, settle_deadline(&options)).await;
+        control.servers = next;
+        self.set_roster(order);
+        let version = self.publish(true);
+        self.record(LifecycleEvent::Reloaded { version });
+        stop_all(retired).await;
+        control.report = StartupReport {
+            servers: self.outcomes(),
+            config_problems: problems,
+            version,
+        };
+        report.startup = control.report.clone();
+        report
+    }
+
+    fn set_roster(&self, roster: Vec<(String, Arc<ServerShared>)>) {
+        *lock(&self.router.servers) = roster.iter().map(|(n, s)| (n.clone(), s.clone())).collect();
+        *lock(&self.roster) = roster;
+    }
+
+    /// Builds and swaps in a new snapshot; returns its version.
+    fn publish(&self, enabled: bool) -> u64 {
+        let options = self.options();
+        let servers = if enabled {
+            lock(&self.roster)
+                .iter()
+                .filter_map(|(name, shared)| shared.capabilities().map(|c| (name.clone(), c)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let tool_lock = lock(&self.tool_lock).clone();
+        let version = self.version.fetch_add(1, Ordering::SeqCst) + 1;
+        let snapshot = snapshot::build(SnapshotInput {
+            version,
+            enabled,
+            servers,
+            router: &self.router,
+            instructions_limit: options.instructions_limit,
+            lock: tool_lock.as_ref(),
+            strict: options.lock.as_ref().is_some_and(|l| l.strict),
+        });
+        self.snapshot.send_replace(Arc::new(snapshot));
+        version
+    }
+
+    fn outcomes(&self) -> Vec<ServerOutcome> {
+        lock(&self.roster)
+            .iter()
+            .map(|(name, shared)| ServerOutcome {
+                name: name.clone(),
+                state: shared.state.borrow().clone(),
+                tools: shared.capabilities().map_or(0, |c| c.tools.len()),
+                pid: shared.session().and_then(|s| s.pid()),
+            })
+            .collect()
+    }
+}
+
+/// Loaded definitions, each with the reason it may not start (disabled, untrusted).
+struct Configured {
+    servers: Vec<(ConfiguredServer, Option<String>)>,
+    problems: Vec<(Option<String>, String)>,
+}
+
+/// Definitions are the same when everything but their position in the file is.
+fn same_definition(old: &ServerEntry, new: &ServerEntry) -> bool {
+    old.transport == new.transport
+        && old.enabled == new.enabled
+        && old.timeout == new.timeout
+        && old.startup_timeout == new.startup_timeout
+        && old.era == new.era
+        && old.protocol_version == new.protocol_version
+}
+
+/// How long startup waits for servers' first outcome: two connect deadlines (start, then
+/// listing) plus a second.
+fn settle_deadline(options: &RuntimeOptions) -> Duration {
+    options.policy.connect_timeout * 2 + Duration::from_secs(1)
+}
+
+/// Waits until every server has left `Configured`/`Connecting`, or the deadline passes.
+async fn settle(servers: Vec<Arc<ServerShared>>, deadline: Duration) {
+    let waits = servers.into_iter().map(|shared| async move {
+        let mut state = shared.state.subscribe();
+        let _ = state
+            .wait_for(|s| !matches!(s, ServerState::Configured | ServerState::Connecting { .. }))
+            .await;
+    });
+    let mut set = tokio::task::JoinSet::new();
+    for wait in waits {
+        set.spawn(wait);
+    }
+    let _ =
+        tokio::time::timeout(deadline, async { while set.join_next().await.is_some() {} }).await;
+}
+
+/// Stops servers in parallel, each bounded by its grace periods.
+async fn stop_all(servers: Vec<Supervisor>) {
+    let mut set = tokio::task::JoinSet::new();
+    for server in servers {
+        set.spawn(server.stop());
+    }
+    while set.join_next().await.is_some() {}
+}
+
+/// Republishes when a server's capabilities change after enable (ready again, re-listed,
+/// broken). Bursts are coalesced into one publication.
+async fn publisher(
+    runtime: std::sync::Weak<RuntimeInner>,
+    mut signals: mpsc::UnboundedReceiver<ServerSignal>,
+) {
+    while signals.recv().await.is_some() {
+        while signals.try_recv().is_ok() {}
+        let Some(runtime) = runtime.upgrade() else {
+            break;
+        };
+        // A transition in progress publishes when it ends, with whatever changed meanwhile.
+        let idle = runtime.control.try_lock().is_ok();
+        if idle && runtime.enabled.load(Ordering::SeqCst) {
+            let version = runtime.publish(true);
+            runtime.record(LifecycleEvent::Republished { version });
+        }
+    }
+}
+
+/// A child task's view of the runtime. It never discovers or starts servers.
+#[derive(Clone)]
+pub struct ChildRuntime {
+    parent: Option<Arc<RuntimeInner>>,
+}
+
+impl fmt::Debug for ChildRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildRuntime")
+            .field("shares_parent", &self.parent.is_some())
+            .finish()
+    }
+}
+
+impl ChildRuntime {
+    /// The parent's current tools as proxies (none if the policy was disabled or omitted, or
+    /// the parent is off).
+    pub fn tools(&self) -> Vec<ProxyTool> {
+        let Some(parent) = &self.parent else {
+            return Vec::new();
+        };
+        if !parent.child_access.load(Ordering::SeqCst) {
+            return Vec::new();
+        }
+        let snapshot = parent.snapshot.borrow().clone();
+        snapshot
+            .tools
+            .iter()
+            .map(|tool| ProxyTool {
+                tool: tool.clone(),
+                parent: parent.clone(),
+            })
+            .collect()
+    }
+
+    /// One proxy by exported name.
+    pub fn tool(&self, name: &str) -> Option<ProxyTool> {
+        self.tools().into_iter().find(|t| t.name() == name)
+    }
+}
+
+/// A parent's bridged tool as a child sees it: calls go through the parent's connection
+/// (its reconnects included) and end when the parent withdraws access.
+#[derive(Clone)]
+pub struct ProxyTool {
+    tool: BridgedTool,
+    parent: Arc<RuntimeInner>,
+}
+
+impl fmt::Debug for ProxyTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProxyTool")
+            .field("tool", &self.tool)
+            .finish()
+    }
+}
+
+impl Tool for ProxyTool {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+
+    fn input_schema(&self) -> &Value {
+        self.tool.input_schema()
+    }
+
+    fn call(&self, arguments: Value, mut context: ToolContext) -> ToolFuture {
+        let parent = self.parent.clone();
+        let tool = self.tool.clone();
+        Box::pin(async move {
+            let token = context.cancel.child_token();
+            let registration = parent.child_calls.register(token.clone());
+            // Checked after registering, so a withdrawal cannot slip in between.
+            if !parent.child_access.load(Ordering::SeqCst) {
+                parent.child_calls.finish(registration);
+                return ToolOutput::error(
+                    "MCP access was withdrawn: the parent task turned MCP off",
+                );
+            }
+            context.cancel = token.clone();
+            let output = tool.call(arguments, context).await;
+            parent.child_calls.finish(registration);
+            if token.is_cancelled() && !parent.child_access.load(Ordering::SeqCst) {
+                return ToolOutput::error(
+                    "MCP access was withdrawn while the call ran: the parent task turned MCP off",
+                );
+            }
+            output
+        })
+    }
+}

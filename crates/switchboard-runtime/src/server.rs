@@ -1,0 +1,610 @@
+//! One supervised server: connect, list capabilities, watch, reconnect with backoff, trip a
+//! circuit breaker when it keeps failing.
+//!
+//! A server is ready only after initialization and capability listing have both completed on
+//! the same transport; only then are its capabilities stored for publication. A closed
+//! transport fails its outstanding calls (the wire layer does that at once), and the server
+//! moves to `Failed` then `Backoff`; its last-known capabilities stay published while it
+//! reconnects, and are withdrawn when the breaker opens.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
+use switchboard_session::{EraChoice, Session, SessionConfig, SessionError, SessionEvent};
+use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Known from configuration; nothing started.
+    Configured,
+    /// Starting and listing capabilities.
+    Connecting {
+        /// 0 for the first attempt.
+        attempt: u32,
+    },
+    /// Initialized and listed; its capabilities are published.
+    Ready,
+    /// The last attempt or the live connection failed; a retry is scheduled.
+    Backoff {
+        /// Why it failed (exit status, stderr tail, timeout, protocol error).
+        reason: String,
+        /// How long until the next attempt, when this state was entered.
+        retry_in: Duration,
+        /// Failures counted towards the breaker.
+        failures: u32,
+    },
+    /// Failed too often in a short time; no more attempts until reload or re-enable.
+    Broken {
+        /// The last failure.
+        reason: String,
+    },
+    /// Not started: disabled in configuration, or not trusted.
+    Disabled {
+        /// Why.
+        reason: String,
+    },
+    /// Stopped by the runtime.
+    Stopped,
+}
+
+impl fmt::Display for ServerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerState::Configured => f.write_str("configured"),
+            ServerState::Connecting { attempt } => {
+                write!(f, "connecting (attempt {})", attempt + 1)
+            }
+            ServerState::Ready => f.write_str("ready"),
+            ServerState::Backoff {
+                reason, retry_in, ..
+            } => write!(f, "failed, retrying in {retry_in:?}: {reason}"),
+            ServerState::Broken { reason } => {
+                write!(f, "stopped after repeated failures: {reason}")
+            }
+            ServerState::Disabled { reason } => write!(f, "disabled: {reason}"),
+            ServerState::Stopped => f.write_str("stopped"),
+        }
+    }
+}
+
+/// Restart policy.
+#[derive(Debug, Clone)]
+pub struct RestartPolicy {
+    /// First delay after a failure.
+    pub initial_backoff: Duration,
+    /// Longest delay.
+    pub max_backoff: Duration,
+    /// This many failures within `breaker_window` open the breaker.
+    pub breaker_failures: u32,
+    /// The window for counting failures.
+    pub breaker_window: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy {
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            breaker_failures: 5,
+            breaker_window: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Deadlines and policies for servers.
+#[derive(Debug, Clone)]
+pub struct ServerPolicy {
+    /// Connect deadline (per attempt), unless the entry sets `startupTimeout`.
+    pub connect_timeout: Duration,
+    /// Request deadline, unless the entry sets `timeout`.
+    pub request_timeout: Duration,
+    /// Restarts.
+    pub restart: RestartPolicy,
+    /// Debounce for list-changed notifications.
+    pub list_changed_debounce: Duration,
+    /// Grace periods when stopping a server.
+    pub shutdown: ShutdownGrace,
+}
+
+impl Default for ServerPolicy {
+    fn default() -> Self {
+        ServerPolicy {
+            connect_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(60),
+            restart: RestartPolicy::default(),
+            list_changed_debounce: Duration::from_millis(150),
+            shutdown: ShutdownGrace::default(),
+        }
+    }
+}
+
+/// What a ready server offers, listed on one transport.
+#[derive(Debug, Clone, Default)]
+pub struct Capabilities {
+    /// Tools.
+    pub tools: Vec<McpTool>,
+    /// Prompts.
+    pub prompts: Vec<Prompt>,
+    /// Resources.
+    pub resources: Vec<Resource>,
+    /// Resource templates.
+    pub templates: Vec<ResourceTemplate>,
+    /// Server instructions.
+    pub instructions: Option<String>,
+    /// Problems met while listing (invalid entries, failed optional listings).
+    pub problems: Vec<String>,
+}
+
+/// Something the supervisor tells the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerSignal {
+    /// What should be published changed (ready, re-listed, broken, stopped).
+    Republish,
+}
+
+/// State shared between a server's supervisor and the rest of the runtime.
+#[derive(Debug)]
+pub(crate) struct ServerShared {
+    pub(crate) name: String,
+    pub(crate) state: watch::Sender<ServerState>,
+    /// The live session while ready.
+    pub(crate) session: Mutex<Option<Session>>,
+    /// What to publish: set when ready, kept during backoff, cleared when broken or stopped.
+    pub(crate) capabilities: Mutex<Option<Arc<Capabilities>>>,
+    /// Successful connections so far (1 after the first start).
+    pub(crate) connections: Mutex<u32>,
+}
+
+impl ServerShared {
+    pub(crate) fn new(name: &str, state: ServerState) -> Arc<ServerShared> {
+        Arc::new(ServerShared {
+            name: name.to_owned(),
+            state: watch::channel(state).0,
+            session: Mutex::new(None),
+            capabilities: Mutex::new(None),
+            connections: Mutex::new(0),
+        })
+    }
+
+    pub(crate) fn session(&self) -> Option<Session> {
+        lock(&self.session).clone()
+    }
+
+    pub(crate) fn capabilities(&self) -> Option<Arc<Capabilities>> {
+        lock(&self.capabilities).clone()
+    }
+
+    fn set_state(&self, state: ServerState) {
+        tracing::debug!(server = %self.name, %state, "server state");
+        self.state.send_replace(state);
+    }
+
+    /// Waits until the server is ready (returns its session) or `deadline` passes, or the
+    /// server reaches a state it will not leave by itself.
+    pub(crate) async fn ready_session(&self, deadline: Duration) -> Result<Session, ServerState> {
+        let mut state = self.state.subscribe();
+        let wait = async {
+            loop {
+                let current = state.borrow_and_update().clone();
+                match current {
+                    ServerState::Ready => {
+                        if let Some(session) = self.session() {
+                            return Ok(session);
+                        }
+                    }
+                    ServerState::Broken { .. }
+                    | ServerState::Disabled { .. }
+                    | ServerState::Stopped => return Err(current),
+                    _ => {}
+                }
+                if state.changed().await.is_err() {
+                    return Err(ServerState::Stopped);
+                }
+            }
+        };
+        match tokio::time::timeout(deadline, wait).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(self.state.borrow().clone()),
+        }
+    }
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A running supervisor and the handles to stop it.
+#[derive(Debug)]
+pub(crate) struct Supervisor {
+    pub(crate) shared: Arc<ServerShared>,
+    pub(crate) entry: ServerEntry,
+    stop: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Supervisor {
+    /// Starts supervising `entry`.
+    pub(crate) fn start(
+        entry: ServerEntry,
+        policy: ServerPolicy,
+        signals: mpsc::UnboundedSender<ServerSignal>,
+    ) -> Supervisor {
+        let shared = ServerShared::new(&entry.name, ServerState::Configured);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(supervise(SuperviseArgs {
+            shared: shared.clone(),
+            entry: entry.clone(),
+            policy,
+            signals,
+            stop: stop.clone(),
+        }));
+        Supervisor {
+            shared,
+            entry,
+            stop,
+            task: Some(task),
+        }
+    }
+
+    /// A slot for a server that is not started (disabled or untrusted).
+    pub(crate) fn idle(entry: ServerEntry, reason: String) -> Supervisor {
+        let shared = ServerShared::new(&entry.name, ServerState::Disabled { reason });
+        Supervisor {
+            shared,
+            entry,
+            stop: CancellationToken::new(),
+            task: None,
+        }
+    }
+
+    /// Stops the supervisor and shuts the server down gracefully; bounded by the grace periods.
+    pub(crate) async fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+struct SuperviseArgs {
+    shared: Arc<ServerShared>,
+    entry: ServerEntry,
+    policy: ServerPolicy,
+    signals: mpsc::UnboundedSender<ServerSignal>,
+    stop: CancellationToken,
+}
+
+async fn supervise(args: SuperviseArgs) {
+    let SuperviseArgs {
+        shared,
+        entry,
+        policy,
+        signals,
+        stop,
+    } = args;
+    let mut failures: VecDeque<Instant> = VecDeque::new();
+    let mut attempt = 0u32;
+    loop {
+        shared.set_state(ServerState::Connecting { attempt });
+        let connected = tokio::select! {
+            () = stop.cancelled() => break,
+            connected = connect_and_list(&entry, &policy) => connected,
+        };
+        let reason = match connected {
+            Ok((session, events, capabilities, subscription)) => {
+                *lock(&shared.session) = Some(session.clone());
+                *lock(&shared.capabilities) = Some(Arc::new(capabilities));
+                *lock(&shared.connections) += 1;
+                shared.set_state(ServerState::Ready);
+                let _ = signals.send(ServerSignal::Republish);
+                attempt = 0;
+                let outcome =
+                    watch_session(&shared, &session, events, &policy, &signals, &stop).await;
+                drop(subscription);
+                *lock(&shared.session) = None;
+                match outcome {
+                    WatchOutcome::Stopped => {
+                        let _ = session.shutdown(policy.shutdown).await;
+                        break;
+                    }
+                    WatchOutcome::Closed(reason) => reason,
+                }
+            }
+            Err(error) => error.to_string(),
+        };
+        tracing::warn!(server = %entry.name, %reason, "server failed");
+        let now = Instant::now();
+        failures.push_back(now);
+        while failures
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > policy.restart.breaker_window)
+        {
+            failures.pop_front();
+        }
+        let failure_count = u32::try_from(failures.len()).unwrap_or(u32::MAX);
+        if failure_count >= policy.restart.breaker_failures {
+            *lock(&shared.capabilities) = None;
+            shared.set_state(ServerState::Broken { reason });
+            let _ = signals.send(ServerSignal::Republish);
+            stop.cancelled().await;
+            break;
+        }
+        let retry_in = backoff_delay(&policy.restart, attempt, &entry.name);
+        shared.set_state(ServerState::Backoff {
+            reason,
+            retry_in,
+            failures: failure_count,
+        });
+        tokio::select! {
+            () = stop.cancelled() => break,
+            () = tokio::time::sleep(retry_in) => {}
+        }
+        attempt = attempt.saturating_add(1);
+    }
+    *lock(&shared.capabilities) = None;
+    shared.set_state(ServerState::Stopped);
+}
+
+/// Exponential backoff with jitter in [50 %, 100 %] of the step (deterministic per server and
+/// attempt, so tests are repeatable while servers still spread out).
+fn backoff_delay(policy: &RestartPolicy, attempt: u32, server: &str) -> Duration {
+    let step = policy
+        .initial_backoff
+        .saturating_mul(2u32.saturating_pow(attempt.min(16)))
+        .min(policy.max_backoff);
+    let mut seed: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in server.bytes().chain(attempt.to_le_bytes()) {
+        seed = (seed ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let fraction = 0.5 + (seed % 1000) as f64 / 2000.0;
+    step.mul_f64(fraction)
+}
+
+enum WatchOutcome {
+    Stopped,
+    Closed(String),
+}
+
+/// Watches a ready session until it closes or the runtime stops it; re-lists on list-changed
+/// notifications the server declared, debounced.
+async fn watch_session(
+    shared: &ServerShared,
+    session: &Session,
+    mut events: broadcast::Receiver<SessionEvent>,
+    policy: &ServerPolicy,
+    signals: &mpsc::UnboundedSender<ServerSignal>,
+    stop: &CancellationToken,
+) -> WatchOutcome {
+    let declared = &session.negotiated().capabilities;
+    let mut pending_relist = false;
+    let debounce = tokio::time::sleep(Duration::from_secs(3600));
+    tokio::pin!(debounce);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return WatchOutcome::Stopped,
+            reason = session.closed() => return WatchOutcome::Closed(reason.to_string()),
+            () = &mut debounce, if pending_relist => {
+                pending_relist = false;
+                match list_capabilities(session).await {
+                    Ok(capabilities) => {
+                        *lock(&shared.capabilities) = Some(Arc::new(capabilities));
+                        let _ = signals.send(ServerSignal::Republish);
+                    }
+                    Err(error) => tracing::warn!(server = %shared.name, %error, "re-listing after a change failed"),
+                }
+            }
+            event = events.recv() => {
+                let relist = match event {
+                    Ok(SessionEvent::Notification(n)) => match n.method.as_str() {
+                        methods::TOOLS_LIST_CHANGED => declared.tools.is_some_and(|c| c.list_changed),
+                        methods::PROMPTS_LIST_CHANGED => declared.prompts.is_some_and(|c| c.list_changed),
+                        methods::RESOURCES_LIST_CHANGED => declared.resources.is_some_and(|c| c.list_changed),
+                        _ => false,
+                    },
+                    // Missed events may have included a change: re-list to be safe.
+                    Err(broadcast::error::RecvError::Lagged(_)) => true,
+                    Err(broadcast::error::RecvError::Closed) => false,
+                    Ok(_) => false,
+                };
+                if relist && !pending_relist {
+                    pending_relist = true;
+                    debounce.as_mut().reset(Instant::now() + policy.list_changed_debounce);
+                }
+            }
+        }
+    }
+}
+
+type Connected = (
+    Session,
+    broadcast::Receiver<SessionEvent>,
+    Capabilities,
+    Option<switchboard_wire::PendingCall>,
+);
+
+/// Starts the server and lists its capabilities on that same transport.
+async fn connect_and_list(
+    entry: &ServerEntry,
+    policy: &ServerPolicy,
+) -> Result<Connected, SessionError> {
+    let config = session_config(entry, policy);
+    let session = match &entry.transport {
+        TransportEntry::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let spec = ProcessSpec {
+                program: command.clone(),
+                args: args.clone(),
+                env: env.clone(),
+                cwd: cwd.clone(),
+            };
+            Session::spawn_stdio(&spec, StdioOptions::new(&entry.name), config).await?
+        }
+        TransportEntry::Http { url, .. } => {
+            return Err(SessionError::Protocol {
+                server: entry.name.as_str().into(),
+                method: "connect".into(),
+                detail: format!(
+                    "`{url}` is an HTTP server; the HTTP transport is not available in this build yet"
+                ),
+            });
+        }
+    };
+    let events = session.events();
+    let listed = tokio::time::timeout(policy.connect_timeout, list_capabilities(&session)).await;
+    match listed {
+        Ok(Ok(capabilities)) => {
+            let subscription = if session.negotiated().era == switchboard_protocol::Era::Modern {
+                open_subscription(&session).await
+            } else {
+                None
+            };
+            Ok((session, events, capabilities, subscription))
+        }
+        Ok(Err(error)) => {
+            if let Some(p) = session.process() {
+                p.kill()
+            }
+            Err(error)
+        }
+        Err(_) => {
+            if let Some(p) = session.process() {
+                p.kill()
+            }
+            Err(SessionError::Timeout {
+                server: entry.name.as_str().into(),
+                method: "tools/list".into(),
+                after: policy.connect_timeout,
+                stderr_tail: session.process().map(|p| p.stderr_tail()),
+            })
+        }
+    }
+}
+
+/// Modern servers deliver list changes only on a `subscriptions/listen` stream. The returned
+/// handle keeps it open; the supervisor drops it with the session.
+async fn open_subscription(session: &Session) -> Option<switchboard_wire::PendingCall> {
+    let declared = &session.negotiated().capabilities;
+    let filter = switchboard_protocol::SubscriptionFilter {
+        tools_list_changed: declared.tools.is_some_and(|c| c.list_changed),
+        prompts_list_changed: declared.prompts.is_some_and(|c| c.list_changed),
+        resources_list_changed: declared.resources.is_some_and(|c| c.list_changed),
+        resource_subscriptions: Vec::new(),
+    };
+    if filter == switchboard_protocol::SubscriptionFilter::default() {
+        return None;
+    }
+    match session.listen(&filter).await {
+        Ok((call, _honoured)) => Some(call),
+        Err(error) => {
+            tracing::warn!(server = %session.server_name(), %error, "could not open the notification subscription");
+            None
+        }
+    }
+}
+
+/// Lists tools (required when declared), then prompts, resources and templates (optional:
+/// failures become problems, not a failed server).
+pub(crate) async fn list_capabilities(session: &Session) -> Result<Capabilities, SessionError> {
+    let declared = session.negotiated().capabilities.clone();
+    let mut capabilities = Capabilities {
+        instructions: session.negotiated().instructions.clone(),
+        ..Capabilities::default()
+    };
+    if declared.tools.is_some() {
+        let listing = session.list_tools().await?;
+        capabilities.problems.extend(
+            listing
+                .problems
+                .iter()
+                .map(|p| format!("tools/list page {}: {}", p.page, p.detail)),
+        );
+        capabilities.tools = listing.items;
+    }
+    if declared.prompts.is_some() {
+        match session.list_prompts().await {
+            Ok(listing) => capabilities.prompts = listing.items,
+            Err(error) => capabilities
+                .problems
+                .push(format!("prompts/list failed: {error}")),
+        }
+    }
+    if declared.resources.is_some() {
+        match session.list_resources().await {
+            Ok(listing) => capabilities.resources = listing.items,
+            Err(error) => capabilities
+                .problems
+                .push(format!("resources/list failed: {error}")),
+        }
+        match session.list_resource_templates().await {
+            Ok(listing) => capabilities.templates = listing.items,
+            Err(error) => capabilities
+                .problems
+                .push(format!("resources/templates/list failed: {error}")),
+        }
+    }
+    Ok(capabilities)
+}
+
+fn session_config(entry: &ServerEntry, policy: &ServerPolicy) -> SessionConfig {
+    let mut config = SessionConfig::new(&entry.name);
+    config.connect_timeout = entry.startup_timeout.unwrap_or(policy.connect_timeout);
+    config.request_timeout = entry.timeout.unwrap_or(policy.request_timeout);
+    config.era = match entry.era.as_deref() {
+        Some("legacy") => EraChoice::Legacy,
+        Some("modern") => EraChoice::Modern,
+        _ => EraChoice::Auto,
+    };
+    config.protocol_version = entry.protocol_version.clone();
+    config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_capped() {
+        let policy = RestartPolicy {
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+            ..RestartPolicy::default()
+        };
+        let delays: Vec<u128> = (0..6)
+            .map(|a| backoff_delay(&policy, a, "srv").as_millis())
+            .collect();
+        for (attempt, delay) in delays.iter().enumerate() {
+            let step = (100u128 << attempt).min(1000);
+            assert!(
+                *delay >= step / 2 && *delay <= step,
+                "attempt {attempt}: {delay} ms for step {step}"
+            );
+        }
+        assert_ne!(
+            backoff_delay(&policy, 0, "a"),
+            backoff_delay(&policy, 0, "b"),
+            "servers spread out"
+        );
+    }
+}

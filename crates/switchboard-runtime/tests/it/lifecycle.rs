@@ -1,0 +1,475 @@
+//! Opt-in, publication, the controller's serialisation, disable order, reload, failure and
+//! restart, children, teardown.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use expect_test::expect;
+use serde_json::json;
+use switchboard_runtime::sources::ServerSource;
+use switchboard_runtime::{LifecycleEvent, Runtime, RuntimeError, ServerState, Tool, ToolContext};
+
+use crate::support::*;
+
+#[tokio::test]
+async fn nothing_starts_before_enable_and_one_process_per_server_however_many_children() {
+    let mark = marker("optin");
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("alpha", &mark, &[]),
+        fixture_entry("beta", &mark, &["--era", "modern"]),
+    ]));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        processes_with(&mark).is_empty(),
+        "configuration alone started a server"
+    );
+    assert!(runtime.snapshot().tools.is_empty());
+    assert!(
+        runtime.child(Some(true)).tools().is_empty(),
+        "a child of a disabled parent discovers nothing"
+    );
+
+    let report = enabled(&runtime).await;
+    expect![[r#"
+        alpha: ready (6 tools)
+        beta: ready (7 tools)
+    "#]]
+    .assert_eq(&report.to_string());
+    let pids = processes_with(&mark);
+    assert_eq!(pids.len(), 2);
+
+    let children: Vec<_> = (0..3).map(|_| runtime.child(Some(true))).collect();
+    for child in &children {
+        let echo = child.tool("alpha__echo").expect("proxy");
+        let output = echo
+            .call(json!({"text": "from a child"}), ToolContext::default())
+            .await;
+        assert_eq!(output.text_content(), "from a child");
+    }
+    let mut after = processes_with(&mark);
+    after.sort();
+    let mut before = pids.clone();
+    before.sort();
+    assert_eq!(after, before, "children started no process of their own");
+    assert_eq!(runtime.live_processes(), 2);
+
+    assert!(
+        runtime.child(Some(false)).tools().is_empty(),
+        "explicitly disabled child"
+    );
+    assert!(runtime.child(None).tools().is_empty(), "omitted policy");
+
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+    assert_eq!(runtime.live_processes(), 0);
+    assert_eq!(runtime.enable().await, Err(RuntimeError::Disposed));
+    runtime.dispose().await; // idempotent
+}
+
+#[tokio::test]
+async fn publication_is_atomic_and_waits_for_listing() {
+    let mark = marker("atomic");
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("one", &mark, &[]),
+        fixture_entry("two", &mark, &[]),
+        fixture_entry("silent", &mark, &["--mode", "no-init-reply"]),
+    ]));
+    let mut options_short = options(vec![]);
+    options_short.policy.connect_timeout = Duration::from_millis(600);
+    let _ = options_short;
+    // A reader checks every snapshot it can see: all of a server's tools or none.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let runtime = runtime.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut seen = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let snapshot = runtime.snapshot();
+                for server in ["one", "two"] {
+                    let count = snapshot
+                        .tools
+                        .iter()
+                        .filter(|t| t.server() == server)
+                        .count();
+                    assert!(
+                        count == 0 || count == 6,
+                        "partial tools of {server} in version {}",
+                        snapshot.version
+                    );
+                }
+                let ones = snapshot.tools.iter().any(|t| t.server() == "one");
+                let twos = snapshot.tools.iter().any(|t| t.server() == "two");
+                if snapshot.version == 0 {
+                    assert!(!ones && !twos, "tools visible before enable finished");
+                }
+                seen += 1;
+                tokio::task::yield_now().await;
+            }
+            seen
+        })
+    };
+    let started = Instant::now();
+    let report = within("enable", Duration::from_secs(30), runtime.enable())
+        .await
+        .expect("enable");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let silent = report
+        .servers
+        .iter()
+        .find(|s| s.name == "silent")
+        .expect("silent");
+    assert!(
+        matches!(
+            silent.state,
+            ServerState::Backoff { .. } | ServerState::Connecting { .. }
+        ),
+        "{:?}",
+        silent.state
+    );
+    let snapshot = runtime.snapshot();
+    assert_eq!(
+        snapshot
+            .tools
+            .iter()
+            .filter(|t| t.server() == "silent")
+            .count(),
+        0,
+        "nothing of an unlisted server is published"
+    );
+    runtime.disable().await.expect("disable");
+    stop.store(true, Ordering::Relaxed);
+    assert!(reader.await.expect("reader") > 0);
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn duplicate_and_conflicting_requests_are_serialised_latest_wins() {
+    let mark = marker("serial");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    let (a, b) = tokio::join!(runtime.enable(), runtime.enable());
+    assert_eq!(
+        a.expect("enable").version,
+        b.expect("enable").version,
+        "two enables, one start"
+    );
+    assert_eq!(processes_with(&mark).len(), 1);
+    let enables = runtime
+        .journal()
+        .iter()
+        .filter(|e| matches!(e, LifecycleEvent::Enabled { .. }))
+        .count();
+    assert_eq!(enables, 1);
+
+    let (enable, disable) = tokio::join!(runtime.enable(), runtime.disable());
+    enable.expect("enable");
+    disable.expect("disable");
+    assert!(!runtime.is_enabled(), "the latest request (disable) wins");
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn disable_unpublishes_and_withdraws_children_before_closing_transports() {
+    let mark = marker("order");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    assert!(runtime.snapshot().system_prompt.contains("### alpha"));
+    let child = runtime.child(Some(true));
+    let slow = child.tool("alpha__slow").expect("proxy");
+    let in_flight = tokio::spawn(async move {
+        slow.call(
+            json!({"duration_ms": 10000, "steps": 100}),
+            ToolContext::default(),
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    within("disable", TEST_DEADLINE, runtime.disable())
+        .await
+        .expect("disable");
+    let output = within("the child's call to end", TEST_DEADLINE, in_flight)
+        .await
+        .expect("join");
+    assert!(output.is_error);
+    assert!(
+        output.text_content().contains("MCP access was withdrawn"),
+        "{}",
+        output.text_content()
+    );
+    let journal: Vec<String> = runtime.journal().iter().map(|e| format!("{e:?}")).collect();
+    expect![[r#"
+        Enabled { version: 1 }
+        Unpublished { version: 2 }
+        ChildAccessWithdrawn { cancelled_calls: 1 }
+        PromptRebuilt { version: 2 }
+        TransportsClosed { servers: 1 }"#]]
+    .assert_eq(&journal.join("\n"));
+    let snapshot = runtime.snapshot();
+    assert!(snapshot.tools.is_empty() && snapshot.system_prompt.is_empty() && !snapshot.enabled);
+    assert!(child.tools().is_empty());
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn reload_is_refused_while_disabled_and_reconciles_while_enabled() {
+    let mark = marker("reload");
+    let keep = fixture_entry("keep", &mark, &[]);
+    let change = fixture_entry("change", &mark, &[]);
+    let remove = fixture_entry("remove", &mark, &[]);
+    let runtime = Runtime::new(options(vec![keep.clone(), change.clone(), remove]));
+    assert_eq!(
+        runtime.reload().await,
+        Err(RuntimeError::ReloadWhileDisabled)
+    );
+    expect!["reload is only available while MCP is enabled; enable it first"]
+        .assert_eq(&RuntimeError::ReloadWhileDisabled.to_string());
+
+    enabled(&runtime).await;
+    let pid_of = |name: &str| {
+        runtime
+            .servers()
+            .into_iter()
+            .find(|s| s.name == name)
+            .and_then(|s| s.pid)
+    };
+    let kept_pid = pid_of("keep");
+    let changed_pid = pid_of("change");
+    let removed_pid = pid_of("remove").expect("pid");
+
+    // `keep`'s tools must be visible in every snapshot published during the reload.
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let mut updates = runtime.subscribe();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut versions = 0;
+            while !stop.load(Ordering::Relaxed) {
+                if tokio::time::timeout(Duration::from_millis(50), updates.changed())
+                    .await
+                    .is_ok()
+                {
+                    let snapshot = updates.borrow_and_update().clone();
+                    assert!(
+                        snapshot.tool("keep__echo").is_some(),
+                        "keep's tools vanished in version {}",
+                        snapshot.version
+                    );
+                    versions += 1;
+                }
+            }
+            versions
+        })
+    };
+    let mut changed = change.clone();
+    if let switchboard_config::TransportEntry::Stdio { args, .. } = &mut changed.transport {
+        args.push("--era".into());
+        args.push("modern".into());
+    }
+    runtime.set_source(ServerSource::Entries(vec![
+        keep,
+        changed,
+        fixture_entry("add", &mark, &[]),
+    ]));
+    let report = within("reload", Duration::from_secs(30), runtime.reload())
+        .await
+        .expect("reload");
+    stop.store(true, Ordering::Relaxed);
+    assert!(watcher.await.expect("watcher") >= 1);
+    assert_eq!(
+        (report.kept, report.restarted, report.added, report.removed),
+        (
+            vec!["keep".to_owned()],
+            vec!["change".to_owned()],
+            vec!["add".to_owned()],
+            vec!["remove".to_owned()]
+        )
+    );
+    assert_eq!(
+        pid_of("keep"),
+        kept_pid,
+        "unchanged server kept its process"
+    );
+    assert_ne!(pid_of("change"), changed_pid, "changed server restarted");
+    assert!(
+        runtime.snapshot().tool("change__confirm").is_some(),
+        "the changed server's new tools are published"
+    );
+    assert!(runtime.snapshot().tool("remove__echo").is_none());
+    within("the removed server to exit", TEST_DEADLINE, async {
+        while !switchboard_wire::proc::group_members(removed_pid).is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn a_killed_server_fails_its_call_fast_backs_off_and_works_again() {
+    let mark = marker("kill");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    let slow = runtime
+        .snapshot()
+        .tool("alpha__slow")
+        .expect("tool")
+        .clone();
+    let call = tokio::spawn(async move {
+        slow.call(
+            json!({"duration_ms": 10000, "steps": 100}),
+            ToolContext::default(),
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let old_pid = runtime.servers()[0].pid.expect("pid");
+    let killed_at = Instant::now();
+    nix_kill(old_pid);
+    let output = within("the outstanding call to fail", TEST_DEADLINE, call)
+        .await
+        .expect("join");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        killed_at.elapsed()
+    );
+    assert!(output.is_error);
+    assert!(
+        output.text_content().contains("SIGKILL"),
+        "{}",
+        output.text_content()
+    );
+    wait_state(&runtime, "alpha", "ready again", |s| {
+        *s == ServerState::Ready
+    })
+    .await;
+    let new_pid = runtime.servers()[0].pid.expect("pid");
+    assert_ne!(new_pid, old_pid);
+    let echo = runtime
+        .snapshot()
+        .tool("alpha__echo")
+        .expect("tool")
+        .clone();
+    let output = echo
+        .call(json!({"text": "back"}), ToolContext::default())
+        .await;
+    assert_eq!(output.text_content(), "back");
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+fn nix_kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn a_crash_looping_server_trips_the_breaker_and_its_tools_are_withdrawn() {
+    let mark = marker("loop");
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("good", &mark, &[]),
+        fixture_entry("looper", &mark, &["--mode", "exit-immediately"]),
+    ]));
+    let report = enabled(&runtime).await;
+    let looper = report
+        .servers
+        .iter()
+        .find(|s| s.name == "looper")
+        .expect("looper");
+    match &looper.state {
+        ServerState::Backoff { reason, .. } => assert!(
+            reason.contains("exit status: 2") && reason.contains("bad configuration"),
+            "{reason}"
+        ),
+        other => panic!("unexpected state {other:?}"),
+    }
+    wait_state(&runtime, "looper", "broken", |s| {
+        matches!(s, ServerState::Broken { .. })
+    })
+    .await;
+    assert!(
+        runtime
+            .snapshot()
+            .tools
+            .iter()
+            .all(|t| t.server() == "good")
+    );
+    assert_eq!(
+        runtime
+            .servers()
+            .iter()
+            .find(|s| s.name == "good")
+            .map(|s| s.state.clone()),
+        Some(ServerState::Ready),
+        "one bad server never stops the others"
+    );
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn project_servers_start_only_once_trusted() {
+    let mark = marker("trust");
+    let dir = std::env::temp_dir().join(&mark);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let entry = fixture_entry("proj", &mark, &[]);
+    let switchboard_config::TransportEntry::Stdio { command, args, .. } = &entry.transport else {
+        unreachable!()
+    };
+    let write_config = |args: &[String]| {
+        let text = serde_json::to_string(
+            &json!({"mcpServers": {"proj": {"command": command, "args": args}}}),
+        )
+        .expect("json");
+        std::fs::write(dir.join(".mcp.json"), text).expect("write");
+    };
+    write_config(args);
+    let scopes = switchboard_runtime::sources::ConfigScopes {
+        explicit: None,
+        project_dir: Some(dir.clone()),
+        user_dir: None,
+    };
+    let mut runtime_options = options(vec![]);
+    runtime_options.source = ServerSource::Files(scopes);
+    runtime_options.trust_store = Some(dir.join("trust.json"));
+    let runtime = Runtime::new(runtime_options);
+    let report = enabled(&runtime).await;
+    assert!(
+        matches!(&report.servers[0].state, ServerState::Disabled { reason } if reason.contains("not trusted yet")),
+        "{report}"
+    );
+    assert!(processes_with(&mark).is_empty());
+
+    runtime.trust("proj").expect("trust");
+    let report = within("reload", Duration::from_secs(30), runtime.reload())
+        .await
+        .expect("reload");
+    assert_eq!(report.startup.servers[0].state, ServerState::Ready);
+
+    // A changed command needs trust again.
+    let mut changed = args.clone();
+    changed.push("--era".into());
+    changed.push("both".into());
+    write_config(&changed);
+    let report = within("reload", Duration::from_secs(30), runtime.reload())
+        .await
+        .expect("reload");
+    assert!(
+        matches!(
+            &report.startup.servers[0].state,
+            ServerState::Disabled { .. }
+        ),
+        "{:?}",
+        report.startup
+    );
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+    let _ = std::fs::remove_dir_all(dir);
+}

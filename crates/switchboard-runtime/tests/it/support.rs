@@ -1,0 +1,131 @@
+//! Helpers: fixture entries with a unique marker, process counting, bounded waits.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use switchboard_config::{Origin, ServerEntry, TransportEntry};
+use switchboard_runtime::sources::ServerSource;
+use switchboard_runtime::{Runtime, RuntimeOptions, ServerPolicy};
+use switchboard_testkit::locate::fixture_bin;
+pub(crate) use switchboard_testkit::wait::{TEST_DEADLINE, within};
+
+static MARKERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A marker unique to this test process and call, put on fixture command lines so a test
+/// can count exactly its own processes.
+pub(crate) fn marker(label: &str) -> String {
+    format!(
+        "rt-{label}-{}-{}",
+        std::process::id(),
+        MARKERS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A fixture server entry; `marker` is passed as its server name.
+pub(crate) fn fixture_entry(name: &str, marker: &str, extra: &[&str]) -> ServerEntry {
+    let mut args = vec!["--name".to_owned(), marker.to_owned()];
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    ServerEntry {
+        name: name.to_owned(),
+        transport: TransportEntry::Stdio {
+            command: fixture_bin().display().to_string(),
+            args,
+            env: Vec::new(),
+            cwd: None,
+        },
+        enabled: true,
+        timeout: None,
+        startup_timeout: None,
+        era: None,
+        protocol_version: None,
+        origin: Origin {
+            file: "<test>".into(),
+            line: None,
+        },
+    }
+}
+
+/// Options with short deadlines and fast restarts.
+pub(crate) fn options(entries: Vec<ServerEntry>) -> RuntimeOptions {
+    let mut options = RuntimeOptions::new(ServerSource::Entries(entries));
+    options.policy = ServerPolicy {
+        connect_timeout: Duration::from_secs(5),
+        request_timeout: Duration::from_secs(5),
+        restart: switchboard_runtime::RestartPolicy {
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(400),
+            breaker_failures: 4,
+            breaker_window: Duration::from_secs(30),
+        },
+        list_changed_debounce: Duration::from_millis(50),
+        shutdown: switchboard_wire::stdio::ShutdownGrace {
+            after_stdin_close: Duration::from_secs(1),
+            after_sigterm: Duration::from_secs(1),
+        },
+    };
+    options.ready_wait = Duration::from_secs(5);
+    options
+}
+
+/// Live processes whose command line contains `marker`.
+pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
+        })
+        .collect()
+}
+
+/// Waits until no process carries `marker`.
+pub(crate) async fn no_processes_with(marker: &str) {
+    within(
+        &format!("processes marked {marker} to exit"),
+        TEST_DEADLINE,
+        async {
+            while !processes_with(marker).is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        },
+    )
+    .await;
+}
+
+/// Enables, asserting success.
+pub(crate) async fn enabled(runtime: &Runtime) -> switchboard_runtime::StartupReport {
+    within("enable", Duration::from_secs(30), runtime.enable())
+        .await
+        .expect("enable")
+}
+
+/// Waits until `server` is in a state matching `pick`.
+pub(crate) async fn wait_state(
+    runtime: &Runtime,
+    server: &str,
+    what: &str,
+    pick: impl Fn(&switchboard_runtime::ServerState) -> bool,
+) {
+    within(&format!("{server} to be {what}"), TEST_DEADLINE, async {
+        loop {
+            if runtime
+                .servers()
+                .iter()
+                .any(|s| s.name == server && pick(&s.state))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}

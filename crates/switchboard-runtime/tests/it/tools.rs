@@ -1,0 +1,214 @@
+//! The tool bridge: names, schemas, validation, the result bound, cancellation, progress.
+
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard_runtime::{OutputLimit, Runtime, Tool, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::*;
+
+#[tokio::test]
+async fn names_are_provider_safe_and_route_to_the_right_server() {
+    let mark = marker("names");
+    // Two servers with the same tool names and names with digits.
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("srv1", &mark, &[]),
+        fixture_entry("srv2", &mark, &[]),
+    ]));
+    enabled(&runtime).await;
+    let snapshot = runtime.snapshot();
+    assert!(snapshot.tool("srv1__echo").is_some() && snapshot.tool("srv2__echo").is_some());
+    assert!(
+        snapshot
+            .tool_names()
+            .iter()
+            .all(|n| switchboard_runtime::naming::is_provider_safe(n))
+    );
+    let output = snapshot
+        .tool("srv2__add")
+        .expect("tool")
+        .call(json!({"a": 40, "b": 2}), ToolContext::default())
+        .await;
+    assert_eq!(output.structured_content, Some(json!({"sum": 42})));
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn arguments_are_validated_before_sending_with_an_actionable_error() {
+    let mark = marker("validate");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    let add = runtime.snapshot().tool("alpha__add").expect("tool").clone();
+    let output = add
+        .call(json!({"a": "forty"}), ToolContext::default())
+        .await;
+    assert!(output.is_error);
+    expect_test::expect![[r#"invalid arguments for `alpha__add`: arguments: "b" is a required property; `a`: "forty" is not of type "integer""#]].assert_eq(&output.text_content());
+    let output = add.call(json!([1, 2]), ToolContext::default()).await;
+    assert!(output.is_error && output.text_content().contains("must be a JSON object"));
+    runtime.dispose().await;
+}
+
+#[tokio::test]
+async fn results_are_bounded_and_every_content_kind_kept() {
+    let mark = marker("bound");
+    let mut runtime_options = options(vec![fixture_entry("alpha", &mark, &[])]);
+    runtime_options.output_limit = OutputLimit {
+        max_bytes: 200,
+        spill_dir: None,
+    };
+    let runtime = Runtime::new(runtime_options);
+    enabled(&runtime).await;
+    let snapshot = runtime.snapshot();
+    let long = "x".repeat(5000);
+    let output = snapshot
+        .tool("alpha__echo")
+        .expect("tool")
+        .call(json!({ "text": long }), ToolContext::default())
+        .await;
+    let truncation = output.truncation.clone().expect("truncated");
+    assert_eq!(truncation.original_bytes, 5000);
+    assert!(output.text_content().contains("bytes cut"));
+    assert!(output.size() < 400, "{}", output.size());
+    let image = snapshot
+        .tool("alpha__image")
+        .expect("tool")
+        .call(json!({}), ToolContext::default())
+        .await;
+    assert!(
+        matches!(
+            image.content.first(),
+            Some(switchboard_protocol::ContentBlock::Image { .. })
+        ),
+        "{image:?}"
+    );
+    runtime.dispose().await;
+}
+
+#[tokio::test]
+async fn cancellation_and_progress_reach_through_the_bridge() {
+    let mark = marker("cancel");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    let slow = runtime
+        .snapshot()
+        .tool("alpha__slow")
+        .expect("tool")
+        .clone();
+    let token = CancellationToken::new();
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(16);
+    let context = ToolContext {
+        cancel: token.clone(),
+        progress: Some(progress_tx),
+        timeout: None,
+    };
+    let call = tokio::spawn(async move {
+        slow.call(json!({"duration_ms": 5000, "steps": 50}), context)
+            .await
+    });
+    within("first progress", TEST_DEADLINE, progress_rx.recv())
+        .await
+        .expect("progress");
+    token.cancel();
+    let output = within("the cancelled call", TEST_DEADLINE, call)
+        .await
+        .expect("join");
+    assert!(output.is_error && output.text_content().contains("cancelled"));
+    let session_stderr = runtime.servers()[0].pid;
+    assert!(session_stderr.is_some());
+    // The fixture logs the cancellation it received on stderr; the server keeps working.
+    let echo = runtime
+        .snapshot()
+        .tool("alpha__echo")
+        .expect("tool")
+        .clone();
+    assert_eq!(
+        echo.call(
+            json!({"text": "ok"}),
+            ToolContext {
+                timeout: Some(Duration::from_secs(2)),
+                ..Default::default()
+            }
+        )
+        .await
+        .text_content(),
+        "ok"
+    );
+    runtime.dispose().await;
+}
+
+#[tokio::test]
+async fn list_changes_are_republished() {
+    let mark = marker("relist");
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("legacy", &mark, &[]),
+        fixture_entry("modern", &mark, &["--era", "modern"]),
+    ]));
+    enabled(&runtime).await;
+    for server in ["legacy", "modern"] {
+        let change = runtime
+            .snapshot()
+            .tool(&format!("{server}__change_tools"))
+            .expect("tool")
+            .clone();
+        let before = runtime.snapshot().version;
+        change.call(json!({}), ToolContext::default()).await;
+        within(
+            &format!("{server}'s new tool to be published"),
+            TEST_DEADLINE,
+            async {
+                loop {
+                    let snapshot = runtime.snapshot();
+                    if snapshot.version > before
+                        && snapshot.tool(&format!("{server}__extra_1")).is_some()
+                    {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            },
+        )
+        .await;
+    }
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn unresolved_variables_fail_only_their_server_in_the_report() {
+    let dir = std::env::temp_dir().join(marker("vars"));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let mark = marker("vars");
+    let good = fixture_entry("good", &mark, &[]);
+    let switchboard_config::TransportEntry::Stdio { command, args, .. } = &good.transport else {
+        unreachable!()
+    };
+    let text = json!({"mcpServers": {
+        "good": {"command": command, "args": args},
+        "needs-token": {"command": command, "env": {"TOKEN": "${SWITCHBOARD_SURELY_UNSET_VAR}"}},
+    }});
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, text.to_string()).expect("write");
+    let mut runtime_options = options(vec![]);
+    runtime_options.source = switchboard_runtime::sources::ServerSource::Files(
+        switchboard_runtime::sources::ConfigScopes {
+            explicit: Some(path),
+            project_dir: None,
+            user_dir: None,
+        },
+    );
+    let runtime = Runtime::new(runtime_options);
+    let report = enabled(&runtime).await;
+    assert_eq!(report.ready().count(), 1);
+    let (name, problem) = &report.config_problems[0];
+    assert_eq!(name.as_deref(), Some("needs-token"));
+    assert!(
+        problem.contains("${SWITCHBOARD_SURELY_UNSET_VAR}, which is not set"),
+        "{problem}"
+    );
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+    let _ = std::fs::remove_dir_all(dir);
+}
