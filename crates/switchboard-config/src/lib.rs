@@ -178,7 +178,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// It is not valid JSON.
-    #[error("{path}:{line}:{column}: invalid JSON: {detail}")]
+    #[error("{path}:{line}:{column}: {detail}")]
     Syntax {
         /// The file.
         path: PathBuf,
@@ -260,12 +260,16 @@ pub fn load(path: &Path, vars: &dyn Variables) -> Result<ConfigFile, ConfigError
 }
 
 /// Validates config text as if read from `path` (relative `cwd`s resolve against its folder).
+/// A `.toml` file is read in the Codex dialect (`[mcp_servers.NAME]`).
 pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile, ConfigError> {
+    if path.extension().is_some_and(|e| e == "toml") {
+        return parse_codex_toml(text, path, vars);
+    }
     let root: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
         path: path.to_owned(),
         line: e.line(),
         column: e.column(),
-        detail: e.to_string(),
+        detail: format!("invalid JSON: {e}"),
     })?;
     let shape = |detail: &str| ConfigError::Shape {
         path: path.to_owned(),
@@ -311,6 +315,86 @@ pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile
         path: path.to_owned(),
         servers,
     })
+}
+
+/// The Codex dialect: `[mcp_servers.NAME]` tables with `command`, `args`, `env`, `cwd`,
+/// `url`, `http_headers`, `enabled`, `startup_timeout_sec`, `tool_timeout_sec`. Field names
+/// are mapped to the common dialect, then validated the same way.
+fn parse_codex_toml(
+    text: &str,
+    path: &Path,
+    vars: &dyn Variables,
+) -> Result<ConfigFile, ConfigError> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |span| span.start).min(text.len());
+        let before = &text[..offset];
+        ConfigError::Syntax {
+            path: path.to_owned(),
+            line: before.matches('\n').count() + 1,
+            column: offset - before.rfind('\n').map_or(0, |i| i + 1) + 1,
+            detail: format!("invalid TOML: {}", e.message()),
+        }
+    })?;
+    let shape = |detail: &str| ConfigError::Shape {
+        path: path.to_owned(),
+        detail: detail.to_owned(),
+    };
+    let Some(servers) = table.get("mcp_servers") else {
+        return Err(shape("no `[mcp_servers.NAME]` tables found"));
+    };
+    let servers: Value = serde_json::to_value(servers)
+        .map_err(|e| shape(&format!("unreadable `mcp_servers`: {e}")))?;
+    let Value::Object(servers) = servers else {
+        return Err(shape("`mcp_servers` must be a table of servers"));
+    };
+    let base = path.parent().map(Path::to_owned).unwrap_or_default();
+    let file = path.display().to_string();
+    let servers = servers
+        .into_iter()
+        .map(|(name, value)| {
+            let line = text
+                .lines()
+                .position(|l| {
+                    let l = l.trim();
+                    l == format!("[mcp_servers.{name}]") || l == format!("[mcp_servers.\"{name}\"]")
+                })
+                .map(|i| i + 1);
+            let origin = Origin {
+                file: file.clone(),
+                line,
+            };
+            let value = codex_to_common(value);
+            read_entry(
+                &name,
+                &value,
+                &EntryContext {
+                    base: &base,
+                    vars,
+                    origin,
+                },
+            )
+        })
+        .collect();
+    Ok(ConfigFile {
+        path: path.to_owned(),
+        servers,
+    })
+}
+
+fn codex_to_common(value: Value) -> Value {
+    let Value::Object(object) = value else {
+        return value;
+    };
+    let renamed = object.into_iter().map(|(key, value)| {
+        let key = match key.as_str() {
+            "http_headers" => "headers".to_owned(),
+            "startup_timeout_sec" => "startupTimeout".to_owned(),
+            "tool_timeout_sec" => "timeout".to_owned(),
+            _ => key,
+        };
+        (key, value)
+    });
+    Value::Object(renamed.collect())
 }
 
 /// 1-based line where `"name":` first appears as a key.
@@ -601,6 +685,35 @@ mod tests {
                 r#"error: /p/mcp.json: no `mcpServers` map found (expected `{"mcpServers": {"name": {"command": …}}}`)"#
             ]],
         );
+    }
+
+    #[test]
+    fn codex_toml_dialect() {
+        let vars: BTreeMap<String, String> = [("TOKEN".to_owned(), "s3cret".to_owned())].into();
+        let text = "model = \"x\"\n\n[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"docs-server\"]\nenv = { API_KEY = \"${TOKEN}\" }\nstartup_timeout_sec = 20\ntool_timeout_sec = 90\n\n[mcp_servers.remote]\nurl = \"https://example.test/mcp\"\nhttp_headers = { Authorization = \"Bearer ${TOKEN}\" }\nenabled = false\n";
+        let file = parse(text, Path::new("/h/.codex/config.toml"), &vars).expect("parse");
+        let rendered: Vec<String> = file
+            .servers
+            .iter()
+            .map(|s| match s {
+                Ok(entry) => format!(
+                    "{} {} at {} timeout={:?} startup={:?}",
+                    entry.name,
+                    entry.redacted(),
+                    entry.origin,
+                    entry.timeout,
+                    entry.startup_timeout
+                ),
+                Err(e) => format!("err {e}"),
+            })
+            .collect();
+        expect![[r#"
+            docs {"type":"stdio","command":"npx","args":["-y","docs-server"],"env":{"API_KEY":"<redacted>"},"enabled":true} at /h/.codex/config.toml:3 timeout=Some(90s) startup=Some(20s)
+            remote {"type":"http","url":"https://example.test/mcp","headers":{"Authorization":"<redacted>"},"enabled":false} at /h/.codex/config.toml:10 timeout=None startup=None"#]].assert_eq(&rendered.join("\n"));
+        let broken =
+            parse("[mcp_servers.x]\ncommand = ", Path::new("c.toml"), &vars).expect_err("syntax");
+        expect!["c.toml:2:11: invalid TOML: string values must be quoted, expected literal string"]
+            .assert_eq(&broken.to_string());
     }
 
     #[test]

@@ -321,6 +321,15 @@ impl Runtime {
             .count()
     }
 
+    /// The last lines a stdio server wrote to stderr (for diagnostics), while it runs.
+    pub fn stderr_tail(&self, server: &str) -> Option<String> {
+        let shared = lock(&self.inner.roster)
+            .iter()
+            .find(|(name, _)| name == server)
+            .map(|(_, s)| s.clone())?;
+        shared.session()?.process().map(|p| p.stderr_tail())
+    }
+
     /// Records the current definitions of `server`'s tools as approved in the lock file.
     pub fn approve_tools(&self, server: &str) -> Result<(), String> {
         let options = lock(&self.inner.options).clone();
@@ -338,7 +347,10 @@ impl Runtime {
         tool_lock.approve(server, &capabilities.tools);
         tool_lock.save(&policy.path)?;
         *lock(&self.inner.tool_lock) = Some(tool_lock);
-        self.inner.publish(false);
+        if self.inner.enabled.load(Ordering::SeqCst) {
+            let version = self.inner.publish(true);
+            self.inner.record(LifecycleEvent::Republished { version });
+        }
         Ok(())
     }
 
