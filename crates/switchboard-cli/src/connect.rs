@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use switchboard_config::{ConfigFile, Origin, ProcessEnv, ServerEntry, TransportEntry};
 use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
+use switchboard_wire::http::HttpOptions;
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 
 /// A configuration and where it came from.
@@ -97,13 +98,12 @@ impl ConnectedServer {
                     Session::spawn_stdio(&spec, StdioOptions::new(&entry.name), config).await?;
                 Ok(ConnectedServer { session })
             }
-            TransportEntry::Http { url, .. } => Err(SessionError::Protocol {
-                server: entry.name.as_str().into(),
-                method: "connect".into(),
-                detail: format!(
-                    "`{url}` is an HTTP server; this build of switchboard speaks stdio only so far"
-                ),
-            }),
+            TransportEntry::Http { url, headers } => {
+                let mut options = HttpOptions::new(&entry.name, url);
+                options.headers = headers.clone();
+                let session = Session::connect_http(options, config).await?;
+                Ok(ConnectedServer { session })
+            }
         }
     }
 

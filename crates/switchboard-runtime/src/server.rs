@@ -15,6 +15,7 @@ use std::time::Duration;
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
 use switchboard_session::{EraChoice, Session, SessionConfig, SessionError, SessionEvent};
+use switchboard_wire::http::HttpOptions;
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -461,14 +462,10 @@ async fn connect_and_list(
             };
             Session::spawn_stdio(&spec, StdioOptions::new(&entry.name), config).await?
         }
-        TransportEntry::Http { url, .. } => {
-            return Err(SessionError::Protocol {
-                server: entry.name.as_str().into(),
-                method: "connect".into(),
-                detail: format!(
-                    "`{url}` is an HTTP server; the HTTP transport is not available in this build yet"
-                ),
-            });
+        TransportEntry::Http { url, headers } => {
+            let mut options = HttpOptions::new(&entry.name, url);
+            options.headers = headers.clone();
+            Session::connect_http(options, config).await?
         }
     };
     let events = session.events();

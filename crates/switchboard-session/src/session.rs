@@ -12,6 +12,7 @@ use switchboard_protocol::{
     MODERN_VERSION, MODERN_VERSIONS, ProgressParams, Prompt, Resource, ResourceTemplate,
     ResultType, ServerCapabilities, SubscriptionFilter, Tool, error_codes, meta, methods,
 };
+use switchboard_wire::http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions, StdioTransport,
 };
@@ -300,6 +301,25 @@ impl Session {
         Session::connect(stdio.into(), config).await
     }
 
+    /// Connects to a Streamable HTTP server.
+    pub async fn connect_http(
+        options: HttpOptions,
+        config: SessionConfig,
+    ) -> Result<Session, SessionError> {
+        let http =
+            switchboard_wire::http::connect(options).map_err(|e| SessionError::Protocol {
+                server: e.server.clone(),
+                method: "connect".into(),
+                detail: e.detail,
+            })?;
+        let transport = Transport {
+            connection: http.connection,
+            inbound: http.inbound,
+            process: None,
+        };
+        Session::connect(transport, config).await
+    }
+
     /// Connects over `transport`: era detection and handshake, within
     /// `config.connect_timeout`. On failure the process (if any) is killed.
     pub async fn connect(
@@ -431,7 +451,12 @@ impl Session {
         match &self.inner.process {
             Some(process) => Some(process.shutdown(&self.inner.connection, grace).await),
             None => {
+                // Remote: closing our side ends the session (HTTP sends DELETE for a legacy
+                // session); wait for that, bounded by the grace period.
                 self.inner.connection.close_write().await;
+                let _ =
+                    tokio::time::timeout(grace.after_stdin_close, self.inner.connection.closed())
+                        .await;
                 None
             }
         }

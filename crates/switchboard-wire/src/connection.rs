@@ -199,11 +199,12 @@ const FIRST_ID: i64 = 1;
 /// Aborts the connection's tasks when the last handle goes away.
 struct TaskOwner {
     tasks: Vec<JoinHandle<()>>,
+    extra: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Drop for TaskOwner {
     fn drop(&mut self) {
-        for task in &self.tasks {
+        for task in self.tasks.iter().chain(lock(&self.extra).iter()) {
             task.abort();
         }
     }
@@ -265,6 +266,7 @@ impl Connection {
         let deferred_task = tokio::spawn(deferred_loop(shared.clone(), deferred_rx));
         let owner = TaskOwner {
             tasks: vec![reader_task, deferred_task],
+            extra: Mutex::new(Vec::new()),
         };
         (
             Connection {
@@ -273,6 +275,12 @@ impl Connection {
             },
             inbound_rx,
         )
+    }
+
+    /// Makes the connection own `task`: it is aborted when the last handle is dropped (used
+    /// by transports whose driver task must live exactly as long as the connection).
+    pub fn own_task(&self, task: JoinHandle<()>) {
+        lock(&self._owner.extra).push(task);
     }
 
     /// The peer's name.

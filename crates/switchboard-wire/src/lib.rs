@@ -10,9 +10,11 @@
 
 mod connection;
 mod framing;
+pub mod http;
 pub mod memory;
 mod message;
 pub mod proc;
+pub mod sse;
 pub mod stdio;
 mod transcript;
 

