@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the real third-party MCP peers that Switchboard's tests run against,
+# Install the real third-party MCP peers (and the official conformance suite) that
+# Switchboard's tests run against,
 # pinned and idempotently, into target/peers/ (see scripts/peers/README.md).
 #
 #   scripts/peers.sh           install what is missing or out of date (fast no-op otherwise)
@@ -91,15 +92,23 @@ node_hash=$(hash_of "node $NODE_VERSION" "$script_hash" \
 npm_hash=$(hash_of "$script_hash" \
   "file:$IN/npm/package.json" "file:$IN/npm/package-lock.json")
 venv_hash=$(hash_of "python $py_version" "$script_hash" "file:$IN/requirements.txt")
-all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash")
+CONFORMANCE_VERSIONS="0.1.16 0.2.0-alpha.12"
+conformance_hash=$(hash_of "$script_hash" $(for v in $CONFORMANCE_VERSIONS; do
+  printf 'file:%s ' "$IN/conformance-$v/package.json" "$IN/conformance-$v/package-lock.json"; done))
+all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash" "$conformance_hash")
 
 node_ok() { [ -x "$NODE22" ] && [ "$("$NODE22" --version)" = "v$NODE_VERSION" ]; }
 npm_ok() { [ -f "$EVERYTHING" ]; }
 venv_ok() { [ -x "$VENV_PY" ]; }
+conformance_ok() {
+  for v in $CONFORMANCE_VERSIONS; do
+    [ -f "$OUT/conformance-$v/node_modules/@modelcontextprotocol/conformance/package.json" ] || return 1
+  done
+}
 
 all_ready() {
   [ "$FORCE" -eq 0 ] && [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$all_hash" ] \
-    && node_ok && npm_ok && venv_ok
+    && node_ok && npm_ok && venv_ok && conformance_ok
 }
 
 # Fast path: nothing to do.
@@ -152,6 +161,21 @@ if up_to_date "$OUT/venv" "$venv_hash" venv_ok; then :; else
   run_step pip-check "$VENV_PY" -m pip check
   run_step import-mcp "$VENV_PY" -c 'import mcp.server.mcpserver'
   echo "$venv_hash" >"$OUT/venv/.stamp"
+fi
+
+# --- 4. The official conformance suite (client mode runs our client) ------------
+if up_to_date "$OUT/conformance" "$conformance_hash" conformance_ok; then :; else
+  for v in $CONFORMANCE_VERSIONS; do
+    say "installing @modelcontextprotocol/conformance $v (npm ci) ..."
+    rm -rf "$OUT/conformance-$v"
+    mkdir -p "$OUT/conformance-$v"
+    cp "$IN/conformance-$v/package.json" "$IN/conformance-$v/package-lock.json" "$OUT/conformance-$v/"
+    run_step "conformance-$v" "$NPM" ci --prefix "$OUT/conformance-$v" --ignore-scripts --no-audit \
+      --no-fund --no-update-notifier --loglevel=warn
+  done
+  conformance_ok || die "the conformance suite did not install"
+  mkdir -p "$OUT/conformance"
+  echo "$conformance_hash" >"$OUT/conformance/.stamp"
 fi
 
 echo "$all_hash" >"$OUT/.stamp"

@@ -7,6 +7,7 @@
 
 #![allow(clippy::print_stderr)]
 
+mod conformance;
 mod connect;
 mod render;
 
@@ -64,6 +65,13 @@ enum Command {
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Run as the official conformance suite's client under test (scenario from the
+    /// environment, server URL last).
+    #[command(hide = true)]
+    ConformanceClient {
+        /// The scenario server's URL.
+        url: String,
     },
     /// Serve the bundled example MCP server on stdin/stdout.
     #[command(hide = true)]
@@ -161,6 +169,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             };
             call(entry, &request).await
         }
+        Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
         Command::ExampleServer { .. } => Ok(0),
     }
 }

@@ -30,6 +30,7 @@ use tokio::task::{AbortHandle, JoinSet};
 use crate::connection::{CloseProbe, Connection, ConnectionOptions, Inbound};
 use crate::framing::{Frame, LineBuffer};
 use crate::message::{ErrorObject, Message, Request, RequestId, decode};
+use crate::param_headers::ParamHeaders;
 use crate::sse::{SseItem, SseParser};
 
 /// Error code for failures the HTTP layer reports for a request (implementation-defined range).
@@ -192,6 +193,10 @@ struct DriverState {
     initialize_params: Option<Value>,
     in_flight: HashMap<RequestId, AbortHandle>,
     failure: Option<String>,
+    /// Modern `tools/list` requests whose answers must be checked for `x-mcp-header`.
+    listings: std::collections::HashSet<RequestId>,
+    /// Header parameters of the tools listed so far, by tool name.
+    param_headers: HashMap<String, ParamHeaders>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -324,6 +329,22 @@ impl Driver {
     }
 
     async fn deliver_value(&self, value: &Value) {
+        let listing = value.get("id").and_then(RequestId::from_json).is_some_and(|id| lock(&self.state).listings.remove(&id));
+        if listing && value.get("result").is_some() {
+            let mut value = value.clone();
+            if let Some(result) = value.get_mut("result") {
+                let (params, warnings) = crate::param_headers::filter_listing(result);
+                for warning in warnings {
+                    tracing::warn!(peer = %self.peer, "{warning}");
+                }
+                lock(&self.state).param_headers.extend(params);
+            }
+            return self.deliver_plain(&value).await;
+        }
+        self.deliver_plain(value).await;
+    }
+
+    async fn deliver_plain(&self, value: &Value) {
         if let Some(version) = value
             .pointer("/result/protocolVersion")
             .and_then(Value::as_str)
@@ -359,6 +380,7 @@ impl Driver {
 
 /// Modern requests carry their protocol version in `_meta`; they get the modern headers.
 fn modern_headers(
+    driver: &Driver,
     request: &Request,
     builder: reqwest::RequestBuilder,
 ) -> (reqwest::RequestBuilder, bool) {
@@ -380,6 +402,24 @@ fn modern_headers(
     };
     if let Some(name) = name {
         builder = builder.header("mcp-name", header_text(name));
+    }
+    match request.method.as_str() {
+        "tools/list" => {
+            lock(&driver.state).listings.insert(request.id.clone());
+        }
+        "tools/call" => {
+            let tool = name.unwrap_or("");
+            let params_for_tool = lock(&driver.state).param_headers.get(tool).cloned().unwrap_or_default();
+            let arguments = params.and_then(|p| p.get("arguments"));
+            for (header, property) in params_for_tool {
+                match crate::param_headers::header_value(arguments.and_then(|a| a.get(&property))) {
+                    Some(Ok(text)) => builder = builder.header(format!("mcp-param-{header}"), text),
+                    Some(Err(problem)) => tracing::warn!(peer = %driver.peer, %tool, %problem, "header parameter not sent"),
+                    None => {}
+                }
+            }
+        }
+        _ => {}
     }
     (builder, true)
 }
@@ -407,7 +447,7 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
     let mut reinitialized = false;
     loop {
         let send = || {
-            let (builder, modern) = modern_headers(&request, driver.post(body.clone()));
+            let (builder, modern) = modern_headers(&driver, &request, driver.post(body.clone()));
             let builder = if modern {
                 builder
             } else {
@@ -562,7 +602,23 @@ async fn read_answer(driver: &Driver, id: &RequestId, response: reqwest::Respons
     let headers = AnswerHeaders::of(&response);
     let status = headers.status;
     if status.is_success() && headers.content_type.starts_with("text/event-stream") {
-        match read_event_stream(driver, Some(id), response).await {
+        let mut cursor = StreamCursor::default();
+        let mut end = read_event_stream(driver, Some(id), response, &mut cursor).await;
+        // A legacy server may close a response stream early after giving it an event id
+        // (2025-11-25 polling): wait `retry`, then resume with GET and Last-Event-ID.
+        let mut resumes = 0;
+        while matches!(end, StreamEnd::Ended)
+            && cursor.last_event_id.is_some()
+            && resumes < STREAM_RESUMES
+        {
+            resumes += 1;
+            tokio::time::sleep(cursor.retry).await;
+            let Some(resumed) = resume_stream(driver, &cursor).await else {
+                break;
+            };
+            end = read_event_stream(driver, Some(id), resumed, &mut cursor).await;
+        }
+        match end {
             StreamEnd::Answered => {}
             StreamEnd::Ended => {
                 driver
@@ -697,11 +753,43 @@ enum StreamEnd {
     Broken(String),
 }
 
-/// Delivers every event of an SSE body.
+/// Where a stream can be resumed from.
+struct StreamCursor {
+    last_event_id: Option<String>,
+    retry: Duration,
+}
+
+impl Default for StreamCursor {
+    fn default() -> Self {
+        StreamCursor {
+            last_event_id: None,
+            retry: Duration::from_secs(1),
+        }
+    }
+}
+
+/// How many times one response stream is resumed before giving up.
+const STREAM_RESUMES: u32 = 5;
+
+/// Reopens a stream with GET and Last-Event-ID; `None` if the server will not.
+async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<reqwest::Response> {
+    let last_event_id = cursor.last_event_id.as_deref()?;
+    let get = driver
+        .client
+        .get(driver.url.clone())
+        .headers(driver.headers.clone())
+        .header(ACCEPT, "text/event-stream");
+    let builder = driver.with_session(get).header("last-event-id", last_event_id);
+    let response = builder.send().await.ok()?;
+    response.status().is_success().then_some(response)
+}
+
+/// Delivers every event of an SSE body, noting the last event id and retry delay.
 async fn read_event_stream(
     driver: &Driver,
     id: Option<&RequestId>,
     mut response: reqwest::Response,
+    cursor: &mut StreamCursor,
 ) -> StreamEnd {
     let mut parser = SseParser::new(driver.max_body_bytes);
     let mut answered = false;
@@ -714,6 +802,14 @@ async fn read_event_stream(
             Err(error) => return StreamEnd::Broken(error_chain(&error)),
         };
         for item in parser.push(&chunk) {
+            if let SseItem::Event(event) = &item {
+                if let Some(event_id) = &event.id {
+                    cursor.last_event_id = Some(event_id.clone());
+                }
+                if let Some(ms) = event.retry_ms {
+                    cursor.retry = Duration::from_millis(ms.min(60_000));
+                }
+            }
             match item {
                 SseItem::Event(event) if event.data.is_empty() => {}
                 SseItem::Event(event) => match serde_json::from_str::<Value>(&event.data) {
@@ -760,7 +856,8 @@ async fn post_raw(driver: Arc<Driver>, body: Vec<u8>) {
                 .unwrap_or("")
                 .to_owned();
             if content_type.starts_with("text/event-stream") {
-                let _ = read_event_stream(&driver, None, response).await;
+                let mut cursor = StreamCursor::default();
+                let _ = read_event_stream(&driver, None, response, &mut cursor).await;
             } else if let Ok(body) = read_body(response, driver.max_body_bytes).await
                 && let Ok(value) = serde_json::from_slice::<Value>(&body)
             {

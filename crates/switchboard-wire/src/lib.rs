@@ -12,6 +12,7 @@ mod connection;
 mod framing;
 pub mod http;
 pub mod memory;
+pub mod param_headers;
 mod message;
 pub mod proc;
 pub mod sse;

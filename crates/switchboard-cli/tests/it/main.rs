@@ -1,6 +1,8 @@
 //! End-to-end tests of the `switchboard` binary: flags, rendering, exit codes, against the
 //! bundled example, fixture servers and the real interop peers.
 
+mod conformance;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};

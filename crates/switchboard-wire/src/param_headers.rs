@@ -1,0 +1,145 @@
+//! `x-mcp-header` (2026-07-28, SEP-2243): tool parameters mirrored into `Mcp-Param-{Name}`
+//! HTTP headers.
+//!
+//! An annotation is valid only as a non-empty RFC 9110 token, unique case-insensitively
+//! within the schema, on a `string`, `integer` or `boolean` property reached from the root
+//! through `properties` alone. A tool with any invalid annotation is left out of the listing
+//! (with a warning), and the other tools are kept.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+/// `(header name, property name)` pairs of one tool.
+pub type ParamHeaders = Vec<(String, String)>;
+
+const ANNOTATION: &str = "x-mcp-header";
+/// Integers beyond this cannot be carried exactly (JavaScript's safe range).
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// The header parameters of a tool's input schema, or why the schema's annotations are invalid.
+pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
+    let mut params = ParamHeaders::new();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (property, definition) in properties {
+            let Some(annotation) = definition.get(ANNOTATION) else {
+                if contains_annotation(definition) {
+                    return Err(format!("`{ANNOTATION}` inside `{property}` is not on a top-level property"));
+                }
+                continue;
+            };
+            let Value::String(name) = annotation else {
+                return Err(format!("`{ANNOTATION}` of `{property}` is not a string"));
+            };
+            if name.is_empty() || !name.bytes().all(is_token_byte) {
+                return Err(format!("`{ANNOTATION}` {name:?} of `{property}` is not a valid header name"));
+            }
+            match definition.get("type").and_then(Value::as_str) {
+                Some("string" | "integer" | "boolean") => {}
+                other => return Err(format!("`{ANNOTATION}` on `{property}` of type {} (only string, integer and boolean may be headers)", other.unwrap_or("unknown"))),
+            }
+            if params.iter().any(|(existing, _)| existing.eq_ignore_ascii_case(name)) {
+                return Err(format!("`{ANNOTATION}` {name:?} is used twice"));
+            }
+            params.push((name.clone(), property.clone()));
+        }
+    }
+    for (key, value) in schema.as_object().into_iter().flatten() {
+        if key != "properties" && contains_annotation(value) {
+            return Err(format!("`{ANNOTATION}` under `{key}` is not reachable through `properties` alone"));
+        }
+    }
+    Ok(params)
+}
+
+fn contains_annotation(value: &Value) -> bool {
+    match value {
+        Value::Object(object) => object.contains_key(ANNOTATION) || object.values().any(contains_annotation),
+        Value::Array(items) => items.iter().any(contains_annotation),
+        _ => false,
+    }
+}
+
+/// RFC 9110 `tchar`.
+fn is_token_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
+}
+
+/// The header text for an argument value; `None` when the header is omitted (absent or null).
+pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
+    match value? {
+        Value::Null => None,
+        Value::String(text) => Some(Ok(crate::http::header_text(text))),
+        Value::Bool(flag) => Some(Ok(flag.to_string())),
+        Value::Number(number) => Some(match number.as_i64() {
+            Some(n) if n.abs() <= MAX_SAFE_INTEGER => Ok(n.to_string()),
+            _ => Err(format!("{number} cannot be sent as a header (not an integer within ±(2^53−1))")),
+        }),
+        other => Some(Err(format!("{other} cannot be sent as a header"))),
+    }
+}
+
+/// Removes tools with invalid annotations from a `tools/list` result; returns each kept
+/// tool's header parameters and a warning per removed tool.
+pub fn filter_listing(result: &mut Value) -> (HashMap<String, ParamHeaders>, Vec<String>) {
+    let mut kept = HashMap::new();
+    let mut warnings = Vec::new();
+    let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
+        return (kept, warnings);
+    };
+    tools.retain(|tool| {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+        match header_params(tool.get("inputSchema").unwrap_or(&Value::Null)) {
+            Ok(params) => {
+                if !params.is_empty() {
+                    kept.insert(name, params);
+                }
+                true
+            }
+            Err(problem) => {
+                warnings.push(format!("tool `{name}` left out: {problem}"));
+                false
+            }
+        }
+    });
+    (kept, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn valid_and_invalid_annotations() {
+        let ok = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "limit": {"type": "integer", "x-mcp-header": "Limit"},
+            "plain": {"type": "string"}}});
+        assert_eq!(header_params(&ok), Ok(vec![("Region".into(), "region".into()), ("Limit".into(), "limit".into())]));
+        for (schema, why) in [
+            (json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}), "not a valid header name"),
+            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "a b"}}}), "not a valid header name"),
+            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "é"}}}), "not a valid header name"),
+            (json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}), "of type number"),
+            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}}), "used twice"),
+            (json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}), "not on a top-level property"),
+            (json!({"properties": {}, "anyOf": [{"properties": {"a": {"x-mcp-header": "A"}}}]}), "reachable through `properties` alone"),
+        ] {
+            let problem = header_params(&schema).expect_err("invalid");
+            assert!(problem.contains(why), "{problem} should mention {why}");
+        }
+    }
+
+    #[test]
+    fn values_become_header_text() {
+        assert_eq!(header_value(Some(&json!("eu-west"))), Some(Ok("eu-west".into())));
+        assert_eq!(header_value(Some(&json!(42))), Some(Ok("42".into())));
+        assert_eq!(header_value(Some(&json!(true))), Some(Ok("true".into())));
+        assert_eq!(header_value(Some(&json!(" x"))), Some(Ok("=?base64?IHg=?=".into())));
+        assert_eq!(header_value(Some(&Value::Null)), None);
+        assert_eq!(header_value(None), None);
+        assert!(matches!(header_value(Some(&json!(9_007_199_254_740_993_i64))), Some(Err(_))));
+    }
+}
