@@ -87,19 +87,38 @@ pub(crate) async fn run(url: &str) -> Result<u8, String> {
     if session.negotiated().capabilities.tools.is_some() {
         let tools = session.list_tools().await.map_err(|e| e.to_string())?;
         // Newer suites name the exact calls to make in the scenario context.
-        let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Value::Null);
+        let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+            .ok()
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or(Value::Null);
         if let Some(calls) = context.get("toolCalls").and_then(Value::as_array) {
             for call in calls {
                 let name = call.get("name").and_then(Value::as_str).unwrap_or("");
-                if let Err(error) = session.call_tool(name, call.get("arguments").cloned(), &CallOptions::default()).await {
+                if let Err(error) = session
+                    .call_tool(
+                        name,
+                        call.get("arguments").cloned(),
+                        &CallOptions::default(),
+                    )
+                    .await
+                {
                     tracing::warn!(tool = %name, %error, "conformance call failed");
                 }
             }
-            session.shutdown(ShutdownGrace { after_stdin_close: Duration::from_secs(2), after_sigterm: Duration::from_secs(1) }).await;
+            session
+                .shutdown(ShutdownGrace {
+                    after_stdin_close: Duration::from_secs(2),
+                    after_sigterm: Duration::from_secs(1),
+                })
+                .await;
             return Ok(0);
         }
         // The preservation scenario asks for one tool's schema to be echoed back verbatim.
-        let focal_schema = tools.items.iter().find(|t| t.name == "json_schema_2020_12_tool").map(|t| t.input_schema.clone());
+        let focal_schema = tools
+            .items
+            .iter()
+            .find(|t| t.name == "json_schema_2020_12_tool")
+            .map(|t| t.input_schema.clone());
         for tool in &tools.items {
             let arguments = match (&focal_schema, tool.name.as_str()) {
                 (Some(schema), "json_schema_echo") => json!({ "schema": schema }),

@@ -329,7 +329,10 @@ impl Driver {
     }
 
     async fn deliver_value(&self, value: &Value) {
-        let listing = value.get("id").and_then(RequestId::from_json).is_some_and(|id| lock(&self.state).listings.remove(&id));
+        let listing = value
+            .get("id")
+            .and_then(RequestId::from_json)
+            .is_some_and(|id| lock(&self.state).listings.remove(&id));
         if listing && value.get("result").is_some() {
             let mut value = value.clone();
             if let Some(result) = value.get_mut("result") {
@@ -409,12 +412,18 @@ fn modern_headers(
         }
         "tools/call" => {
             let tool = name.unwrap_or("");
-            let params_for_tool = lock(&driver.state).param_headers.get(tool).cloned().unwrap_or_default();
+            let params_for_tool = lock(&driver.state)
+                .param_headers
+                .get(tool)
+                .cloned()
+                .unwrap_or_default();
             let arguments = params.and_then(|p| p.get("arguments"));
             for (header, property) in params_for_tool {
                 match crate::param_headers::header_value(arguments.and_then(|a| a.get(&property))) {
                     Some(Ok(text)) => builder = builder.header(format!("mcp-param-{header}"), text),
-                    Some(Err(problem)) => tracing::warn!(peer = %driver.peer, %tool, %problem, "header parameter not sent"),
+                    Some(Err(problem)) => {
+                        tracing::warn!(peer = %driver.peer, %tool, %problem, "header parameter not sent")
+                    }
                     None => {}
                 }
             }
@@ -779,7 +788,9 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<reqwest
         .get(driver.url.clone())
         .headers(driver.headers.clone())
         .header(ACCEPT, "text/event-stream");
-    let builder = driver.with_session(get).header("last-event-id", last_event_id);
+    let builder = driver
+        .with_session(get)
+        .header("last-event-id", last_event_id);
     let response = builder.send().await.ok()?;
     response.status().is_success().then_some(response)
 }

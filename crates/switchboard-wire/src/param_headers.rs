@@ -24,7 +24,9 @@ pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
         for (property, definition) in properties {
             let Some(annotation) = definition.get(ANNOTATION) else {
                 if contains_annotation(definition) {
-                    return Err(format!("`{ANNOTATION}` inside `{property}` is not on a top-level property"));
+                    return Err(format!(
+                        "`{ANNOTATION}` inside `{property}` is not on a top-level property"
+                    ));
                 }
                 continue;
             };
@@ -32,13 +34,23 @@ pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
                 return Err(format!("`{ANNOTATION}` of `{property}` is not a string"));
             };
             if name.is_empty() || !name.bytes().all(is_token_byte) {
-                return Err(format!("`{ANNOTATION}` {name:?} of `{property}` is not a valid header name"));
+                return Err(format!(
+                    "`{ANNOTATION}` {name:?} of `{property}` is not a valid header name"
+                ));
             }
             match definition.get("type").and_then(Value::as_str) {
                 Some("string" | "integer" | "boolean") => {}
-                other => return Err(format!("`{ANNOTATION}` on `{property}` of type {} (only string, integer and boolean may be headers)", other.unwrap_or("unknown"))),
+                other => {
+                    return Err(format!(
+                        "`{ANNOTATION}` on `{property}` of type {} (only string, integer and boolean may be headers)",
+                        other.unwrap_or("unknown")
+                    ));
+                }
             }
-            if params.iter().any(|(existing, _)| existing.eq_ignore_ascii_case(name)) {
+            if params
+                .iter()
+                .any(|(existing, _)| existing.eq_ignore_ascii_case(name))
+            {
                 return Err(format!("`{ANNOTATION}` {name:?} is used twice"));
             }
             params.push((name.clone(), property.clone()));
@@ -46,7 +58,9 @@ pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
     }
     for (key, value) in schema.as_object().into_iter().flatten() {
         if key != "properties" && contains_annotation(value) {
-            return Err(format!("`{ANNOTATION}` under `{key}` is not reachable through `properties` alone"));
+            return Err(format!(
+                "`{ANNOTATION}` under `{key}` is not reachable through `properties` alone"
+            ));
         }
     }
     Ok(params)
@@ -54,7 +68,9 @@ pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
 
 fn contains_annotation(value: &Value) -> bool {
     match value {
-        Value::Object(object) => object.contains_key(ANNOTATION) || object.values().any(contains_annotation),
+        Value::Object(object) => {
+            object.contains_key(ANNOTATION) || object.values().any(contains_annotation)
+        }
         Value::Array(items) => items.iter().any(contains_annotation),
         _ => false,
     }
@@ -73,7 +89,9 @@ pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
         Value::Bool(flag) => Some(Ok(flag.to_string())),
         Value::Number(number) => Some(match number.as_i64() {
             Some(n) if n.abs() <= MAX_SAFE_INTEGER => Ok(n.to_string()),
-            _ => Err(format!("{number} cannot be sent as a header (not an integer within ±(2^53−1))")),
+            _ => Err(format!(
+                "{number} cannot be sent as a header (not an integer within ±(2^53−1))"
+            )),
         }),
         other => Some(Err(format!("{other} cannot be sent as a header"))),
     }
@@ -88,7 +106,11 @@ pub fn filter_listing(result: &mut Value) -> (HashMap<String, ParamHeaders>, Vec
         return (kept, warnings);
     };
     tools.retain(|tool| {
-        let name = tool.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+        let name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         match header_params(tool.get("inputSchema").unwrap_or(&Value::Null)) {
             Ok(params) => {
                 if !params.is_empty() {
@@ -117,15 +139,42 @@ mod tests {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "limit": {"type": "integer", "x-mcp-header": "Limit"},
             "plain": {"type": "string"}}});
-        assert_eq!(header_params(&ok), Ok(vec![("Region".into(), "region".into()), ("Limit".into(), "limit".into())]));
+        assert_eq!(
+            header_params(&ok),
+            Ok(vec![
+                ("Region".into(), "region".into()),
+                ("Limit".into(), "limit".into())
+            ])
+        );
         for (schema, why) in [
-            (json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}), "not a valid header name"),
-            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "a b"}}}), "not a valid header name"),
-            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "é"}}}), "not a valid header name"),
-            (json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}), "of type number"),
-            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}}), "used twice"),
-            (json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}), "not on a top-level property"),
-            (json!({"properties": {}, "anyOf": [{"properties": {"a": {"x-mcp-header": "A"}}}]}), "reachable through `properties` alone"),
+            (
+                json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+                "not a valid header name",
+            ),
+            (
+                json!({"properties": {"a": {"type": "string", "x-mcp-header": "a b"}}}),
+                "not a valid header name",
+            ),
+            (
+                json!({"properties": {"a": {"type": "string", "x-mcp-header": "é"}}}),
+                "not a valid header name",
+            ),
+            (
+                json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+                "of type number",
+            ),
+            (
+                json!({"properties": {"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}}),
+                "used twice",
+            ),
+            (
+                json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}),
+                "not on a top-level property",
+            ),
+            (
+                json!({"properties": {}, "anyOf": [{"properties": {"a": {"x-mcp-header": "A"}}}]}),
+                "reachable through `properties` alone",
+            ),
         ] {
             let problem = header_params(&schema).expect_err("invalid");
             assert!(problem.contains(why), "{problem} should mention {why}");
@@ -134,12 +183,21 @@ mod tests {
 
     #[test]
     fn values_become_header_text() {
-        assert_eq!(header_value(Some(&json!("eu-west"))), Some(Ok("eu-west".into())));
+        assert_eq!(
+            header_value(Some(&json!("eu-west"))),
+            Some(Ok("eu-west".into()))
+        );
         assert_eq!(header_value(Some(&json!(42))), Some(Ok("42".into())));
         assert_eq!(header_value(Some(&json!(true))), Some(Ok("true".into())));
-        assert_eq!(header_value(Some(&json!(" x"))), Some(Ok("=?base64?IHg=?=".into())));
+        assert_eq!(
+            header_value(Some(&json!(" x"))),
+            Some(Ok("=?base64?IHg=?=".into()))
+        );
         assert_eq!(header_value(Some(&Value::Null)), None);
         assert_eq!(header_value(None), None);
-        assert!(matches!(header_value(Some(&json!(9_007_199_254_740_993_i64))), Some(Err(_))));
+        assert!(matches!(
+            header_value(Some(&json!(9_007_199_254_740_993_i64))),
+            Some(Err(_))
+        ));
     }
 }

