@@ -62,9 +62,28 @@ fn arguments_for(schema: &Value) -> Value {
     Value::Object(arguments)
 }
 
+/// An OAuth client as a headless host would have: the authorization redirect is followed
+/// directly, a pre-registered client comes from the scenario context.
+fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String> {
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let pre_registered = text("client_id").map(|client_id| switchboard_auth::ClientCredentials {
+        client_id,
+        client_secret: text("client_secret"),
+    });
+    switchboard_auth::OAuthClient::new(switchboard_auth::OAuthConfig {
+        client_name: "Switchboard".into(),
+        redirect_uri: "http://127.0.0.1:33418/callback".into(),
+        pre_registered,
+        // The suite's scenario expects this document URL as the client id.
+        client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
+        want_refresh_tokens: true,
+        max_step_ups: 2,
+        driver: Arc::new(switchboard_auth::FollowRedirectDriver::new()?),
+    })
+}
+
 /// Runs one scenario; the exit code tells the runner whether the client itself failed.
 pub(crate) async fn run(url: &str) -> Result<u8, String> {
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let mut config = SessionConfig::new("conformance");
     config.handler = Arc::new(AcceptWithDefaults);
     config.connect_timeout = Duration::from_secs(20);
@@ -76,21 +95,18 @@ pub(crate) async fn run(url: &str) -> Result<u8, String> {
         };
         config.protocol_version = Some(version);
     }
-    if scenario.starts_with("auth/") {
-        return Err(format!(
-            "scenario `{scenario}` needs OAuth, which this build does not implement yet"
-        ));
-    }
-    let session = Session::connect_http(HttpOptions::new("conformance", url), config)
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let mut options = HttpOptions::new("conformance", url);
+    options.authorizer = Some(Arc::new(oauth_client(&context)?));
+    let session = Session::connect_http(options, config)
         .await
         .map_err(|e| e.to_string())?;
     if session.negotiated().capabilities.tools.is_some() {
         let tools = session.list_tools().await.map_err(|e| e.to_string())?;
         // Newer suites name the exact calls to make in the scenario context.
-        let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-            .ok()
-            .and_then(|c| serde_json::from_str(&c).ok())
-            .unwrap_or(Value::Null);
         if let Some(calls) = context.get("toolCalls").and_then(Value::as_array) {
             for call in calls {
                 let name = call.get("name").and_then(Value::as_str).unwrap_or("");

@@ -54,6 +54,35 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// Deadline for establishing a TCP (and TLS) connection.
     pub connect_timeout: Duration,
+    /// Supplies `Authorization` and answers authorization challenges (OAuth).
+    pub authorizer: Option<Arc<dyn Authorizer>>,
+}
+
+/// An authorization challenge from the server: a 401, or a 403 for insufficient scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthChallenge {
+    /// The HTTP status.
+    pub status: u16,
+    /// The `WWW-Authenticate` header, if any.
+    pub www_authenticate: Option<String>,
+    /// The MCP endpoint that answered.
+    pub resource: String,
+    /// The `Authorization` value the failed request carried.
+    pub presented: Option<String>,
+}
+
+/// Gives requests their credentials and obtains new ones when the server asks. Implemented
+/// by the OAuth client; the transport only calls it.
+pub trait Authorizer: Send + Sync {
+    /// The `Authorization` header value to send now, if any.
+    fn authorization(&self) -> Option<String>;
+
+    /// Handles a challenge; `Ok(true)` means new credentials are ready and the request
+    /// should be sent again; `Err` explains why authorization failed.
+    fn challenge(
+        &self,
+        challenge: AuthChallenge,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<bool, String>> + Send + '_>>;
 }
 
 impl HttpOptions {
@@ -65,6 +94,7 @@ impl HttpOptions {
             headers: Vec::new(),
             max_body_bytes: 16 * 1024 * 1024,
             connect_timeout: Duration::from_secs(10),
+            authorizer: None,
         }
     }
 }
@@ -76,6 +106,7 @@ impl fmt::Debug for HttpOptions {
         f.debug_struct("HttpOptions")
             .field("url", &self.url)
             .field("headers", &names)
+            .field("authorizer", &self.authorizer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -145,6 +176,7 @@ pub fn connect(options: HttpOptions) -> Result<HttpTransport, HttpSetupError> {
         out: tokio::sync::Mutex::new(Some(driver_write)),
         state: Mutex::new(DriverState::default()),
         failed: Notify::new(),
+        authorizer: options.authorizer.clone(),
     });
     let probe_driver = driver.clone();
     let probe: CloseProbe = Box::new(move |mut reason| {
@@ -182,6 +214,7 @@ struct Driver {
     out: tokio::sync::Mutex<Option<WriteHalf<DuplexStream>>>,
     state: Mutex<DriverState>,
     failed: Notify,
+    authorizer: Option<Arc<dyn Authorizer>>,
 }
 
 #[derive(Default)]
@@ -230,7 +263,7 @@ async fn run(driver: Arc<Driver>, mut from_client: ReadHalf<DuplexStream>) {
             .delete(driver.url.clone())
             .headers(driver.headers.clone())
             .header(SESSION_HEADER, session_id);
-        let delete = driver.with_version(delete);
+        let delete = driver.authorized(driver.with_version(delete));
         let _ = tokio::time::timeout(DELETE_DEADLINE, delete.send()).await;
     }
     if let Some(mut out) = driver.out.lock().await.take() {
@@ -292,12 +325,58 @@ fn handle_outgoing(driver: &Arc<Driver>, line: &[u8], tasks: &mut JoinSet<()>) {
 
 impl Driver {
     fn post(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
-        self.client
+        let builder = self
+            .client
             .post(self.url.clone())
             .headers(self.headers.clone())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .body(body)
+            .body(body);
+        self.authorized(builder)
+    }
+
+    /// Adds the current credentials, if any.
+    fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self.authorizer.as_ref().and_then(|a| a.authorization()) {
+            Some(value) => match HeaderValue::from_str(&value) {
+                Ok(mut value) => {
+                    value.set_sensitive(true);
+                    builder.header(reqwest::header::AUTHORIZATION, value)
+                }
+                Err(_) => builder,
+            },
+            None => builder,
+        }
+    }
+
+    /// Asks the authorizer to handle a 401, or a 403 for insufficient scope. `None` when
+    /// the answer is no challenge; `Some(Ok(()))` to send the request again.
+    async fn handle_challenge(&self, response: &reqwest::Response) -> Option<Result<(), String>> {
+        let authorizer = self.authorizer.as_ref()?;
+        let status = response.status();
+        let www_authenticate = response
+            .headers()
+            .get(reqwest::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let insufficient_scope = status == reqwest::StatusCode::FORBIDDEN
+            && www_authenticate
+                .as_deref()
+                .is_some_and(|w| w.contains("insufficient_scope"));
+        if status != reqwest::StatusCode::UNAUTHORIZED && !insufficient_scope {
+            return None;
+        }
+        let challenge = AuthChallenge {
+            status: status.as_u16(),
+            www_authenticate,
+            resource: self.url.to_string(),
+            presented: authorizer.authorization(),
+        };
+        Some(match authorizer.challenge(challenge).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("the server refused the credentials".to_owned()),
+            Err(problem) => Err(problem),
+        })
     }
 
     /// Legacy headers: the session and the negotiated version.
@@ -451,9 +530,13 @@ pub fn header_text(value: &str) -> String {
     }
 }
 
+/// How many times one request may be sent again with new credentials (step-up included).
+const MAX_AUTHORIZATIONS: u32 = 3;
+
 async fn post_request(driver: Arc<Driver>, request: Request) {
     let body = crate::message::encode(&Message::Request(request.clone()));
     let mut reinitialized = false;
+    let mut authorizations = 0;
     loop {
         let send = || {
             let (builder, modern) = modern_headers(&driver, &request, driver.post(body.clone()));
@@ -482,6 +565,38 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
                 }
             },
         };
+        if let Some(outcome) = driver.handle_challenge(&response).await {
+            match outcome {
+                Ok(()) if authorizations < MAX_AUTHORIZATIONS => {
+                    authorizations += 1;
+                    continue;
+                }
+                Ok(()) => {
+                    let message = format!(
+                        "the server still refused after {MAX_AUTHORIZATIONS} authorizations"
+                    );
+                    driver
+                        .deliver_error(
+                            &request.id,
+                            message,
+                            json!({"httpStatus": response.status().as_u16()}),
+                        )
+                        .await;
+                }
+                Err(problem) => {
+                    let message = format!("authorization failed: {problem}");
+                    driver
+                        .deliver_error(
+                            &request.id,
+                            message,
+                            json!({"httpStatus": response.status().as_u16()}),
+                        )
+                        .await;
+                }
+            }
+            lock(&driver.state).in_flight.remove(&request.id);
+            return;
+        }
         let status = response.status();
         if request.method == "initialize"
             && let Some(id) = response
@@ -789,7 +904,7 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<reqwest
         .headers(driver.headers.clone())
         .header(ACCEPT, "text/event-stream");
     let builder = driver
-        .with_session(get)
+        .authorized(driver.with_session(get))
         .header("last-event-id", last_event_id);
     let response = builder.send().await.ok()?;
     response.status().is_success().then_some(response)
@@ -891,12 +1006,14 @@ async fn get_stream(driver: Arc<Driver>) {
     let mut last_event_id: Option<String> = None;
     let mut retry = Duration::from_secs(1);
     for _attempt in 0..GET_STREAM_RECONNECTS {
-        let mut builder = driver.with_session(
-            driver
-                .client
-                .get(driver.url.clone())
-                .headers(driver.headers.clone())
-                .header(ACCEPT, "text/event-stream"),
+        let mut builder = driver.authorized(
+            driver.with_session(
+                driver
+                    .client
+                    .get(driver.url.clone())
+                    .headers(driver.headers.clone())
+                    .header(ACCEPT, "text/event-stream"),
+            ),
         );
         if let Some(id) = &last_event_id {
             builder = builder.header("last-event-id", id.as_str());

@@ -1,0 +1,834 @@
+//! OAuth 2.1 for MCP servers reached over HTTP.
+//!
+//! [`OAuthClient`] implements the transport's [`Authorizer`]: on a 401 it discovers the
+//! server's Protected Resource Metadata (RFC 9728: the `resource_metadata` the challenge
+//! names, else the path-based then root well-known URL), checks that it describes this
+//! server, finds the authorization server's metadata (RFC 8414 then OpenID discovery, the
+//! issuer must match exactly), refuses servers without PKCE S256, obtains a client identity
+//! (pre-registered, a Client ID Metadata Document, or dynamic registration with
+//! `application_type: native`), and runs the authorization-code flow with PKCE, the RFC 8707
+//! `resource` parameter and the RFC 9207 `iss` check. Servers of the 2025-03-26 revision
+//! without resource metadata are served from their origin's metadata or default endpoints.
+//! A 403 `insufficient_scope` re-authorizes with the union of scopes, a bounded number of
+//! times; an expired token is refreshed once before a new authorization.
+//!
+//! The browser step is an [`AuthorizationDriver`]: the host decides how the user approves
+//! (a browser and a loopback callback, a pasted redirect, or, in tests, following the
+//! redirect directly). Tokens and secrets never appear in logs or errors.
+
+mod challenge;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use switchboard_wire::http::{AuthChallenge, Authorizer};
+use url::Url;
+
+pub use challenge::BearerChallenge;
+
+/// A boxed future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How the user approves an authorization request: given the authorization URL, returns
+/// the URL the authorization server redirected to (with `code`, `state`, maybe `iss`).
+pub trait AuthorizationDriver: Send + Sync {
+    /// Runs the user-facing step.
+    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>>;
+}
+
+/// A driver for tests and automation: requests the authorization URL without following
+/// redirects and takes the redirect target from `Location`.
+#[derive(Debug, Clone)]
+pub struct FollowRedirectDriver {
+    http: reqwest::Client,
+}
+
+impl FollowRedirectDriver {
+    /// A driver with its own HTTP client.
+    pub fn new() -> Result<FollowRedirectDriver, String> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(FollowRedirectDriver { http })
+    }
+}
+
+impl AuthorizationDriver for FollowRedirectDriver {
+    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
+        Box::pin(async move {
+            let response = self
+                .http
+                .get(authorization_url)
+                .send()
+                .await
+                .map_err(|e| format!("the authorization endpoint did not answer: {e}"))?;
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| {
+                    format!(
+                        "the authorization endpoint answered {} without a redirect",
+                        response.status()
+                    )
+                })?;
+            Url::parse(location).map_err(|e| format!("the redirect location is not a URL: {e}"))
+        })
+    }
+}
+
+/// A client identity the user registered beforehand.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientCredentials {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret, for confidential clients.
+    pub client_secret: Option<String>,
+}
+
+impl fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+/// OAuth settings for one server.
+#[derive(Clone)]
+pub struct OAuthConfig {
+    /// `client_name` for registration.
+    pub client_name: String,
+    /// Where the authorization server sends the user back.
+    pub redirect_uri: String,
+    /// A pre-registered client, used first when present.
+    pub pre_registered: Option<ClientCredentials>,
+    /// The https URL of this client's metadata document, for servers that accept Client ID
+    /// Metadata Documents.
+    pub client_metadata_url: Option<String>,
+    /// Ask for `offline_access` (refresh tokens) when the server offers it.
+    pub want_refresh_tokens: bool,
+    /// Step-up authorizations allowed for one session before giving up.
+    pub max_step_ups: u32,
+    /// The user-facing step.
+    pub driver: Arc<dyn AuthorizationDriver>,
+}
+
+impl fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_name", &self.client_name)
+            .field("redirect_uri", &self.redirect_uri)
+            .field("pre_registered", &self.pre_registered)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The client identity in use, bound to the issuer it was obtained from.
+#[derive(Clone)]
+struct RegisteredClient {
+    issuer: String,
+    client_id: String,
+    client_secret: Option<String>,
+    auth_method: String,
+}
+
+/// Tokens from one authorization.
+#[derive(Clone)]
+struct Tokens {
+    access: String,
+    refresh: Option<String>,
+    issuer: String,
+}
+
+#[derive(Default)]
+struct AuthState {
+    client: Option<RegisteredClient>,
+    tokens: Option<Tokens>,
+    scopes: BTreeSet<String>,
+    step_ups: u32,
+}
+
+/// An OAuth 2.1 client for one MCP server; give it to the HTTP transport as its authorizer.
+pub struct OAuthClient {
+    config: OAuthConfig,
+    http: reqwest::Client,
+    state: tokio::sync::Mutex<AuthState>,
+    bearer: Mutex<Option<String>>,
+}
+
+impl fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("config", &self.config)
+            .field("authorized", &self.bearer_value().is_some())
+            .finish()
+    }
+}
+
+/// Everything discovery found for one authorization.
+struct Discovery {
+    resource: String,
+    issuer: String,
+    metadata: Value,
+    authorization_endpoint: String,
+    token_endpoint: String,
+    registration_endpoint: Option<String>,
+    scopes_supported: Vec<String>,
+}
+
+impl OAuthClient {
+    /// A client that has no credentials yet.
+    pub fn new(config: OAuthConfig) -> Result<OAuthClient, String> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(OAuthClient {
+            config,
+            http,
+            state: tokio::sync::Mutex::new(AuthState::default()),
+            bearer: Mutex::new(None),
+        })
+    }
+
+    fn bearer_value(&self) -> Option<String> {
+        self.bearer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn set_bearer(&self, value: Option<String>) {
+        *self.bearer.lock().unwrap_or_else(|p| p.into_inner()) = value;
+    }
+
+    async fn handle(&self, challenge: AuthChallenge) -> Result<bool, String> {
+        let mut state = self.state.lock().await;
+        // Another request already obtained newer credentials: just send again.
+        if challenge.presented != self.bearer_value() {
+            return Ok(self.bearer_value().is_some());
+        }
+        let bearer = challenge
+            .www_authenticate
+            .as_deref()
+            .and_then(BearerChallenge::parse)
+            .unwrap_or_default();
+        let step_up = challenge.status == 403 && bearer.get("error") == Some("insufficient_scope");
+        if step_up {
+            state.step_ups += 1;
+            if state.step_ups > self.config.max_step_ups {
+                return Err(format!(
+                    "the server kept asking for more scope; gave up after {} step-up authorizations",
+                    self.config.max_step_ups
+                ));
+            }
+        } else if let Some(fresh) = self.try_refresh(&state, &challenge.resource, &bearer).await {
+            self.set_bearer(Some(format!("Bearer {}", fresh.access)));
+            state.tokens = Some(fresh);
+            return Ok(true);
+        }
+        let discovery = self.discover(&challenge.resource, &bearer).await?;
+        let challenged: Vec<String> = bearer.scopes();
+        if !challenged.is_empty() {
+            state.scopes.extend(challenged);
+        } else if !step_up && state.scopes.is_empty() {
+            state
+                .scopes
+                .extend(discovery.scopes_supported.iter().cloned());
+        }
+        let client = match &state.client {
+            // Credentials are bound to the issuer that issued them (never reused elsewhere).
+            Some(client) if client.issuer == discovery.issuer => client.clone(),
+            _ => self.register(&discovery).await?,
+        };
+        state.client = Some(client.clone());
+        let tokens = self.authorize(&discovery, &client, &state.scopes).await?;
+        self.set_bearer(Some(format!("Bearer {}", tokens.access)));
+        state.tokens = Some(tokens);
+        Ok(true)
+    }
+
+    /// Refreshes the current tokens with the issuer that issued them; `None` when there is
+    /// nothing to refresh or the refresh fails (a new authorization follows).
+    async fn try_refresh(
+        &self,
+        state: &AuthState,
+        resource: &str,
+        bearer: &BearerChallenge,
+    ) -> Option<Tokens> {
+        let tokens = state.tokens.as_ref()?;
+        let refresh = tokens.refresh.as_ref()?;
+        let client = state.client.as_ref()?;
+        let discovery = self.discover(resource, bearer).await.ok()?;
+        if discovery.issuer != tokens.issuer {
+            return None;
+        }
+        self.refresh(&discovery, client, refresh).await.ok()
+    }
+
+    /// Finds the resource and authorization-server metadata.
+    async fn discover(
+        &self,
+        resource_url: &str,
+        bearer: &BearerChallenge,
+    ) -> Result<Discovery, String> {
+        let resource_url =
+            Url::parse(resource_url).map_err(|e| format!("the server URL is not valid: {e}"))?;
+        let mut resource = canonical_resource(&resource_url);
+        let mut candidates = Vec::new();
+        if let Some(named) = bearer.get("resource_metadata") {
+            candidates.push(named.to_owned());
+        }
+        let origin = origin_of(&resource_url);
+        let path = resource_url.path().trim_end_matches('/');
+        if !path.is_empty() {
+            candidates.push(format!(
+                "{origin}/.well-known/oauth-protected-resource{path}"
+            ));
+        }
+        candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
+        let mut protected = None;
+        for candidate in &candidates {
+            if let Some(document) = self.get_json(candidate).await? {
+                protected = Some(document);
+                break;
+            }
+        }
+        let (issuer, scopes_supported) = match &protected {
+            Some(document) => {
+                let advertised = document
+                    .get("resource")
+                    .and_then(Value::as_str)
+                    .ok_or("the protected resource metadata has no `resource`")?;
+                if !covers(advertised, &resource_url) {
+                    return Err(format!(
+                        "the protected resource metadata describes {advertised}, not {resource}; refusing to authorize"
+                    ));
+                }
+                // The protected resource's own identifier is the RFC 8707 indicator.
+                resource = advertised.trim_end_matches('/').to_owned();
+                let issuer = document
+                    .get("authorization_servers")
+                    .and_then(Value::as_array)
+                    .and_then(|servers| servers.first())
+                    .and_then(Value::as_str)
+                    .ok_or("the protected resource metadata lists no authorization server")?
+                    .to_owned();
+                let scopes = string_list(document.get("scopes_supported"));
+                (issuer, scopes)
+            }
+            // 2025-03-26 servers: the MCP server's origin is the authorization server.
+            None => (origin.clone(), Vec::new()),
+        };
+        check_url_safe(&issuer)?;
+        // Named by resource metadata, the issuer must match its metadata exactly. Without
+        // resource metadata (2025-03-26) the origin is only where metadata is looked for,
+        // and the metadata's own issuer is adopted.
+        let require_match = protected.is_some();
+        let metadata = self
+            .authorization_server_metadata(&issuer, require_match)
+            .await?;
+        let issuer = match (&metadata, require_match) {
+            (Some(document), false) => document
+                .get("issuer")
+                .and_then(Value::as_str)
+                .unwrap_or(&issuer)
+                .to_owned(),
+            _ => issuer,
+        };
+        let legacy_fallback = protected.is_none() && metadata.is_none();
+        let metadata = metadata.unwrap_or(Value::Null);
+        let endpoint = |name: &str, fallback: &str| -> Result<String, String> {
+            match metadata.get(name).and_then(Value::as_str) {
+                Some(url) => Ok(url.to_owned()),
+                None if legacy_fallback => Ok(format!("{issuer}{fallback}")),
+                None => Err(format!("the authorization server metadata has no `{name}`")),
+            }
+        };
+        if !legacy_fallback {
+            let methods = string_list(metadata.get("code_challenge_methods_supported"));
+            if !methods.iter().any(|m| m == "S256") {
+                return Err("the authorization server does not advertise PKCE with S256; refusing to authorize without it".into());
+            }
+        }
+        let authorization_endpoint = endpoint("authorization_endpoint", "/authorize")?;
+        let token_endpoint = endpoint("token_endpoint", "/token")?;
+        check_url_safe(&authorization_endpoint)?;
+        check_url_safe(&token_endpoint)?;
+        let registration_endpoint = match metadata
+            .get("registration_endpoint")
+            .and_then(Value::as_str)
+        {
+            Some(url) => Some(url.to_owned()),
+            None if legacy_fallback => Some(format!("{issuer}/register")),
+            None => None,
+        };
+        let mut scopes_supported = scopes_supported;
+        if scopes_supported.is_empty() && protected.is_none() {
+            scopes_supported = string_list(metadata.get("scopes_supported"));
+        }
+        Ok(Discovery {
+            resource,
+            issuer,
+            metadata,
+            authorization_endpoint,
+            token_endpoint,
+            registration_endpoint,
+            scopes_supported,
+        })
+    }
+
+    /// RFC 8414 then OpenID discovery; with `require_match`, the document's issuer must equal
+    /// `issuer` exactly.
+    async fn authorization_server_metadata(
+        &self,
+        issuer: &str,
+        require_match: bool,
+    ) -> Result<Option<Value>, String> {
+        let url = Url::parse(issuer)
+            .map_err(|e| format!("the authorization server `{issuer}` is not a URL: {e}"))?;
+        let origin = origin_of(&url);
+        let path = url.path().trim_end_matches('/');
+        let candidates = if path.is_empty() {
+            vec![
+                format!("{origin}/.well-known/oauth-authorization-server"),
+                format!("{origin}/.well-known/openid-configuration"),
+            ]
+        } else {
+            vec![
+                format!("{origin}/.well-known/oauth-authorization-server{path}"),
+                format!("{origin}/.well-known/openid-configuration{path}"),
+                format!("{origin}{path}/.well-known/openid-configuration"),
+            ]
+        };
+        for candidate in candidates {
+            if let Some(document) = self.get_json(&candidate).await? {
+                let advertised = document.get("issuer").and_then(Value::as_str).unwrap_or("");
+                if require_match && advertised != issuer {
+                    return Err(format!(
+                        "the authorization server metadata at {candidate} names issuer {advertised:?}, not {issuer:?}; refusing to use it"
+                    ));
+                }
+                return Ok(Some(document));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A JSON document, `None` on 4xx (try the next location).
+    async fn get_json(&self, url: &str) -> Result<Option<Value>, String> {
+        check_url_safe(url)?;
+        let response = match self
+            .http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+        {
+            Ok(response) => response,
+            Err(e) => return Err(format!("could not fetch {url}: {e}")),
+        };
+        if !response.status().is_success() {
+            return Ok(None);
+        }
+        let text = response
+            .text()
+            .await
+            .map_err(|e| format!("could not read {url}: {e}"))?;
+        Ok(serde_json::from_str(&text).ok())
+    }
+
+    /// Obtains a client identity for this authorization server.
+    async fn register(&self, discovery: &Discovery) -> Result<RegisteredClient, String> {
+        let methods = string_list(
+            discovery
+                .metadata
+                .get("token_endpoint_auth_methods_supported"),
+        );
+        if let Some(pre) = &self.config.pre_registered {
+            let auth_method = choose_auth_method(&methods, pre.client_secret.is_some(), None);
+            return Ok(RegisteredClient {
+                issuer: discovery.issuer.clone(),
+                client_id: pre.client_id.clone(),
+                client_secret: pre.client_secret.clone(),
+                auth_method,
+            });
+        }
+        let cimd = discovery
+            .metadata
+            .get("client_id_metadata_document_supported")
+            .and_then(Value::as_bool)
+            == Some(true);
+        if let (true, Some(url)) = (cimd, &self.config.client_metadata_url) {
+            return Ok(RegisteredClient {
+                issuer: discovery.issuer.clone(),
+                client_id: url.clone(),
+                client_secret: None,
+                auth_method: "none".into(),
+            });
+        }
+        let Some(endpoint) = &discovery.registration_endpoint else {
+            return Err("the authorization server offers no registration and no client is configured; register a client and configure its id".into());
+        };
+        check_url_safe(endpoint)?;
+        let request = json!({
+            "client_name": self.config.client_name,
+            "redirect_uris": [self.config.redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "application_type": "native",
+            "token_endpoint_auth_method": if methods.is_empty() || methods.iter().any(|m| m == "none") { "none" } else { methods[0].as_str() },
+        });
+        let response = self
+            .http
+            .post(endpoint)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(request.to_string())
+            .send()
+            .await
+            .map_err(|e| format!("client registration failed: {e}"))?;
+        let status = response.status();
+        let body: Value = response
+            .text()
+            .await
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        if !status.is_success() {
+            return Err(format!(
+                "client registration was refused ({status}): {}",
+                body.get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no error code")
+            ));
+        }
+        let client_id = body
+            .get("client_id")
+            .and_then(Value::as_str)
+            .ok_or("the registration response has no client_id")?
+            .to_owned();
+        let client_secret = body
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let auth_method = choose_auth_method(
+            &methods,
+            client_secret.is_some(),
+            body.get("token_endpoint_auth_method")
+                .and_then(Value::as_str),
+        );
+        Ok(RegisteredClient {
+            issuer: discovery.issuer.clone(),
+            client_id,
+            client_secret,
+            auth_method,
+        })
+    }
+
+    /// The authorization-code flow with PKCE.
+    async fn authorize(
+        &self,
+        discovery: &Discovery,
+        client: &RegisteredClient,
+        scopes: &BTreeSet<String>,
+    ) -> Result<Tokens, String> {
+        let verifier = random_token(48)?;
+        let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(Sha256::digest(verifier.as_bytes()));
+        let state = random_token(24)?;
+        let mut scopes: Vec<String> = scopes.iter().cloned().collect();
+        let offers_offline = string_list(discovery.metadata.get("scopes_supported"))
+            .iter()
+            .any(|s| s == "offline_access");
+        if self.config.want_refresh_tokens
+            && offers_offline
+            && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".into());
+        }
+        let mut url = Url::parse(&discovery.authorization_endpoint)
+            .map_err(|e| format!("the authorization endpoint is not a URL: {e}"))?;
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client.client_id)
+                .append_pair("redirect_uri", &self.config.redirect_uri)
+                .append_pair("state", &state)
+                .append_pair("code_challenge", &challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("resource", &discovery.resource);
+            if !scopes.is_empty() {
+                query.append_pair("scope", &scopes.join(" "));
+            }
+        }
+        let redirect = self.config.driver.authorize(url).await?;
+        let param = |name: &str| {
+            redirect
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        // RFC 9207: an `iss` is compared exactly, before anything else in the answer is used.
+        match param("iss") {
+            Some(iss) if iss != discovery.issuer => {
+                return Err(format!(
+                    "the authorization response came from issuer {iss:?}, not {:?}; rejected",
+                    discovery.issuer
+                ));
+            }
+            None if discovery
+                .metadata
+                .get("authorization_response_iss_parameter_supported")
+                .and_then(Value::as_bool)
+                == Some(true) =>
+            {
+                return Err("the authorization server promised an `iss` parameter but the response had none; rejected".into());
+            }
+            _ => {}
+        }
+        if param("state").as_deref() != Some(state.as_str()) {
+            return Err(
+                "the authorization response's state does not match the request; rejected".into(),
+            );
+        }
+        if let Some(error) = param("error") {
+            return Err(format!("the authorization was refused: {error}"));
+        }
+        let code = param("code").ok_or("the authorization response has no code")?;
+        let form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code),
+            ("redirect_uri", self.config.redirect_uri.clone()),
+            ("code_verifier", verifier),
+            ("resource", discovery.resource.clone()),
+        ];
+        self.token_request(discovery, client, form).await
+    }
+
+    async fn refresh(
+        &self,
+        discovery: &Discovery,
+        client: &RegisteredClient,
+        refresh_token: &str,
+    ) -> Result<Tokens, String> {
+        let form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.to_owned()),
+            ("resource", discovery.resource.clone()),
+        ];
+        self.token_request(discovery, client, form).await
+    }
+
+    async fn token_request(
+        &self,
+        discovery: &Discovery,
+        client: &RegisteredClient,
+        mut form: Vec<(&'static str, String)>,
+    ) -> Result<Tokens, String> {
+        let mut request = self.http.post(&discovery.token_endpoint);
+        match (client.auth_method.as_str(), &client.client_secret) {
+            ("client_secret_basic", Some(secret)) => {
+                let encode = |s: &str| {
+                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                };
+                let credentials = base64::engine::general_purpose::STANDARD.encode(format!(
+                    "{}:{}",
+                    encode(&client.client_id),
+                    encode(secret)
+                ));
+                request = request.header(
+                    reqwest::header::AUTHORIZATION,
+                    format!("Basic {credentials}"),
+                );
+            }
+            ("client_secret_post", Some(secret)) => {
+                form.push(("client_id", client.client_id.clone()));
+                form.push(("client_secret", secret.clone()));
+            }
+            _ => form.push(("client_id", client.client_id.clone())),
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let response = request
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("the token endpoint did not answer: {e}"))?;
+        let status = response.status();
+        let body: Value = response
+            .text()
+            .await
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        if !status.is_success() {
+            return Err(format!(
+                "the token request was refused ({status}): {}",
+                body.get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no error code")
+            ));
+        }
+        let access = body
+            .get("access_token")
+            .and_then(Value::as_str)
+            .ok_or("the token response has no access_token")?
+            .to_owned();
+        Ok(Tokens {
+            access,
+            refresh: body
+                .get("refresh_token")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            issuer: discovery.issuer.clone(),
+        })
+    }
+}
+
+impl Authorizer for OAuthClient {
+    fn authorization(&self) -> Option<String> {
+        self.bearer_value()
+    }
+
+    fn challenge(
+        &self,
+        challenge: AuthChallenge,
+    ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
+        Box::pin(self.handle(challenge))
+    }
+}
+
+/// Token endpoint client authentication: what registration said, else the best the server
+/// supports for the kind of client we are.
+fn choose_auth_method(supported: &[String], has_secret: bool, registered: Option<&str>) -> String {
+    if let Some(method) = registered {
+        return method.to_owned();
+    }
+    if !has_secret {
+        return "none".into();
+    }
+    let offers = |m: &str| supported.is_empty() || supported.iter().any(|s| s == m);
+    if offers("client_secret_basic") {
+        "client_secret_basic".into()
+    } else if offers("client_secret_post") {
+        "client_secret_post".into()
+    } else {
+        "none".into()
+    }
+}
+
+/// Whether protected-resource metadata for `advertised` may describe `server`: same origin,
+/// and the advertised path is the server's path or a parent of it on a segment boundary.
+fn covers(advertised: &str, server: &Url) -> bool {
+    let Ok(advertised) = Url::parse(advertised) else {
+        return false;
+    };
+    if advertised.origin() != server.origin() {
+        return false;
+    }
+    let parent = advertised.path().trim_end_matches('/');
+    let path = server.path().trim_end_matches('/');
+    path == parent || path.starts_with(&format!("{parent}/"))
+}
+
+/// The MCP server's canonical URI for RFC 8707: no fragment, no query, no trailing slash.
+fn canonical_resource(url: &Url) -> String {
+    let mut url = url.clone();
+    url.set_fragment(None);
+    url.set_query(None);
+    url.as_str().trim_end_matches('/').to_owned()
+}
+
+fn origin_of(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Only https, or http to a loopback host, may be fetched or opened.
+fn check_url_safe(url: &str) -> Result<(), String> {
+    let parsed = Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    let loopback = matches!(
+        parsed.host_str(),
+        Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
+    );
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        scheme => Err(format!(
+            "refusing {scheme}: URL {url:?} from the server (only https, or http on loopback)"
+        )),
+    }
+}
+
+/// URL-safe random text with `bytes` bytes of entropy.
+fn random_token(bytes: usize) -> Result<String, String> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|e| format!("no randomness available: {e}"))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buffer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_and_url_safety() {
+        let url = Url::parse("https://mcp.example.test/mcp/?x=1#frag").expect("url");
+        assert_eq!(canonical_resource(&url), "https://mcp.example.test/mcp");
+        assert!(covers("https://mcp.example.test", &url));
+        assert!(covers("https://mcp.example.test/mcp/", &url));
+        assert!(!covers("https://mcp.example.test/mc", &url));
+        assert!(!covers("https://other.example.test/mcp", &url));
+        assert!(check_url_safe("https://a.test/authorize").is_ok());
+        assert!(check_url_safe("http://127.0.0.1:8080/authorize").is_ok());
+        assert!(check_url_safe("http://a.test/authorize").is_err());
+        assert!(check_url_safe("javascript:alert(1)").is_err());
+        assert!(check_url_safe("file:///etc/passwd").is_err());
+        assert_eq!(
+            choose_auth_method(&["client_secret_post".into()], true, None),
+            "client_secret_post"
+        );
+        assert_eq!(choose_auth_method(&[], false, None), "none");
+        let verifier = random_token(48).expect("random");
+        assert!(
+            verifier.len() >= 43
+                && verifier
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
+    }
+}
