@@ -93,6 +93,10 @@ pub struct ClientCredentials {
     pub client_id: String,
     /// The client secret, for confidential clients.
     pub client_secret: Option<String>,
+    /// A PEM private key for `private_key_jwt` client authentication (PKCS#8).
+    pub private_key_pem: Option<String>,
+    /// Its JWS algorithm: `ES256` (default) or `RS256`.
+    pub signing_algorithm: Option<String>,
 }
 
 impl fmt::Debug for ClientCredentials {
@@ -103,9 +107,37 @@ impl fmt::Debug for ClientCredentials {
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field(
+                "private_key_pem",
+                &self.private_key_pem.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
+
+/// An enterprise identity for cross-app access (SEP-990): an ID token from the user's
+/// identity provider, exchanged there for an identity assertion grant (ID-JAG) that the
+/// authorization server accepts with the JWT-bearer grant.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdentityAssertion {
+    /// The identity provider's token endpoint.
+    pub idp_token_endpoint: String,
+    /// The user's ID token from the identity provider.
+    pub id_token: String,
+    /// This client's id at the identity provider.
+    pub idp_client_id: Option<String>,
+}
+
+impl fmt::Debug for IdentityAssertion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IdentityAssertion")
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("id_token", &"<redacted>")
+            .finish()
+    }
+}
+
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /// OAuth settings for one server.
 #[derive(Clone)]
@@ -125,6 +157,9 @@ pub struct OAuthConfig {
     pub max_step_ups: u32,
     /// The user-facing step.
     pub driver: Arc<dyn AuthorizationDriver>,
+    /// An enterprise identity for cross-app access, used when the server offers the
+    /// JWT-bearer grant.
+    pub identity_assertion: Option<IdentityAssertion>,
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -145,6 +180,8 @@ struct RegisteredClient {
     client_id: String,
     client_secret: Option<String>,
     auth_method: String,
+    /// `(PEM, algorithm)` for `private_key_jwt`.
+    signing_key: Option<(String, String)>,
 }
 
 /// Tokens from one authorization.
@@ -258,7 +295,19 @@ impl OAuthClient {
             _ => self.register(&discovery).await?,
         };
         state.client = Some(client.clone());
-        let tokens = self.authorize(&discovery, &client, &state.scopes).await?;
+        let grants = string_list(discovery.metadata.get("grant_types_supported"));
+        let machine_only = grants.iter().any(|g| g == "client_credentials")
+            && !grants.iter().any(|g| g == "authorization_code");
+        let confidential = client.client_secret.is_some() || client.signing_key.is_some();
+        let jwt_bearer = grants.iter().any(|g| g == JWT_BEARER_GRANT);
+        let tokens = if let (true, Some(identity)) = (jwt_bearer, &self.config.identity_assertion) {
+            self.cross_app_access(&discovery, &client, identity).await?
+        } else if machine_only && confidential {
+            self.client_credentials(&discovery, &client, &state.scopes)
+                .await?
+        } else {
+            self.authorize(&discovery, &client, &state.scopes).await?
+        };
         self.set_bearer(Some(format!("Bearer {}", tokens.access)));
         state.tokens = Some(tokens);
         Ok(true)
@@ -462,12 +511,23 @@ impl OAuthClient {
                 .get("token_endpoint_auth_methods_supported"),
         );
         if let Some(pre) = &self.config.pre_registered {
-            let auth_method = choose_auth_method(&methods, pre.client_secret.is_some(), None);
+            let signing_key = pre.private_key_pem.clone().map(|pem| {
+                let algorithm = pre
+                    .signing_algorithm
+                    .clone()
+                    .unwrap_or_else(|| "ES256".into());
+                (pem, algorithm)
+            });
+            let auth_method = match signing_key {
+                Some(_) => "private_key_jwt".to_owned(),
+                None => choose_auth_method(&methods, pre.client_secret.is_some(), None),
+            };
             return Ok(RegisteredClient {
                 issuer: discovery.issuer.clone(),
                 client_id: pre.client_id.clone(),
                 client_secret: pre.client_secret.clone(),
                 auth_method,
+                signing_key,
             });
         }
         let cimd = discovery
@@ -481,6 +541,7 @@ impl OAuthClient {
                 client_id: url.clone(),
                 client_secret: None,
                 auth_method: "none".into(),
+                signing_key: None,
             });
         }
         let Some(endpoint) = &discovery.registration_endpoint else {
@@ -538,6 +599,7 @@ impl OAuthClient {
             client_id,
             client_secret,
             auth_method,
+            signing_key: None,
         })
     }
 
@@ -622,6 +684,99 @@ impl OAuthClient {
         self.token_request(discovery, client, form).await
     }
 
+    /// Cross-app access: exchange the ID token at the identity provider for an ID-JAG
+    /// (RFC 8693), then present it with the JWT-bearer grant (RFC 7523).
+    async fn cross_app_access(
+        &self,
+        discovery: &Discovery,
+        client: &RegisteredClient,
+        identity: &IdentityAssertion,
+    ) -> Result<Tokens, String> {
+        check_url_safe(&identity.idp_token_endpoint)?;
+        let mut exchange = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
+            ("subject_token", identity.id_token.clone()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token".to_owned(),
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag".to_owned(),
+            ),
+            ("audience", discovery.issuer.clone()),
+            ("resource", discovery.resource.clone()),
+        ];
+        if let Some(idp_client_id) = &identity.idp_client_id {
+            exchange.push(("client_id", idp_client_id.clone()));
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(exchange.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let response = self
+            .http
+            .post(&identity.idp_token_endpoint)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("the identity provider did not answer the token exchange: {e}"))?;
+        let status = response.status();
+        let answer: Value = response
+            .text()
+            .await
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        if !status.is_success() {
+            return Err(format!(
+                "the identity provider refused the token exchange ({status}): {}",
+                answer
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no error code")
+            ));
+        }
+        let grant = answer
+            .get("access_token")
+            .and_then(Value::as_str)
+            .ok_or("the token exchange returned no identity assertion")?
+            .to_owned();
+        let form = vec![
+            ("grant_type", JWT_BEARER_GRANT.to_owned()),
+            ("assertion", grant),
+            ("resource", discovery.resource.clone()),
+        ];
+        self.token_request(discovery, client, form).await
+    }
+
+    /// The client credentials grant, for servers that only serve machine clients.
+    async fn client_credentials(
+        &self,
+        discovery: &Discovery,
+        client: &RegisteredClient,
+        scopes: &BTreeSet<String>,
+    ) -> Result<Tokens, String> {
+        let mut form = vec![
+            ("grant_type", "client_credentials".to_owned()),
+            ("resource", discovery.resource.clone()),
+        ];
+        if !scopes.is_empty() {
+            form.push((
+                "scope",
+                scopes.iter().cloned().collect::<Vec<_>>().join(" "),
+            ));
+        }
+        self.token_request(discovery, client, form).await
+    }
+
     async fn refresh(
         &self,
         discovery: &Discovery,
@@ -643,26 +798,36 @@ impl OAuthClient {
         mut form: Vec<(&'static str, String)>,
     ) -> Result<Tokens, String> {
         let mut request = self.http.post(&discovery.token_endpoint);
-        match (client.auth_method.as_str(), &client.client_secret) {
-            ("client_secret_basic", Some(secret)) => {
-                let encode = |s: &str| {
-                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
-                };
-                let credentials = base64::engine::general_purpose::STANDARD.encode(format!(
-                    "{}:{}",
-                    encode(&client.client_id),
-                    encode(secret)
-                ));
-                request = request.header(
-                    reqwest::header::AUTHORIZATION,
-                    format!("Basic {credentials}"),
-                );
+        if let Some((pem, algorithm)) = &client.signing_key {
+            let assertion = client_assertion(&client.client_id, &discovery.issuer, pem, algorithm)?;
+            form.push((
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+            ));
+            form.push(("client_assertion", assertion));
+            form.push(("client_id", client.client_id.clone()));
+        } else {
+            match (client.auth_method.as_str(), &client.client_secret) {
+                ("client_secret_basic", Some(secret)) => {
+                    let encode = |s: &str| {
+                        url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                    };
+                    let credentials = base64::engine::general_purpose::STANDARD.encode(format!(
+                        "{}:{}",
+                        encode(&client.client_id),
+                        encode(secret)
+                    ));
+                    request = request.header(
+                        reqwest::header::AUTHORIZATION,
+                        format!("Basic {credentials}"),
+                    );
+                }
+                ("client_secret_post", Some(secret)) => {
+                    form.push(("client_id", client.client_id.clone()));
+                    form.push(("client_secret", secret.clone()));
+                }
+                _ => form.push(("client_id", client.client_id.clone())),
             }
-            ("client_secret_post", Some(secret)) => {
-                form.push(("client_id", client.client_id.clone()));
-                form.push(("client_secret", secret.clone()));
-            }
-            _ => form.push(("client_id", client.client_id.clone())),
         }
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
@@ -719,6 +884,68 @@ impl Authorizer for OAuthClient {
     ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
         Box::pin(self.handle(challenge))
     }
+}
+
+/// A `private_key_jwt` client assertion (RFC 7523): signed with the client's PKCS#8 key,
+/// issued by and about the client, for the authorization server, valid five minutes.
+fn client_assertion(
+    client_id: &str,
+    audience: &str,
+    pem: &str,
+    algorithm: &str,
+) -> Result<String, String> {
+    let der_b64: String = pem
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .collect::<Vec<_>>()
+        .join("");
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(der_b64.trim())
+        .map_err(|_| "the private key is not PEM (PKCS#8)".to_owned())?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let header = json!({"alg": algorithm, "typ": "JWT"});
+    let claims = json!({"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + 300, "jti": random_token(16)?});
+    let b64 = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let signing_input = format!("{}.{}", b64(&header), b64(&claims));
+    let rng = ring::rand::SystemRandom::new();
+    let signature = match algorithm {
+        "ES256" => {
+            let key = ring::signature::EcdsaKeyPair::from_pkcs8(
+                &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+                &der,
+                &rng,
+            )
+            .map_err(|_| "the private key is not a P-256 PKCS#8 key".to_owned())?;
+            key.sign(&rng, signing_input.as_bytes())
+                .map_err(|_| "signing the client assertion failed".to_owned())?
+                .as_ref()
+                .to_vec()
+        }
+        "RS256" => {
+            let key = ring::signature::RsaKeyPair::from_pkcs8(&der)
+                .map_err(|_| "the private key is not an RSA PKCS#8 key".to_owned())?;
+            let mut signature = vec![0; key.public().modulus_len()];
+            key.sign(
+                &ring::signature::RSA_PKCS1_SHA256,
+                &rng,
+                signing_input.as_bytes(),
+                &mut signature,
+            )
+            .map_err(|_| "signing the client assertion failed".to_owned())?;
+            signature
+        }
+        other => {
+            return Err(format!(
+                "client assertions signed with {other} are not supported (ES256, RS256)"
+            ));
+        }
+    };
+    Ok(format!(
+        "{signing_input}.{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature)
+    ))
 }
 
 /// Token endpoint client authentication: what registration said, else the best the server

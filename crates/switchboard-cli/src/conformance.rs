@@ -69,6 +69,8 @@ fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String
     let pre_registered = text("client_id").map(|client_id| switchboard_auth::ClientCredentials {
         client_id,
         client_secret: text("client_secret"),
+        private_key_pem: text("private_key_pem"),
+        signing_algorithm: text("signing_algorithm"),
     });
     switchboard_auth::OAuthClient::new(switchboard_auth::OAuthConfig {
         client_name: "Switchboard".into(),
@@ -79,6 +81,13 @@ fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String
         want_refresh_tokens: true,
         max_step_ups: 2,
         driver: Arc::new(switchboard_auth::FollowRedirectDriver::new()?),
+        identity_assertion: text("idp_token_endpoint").zip(text("idp_id_token")).map(
+            |(idp_token_endpoint, id_token)| switchboard_auth::IdentityAssertion {
+                idp_token_endpoint,
+                id_token,
+                idp_client_id: text("idp_client_id"),
+            },
+        ),
     })
 }
 
