@@ -17,6 +17,7 @@
 //! redirect directly). Tokens and secrets never appear in logs or errors.
 
 mod challenge;
+mod store;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -32,6 +33,7 @@ use switchboard_wire::http::{AuthChallenge, Authorizer};
 use url::Url;
 
 pub use challenge::BearerChallenge;
+pub use store::{SavedAuthorization, TokenStore};
 
 /// A boxed future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -160,6 +162,34 @@ pub struct OAuthConfig {
     /// An enterprise identity for cross-app access, used when the server offers the
     /// JWT-bearer grant.
     pub identity_assertion: Option<IdentityAssertion>,
+    /// Where tokens and registrations are kept between runs, and the server they are for.
+    pub store: Option<StoreBinding>,
+}
+
+/// A token store and the MCP server URL whose authorization it keeps.
+#[derive(Debug, Clone)]
+pub struct StoreBinding {
+    /// The store.
+    pub store: TokenStore,
+    /// The MCP server URL (the key in the store).
+    pub server_url: String,
+}
+
+/// A driver for commands that cannot ask the user: authorization fails with what to run.
+#[derive(Debug, Clone)]
+pub struct NeedsLoginDriver {
+    /// The server's configured name, for the message.
+    pub server_name: String,
+}
+
+impl AuthorizationDriver for NeedsLoginDriver {
+    fn authorize(&self, _authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
+        let message = format!(
+            "server `{}` needs you to log in first: run `switchboard login {}`",
+            self.server_name, self.server_name
+        );
+        Box::pin(async move { Err(message) })
+    }
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -236,11 +266,32 @@ impl OAuthClient {
             .timeout(Duration::from_secs(30))
             .build()
             .map_err(|e| e.to_string())?;
+        let mut state = AuthState::default();
+        let mut bearer = None;
+        let saved = config
+            .store
+            .as_ref()
+            .and_then(|b| b.store.load(&b.server_url));
+        if let Some(saved) = saved {
+            bearer = Some(format!("Bearer {}", saved.access_token));
+            state.client = Some(RegisteredClient {
+                issuer: saved.issuer.clone(),
+                client_id: saved.client_id,
+                client_secret: saved.client_secret,
+                auth_method: saved.auth_method,
+                signing_key: None,
+            });
+            state.tokens = Some(Tokens {
+                access: saved.access_token,
+                refresh: saved.refresh_token,
+                issuer: saved.issuer,
+            });
+        }
         Ok(OAuthClient {
             config,
             http,
-            state: tokio::sync::Mutex::new(AuthState::default()),
-            bearer: Mutex::new(None),
+            state: tokio::sync::Mutex::new(state),
+            bearer: Mutex::new(bearer),
         })
     }
 
@@ -249,6 +300,26 @@ impl OAuthClient {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Makes `tokens` current and saves them with the client identity, if a store is bound.
+    fn adopt(&self, state: &mut AuthState, tokens: Tokens) {
+        self.set_bearer(Some(format!("Bearer {}", tokens.access)));
+        if let (Some(binding), Some(client)) = (&self.config.store, &state.client) {
+            let saved = SavedAuthorization {
+                server_url: binding.server_url.clone(),
+                issuer: tokens.issuer.clone(),
+                client_id: client.client_id.clone(),
+                client_secret: client.client_secret.clone(),
+                auth_method: client.auth_method.clone(),
+                access_token: tokens.access.clone(),
+                refresh_token: tokens.refresh.clone(),
+            };
+            if let Err(problem) = binding.store.save(&saved) {
+                tracing::warn!(%problem, "the new tokens could not be saved");
+            }
+        }
+        state.tokens = Some(tokens);
     }
 
     fn set_bearer(&self, value: Option<String>) {
@@ -276,8 +347,7 @@ impl OAuthClient {
                 ));
             }
         } else if let Some(fresh) = self.try_refresh(&state, &challenge.resource, &bearer).await {
-            self.set_bearer(Some(format!("Bearer {}", fresh.access)));
-            state.tokens = Some(fresh);
+            self.adopt(&mut state, fresh);
             return Ok(true);
         }
         let discovery = self.discover(&challenge.resource, &bearer).await?;
@@ -308,8 +378,7 @@ impl OAuthClient {
         } else {
             self.authorize(&discovery, &client, &state.scopes).await?
         };
-        self.set_bearer(Some(format!("Bearer {}", tokens.access)));
-        state.tokens = Some(tokens);
+        self.adopt(&mut state, tokens);
         Ok(true)
     }
 

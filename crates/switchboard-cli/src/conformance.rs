@@ -88,6 +88,7 @@ fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String
                 idp_client_id: text("idp_client_id"),
             },
         ),
+        store: None,
     })
 }
 

@@ -7,6 +7,7 @@
 
 #![allow(clippy::print_stderr)]
 
+mod check;
 mod conformance;
 mod connect;
 mod render;
@@ -66,6 +67,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check servers for MCP compatibility: the seven seed steps and the spec checks, with
+    /// evidence. Exit codes: 0 no failures, 1 failures, 2 usage or configuration error.
+    Check(check::CheckArgs),
     /// Run as the official conformance suite's client under test (scenario from the
     /// environment, server URL last).
     #[command(hide = true)]
@@ -169,6 +173,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             };
             call(entry, &request).await
         }
+        Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
         Command::ExampleServer { .. } => Ok(0),
     }

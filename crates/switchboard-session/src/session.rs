@@ -1288,7 +1288,19 @@ async fn probe_then_initialize(
             let init = initialize(wiring, config, None);
             tokio::pin!(init);
             tokio::select! {
-                result = &mut init => result,
+                result = &mut init => match result {
+                    Ok(negotiated) => Ok(negotiated),
+                    // A server that already took the probe as a modern request may refuse
+                    // `initialize`; its answer to the probe is then the one that counts. The
+                    // wait for it is one more probe period.
+                    Err(init_error) => match tokio::time::timeout(config.probe_timeout, probe_answer).await {
+                        Ok(Ok(Ok(result))) => match discover_result(wiring, result, MODERN_VERSION) {
+                            DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
+                            DiscoverOutcome::NotModern(_) => Err(init_error),
+                        },
+                        _ => Err(init_error),
+                    },
+                },
                 answer = &mut probe_answer => match answer? {
                     Ok(result) => match discover_result(wiring, result, MODERN_VERSION) {
                         DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),

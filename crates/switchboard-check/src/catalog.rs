@@ -1,0 +1,414 @@
+//! The check catalog: every check as data (stable id, title, severity, the specification
+//! section it rests on, the transports it applies to, what it verifies and how to fix a
+//! failure). Reports, documentation and the fixture pairing test all read this table.
+
+/// How bad a finding of a check is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// A finding breaks a MUST of the specification or a step of the seed's compatibility
+    /// bar: the check fails and the run exits 1.
+    Error,
+    /// A finding breaks a SHOULD or a practical limit: the check warns; the exit code is
+    /// not affected.
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// Which transports a check applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applies {
+    /// Every transport.
+    Any,
+    /// Only servers run as child processes over stdin/stdout.
+    Stdio,
+    /// Only Streamable HTTP servers.
+    Http,
+}
+
+/// One check, as data.
+#[derive(Debug)]
+pub struct CheckDef {
+    /// Stable id, used in reports, baselines and `--json`.
+    pub id: &'static str,
+    /// Short title.
+    pub title: &'static str,
+    /// What a finding means; [`Severity::Warning`] checks never fail.
+    pub severity: Severity,
+    /// The specification section (relative to the 2025-11-25 revision), or `seed` for the
+    /// compatibility bar the project's seed sets.
+    pub spec: &'static str,
+    /// Transports it applies to.
+    pub applies: Applies,
+    /// The seed step (1–7) it implements, if any.
+    pub seed_step: Option<u8>,
+    /// What it verifies, in one or two sentences.
+    pub verifies: &'static str,
+    /// What to do when it fails.
+    pub fix: &'static str,
+}
+
+/// The revision the `spec` fields point into.
+pub const SPEC_BASE: &str = "https://modelcontextprotocol.io/specification/2025-11-25/";
+
+impl CheckDef {
+    /// The full URL of the specification section.
+    pub fn spec_url(&self) -> String {
+        format!("{SPEC_BASE}{}", self.spec)
+    }
+
+    /// True if it applies to a server on this transport.
+    pub fn applies_to(&self, transport: Transport) -> bool {
+        matches!(
+            (self.applies, transport),
+            (Applies::Any, _)
+                | (Applies::Stdio, Transport::Stdio)
+                | (Applies::Http, Transport::Http)
+        )
+    }
+}
+
+/// A transport kind, for applicability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process over stdin/stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+}
+
+impl Transport {
+    /// `stdio` or `http`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
+/// Check ids as constants, so code never misspells one.
+pub mod ids {
+    /// Seed step 1.
+    pub const INITIALIZE: &str = "initialize";
+    /// Era and version negotiation.
+    pub const PROTOCOL_VERSION: &str = "protocol-version";
+    /// Capabilities declared versus used.
+    pub const CAPABILITIES: &str = "capabilities";
+    /// Nothing but protocol messages on stdout.
+    pub const STDOUT_PURITY: &str = "stdout-purity";
+    /// Seed step 2.
+    pub const TOOLS_LIST: &str = "tools-list";
+    /// Cursor handling.
+    pub const PAGINATION: &str = "pagination";
+    /// Valid, unique names.
+    pub const TOOL_NAMES: &str = "tool-names";
+    /// Valid input and output schemas.
+    pub const INPUT_SCHEMAS: &str = "input-schemas";
+    /// No credentials in descriptions.
+    pub const NO_CREDENTIALS: &str = "no-credentials";
+    /// Seed step 3.
+    pub const TOOLS_CALL: &str = "tools-call";
+    /// Result size.
+    pub const RESULTS_BOUNDED: &str = "results-bounded";
+    /// Seed step 4.
+    pub const INVALID_INPUT: &str = "invalid-input";
+    /// Error messages name the field.
+    pub const ERRORS_ACTIONABLE: &str = "errors-actionable";
+    /// Unknown tool reported as an error.
+    pub const UNKNOWN_TOOL: &str = "unknown-tool";
+    /// Responses carry their request's id.
+    pub const RESPONSE_IDS: &str = "response-ids";
+    /// Notifications never stand in for responses.
+    pub const NOTIFICATIONS_NOT_RESPONSES: &str = "notifications-not-responses";
+    /// Seed step 5.
+    pub const CANCELLATION: &str = "cancellation";
+    /// Seed step 6.
+    pub const RECONNECT: &str = "reconnect";
+    /// Seed step 7.
+    pub const SHUTDOWN: &str = "shutdown";
+    /// HTTP: Origin validation.
+    pub const HTTP_ORIGIN: &str = "http-origin";
+    /// HTTP: session ids.
+    pub const HTTP_SESSION: &str = "http-session";
+    /// HTTP: DELETE ends a session.
+    pub const HTTP_DELETE: &str = "http-delete";
+}
+
+/// Every check, in report order.
+pub static CHECKS: &[CheckDef] = &[
+    CheckDef {
+        id: ids::INITIALIZE,
+        title: "Initialization",
+        severity: Severity::Error,
+        spec: "basic/lifecycle#initialization",
+        applies: Applies::Any,
+        seed_step: Some(1),
+        verifies: "The server completes the handshake (`initialize`, or `server/discover` in \
+                   the 2026-07-28 protocol) within the connect deadline with a well-formed result.",
+        fix: "Answer `initialize` promptly with `protocolVersion`, `capabilities` and \
+              `serverInfo`; do not wait for anything else first.",
+    },
+    CheckDef {
+        id: ids::PROTOCOL_VERSION,
+        title: "Protocol era and version negotiation",
+        severity: Severity::Error,
+        spec: "basic/lifecycle#version-negotiation",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "The server answers with a protocol version the specification defines: the \
+                   requested one when it supports it, otherwise one it supports.",
+        fix: "Echo the client's `protocolVersion` when you support it; otherwise answer with \
+              the newest version you support (one of the published revisions).",
+    },
+    CheckDef {
+        id: ids::CAPABILITIES,
+        title: "Capabilities declared versus used",
+        severity: Severity::Error,
+        spec: "basic/lifecycle#capability-negotiation",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Every declared capability answers its list request, and the server sends no \
+                   notification or request that needs a capability it (or the client) did not \
+                   declare.",
+        fix: "Declare `logging`, `listChanged` or `subscribe` before sending the matching \
+              notifications, and send no `sampling`, `roots` or `elicitation` request to a client \
+              that did not declare them.",
+    },
+    CheckDef {
+        id: ids::STDOUT_PURITY,
+        title: "Nothing but protocol messages on stdout",
+        severity: Severity::Error,
+        spec: "basic/transports#stdio",
+        applies: Applies::Stdio,
+        seed_step: None,
+        verifies: "Every line the server writes to stdout is a JSON-RPC message.",
+        fix: "Send logs, banners and progress text to stderr; stdout belongs to the protocol.",
+    },
+    CheckDef {
+        id: ids::TOOLS_LIST,
+        title: "Tool listing",
+        severity: Severity::Error,
+        spec: "server/tools#listing-tools",
+        applies: Applies::Any,
+        seed_step: Some(2),
+        verifies: "`tools/list` answers, through every page, with well-formed tool definitions.",
+        fix: "Return `{\"tools\": [...]}` where every entry is an object with a string `name` \
+              and an `inputSchema`.",
+    },
+    CheckDef {
+        id: ids::PAGINATION,
+        title: "Pagination",
+        severity: Severity::Error,
+        spec: "server/utilities/pagination",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "`nextCursor` values are strings that lead to the end of the list without \
+                   repeating a cursor or a page; a server that paginates rejects a cursor it \
+                   never handed out with -32602 (a SHOULD: warning).",
+        fix: "Return a fresh opaque cursor per page and none on the last one; answer an \
+              unknown cursor with JSON-RPC error -32602.",
+    },
+    CheckDef {
+        id: ids::TOOL_NAMES,
+        title: "Tool names valid and unique",
+        severity: Severity::Error,
+        spec: "server/tools#tool-names",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "No two tools share a name (a client can reach only one of them); names are \
+                   1–128 characters of A–Z a–z 0–9 _ - . (a SHOULD: warning).",
+        fix: "Give every tool a unique name made of letters, digits, `_`, `-` and `.`.",
+    },
+    CheckDef {
+        id: ids::INPUT_SCHEMAS,
+        title: "Input schemas valid",
+        severity: Severity::Error,
+        spec: "server/tools#tool",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Every `inputSchema` (and `outputSchema`) is a valid JSON Schema whose root \
+                   is `type: \"object\"`, resolvable without fetching anything.",
+        fix: "Describe arguments with an object schema (`{\"type\": \"object\", \"properties\": \
+              {...}}`) that validates against its draft's meta-schema; inline every `$ref`.",
+    },
+    CheckDef {
+        id: ids::NO_CREDENTIALS,
+        title: "No credentials in descriptions",
+        severity: Severity::Error,
+        spec: "server/tools#security-considerations",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Tool names, titles, descriptions, schemas and the server's instructions \
+                   contain nothing that looks like a credential (API keys, tokens, private keys, \
+                   passwords).",
+        fix: "Keep credentials in the server's environment, never in text the model reads; \
+              rotate any credential that was published this way.",
+    },
+    CheckDef {
+        id: ids::TOOLS_CALL,
+        title: "One successful call",
+        severity: Severity::Error,
+        spec: "server/tools#calling-tools",
+        applies: Applies::Any,
+        seed_step: Some(3),
+        verifies: "A read-only tool (or one named with `--call`) called with arguments derived \
+                   from its own schema returns a well-formed result: `content` present, \
+                   `structuredContent` matching a declared `outputSchema`.",
+        fix: "Return `{\"content\": [...]}` for every call, with `structuredContent` valid \
+              against `outputSchema` when you declare one.",
+    },
+    CheckDef {
+        id: ids::RESULTS_BOUNDED,
+        title: "Results bounded",
+        severity: Severity::Warning,
+        spec: "server/tools#tool-result",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "A normal call's result stays under the size limit (100 KiB by default; \
+                   clients cut or drop larger results).",
+        fix: "Page, summarise or truncate large results, or return a resource link instead of \
+              the content.",
+    },
+    CheckDef {
+        id: ids::INVALID_INPUT,
+        title: "Invalid input rejected",
+        severity: Severity::Error,
+        spec: "server/tools#error-handling",
+        applies: Applies::Any,
+        seed_step: Some(4),
+        verifies: "Schema-violating arguments are answered with an error (a tool result with \
+                   `isError: true`, or JSON-RPC -32602), and a call to an unknown tool is \
+                   answered, without the server hanging or dying.",
+        fix: "Validate arguments against your `inputSchema` before running the tool and report \
+              violations as an error.",
+    },
+    CheckDef {
+        id: ids::ERRORS_ACTIONABLE,
+        title: "Errors actionable",
+        severity: Severity::Warning,
+        spec: "server/tools#error-handling",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "The error for invalid arguments names the offending field, and the error for \
+                   an unknown tool names the tool.",
+        fix: "Say which argument is wrong and why (e.g. \"`text` must be a string\").",
+    },
+    CheckDef {
+        id: ids::UNKNOWN_TOOL,
+        title: "Unknown tool is an error",
+        severity: Severity::Error,
+        spec: "server/tools#error-handling",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "A `tools/call` naming a tool the server does not list is reported as an error \
+                   (JSON-RPC -32602 or `isError`), not as a success.",
+        fix: "Answer calls to tools you do not have with JSON-RPC error -32602 naming the tool.",
+    },
+    CheckDef {
+        id: ids::RESPONSE_IDS,
+        title: "Responses carry their request's id",
+        severity: Severity::Error,
+        spec: "basic#responses",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Every response carries the id of a request the client sent (same value, same \
+                   type), once.",
+        fix: "Copy the request's `id` into its response unchanged (`7` is not `\"7\"`), and \
+              answer each request once.",
+    },
+    CheckDef {
+        id: ids::NOTIFICATIONS_NOT_RESPONSES,
+        title: "Notifications never stand in for responses",
+        severity: Severity::Error,
+        spec: "basic#responses",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "No request goes unanswered while the server sends notifications instead \
+                   (e.g. the result as a log message).",
+        fix: "Answer every request with a response carrying its id; notifications never \
+              complete a request.",
+    },
+    CheckDef {
+        id: ids::CANCELLATION,
+        title: "Cancellation",
+        severity: Severity::Error,
+        spec: "basic/utilities/cancellation",
+        applies: Applies::Any,
+        seed_step: Some(5),
+        verifies: "After `notifications/cancelled` for a long call, no result follows, progress \
+                   stops within the grace period, and the server still answers.",
+        fix: "Stop the work when `notifications/cancelled` names the request: send neither its \
+              result nor further progress for its token.",
+    },
+    CheckDef {
+        id: ids::RECONNECT,
+        title: "Reconnect after a dropped transport",
+        severity: Severity::Error,
+        spec: "basic/lifecycle#initialization",
+        applies: Applies::Any,
+        seed_step: Some(6),
+        verifies: "With one request outstanding the transport is killed; the request is \
+                   rejected, the transport closes, and a fresh connection initializes and lists \
+                   the same tools.",
+        fix: "Keep no state that a new process or session cannot rebuild; list the same tools \
+              on every start.",
+    },
+    CheckDef {
+        id: ids::SHUTDOWN,
+        title: "Shutdown",
+        severity: Severity::Error,
+        spec: "basic/lifecycle#shutdown",
+        applies: Applies::Any,
+        seed_step: Some(7),
+        verifies: "Closed as the specification says (stdin closed), the server exits within the \
+                   grace period and leaves no process it started running, including ones that \
+                   left its process group.",
+        fix: "Exit when stdin reaches EOF, and stop every child process you started before \
+              exiting.",
+    },
+    CheckDef {
+        id: ids::HTTP_ORIGIN,
+        title: "HTTP: Origin validated",
+        severity: Severity::Error,
+        spec: "basic/transports#security-warning",
+        applies: Applies::Http,
+        seed_step: None,
+        verifies: "A request with a foreign `Origin` is refused (DNS rebinding protection).",
+        fix: "Validate the `Origin` header on every request and answer 403 to foreign origins.",
+    },
+    CheckDef {
+        id: ids::HTTP_SESSION,
+        title: "HTTP: session handling",
+        severity: Severity::Error,
+        spec: "basic/transports#session-management",
+        applies: Applies::Http,
+        seed_step: None,
+        verifies: "A session id issued at initialization is required afterwards, and an unknown \
+                   session id is answered with 404.",
+        fix: "Answer requests without a valid `Mcp-Session-Id` with 400, unknown ones with 404.",
+    },
+    CheckDef {
+        id: ids::HTTP_DELETE,
+        title: "HTTP: DELETE ends the session",
+        severity: Severity::Warning,
+        spec: "basic/transports#session-management",
+        applies: Applies::Http,
+        seed_step: None,
+        verifies: "`DELETE` with the session id ends the session (or is refused with 405).",
+        fix: "Accept `DELETE` on the MCP endpoint and forget the session.",
+    },
+];
+
+/// The check with this id.
+pub fn find(id: &str) -> Option<&'static CheckDef> {
+    CHECKS.iter().find(|c| c.id == id)
+}

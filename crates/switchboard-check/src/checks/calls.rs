@@ -1,0 +1,470 @@
+//! `tools-call`, `results-bounded`, `invalid-input`, `unknown-tool` and
+//! `errors-actionable`: calls whose arguments come from each tool's own schema, made only
+//! to tools annotated read-only or named by the user.
+
+use serde_json::{Value, json};
+use switchboard_protocol::CallToolResult;
+use switchboard_session::Session;
+use switchboard_wire::codes;
+
+use super::{Facts, Outcome, ToolSet, allowed, call, error_text, mentions, request};
+use crate::catalog::ids;
+use crate::options::Options;
+use crate::report::{CheckResult, Evidence, Finding};
+use crate::schema::{Violation, suggests_duration, valid_arguments, violating_arguments};
+
+/// Derived candidates tried for one successful call.
+const MAX_CANDIDATES: usize = 3;
+/// Most content blocks a normal result should have.
+const MAX_CONTENT_BLOCKS: usize = 1000;
+/// The tool name the unknown-tool probe calls.
+pub(crate) const UNKNOWN_TOOL: &str = "switchboard-check-no-such-tool";
+
+/// What a successful-looking result is missing, if anything.
+fn result_problems(tools: &ToolSet, tool: &str, result: &Value) -> Result<Vec<String>, String> {
+    let parsed = CallToolResult::from_json(result)?;
+    let mut problems = Vec::new();
+    if parsed.content_missing {
+        problems.push("the result has no `content` array (it is required)".to_owned());
+    }
+    let declared = tools.get(tool).and_then(|t| t.output_schema.as_ref());
+    if let Some(schema) = declared {
+        match (&parsed.structured_content, crate::schema::compile(schema)) {
+            (None, _) if !parsed.is_error => problems.push(
+                "the tool declares an `outputSchema` but the result has no `structuredContent`"
+                    .to_owned(),
+            ),
+            (Some(structured), Ok(compiled)) => {
+                if let Some(error) = compiled.error(structured) {
+                    problems.push(format!(
+                        "`structuredContent` does not match the tool's `outputSchema`: {error}"
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(problems)
+}
+
+fn is_tool_error(result: &Value) -> bool {
+    result.get("isError") == Some(&Value::Bool(true))
+}
+
+/// `tools-call` and `results-bounded`.
+pub(crate) async fn successful_call(
+    session: &Session,
+    tools: &ToolSet,
+    options: &Options,
+    facts: &mut Facts,
+) -> Vec<CheckResult> {
+    let timeout = options.request_timeout;
+    let mut evidence = Evidence::default();
+    let mut findings = Vec::new();
+    let user_calls: Vec<_> = options
+        .calls
+        .iter()
+        .filter(|c| tools.get(&c.tool).is_some())
+        .collect();
+    for missing in options
+        .calls
+        .iter()
+        .filter(|c| tools.get(&c.tool).is_none())
+    {
+        evidence.notes.push(format!(
+            "--call {} was not made: the server does not list that tool",
+            missing.tool
+        ));
+    }
+    let mut succeeded = 0;
+    let summary;
+    if !user_calls.is_empty() {
+        for user_call in &user_calls {
+            let captured = call(session, &user_call.tool, &user_call.arguments, timeout).await;
+            evidence.exchanges.push(captured.exchange(format!(
+                "call `{}` with the arguments given",
+                user_call.tool
+            )));
+            match &captured.outcome {
+                Outcome::Result(result) => match result_problems(tools, &user_call.tool, result) {
+                    Err(detail) => {
+                        findings.push(Finding::error(format!("`{}`: {detail}", user_call.tool)))
+                    }
+                    Ok(problems) if !problems.is_empty() => findings.extend(
+                        problems
+                            .into_iter()
+                            .map(|p| Finding::error(format!("`{}`: {p}", user_call.tool))),
+                    ),
+                    Ok(_) if is_tool_error(result) => findings.push(Finding::error(format!(
+                        "`{}` returned a tool error for the arguments given with --call",
+                        user_call.tool
+                    ))),
+                    Ok(_) => {
+                        succeeded += 1;
+                        facts
+                            .successful_results
+                            .push((user_call.tool.clone(), result.clone()));
+                    }
+                },
+                _ => findings.push(Finding::error(format!(
+                    "`{}`: {}",
+                    user_call.tool,
+                    captured.describe_failure()
+                ))),
+            }
+        }
+        summary = format!("{succeeded} call(s) named with --call succeeded");
+    } else {
+        let candidates: Vec<(&str, Value)> = tools
+            .tools
+            .iter()
+            .filter(|t| t.is_read_only() && !suggests_duration(t))
+            .filter_map(|t| {
+                let compiled = tools.compiled.get(&t.name)?;
+                Some((t.name.as_str(), valid_arguments(&t.input_schema, compiled)?))
+            })
+            .take(MAX_CANDIDATES)
+            .collect();
+        if candidates.is_empty() {
+            return vec![
+                CheckResult::skip(
+                    ids::TOOLS_CALL,
+                    "no tool is annotated read-only (with arguments the checker can derive), and none was named with --call TOOL ARGS; the checker never calls a tool that may write",
+                ),
+                CheckResult::skip(ids::RESULTS_BOUNDED, "no successful call was made"),
+            ];
+        }
+        let mut tool_errors = Vec::new();
+        let mut done = None;
+        for (name, arguments) in candidates {
+            let captured = call(session, name, &arguments, timeout).await;
+            evidence.exchanges.push(captured.exchange(format!(
+                "call read-only `{name}` with arguments derived from its schema"
+            )));
+            match &captured.outcome {
+                Outcome::Result(result) => match result_problems(tools, name, result) {
+                    Err(detail) => {
+                        findings.push(Finding::error(format!("`{name}`: {detail}")));
+                        break;
+                    }
+                    Ok(problems) if !problems.is_empty() => {
+                        findings.extend(
+                            problems
+                                .into_iter()
+                                .map(|p| Finding::error(format!("`{name}`: {p}"))),
+                        );
+                        break;
+                    }
+                    Ok(_) if is_tool_error(result) => tool_errors.push(name.to_owned()),
+                    Ok(_) => {
+                        facts
+                            .successful_results
+                            .push((name.to_owned(), result.clone()));
+                        done = Some(name.to_owned());
+                        break;
+                    }
+                },
+                Outcome::Error(_) => tool_errors.push(name.to_owned()),
+                _ => {
+                    findings.push(Finding::error(format!(
+                        "`{name}`: {}",
+                        captured.describe_failure()
+                    )));
+                    break;
+                }
+            }
+        }
+        if done.is_none() && findings.is_empty() {
+            findings.push(Finding::warning(format!(
+                "no call succeeded: {} answered the checker's derived arguments with an error (they may not be meaningful for the tool; name a call with --call TOOL ARGS)",
+                tool_errors.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        summary = match &done {
+            Some(name) => {
+                format!("`{name}` answered a call with arguments derived from its schema")
+            }
+            None => String::new(),
+        };
+    }
+    let call_result = CheckResult::from_findings(ids::TOOLS_CALL, &findings, summary, evidence);
+    vec![call_result, bounded(facts, options)]
+}
+
+fn bounded(facts: &Facts, options: &Options) -> CheckResult {
+    if facts.successful_results.is_empty() {
+        return CheckResult::skip(
+            ids::RESULTS_BOUNDED,
+            "no successful call was made (see `tools-call`)",
+        );
+    }
+    let mut findings = Vec::new();
+    let mut evidence = Evidence::default();
+    let mut largest = 0;
+    for (tool, result) in &facts.successful_results {
+        let size = result.to_string().len();
+        largest = largest.max(size);
+        evidence
+            .notes
+            .push(format!("`{tool}`: result of {size} bytes"));
+        if size > options.max_result_bytes {
+            findings.push(Finding::warning(format!(
+                "`{tool}` returned {size} bytes for a normal call; the limit is {} bytes",
+                options.max_result_bytes
+            )));
+        }
+        let blocks = result
+            .get("content")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if blocks > MAX_CONTENT_BLOCKS {
+            findings.push(Finding::warning(format!(
+                "`{tool}` returned {blocks} content blocks (more than {MAX_CONTENT_BLOCKS})"
+            )));
+        }
+    }
+    CheckResult::from_findings(
+        ids::RESULTS_BOUNDED,
+        &findings,
+        format!(
+            "largest result {largest} bytes (limit {})",
+            options.max_result_bytes
+        ),
+        evidence,
+    )
+}
+
+/// The tool and violation the invalid-input probe uses: tools the checker may call,
+/// quick ones first, type violations of required, long-named fields first.
+fn pick_violation(tools: &ToolSet, options: &Options) -> Option<(String, Violation)> {
+    let mut candidates = Vec::new();
+    for tool in &tools.tools {
+        if !allowed(tool, options) {
+            continue;
+        }
+        let Some(compiled) = tools.compiled.get(&tool.name) else {
+            continue;
+        };
+        let base = options
+            .calls
+            .iter()
+            .find(|c| c.tool == tool.name)
+            .map(|c| c.arguments.clone())
+            .or_else(|| valid_arguments(&tool.input_schema, compiled));
+        let Some(base) = base else { continue };
+        if let Some(violation) = violating_arguments(&tool.input_schema, compiled, &base) {
+            let long = suggests_duration(tool);
+            let typed = violation.how.contains("given");
+            candidates.push((long, !typed, tool.name.clone(), violation));
+        }
+    }
+    candidates.sort_by_key(|c| (c.0, c.1));
+    candidates
+        .into_iter()
+        .next()
+        .map(|(_, _, name, v)| (name, v))
+}
+
+/// `invalid-input`, `unknown-tool` and `errors-actionable`.
+pub(crate) async fn invalid_input(
+    session: &Session,
+    tools: &ToolSet,
+    options: &Options,
+    facts: &mut Facts,
+) -> Vec<CheckResult> {
+    let timeout = options.request_timeout;
+    let mut evidence = Evidence::default();
+    let mut findings = Vec::new();
+    let target = pick_violation(tools, options);
+    if let Some((tool, violation)) = &target {
+        let captured = call(session, tool, &violation.arguments, timeout).await;
+        evidence.exchanges.push(captured.exchange(format!(
+            "call `{tool}` with schema-violating arguments: {}",
+            violation.how
+        )));
+        match &captured.outcome {
+            Outcome::Result(result) if !is_tool_error(result) => {
+                findings.push(Finding::error(format!(
+                    "`{tool}` accepted schema-violating arguments ({}) and reported success",
+                    violation.how
+                )))
+            }
+            Outcome::Result(_) | Outcome::Error(_) => {}
+            _ => findings.push(Finding::error(format!(
+                "schema-violating arguments to `{tool}` got {}",
+                captured.describe_failure()
+            ))),
+        }
+        facts.invalid_probe = Some((violation.field.clone(), captured));
+    }
+    let unknown = call(session, UNKNOWN_TOOL, &json!({}), timeout).await;
+    evidence.exchanges.push(unknown.exchange(format!(
+        "call `{UNKNOWN_TOOL}`, which the server does not list"
+    )));
+    if unknown.unanswered() || matches!(unknown.outcome, Outcome::Other(_)) {
+        findings.push(Finding::error(format!(
+            "a call to an unknown tool got {}",
+            unknown.describe_failure()
+        )));
+    }
+    if session.close_reason().is_none() {
+        let ping = request(session, "tools/list", json!({}), timeout).await;
+        let ok = matches!(ping.outcome, Outcome::Result(_));
+        if !ok {
+            evidence
+                .exchanges
+                .push(ping.exchange("tools/list afterwards, to see that the server still answers"));
+            findings.push(Finding::error(format!(
+                "after the invalid calls the server no longer answers: {}",
+                ping.describe_failure()
+            )));
+        }
+    } else {
+        findings.push(Finding::error("the server exited after the invalid calls"));
+    }
+    let answered_unknown = !unknown.unanswered();
+    facts.unknown_probe = Some((UNKNOWN_TOOL.to_owned(), unknown));
+    let invalid = match &target {
+        None if findings.is_empty() => CheckResult::skip(
+            ids::INVALID_INPUT,
+            "no tool the checker may call has a schema that arguments can violate (name one with --call TOOL ARGS)",
+        ),
+        _ => CheckResult::from_findings(
+            ids::INVALID_INPUT,
+            &findings,
+            match &target {
+                Some((tool, v)) => format!(
+                    "`{tool}` rejected schema-violating arguments ({}), an unknown tool was answered, the server still answers",
+                    v.how
+                ),
+                None => String::new(),
+            },
+            evidence,
+        ),
+    };
+    let mut results = vec![invalid];
+    results.push(unknown_tool(facts, answered_unknown));
+    results.push(actionable(facts));
+    results
+}
+
+fn unknown_tool(facts: &Facts, answered: bool) -> CheckResult {
+    let Some((name, captured)) = &facts.unknown_probe else {
+        return CheckResult::skip(ids::UNKNOWN_TOOL, "the probe did not run");
+    };
+    if !answered {
+        return CheckResult::skip(
+            ids::UNKNOWN_TOOL,
+            "the call to an unknown tool was not answered (see `invalid-input`)",
+        );
+    }
+    let mut evidence = Evidence::default();
+    evidence
+        .exchanges
+        .push(captured.exchange(format!("call `{name}`, which the server does not list")));
+    match &captured.outcome {
+        Outcome::Result(result) if is_tool_error(result) => CheckResult::pass(
+            ids::UNKNOWN_TOOL,
+            "reported as a tool error (`isError: true`)",
+            evidence,
+        ),
+        Outcome::Error(error) => {
+            if error.code != codes::INVALID_PARAMS {
+                evidence.notes.push(format!(
+                    "the specification's example uses -32602 for unknown tools; this server used {}",
+                    error.code
+                ));
+            }
+            CheckResult::pass(
+                ids::UNKNOWN_TOOL,
+                format!("reported as JSON-RPC error {}", error.code),
+                evidence,
+            )
+        }
+        _ => CheckResult::finding(
+            ids::UNKNOWN_TOOL,
+            format!("a call to the unknown tool `{name}` was reported as a success"),
+            evidence,
+        ),
+    }
+}
+
+fn actionable(facts: &Facts) -> CheckResult {
+    let mut findings = Vec::new();
+    let mut evidence = Evidence::default();
+    let mut judged = 0;
+    if let Some((field, captured)) = &facts.invalid_probe
+        && let Some(text) = error_text(&captured.outcome)
+    {
+        judged += 1;
+        evidence.notes.push(format!(
+            "invalid-arguments error: {}",
+            switchboard_wire::excerpt(text.as_bytes(), 300)
+        ));
+        // The server may echo the wrong value back; it does not count as naming the field.
+        let wrong = captured
+            .params
+            .pointer(&format!(
+                "/arguments/{}",
+                field.replace('~', "~0").replace('/', "~1")
+            ))
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .unwrap_or_default();
+        let text = if wrong.is_empty() {
+            text
+        } else {
+            text.replace(&wrong, "")
+        };
+        if !mentions(&text, field) {
+            findings.push(Finding::warning(format!(
+                "the error for invalid arguments does not name the offending field `{field}`"
+            )));
+        }
+    }
+    if let Some((name, captured)) = &facts.unknown_probe
+        && let Some(text) = error_text(&captured.outcome)
+    {
+        judged += 1;
+        evidence.notes.push(format!(
+            "unknown-tool error: {}",
+            switchboard_wire::excerpt(text.as_bytes(), 300)
+        ));
+        if !text.contains(name.as_str()) {
+            findings.push(Finding::warning(format!(
+                "the error for an unknown tool does not name the tool `{name}`"
+            )));
+        }
+    }
+    if judged == 0 {
+        return CheckResult::skip(
+            ids::ERRORS_ACTIONABLE,
+            "no error message to judge (see `invalid-input`)",
+        );
+    }
+    CheckResult::from_findings(
+        ids::ERRORS_ACTIONABLE,
+        &findings,
+        "errors name the offending field and the unknown tool",
+        evidence,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::Captured;
+
+    #[test]
+    fn captured_unanswered() {
+        let captured = Captured {
+            method: "tools/call".into(),
+            params: json!({}),
+            outcome: Outcome::Timeout(std::time::Duration::from_secs(1)),
+            elapsed: std::time::Duration::from_secs(1),
+        };
+        assert!(captured.unanswered());
+    }
+}

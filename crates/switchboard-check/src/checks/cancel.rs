@@ -1,0 +1,260 @@
+//! `cancellation`: start a long call, cancel it, and watch for a result or more progress
+//! within the grace period; then make sure the server still answers.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchboard_session::{CallOptions, CancellationToken, Session, SessionError};
+use switchboard_wire::RequestId;
+
+use super::{Facts, Outcome, ToolSet, allowed, ms, request};
+use crate::catalog::ids;
+use crate::options::{Options, ToolCall};
+use crate::recorder::Recorder;
+use crate::report::{CheckResult, Evidence, Exchange, capped};
+use crate::schema::long_arguments;
+
+/// How long after the start the call is cancelled if no progress came before.
+const CANCEL_AFTER_AT_MOST: Duration = Duration::from_millis(500);
+
+/// The long call to make: the user's, else a callable tool whose schema suggests a
+/// duration, with arguments asking for `options.long_call_duration`.
+pub(crate) fn pick(tools: &ToolSet, options: &Options) -> Result<ToolCall, String> {
+    if let Some(call) = &options.long_call {
+        return match tools.get(&call.tool) {
+            Some(_) => Ok(call.clone()),
+            None => Err(format!(
+                "the --long-call tool `{}` is not listed by the server",
+                call.tool
+            )),
+        };
+    }
+    for tool in &tools.tools {
+        if !allowed(tool, options) {
+            continue;
+        }
+        let Some(compiled) = tools.compiled.get(&tool.name) else {
+            continue;
+        };
+        if let Some(arguments) = long_arguments(tool, compiled, options.long_call_duration) {
+            return Ok(ToolCall {
+                tool: tool.name.clone(),
+                arguments,
+            });
+        }
+    }
+    let unannotated: Vec<&str> = tools
+        .tools
+        .iter()
+        .filter(|t| !allowed(t, options) && crate::schema::suggests_duration(t))
+        .map(|t| t.name.as_str())
+        .collect();
+    Err(if unannotated.is_empty() {
+        "no tool the checker may call has a schema that suggests a duration; name a long call with --long-call TOOL ARGS".into()
+    } else {
+        format!(
+            "{} may take a duration but {} not annotated read-only; allow one with --long-call TOOL ARGS",
+            unannotated
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if unannotated.len() == 1 { "is" } else { "are" }
+        )
+    })
+}
+
+fn progress_after(recorder: &Recorder, token: &RequestId, after: Instant) -> Vec<Instant> {
+    recorder
+        .notifications()
+        .into_iter()
+        .filter(|n| n.progress_token.as_ref() == Some(token) && n.at > after)
+        .map(|n| n.at)
+        .collect()
+}
+
+/// The cancellation check.
+pub(crate) async fn run(
+    session: &Session,
+    recorder: &Recorder,
+    tools: &ToolSet,
+    options: &Options,
+    facts: &mut Facts,
+) -> CheckResult {
+    let long = match pick(tools, options) {
+        Ok(long) => long,
+        Err(reason) => return CheckResult::skip(ids::CANCELLATION, reason),
+    };
+    let grace = options.cancel_grace;
+    let settle = (grace / 5).min(Duration::from_millis(200));
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(16);
+    let token = CancellationToken::new();
+    let call_options = CallOptions {
+        timeout: Some(options.request_timeout.max(options.long_call_duration * 2)),
+        max_duration: None,
+        cancel: Some(token.clone()),
+        progress: Some(progress_tx),
+    };
+    let started = Instant::now();
+    let call = session.call_tool(&long.tool, Some(long.arguments.clone()), &call_options);
+    tokio::pin!(call);
+    let mut evidence = Evidence::default();
+    let sent = json!({"method": "tools/call", "params": {"name": long.tool, "arguments": capped(&long.arguments, 2048)}});
+    let wait_first = CANCEL_AFTER_AT_MOST.min(options.long_call_duration / 3);
+    let mut progress_before = 0usize;
+    let early = tokio::select! {
+        outcome = &mut call => Some(outcome),
+        progress = progress_rx.recv() => { if progress.is_some() { progress_before += 1; } None }
+        () = tokio::time::sleep(wait_first) => None,
+    };
+    if let Some(outcome) = early {
+        if let Err(SessionError::Closed { reason, .. }) = &outcome {
+            evidence.exchanges.push(Exchange {
+                label: "start the long call".into(),
+                sent: Some(sent),
+                received: Some(json!({"transport_closed": reason.to_string()})),
+                elapsed: Some(started.elapsed()),
+            });
+            return CheckResult::finding(
+                ids::CANCELLATION,
+                format!(
+                    "the server exited {} ms into the long call to `{}`, before it could be cancelled",
+                    ms(started.elapsed()),
+                    long.tool
+                ),
+                evidence,
+            );
+        }
+        let detail = match outcome {
+            Ok(result) if result.is_error => format!(
+                "a tool error: {}",
+                switchboard_wire::excerpt(result.text().as_bytes(), 200)
+            ),
+            Ok(_) => "a result".to_owned(),
+            Err(error) => error.to_string(),
+        };
+        return CheckResult::skip(
+            ids::CANCELLATION,
+            format!(
+                "the long call to `{}` ended after {} ms, before it could be cancelled, with {detail}; name a longer one with --long-call TOOL ARGS",
+                long.tool,
+                ms(started.elapsed())
+            ),
+        );
+    }
+    let cancelled_at = Instant::now();
+    token.cancel();
+    let ended = tokio::time::timeout(options.request_timeout, &mut call).await;
+    while progress_rx.try_recv().is_ok() {
+        progress_before += 1;
+    }
+    let call_outcome = match ended {
+        Ok(Err(SessionError::Cancelled { .. })) => "cancelled by the client".to_owned(),
+        Ok(Ok(_)) => "a result arrived before the cancellation was sent".to_owned(),
+        Ok(Err(error)) => error.to_string(),
+        Err(_) => "the call did not end after the cancellation (a client bug)".to_owned(),
+    };
+    evidence.exchanges.push(Exchange {
+        label: format!(
+            "start the long call, cancel it after {} ms",
+            ms(cancelled_at - started)
+        ),
+        sent: Some(sent),
+        received: Some(json!({"outcome": call_outcome})),
+        elapsed: Some(cancelled_at - started),
+    });
+    tokio::time::sleep_until((cancelled_at + grace).into()).await;
+
+    // Which request id (and so progress token) the call had.
+    let id = recorder
+        .sent()
+        .into_iter()
+        .filter(|s| s.at >= started && s.tool.as_deref() == Some(long.tool.as_str()))
+        .map(|s| s.id)
+        .next();
+    let mut problems = Vec::new();
+    if let Some(id) = &id {
+        facts.cancelled.push(id.clone());
+        let cancel_sent = recorder.cancels().iter().any(|(c, _)| c == id);
+        evidence.notes.push(format!(
+            "request id {id}; notifications/cancelled {}; {progress_before} progress notification(s) before the cancel",
+            if cancel_sent { "sent" } else { "NOT sent" }
+        ));
+        let late_results: Vec<_> = recorder
+            .responses()
+            .into_iter()
+            .filter(|r| r.id.as_ref() == Some(id) && r.at > cancelled_at)
+            .collect();
+        if let Some(first) = late_results.first() {
+            problems.push(format!(
+                "a result for the cancelled request arrived {} ms after the cancel",
+                ms(first.at - cancelled_at)
+            ));
+            evidence
+                .notes
+                .push(format!("late result: {}", first.excerpt));
+        }
+        let progress = progress_after(recorder, id, cancelled_at);
+        let late: Vec<Duration> = progress
+            .iter()
+            .map(|at| *at - cancelled_at)
+            .filter(|d| *d > settle)
+            .collect();
+        if !progress.is_empty() {
+            evidence.notes.push(format!(
+                "{} progress notification(s) for token {id} after the cancel, at {} ms",
+                progress.len(),
+                progress
+                    .iter()
+                    .map(|at| ms(*at - cancelled_at).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if let (Some(first), Some(last)) = (late.first(), late.last()) {
+            problems.push(format!(
+                "{} progress notification(s) arrived {}–{} ms after the cancel (more than {} ms later): the work went on",
+                late.len(),
+                ms(*first),
+                ms(*last),
+                ms(settle)
+            ));
+        }
+    } else {
+        evidence
+            .notes
+            .push("the call's request was not seen on the wire".into());
+    }
+    if progress_before == 0 {
+        evidence.notes.push(
+            "the server sent no progress before the cancel, so only the absence of a result was checked".into(),
+        );
+    }
+    let alive = request(session, "tools/list", json!({}), options.request_timeout).await;
+    if !matches!(alive.outcome, Outcome::Result(_)) {
+        problems.push(format!(
+            "after the cancellation the server no longer answers: {}",
+            alive.describe_failure()
+        ));
+        evidence
+            .exchanges
+            .push(alive.exchange("tools/list after the grace period"));
+    }
+    if problems.is_empty() {
+        return CheckResult::pass(
+            ids::CANCELLATION,
+            format!(
+                "`{}` cancelled after {} ms: no result and no progress within {} ms, the server still answers",
+                long.tool,
+                ms(cancelled_at - started),
+                ms(grace)
+            ),
+            evidence,
+        );
+    }
+    let summary = problems.join("; ");
+    if problems.len() > 1 {
+        evidence.notes.extend(problems);
+    }
+    CheckResult::finding(ids::CANCELLATION, summary, evidence)
+}

@@ -1,0 +1,261 @@
+//! A frame tap that records what crossed the wire, with timestamps, in bounded memory:
+//! the requests we sent, the responses, notifications and requests the server sent, and
+//! every line that was not a JSON-RPC message. Checks read their evidence from it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use switchboard_wire::{Direction, FrameTap, Message, RequestId, decode, excerpt};
+
+/// Most entries kept per list; later ones are only counted.
+const MAX_ENTRIES: usize = 8192;
+/// Malformed lines kept with an excerpt.
+const MAX_MALFORMED: usize = 16;
+/// Bytes of each excerpt.
+const EXCERPT_BYTES: usize = 300;
+/// Frames kept for the transcript.
+const TRANSCRIPT_FRAMES: usize = 64;
+
+/// A request we sent.
+#[derive(Debug, Clone)]
+pub(crate) struct SentRequest {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    /// For `tools/call`: the tool's name.
+    pub(crate) tool: Option<String>,
+    pub(crate) at: Instant,
+}
+
+/// A response the server sent.
+#[derive(Debug, Clone)]
+pub(crate) struct SeenResponse {
+    pub(crate) id: Option<RequestId>,
+    pub(crate) at: Instant,
+    pub(crate) excerpt: String,
+}
+
+/// A notification or request the server sent.
+#[derive(Debug, Clone)]
+pub(crate) struct SeenMessage {
+    pub(crate) method: String,
+    pub(crate) at: Instant,
+    /// For `notifications/progress`: the token.
+    pub(crate) progress_token: Option<RequestId>,
+    pub(crate) excerpt: String,
+}
+
+/// A line on stdout that was not a JSON-RPC message.
+#[derive(Debug, Clone)]
+pub(crate) struct SeenMalformed {
+    pub(crate) what: String,
+    pub(crate) excerpt: String,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    sent: Vec<SentRequest>,
+    cancels: Vec<(RequestId, Instant)>,
+    responses: Vec<SeenResponse>,
+    notifications: Vec<SeenMessage>,
+    server_requests: Vec<SeenMessage>,
+    malformed: Vec<SeenMalformed>,
+    malformed_total: u64,
+    dropped: u64,
+    transcript: VecDeque<String>,
+}
+
+/// The recording tap. One per server process.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    origin: Instant,
+    state: Mutex<State>,
+}
+
+fn push<T>(list: &mut Vec<T>, dropped: &mut u64, item: T) {
+    if list.len() < MAX_ENTRIES {
+        list.push(item);
+    } else {
+        *dropped += 1;
+    }
+}
+
+impl Recorder {
+    pub(crate) fn new() -> Recorder {
+        Recorder {
+            origin: Instant::now(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Requests we sent, in order.
+    pub(crate) fn sent(&self) -> Vec<SentRequest> {
+        self.lock().sent.clone()
+    }
+
+    /// Cancellations we sent (request id, when).
+    pub(crate) fn cancels(&self) -> Vec<(RequestId, Instant)> {
+        self.lock().cancels.clone()
+    }
+
+    /// Responses the server sent.
+    pub(crate) fn responses(&self) -> Vec<SeenResponse> {
+        self.lock().responses.clone()
+    }
+
+    /// Notifications the server sent.
+    pub(crate) fn notifications(&self) -> Vec<SeenMessage> {
+        self.lock().notifications.clone()
+    }
+
+    /// Requests the server sent.
+    pub(crate) fn server_requests(&self) -> Vec<SeenMessage> {
+        self.lock().server_requests.clone()
+    }
+
+    /// Malformed lines (the first few) and how many there were in all.
+    pub(crate) fn malformed(&self) -> (Vec<SeenMalformed>, u64) {
+        let state = self.lock();
+        (state.malformed.clone(), state.malformed_total)
+    }
+
+    /// The last frames in both directions, one line each.
+    pub(crate) fn transcript(&self) -> Vec<String> {
+        self.lock().transcript.iter().cloned().collect()
+    }
+
+    /// Time since the recorder was created, for notes.
+    pub(crate) fn offset(&self, at: Instant) -> Duration {
+        at.saturating_duration_since(self.origin)
+    }
+
+    fn outbound(&self, state: &mut State, bytes: &[u8], now: Instant) {
+        match decode(bytes) {
+            Ok(Message::Request(request)) => {
+                let tool = (request.method == "tools/call")
+                    .then(|| {
+                        request
+                            .params
+                            .as_ref()
+                            .and_then(|p| p.get("name"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    })
+                    .flatten();
+                let entry = SentRequest {
+                    id: request.id,
+                    method: request.method,
+                    tool,
+                    at: now,
+                };
+                push(&mut state.sent, &mut state.dropped, entry);
+            }
+            Ok(Message::Notification(notification))
+                if notification.method == "notifications/cancelled" =>
+            {
+                let id = notification
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(RequestId::from_json);
+                if let Some(id) = id {
+                    push(&mut state.cancels, &mut state.dropped, (id, now));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn inbound(&self, state: &mut State, bytes: &[u8], now: Instant) {
+        let text = excerpt(bytes, EXCERPT_BYTES);
+        match decode(bytes) {
+            Ok(Message::Response(response)) => {
+                let entry = SeenResponse {
+                    id: response.id,
+                    at: now,
+                    excerpt: text,
+                };
+                push(&mut state.responses, &mut state.dropped, entry);
+            }
+            Ok(Message::Notification(notification)) => {
+                let progress_token = (notification.method == "notifications/progress")
+                    .then(|| {
+                        notification
+                            .params
+                            .as_ref()
+                            .and_then(|p| p.get("progressToken"))
+                            .and_then(RequestId::from_json)
+                    })
+                    .flatten();
+                let entry = SeenMessage {
+                    method: notification.method,
+                    at: now,
+                    progress_token,
+                    excerpt: text,
+                };
+                push(&mut state.notifications, &mut state.dropped, entry);
+            }
+            Ok(Message::Request(request)) => {
+                let entry = SeenMessage {
+                    method: request.method,
+                    at: now,
+                    progress_token: None,
+                    excerpt: text,
+                };
+                push(&mut state.server_requests, &mut state.dropped, entry);
+            }
+            Err(malformed) => {
+                state.malformed_total += 1;
+                if state.malformed.len() < MAX_MALFORMED {
+                    state.malformed.push(SeenMalformed {
+                        what: malformed.kind.to_string(),
+                        excerpt: malformed.excerpt,
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl FrameTap for Recorder {
+    fn frame(&self, direction: Direction, bytes: &[u8]) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        if state.transcript.len() == TRANSCRIPT_FRAMES {
+            state.transcript.pop_front();
+        }
+        let arrow = match direction {
+            Direction::Outbound => "→",
+            Direction::Inbound => "←",
+        };
+        let line = format!(
+            "{arrow} +{}ms {}",
+            self.offset(now).as_millis(),
+            excerpt(bytes, 200)
+        );
+        state.transcript.push_back(line);
+        match direction {
+            Direction::Outbound => self.outbound(&mut state, bytes, now),
+            Direction::Inbound => self.inbound(&mut state, bytes, now),
+        }
+    }
+}
+
+/// Requests we sent that never got a response, by id.
+pub(crate) fn unanswered(recorder: &Recorder) -> Vec<SentRequest> {
+    let answered: HashMap<RequestId, ()> = recorder
+        .responses()
+        .into_iter()
+        .filter_map(|r| r.id.map(|id| (id, ())))
+        .collect();
+    recorder
+        .sent()
+        .into_iter()
+        .filter(|s| !answered.contains_key(&s.id))
+        .collect()
+}

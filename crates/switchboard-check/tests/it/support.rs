@@ -1,0 +1,76 @@
+//! Shared helpers: fixture and peer specs, quick options, and report summaries.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use switchboard_check::{Options, ProcessSpec, Report, ServerSpec, Status};
+use switchboard_testkit::locate::{fixture_bin, workspace_root};
+use switchboard_testkit::wait::within;
+
+/// A fixture server with these arguments.
+pub(crate) fn fixture(name: &str, args: &[&str]) -> ServerSpec {
+    ServerSpec::stdio(
+        name,
+        ProcessSpec {
+            program: fixture_bin().display().to_string(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: Vec::new(),
+            cwd: None,
+        },
+    )
+}
+
+/// Options with short deadlines suited to tests.
+pub(crate) fn quick() -> Options {
+    Options {
+        connect_timeout: Duration::from_secs(5),
+        request_timeout: Duration::from_secs(2),
+        ..Options::default()
+    }
+}
+
+/// Runs the suite, bounded.
+pub(crate) async fn check(spec: &ServerSpec, options: &Options) -> Report {
+    within(
+        &format!("the check run on {}", spec.name),
+        Duration::from_secs(60),
+        switchboard_check::run(spec, options),
+    )
+    .await
+}
+
+/// The ids of checks that failed or warned.
+pub(crate) fn not_passing(report: &Report) -> Vec<&'static str> {
+    report
+        .results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Fail | Status::Warn))
+        .map(|r| r.id)
+        .collect()
+}
+
+/// A file of the installed peers; panics with the fix if missing.
+pub(crate) fn peer_path(relative: &str) -> PathBuf {
+    let path = workspace_root().join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/peers.sh (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// The rmcp peer binary (built by `cargo build --workspace --bins`).
+pub(crate) fn rmcp_peer_bin() -> PathBuf {
+    let dir = fixture_bin()
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let path = dir.join("switchboard-rmcp-peer");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}

@@ -1,0 +1,188 @@
+//! `switchboard check`: runs the compatibility suite (`switchboard-check`) against
+//! configured servers and renders the report (text, `--json`, `--junit`), applying a
+//! `--baseline` of known failures. Exit codes: 0 no failures, 1 failures (or a stale
+//! baseline), 2 usage or configuration error.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use switchboard_check::{
+    Baseline, CheckResult, Observer, Options, ReportSet, ServerSpec, Status, ToolCall,
+};
+use switchboard_config::ServerEntry;
+
+use crate::connect;
+
+/// Flags of `switchboard check`.
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// The config file (mcp.json). Without it, the bundled example server is checked.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Only these servers (default: every enabled server in the config).
+    #[arg(value_name = "SERVER")]
+    servers: Vec<String>,
+    /// Print the JSON report (format `switchboard-check-report/1`) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Also write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Known failures in the conformance suite's expected-failures YAML form; listed
+    /// failures do not fail the run, listed checks that pass do.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Allow calling TOOL with ARGS (a JSON object) for `tools-call` and the other checks;
+    /// repeatable. Without it only tools annotated read-only are called.
+    #[arg(long, num_args = 2, value_names = ["TOOL", "ARGS"], action = clap::ArgAction::Append)]
+    call: Vec<String>,
+    /// The long call `cancellation` starts and cancels, e.g. --long-call slow '{"seconds":5}'.
+    #[arg(long, num_args = 2, value_names = ["TOOL", "ARGS"])]
+    long_call: Option<Vec<String>>,
+    /// Deadline for each request, e.g. 5s (default 5s).
+    #[arg(long, value_name = "DURATION")]
+    timeout: Option<String>,
+    /// Deadline for starting and initializing a server (default 10s).
+    #[arg(long, value_name = "DURATION")]
+    connect_timeout: Option<String>,
+    /// Grace period after a cancellation and for exiting after stdin closes (default 1s).
+    #[arg(long, value_name = "DURATION")]
+    grace: Option<String>,
+}
+
+const EXIT_FAILURES: u8 = 1;
+
+fn duration(flag: &str, text: Option<&str>) -> Result<Option<std::time::Duration>, String> {
+    text.map(|t| switchboard_config::parse_duration(t).map_err(|e| format!("{flag}: {e}")))
+        .transpose()
+}
+
+fn options(args: &CheckArgs) -> Result<Options, String> {
+    let mut options = Options::default();
+    if let Some(t) = duration("--timeout", args.timeout.as_deref())? {
+        options.request_timeout = t;
+    }
+    if let Some(t) = duration("--connect-timeout", args.connect_timeout.as_deref())? {
+        options.connect_timeout = t;
+    }
+    if let Some(t) = duration("--grace", args.grace.as_deref())? {
+        options.cancel_grace = t;
+        options.shutdown_grace = t;
+    }
+    for pair in args.call.chunks(2) {
+        if let [tool, arguments] = pair {
+            options
+                .calls
+                .push(ToolCall::parse(tool, arguments).map_err(|e| format!("--call: {e}"))?);
+        }
+    }
+    if let Some([tool, arguments]) = args.long_call.as_deref() {
+        options.long_call =
+            Some(ToolCall::parse(tool, arguments).map_err(|e| format!("--long-call: {e}"))?);
+    }
+    Ok(options)
+}
+
+/// The servers to check: the named ones, or every enabled one.
+fn select(args: &CheckArgs) -> Result<Vec<ServerEntry>, String> {
+    let loaded = connect::load_config(args.config.as_deref())?;
+    let file = loaded.file;
+    let mut selected = Vec::new();
+    let mut errors = Vec::new();
+    if args.servers.is_empty() {
+        errors.extend(file.errors().map(|e| e.to_string()));
+        selected.extend(file.entries().filter(|e| e.enabled).cloned());
+    } else {
+        for name in &args.servers {
+            match file.find(name) {
+                Some(Ok(entry)) => selected.push(entry.clone()),
+                Some(Err(error)) => errors.push(error.to_string()),
+                None => errors.push(format!(
+                    "no server named `{name}` in {}; configured: {}",
+                    file.path.display(),
+                    file.servers
+                        .iter()
+                        .map(|s| match s {
+                            Ok(entry) => entry.name.clone(),
+                            Err(error) => error.name.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("\n"));
+    }
+    if selected.is_empty() {
+        return Err(format!("no enabled servers in {}", file.path.display()));
+    }
+    Ok(selected)
+}
+
+/// Shows which check is running, on one rewritten line of a terminal's stderr.
+struct TerminalProgress;
+
+impl Observer for TerminalProgress {
+    fn started(&self, server: &str, check: &'static str) {
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "\r\x1b[2Kchecking {server}: {check} …");
+        let _ = stderr.flush();
+    }
+
+    fn finished(&self, server: &str, result: &CheckResult) {
+        let mut stderr = std::io::stderr().lock();
+        let mark = match result.status {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::Warn => "warn",
+            Status::Skip => "skip",
+        };
+        let _ = write!(stderr, "\r\x1b[2Kchecking {server}: {} {mark}", result.id);
+        let _ = stderr.flush();
+    }
+}
+
+/// Runs the suite; `Err` is a usage or configuration error (exit 2).
+pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
+    let mut options = options(&args)?;
+    let baseline = match &args.baseline {
+        Some(path) => Some(Baseline::load(path).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let entries = select(&args)?;
+    let terminal = std::io::stderr().is_terminal();
+    if terminal {
+        options.observer = Some(Arc::new(TerminalProgress));
+    }
+    let mut set = ReportSet::default();
+    for entry in &entries {
+        let spec = ServerSpec::from_entry(entry);
+        set.reports
+            .push(switchboard_check::run(&spec, &options).await);
+    }
+    if terminal {
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "\r\x1b[2K");
+        let _ = stderr.flush();
+    }
+    if let Some(baseline) = &baseline {
+        set.baseline = Some(baseline.apply(&mut set.reports));
+    }
+    if let Some(path) = &args.junit {
+        std::fs::write(path, set.to_junit())
+            .map_err(|e| format!("could not write --junit file `{}`: {e}", path.display()))?;
+    }
+    let mut stdout = std::io::stdout().lock();
+    let text = if args.json {
+        format!("{:#}\n", set.to_json())
+    } else {
+        set.render_text()
+    };
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+    Ok(if set.passed() { 0 } else { EXIT_FAILURES })
+}

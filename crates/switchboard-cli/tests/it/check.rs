@@ -1,0 +1,220 @@
+//! `switchboard check`: the bundled example passes every applicable check; reports as
+//! text, JSON and JUnit; baselines; HTTP entries; usage errors exit 2.
+
+use expect_test::expect;
+
+use crate::{config, fixture_entry, switchboard};
+
+/// Replaces timings (which vary) with `N`.
+fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut end = at + c.len_utf8();
+            while let Some((i, d)) = chars.peek().copied() {
+                if d.is_ascii_digit() || d == '.' {
+                    end = i + d.len_utf8();
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            let rest = &text[end..];
+            let before = &text[..at];
+            if rest.starts_with(" ms") || rest.starts_with(" s\n") || before.ends_with("pid ") {
+                out.push('N');
+            } else {
+                out.push_str(&text[at..end]);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn bundled_example_passes_every_applicable_check() {
+    let run = switchboard(&["check"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    expect![[r#"
+        switchboard: no --config given; using the bundled example server `example`
+    "#]]
+    .assert_eq(&run.stderr);
+    expect![[r#"
+        example (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
+          pass  initialize                   handshake answered in N ms (legacy era, protocol 2025-11-25)
+          pass  protocol-version             legacy era: asked for 2025-11-25, the server agreed
+          pass  capabilities                 declared: tools, prompts, resources, completions; each declared list answers, nothing undeclared was used
+          pass  stdout-purity                4 process(es) watched; every stdout line was a JSON-RPC message
+          pass  tools-list                   6 tools in 1 page(s)
+          pass  pagination                   one page, no `nextCursor`
+          pass  tool-names                   6 unique names, all valid
+          pass  input-schemas                6 input schemas are valid JSON Schemas with an object root
+          pass  no-credentials               35 texts scanned, nothing credential-looking
+          pass  tools-call                   `echo` answered a call with arguments derived from its schema
+          pass  results-bounded              largest result 56 bytes (limit 102400)
+          pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
+          pass  errors-actionable            errors name the offending field and the unknown tool
+          pass  unknown-tool                 reported as JSON-RPC error -32602
+          pass  response-ids                 11 responses, each with the id of its request
+          pass  notifications-not-responses  every request got a response
+          pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
+          pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 6 tools
+          pass  shutdown                     exited N ms after stdin closed (exit status: 0), no process left behind
+          skip  http-origin                  applies to Streamable HTTP servers only
+          skip  http-session                 applies to Streamable HTTP servers only
+          skip  http-delete                  applies to Streamable HTTP servers only
+          example: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+    "#]]
+    .assert_eq(&normalize(&run.stdout));
+}
+
+fn good_and_ignores_cancel() -> std::path::PathBuf {
+    config(serde_json::json!({
+        "good": fixture_entry(&[]),
+        "stubborn-cancel": fixture_entry(&["--mode", "ignores-cancel"]),
+    }))
+}
+
+#[test]
+fn json_and_junit_reports_and_exit_1_on_failure() {
+    let cfg = good_and_ignores_cancel();
+    let junit = cfg.with_extension("junit.xml");
+    let run = switchboard(&[
+        "check",
+        "--config",
+        &cfg.display().to_string(),
+        "--json",
+        "--junit",
+        &junit.display().to_string(),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
+    assert_eq!(report["format"], "switchboard-check-report/1");
+    assert_eq!(report["passed"], false);
+    assert_eq!(report["summary"]["fail"], 1);
+    let names: Vec<&str> = report["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["good", "stubborn-cancel"]);
+    let xml = std::fs::read_to_string(&junit).expect("junit file");
+    assert_eq!(xml.matches("<testsuite ").count(), 2);
+    assert!(xml.contains("name=\"cancellation\""), "{xml}");
+    assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+}
+
+#[test]
+fn a_baseline_excuses_known_failures_and_flags_stale_entries() {
+    let cfg = good_and_ignores_cancel();
+    let baseline = cfg.with_extension("baseline.yml");
+    std::fs::write(&baseline, "server:\n  - stubborn-cancel:cancellation\n").expect("write");
+    let run = switchboard(&[
+        "check",
+        "--config",
+        &cfg.display().to_string(),
+        "--baseline",
+        &baseline.display().to_string(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("  fail* cancellation"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("expected by the baseline: stubborn-cancel:cancellation"),
+        "{}",
+        run.stdout
+    );
+
+    std::fs::write(
+        &baseline,
+        "server:\n  - stubborn-cancel:cancellation\n  - good:shutdown\n",
+    )
+    .expect("write");
+    let run = switchboard(&[
+        "check",
+        "--config",
+        &cfg.display().to_string(),
+        "--baseline",
+        &baseline.display().to_string(),
+        "good",
+        "stubborn-cancel",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("stale baseline entries (they pass now: remove them): good:shutdown"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_http_entry_is_reported_as_skipped() {
+    let cfg = config(serde_json::json!({
+        "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer hunter2-secret"}},
+    }));
+    let run = switchboard(&["check", "--config", &cfg.display().to_string()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout
+            .matches("HTTP transport not supported by this build yet")
+            .count(),
+        22,
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("hunter2-secret") && !run.stderr.contains("hunter2-secret"));
+}
+
+#[test]
+fn usage_and_configuration_errors_exit_2() {
+    let cfg = good_and_ignores_cancel();
+    let cfg = cfg.display().to_string();
+    let unknown = switchboard(&["check", "--config", &cfg, "nope"]);
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("no server named `nope`"),
+        "{}",
+        unknown.stderr
+    );
+
+    let bad_call = switchboard(&["check", "--config", &cfg, "--call", "echo", "{text:"]);
+    assert_eq!(bad_call.code, 2);
+    assert!(
+        bad_call.stderr.contains("--call: invalid tool call `echo`"),
+        "{}",
+        bad_call.stderr
+    );
+
+    let missing = switchboard(&["check", "--config", "/nonexistent/mcp.json"]);
+    assert_eq!(missing.code, 2);
+
+    let baseline = std::path::Path::new(&cfg).with_extension("bad.yml");
+    std::fs::write(&baseline, "server:\n  - good:no-such-check\n").expect("write");
+    let bad_baseline = switchboard(&[
+        "check",
+        "--config",
+        &cfg,
+        "--baseline",
+        &baseline.display().to_string(),
+    ]);
+    assert_eq!(bad_baseline.code, 2);
+    assert!(
+        bad_baseline
+            .stderr
+            .contains("unknown check id `no-such-check`"),
+        "{}",
+        bad_baseline.stderr
+    );
+
+    let bad_timeout = switchboard(&["check", "--timeout", "soon"]);
+    assert_eq!(bad_timeout.code, 2);
+}
