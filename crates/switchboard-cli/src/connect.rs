@@ -1,11 +1,12 @@
 //! From a config entry to a live session, and the bundled example configuration.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_config::{ConfigFile, Origin, ProcessEnv, ServerEntry, TransportEntry};
 use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
-use switchboard_wire::http::HttpOptions;
+use switchboard_wire::http::{Authorizer, HttpOptions};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 
 /// A configuration and where it came from.
@@ -75,10 +76,20 @@ const GRACE: ShutdownGrace = ShutdownGrace {
 };
 
 impl ConnectedServer {
-    /// Connects to `entry`; `request_timeout` overrides the entry's `timeout`.
+    /// Connects to `entry`; `request_timeout` overrides the entry's `timeout`. HTTP servers
+    /// get the saved OAuth tokens, and a message to run `switchboard login` when they need one.
     pub(crate) async fn connect(
         entry: &ServerEntry,
         request_timeout: Option<Duration>,
+    ) -> Result<ConnectedServer, SessionError> {
+        ConnectedServer::connect_with(entry, request_timeout, None).await
+    }
+
+    /// Connects with a specific authorizer for HTTP servers (login uses an interactive one).
+    pub(crate) async fn connect_with(
+        entry: &ServerEntry,
+        request_timeout: Option<Duration>,
+        authorizer: Option<Arc<dyn Authorizer>>,
     ) -> Result<ConnectedServer, SessionError> {
         let config = session_config(entry, request_timeout);
         match &entry.transport {
@@ -101,6 +112,26 @@ impl ConnectedServer {
             TransportEntry::Http { url, headers } => {
                 let mut options = HttpOptions::new(&entry.name, url);
                 options.headers = headers.clone();
+                options.authorizer = match authorizer {
+                    Some(authorizer) => Some(authorizer),
+                    None => {
+                        let driver = Arc::new(switchboard_auth::NeedsLoginDriver {
+                            server_name: entry.name.clone(),
+                        });
+                        let client = crate::login::oauth_client(
+                            entry,
+                            url,
+                            driver,
+                            "http://127.0.0.1/callback".into(),
+                        )
+                        .map_err(|detail| SessionError::Protocol {
+                            server: entry.name.as_str().into(),
+                            method: "connect".into(),
+                            detail,
+                        })?;
+                        Some(Arc::new(client))
+                    }
+                };
                 let session = Session::connect_http(options, config).await?;
                 Ok(ConnectedServer { session })
             }

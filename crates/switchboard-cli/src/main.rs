@@ -10,6 +10,7 @@
 mod check;
 mod conformance;
 mod connect;
+mod login;
 mod render;
 
 use std::io::Write;
@@ -70,6 +71,25 @@ enum Command {
     /// Check servers for MCP compatibility: the seven seed steps and the spec checks, with
     /// evidence. Exit codes: 0 no failures, 1 failures, 2 usage or configuration error.
     Check(check::CheckArgs),
+    /// Log in to an HTTP server that needs OAuth; its tokens are saved for later commands.
+    Login {
+        /// The config file (mcp.json).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The server, by its name in the config.
+        server: String,
+        /// Do not open a browser: print the address and read back the one the browser ends at.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the saved OAuth tokens of an HTTP server.
+    Logout {
+        /// The config file (mcp.json).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The server, by its name in the config.
+        server: String,
+    },
     /// Run as the official conformance suite's client under test (scenario from the
     /// environment, server URL last).
     #[command(hide = true)]
@@ -174,6 +194,30 @@ async fn run(command: Command) -> Result<u8, Failure> {
             call(entry, &request).await
         }
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
+        Command::Login {
+            config,
+            server,
+            no_browser,
+        } => {
+            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
+            let entry = pick_server(&loaded.file, &server)?;
+            let tools = login::login(entry, no_browser)
+                .await
+                .map_err(Failure::Server)?;
+            eprintln!("switchboard: logged in to `{server}`; it offers {tools} tool(s)");
+            Ok(0)
+        }
+        Command::Logout { config, server } => {
+            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
+            let entry = pick_server(&loaded.file, &server)?;
+            match login::logout(entry).map_err(Failure::Usage)? {
+                true => eprintln!(
+                    "switchboard: logged out of `{server}`; its saved tokens were deleted"
+                ),
+                false => eprintln!("switchboard: no saved login for `{server}`"),
+            }
+            Ok(0)
+        }
         Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
         Command::ExampleServer { .. } => Ok(0),
     }

@@ -3,6 +3,7 @@
 
 mod check;
 mod conformance;
+mod login;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -1,0 +1,198 @@
+//! `switchboard login SERVER` and `switchboard logout SERVER`: OAuth for HTTP servers.
+//!
+//! Login runs the authorization-code flow: the URL is printed (and opened in the browser
+//! unless `--no-browser`), the authorization server sends the browser back to a one-shot
+//! listener on 127.0.0.1 with an ephemeral port; with `--no-browser` the address the browser
+//! ends up at is pasted instead. Tokens go to the token file (see [`token_store`]), readable
+//! only by the user, never to `mcp.json` and never to the terminal. Other commands use the
+//! saved tokens and say to run `switchboard login` when there are none.
+
+#![allow(clippy::print_stderr)]
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use switchboard_auth::{
+    AuthorizationDriver, BoxFuture, OAuthClient, OAuthConfig, StoreBinding, TokenStore,
+};
+use switchboard_config::{ServerEntry, TransportEntry};
+use url::Url;
+
+/// How long login waits for the user to approve.
+const APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
+
+/// The token file: `SWITCHBOARD_TOKEN_FILE`, else `$XDG_DATA_HOME/switchboard/tokens.json`,
+/// else `~/.local/share/switchboard/tokens.json`.
+pub(crate) fn token_store() -> TokenStore {
+    let path = std::env::var_os("SWITCHBOARD_TOKEN_FILE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let base = std::env::var_os("XDG_DATA_HOME")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share"))
+                })
+                .unwrap_or_else(|| PathBuf::from("."));
+            base.join("switchboard").join("tokens.json")
+        });
+    TokenStore::new(&path)
+}
+
+/// The OAuth client for an HTTP entry, with saved tokens loaded.
+pub(crate) fn oauth_client(
+    entry: &ServerEntry,
+    url: &str,
+    driver: Arc<dyn AuthorizationDriver>,
+    redirect_uri: String,
+) -> Result<OAuthClient, String> {
+    OAuthClient::new(OAuthConfig {
+        client_name: "Switchboard".into(),
+        redirect_uri,
+        pre_registered: None,
+        client_metadata_url: None,
+        want_refresh_tokens: true,
+        max_step_ups: 2,
+        driver,
+        identity_assertion: None,
+        store: Some(StoreBinding {
+            store: token_store(),
+            server_url: url.to_owned(),
+        }),
+    })
+    .map_err(|e| format!("server `{}`: {e}", entry.name))
+}
+
+fn http_url(entry: &ServerEntry) -> Result<&str, String> {
+    match &entry.transport {
+        TransportEntry::Http { url, .. } => Ok(url),
+        TransportEntry::Stdio { .. } => Err(format!(
+            "server `{}` is a local (stdio) server: it takes credentials from its `env`, not from a login",
+            entry.name
+        )),
+    }
+}
+
+/// Logs in to an HTTP server; returns the number of tools it offers once authorized.
+pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize, String> {
+    let url = http_url(entry)?.to_owned();
+    let store = token_store();
+    // A login starts fresh: forget what was saved for this server.
+    store.remove(&url)?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("could not listen on 127.0.0.1 for the callback: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    let driver: Arc<dyn AuthorizationDriver> = if no_browser {
+        drop(listener);
+        Arc::new(PasteDriver)
+    } else {
+        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        Arc::new(LoopbackDriver {
+            listener: Mutex::new(Some(listener)),
+        })
+    };
+    let client = oauth_client(entry, &url, driver, redirect_uri)?;
+    let server = crate::connect::ConnectedServer::connect_with(entry, None, Some(Arc::new(client)))
+        .await
+        .map_err(|e| e.to_string())?;
+    let listed = server.session.list_tools().await.map(|l| l.items.len());
+    server.close().await;
+    let tools = listed.map_err(|e| e.to_string())?;
+    if store.load(&url).is_none() {
+        eprintln!(
+            "switchboard: server `{}` did not ask for authorization; nothing was saved",
+            entry.name
+        );
+    }
+    Ok(tools)
+}
+
+/// Forgets a server's saved authorization; returns whether there was one.
+pub(crate) fn logout(entry: &ServerEntry) -> Result<bool, String> {
+    token_store().remove(http_url(entry)?)
+}
+
+/// Prints the URL, opens the browser, and takes one callback on the loopback listener.
+struct LoopbackDriver {
+    listener: Mutex<Option<tokio::net::TcpListener>>,
+}
+
+impl AuthorizationDriver for LoopbackDriver {
+    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
+        let listener = self
+            .listener
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        Box::pin(async move {
+            let listener = listener.ok_or("the callback listener was already used")?;
+            eprintln!(
+                "switchboard: opening your browser to authorize; if it does not open, visit:\n  {authorization_url}"
+            );
+            if let Err(error) = switchboard_wire::proc::open_in_browser(authorization_url.as_str())
+            {
+                eprintln!(
+                    "switchboard: could not open a browser ({error}); open the address above yourself"
+                );
+            }
+            let accepted = tokio::time::timeout(APPROVAL_DEADLINE, listener.accept()).await;
+            let (mut socket, _) = accepted
+                .map_err(|_| "no approval arrived within 5 minutes".to_owned())?
+                .map_err(|e| e.to_string())?;
+            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut request = vec![0u8; 8192];
+            let read = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut request))
+                .await
+                .map_err(|_| "the browser's callback did not arrive".to_owned())?
+                .map_err(|e| e.to_string())?;
+            let head = String::from_utf8_lossy(&request[..read]);
+            let target = head
+                .lines()
+                .next()
+                .and_then(|line| line.split_whitespace().nth(1))
+                .ok_or("the callback request was not HTTP")?
+                .to_owned();
+            let page = "<!doctype html><title>Switchboard</title><p>Authorization received. You can close this tab.";
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                page.len()
+            );
+            let _ = socket.write_all(response.as_bytes()).await;
+            Url::parse(&format!("http://127.0.0.1:{port}{target}"))
+                .map_err(|e| format!("the callback address is not a URL: {e}"))
+        })
+    }
+}
+
+/// Headless: prints the URL and reads the address the browser was sent to from stdin.
+struct PasteDriver;
+
+impl AuthorizationDriver for PasteDriver {
+    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
+        Box::pin(async move {
+            eprintln!(
+                "switchboard: open this address in a browser and approve:\n  {authorization_url}"
+            );
+            eprintln!(
+                "switchboard: then paste the address the browser was sent to (it starts with http://127.0.0.1) and press Enter:"
+            );
+            let _ = std::io::stderr().flush();
+            let line = tokio::time::timeout(
+                APPROVAL_DEADLINE,
+                tokio::task::spawn_blocking(|| {
+                    let mut line = String::new();
+                    std::io::stdin().lock().read_line(&mut line).map(|_| line)
+                }),
+            )
+            .await
+            .map_err(|_| "no address was pasted within 5 minutes".to_owned())?
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("could not read the pasted address: {e}"))?;
+            Url::parse(line.trim()).map_err(|e| format!("the pasted text is not an address: {e}"))
+        })
+    }
+}
