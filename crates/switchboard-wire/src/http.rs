@@ -969,11 +969,11 @@ async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), String> {
             };
             let mut items = parser.push(&chunk).into_iter();
             while let Some(item) = items.next() {
-                if let SseItem::Event(event) = &item {
-                    if event.event == "endpoint" {
-                        pending.extend(items);
-                        return Ok(event.data.trim().to_owned());
-                    }
+                if let SseItem::Event(event) = &item
+                    && event.event == "endpoint"
+                {
+                    pending.extend(items);
+                    return Ok(event.data.trim().to_owned());
                 }
             }
         }
