@@ -317,6 +317,32 @@ impl CallToolResult {
         })
     }
 
+    /// Reads a `tools/call` result, taking ownership (no copy of the content).
+    pub fn from_value(result: Value) -> Result<CallToolResult, String> {
+        let Value::Object(mut object) = result else {
+            return Err("the tool result is not an object".into());
+        };
+        let (content, content_missing) = match object.remove("content") {
+            Some(Value::Array(blocks)) => (
+                blocks.into_iter().map(ContentBlock::from_json).collect(),
+                false,
+            ),
+            Some(_) => return Err("the tool result's `content` is not an array".into()),
+            None => (Vec::new(), true),
+        };
+        let is_error = match object.get("isError") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err("the tool result's `isError` is not a boolean".into()),
+        };
+        Ok(CallToolResult {
+            content,
+            structured_content: object.remove("structuredContent"),
+            is_error,
+            content_missing,
+        })
+    }
+
     /// The text of all text blocks, joined by newlines.
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self

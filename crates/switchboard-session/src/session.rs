@@ -237,28 +237,51 @@ struct Counters {
     stray_progress: AtomicU64,
 }
 
-/// Where progress for a request goes: keyed by progress token.
+/// Progress bookkeeping. Nothing is registered for an ordinary call: the dispatch task
+/// stamps when progress last arrived for a request that is still pending, and the call
+/// looks at the stamp only when its idle deadline fires. A channel is registered only
+/// when the host asked to receive the progress.
 #[derive(Default)]
 struct ProgressRoutes {
-    routes: Mutex<HashMap<RequestId, mpsc::Sender<ProgressParams>>>,
+    /// Hosts' progress sinks, by request id (= progress token).
+    sinks: Mutex<HashMap<RequestId, mpsc::Sender<ProgressParams>>>,
+    /// When progress last arrived, by request id; bounded by the pending requests.
+    stamps: Mutex<HashMap<RequestId, Instant>>,
 }
 
+/// The most progress stamps kept before stale ones are swept.
+const MAX_PROGRESS_STAMPS: usize = 1024;
+
 impl ProgressRoutes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, mpsc::Sender<ProgressParams>>> {
-        self.routes.lock().unwrap_or_else(|p| p.into_inner())
+    fn sinks(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, mpsc::Sender<ProgressParams>>> {
+        self.sinks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stamps(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Instant>> {
+        self.stamps.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// When progress last arrived for `id`.
+    fn last_progress(&self, id: &RequestId) -> Option<Instant> {
+        self.stamps().get(id).copied()
     }
 }
 
-/// Removes a progress route when the call ends, however it ends.
+/// Forgets a call's progress bookkeeping when it ends, however it ends.
 struct RouteGuard<'a> {
     routes: &'a ProgressRoutes,
-    token: Option<RequestId>,
+    id: RequestId,
+    has_sink: bool,
 }
 
 impl Drop for RouteGuard<'_> {
     fn drop(&mut self) {
-        if let Some(token) = self.token.take() {
-            self.routes.lock().remove(&token);
+        if self.has_sink {
+            self.routes.sinks().remove(&self.id);
+        }
+        let mut stamps = self.routes.stamps();
+        if !stamps.is_empty() {
+            stamps.remove(&self.id);
         }
     }
 }
@@ -544,7 +567,7 @@ impl Session {
         let result = self
             .request_with_input(methods::TOOLS_CALL, params, options, true)
             .await?;
-        CallToolResult::from_json(&result)
+        CallToolResult::from_value(result)
             .map_err(|detail| self.protocol(methods::TOOLS_CALL, detail))
     }
 
@@ -865,18 +888,13 @@ impl Session {
         let connection = &inner.connection;
         let id = connection.allocate_id();
         let wants_progress = is_tool_call || options.progress.is_some();
-        let (progress_tx, mut progress_rx) = if wants_progress {
-            let (tx, rx) = mpsc::channel(16);
-            (Some(tx), Some(rx))
-        } else {
-            (None, None)
-        };
+        if let Some(sink) = &options.progress {
+            inner.routes.sinks().insert(id.clone(), sink.clone());
+        }
         let _route = RouteGuard {
             routes: &inner.routes,
-            token: progress_tx.map(|tx| {
-                inner.routes.lock().insert(id.clone(), tx);
-                id.clone()
-            }),
+            id: id.clone(),
+            has_sink: options.progress.is_some(),
         };
         let params = self.with_meta(params, wants_progress.then_some(&id));
         let idle = options.timeout.unwrap_or(inner.config.request_timeout);
@@ -887,14 +905,20 @@ impl Session {
                 .unwrap_or(inner.config.max_call_duration)
                 .max(idle);
         let mut deadline = (started + idle).min(ceiling);
-        let send = connection.send_request(id, method, Some(&params));
+        let send = connection.send_request(id.clone(), method, Some(&params));
         let mut call = match tokio::time::timeout_at(deadline, send).await {
             Ok(Ok(call)) => call,
             Ok(Err(error)) => return Err(self.closed_error(error)),
             Err(_) => return Err(self.timeout(method, idle)),
         };
         call.cancel_on_drop("request abandoned by the caller");
-        let cancel = options.cancel.clone().unwrap_or_default();
+        let cancelled = async {
+            match &options.cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
         loop {
             tokio::select! {
                 biased;
@@ -905,20 +929,20 @@ impl Session {
                         Err(error) => Err(self.closed_error(error)),
                     };
                 }
-                Some(progress) = recv_progress(&mut progress_rx) => {
-                    if is_tool_call {
-                        deadline = (Instant::now() + idle).min(ceiling);
-                    }
-                    if let Some(sink) = &options.progress {
-                        let _ = sink.try_send(progress);
-                    }
-                }
                 () = tokio::time::sleep_until(deadline) => {
+                    // Progress extends a tool call's idle deadline, never past the ceiling.
+                    if is_tool_call
+                        && let Some(last) = inner.routes.last_progress(&id)
+                        && (last + idle).min(ceiling) > deadline
+                    {
+                        deadline = (last + idle).min(ceiling);
+                        continue;
+                    }
                     let after = deadline - started;
                     let _ = call.cancel(&format!("timed out after {after:?}")).await;
                     return Err(self.timeout(method, after));
                 }
-                () = cancel.cancelled() => {
+                () = &mut cancelled => {
                     let reason = "cancelled by the client".to_owned();
                     let _ = call.cancel(&reason).await;
                     return Err(SessionError::Cancelled { server: inner.server.clone(), method: method.to_owned(), reason });
@@ -1002,13 +1026,6 @@ impl Session {
                 }
             }
         }
-    }
-}
-
-async fn recv_progress(rx: &mut Option<mpsc::Receiver<ProgressParams>>) -> Option<ProgressParams> {
-    match rx {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
     }
 }
 
@@ -1497,19 +1514,25 @@ fn route_progress(state: &DispatchState, notification: &Notification) {
             .fetch_add(1, Ordering::Relaxed);
         return;
     };
-    let route = RequestId::from_json(&progress.progress_token)
-        .and_then(|token| state.routes.lock().get(&token).cloned());
-    match route {
-        // Progress is lossy by nature: if the caller is behind, this update is skipped.
-        Some(route) => {
-            let _ = route.try_send(progress);
+    let Some(token) =
+        RequestId::from_json(&progress.progress_token).filter(|id| state.connection.is_pending(id))
+    else {
+        state
+            .counters
+            .stray_progress
+            .fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    {
+        let mut stamps = state.routes.stamps();
+        if stamps.len() >= MAX_PROGRESS_STAMPS {
+            stamps.retain(|id, _| state.connection.is_pending(id));
         }
-        None => {
-            state
-                .counters
-                .stray_progress
-                .fetch_add(1, Ordering::Relaxed);
-        }
+        stamps.insert(token.clone(), Instant::now());
+    }
+    // Progress is lossy by nature: if the host is behind, this update is skipped.
+    if let Some(sink) = state.routes.sinks().get(&token) {
+        let _ = sink.try_send(progress);
     }
 }
 

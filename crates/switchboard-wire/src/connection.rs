@@ -412,6 +412,11 @@ impl Connection {
         }
     }
 
+    /// Whether a request with this id is waiting for its response.
+    pub fn is_pending(&self, id: &RequestId) -> bool {
+        lock(&self.shared.pending).contains_key(id)
+    }
+
     /// Number of requests waiting for a response.
     pub fn pending_requests(&self) -> usize {
         lock(&self.shared.pending).len()
@@ -472,7 +477,7 @@ pub struct PendingCall {
     id: RequestId,
     rx: oneshot::Receiver<Result<Result<Value, ErrorObject>, WireError>>,
     finished: bool,
-    cancel_on_drop: Option<String>,
+    cancel_on_drop: Option<std::borrow::Cow<'static, str>>,
 }
 
 impl fmt::Debug for PendingCall {
@@ -492,7 +497,7 @@ impl PendingCall {
 
     /// If the handle is dropped before the response arrives, send
     /// `notifications/cancelled` with this reason (never set it for `initialize`).
-    pub fn cancel_on_drop(&mut self, reason: impl Into<String>) {
+    pub fn cancel_on_drop(&mut self, reason: impl Into<std::borrow::Cow<'static, str>>) {
         self.cancel_on_drop = Some(reason.into());
     }
 
