@@ -23,6 +23,8 @@ pub use runtime::{
     ChildRuntime, LifecycleEvent, ProxyTool, ReloadReport, Runtime, RuntimeError, RuntimeOptions,
     ServerOutcome, StartupReport,
 };
-pub use server::{Capabilities, RestartPolicy, ServerPolicy, ServerState};
+pub use server::{
+    AuthorizerFor, Authorizers, Capabilities, RestartPolicy, ServerPolicy, ServerState,
+};
 pub use snapshot::{BridgedTool, FromServer, Snapshot};
 pub use tool::{Tool, ToolContext, ToolFuture};

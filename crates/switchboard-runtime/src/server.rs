@@ -15,7 +15,7 @@ use std::time::Duration;
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
 use switchboard_session::{EraChoice, Session, SessionConfig, SessionError, SessionEvent};
-use switchboard_wire::http::HttpOptions;
+use switchboard_wire::http::{Authorizer, HttpOptions};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -114,6 +114,22 @@ pub struct ServerPolicy {
     pub list_changed_debounce: Duration,
     /// Grace periods when stopping a server.
     pub shutdown: ShutdownGrace,
+    /// Gives HTTP servers their credentials (e.g. an OAuth client with the host's token
+    /// store and login flow); `None` sends no authorization.
+    pub authorizers: Option<Authorizers>,
+}
+
+/// Picks the authorizer for one HTTP server entry, or none.
+pub type AuthorizerFor = dyn Fn(&ServerEntry) -> Option<Arc<dyn Authorizer>> + Send + Sync;
+
+/// The host's source of authorizers for HTTP servers, asked once per connection.
+#[derive(Clone)]
+pub struct Authorizers(pub Arc<AuthorizerFor>);
+
+impl fmt::Debug for Authorizers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Authorizers(..)")
+    }
 }
 
 impl Default for ServerPolicy {
@@ -124,6 +140,7 @@ impl Default for ServerPolicy {
             restart: RestartPolicy::default(),
             list_changed_debounce: Duration::from_millis(150),
             shutdown: ShutdownGrace::default(),
+            authorizers: None,
         }
     }
 }
@@ -465,6 +482,10 @@ async fn connect_and_list(
         TransportEntry::Http { url, headers } => {
             let mut options = HttpOptions::new(&entry.name, url);
             options.headers = headers.clone();
+            options.authorizer = policy
+                .authorizers
+                .as_ref()
+                .and_then(|source| (source.0)(entry));
             Session::connect_http(options, config).await?
         }
     };

@@ -62,6 +62,7 @@ pub(crate) fn options(entries: Vec<ServerEntry>) -> RuntimeOptions {
             after_stdin_close: Duration::from_secs(1),
             after_sigterm: Duration::from_secs(1),
         },
+        authorizers: None,
     };
     options.ready_wait = Duration::from_secs(5);
     options
