@@ -551,6 +551,7 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
     let mut reinitialized = false;
     let mut authorizations = 0;
     let mut fell_back = false;
+    let mut relisted = false;
     loop {
         let send = || {
             let (builder, modern) = modern_headers(&driver, &request, driver.post(body.clone()));
@@ -612,6 +613,29 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
             return;
         }
         let status = response.status();
+        if modern
+            && status == reqwest::StatusCode::BAD_REQUEST
+            && request.method == "tools/call"
+            && !relisted
+        {
+            // 2026-07-28: -32020 means our `Mcp-Param-*` headers disagree with the tool's
+            // current schema; re-list the tools and send the call once more.
+            relisted = true;
+            let headers = AnswerHeaders::of(&response);
+            let body = read_body(response, driver.max_body_bytes).await;
+            let mismatch = body
+                .as_ref()
+                .ok()
+                .and_then(|b| answer_json(b))
+                .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64))
+                == Some(HEADER_MISMATCH_CODE);
+            if mismatch && relist_tools(&driver, &request).await {
+                continue;
+            }
+            answer_from_body(&driver, &request.id, &headers, body).await;
+            lock(&driver.state).in_flight.remove(&request.id);
+            return;
+        }
         if request.method == "initialize"
             && let Some(id) = response
                 .headers()
@@ -700,6 +724,96 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
     }
 }
 
+/// The 2026-07-28 error for headers that disagree with the body (`HeaderMismatch`).
+const HEADER_MISMATCH_CODE: i64 = -32020;
+
+/// How many `tools/list` pages a re-listing after -32020 reads at most.
+const MAX_RELIST_PAGES: usize = 32;
+
+/// Fetches `tools/list` again (all pages, with the call's `_meta`) to refresh the header
+/// parameters of every tool; true when at least one page arrived.
+async fn relist_tools(driver: &Driver, call: &Request) -> bool {
+    let params = call.params.as_ref();
+    let meta = params.and_then(|p| p.get("_meta")).cloned();
+    let tool = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = meta
+        .as_ref()
+        .and_then(|m| m.get(PROTOCOL_VERSION_META))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    tracing::debug!(peer = %driver.peer, %tool, "header mismatch (-32020); listing tools again");
+    let mut cursor: Option<String> = None;
+    for page in 0..MAX_RELIST_PAGES {
+        let mut list_params = serde_json::Map::new();
+        if let Some(meta) = &meta {
+            list_params.insert("_meta".to_owned(), meta.clone());
+        }
+        if let Some(cursor) = &cursor {
+            list_params.insert("cursor".to_owned(), Value::String(cursor.clone()));
+        }
+        let list = json!({"jsonrpc": "2.0", "id": format!("switchboard-relist-{page}"),
+            "method": "tools/list", "params": list_params});
+        let sent = driver
+            .post(list.to_string().into_bytes())
+            .header("mcp-protocol-version", version.as_str())
+            .header("mcp-method", "tools/list")
+            .send()
+            .await;
+        let Ok(response) = sent else { return page > 0 };
+        if !response.status().is_success() {
+            return page > 0;
+        }
+        let Ok(body) = read_body(response, driver.max_body_bytes).await else {
+            return page > 0;
+        };
+        let Some(mut result) =
+            answer_json(&body).and_then(|mut v| v.get_mut("result").map(Value::take))
+        else {
+            return page > 0;
+        };
+        let (params, warnings) = crate::param_headers::filter_listing(&mut result);
+        for warning in warnings {
+            tracing::warn!(peer = %driver.peer, "{warning}");
+        }
+        let mut state = lock(&driver.state);
+        if page == 0 {
+            // The called tool's old parameters go even if the new listing has none.
+            state.param_headers.remove(tool);
+        }
+        state.param_headers.extend(params);
+        drop(state);
+        cursor = result
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    true
+}
+
+/// The first response (a message with `result` or `error`) in a body that is JSON or SSE.
+fn answer_json(body: &[u8]) -> Option<Value> {
+    let is_answer = |v: &Value| v.get("result").is_some() || v.get("error").is_some();
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        return is_answer(&value).then_some(value);
+    }
+    let mut parser = SseParser::new(body.len() + 1);
+    let mut items = parser.push(body);
+    items.extend(parser.push(b"\n\n"));
+    items.into_iter().find_map(|item| match item {
+        SseItem::Event(event) => serde_json::from_str::<Value>(&event.data)
+            .ok()
+            .filter(is_answer),
+        SseItem::Oversized { .. } => None,
+    })
+}
+
 /// The session expired (404): start a fresh one with the same `initialize`, once.
 async fn reinitialize(driver: &Driver) -> bool {
     let params = {
@@ -724,7 +838,7 @@ async fn reinitialize(driver: &Driver) -> bool {
     let Ok(body) = read_body(response, driver.max_body_bytes).await else {
         return false;
     };
-    let version = first_json(&body).and_then(|v| {
+    let version = answer_json(&body).and_then(|v| {
         v.pointer("/result/protocolVersion")
             .and_then(Value::as_str)
             .map(str::to_owned)
@@ -737,20 +851,6 @@ async fn reinitialize(driver: &Driver) -> bool {
         .send()
         .await
         .is_ok()
-}
-
-/// The first JSON message in a body that is JSON or SSE.
-fn first_json(body: &[u8]) -> Option<Value> {
-    if let Ok(value) = serde_json::from_slice(body) {
-        return Some(value);
-    }
-    let mut parser = SseParser::new(body.len() + 1);
-    let mut items = parser.push(body);
-    items.extend(parser.push(b"\n\n"));
-    items.into_iter().find_map(|item| match item {
-        SseItem::Event(event) => serde_json::from_str(&event.data).ok(),
-        SseItem::Oversized { .. } => None,
-    })
 }
 
 /// The parts of an HTTP answer's head that matter once its body has been read.

@@ -30,6 +30,32 @@ enum Fault {
 
 const INIT_RESULT: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}"#;
 
+/// Reads one HTTP/1.1 request: its raw bytes (head and body) and its body as JSON (`null`
+/// when it is not JSON). `None` when the client went away first.
+async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<(Vec<u8>, Value)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let (head_end, length) = loop {
+        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            break (end + 4, length);
+        }
+    };
+    while buf.len() < head_end + length {
+        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let body = serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or(Value::Null);
+    Some((buf, body))
+}
+
 /// Serves `initialize` (and anything else the handshake needs) properly, and `tools/call`
 /// with the fault. Bounded: stops after 40 connections or when the test ends.
 async fn canned_server(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
@@ -44,37 +70,9 @@ async fn canned_server(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
                 return;
             };
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                let (head_end, length) = loop {
-                    let Ok(n) = socket.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                        let length = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        break (end + 4, length);
-                    }
+                let Some((buf, body)) = read_request(&mut socket).await else {
+                    return;
                 };
-                while buf.len() < head_end + length {
-                    let Ok(n) = socket.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                }
-                let body: Value = serde_json::from_slice(&buf[head_end..head_end + length])
-                    .unwrap_or(Value::Null);
                 let id = body.get("id").cloned().unwrap_or(Value::Null);
                 let method = body.get("method").and_then(Value::as_str).unwrap_or("");
                 let reply = |status: &str, content_type: &str, body: &str| {
@@ -243,4 +241,157 @@ async fn an_sse_endpoint_on_another_origin_is_refused() {
     let error = outcome.expect_err("refused");
     let message = error.to_string();
     assert!(message.contains("HTTP+SSE (2024-11-05) fallback failed too: refusing the message endpoint http://evil.example/messages: it is on another origin"), "{message}");
+}
+
+/// How the 2026-07-28 server behind [`header_mismatch_server`] treats `Mcp-Param-Region`.
+#[derive(Clone, Copy)]
+enum RegionRule {
+    /// The first `tools/list` omits the annotation; later ones carry it, and calls
+    /// without the header get 400 + -32020.
+    AnnouncedLate,
+    /// Every call gets 400 + -32020, whatever its headers.
+    NeverSatisfied,
+}
+
+/// Counts what a [`header_mismatch_server`] was asked.
+#[derive(Default)]
+struct Asked {
+    listings: std::sync::atomic::AtomicUsize,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+/// A 2026-07-28 server with one tool, `weather`, whose `region` argument travels in
+/// `Mcp-Param-Region`. Bounded: stops after 40 connections or when the test ends.
+async fn header_mismatch_server(
+    rule: RegionRule,
+) -> (String, std::sync::Arc<Asked>, tokio::task::JoinHandle<()>) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().expect("addr").port()
+    );
+    let asked = std::sync::Arc::new(Asked::default());
+    let counts = asked.clone();
+    let task = tokio::spawn(async move {
+        for _ in 0..40 {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let asked = counts.clone();
+            tokio::spawn(async move {
+                let Some((buf, body)) = read_request(&mut socket).await else {
+                    return;
+                };
+                let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+                let id = body.get("id").cloned().unwrap_or(Value::Null);
+                let method = body.get("method").and_then(Value::as_str).unwrap_or("");
+                let answer = |status: &str, message: Value| {
+                    let text = message.to_string();
+                    format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                        text.len()
+                    )
+                };
+                let region = serde_json::json!({"type": "string"});
+                let response = match method {
+                    "server/discover" => answer(
+                        "200 OK",
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public",
+                        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "regional", "version": "1"}}}}),
+                    ),
+                    "tools/list" => {
+                        let earlier = asked.listings.fetch_add(1, SeqCst);
+                        let mut region = region;
+                        if earlier > 0 || matches!(rule, RegionRule::NeverSatisfied) {
+                            region["x-mcp-header"] = Value::from("Region");
+                        }
+                        answer(
+                            "200 OK",
+                            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
+                            "resultType": "complete", "ttlMs": 0, "cacheScope": "public",
+                            "tools": [{"name": "weather", "inputSchema": {"type": "object", "properties": {"region": region}}}]}}),
+                        )
+                    }
+                    "tools/call" => {
+                        asked.calls.fetch_add(1, SeqCst);
+                        let satisfied = matches!(rule, RegionRule::AnnouncedLate)
+                            && head.contains("\r\nmcp-param-region: eu\r\n");
+                        if satisfied {
+                            answer(
+                                "200 OK",
+                                serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
+                                "resultType": "complete", "content": [{"type": "text", "text": "sunny in eu"}]}}),
+                            )
+                        } else {
+                            answer(
+                                "400 Bad Request",
+                                serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                                "code": -32020, "message": "Mcp-Param-Region does not match the body"}}),
+                            )
+                        }
+                    }
+                    _ => answer(
+                        "404 Not Found",
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": -32601, "message": "method not found"}}),
+                    ),
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, asked, task)
+}
+
+async fn call_weather(rule: RegionRule) -> (Result<String, String>, usize, usize) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (url, asked, server) = header_mismatch_server(rule).await;
+    let mut config = SessionConfig::new("regional");
+    config.era = EraChoice::Modern;
+    let session = within(
+        "connect",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("regional", &url), config),
+    )
+    .await
+    .expect("connect");
+    within("list", TEST_DEADLINE, session.list_tools())
+        .await
+        .expect("tools/list");
+    let arguments = serde_json::json!({"region": "eu"});
+    let outcome = within(
+        "call",
+        TEST_DEADLINE,
+        session.call_tool("weather", Some(arguments), &CallOptions::default()),
+    )
+    .await;
+    server.abort();
+    let outcome = match outcome {
+        Ok(result) => Ok(format!("{:?}", result.content)),
+        Err(error) => Err(error.to_string()),
+    };
+    (
+        outcome,
+        asked.listings.load(SeqCst),
+        asked.calls.load(SeqCst),
+    )
+}
+
+#[tokio::test]
+async fn a_header_mismatch_relists_the_tools_and_retries_once() {
+    let (outcome, listings, calls) = call_weather(RegionRule::AnnouncedLate).await;
+    assert_eq!(outcome.as_deref(), Ok(r#"[Text { text: "sunny in eu" }]"#));
+    assert_eq!((listings, calls), (2, 2));
+
+    let (outcome, listings, calls) = call_weather(RegionRule::NeverSatisfied).await;
+    let message = outcome.expect_err("still mismatched");
+    assert!(
+        message.contains("Mcp-Param-Region does not match the body"),
+        "{message}"
+    );
+    assert_eq!((listings, calls), (2, 2), "one re-listing, one retry");
 }
