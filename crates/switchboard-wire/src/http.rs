@@ -234,6 +234,8 @@ struct DriverState {
     sse_endpoint: Option<reqwest::Url>,
     /// The task reading that server's event stream.
     sse_stream: Option<tokio::task::JoinHandle<()>>,
+    /// Re-issued modern requests: the id on the wire → the id the client used.
+    reissued: HashMap<RequestId, RequestId>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -421,6 +423,16 @@ impl Driver {
     }
 
     async fn deliver_value(&self, value: &Value) {
+        let renamed;
+        let value = match self.caller_id_of(value) {
+            Some(caller_id) => {
+                let mut copy = value.clone();
+                copy["id"] = json!(caller_id);
+                renamed = copy;
+                &renamed
+            }
+            None => value,
+        };
         let listing = value
             .get("id")
             .and_then(RequestId::from_json)
@@ -451,7 +463,22 @@ impl Driver {
         self.deliver(value.to_string().as_bytes()).await;
     }
 
+    /// For the answer to a re-issued request, the id the client used.
+    fn caller_id_of(&self, value: &Value) -> Option<RequestId> {
+        let state = lock(&self.state);
+        if state.reissued.is_empty() || value.get("method").is_some() {
+            return None;
+        }
+        let wire_id = value.get("id").and_then(RequestId::from_json)?;
+        state.reissued.get(&wire_id).cloned()
+    }
+
     async fn deliver_error(&self, id: &RequestId, message: String, data: Value) {
+        let id = &lock(&self.state)
+            .reissued
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| id.clone());
         let error = ErrorObject {
             code: HTTP_ERROR_CODE,
             message,
@@ -546,8 +573,10 @@ pub fn header_text(value: &str) -> String {
 /// How many times one request may be sent again with new credentials (step-up included).
 const MAX_AUTHORIZATIONS: u32 = 3;
 
-async fn post_request(driver: Arc<Driver>, request: Request) {
-    let body = crate::message::encode(&Message::Request(request.clone()));
+async fn post_request(driver: Arc<Driver>, mut request: Request) {
+    let caller_id = request.id.clone();
+    let mut body = crate::message::encode(&Message::Request(request.clone()));
+    let mut reissued = false;
     let mut reinitialized = false;
     let mut authorizations = 0;
     let mut fell_back = false;
@@ -609,7 +638,7 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
                         .await;
                 }
             }
-            lock(&driver.state).in_flight.remove(&request.id);
+            finish(&driver, &caller_id, &request.id);
             return;
         }
         let status = response.status();
@@ -633,7 +662,7 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
                 continue;
             }
             answer_from_body(&driver, &request.id, &headers, body).await;
-            lock(&driver.state).in_flight.remove(&request.id);
+            finish(&driver, &caller_id, &request.id);
             return;
         }
         if request.method == "initialize"
@@ -670,7 +699,7 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
                 continue;
             }
             answer_from_body(&driver, &request.id, &headers, body).await;
-            lock(&driver.state).in_flight.remove(&request.id);
+            finish(&driver, &caller_id, &request.id);
             return;
         }
         let sse_mode = lock(&driver.state).sse_endpoint.is_some();
@@ -682,7 +711,7 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
                     .deliver_error(&request.id, message, json!({"httpStatus": status.as_u16()}))
                     .await;
             }
-            lock(&driver.state).in_flight.remove(&request.id);
+            finish(&driver, &caller_id, &request.id);
             return;
         }
         let legacy_refusal = matches!(status.as_u16(), 400 | 404 | 405);
@@ -709,19 +738,41 @@ async fn post_request(driver: Arc<Driver>, request: Request) {
                                 json!({"httpStatus": status.as_u16()}),
                             )
                             .await;
-                        lock(&driver.state).in_flight.remove(&request.id);
+                        finish(&driver, &caller_id, &request.id);
                         return;
                     }
                 }
             }
             answer_from_body(&driver, &request.id, &headers, body).await;
-            lock(&driver.state).in_flight.remove(&request.id);
+            finish(&driver, &caller_id, &request.id);
             return;
         }
-        read_answer(&driver, &request.id, response).await;
-        lock(&driver.state).in_flight.remove(&request.id);
+        let may_reissue = modern && !reissued;
+        if read_answer(&driver, &request.id, response, may_reissue).await == Answer::Lost {
+            // 2026-07-28 streams cannot be resumed: the request is sent again, once, under
+            // a new id; its answer goes back to the client under the old one.
+            reissued = true;
+            request.id = RequestId::String(format!("{caller_id}~reissued").into());
+            lock(&driver.state)
+                .reissued
+                .insert(request.id.clone(), caller_id.clone());
+            body = crate::message::encode(&Message::Request(request.clone()));
+            continue;
+        }
+        finish(&driver, &caller_id, &request.id);
         return;
     }
+}
+
+/// A request is over: forget its task, any re-issued id and any listing mark left by an
+/// answer that never came. (A re-issued `tools/list` answer is checked under the caller's
+/// id, which its first send marked.)
+fn finish(driver: &Driver, caller_id: &RequestId, wire_id: &RequestId) {
+    let mut state = lock(&driver.state);
+    state.in_flight.remove(caller_id);
+    state.reissued.remove(wire_id);
+    state.listings.remove(caller_id);
+    state.listings.remove(wire_id);
 }
 
 /// The 2026-07-28 error for headers that disagree with the body (`HeaderMismatch`).
@@ -879,9 +930,24 @@ impl AnswerHeaders {
     }
 }
 
+/// What became of a POST's answer.
+#[derive(PartialEq, Eq)]
+enum Answer {
+    /// Delivered: the response, or an error response standing in for it.
+    Delivered,
+    /// The response stream ended or broke before the response, and the caller said the
+    /// request may be sent again: nothing was delivered for it.
+    Lost,
+}
+
 /// Reads a POST's answer (JSON or SSE) and delivers every message in it; turns HTTP
 /// failures into an error response for `id`.
-async fn read_answer(driver: &Driver, id: &RequestId, response: reqwest::Response) {
+async fn read_answer(
+    driver: &Driver,
+    id: &RequestId,
+    response: reqwest::Response,
+    may_reissue: bool,
+) -> Answer {
     let headers = AnswerHeaders::of(&response);
     let status = headers.status;
     if status.is_success() && headers.content_type.starts_with("text/event-stream") {
@@ -903,6 +969,10 @@ async fn read_answer(driver: &Driver, id: &RequestId, response: reqwest::Respons
         }
         match end {
             StreamEnd::Answered => {}
+            StreamEnd::Ended | StreamEnd::Broken(_) if may_reissue => {
+                tracing::debug!(peer = %driver.peer, %id, "response stream lost; re-issuing");
+                return Answer::Lost;
+            }
             StreamEnd::Ended => {
                 driver
                     .deliver_error(
@@ -919,10 +989,11 @@ async fn read_answer(driver: &Driver, id: &RequestId, response: reqwest::Respons
                 driver.url
             )),
         }
-        return;
+        return Answer::Delivered;
     }
     let body = read_body(response, driver.max_body_bytes).await;
     answer_from_body(driver, id, &headers, body).await;
+    Answer::Delivered
 }
 
 /// Delivers the answer in a body that was read (or failed to read).

@@ -243,27 +243,31 @@ async fn an_sse_endpoint_on_another_origin_is_refused() {
     assert!(message.contains("HTTP+SSE (2024-11-05) fallback failed too: refusing the message endpoint http://evil.example/messages: it is on another origin"), "{message}");
 }
 
-/// How the 2026-07-28 server behind [`header_mismatch_server`] treats `Mcp-Param-Region`.
+/// How the 2026-07-28 server behind [`modern_server`] treats `tools/call`.
 #[derive(Clone, Copy)]
-enum RegionRule {
+enum ModernRule {
     /// The first `tools/list` omits the annotation; later ones carry it, and calls
     /// without the header get 400 + -32020.
     AnnouncedLate,
     /// Every call gets 400 + -32020, whatever its headers.
     NeverSatisfied,
+    /// The first call's event stream ends after a progress event, without the response;
+    /// later calls are answered (headers are not checked).
+    FirstStreamEnds,
 }
 
-/// Counts what a [`header_mismatch_server`] was asked.
+/// Counts what a [`modern_server`] was asked.
 #[derive(Default)]
 struct Asked {
     listings: std::sync::atomic::AtomicUsize,
-    calls: std::sync::atomic::AtomicUsize,
+    /// The ids of the `tools/call` requests, in arrival order.
+    call_ids: std::sync::Mutex<Vec<String>>,
 }
 
 /// A 2026-07-28 server with one tool, `weather`, whose `region` argument travels in
 /// `Mcp-Param-Region`. Bounded: stops after 40 connections or when the test ends.
-async fn header_mismatch_server(
-    rule: RegionRule,
+async fn modern_server(
+    rule: ModernRule,
 ) -> (String, std::sync::Arc<Asked>, tokio::task::JoinHandle<()>) {
     use std::sync::atomic::Ordering::SeqCst;
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -305,7 +309,7 @@ async fn header_mismatch_server(
                     "tools/list" => {
                         let earlier = asked.listings.fetch_add(1, SeqCst);
                         let mut region = region;
-                        if earlier > 0 || matches!(rule, RegionRule::NeverSatisfied) {
+                        if earlier > 0 || !matches!(rule, ModernRule::AnnouncedLate) {
                             region["x-mcp-header"] = Value::from("Region");
                         }
                         answer(
@@ -316,10 +320,24 @@ async fn header_mismatch_server(
                         )
                     }
                     "tools/call" => {
-                        asked.calls.fetch_add(1, SeqCst);
-                        let satisfied = matches!(rule, RegionRule::AnnouncedLate)
-                            && head.contains("\r\nmcp-param-region: eu\r\n");
-                        if satisfied {
+                        let earlier = {
+                            let mut ids = asked.call_ids.lock().expect("ids");
+                            ids.push(id.to_string());
+                            ids.len() - 1
+                        };
+                        let satisfied = match rule {
+                            ModernRule::AnnouncedLate => {
+                                head.contains("\r\nmcp-param-region: eu\r\n")
+                            }
+                            ModernRule::NeverSatisfied => false,
+                            ModernRule::FirstStreamEnds => true,
+                        };
+                        if matches!(rule, ModernRule::FirstStreamEnds) && earlier == 0 {
+                            let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
+                            format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {progress}\n\n"
+                            )
+                        } else if satisfied {
                             answer(
                                 "200 OK",
                                 serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
@@ -347,9 +365,11 @@ async fn header_mismatch_server(
     (url, asked, task)
 }
 
-async fn call_weather(rule: RegionRule) -> (Result<String, String>, usize, usize) {
+/// Calls `weather` once; the outcome, how many listings the server saw and the ids of the
+/// calls it saw.
+async fn call_weather(rule: ModernRule) -> (Result<String, String>, usize, Vec<String>) {
     use std::sync::atomic::Ordering::SeqCst;
-    let (url, asked, server) = header_mismatch_server(rule).await;
+    let (url, asked, server) = modern_server(rule).await;
     let mut config = SessionConfig::new("regional");
     config.era = EraChoice::Modern;
     let session = within(
@@ -374,24 +394,29 @@ async fn call_weather(rule: RegionRule) -> (Result<String, String>, usize, usize
         Ok(result) => Ok(format!("{:?}", result.content)),
         Err(error) => Err(error.to_string()),
     };
-    (
-        outcome,
-        asked.listings.load(SeqCst),
-        asked.calls.load(SeqCst),
-    )
+    let call_ids = asked.call_ids.lock().expect("ids").clone();
+    (outcome, asked.listings.load(SeqCst), call_ids)
 }
 
 #[tokio::test]
 async fn a_header_mismatch_relists_the_tools_and_retries_once() {
-    let (outcome, listings, calls) = call_weather(RegionRule::AnnouncedLate).await;
+    let (outcome, listings, calls) = call_weather(ModernRule::AnnouncedLate).await;
     assert_eq!(outcome.as_deref(), Ok(r#"[Text { text: "sunny in eu" }]"#));
-    assert_eq!((listings, calls), (2, 2));
+    assert_eq!((listings, calls.len()), (2, 2));
 
-    let (outcome, listings, calls) = call_weather(RegionRule::NeverSatisfied).await;
+    let (outcome, listings, calls) = call_weather(ModernRule::NeverSatisfied).await;
     let message = outcome.expect_err("still mismatched");
     assert!(
         message.contains("Mcp-Param-Region does not match the body"),
         "{message}"
     );
-    assert_eq!((listings, calls), (2, 2), "one re-listing, one retry");
+    assert_eq!((listings, calls.len()), (2, 2), "one re-listing, one retry");
+}
+
+#[tokio::test]
+async fn a_lost_modern_response_stream_reissues_the_request_under_a_new_id() {
+    let (outcome, _, calls) = call_weather(ModernRule::FirstStreamEnds).await;
+    assert_eq!(outcome.as_deref(), Ok(r#"[Text { text: "sunny in eu" }]"#));
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_ne!(calls[0], calls[1], "the re-issued request has a new id");
 }
