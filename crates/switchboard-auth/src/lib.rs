@@ -10,7 +10,8 @@
 //! `resource` parameter and the RFC 9207 `iss` check. Servers of the 2025-03-26 revision
 //! without resource metadata are served from their origin's metadata or default endpoints.
 //! A 403 `insufficient_scope` re-authorizes with the union of scopes, a bounded number of
-//! times; an expired token is refreshed once before a new authorization.
+//! times; a token is refreshed shortly before it expires (`expires_in`), and an expired
+//! one once more on a 401 before a new authorization.
 //!
 //! The browser step is an [`AuthorizationDriver`]: the host decides how the user approves
 //! (a browser and a loopback callback, a pasted redirect, or, in tests, following the
@@ -24,7 +25,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -220,6 +221,21 @@ struct Tokens {
     access: String,
     refresh: Option<String>,
     issuer: String,
+    /// When the access token expires, if the server said.
+    expires_at: Option<SystemTime>,
+    /// When to refresh it: a little before it expires.
+    refresh_at: Option<SystemTime>,
+}
+
+/// How long before expiry a token is refreshed: a minute, or half the token's lifetime
+/// when that is shorter.
+const REFRESH_MARGIN: Duration = Duration::from_secs(60);
+
+impl Tokens {
+    /// The refresh time for a token that lives `lifetime` from `issued`.
+    fn refresh_time(issued: SystemTime, lifetime: Duration) -> SystemTime {
+        issued + lifetime - REFRESH_MARGIN.min(lifetime / 2)
+    }
 }
 
 #[derive(Default)]
@@ -228,6 +244,8 @@ struct AuthState {
     tokens: Option<Tokens>,
     scopes: BTreeSet<String>,
     step_ups: u32,
+    /// The server URL the last challenge was about (what a refresh discovers from).
+    resource: Option<String>,
 }
 
 /// An OAuth 2.1 client for one MCP server; give it to the HTTP transport as its authorizer.
@@ -236,6 +254,8 @@ pub struct OAuthClient {
     http: reqwest::Client,
     state: tokio::sync::Mutex<AuthState>,
     bearer: Mutex<Option<String>>,
+    /// When the current token should be refreshed (read before every request).
+    refresh_at: Mutex<Option<SystemTime>>,
 }
 
 impl fmt::Debug for OAuthClient {
@@ -268,6 +288,7 @@ impl OAuthClient {
             .map_err(|e| e.to_string())?;
         let mut state = AuthState::default();
         let mut bearer = None;
+        let mut refresh_at = None;
         let saved = config
             .store
             .as_ref()
@@ -281,10 +302,18 @@ impl OAuthClient {
                 auth_method: saved.auth_method,
                 signing_key: None,
             });
+            let expires_at = saved
+                .expires_at
+                .map(|seconds| UNIX_EPOCH + Duration::from_secs(seconds));
+            // The lifetime is not saved: refresh a margin before expiry.
+            refresh_at = expires_at.map(|at| at - REFRESH_MARGIN);
+            state.resource = config.store.as_ref().map(|b| b.server_url.clone());
             state.tokens = Some(Tokens {
                 access: saved.access_token,
                 refresh: saved.refresh_token,
                 issuer: saved.issuer,
+                expires_at,
+                refresh_at,
             });
         }
         Ok(OAuthClient {
@@ -292,6 +321,7 @@ impl OAuthClient {
             http,
             state: tokio::sync::Mutex::new(state),
             bearer: Mutex::new(bearer),
+            refresh_at: Mutex::new(refresh_at),
         })
     }
 
@@ -305,6 +335,7 @@ impl OAuthClient {
     /// Makes `tokens` current and saves them with the client identity, if a store is bound.
     fn adopt(&self, state: &mut AuthState, tokens: Tokens) {
         self.set_bearer(Some(format!("Bearer {}", tokens.access)));
+        self.set_refresh_at(tokens.refresh_at);
         if let (Some(binding), Some(client)) = (&self.config.store, &state.client) {
             let saved = SavedAuthorization {
                 server_url: binding.server_url.clone(),
@@ -314,6 +345,10 @@ impl OAuthClient {
                 auth_method: client.auth_method.clone(),
                 access_token: tokens.access.clone(),
                 refresh_token: tokens.refresh.clone(),
+                expires_at: tokens
+                    .expires_at
+                    .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+                    .map(|since| since.as_secs()),
             };
             if let Err(problem) = binding.store.save(&saved) {
                 tracing::warn!(%problem, "the new tokens could not be saved");
@@ -326,8 +361,50 @@ impl OAuthClient {
         *self.bearer.lock().unwrap_or_else(|p| p.into_inner()) = value;
     }
 
+    fn set_refresh_at(&self, value: Option<SystemTime>) {
+        *self.refresh_at.lock().unwrap_or_else(|p| p.into_inner()) = value;
+    }
+
+    fn refresh_due(&self) -> bool {
+        self.refresh_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|at| SystemTime::now() >= at)
+    }
+
+    /// Refreshes a token that is about to expire, before it is sent. A failed refresh is
+    /// not retried per request: the server's 401 then starts the usual recovery.
+    async fn renew_if_due(&self) {
+        if !self.refresh_due() {
+            return;
+        }
+        let mut state = self.state.lock().await;
+        // Another request may have renewed it while this one waited for the lock.
+        if !self.refresh_due() {
+            return;
+        }
+        let refreshed = match state.resource.clone() {
+            Some(resource) => {
+                self.try_refresh(&state, &resource, &BearerChallenge::default())
+                    .await
+            }
+            None => None,
+        };
+        match refreshed {
+            Some(fresh) => {
+                tracing::debug!("access token refreshed before expiry");
+                self.adopt(&mut state, fresh);
+            }
+            None => {
+                tracing::debug!("the access token could not be refreshed before expiry");
+                self.set_refresh_at(None);
+            }
+        }
+    }
+
     async fn handle(&self, challenge: AuthChallenge) -> Result<bool, String> {
         let mut state = self.state.lock().await;
+        state.resource = Some(challenge.resource.clone());
         // Another request already obtained newer credentials: just send again.
         if challenge.presented != self.bearer_value() {
             return Ok(self.bearer_value().is_some());
@@ -931,6 +1008,11 @@ impl OAuthClient {
             .and_then(Value::as_str)
             .ok_or("the token response has no access_token")?
             .to_owned();
+        let issued = SystemTime::now();
+        let lifetime = body
+            .get("expires_in")
+            .and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
+            .map(Duration::from_secs);
         Ok(Tokens {
             access,
             refresh: body
@@ -938,6 +1020,8 @@ impl OAuthClient {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             issuer: discovery.issuer.clone(),
+            expires_at: lifetime.map(|lifetime| issued + lifetime),
+            refresh_at: lifetime.map(|lifetime| Tokens::refresh_time(issued, lifetime)),
         })
     }
 }
@@ -952,6 +1036,10 @@ impl Authorizer for OAuthClient {
         challenge: AuthChallenge,
     ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
         Box::pin(self.handle(challenge))
+    }
+
+    fn before_send(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(self.renew_if_due())
     }
 }
 

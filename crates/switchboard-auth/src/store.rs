@@ -24,6 +24,8 @@ pub struct SavedAuthorization {
     pub access_token: String,
     /// The refresh token, if one was issued.
     pub refresh_token: Option<String>,
+    /// When the access token expires (seconds since the Unix epoch), if the server said.
+    pub expires_at: Option<u64>,
 }
 
 impl std::fmt::Debug for SavedAuthorization {
@@ -114,6 +116,7 @@ impl TokenStore {
                     auth_method: text(e, "auth_method").unwrap_or_else(|| "none".into()),
                     access_token: text(e, "access_token")?,
                     refresh_token: text(e, "refresh_token"),
+                    expires_at: e.get("expires_at").and_then(Value::as_u64),
                 })
             })
             .collect()
@@ -127,6 +130,7 @@ impl TokenStore {
                     "server_url": e.server_url, "issuer": e.issuer, "client_id": e.client_id,
                     "client_secret": e.client_secret, "auth_method": e.auth_method,
                     "access_token": e.access_token, "refresh_token": e.refresh_token,
+                    "expires_at": e.expires_at,
                 })
             })
             .collect();

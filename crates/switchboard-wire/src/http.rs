@@ -83,6 +83,12 @@ pub trait Authorizer: Send + Sync {
         &self,
         challenge: AuthChallenge,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<bool, String>> + Send + '_>>;
+
+    /// Called before each request is sent: the moment to renew credentials that are about
+    /// to expire. The default does nothing.
+    fn before_send(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 impl HttpOptions {
@@ -582,6 +588,9 @@ async fn post_request(driver: Arc<Driver>, mut request: Request) {
     let mut fell_back = false;
     let mut relisted = false;
     loop {
+        if let Some(authorizer) = &driver.authorizer {
+            authorizer.before_send().await;
+        }
         let send = || {
             let (builder, modern) = modern_headers(&driver, &request, driver.post(body.clone()));
             let builder = if modern {

@@ -1,0 +1,3 @@
+//! OAuth client behaviour against loopback servers.
+
+mod refresh;

@@ -1,0 +1,215 @@
+//! Tokens are refreshed shortly before they expire, before the request that would have
+//! carried the stale token, and the refreshed token is saved.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use switchboard_auth::{
+    NeedsLoginDriver, OAuthClient, OAuthConfig, SavedAuthorization, StoreBinding, TokenStore,
+};
+use switchboard_wire::http::Authorizer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// Every wait in these tests ends within this.
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// A loopback server that is both the MCP resource's metadata host and its authorization
+/// server; it records every token request's form. Bounded: 20 connections.
+async fn authorization_server() -> (String, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let origin = format!(
+        "http://127.0.0.1:{}",
+        listener.local_addr().expect("addr").port()
+    );
+    let forms = Arc::new(Mutex::new(Vec::new()));
+    let (seen, issuer) = (forms.clone(), origin.clone());
+    let task = tokio::spawn(async move {
+        for _ in 0..20 {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let (seen, issuer) = (seen.clone(), issuer.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let (head, body) = loop {
+                    let Ok(n) = socket.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        continue;
+                    };
+                    let head = String::from_utf8_lossy(&buf[..end]).to_string();
+                    let length = head
+                        .to_ascii_lowercase()
+                        .lines()
+                        .find_map(|l| {
+                            l.strip_prefix("content-length:")
+                                .map(str::trim)
+                                .map(str::to_owned)
+                        })
+                        .and_then(|v| v.parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if buf.len() >= end + 4 + length {
+                        break (
+                            head,
+                            String::from_utf8_lossy(&buf[end + 4..end + 4 + length]).to_string(),
+                        );
+                    }
+                };
+                let path = head.split_whitespace().nth(1).unwrap_or("");
+                let answer: Option<Value> = match path {
+                    "/.well-known/oauth-protected-resource/mcp" => Some(json!({
+                        "resource": format!("{issuer}/mcp"), "authorization_servers": [issuer]})),
+                    "/.well-known/oauth-authorization-server" => Some(json!({
+                        "issuer": issuer, "authorization_endpoint": format!("{issuer}/authorize"),
+                        "token_endpoint": format!("{issuer}/token"),
+                        "code_challenge_methods_supported": ["S256"],
+                        "grant_types_supported": ["authorization_code", "refresh_token"]})),
+                    "/token" => {
+                        let count = {
+                            let mut forms = seen.lock().expect("forms");
+                            forms.push(body);
+                            forms.len()
+                        };
+                        Some(
+                            json!({"access_token": format!("fresh-{count}"), "token_type": "Bearer",
+                            "refresh_token": format!("refresh-{count}"), "expires_in": 3600}),
+                        )
+                    }
+                    _ => None,
+                };
+                let response = match answer {
+                    Some(value) => {
+                        let text = value.to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                            text.len()
+                        )
+                    }
+                    None => {
+                        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                            .to_owned()
+                    }
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (origin, forms, task)
+}
+
+/// A client whose saved token expires `expires_in_seconds` from now.
+fn client_with_saved_token(
+    origin: &str,
+    token_file: &std::path::Path,
+    expires_in_seconds: u64,
+) -> OAuthClient {
+    let store = TokenStore::new(token_file);
+    let server_url = format!("{origin}/mcp");
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    store
+        .save(&SavedAuthorization {
+            server_url: server_url.clone(),
+            issuer: origin.to_owned(),
+            client_id: "switchboard-test".into(),
+            auth_method: "none".into(),
+            access_token: "stale".into(),
+            refresh_token: Some("refresh-0".into()),
+            expires_at: Some(now + expires_in_seconds),
+            ..Default::default()
+        })
+        .expect("seed the token file");
+    OAuthClient::new(OAuthConfig {
+        client_name: "switchboard tests".into(),
+        redirect_uri: "http://127.0.0.1:1/callback".into(),
+        pre_registered: None,
+        client_metadata_url: None,
+        want_refresh_tokens: true,
+        max_step_ups: 2,
+        driver: Arc::new(NeedsLoginDriver {
+            server_name: "protected".into(),
+        }),
+        identity_assertion: None,
+        store: Some(StoreBinding { store, server_url }),
+    })
+    .expect("client")
+}
+
+fn token_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "switchboard-refresh-{name}-{}.json",
+        std::process::id()
+    ))
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
+    let (origin, forms, server) = authorization_server().await;
+    let file = token_file("due");
+    let client = client_with_saved_token(&origin, &file, 30);
+    assert_eq!(client.authorization().as_deref(), Some("Bearer stale"));
+
+    tokio::time::timeout(DEADLINE, client.before_send())
+        .await
+        .expect("refresh in time");
+    assert_eq!(client.authorization().as_deref(), Some("Bearer fresh-1"));
+    tokio::time::timeout(DEADLINE, client.before_send())
+        .await
+        .expect("no second refresh");
+
+    let forms = forms.lock().expect("forms").clone();
+    assert_eq!(forms.len(), 1, "{forms:?}");
+    let form: Vec<(String, String)> = url::form_urlencoded::parse(forms[0].as_bytes())
+        .into_owned()
+        .collect();
+    let field = |name: &str| {
+        form.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(field("grant_type"), Some("refresh_token"));
+    assert_eq!(field("refresh_token"), Some("refresh-0"));
+    assert_eq!(field("resource"), Some(format!("{origin}/mcp").as_str()));
+
+    let saved = TokenStore::new(&file)
+        .load(&format!("{origin}/mcp"))
+        .expect("saved");
+    assert_eq!(saved.access_token, "fresh-1");
+    assert_eq!(saved.refresh_token.as_deref(), Some("refresh-1"));
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    assert!(
+        saved.expires_at.is_some_and(|at| at > now + 3000),
+        "{:?}",
+        saved.expires_at
+    );
+    server.abort();
+    let _ = std::fs::remove_file(file);
+}
+
+#[tokio::test]
+async fn a_token_with_time_left_is_sent_as_it_is() {
+    let (origin, forms, server) = authorization_server().await;
+    let file = token_file("fresh");
+    let client = client_with_saved_token(&origin, &file, 3600);
+    tokio::time::timeout(DEADLINE, client.before_send())
+        .await
+        .expect("no refresh");
+    assert_eq!(client.authorization().as_deref(), Some("Bearer stale"));
+    assert!(forms.lock().expect("forms").is_empty());
+    server.abort();
+    let _ = std::fs::remove_file(file);
+}
