@@ -1,0 +1,167 @@
+//! Command-line arguments of `switchboard-bench`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `switchboard-bench`: MCP stdio benchmarks (clients, servers and the driver).
+#[derive(Debug, Parser)]
+#[command(name = "switchboard-bench", version, about)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Our client (switchboard-session): spawn the server, echo calls, print one JSON line.
+    ClientOurs(ClientArgs),
+    /// The rmcp 3.11.0 client: the same measurement.
+    ClientRmcp(ClientArgs),
+    /// The floor: blocking pipes to `raw-pipe-server`, one JSON line each way, no MCP.
+    RawPipeClient(ClientArgs),
+    /// The other end of the floor: answers every line with the same canned JSON line.
+    RawPipeServer,
+    /// A minimal blocking Rust MCP server with one tool, `echo {text|message}`.
+    TrivialServer,
+    /// The driver: every client against every server, interleaved rounds, three CPU regimes.
+    Run(RunArgs),
+    /// Re-renders the report from a saved results file (e.g. after editing bench/NOTES.md).
+    Report(ReportArgs),
+}
+
+/// Arguments of `report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The results file written by `run`.
+    #[arg(long, default_value = "target/bench/results.json")]
+    pub json: PathBuf,
+    /// Where to write the report.
+    #[arg(long, default_value = "BENCHMARKS.md")]
+    pub out: PathBuf,
+    /// Hand-written notes appended to the report.
+    #[arg(long, default_value = "bench/NOTES.md")]
+    pub notes: PathBuf,
+}
+
+/// Which tokio runtime a Rust client uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeKind {
+    /// `new_current_thread` (what the `switchboard` CLI uses).
+    Current,
+    /// `new_multi_thread` with the default worker count.
+    Multi,
+}
+
+impl RuntimeKind {
+    /// The flag value.
+    pub fn flag(self) -> &'static str {
+        match self {
+            RuntimeKind::Current => "current",
+            RuntimeKind::Multi => "multi",
+        }
+    }
+
+    /// Builds the runtime.
+    pub fn build(self) -> std::io::Result<tokio::runtime::Runtime> {
+        match self {
+            RuntimeKind::Current => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build(),
+            RuntimeKind::Multi => tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build(),
+        }
+    }
+}
+
+/// Arguments shared by every benchmark client. `--server` must come last: everything after
+/// it is the server's command line.
+#[derive(Debug, Clone, Args)]
+pub struct ClientArgs {
+    /// Timed calls.
+    #[arg(long, default_value_t = 1000)]
+    pub calls: u64,
+    /// Untimed calls before the timed ones.
+    #[arg(long, default_value_t = 50)]
+    pub warmup: u64,
+    /// Calls kept in flight at once (1 = sequential).
+    #[arg(long, default_value_t = 1)]
+    pub inflight: usize,
+    /// The tool to call.
+    #[arg(long, default_value = "echo")]
+    pub tool: String,
+    /// The name of the tool's string argument (`text` for ours and rmcp's, `message` for
+    /// server-everything).
+    #[arg(long, default_value = "text")]
+    pub arg: String,
+    /// The string sent.
+    #[arg(long, default_value = "hello")]
+    pub text: String,
+    /// Tokio runtime flavour (Rust clients).
+    #[arg(long, value_enum, default_value = "current")]
+    pub runtime: RuntimeKind,
+    /// The server's program and arguments (must be last).
+    #[arg(long, required = true, num_args = 1.., allow_hyphen_values = true)]
+    pub server: Vec<String>,
+}
+
+/// Arguments of `run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// One tiny unpinned round of a few cases; writes to target/bench/ only.
+    #[arg(long)]
+    pub smoke: bool,
+    /// Measured rounds (after one warm-up round).
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+    /// Timed calls per sequential client run.
+    #[arg(long, default_value_t = 2000)]
+    pub calls: u64,
+    /// Timed calls per pipelined client run.
+    #[arg(long, default_value_t = 8000)]
+    pub pipelined_calls: u64,
+    /// Calls in flight in the pipelined scenario.
+    #[arg(long, default_value_t = 64)]
+    pub inflight: usize,
+    /// Untimed calls at the start of every client run.
+    #[arg(long, default_value_t = 50)]
+    pub warmup: u64,
+    /// Where to write the report (default: BENCHMARKS.md, or target/bench/SMOKE.md with --smoke).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Where to write the raw numbers (default: target/bench/results.json, or
+    /// target/bench/smoke-results.json with --smoke).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// The repository root (default: derived from this binary's location).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Skip the callgrind measurement.
+    #[arg(long)]
+    pub no_callgrind: bool,
+    /// Skip the pinned (`taskset -c 0`) and split (client CPU 0, server CPU 1) regimes.
+    #[arg(long)]
+    pub no_pinned: bool,
+    /// Only run cases whose id contains one of these strings (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Longest one client run may take before it is killed, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub case_timeout_s: u64,
+    /// Before each regime of each round, wait until other processes use less than this
+    /// fraction of the CPUs (measured over one second while nothing of ours runs).
+    #[arg(long, default_value_t = 0.10)]
+    pub quiet_busy: f64,
+    /// Longest such wait, in seconds.
+    #[arg(long, default_value_t = 90)]
+    pub quiet_wait_s: u64,
+    /// Longest total waiting for quiet over the whole run, in seconds (0: never wait).
+    #[arg(long, default_value_t = 600)]
+    pub quiet_total_s: u64,
+    /// No new round starts after this many minutes.
+    #[arg(long, default_value_t = 25)]
+    pub max_minutes: u64,
+}

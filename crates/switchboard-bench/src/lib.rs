@@ -1,0 +1,33 @@
+//! The Switchboard benchmark harness.
+//!
+//! One binary, `switchboard-bench`, holds every Rust participant of the benchmarks and the
+//! driver that runs them:
+//!
+//! - [`ours`]: our client (`switchboard-session`) making sequential or pipelined
+//!   `tools/call` echo calls against any stdio server;
+//! - [`rmcp_client`]: the same measurement with the official Rust SDK's client (`rmcp`);
+//! - [`raw_pipe`]: the floor, two processes passing the same JSON bytes back and forth over
+//!   blocking pipes with no MCP logic;
+//! - [`trivial_server`]: a minimal blocking Rust MCP echo server;
+//! - [`driver`]: runs every client against every server in interleaved rounds, in three CPU
+//!   regimes, measures instructions per call with callgrind, and writes the report
+//!   ([`report`]) and the raw numbers.
+//!
+//! Every client process prints exactly one JSON line, a [`stats::RunResult`], on stdout.
+//! The TypeScript and Python SDK clients live in `bench/` at the repository root and print
+//! the same line.
+
+// The driver reports progress on stderr and the clients their result on stdout: printing
+// is this crate's interface.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod callgrind;
+pub mod cli;
+pub mod driver;
+pub mod machine;
+pub mod ours;
+pub mod raw_pipe;
+pub mod report;
+pub mod rmcp_client;
+pub mod stats;
+pub mod trivial_server;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Switchboard's benchmarks, from a fresh clone (see BENCHMARKS.md):
+#
+#   scripts/bench.sh            full run: installs the peers, builds release binaries, runs
+#                               every scenario (1 warm-up + 5 measured rounds, three CPU
+#                               regimes: pinned, unpinned, split; callgrind), rewrites
+#                               BENCHMARKS.md and target/bench/results.json (~5 min)
+#   scripts/bench.sh --smoke    one tiny unpinned round (50 calls; ours, raw pipe, rmcp, TS,
+#                               Python); writes target/bench/SMOKE.md and smoke-results.json only
+#
+# Any other arguments are passed to `switchboard-bench run` (try `--help`), e.g.
+#   scripts/bench.sh --rounds 7 --only seq/fixture --no-callgrind
+# Environment: BENCH_TIMEOUT (seconds for the whole run, default 2400; smoke 300),
+# BENCH_BUILD_TIMEOUT (seconds for the release build, default 1800), BENCH_LOCKED (default 1:
+# build with --locked like scripts/test.sh; 0 lets cargo update Cargo.lock).
+set -euo pipefail
+root=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd -P)
+cd "$root"
+
+smoke=0
+for arg in "$@"; do
+  case "$arg" in
+    --smoke) smoke=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  esac
+done
+if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi
+run_timeout=${BENCH_TIMEOUT:-$default_timeout}
+build_timeout=${BENCH_BUILD_TIMEOUT:-1800}
+locked=()
+if [ "${BENCH_LOCKED:-1}" != 0 ]; then locked=(--locked); fi
+
+echo "bench: installing interop peers (node 22, server-everything + TS SDK, python mcp)" >&2
+scripts/peers.sh
+
+echo "bench: building release binaries (switchboard-bench, switchboard-fixture, switchboard-rmcp-peer)" >&2
+timeout --kill-after=10 "$build_timeout" cargo build --release "${locked[@]}" \
+  -p switchboard-bench -p switchboard-testkit -p switchboard-rmcp-peer \
+  --bin switchboard-bench --bin switchboard-fixture --bin switchboard-rmcp-peer
+
+# Hold the peers' install lock while measuring, so that a concurrent scripts/peers.sh
+# (another checkout's test run, an edited pin) waits instead of reinstalling node or the
+# venv under the running clients.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"target/peers/.lock"
+  flock -w "$build_timeout" 9 || { echo "bench: timed out waiting for target/peers/.lock" >&2; exit 1; }
+fi
+
+mkdir -p target/bench
+started=$SECONDS
+echo "bench: running (bounded to ${run_timeout}s)" >&2
+timeout --kill-after=30 "$run_timeout" target/release/switchboard-bench run "$@" 9>&-
+echo "bench: finished in $((SECONDS - started))s" >&2
