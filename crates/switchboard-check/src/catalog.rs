@@ -345,7 +345,9 @@ pub static CHECKS: &[CheckDef] = &[
         applies: Applies::Any,
         seed_step: Some(5),
         verifies: "After `notifications/cancelled` for a long call, no result follows, progress \
-                   stops within the grace period, and the server still answers.",
+                   stops within the grace period, and the server still answers. Over HTTP the \
+                   2026-07-28 protocol cancels by closing the response stream; legacy HTTP \
+                   sends the notification on a POST of its own and keeps the stream open.",
         fix: "Stop the work when `notifications/cancelled` names the request: send neither its \
               result nor further progress for its token.",
     },
@@ -356,9 +358,10 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/lifecycle#initialization",
         applies: Applies::Any,
         seed_step: Some(6),
-        verifies: "With one request outstanding the transport is killed; the request is \
-                   rejected, the transport closes, and a fresh connection initializes and lists \
-                   the same tools.",
+        verifies: "With one request outstanding the transport is dropped (stdio: the server is \
+                   killed; HTTP: the client closes its connection); the request is rejected, \
+                   the transport closes, and a fresh connection initializes and lists the same \
+                   tools.",
         fix: "Keep no state that a new process or session cannot rebuild; list the same tools \
               on every start.",
     },
@@ -367,7 +370,7 @@ pub static CHECKS: &[CheckDef] = &[
         title: "Shutdown",
         severity: Severity::Error,
         spec: "basic/lifecycle#shutdown",
-        applies: Applies::Any,
+        applies: Applies::Stdio,
         seed_step: Some(7),
         verifies: "Closed as the specification says (stdin closed), the server exits within the \
                    grace period and leaves no process it started running, including ones that \
@@ -382,7 +385,9 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/transports#security-warning",
         applies: Applies::Http,
         seed_step: None,
-        verifies: "A request with a foreign `Origin` is refused (DNS rebinding protection).",
+        verifies: "A handshake request with a foreign `Origin` (`http://evil.example`) is refused \
+                   with 403 (DNS rebinding protection); a server that is not on a loopback \
+                   address and accepts it gets a warning.",
         fix: "Validate the `Origin` header on every request and answer 403 to foreign origins.",
     },
     CheckDef {
@@ -392,9 +397,11 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/transports#session-management",
         applies: Applies::Http,
         seed_step: None,
-        verifies: "A session id issued at initialization is required afterwards, and an unknown \
-                   session id is answered with 404.",
-        fix: "Answer requests without a valid `Mcp-Session-Id` with 400, unknown ones with 404.",
+        verifies: "The session id issued at initialization is accepted, an id the server never \
+                   issued is answered with 404, and a request without one with 400 (a SHOULD: \
+                   warning). Skipped for servers that issue no session id.",
+        fix: "Answer a request whose `Mcp-Session-Id` names no live session with 404, and one \
+              without the header (after initialization) with 400.",
     },
     CheckDef {
         id: ids::HTTP_DELETE,
@@ -403,8 +410,10 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/transports#session-management",
         applies: Applies::Http,
         seed_step: None,
-        verifies: "`DELETE` with the session id ends the session (or is refused with 405).",
-        fix: "Accept `DELETE` on the MCP endpoint and forget the session.",
+        verifies: "`DELETE` with the session id ends the session, so that its id then gets 404 \
+                   (or `DELETE` is refused with 405).",
+        fix: "Accept `DELETE` on the MCP endpoint, forget the session and answer its id with \
+              404 afterwards (or refuse `DELETE` with 405).",
     },
 ];
 

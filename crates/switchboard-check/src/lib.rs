@@ -5,7 +5,10 @@
 //! `cancellation`, `reconnect`, `shutdown`) and the specification checks around them
 //! (version negotiation, capabilities declared versus used, stdout purity, pagination, tool
 //! names, schemas, result size, error quality, unknown tools, response ids, notifications
-//! standing in for responses, credentials in descriptions). Checks are data
+//! standing in for responses, credentials in descriptions), and for Streamable HTTP servers
+//! Origin validation, session handling and `DELETE` (raw requests the session never
+//! sends). Over HTTP no process is started, and the stdio-only checks (`stdout-purity`,
+//! `shutdown`) are skipped with the reason. Checks are data
 //! ([`catalog::CHECKS`]); each outcome carries evidence. A capability the server does not
 //! declare is a skip with the reason, never a failure.
 //!
@@ -33,6 +36,7 @@ mod checks;
 mod error;
 mod options;
 mod probe;
+mod raw;
 mod recorder;
 mod redact;
 mod render;
@@ -48,7 +52,7 @@ pub use options::{Observer, Options, ToolCall};
 pub use report::{
     CheckResult, Counts, Evidence, Exchange, REPORT_FORMAT, Report, ReportSet, ServerFacts, Status,
 };
-pub use run::{HTTP_NOT_SUPPORTED, run, run_blocking};
+pub use run::{run, run_blocking};
 pub use spec::{ServerSpec, TransportSpec};
 pub use switchboard_session::EraChoice;
 pub use switchboard_wire::stdio::ProcessSpec;

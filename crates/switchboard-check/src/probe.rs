@@ -1,29 +1,32 @@
-//! One started server: its process, session and recorder. Every process the checker
-//! starts goes through here and is stopped through here, descendants included.
+//! One connected server: its session, recorder and, for stdio, its process. Every process
+//! the checker starts goes through here and is stopped through here, descendants included;
+//! over HTTP the checker runs no process and a probe is one client connection.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_session::{Session, SessionConfig, SessionError, Transport};
+use switchboard_wire::http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions,
 };
 use switchboard_wire::{Connection, proc};
 
+use crate::catalog;
 use crate::options::Options;
 use crate::recorder::Recorder;
-use crate::spec::ServerSpec;
+use crate::spec::{ServerSpec, TransportSpec};
 
-/// A started, initialized server.
+/// A connected, initialized server.
 pub(crate) struct Probe {
     pub(crate) session: Session,
-    pub(crate) process: ChildProcess,
+    /// The server process, for stdio; `None` over HTTP (the checker does not run it).
+    pub(crate) process: Option<ChildProcess>,
     pub(crate) connection: Connection,
     pub(crate) recorder: Arc<Recorder>,
-    /// How long spawning and initializing took.
+    /// How long spawning (or connecting) and initializing took.
     pub(crate) connect_elapsed: Duration,
 }
-
 /// Why a server could not be started and initialized, with what is known about it.
 #[derive(Debug)]
 pub(crate) struct StartFailure {
@@ -65,8 +68,63 @@ pub(crate) fn session_config(spec: &ServerSpec, options: &Options) -> SessionCon
 }
 
 impl Probe {
-    /// Starts the server and initializes a session with it.
-    pub(crate) async fn start(
+    /// Starts (stdio) or connects to (HTTP) the server and initializes a session with it.
+    pub(crate) async fn start(spec: &ServerSpec, options: &Options) -> Result<Probe, StartFailure> {
+        match &spec.transport {
+            TransportSpec::Stdio(process) => Probe::spawn(spec, process, options).await,
+            TransportSpec::Http { url, headers } => {
+                let mut http = HttpOptions::new(&spec.name, url);
+                http.headers = headers.clone();
+                http.connect_timeout = options.connect_timeout;
+                http.authorizer = spec.authorizer.clone();
+                Probe::connect_http(spec, http, options).await
+            }
+        }
+    }
+
+    async fn connect_http(
+        spec: &ServerSpec,
+        mut http: HttpOptions,
+        options: &Options,
+    ) -> Result<Probe, StartFailure> {
+        let started = Instant::now();
+        let recorder = Arc::new(Recorder::new());
+        http.connection.tap = Some(recorder.clone());
+        // The session has its own connect deadline; this one only guards against a bug.
+        let guard = options.connect_timeout + Duration::from_secs(5);
+        let connected = tokio::time::timeout(
+            guard,
+            Session::connect_http(http, session_config(spec, options)),
+        )
+        .await;
+        match connected {
+            Ok(Ok(session)) => Ok(Probe {
+                connection: session.connection().clone(),
+                session,
+                process: None,
+                recorder,
+                connect_elapsed: started.elapsed(),
+            }),
+            Ok(Err(error)) => Err(StartFailure {
+                error: StartError::Session(error),
+                stderr_tail: None,
+                exit_status: None,
+                recorder: Some(recorder),
+                elapsed: started.elapsed(),
+            }),
+            Err(_) => Err(StartFailure {
+                error: StartError::Spawn(format!(
+                    "the connection attempt did not end within {guard:?}"
+                )),
+                stderr_tail: None,
+                exit_status: None,
+                recorder: Some(recorder),
+                elapsed: started.elapsed(),
+            }),
+        }
+    }
+
+    async fn spawn(
         spec: &ServerSpec,
         process_spec: &ProcessSpec,
         options: &Options,
@@ -101,7 +159,7 @@ impl Probe {
         match connected {
             Ok(Ok(session)) => Ok(Probe {
                 session,
-                process,
+                process: Some(process),
                 connection,
                 recorder,
                 connect_elapsed: started.elapsed(),
@@ -128,14 +186,32 @@ impl Probe {
         }
     }
 
-    /// Stops the server as the specification says (stdin closed, then signals), and kills
-    /// whatever is left of its process tree.
-    pub(crate) async fn close(&self, grace: Duration) -> ShutdownReport {
+    /// The transport kind.
+    pub(crate) fn transport(&self) -> catalog::Transport {
+        match self.process {
+            Some(_) => catalog::Transport::Stdio,
+            None => catalog::Transport::Http,
+        }
+    }
+
+    /// The server's recent stderr (stdio only).
+    pub(crate) fn stderr_tail(&self) -> Option<String> {
+        let tail = self.process.as_ref()?.stderr_tail();
+        (!tail.trim().is_empty()).then_some(tail)
+    }
+
+    /// Stops a stdio server as the specification says (stdin closed, then signals) and
+    /// kills whatever is left of its process tree; closes an HTTP connection (which ends
+    /// a legacy session with `DELETE`), waiting at most `grace`.
+    pub(crate) async fn close(&self, grace: Duration) -> Option<ShutdownReport> {
         let grace = ShutdownGrace {
             after_stdin_close: grace,
             after_sigterm: grace,
         };
-        self.process.shutdown(&self.connection, grace).await
+        match &self.process {
+            Some(process) => Some(process.shutdown(&self.connection, grace).await),
+            None => self.session.shutdown(grace).await,
+        }
     }
 }
 

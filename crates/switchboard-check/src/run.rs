@@ -1,24 +1,27 @@
 //! Running the suite against one server: the main session for the read-only checks, the
-//! lifecycle checks on processes of their own (concurrently), and the observation checks
-//! at the end. Every wait is bounded by the options' deadlines; every process started is
+//! lifecycle checks on connections (and, for stdio, processes) of their own, the HTTP
+//! checks on raw requests of their own (all concurrently), and the observation checks at
+//! the end. Every wait is bounded by the options' deadlines; every process started is
 //! stopped, descendants included, before the report is returned.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use switchboard_wire::stdio::ProcessSpec;
+use switchboard_protocol::Era;
 
 use crate::catalog::{self, CHECKS, Transport, ids};
-use crate::checks::{Facts, Tools, calls, cancel, handshake, lifecycle, listing, observed};
+use crate::checks::cancel::{self, Via};
+use crate::checks::http::HttpTarget;
+use crate::checks::{
+    Facts, Tools, calls, handshake, http, http_cancel, lifecycle, listing, observed,
+};
 use crate::options::Options;
 use crate::probe::Probe;
+use crate::raw::{RawHttp, RawTarget};
 use crate::recorder::Recorder;
 use crate::redact::Redactor;
 use crate::report::{CheckResult, Report, ServerFacts};
 use crate::spec::{ServerSpec, TransportSpec};
-
-/// The reason every check of an HTTP server is skipped in this build.
-pub const HTTP_NOT_SUPPORTED: &str = "HTTP transport not supported by this build yet";
 
 /// Most times the main server is restarted after it died during a check.
 const MAX_RESTARTS: usize = 3;
@@ -69,10 +72,14 @@ impl Collector<'_> {
     fn finish(mut self, transport: Transport) -> Vec<CheckResult> {
         for def in CHECKS {
             if !def.applies_to(transport) && !self.has(def.id) {
-                let reason = match def.applies {
-                    catalog::Applies::Http => "applies to Streamable HTTP servers only",
-                    catalog::Applies::Stdio => "applies to stdio servers only",
-                    catalog::Applies::Any => "not applicable",
+                let reason = match (def.applies, def.id) {
+                    (_, ids::SHUTDOWN) => lifecycle::STDIO_ONLY,
+                    (_, ids::STDOUT_PURITY) => {
+                        "applies to stdio servers only: over HTTP, stdout is not the protocol channel"
+                    }
+                    (catalog::Applies::Http, _) => "applies to Streamable HTTP servers only",
+                    (catalog::Applies::Stdio, _) => "applies to stdio servers only",
+                    (catalog::Applies::Any, _) => "not applicable",
                 };
                 self.results.push(CheckResult::skip(def.id, reason));
             }
@@ -102,19 +109,7 @@ pub async fn run(spec: &ServerSpec, options: &Options) -> Report {
         notes: Vec::new(),
         stderr_tail: None,
     };
-    match &spec.transport {
-        TransportSpec::Stdio(process) => {
-            run_stdio(spec, process, options, &mut collector, &mut report).await;
-        }
-        // The HTTP checks slot in here once the engine speaks HTTP; until then every
-        // check, stdio-only ones included, says why it did not run.
-        TransportSpec::Http { .. } => {
-            for def in CHECKS {
-                let started = collector.start(def.id);
-                collector.push(CheckResult::skip(def.id, HTTP_NOT_SUPPORTED), started);
-            }
-        }
-    }
+    run_connected(spec, options, &mut collector, &mut report).await;
     report.results = collector.finish(transport);
     report.duration = started.elapsed();
     report.redact(&Redactor::new(spec.secret_values()));
@@ -129,7 +124,7 @@ pub fn run_blocking(spec: &ServerSpec, options: &Options) -> std::io::Result<Rep
     Ok(runtime.block_on(run(spec, options)))
 }
 
-/// The main server: the current probe, plus those that died and were replaced.
+/// The main connection: the current probe, plus those that died and were replaced.
 struct Main {
     probe: Probe,
     retired: Vec<Probe>,
@@ -157,31 +152,38 @@ impl Main {
             .sum()
     }
 
-    /// Restarts the server if it died; false if that failed or happened too often.
+    /// Restarts the server (stdio) or reconnects (HTTP) if the connection closed; false
+    /// if that failed or happened too often.
     async fn ensure_alive(
         &mut self,
         spec: &ServerSpec,
-        process: &ProcessSpec,
         options: &Options,
         report: &mut Report,
         during: &str,
     ) -> bool {
-        if self.probe.connection.close_reason().is_none() {
+        let Some(reason) = self.probe.connection.close_reason() else {
             return true;
-        }
-        let status = self
-            .probe
-            .process
-            .wait_exit(Duration::from_millis(500))
-            .await
-            .unwrap_or_else(|| "status unknown".into());
-        report.notes.push(format!(
-            "the server exited during {during} ({status}); it was restarted for the remaining checks"
-        ));
+        };
+        let note = match &self.probe.process {
+            Some(process) => {
+                let status = process
+                    .wait_exit(Duration::from_millis(500))
+                    .await
+                    .unwrap_or_else(|| "status unknown".into());
+                format!(
+                    "the server exited during {during} ({status}); it was restarted for the remaining checks"
+                )
+            }
+            None => format!(
+                "the connection closed during {during} ({}); the checker reconnected for the remaining checks",
+                reason.summary
+            ),
+        };
+        report.notes.push(note);
         if self.retired.len() >= MAX_RESTARTS {
             return false;
         }
-        match Probe::start(spec, process, options).await {
+        match Probe::start(spec, options).await {
             Ok(fresh) => {
                 let old = std::mem::replace(&mut self.probe, fresh);
                 old.close(Duration::ZERO).await;
@@ -198,23 +200,30 @@ impl Main {
     }
 }
 
-async fn run_stdio(
+/// The raw-request client and what the HTTP checks need, for an HTTP server.
+struct HttpSide {
+    raw: RawHttp,
+    era: Era,
+}
+
+async fn run_connected(
     spec: &ServerSpec,
-    process: &ProcessSpec,
     options: &Options,
     collector: &mut Collector<'_>,
     report: &mut Report,
 ) {
-    let transport = Transport::Stdio;
+    let transport = spec.transport_kind();
     let t = collector.start(ids::INITIALIZE);
-    let probe = match Probe::start(spec, process, options).await {
+    let probe = match Probe::start(spec, options).await {
         Ok(probe) => probe,
         Err(failure) => {
-            collector.push_all(handshake::judge_failed(&failure), t);
+            collector.push_all(handshake::judge_failed(&failure, transport), t);
             report.stderr_tail = failure.stderr_tail.clone().filter(|s| !s.trim().is_empty());
-            let t = collector.start(ids::STDOUT_PURITY);
-            let recorders: Vec<Arc<Recorder>> = failure.recorder.iter().cloned().collect();
-            collector.push(observed::stdout_purity(&recorders, 0), t);
+            if transport == Transport::Stdio {
+                let t = collector.start(ids::STDOUT_PURITY);
+                let recorders: Vec<Arc<Recorder>> = failure.recorder.iter().cloned().collect();
+                collector.push(observed::stdout_purity(&recorders, 0), t);
+            }
             collector.skip_rest(
                 transport,
                 "the server did not complete initialization (see `initialize`)",
@@ -229,6 +238,29 @@ async fn run_stdio(
         protocol_version: Some(negotiated.protocol_version.clone()),
         server_name: negotiated.server_info.as_ref().map(|i| i.name.clone()),
         server_version: negotiated.server_info.as_ref().map(|i| i.version.clone()),
+    };
+    let http_side = match &spec.transport {
+        TransportSpec::Stdio(_) => None,
+        TransportSpec::Http { url, headers } => {
+            let target = RawTarget {
+                url,
+                headers,
+                authorizer: spec.authorizer.clone(),
+                timeout: options.request_timeout,
+            };
+            match RawHttp::new(target) {
+                Ok(raw) => Some(HttpSide {
+                    raw,
+                    era: negotiated.era,
+                }),
+                Err(problem) => {
+                    report
+                        .notes
+                        .push(format!("raw HTTP requests are not possible: {problem}"));
+                    None
+                }
+            }
+        }
     };
     let mut main = Main {
         probe,
@@ -249,15 +281,32 @@ async fn run_stdio(
         Tools::Listed(set) => cancel::pick(set, options).ok(),
         _ => None,
     };
-    let lifecycle_started = Instant::now();
+    let side_started = Instant::now();
     if let Some(observer) = &options.observer {
         observer.started(&spec.name, ids::RECONNECT);
-        observer.started(&spec.name, ids::SHUTDOWN);
+        if transport == Transport::Stdio {
+            observer.started(&spec.name, ids::SHUTDOWN);
+        }
+        if http_side.is_some() {
+            for id in [ids::HTTP_ORIGIN, ids::HTTP_SESSION, ids::HTTP_DELETE] {
+                observer.started(&spec.name, id);
+            }
+        }
     }
-    let lifecycle_run = lifecycle::run(spec, process, options, long);
-    let main_run = main_checks(spec, process, options, &tools, &mut main, collector, report);
-    let (lifecycle_output, facts) = tokio::join!(lifecycle_run, main_run);
-    collector.push_all(lifecycle_output.results, lifecycle_started);
+    let lifecycle_run = lifecycle::run(spec, options, long);
+    let http_run = http_checks(spec, http_side.as_ref());
+    let main_run = main_checks(MainRun {
+        spec,
+        options,
+        tools: &tools,
+        http: http_side.as_ref(),
+        main: &mut main,
+        collector,
+        report,
+    });
+    let (lifecycle_output, http_results, facts) = tokio::join!(lifecycle_run, http_run, main_run);
+    collector.push_all(lifecycle_output.results, side_started);
+    collector.push_all(http_results, side_started);
 
     let t = Instant::now();
     let recorders = main.recorders();
@@ -271,15 +320,33 @@ async fn run_stdio(
         observed::notifications_not_responses(&recorders, &facts, options.request_timeout),
         t,
     );
-    let t = collector.start(ids::STDOUT_PURITY);
-    let mut all = recorders;
-    all.extend(lifecycle_output.recorders);
-    collector.push(observed::stdout_purity(&all, main.oversized()), t);
+    if transport == Transport::Stdio {
+        let t = collector.start(ids::STDOUT_PURITY);
+        let mut all = recorders;
+        all.extend(lifecycle_output.recorders);
+        collector.push(observed::stdout_purity(&all, main.oversized()), t);
+    }
 
-    let tail = main.probe.process.stderr_tail();
-    report.stderr_tail = (!tail.trim().is_empty()).then_some(tail);
+    report.stderr_tail = main.probe.stderr_tail();
     main.probe.close(options.shutdown_grace).await;
     attach_stderr(collector, report.stderr_tail.as_deref());
+}
+
+/// `http-origin`, `http-session` and `http-delete` (nothing for stdio).
+async fn http_checks(spec: &ServerSpec, side: Option<&HttpSide>) -> Vec<CheckResult> {
+    let Some(side) = side else {
+        return Vec::new();
+    };
+    let target = HttpTarget {
+        raw: &side.raw,
+        era: side.era,
+        pinned: spec.era,
+        protocol_version: spec.protocol_version.as_deref(),
+    };
+    let (origin, sessions) = tokio::join!(http::origin(&target), http::sessions(&target));
+    let mut results = vec![origin];
+    results.extend(sessions);
+    results
 }
 
 /// Failures and warnings without a stderr tail of their own get the main process's.
@@ -296,16 +363,28 @@ fn attach_stderr(collector: &mut Collector<'_>, tail: Option<&str>) {
     }
 }
 
+/// What the main checks work with.
+struct MainRun<'a, 'c> {
+    spec: &'a ServerSpec,
+    options: &'a Options,
+    tools: &'a Tools,
+    http: Option<&'a HttpSide>,
+    main: &'a mut Main,
+    collector: &'a mut Collector<'c>,
+    report: &'a mut Report,
+}
+
 /// The checks that share the main session, in order; returns the facts they gathered.
-async fn main_checks(
-    spec: &ServerSpec,
-    process: &ProcessSpec,
-    options: &Options,
-    tools: &Tools,
-    main: &mut Main,
-    collector: &mut Collector<'_>,
-    report: &mut Report,
-) -> Facts {
+async fn main_checks(run: MainRun<'_, '_>) -> Facts {
+    let MainRun {
+        spec,
+        options,
+        tools,
+        http,
+        main,
+        collector,
+        report,
+    } = run;
     let mut facts = Facts::default();
     let set = match tools.set() {
         Ok(set) => set,
@@ -328,12 +407,9 @@ async fn main_checks(
     let results = calls::successful_call(&main.probe.session, set, options, &mut facts).await;
     collector.push_all(results, t);
 
-    let lost = "the server could not be restarted after it exited";
+    let lost = "the server could not be reached again after the connection closed";
     let t = collector.start(ids::INVALID_INPUT);
-    if main
-        .ensure_alive(spec, process, options, report, "tools-call")
-        .await
-    {
+    if main.ensure_alive(spec, options, report, "tools-call").await {
         let results = calls::invalid_input(&main.probe.session, set, options, &mut facts).await;
         collector.push_all(results, t);
     } else {
@@ -347,21 +423,36 @@ async fn main_checks(
     }
 
     let t = collector.start(ids::CANCELLATION);
-    if main
-        .ensure_alive(spec, process, options, report, "invalid-input")
-        .await
-    {
-        let result = cancel::run(
-            &main.probe.session,
-            &main.probe.recorder,
-            set,
-            options,
-            &mut facts,
-        )
-        .await;
-        collector.push(result, t);
-    } else {
-        collector.push(CheckResult::skip(ids::CANCELLATION, lost), t);
-    }
+    let result = match http {
+        // Legacy HTTP: cancelled on a session of the check's own, its stream kept open.
+        Some(side) if side.era == Era::Legacy => {
+            http_cancel::run(http_cancel::RawCancel {
+                raw: &side.raw,
+                tools: set,
+                options,
+                protocol_version: spec.protocol_version.as_deref(),
+            })
+            .await
+        }
+        _ if main
+            .ensure_alive(spec, options, report, "invalid-input")
+            .await =>
+        {
+            let target = cancel::Target {
+                session: &main.probe.session,
+                recorder: &main.probe.recorder,
+                tools: set,
+                options,
+                via: if http.is_some() {
+                    Via::StreamClose
+                } else {
+                    Via::Notification
+                },
+            };
+            cancel::run(target, &mut facts).await
+        }
+        _ => CheckResult::skip(ids::CANCELLATION, lost),
+    };
+    collector.push(result, t);
     facts
 }

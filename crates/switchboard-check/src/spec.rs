@@ -2,9 +2,11 @@
 //! server author's own test.
 
 use std::fmt;
+use std::sync::Arc;
 
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_session::EraChoice;
+use switchboard_wire::http::Authorizer;
 use switchboard_wire::stdio::ProcessSpec;
 
 use crate::catalog::Transport;
@@ -39,7 +41,7 @@ impl fmt::Debug for TransportSpec {
 }
 
 /// One server to check.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerSpec {
     /// The name reports use (the config entry's name).
     pub name: String,
@@ -49,6 +51,21 @@ pub struct ServerSpec {
     pub era: EraChoice,
     /// A pinned protocol version, if any.
     pub protocol_version: Option<String>,
+    /// Credentials for an HTTP server (e.g. the OAuth client with saved tokens), used by
+    /// the session and by the raw requests of the HTTP checks. Ignored for stdio.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
+}
+
+impl fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerSpec")
+            .field("name", &self.name)
+            .field("transport", &self.transport)
+            .field("era", &self.era)
+            .field("protocol_version", &self.protocol_version)
+            .field("authorizer", &self.authorizer.is_some())
+            .finish()
+    }
 }
 
 impl ServerSpec {
@@ -59,10 +76,27 @@ impl ServerSpec {
             transport: TransportSpec::Stdio(process),
             era: EraChoice::Auto,
             protocol_version: None,
+            authorizer: None,
         }
     }
 
-    /// The server a configuration entry describes.
+    /// A Streamable HTTP server with automatic era detection and no credentials beyond
+    /// `headers`.
+    pub fn http(name: &str, url: &str, headers: Vec<(String, String)>) -> ServerSpec {
+        ServerSpec {
+            name: name.to_owned(),
+            transport: TransportSpec::Http {
+                url: url.to_owned(),
+                headers,
+            },
+            era: EraChoice::Auto,
+            protocol_version: None,
+            authorizer: None,
+        }
+    }
+
+    /// The server a configuration entry describes (without an authorizer: set
+    /// [`ServerSpec::authorizer`] for servers that need OAuth).
     pub fn from_entry(entry: &ServerEntry) -> ServerSpec {
         let transport = match &entry.transport {
             TransportEntry::Stdio {
@@ -90,6 +124,7 @@ impl ServerSpec {
                 _ => EraChoice::Auto,
             },
             protocol_version: entry.protocol_version.clone(),
+            authorizer: None,
         }
     }
 

@@ -11,7 +11,7 @@ use clap::Args;
 use switchboard_check::{
     Baseline, CheckResult, Observer, Options, ReportSet, ServerSpec, Status, ToolCall,
 };
-use switchboard_config::ServerEntry;
+use switchboard_config::{ServerEntry, TransportEntry};
 
 use crate::connect;
 
@@ -160,7 +160,10 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
     }
     let mut set = ReportSet::default();
     for entry in &entries {
-        let spec = ServerSpec::from_entry(entry);
+        let mut spec = ServerSpec::from_entry(entry);
+        if let TransportEntry::Http { url, .. } = &entry.transport {
+            spec.authorizer = Some(connect::saved_login_authorizer(entry, url)?);
+        }
         set.reports
             .push(switchboard_check::run(&spec, &options).await);
     }

@@ -114,23 +114,13 @@ impl ConnectedServer {
                 options.headers = headers.clone();
                 options.authorizer = match authorizer {
                     Some(authorizer) => Some(authorizer),
-                    None => {
-                        let driver = Arc::new(switchboard_auth::NeedsLoginDriver {
-                            server_name: entry.name.clone(),
-                        });
-                        let client = crate::login::oauth_client(
-                            entry,
-                            url,
-                            driver,
-                            "http://127.0.0.1/callback".into(),
-                        )
-                        .map_err(|detail| SessionError::Protocol {
+                    None => Some(saved_login_authorizer(entry, url).map_err(|detail| {
+                        SessionError::Protocol {
                             server: entry.name.as_str().into(),
                             method: "connect".into(),
                             detail,
-                        })?;
-                        Some(Arc::new(client))
-                    }
+                        }
+                    })?),
                 };
                 let session = Session::connect_http(options, config).await?;
                 Ok(ConnectedServer { session })
@@ -159,4 +149,19 @@ fn session_config(entry: &ServerEntry, request_timeout: Option<Duration>) -> Ses
     };
     config.protocol_version = entry.protocol_version.clone();
     config
+}
+
+/// The authorizer for commands that cannot ask the user: saved tokens from `switchboard
+/// login`, refreshed when needed; a server that wants a new login fails with the command
+/// to run.
+pub(crate) fn saved_login_authorizer(
+    entry: &ServerEntry,
+    url: &str,
+) -> Result<Arc<dyn Authorizer>, String> {
+    let driver = Arc::new(switchboard_auth::NeedsLoginDriver {
+        server_name: entry.name.clone(),
+    });
+    let client =
+        crate::login::oauth_client(entry, url, driver, "http://127.0.0.1/callback".into())?;
+    Ok(Arc::new(client))
 }

@@ -2,13 +2,17 @@
 //!
 //! - [`fixture`]: a small synchronous MCP server over stdin/stdout, built from our own
 //!   wire and protocol types, with well-behaved modes (`good`, `many-tools`) and
-//!   deliberately broken ones (no reply, garbage on stdout, crashes, wrong ids, …).
+//!   deliberately broken ones (no reply, garbage on stdout, crashes, wrong ids, …), also
+//!   served over Streamable HTTP with `--http`.
 //!   The `switchboard-fixture` binary runs it; other binaries may call
 //!   [`fixture::run_fixture`] too.
 //! - [`locate`]: builds and finds the `switchboard-fixture` binary for tests in other
 //!   crates.
+//! - [`serve`]: HTTP servers for tests (the fixture behind its `--http` front end, real
+//!   peers on a port), owned and killed on drop.
 //! - [`wait`]: deadlines for async test steps that fail with a readable message.
 
 pub mod fixture;
 pub mod locate;
+pub mod serve;
 pub mod wait;

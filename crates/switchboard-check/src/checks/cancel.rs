@@ -1,5 +1,12 @@
 //! `cancellation`: start a long call, cancel it, and watch for a result or more progress
 //! within the grace period; then make sure the server still answers.
+//!
+//! How the call is cancelled depends on the transport and era: over stdio the session
+//! sends `notifications/cancelled`; over 2026-07-28 HTTP it closes the call's response
+//! stream (that is the cancellation, and nothing more can arrive on it); over legacy HTTP
+//! the check opens a session of its own and sends `notifications/cancelled` on a POST of
+//! its own while it keeps reading the call's event stream, since in that era disconnecting
+//! is not cancelling and only an open stream shows whether the work went on.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +22,7 @@ use crate::report::{CheckResult, Evidence, Exchange, capped};
 use crate::schema::long_arguments;
 
 /// How long after the start the call is cancelled if no progress came before.
-const CANCEL_AFTER_AT_MOST: Duration = Duration::from_millis(500);
+pub(crate) const CANCEL_AFTER_AT_MOST: Duration = Duration::from_millis(500);
 
 /// The long call to make: the user's, else a callable tool whose schema suggests a
 /// duration, with arguments asking for `options.long_call_duration`.
@@ -73,14 +80,33 @@ fn progress_after(recorder: &Recorder, token: &RequestId, after: Instant) -> Vec
         .collect()
 }
 
-/// The cancellation check.
-pub(crate) async fn run(
-    session: &Session,
-    recorder: &Recorder,
-    tools: &ToolSet,
-    options: &Options,
-    facts: &mut Facts,
-) -> CheckResult {
+/// How the session's cancellation reaches the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// `notifications/cancelled` (stdio).
+    Notification,
+    /// Closing the response stream (2026-07-28 HTTP).
+    StreamClose,
+}
+
+/// The long call's session and what it needs.
+pub(crate) struct Target<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) recorder: &'a Recorder,
+    pub(crate) tools: &'a ToolSet,
+    pub(crate) options: &'a Options,
+    pub(crate) via: Via,
+}
+
+/// The cancellation check through the session.
+pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
+    let Target {
+        session,
+        recorder,
+        tools,
+        options,
+        via,
+    } = target;
     let long = match pick(tools, options) {
         Ok(long) => long,
         Err(reason) => return CheckResult::skip(ids::CANCELLATION, reason),
@@ -176,10 +202,19 @@ pub(crate) async fn run(
     if let Some(id) = &id {
         facts.cancelled.push(id.clone());
         let cancel_sent = recorder.cancels().iter().any(|(c, _)| c == id);
+        let how = match (via, cancel_sent) {
+            (Via::StreamClose, _) => "the response stream closed (the 2026-07-28 cancellation)",
+            (Via::Notification, true) => "notifications/cancelled sent",
+            (Via::Notification, false) => "notifications/cancelled NOT sent",
+        };
         evidence.notes.push(format!(
-            "request id {id}; notifications/cancelled {}; {progress_before} progress notification(s) before the cancel",
-            if cancel_sent { "sent" } else { "NOT sent" }
+            "request id {id}; {how}; {progress_before} progress notification(s) before the cancel"
         ));
+        if via == Via::StreamClose {
+            evidence.notes.push(
+                "nothing more can arrive on a closed stream, so whether the server stopped the work is not observable over HTTP; its health afterwards is".into(),
+            );
+        }
         let late_results: Vec<_> = recorder
             .responses()
             .into_iter()
@@ -241,16 +276,20 @@ pub(crate) async fn run(
             .push(alive.exchange("tools/list after the grace period"));
     }
     if problems.is_empty() {
-        return CheckResult::pass(
-            ids::CANCELLATION,
-            format!(
+        let summary = match via {
+            Via::Notification => format!(
                 "`{}` cancelled after {} ms: no result and no progress within {} ms, the server still answers",
                 long.tool,
                 ms(cancelled_at - started),
                 ms(grace)
             ),
-            evidence,
-        );
+            Via::StreamClose => format!(
+                "`{}` cancelled after {} ms by closing its response stream: no result, the server still answers",
+                long.tool,
+                ms(cancelled_at - started)
+            ),
+        };
+        return CheckResult::pass(ids::CANCELLATION, summary, evidence);
     }
     let summary = problems.join("; ");
     if problems.len() > 1 {

@@ -3,7 +3,7 @@
 use switchboard_protocol::{Era, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS};
 use switchboard_session::SessionError;
 
-use crate::catalog::ids;
+use crate::catalog::{Transport, ids};
 use crate::probe::{Probe, StartError, StartFailure};
 use crate::report::{CheckResult, Evidence, Finding};
 
@@ -18,10 +18,14 @@ pub(crate) fn judge_ready(probe: &Probe) -> Vec<CheckResult> {
         notes: transcript_notes(probe.recorder.transcript()),
         ..Evidence::default()
     };
+    let how = match probe.transport() {
+        Transport::Stdio => "spawned",
+        Transport::Http => "connected",
+    };
     evidence.notes.insert(
         0,
         format!(
-            "spawned and initialized in {} ms",
+            "{how} and initialized in {} ms",
             probe.connect_elapsed.as_millis()
         ),
     );
@@ -68,7 +72,7 @@ pub(crate) fn judge_ready(probe: &Probe) -> Vec<CheckResult> {
 }
 
 /// Both handshake checks for a server that did not initialize.
-pub(crate) fn judge_failed(failure: &StartFailure) -> Vec<CheckResult> {
+pub(crate) fn judge_failed(failure: &StartFailure, transport: Transport) -> Vec<CheckResult> {
     let mut evidence = Evidence {
         stderr_tail: failure.stderr_tail.clone().filter(|t| !t.trim().is_empty()),
         ..Evidence::default()
@@ -101,15 +105,21 @@ pub(crate) fn judge_failed(failure: &StartFailure) -> Vec<CheckResult> {
         );
         return vec![initialize, protocol];
     }
-    let summary = match &failure.error {
-        StartError::Spawn(_) => format!("the server could not be started: {error_line}"),
-        StartError::Session(SessionError::Timeout { after, .. }) => {
+    let summary = match (&failure.error, transport) {
+        (StartError::Spawn(_), Transport::Stdio) => {
+            format!("the server could not be started: {error_line}")
+        }
+        (StartError::Spawn(_), Transport::Http) => format!("could not connect: {error_line}"),
+        (StartError::Session(SessionError::Timeout { after, .. }), _) => {
             format!("no answer to the handshake within {} ms", after.as_millis())
         }
-        StartError::Session(SessionError::Closed { .. }) => {
+        (StartError::Session(SessionError::Closed { .. }), Transport::Stdio) => {
             format!("the server exited during the handshake: {error_line}")
         }
-        StartError::Session(_) => format!("the handshake failed: {error_line}"),
+        (StartError::Session(SessionError::Closed { .. }), Transport::Http) => {
+            format!("the connection closed during the handshake: {error_line}")
+        }
+        (StartError::Session(_), _) => format!("the handshake failed: {error_line}"),
     };
     evidence.notes.push(format!("error: {error_line}"));
     vec![

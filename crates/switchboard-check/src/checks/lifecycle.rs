@@ -1,6 +1,8 @@
-//! `reconnect` and `shutdown`: each on processes of its own. Reconnect kills a server with
-//! a request outstanding and starts a fresh one; shutdown closes stdin and watches the
-//! process and everything it started.
+//! `reconnect` and `shutdown`: each on connections (and, for stdio, processes) of its own.
+//! Reconnect drops the transport with a request outstanding (stdio: SIGKILL the server;
+//! HTTP: close the client's connection, which ends a legacy session with `DELETE`) and
+//! connects afresh; shutdown (stdio only) closes stdin and watches the process and
+//! everything it started.
 
 use std::time::{Duration, Instant};
 
@@ -18,7 +20,6 @@ use crate::probe::{Probe, kill_tree};
 use crate::recorder::Recorder;
 use crate::report::{CheckResult, Evidence, Exchange, Finding};
 use crate::spec::ServerSpec;
-use switchboard_wire::stdio::ProcessSpec;
 
 /// What the lifecycle checks leave for `stdout-purity`.
 pub(crate) struct LifecycleOutput {
@@ -41,13 +42,22 @@ async fn names_of(probe: &Probe, options: &Options) -> Option<Vec<String>> {
 /// The reconnect check.
 pub(crate) async fn reconnect(
     spec: &ServerSpec,
-    process_spec: &ProcessSpec,
     options: &Options,
     long: Option<ToolCall>,
     recorders: &mut Vec<std::sync::Arc<Recorder>>,
 ) -> CheckResult {
     let mut evidence = Evidence::default();
-    let first = match Probe::start(spec, process_spec, options).await {
+    let (instance, dropped, killed) = match spec.transport_kind() {
+        crate::catalog::Transport::Stdio => {
+            ("instance", "the server was killed", "SIGKILL the server")
+        }
+        crate::catalog::Transport::Http => (
+            "connection",
+            "the connection was dropped",
+            "drop the connection",
+        ),
+    };
+    let first = match Probe::start(spec, options).await {
         Ok(probe) => probe,
         Err(failure) => {
             if let Some(r) = failure.recorder {
@@ -56,7 +66,7 @@ pub(crate) async fn reconnect(
             return CheckResult::finding(
                 ids::RECONNECT,
                 format!(
-                    "a second instance of the server did not start: {}",
+                    "a second {instance} to the server did not initialize: {}",
                     failure.error
                 ),
                 Evidence {
@@ -81,7 +91,11 @@ pub(crate) async fn reconnect(
             Era::Modern => ("server/discover", json!({}), Duration::ZERO),
         },
     };
-    let tree: Vec<ProcessId> = proc::descendants(first.process.pid());
+    let tree: Vec<ProcessId> = first
+        .process
+        .as_ref()
+        .map(|p| proc::descendants(p.pid()))
+        .unwrap_or_default();
     let call_options = CallOptions {
         timeout: Some(options.request_timeout.max(options.long_call_duration * 2)),
         ..CallOptions::default()
@@ -94,7 +108,12 @@ pub(crate) async fn reconnect(
         tokio::task::yield_now().await;
         tokio::time::sleep(delay).await;
         let killed_at = Instant::now();
-        first.process.kill();
+        match &first.process {
+            Some(process) => process.kill(),
+            // Closing the client's side: the HTTP transport stops its requests (closing
+            // their streams) and ends a legacy session with DELETE.
+            None => first.connection.close_write().await,
+        }
         killed_at
     };
     let (outcome, killed_at) = tokio::join!(
@@ -106,16 +125,16 @@ pub(crate) async fn reconnect(
     let received = match outcome {
         Ok(Ok(_)) => {
             evidence.notes.push(
-                "the server answered before the kill landed; the rejection could not be observed"
+                "the server answered before the transport was dropped; the rejection could not be observed"
                     .into(),
             );
-            json!({"result": "answered before the kill"})
+            json!({"result": "answered before the transport was dropped"})
         }
         Ok(Err(error)) => match outcome_of(error) {
             Outcome::Closed(reason) => {
                 if rejected_after > REJECT_DEADLINE {
                     findings.push(Finding::error(format!(
-                        "the outstanding request was rejected only {} ms after the kill",
+                        "the outstanding request was rejected only {} ms after {dropped}",
                         ms(rejected_after)
                     )));
                 }
@@ -129,14 +148,14 @@ pub(crate) async fn reconnect(
             }
         },
         Err(_) => {
-            findings.push(Finding::error(
-                "the outstanding request was not rejected after the server was killed",
-            ));
+            findings.push(Finding::error(format!(
+                "the outstanding request was not rejected after {dropped}"
+            )));
             json!({"no_response": "not rejected"})
         }
     };
     evidence.exchanges.push(Exchange {
-        label: format!("send `{method}`, SIGKILL the server {} ms later", ms(delay)),
+        label: format!("send `{method}`, {killed} {} ms later", ms(delay)),
         sent: Some(json!({"method": method, "params": params})),
         received: Some(received),
         elapsed: Some(rejected_after),
@@ -146,13 +165,17 @@ pub(crate) async fn reconnect(
             "transport closed: {}",
             reason.to_string().lines().next().unwrap_or("")
         )),
-        Err(_) => findings.push(Finding::error("the transport did not close after the kill")),
+        Err(_) => findings.push(Finding::error(format!(
+            "the transport did not close after {dropped}"
+        ))),
     }
-    let _ = first.process.wait_exit(Duration::from_secs(1)).await;
-    proc::kill_survivors(&tree);
-    kill_tree(&first.process).await;
+    if let Some(process) = &first.process {
+        let _ = process.wait_exit(Duration::from_secs(1)).await;
+        proc::kill_survivors(&tree);
+        kill_tree(process).await;
+    }
 
-    let second = match Probe::start(spec, process_spec, options).await {
+    let second = match Probe::start(spec, options).await {
         Ok(probe) => probe,
         Err(failure) => {
             if let Some(r) = failure.recorder {
@@ -168,7 +191,12 @@ pub(crate) async fn reconnect(
     };
     recorders.push(second.recorder.clone());
     evidence.notes.push(format!(
-        "a fresh process initialized in {} ms",
+        "a fresh {} initialized in {} ms",
+        if second.process.is_some() {
+            "process"
+        } else {
+            "connection"
+        },
         ms(second.connect_elapsed)
     ));
     let names_after = names_of(&second, options).await;
@@ -177,23 +205,23 @@ pub(crate) async fn reconnect(
         let new: Vec<&String> = after.iter().filter(|n| !before.contains(n)).collect();
         if gone.is_empty() && new.is_empty() {
             evidence.notes.push(format!(
-                "both instances list the same {} tools",
+                "both {instance}s list the same {} tools",
                 before.len()
             ));
         } else {
             findings.push(Finding::error(format!(
-                "the fresh instance lists different tools: gone {gone:?}, new {new:?}"
+                "the fresh {instance} lists different tools: gone {gone:?}, new {new:?}"
             )));
         }
     }
     second.close(options.shutdown_grace).await;
     let summary = match &names_before {
         Some(names) => format!(
-            "outstanding `{method}` rejected when the server was killed; a fresh instance initialized and listed the same {} tools",
+            "outstanding `{method}` rejected when {dropped}; a fresh {instance} initialized and listed the same {} tools",
             names.len()
         ),
         None => format!(
-            "outstanding `{method}` rejected when the server was killed; a fresh instance initialized"
+            "outstanding `{method}` rejected when {dropped}; a fresh {instance} initialized"
         ),
     };
     CheckResult::from_findings(ids::RECONNECT, &findings, summary, evidence)
@@ -202,12 +230,11 @@ pub(crate) async fn reconnect(
 /// The shutdown check.
 pub(crate) async fn shutdown(
     spec: &ServerSpec,
-    process_spec: &ProcessSpec,
     options: &Options,
     recorders: &mut Vec<std::sync::Arc<Recorder>>,
 ) -> CheckResult {
     let grace = options.shutdown_grace;
-    let probe = match Probe::start(spec, process_spec, options).await {
+    let probe = match Probe::start(spec, options).await {
         Ok(probe) => probe,
         Err(failure) => {
             if let Some(r) = failure.recorder {
@@ -227,6 +254,10 @@ pub(crate) async fn shutdown(
         }
     };
     recorders.push(probe.recorder.clone());
+    let Some(process) = &probe.process else {
+        probe.close(grace).await;
+        return CheckResult::skip(ids::SHUTDOWN, STDIO_ONLY);
+    };
     // Let it settle: a listing makes sure it is fully up (and has started any helpers).
     if probe.session.negotiated().capabilities.tools.is_some() {
         let _ = super::request(
@@ -237,7 +268,7 @@ pub(crate) async fn shutdown(
         )
         .await;
     }
-    let root = probe.process.pid();
+    let root = process.pid();
     let tree: Vec<ProcessId> = proc::descendants(root)
         .into_iter()
         .filter(|p| p.pid != root)
@@ -249,13 +280,12 @@ pub(crate) async fn shutdown(
     ));
     let started = Instant::now();
     probe.connection.close_write().await;
-    let exited = probe.process.wait_exit(grace).await;
+    let exited = process.wait_exit(grace).await;
     let mut findings = Vec::new();
     let step = if exited.is_some() {
         ShutdownStep::StdinClosed
     } else {
-        let report = probe
-            .process
+        let report = process
             .shutdown(
                 &probe.connection,
                 ShutdownGrace {
@@ -267,10 +297,7 @@ pub(crate) async fn shutdown(
         report.step
     };
     let exit_elapsed = started.elapsed();
-    let status = probe
-        .process
-        .exit_status()
-        .unwrap_or_else(|| "unknown".into());
+    let status = process.exit_status().unwrap_or_else(|| "unknown".into());
     match step {
         ShutdownStep::StdinClosed | ShutdownStep::AlreadyExited => {}
         ShutdownStep::Sigterm => findings.push(Finding::error(format!(
@@ -302,7 +329,10 @@ pub(crate) async fn shutdown(
         )));
     }
     // Whatever is left goes now.
-    let final_report = probe.close(grace).await;
+    let descendants_killed = probe
+        .close(grace)
+        .await
+        .map_or(0, |report| report.descendants_killed);
     proc::kill_survivors(&tree);
     evidence.exchanges.push(Exchange {
         label: "close the server's stdin and wait".into(),
@@ -317,14 +347,13 @@ pub(crate) async fn shutdown(
         })),
         elapsed: Some(exit_elapsed),
     });
-    if final_report.descendants_killed > 0 {
+    if descendants_killed > 0 {
         evidence.notes.push(format!(
-            "{} leftover process(es) killed during cleanup",
-            final_report.descendants_killed
+            "{descendants_killed} leftover process(es) killed during cleanup"
         ));
     }
     if !findings.is_empty() {
-        let tail = probe.process.stderr_tail();
+        let tail = process.stderr_tail();
         evidence.stderr_tail = (!tail.trim().is_empty()).then_some(tail);
     }
     CheckResult::from_findings(
@@ -338,18 +367,28 @@ pub(crate) async fn shutdown(
     )
 }
 
-/// Both lifecycle checks, concurrently, each on its own processes.
+/// Why `shutdown` does not run over HTTP.
+pub(crate) const STDIO_ONLY: &str = "applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)";
+
+/// The lifecycle checks, concurrently, each on its own connections; `shutdown` only for
+/// stdio.
 pub(crate) async fn run(
     spec: &ServerSpec,
-    process_spec: &ProcessSpec,
     options: &Options,
     long: Option<ToolCall>,
 ) -> LifecycleOutput {
     let mut reconnect_recorders = Vec::new();
+    if spec.transport_kind() == crate::catalog::Transport::Http {
+        let reconnect = reconnect(spec, options, long, &mut reconnect_recorders).await;
+        return LifecycleOutput {
+            results: vec![reconnect],
+            recorders: reconnect_recorders,
+        };
+    }
     let mut shutdown_recorders = Vec::new();
     let (reconnect, shutdown) = tokio::join!(
-        reconnect(spec, process_spec, options, long, &mut reconnect_recorders),
-        shutdown(spec, process_spec, options, &mut shutdown_recorders),
+        reconnect(spec, options, long, &mut reconnect_recorders),
+        shutdown(spec, options, &mut shutdown_recorders),
     );
     reconnect_recorders.extend(shutdown_recorders);
     LifecycleOutput {

@@ -4,6 +4,8 @@
 pub(crate) mod calls;
 pub(crate) mod cancel;
 pub(crate) mod handshake;
+pub(crate) mod http;
+pub(crate) mod http_cancel;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod observed;

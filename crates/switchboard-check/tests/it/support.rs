@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use switchboard_check::{Options, ProcessSpec, Report, ServerSpec, Status};
 use switchboard_testkit::locate::{fixture_bin, workspace_root};
+use switchboard_testkit::serve::HttpServer;
 use switchboard_testkit::wait::within;
 
 /// A fixture server with these arguments.
@@ -18,6 +19,19 @@ pub(crate) fn fixture(name: &str, args: &[&str]) -> ServerSpec {
             cwd: None,
         },
     )
+}
+
+/// The spec of a server at this URL.
+pub(crate) fn http_spec(name: &str, url: &str) -> ServerSpec {
+    ServerSpec::http(name, url, Vec::new())
+}
+
+/// The fixture over HTTP with these arguments (`--http-fault`, `--era`, `--mode`, …); the
+/// server lives as long as the returned handle.
+pub(crate) fn http_fixture(name: &str, args: &[&str]) -> (HttpServer, ServerSpec) {
+    let server = HttpServer::fixture(args);
+    let spec = http_spec(name, server.url());
+    (server, spec)
 }
 
 /// Options with short deadlines suited to tests.

@@ -1,7 +1,10 @@
 //! `switchboard check`: the bundled example passes every applicable check; reports as
-//! text, JSON and JUnit; baselines; HTTP entries; usage errors exit 2.
+//! text, JSON and JUnit; baselines; HTTP entries checked over Streamable HTTP (the
+//! fixture's HTTP front end); usage errors exit 2.
 
 use expect_test::expect;
+
+use switchboard_testkit::serve::HttpServer;
 
 use crate::{config, fixture_entry, switchboard};
 
@@ -157,21 +160,73 @@ fn a_baseline_excuses_known_failures_and_flags_stale_entries() {
 }
 
 #[test]
-fn an_http_entry_is_reported_as_skipped() {
+fn an_http_entry_is_checked_over_streamable_http() {
+    let server = HttpServer::fixture(&[]);
     let cfg = config(serde_json::json!({
-        "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer hunter2-secret"}},
+        "fixture-http": {"type": "http", "url": server.url(), "headers": {"Authorization": "Bearer hunter2-secret"}},
     }));
     let run = switchboard(&["check", "--config", &cfg.display().to_string()]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout
-            .matches("HTTP transport not supported by this build yet")
-            .count(),
-        22,
-        "{}",
-        run.stdout
-    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(!run.stdout.contains("hunter2-secret") && !run.stderr.contains("hunter2-secret"));
+    expect![[r#"
+        fixture-http (http, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
+          pass  initialize                   handshake answered in N ms (legacy era, protocol 2025-11-25)
+          pass  protocol-version             legacy era: asked for 2025-11-25, the server agreed
+          pass  capabilities                 declared: tools, prompts, resources, completions; each declared list answers, nothing undeclared was used
+          skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          pass  tools-list                   6 tools in 1 page(s)
+          pass  pagination                   one page, no `nextCursor`
+          pass  tool-names                   6 unique names, all valid
+          pass  input-schemas                6 input schemas are valid JSON Schemas with an object root
+          pass  no-credentials               35 texts scanned, nothing credential-looking
+          pass  tools-call                   `echo` answered a call with arguments derived from its schema
+          pass  results-bounded              largest result 56 bytes (limit 102400)
+          pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
+          pass  errors-actionable            errors name the offending field and the unknown tool
+          pass  unknown-tool                 reported as JSON-RPC error -32602
+          pass  response-ids                 10 responses, each with the id of its request
+          pass  notifications-not-responses  every request got a response
+          pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
+          pass  reconnect                    outstanding `tools/call` rejected when the connection was dropped; a fresh connection initialized and listed the same 6 tools
+          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
+          pass  http-origin                  a POST `initialize` with `Origin: http://evil.example` was refused with 403
+          pass  http-session                 the issued session id is accepted; a made-up one gets 404, none at all 400
+          pass  http-delete                  DELETE answered 200; afterwards the session id gets 404
+          fixture-http: 20 passed, 0 failed, 0 warnings, 2 skipped in N s
+    "#]]
+    .assert_eq(&normalize(&run.stdout));
+}
+
+#[test]
+fn http_defects_and_unreachable_http_servers_fail_the_run_with_evidence() {
+    let open = HttpServer::fixture(&["--http-fault", "no-origin-check"]);
+    let cfg = config(serde_json::json!({
+        "open-origin": {"type": "http", "url": open.url()},
+        "gone": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer hunter2-secret"}},
+    }));
+    let run = switchboard(&["check", "--config", &cfg.display().to_string(), "--json"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("hunter2-secret") && !run.stderr.contains("hunter2-secret"));
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
+    let failed = |server: usize| -> Vec<String> {
+        report["servers"][server]["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["status"] == "fail")
+            .filter_map(|c| c["id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(report["servers"][0]["transport"], "http");
+    assert_eq!(failed(0), ["http-origin"]);
+    let origin = report["servers"][0]["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|c| c["id"] == "http-origin"))
+        .expect("http-origin");
+    let exchange = &origin["evidence"]["exchanges"][0];
+    assert_eq!(exchange["sent"]["headers"]["Origin"], "http://evil.example");
+    assert_eq!(exchange["received"]["status"], 200);
+    assert_eq!(failed(1), ["initialize"]);
 }
 
 #[test]

@@ -1,0 +1,236 @@
+//! The suite over Streamable HTTP against the fixture's HTTP front end: the well-behaved
+//! server passes every applicable check in each era, each broken variant fails exactly
+//! the check it is built to fail, and a server that cannot be reached yields a complete
+//! report quickly without leaking configured secrets.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use switchboard_check::catalog::CHECKS;
+use switchboard_check::{Options, Report, ServerSpec, Status};
+
+use crate::support::*;
+
+/// Every check has exactly one result, in catalog order.
+fn assert_complete(report: &Report) {
+    let ids: Vec<&str> = report.results.iter().map(|r| r.id).collect();
+    let all: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
+    assert_eq!(
+        ids, all,
+        "every check has exactly one result, in catalog order"
+    );
+}
+
+/// Runs the suite on the HTTP fixture with these arguments; asserts that exactly `fails`
+/// fail or warn and exactly `skips` are skipped.
+async fn assert_http(args: &[&str], fails: &[&str], skips: &[&str]) -> Report {
+    let (_server, spec) = http_fixture("http-fixture", args);
+    let report = check(&spec, &quick()).await;
+    assert_complete(&report);
+    assert_eq!(report.transport, "http");
+    let failing: BTreeSet<&str> = not_passing(&report).into_iter().collect();
+    let expected: BTreeSet<&str> = fails.iter().copied().collect();
+    assert_eq!(failing, expected, "{args:?}:\n{}", report.render_text());
+    let skipped: BTreeSet<&str> = report.ids_with(Status::Skip).into_iter().collect();
+    let expected: BTreeSet<&str> = skips.iter().copied().collect();
+    assert_eq!(skipped, expected, "{args:?}:\n{}", report.render_text());
+    report
+}
+
+/// Each `--http-fault` and exactly the checks it fails (or warns on).
+pub(crate) const BROKEN_HTTP: &[(&str, &[&str])] = &[
+    ("no-origin-check", &["http-origin"]),
+    ("ignores-session", &["http-session"]),
+    ("delete-ignored", &["http-delete"]),
+];
+
+fn broken(fault: &str) -> &'static [&'static str] {
+    BROKEN_HTTP
+        .iter()
+        .find(|(f, _)| *f == fault)
+        .map(|(_, ids)| *ids)
+        .unwrap_or_default()
+}
+
+/// Checks that never run over HTTP.
+const STDIO_ONLY: &[&str] = &["stdout-purity", "shutdown"];
+
+#[tokio::test]
+async fn good_legacy_http_fixture_passes_every_applicable_check() {
+    let report = assert_http(&[], &[], STDIO_ONLY).await;
+    assert_eq!(report.facts.era.as_deref(), Some("legacy"));
+    let session = report.result("http-session").expect("http-session");
+    assert_eq!(
+        session.summary,
+        "the issued session id is accepted; a made-up one gets 404, none at all 400"
+    );
+    let statuses: Vec<u64> = session
+        .evidence
+        .exchanges
+        .iter()
+        .filter_map(|e| e.received.as_ref()?.get("status")?.as_u64())
+        .collect();
+    assert_eq!(
+        statuses,
+        [200, 200, 404, 400],
+        "initialize, ping, made-up, missing"
+    );
+    let shutdown = report.result("shutdown").expect("shutdown");
+    assert!(
+        shutdown
+            .summary
+            .starts_with("applies to stdio servers only"),
+        "{}",
+        shutdown.summary
+    );
+    let cancellation = report.result("cancellation").expect("cancellation");
+    assert!(
+        cancellation.evidence.exchanges.iter().any(|e| e
+            .label
+            .contains("`notifications/cancelled` on a POST of its own")),
+        "{:?}",
+        cancellation.evidence
+    );
+    let reconnect = report.result("reconnect").expect("reconnect");
+    assert!(
+        reconnect.summary.starts_with(
+            "outstanding `tools/call` rejected when the connection was dropped; a fresh connection initialized"
+        ),
+        "{}",
+        reconnect.summary
+    );
+}
+
+#[tokio::test]
+async fn good_modern_http_fixture_passes_and_has_no_sessions_to_check() {
+    let mut skips = STDIO_ONLY.to_vec();
+    skips.extend(["http-session", "http-delete"]);
+    let report = assert_http(&["--era", "modern"], &[], &skips).await;
+    assert_eq!(report.facts.era.as_deref(), Some("modern"));
+    let session = report.result("http-session").expect("http-session");
+    assert!(
+        session
+            .summary
+            .starts_with("the server speaks the 2026-07-28 protocol, which has no sessions"),
+        "{}",
+        session.summary
+    );
+    let cancellation = report.result("cancellation").expect("cancellation");
+    assert!(
+        cancellation
+            .summary
+            .contains("by closing its response stream"),
+        "{}",
+        cancellation.summary
+    );
+}
+
+#[tokio::test]
+async fn dual_era_http_fixture_passes_with_its_legacy_sessions_checked() {
+    let report = assert_http(&["--era", "both"], &[], STDIO_ONLY).await;
+    assert_eq!(report.facts.era.as_deref(), Some("modern"));
+}
+
+#[tokio::test]
+async fn http_fixture_without_origin_validation_fails_http_origin_with_evidence() {
+    let report = assert_http(
+        &["--http-fault", "no-origin-check"],
+        broken("no-origin-check"),
+        STDIO_ONLY,
+    )
+    .await;
+    let origin = report.result("http-origin").expect("http-origin");
+    assert_eq!(origin.status, Status::Fail);
+    assert!(
+        origin.summary.starts_with(
+            "the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP 200 with a result"
+        ),
+        "{}",
+        origin.summary
+    );
+    let sent = origin.evidence.exchanges[0].sent.as_ref().expect("sent");
+    assert_eq!(sent["headers"]["Origin"], "http://evil.example");
+    assert!(
+        origin
+            .evidence
+            .notes
+            .iter()
+            .any(|n| n.starts_with("the checker ended the session it opened")),
+        "{:?}",
+        origin.evidence.notes
+    );
+}
+
+#[tokio::test]
+async fn http_fixture_ignoring_session_ids_fails_http_session() {
+    let report = assert_http(
+        &["--http-fault", "ignores-session"],
+        broken("ignores-session"),
+        STDIO_ONLY,
+    )
+    .await;
+    let session = report.result("http-session").expect("http-session");
+    assert_eq!(session.status, Status::Fail);
+    assert!(
+        session.summary.starts_with(
+            "a request with a session id the server never issued was served (HTTP 200 with a result): the server does not check session ids"
+        ),
+        "{}",
+        session.summary
+    );
+}
+
+#[tokio::test]
+async fn http_fixture_whose_delete_keeps_the_session_warns_on_http_delete() {
+    let report = assert_http(
+        &["--http-fault", "delete-ignored"],
+        broken("delete-ignored"),
+        STDIO_ONLY,
+    )
+    .await;
+    let delete = report.result("http-delete").expect("http-delete");
+    assert_eq!(delete.status, Status::Warn);
+    assert_eq!(
+        delete.summary,
+        "DELETE answered 200, but the session still answers requests (HTTP 200 with a result)"
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_http_server_that_ignores_cancels_fails_cancellation() {
+    let report = assert_http(&["--mode", "ignores-cancel"], &["cancellation"], STDIO_ONLY).await;
+    let cancellation = report.result("cancellation").expect("cancellation");
+    assert!(
+        cancellation.summary.contains("the work went on"),
+        "{}",
+        cancellation.summary
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_http_server_gets_a_complete_report_quickly_without_secrets() {
+    let spec = ServerSpec::http(
+        "remote",
+        "http://127.0.0.1:9/mcp",
+        vec![("Authorization".into(), "Bearer secret-value-123".into())],
+    );
+    assert!(!format!("{spec:?}").contains("secret-value-123"));
+    let report = check(&spec, &Options::default()).await;
+    assert_complete(&report);
+    assert_eq!(report.transport, "http");
+    assert_eq!(report.ids_with(Status::Fail), ["initialize"]);
+    let initialize = report.result("initialize").expect("initialize");
+    assert!(
+        initialize.summary.contains("127.0.0.1:9"),
+        "{}",
+        initialize.summary
+    );
+    assert!(
+        report.duration < Duration::from_secs(5),
+        "{:?}",
+        report.duration
+    );
+    let json = report.to_json().to_string();
+    assert!(!json.contains("secret-value-123"));
+    assert!(!report.render_text().contains("secret-value-123"));
+}

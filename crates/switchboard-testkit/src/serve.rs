@@ -1,0 +1,212 @@
+//! HTTP servers for tests in other crates: the fixture behind its `--http` front end, or a
+//! real peer started with a port of its own. Each [`HttpServer`] owns its process: it is
+//! killed when the value is dropped (and, on Linux, when the thread that started it ends),
+//! and every wait for it to come up has a deadline. Panicking is the intended way to fail
+//! here: this is test support.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::locate::fixture_bin;
+
+/// How long a server may take to start listening.
+pub const READY_DEADLINE: Duration = Duration::from_secs(30);
+/// Bytes of a server's stderr (and stdout, for peers) kept for failure messages.
+const TAIL_BYTES: usize = 16 * 1024;
+
+/// A running HTTP server. Killed when dropped.
+#[derive(Debug)]
+pub struct HttpServer {
+    url: String,
+    child: Child,
+    /// Held open: the fixture exits when it closes.
+    _stdin: Option<ChildStdin>,
+    output: Arc<Mutex<Vec<u8>>>,
+}
+
+/// A real peer to start: it must listen on `127.0.0.1:port` and serve MCP at `path`.
+#[derive(Debug, Clone)]
+pub struct PeerCommand {
+    /// The executable.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// The port it listens on (see [`free_port`]).
+    pub port: u16,
+    /// The MCP endpoint's path, e.g. `/mcp`.
+    pub path: String,
+}
+
+/// A port that was free a moment ago on 127.0.0.1.
+///
+/// # Panics
+///
+/// If no port can be bound.
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local address").port()
+}
+
+/// Makes the child receive SIGKILL when the thread that started it ends (Linux).
+#[expect(
+    unsafe_code,
+    reason = "pre_exec runs prctl in the forked child; it only calls an async-signal-safe syscall"
+)]
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs between fork and exec and only calls prctl(2), which is
+    // async-signal-safe; it allocates nothing and touches no locks.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
+/// Copies a stream into a bounded tail until it ends.
+fn drain(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) {
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = from.read(&mut chunk) {
+            if n == 0 {
+                return;
+            }
+            let mut tail = into.lock().unwrap_or_else(PoisonError::into_inner);
+            tail.extend_from_slice(&chunk[..n]);
+            if tail.len() > TAIL_BYTES {
+                let cut = tail.len() - TAIL_BYTES;
+                tail.drain(..cut);
+            }
+        }
+    });
+}
+
+impl HttpServer {
+    /// The fixture over HTTP (`switchboard-fixture --http ARGS`), on a port it picks.
+    ///
+    /// # Panics
+    ///
+    /// If it cannot be started or does not print its URL within [`READY_DEADLINE`].
+    pub fn fixture(args: &[&str]) -> HttpServer {
+        let mut command = Command::new(fixture_bin());
+        command
+            .arg("--http")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        die_with_parent(&mut command);
+        let mut child = command.spawn().expect("spawn the HTTP fixture");
+        let stdin = child.stdin.take();
+        let output = Arc::new(Mutex::new(Vec::new()));
+        if let Some(stderr) = child.stderr.take() {
+            drain(stderr, Arc::clone(&output));
+        }
+        let (sender, first_line) = std::sync::mpsc::channel();
+        if let Some(stdout) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stdout);
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let _ = sender.send(line.trim().to_owned());
+                // Keep reading so the fixture never blocks on a full pipe.
+                let _ = std::io::copy(&mut reader, &mut std::io::sink());
+            });
+        }
+        let mut server = HttpServer {
+            url: String::new(),
+            child,
+            _stdin: stdin,
+            output,
+        };
+        match first_line.recv_timeout(READY_DEADLINE) {
+            Ok(url) if url.starts_with("http://127.0.0.1:") => server.url = url,
+            other => panic!(
+                "the HTTP fixture {args:?} did not print its URL within {READY_DEADLINE:?} ({other:?}); stderr:\n{}",
+                server.output_tail()
+            ),
+        }
+        server
+    }
+
+    /// A real peer; returns once it accepts connections on its port.
+    ///
+    /// # Panics
+    ///
+    /// If it cannot be started, exits, or does not listen within [`READY_DEADLINE`].
+    pub fn peer(peer: PeerCommand) -> HttpServer {
+        let mut command = Command::new(&peer.program);
+        command
+            .args(&peer.args)
+            .envs(peer.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        die_with_parent(&mut command);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", peer.program.display()));
+        let output = Arc::new(Mutex::new(Vec::new()));
+        if let Some(stdout) = child.stdout.take() {
+            drain(stdout, Arc::clone(&output));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            drain(stderr, Arc::clone(&output));
+        }
+        let mut server = HttpServer {
+            url: format!("http://127.0.0.1:{}{}", peer.port, peer.path),
+            child,
+            _stdin: None,
+            output,
+        };
+        let address = SocketAddr::from(([127, 0, 0, 1], peer.port));
+        let started = Instant::now();
+        loop {
+            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
+                return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!(
+                    "{} exited ({status}) before it listened on port {}:\n{}",
+                    peer.program.display(),
+                    peer.port,
+                    server.output_tail()
+                );
+            }
+            if started.elapsed() > READY_DEADLINE {
+                panic!(
+                    "{} did not listen on port {} within {READY_DEADLINE:?}:\n{}",
+                    peer.program.display(),
+                    peer.port,
+                    server.output_tail()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The MCP endpoint.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The end of what the server wrote (stderr; stdout too for peers).
+    pub fn output_tail(&self) -> String {
+        let tail = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        String::from_utf8_lossy(&tail).into_owned()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
