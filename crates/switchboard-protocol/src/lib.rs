@@ -6,6 +6,7 @@
 //! where a wrong shape would mislead the caller (a tool without a name is an error).
 //! Serialization happens here and nowhere else in the client.
 
+mod call_result;
 pub mod methods;
 mod types;
 mod version;

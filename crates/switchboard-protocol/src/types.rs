@@ -463,9 +463,10 @@ pub struct SubscriptionFilter {
 }
 
 /// The `resultType` of a modern result.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ResultType {
     /// The final result (also what an absent `resultType` means).
+    #[default]
     Complete,
     /// The server needs input first (multi round-trip request).
     InputRequired,

@@ -10,6 +10,7 @@
 
 mod error;
 mod handler;
+mod params;
 mod session;
 
 pub use error::SessionError;

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use switchboard_protocol::{
     CallToolResult, DiscoverResult, Era, Implementation, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
@@ -27,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::SessionError;
 use crate::handler::{ClientHandler, NoHandler};
+use crate::params::{BaseParams, InputRound, MetaPrefix, RequestParams};
 
 /// Which protocol era to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,6 +219,8 @@ struct Inner {
     negotiated: Negotiated,
     config: SessionConfig,
     client_capabilities: Value,
+    /// The constant `_meta` entries of every request (modern era; empty for legacy).
+    meta_prefix: MetaPrefix,
     routes: Arc<ProgressRoutes>,
     events: broadcast::Sender<SessionEvent>,
     counters: Arc<Counters>,
@@ -401,12 +405,21 @@ impl Session {
             version = %negotiated.protocol_version,
             "session ready"
         );
+        let meta_prefix = match negotiated.era {
+            Era::Modern => MetaPrefix::modern(
+                &negotiated.protocol_version,
+                &wiring.client_capabilities,
+                &config.client_info,
+            ),
+            Era::Legacy => MetaPrefix::default(),
+        };
         Ok(Session {
             inner: Arc::new(Inner {
                 server,
                 connection,
                 negotiated,
                 client_capabilities: wiring.client_capabilities,
+                meta_prefix,
                 routes: wiring.routes,
                 events: wiring.events,
                 counters: wiring.counters,
@@ -560,15 +573,14 @@ impl Session {
             "tools",
             methods::TOOLS_CALL,
         )?;
-        let mut params = json!({ "name": name });
-        if let Some(arguments) = arguments {
-            params["arguments"] = arguments;
-        }
-        let result = self
-            .request_with_input(methods::TOOLS_CALL, params, options, true)
-            .await?;
-        CallToolResult::from_value(result)
-            .map_err(|detail| self.protocol(methods::TOOLS_CALL, detail))
+        let base = BaseParams::ToolCall {
+            name,
+            arguments: arguments.as_ref(),
+        };
+        self.request_with_input(methods::TOOLS_CALL, base, options, true, |raw| {
+            CallToolResult::from_json_text(raw.get())
+        })
+        .await
     }
 
     /// Gets a prompt (the raw result: `description` and `messages`).
@@ -586,8 +598,14 @@ impl Session {
         if let Some(arguments) = arguments {
             params["arguments"] = arguments;
         }
-        self.request_with_input(methods::PROMPTS_GET, params, &CallOptions::default(), false)
-            .await
+        self.request_with_input(
+            methods::PROMPTS_GET,
+            BaseParams::Tree(&params),
+            &CallOptions::default(),
+            false,
+            read_tree,
+        )
+        .await
     }
 
     /// Reads a resource (the raw result: `contents`).
@@ -599,9 +617,10 @@ impl Session {
         )?;
         self.request_with_input(
             methods::RESOURCES_READ,
-            json!({ "uri": uri }),
+            BaseParams::Tree(&json!({ "uri": uri })),
             &CallOptions::default(),
             false,
+            read_tree,
         )
         .await
     }
@@ -702,7 +721,12 @@ impl Session {
         options: &CallOptions,
     ) -> Result<Value, SessionError> {
         let params = params.unwrap_or_else(|| json!({}));
-        let result = self.send_and_wait(method, params, options, false).await?;
+        let raw = self
+            .send_and_wait(method, BaseParams::Tree(&params), None, options, false)
+            .await?;
+        let result = read_tree(&raw)
+            .1
+            .map_err(|detail| self.protocol(method, detail))?;
         self.check_result_type(method, &result)?;
         Ok(result)
     }
@@ -776,28 +800,26 @@ impl Session {
     }
 
     /// A request that may answer `input_required` (tools/call, prompts/get, resources/read):
-    /// fulfils input requests and retries with a new id, up to the round cap.
-    async fn request_with_input(
+    /// fulfils input requests and retries with a new id, up to the round cap. `read` turns
+    /// the result's JSON text into its `resultType` and the caller's type.
+    async fn request_with_input<T>(
         &self,
         method: &str,
-        params: Value,
+        base: BaseParams<'_>,
         options: &CallOptions,
         is_tool_call: bool,
-    ) -> Result<Value, SessionError> {
-        let mut extra: Option<(Value, Option<Value>)> = None;
+        read: impl Fn(&RawValue) -> (ResultType, Result<T, String>),
+    ) -> Result<T, SessionError> {
+        let mut input: Option<InputRound> = None;
         for _round in 0..=self.inner.config.max_input_rounds {
-            let mut round_params = params.clone();
-            if let Some((responses, state)) = extra.take() {
-                round_params["inputResponses"] = responses;
-                if let Some(state) = state {
-                    round_params["requestState"] = state;
-                }
-            }
-            let result = self
-                .send_and_wait(method, round_params, options, is_tool_call)
+            let raw = self
+                .send_and_wait(method, base, input.as_ref(), options, is_tool_call)
                 .await?;
-            match ResultType::of(&result) {
-                ResultType::Complete => return Ok(result),
+            let (kind, result) = read(&raw);
+            match kind {
+                ResultType::Complete => {
+                    return result.map_err(|detail| self.protocol(method, detail));
+                }
                 ResultType::Other(other) => {
                     return Err(self.protocol(method, format!("unknown `resultType` \"{other}\"")));
                 }
@@ -806,7 +828,10 @@ impl Session {
                         return Err(self
                             .protocol(method, "`input_required` from a legacy-era server".into()));
                     }
-                    extra = Some(self.fulfil_input(method, &result).await?);
+                    let tree = read_tree(&raw)
+                        .1
+                        .map_err(|detail| self.protocol(method, detail))?;
+                    input = Some(self.fulfil_input(method, &tree).await?);
                 }
             }
         }
@@ -819,11 +844,7 @@ impl Session {
         ))
     }
 
-    async fn fulfil_input(
-        &self,
-        method: &str,
-        result: &Value,
-    ) -> Result<(Value, Option<Value>), SessionError> {
+    async fn fulfil_input(&self, method: &str, result: &Value) -> Result<InputRound, SessionError> {
         let requests = result.get("inputRequests");
         let state = result.get("requestState").cloned();
         if requests.is_none() && state.is_none() {
@@ -872,7 +893,10 @@ impl Session {
                 }
             }
         }
-        Ok((Value::Object(responses), state))
+        Ok(InputRound {
+            responses: Value::Object(responses),
+            state,
+        })
     }
 
     /// Sends one request (with the era's `_meta` envelope) and waits for its answer under the
@@ -880,10 +904,11 @@ impl Session {
     async fn send_and_wait(
         &self,
         method: &str,
-        params: Value,
+        base: BaseParams<'_>,
+        input: Option<&InputRound>,
         options: &CallOptions,
         is_tool_call: bool,
-    ) -> Result<Value, SessionError> {
+    ) -> Result<Box<RawValue>, SessionError> {
         let inner = &*self.inner;
         let connection = &inner.connection;
         let id = connection.allocate_id();
@@ -896,7 +921,12 @@ impl Session {
             id: id.clone(),
             has_sink: options.progress.is_some(),
         };
-        let params = self.with_meta(params, wants_progress.then_some(&id));
+        let params = RequestParams {
+            base,
+            input,
+            meta: &inner.meta_prefix,
+            progress_token: wants_progress.then_some(&id),
+        };
         let idle = options.timeout.unwrap_or(inner.config.request_timeout);
         let started = Instant::now();
         let ceiling = started
@@ -905,7 +935,7 @@ impl Session {
                 .unwrap_or(inner.config.max_call_duration)
                 .max(idle);
         let mut deadline = (started + idle).min(ceiling);
-        let send = connection.send_request(id.clone(), method, Some(&params));
+        let send = connection.send_request_with(id.clone(), method, Some(&params));
         let mut call = match tokio::time::timeout_at(deadline, send).await {
             Ok(Ok(call)) => call,
             Ok(Err(error)) => return Err(self.closed_error(error)),
@@ -922,7 +952,7 @@ impl Session {
         loop {
             tokio::select! {
                 biased;
-                outcome = call.response() => {
+                outcome = call.response_raw() => {
                     return match outcome {
                         Ok(Ok(result)) => Ok(result),
                         Ok(Err(error)) => Err(SessionError::Rpc { server: inner.server.clone(), method: method.to_owned(), error }),
@@ -1072,6 +1102,17 @@ fn set_progress_token(mut params: Value, token: &RequestId) -> Value {
         }
     }
     params
+}
+
+/// Reads a result's JSON text as a tree, with its `resultType`.
+fn read_tree(raw: &RawValue) -> (ResultType, Result<Value, String>) {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(value) => (ResultType::of(&value), Ok(value)),
+        Err(e) => (
+            ResultType::Complete,
+            Err(format!("the result is not valid JSON: {e}")),
+        ),
+    }
 }
 
 fn client_capabilities(handler: &dyn ClientHandler) -> Value {

@@ -14,15 +14,18 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
+use crate::envelope::{Decoded, ResultJson, decode_borrowed};
 use crate::framing::{Frame, LineBuffer};
 use crate::message::{
-    ErrorObject, Malformed, MalformedKind, Message, Notification, Outgoing, Request, RequestId,
-    Response, decode,
+    ErrorObject, Malformed, MalformedKind, Notification, Outgoing, Request, RequestId, RequestLine,
+    Response, codes,
 };
 
 /// Default maximum size of one inbound frame: 16 MiB.
@@ -177,7 +180,9 @@ pub struct WireStats {
 pub type CloseProbe =
     Box<dyn FnOnce(CloseReason) -> Pin<Box<dyn Future<Output = CloseReason> + Send>> + Send>;
 
-type Waiter = oneshot::Sender<Result<Result<Value, ErrorObject>, WireError>>;
+/// What a waiting caller receives: the result still as JSON text, or the error object.
+type RawOutcome = Result<Box<RawValue>, ErrorObject>;
+type Waiter = oneshot::Sender<Result<RawOutcome, WireError>>;
 type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
 
 struct Shared {
@@ -302,6 +307,18 @@ impl Connection {
         method: &str,
         params: Option<&Value>,
     ) -> Result<PendingCall, WireError> {
+        self.send_request_with(id, method, params).await
+    }
+
+    /// [`Connection::send_request`] with parameters of any serialisable type, written
+    /// straight into the frame (no `Value` is built). The type must serialise without
+    /// error, as `Value` and `RawValue` do.
+    pub async fn send_request_with<P: Serialize + ?Sized>(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<PendingCall, WireError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&self.shared.pending);
@@ -317,8 +334,8 @@ impl Connection {
             finished: false,
             cancel_on_drop: None,
         };
-        let mut line = Vec::with_capacity(128);
-        Outgoing::Request {
+        let mut line = Vec::with_capacity(256);
+        RequestLine {
             id: &call.id,
             method,
             params,
@@ -475,7 +492,7 @@ async fn write_shared(shared: &Shared, bytes: &[u8]) -> Result<(), String> {
 pub struct PendingCall {
     connection: Connection,
     id: RequestId,
-    rx: oneshot::Receiver<Result<Result<Value, ErrorObject>, WireError>>,
+    rx: oneshot::Receiver<Result<RawOutcome, WireError>>,
     finished: bool,
     cancel_on_drop: Option<std::borrow::Cow<'static, str>>,
 }
@@ -504,6 +521,15 @@ impl PendingCall {
     /// Waits for the response: the peer's result or error object, or a connection error.
     /// Cancel-safe: if this future is dropped, the call stays pending.
     pub async fn response(&mut self) -> Result<Result<Value, ErrorObject>, WireError> {
+        Ok(self
+            .response_raw()
+            .await?
+            .and_then(|raw| result_value(&raw)))
+    }
+
+    /// Like [`PendingCall::response`], with the result as the peer's JSON text (valid JSON,
+    /// not yet parsed): callers that read a known shape parse it directly.
+    pub async fn response_raw(&mut self) -> Result<RawOutcome, WireError> {
         let outcome = match (&mut self.rx).await {
             Ok(outcome) => outcome,
             Err(_) => Err(self.connection.closed_error(CloseReason {
@@ -555,6 +581,13 @@ impl Drop for PendingCall {
             }
         }
     }
+}
+
+/// A result's text as a tree. The text was checked when its frame was read; only numbers
+/// beyond `f64` (which skipping does not check) fail here, and they read as a parse error.
+fn result_value(raw: &RawValue) -> Result<Value, ErrorObject> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| ErrorObject::new(codes::PARSE_ERROR, format!("unreadable result: {e}")))
 }
 
 fn cancel_params(id: &RequestId, reason: &str) -> Value {
@@ -643,7 +676,7 @@ async fn dispatch(
             if let Some(tap) = &shared.tap {
                 tap.frame(Direction::Inbound, line);
             }
-            decode(line)
+            decode_borrowed(line)
         }
         Frame::Oversized { len } => Err(Malformed {
             kind: MalformedKind::Oversized { limit },
@@ -652,12 +685,12 @@ async fn dispatch(
         }),
     };
     let event = match decoded {
-        Ok(Message::Response(response)) => match route_response(shared, response) {
+        Ok(Decoded::Response { id, outcome }) => match route_response(shared, id, outcome) {
             None => return,
             Some(event) => event,
         },
-        Ok(Message::Request(request)) => Inbound::Request(request),
-        Ok(Message::Notification(notification)) => Inbound::Notification(notification),
+        Ok(Decoded::Request(request)) => Inbound::Request(request),
+        Ok(Decoded::Notification(notification)) => Inbound::Notification(notification),
         Err(malformed) => {
             shared.malformed_frames.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(peer = %shared.peer_name, %malformed, "malformed frame");
@@ -669,26 +702,27 @@ async fn dispatch(
 }
 
 /// Hands a response to its waiter; returns an event when nobody waits for it.
-fn route_response(shared: &Shared, response: Response) -> Option<Inbound> {
-    let Some(id) = response.id.clone() else {
+fn route_response(
+    shared: &Shared,
+    id: Option<RequestId>,
+    outcome: Result<ResultJson<'_>, ErrorObject>,
+) -> Option<Inbound> {
+    let Some(id) = id else {
         shared.unknown_responses.fetch_add(1, Ordering::Relaxed);
-        return Some(Inbound::UnexpectedResponse {
-            response,
-            reason: UnexpectedReason::NullId,
-        });
+        return Some(unexpected(None, outcome, UnexpectedReason::NullId));
     };
     let waiter = lock(&shared.pending).remove(&id);
     match waiter {
         Some(waiter) => {
             // The caller may have stopped waiting in the meantime; then it is late.
-            match waiter.send(Ok(response.outcome)) {
+            match waiter.send(Ok(outcome.map(ResultJson::into_raw))) {
                 Ok(()) => None,
                 Err(Ok(outcome)) => {
                     shared.late_responses.fetch_add(1, Ordering::Relaxed);
                     Some(Inbound::UnexpectedResponse {
                         response: Response {
                             id: Some(id),
-                            outcome,
+                            outcome: outcome.and_then(|raw| result_value(&raw)),
                         },
                         reason: UnexpectedReason::Late,
                     })
@@ -706,8 +740,25 @@ fn route_response(shared: &Shared, response: Response) -> Option<Inbound> {
                 shared.unknown_responses.fetch_add(1, Ordering::Relaxed);
                 UnexpectedReason::UnknownId
             };
-            Some(Inbound::UnexpectedResponse { response, reason })
+            Some(unexpected(Some(id), outcome, reason))
         }
+    }
+}
+
+/// The event for a response nobody waits for, its result as a tree.
+fn unexpected(
+    id: Option<RequestId>,
+    outcome: Result<ResultJson<'_>, ErrorObject>,
+    reason: UnexpectedReason,
+) -> Inbound {
+    let outcome = match outcome {
+        Ok(ResultJson::Tree(value)) => Ok(value),
+        Ok(ResultJson::Text(raw)) => result_value(raw),
+        Err(error) => Err(error),
+    };
+    Inbound::UnexpectedResponse {
+        response: Response { id, outcome },
+        reason,
     }
 }
 

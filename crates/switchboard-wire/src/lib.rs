@@ -9,6 +9,7 @@
 //! [`stdio::spawn`] (a server as a child process), [`memory::memory_pair`] (for tests).
 
 mod connection;
+mod envelope;
 mod framing;
 pub mod http;
 pub mod memory;

@@ -315,7 +315,7 @@ fn classify(mut object: Map<String, Value>) -> Result<Message, MalformedKind> {
     Ok(Message::Response(Response { id, outcome }))
 }
 
-fn error_object(error: Value) -> Result<ErrorObject, MalformedKind> {
+pub(crate) fn error_object(error: Value) -> Result<ErrorObject, MalformedKind> {
     let invalid = |why: &str| MalformedKind::InvalidMessage(why.to_owned());
     let Value::Object(mut error) = error else {
         return Err(invalid("`error` is not an object"));
@@ -401,6 +401,40 @@ impl Serialize for Outgoing<'_> {
             }
         }
         map.end()
+    }
+}
+
+/// A request whose parameters are any serialisable value (the session serialises its
+/// parameters and `_meta` from borrowed parts without assembling a `Value`).
+pub(crate) struct RequestLine<'a, P: ?Sized> {
+    pub(crate) id: &'a RequestId,
+    pub(crate) method: &'a str,
+    pub(crate) params: Option<&'a P>,
+}
+
+impl<P: Serialize + ?Sized> Serialize for RequestLine<'_, P> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id)?;
+        map.serialize_entry("method", self.method)?;
+        if let Some(params) = self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+impl<P: Serialize + ?Sized> RequestLine<'_, P> {
+    /// Appends the request and a newline to `buf`, like [`Outgoing::encode_line`]: the
+    /// parameters are `Value`s and raw JSON, whose serialisation into a Vec cannot fail.
+    pub(crate) fn encode_line(&self, buf: &mut Vec<u8>) {
+        let start = buf.len();
+        if serde_json::to_writer(&mut *buf, self).is_err() {
+            buf.truncate(start);
+            buf.extend_from_slice(b"{}");
+        }
+        buf.push(b'\n');
     }
 }
 

@@ -1,0 +1,338 @@
+//! Request parameters serialised from borrowed parts: the caller's parameters, an input
+//! round's `inputResponses`/`requestState`, and the era's `_meta` (its constant part
+//! rendered once per session), so that no `Value` is cloned or assembled per request.
+//!
+//! The bytes are those of the tree the session used to build: the caller's keys in order
+//! (ours replacing theirs in place), then the input round's keys, then `_meta` with the
+//! caller's own `_meta` entries kept.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use switchboard_protocol::{Implementation, meta};
+use switchboard_wire::RequestId;
+
+/// The constant `_meta` entries of every modern request, rendered once per session.
+#[derive(Debug, Default)]
+pub(crate) struct MetaPrefix {
+    entries: Vec<(&'static str, Box<RawValue>)>,
+}
+
+impl MetaPrefix {
+    /// The modern era's protocol version, client capabilities and client info.
+    pub(crate) fn modern(
+        version: &str,
+        client_capabilities: &Value,
+        client_info: &Implementation,
+    ) -> MetaPrefix {
+        let raw = |value: Result<Box<RawValue>, serde_json::Error>| {
+            // Strings, `Value`s and derived structs always serialise.
+            value.unwrap_or_else(|_| RawValue::NULL.to_owned())
+        };
+        MetaPrefix {
+            entries: vec![
+                (
+                    meta::PROTOCOL_VERSION,
+                    raw(serde_json::value::to_raw_value(version)),
+                ),
+                (
+                    meta::CLIENT_CAPABILITIES,
+                    raw(serde_json::value::to_raw_value(client_capabilities)),
+                ),
+                (
+                    meta::CLIENT_INFO,
+                    raw(serde_json::value::to_raw_value(client_info)),
+                ),
+            ],
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// What the caller asked for, before the session's additions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum BaseParams<'a> {
+    /// Any parameters; only an object gets the session's additions.
+    Tree(&'a Value),
+    /// `tools/call`: `{"name": …, "arguments": …}`.
+    ToolCall {
+        /// The tool's name.
+        name: &'a str,
+        /// Its arguments, if any.
+        arguments: Option<&'a Value>,
+    },
+}
+
+/// One input round's additions (multi round-trip requests).
+#[derive(Debug)]
+pub(crate) struct InputRound {
+    /// `inputResponses`.
+    pub(crate) responses: Value,
+    /// `requestState`, if the server sent one.
+    pub(crate) state: Option<Value>,
+}
+
+/// The parameters of one request, serialised as one object.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestParams<'a> {
+    /// The caller's parameters.
+    pub(crate) base: BaseParams<'a>,
+    /// The input round's additions, if this is a retry.
+    pub(crate) input: Option<&'a InputRound>,
+    /// The era's constant `_meta` entries (empty in the legacy era).
+    pub(crate) meta: &'a MetaPrefix,
+    /// The progress token, if progress is wanted.
+    pub(crate) progress_token: Option<&'a RequestId>,
+}
+
+const INPUT_RESPONSES: &str = "inputResponses";
+const REQUEST_STATE: &str = "requestState";
+const META: &str = "_meta";
+
+impl RequestParams<'_> {
+    fn adds_meta(&self) -> bool {
+        !self.meta.is_empty() || self.progress_token.is_some()
+    }
+
+    fn state(&self) -> Option<&Value> {
+        self.input.and_then(|input| input.state.as_ref())
+    }
+
+    fn write_additions<M: SerializeMap>(
+        &self,
+        map: &mut M,
+        caller_meta: Option<&Value>,
+    ) -> Result<(), M::Error> {
+        if let Some(input) = self.input {
+            map.serialize_entry(INPUT_RESPONSES, &input.responses)?;
+            if let Some(state) = self.state() {
+                map.serialize_entry(REQUEST_STATE, state)?;
+            }
+        }
+        if self.adds_meta() && caller_meta.is_none() {
+            map.serialize_entry(
+                META,
+                &MetaObject {
+                    params: self,
+                    caller: None,
+                },
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for RequestParams<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.base {
+            BaseParams::ToolCall { name, arguments } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("name", name)?;
+                if let Some(arguments) = arguments {
+                    map.serialize_entry("arguments", arguments)?;
+                }
+                self.write_additions(&mut map, None)?;
+                map.end()
+            }
+            BaseParams::Tree(Value::Object(object)) => {
+                let mut map = serializer.serialize_map(None)?;
+                let mut input = self.input;
+                let mut state = self.state();
+                for (key, value) in object {
+                    match key.as_str() {
+                        INPUT_RESPONSES if input.is_some() => {
+                            if let Some(round) = input.take() {
+                                map.serialize_entry(key, &round.responses)?;
+                            }
+                        }
+                        REQUEST_STATE if state.is_some() => {
+                            if let Some(ours) = state.take() {
+                                map.serialize_entry(key, ours)?;
+                            }
+                        }
+                        META if self.adds_meta() => map.serialize_entry(
+                            key,
+                            &MetaObject {
+                                params: self,
+                                caller: Some(value),
+                            },
+                        )?,
+                        _ => map.serialize_entry(key, value)?,
+                    }
+                }
+                if let Some(round) = input {
+                    map.serialize_entry(INPUT_RESPONSES, &round.responses)?;
+                }
+                if let Some(ours) = state {
+                    map.serialize_entry(REQUEST_STATE, ours)?;
+                }
+                if self.adds_meta() && !object.contains_key(META) {
+                    map.serialize_entry(
+                        META,
+                        &MetaObject {
+                            params: self,
+                            caller: None,
+                        },
+                    )?;
+                }
+                map.end()
+            }
+            // The session adds nothing to parameters that are not an object.
+            BaseParams::Tree(other) => other.serialize(serializer),
+        }
+    }
+}
+
+/// `_meta`: the caller's entries (ours replacing theirs in place), then ours.
+struct MetaObject<'a> {
+    params: &'a RequestParams<'a>,
+    caller: Option<&'a Value>,
+}
+
+impl Serialize for MetaObject<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let caller = match self.caller {
+            None => None,
+            Some(Value::Object(caller)) => Some(caller),
+            // A `_meta` that is not an object is left as the caller sent it.
+            Some(other) => return other.serialize(serializer),
+        };
+        let ours = &self.params.meta.entries;
+        let token = self.params.progress_token;
+        let mut map = serializer.serialize_map(None)?;
+        let mut written = [false; 4];
+        let token_slot = ours.len();
+        if let Some(caller) = caller {
+            for (key, value) in caller {
+                if let Some(slot) = ours.iter().position(|(k, _)| *k == key.as_str()) {
+                    map.serialize_entry(key, &ours[slot].1)?;
+                    written[slot.min(3)] = true;
+                } else if let (Some(token), meta::PROGRESS_TOKEN) = (token, key.as_str()) {
+                    map.serialize_entry(key, token)?;
+                    written[token_slot.min(3)] = true;
+                } else {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+        }
+        for (slot, (key, value)) in ours.iter().enumerate() {
+            if !written[slot.min(3)] {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if let Some(token) = token
+            && !written[token_slot.min(3)]
+        {
+            map.serialize_entry(meta::PROGRESS_TOKEN, token)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(params: RequestParams<'_>, expect: Expect) {
+        let text = serde_json::to_string(&params).expect("serialises");
+        expect.assert_eq(&text);
+    }
+
+    fn info() -> Implementation {
+        Implementation {
+            name: "switchboard".into(),
+            version: "1".into(),
+            title: None,
+        }
+    }
+
+    #[test]
+    fn tool_calls_in_both_eras() {
+        let arguments = json!({"text": "hi"});
+        let legacy = MetaPrefix::default();
+        check(
+            RequestParams {
+                base: BaseParams::ToolCall {
+                    name: "echo",
+                    arguments: Some(&arguments),
+                },
+                input: None,
+                meta: &legacy,
+                progress_token: Some(&RequestId::from(3)),
+            },
+            expect![[r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":3}}"#]],
+        );
+        let modern = MetaPrefix::modern("2026-07-28", &json!({}), &info());
+        let input = InputRound {
+            responses: json!({"k": {"action": "accept"}}),
+            state: Some(json!("s1")),
+        };
+        check(
+            RequestParams {
+                base: BaseParams::ToolCall {
+                    name: "echo",
+                    arguments: None,
+                },
+                input: Some(&input),
+                meta: &modern,
+                progress_token: Some(&RequestId::from(4)),
+            },
+            expect![[
+                r#"{"name":"echo","inputResponses":{"k":{"action":"accept"}},"requestState":"s1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"progressToken":4}}"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn caller_params_and_meta_are_kept() {
+        let modern = MetaPrefix::modern("2026-07-28", &json!({"roots": {}}), &info());
+        let base = json!({"_meta": {"mine": 1, "progressToken": "theirs"}, "uri": "file:///a"});
+        check(
+            RequestParams {
+                base: BaseParams::Tree(&base),
+                input: None,
+                meta: &modern,
+                progress_token: Some(&RequestId::from(5)),
+            },
+            expect![[
+                r#"{"_meta":{"mine":1,"progressToken":5,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"}},"uri":"file:///a"}"#
+            ]],
+        );
+        let legacy = MetaPrefix::default();
+        let plain = json!({"cursor": "c"});
+        check(
+            RequestParams {
+                base: BaseParams::Tree(&plain),
+                input: None,
+                meta: &legacy,
+                progress_token: None,
+            },
+            expect![[r#"{"cursor":"c"}"#]],
+        );
+        let odd = json!({"_meta": 7});
+        check(
+            RequestParams {
+                base: BaseParams::Tree(&odd),
+                input: None,
+                meta: &modern,
+                progress_token: None,
+            },
+            expect![[r#"{"_meta":7}"#]],
+        );
+        check(
+            RequestParams {
+                base: BaseParams::Tree(&Value::Null),
+                input: None,
+                meta: &modern,
+                progress_token: None,
+            },
+            expect![[r#"null"#]],
+        );
+    }
+}

@@ -1,0 +1,569 @@
+//! The connection's decoding of inbound frames: the envelope's fields (`jsonrpc`, `id`,
+//! `method`, `params`, `result`, `error`) are read straight from the text, and a response's
+//! `result` stays JSON text until its caller parses it, so no `Value` tree is built (or
+//! dropped) for the common case of a response to a waiting request.
+//!
+//! The outcome is the same as [`decode`]'s for every frame: rare frames where skipping a
+//! value would be laxer than building it (`\u` escapes, which may hold unpaired surrogates;
+//! deep nesting), batches, and every frame the fast reader rejects are handed to
+//! [`decode`] itself, so malformed frames keep their exact kinds and messages.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::message::{
+    ErrorObject, Malformed, MalformedKind, Message, Notification, Request, RequestId, Response,
+    decode, error_object,
+};
+
+/// More `{`/`[` bytes than this in a frame sends it to the exact path: `Value` parsing has a
+/// nesting limit (128) that skipping a raw value does not enforce.
+const MAX_FAST_OPENERS: usize = 100;
+
+/// A response's `result`: still JSON text (fast path) or already a tree (exact path).
+#[derive(Debug)]
+pub(crate) enum ResultJson<'a> {
+    /// The result's text, borrowed from the frame.
+    Text(&'a RawValue),
+    /// The result, parsed.
+    Tree(Value),
+}
+
+impl ResultJson<'_> {
+    /// The result as owned JSON text (what a waiting caller receives).
+    pub(crate) fn into_raw(self) -> Box<RawValue> {
+        match self {
+            ResultJson::Text(raw) => raw.to_owned(),
+            // A `Value` always serialises; `null` is unreachable but keeps this panic-free.
+            ResultJson::Tree(value) => serde_json::value::to_raw_value(&value)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        }
+    }
+
+    /// The result as a tree.
+    #[cfg(test)]
+    fn into_value(self) -> Result<Value, serde_json::Error> {
+        match self {
+            ResultJson::Text(raw) => serde_json::from_str(raw.get()),
+            ResultJson::Tree(value) => Ok(value),
+        }
+    }
+}
+
+/// One decoded frame, with a response's result possibly still as text.
+#[derive(Debug)]
+pub(crate) enum Decoded<'a> {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response.
+    Response {
+        /// As in [`Response::id`].
+        id: Option<RequestId>,
+        /// The result or the error.
+        outcome: Result<ResultJson<'a>, ErrorObject>,
+    },
+}
+
+impl From<Message> for Decoded<'_> {
+    fn from(message: Message) -> Self {
+        match message {
+            Message::Request(request) => Decoded::Request(request),
+            Message::Notification(notification) => Decoded::Notification(notification),
+            Message::Response(Response { id, outcome }) => Decoded::Response {
+                id,
+                outcome: outcome.map(ResultJson::Tree),
+            },
+        }
+    }
+}
+
+/// Decodes one frame (without its line terminator) like [`decode`], leaving a response's
+/// result as text where that cannot change the outcome.
+pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
+    let frame = frame.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(frame);
+    let first = frame.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    let exact = || decode(frame).map(Decoded::from);
+    if first != Some(b'{') || needs_exact_path(frame) {
+        return exact();
+    }
+    let Ok(text) = std::str::from_utf8(frame) else {
+        return exact();
+    };
+    match serde_json::from_str::<Envelope<'_>>(text) {
+        Ok(envelope) => envelope
+            .classify()
+            .map_err(|kind| Malformed::new(kind, frame)),
+        // The exact path produces the same error kind and message as before.
+        Err(_) => exact(),
+    }
+}
+
+/// Whether skipping parts of this frame could accept what building a tree rejects.
+fn needs_exact_path(frame: &[u8]) -> bool {
+    let deep = frame.len() > MAX_FAST_OPENERS
+        && frame.iter().filter(|&&b| b == b'{' || b == b'[').count() > MAX_FAST_OPENERS;
+    deep || (frame.contains(&b'\\') && frame.windows(2).any(|pair| pair == b"\\u"))
+}
+
+/// The top-level fields of a message; others are skipped. A repeated key keeps its last
+/// value, as when building a tree.
+#[derive(Default)]
+struct Envelope<'a> {
+    version_is_2_0: Option<bool>,
+    id: Option<IdField>,
+    method: Option<MethodField>,
+    params: Option<Value>,
+    result: Option<&'a RawValue>,
+    error: Option<Value>,
+}
+
+impl<'a> Envelope<'a> {
+    /// The same rules, in the same order, as `message::classify`.
+    fn classify(self) -> Result<Decoded<'a>, MalformedKind> {
+        if self.version_is_2_0 != Some(true) {
+            return Err(MalformedKind::WrongVersion);
+        }
+        let invalid = |why: &str| MalformedKind::InvalidMessage(why.to_owned());
+        if let Some(method) = self.method {
+            let MethodField::Text(method) = method else {
+                return Err(invalid("`method` is not a string"));
+            };
+            if self.result.is_some() || self.error.is_some() {
+                return Err(invalid("has both `method` and `result`/`error`"));
+            }
+            let params = self.params;
+            if let Some(p) = &params
+                && !(p.is_object() || p.is_array())
+            {
+                return Err(invalid("`params` is neither an object nor an array"));
+            }
+            return match self.id {
+                None => Ok(Decoded::Notification(Notification { method, params })),
+                Some(IdField::Valid(id)) => Ok(Decoded::Request(Request { id, method, params })),
+                Some(_) => Err(invalid("request `id` is not a string or an integer")),
+            };
+        }
+        let id = match self.id {
+            None => return Err(invalid("no `method` and no `id`")),
+            Some(IdField::Null) => None,
+            Some(IdField::Valid(id)) => Some(id),
+            Some(IdField::Invalid) => {
+                return Err(invalid("response `id` is not a string or an integer"));
+            }
+        };
+        let outcome = match (self.result, self.error) {
+            (Some(_), Some(_)) => return Err(invalid("response has both `result` and `error`")),
+            (None, None) => return Err(invalid("response has neither `result` nor `error`")),
+            (Some(result), None) => {
+                if id.is_none() {
+                    return Err(invalid("result response with a null `id`"));
+                }
+                Ok(ResultJson::Text(result))
+            }
+            (None, Some(error)) => Err(error_object(error)?),
+        };
+        Ok(Decoded::Response { id, outcome })
+    }
+}
+
+enum EnvelopeKey {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EnvelopeKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = EnvelopeKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<EnvelopeKey, E> {
+                Ok(match key {
+                    "jsonrpc" => EnvelopeKey::Jsonrpc,
+                    "id" => EnvelopeKey::Id,
+                    "method" => EnvelopeKey::Method,
+                    "params" => EnvelopeKey::Params,
+                    "result" => EnvelopeKey::Result,
+                    "error" => EnvelopeKey::Error,
+                    _ => EnvelopeKey::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EnvelopeVisitor;
+        impl<'de> Visitor<'de> for EnvelopeVisitor {
+            type Value = Envelope<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(key) = map.next_key::<EnvelopeKey>()? {
+                    match key {
+                        EnvelopeKey::Jsonrpc => {
+                            envelope.version_is_2_0 = Some(map.next_value::<Version>()?.0);
+                        }
+                        EnvelopeKey::Id => envelope.id = Some(map.next_value()?),
+                        EnvelopeKey::Method => envelope.method = Some(map.next_value()?),
+                        EnvelopeKey::Params => envelope.params = Some(map.next_value()?),
+                        EnvelopeKey::Result => envelope.result = Some(map.next_value()?),
+                        EnvelopeKey::Error => envelope.error = Some(map.next_value()?),
+                        EnvelopeKey::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(envelope)
+            }
+        }
+        deserializer.deserialize_map(EnvelopeVisitor)
+    }
+}
+
+/// Reads any JSON value, classifying it with `classify_*` callbacks; containers are skipped.
+macro_rules! scalar_visitor {
+    ($visitor:ident, $out:ty, expecting = $expecting:literal, other = $other:expr,
+     str = |$s:ident| $on_str:expr, i64 = |$i:ident| $on_i64:expr, u64 = |$u:ident| $on_u64:expr,
+     unit = $on_unit:expr) => {
+        struct $visitor;
+        impl<'de> Visitor<'de> for $visitor {
+            type Value = $out;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str($expecting)
+            }
+            fn visit_str<E: de::Error>(self, $s: &str) -> Result<$out, E> {
+                Ok($on_str)
+            }
+            fn visit_i64<E: de::Error>(self, $i: i64) -> Result<$out, E> {
+                Ok($on_i64)
+            }
+            fn visit_u64<E: de::Error>(self, $u: u64) -> Result<$out, E> {
+                Ok($on_u64)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<$out, E> {
+                Ok($other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<$out, E> {
+                Ok($other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<$out, E> {
+                Ok($on_unit)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<$out, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok($other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$out, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok($other)
+            }
+        }
+    };
+}
+
+/// `jsonrpc`: whether it is the string `"2.0"`.
+struct Version(bool);
+
+scalar_visitor!(
+    VersionVisitor,
+    Version,
+    expecting = "a version",
+    other = Version(false),
+    str = |s| Version(s == "2.0"),
+    i64 = |_n| Version(false),
+    u64 = |_n| Version(false),
+    unit = Version(false)
+);
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
+/// `id`: an integer or string id, `null`, or anything else.
+enum IdField {
+    Valid(RequestId),
+    Null,
+    Invalid,
+}
+
+scalar_visitor!(
+    IdVisitor,
+    IdField,
+    expecting = "an id",
+    other = IdField::Invalid,
+    str = |s| IdField::Valid(RequestId::String(Arc::from(s))),
+    i64 = |n| IdField::Valid(RequestId::Number(n)),
+    u64 = |n| match i64::try_from(n) {
+        Ok(n) => IdField::Valid(RequestId::Number(n)),
+        Err(_) => IdField::Invalid,
+    },
+    unit = IdField::Null
+);
+
+impl<'de> Deserialize<'de> for IdField {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// `method`: a string or anything else.
+enum MethodField {
+    Text(String),
+    NotText,
+}
+
+scalar_visitor!(
+    MethodVisitor,
+    MethodField,
+    expecting = "a method",
+    other = MethodField::NotText,
+    str = |s| MethodField::Text(s.to_owned()),
+    i64 = |_n| MethodField::NotText,
+    u64 = |_n| MethodField::NotText,
+    unit = MethodField::NotText
+);
+
+impl<'de> Deserialize<'de> for MethodField {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MethodVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    /// Decodes with both paths, checks they agree, and shows the fast path's view.
+    fn check(input: &str, expect: Expect) {
+        let fast = decode_borrowed(input.as_bytes());
+        let exact = decode(input.as_bytes());
+        let actual = match fast {
+            Ok(Decoded::Response { id, outcome }) => {
+                let shown = match &outcome {
+                    Ok(ResultJson::Text(raw)) => format!("Ok(text {})", raw.get()),
+                    Ok(ResultJson::Tree(value)) => format!("Ok(tree {value})"),
+                    Err(error) => format!("Err({error:?})"),
+                };
+                let outcome = outcome.map(|r| r.into_value().expect("valid result"));
+                assert_eq!(
+                    exact,
+                    Ok(Message::Response(Response {
+                        id: id.clone(),
+                        outcome
+                    })),
+                    "paths disagree"
+                );
+                format!("response id={id:?} {shown}")
+            }
+            Ok(Decoded::Request(request)) => {
+                assert_eq!(
+                    exact,
+                    Ok(Message::Request(request.clone())),
+                    "paths disagree"
+                );
+                format!("{request:?}")
+            }
+            Ok(Decoded::Notification(notification)) => {
+                assert_eq!(
+                    exact,
+                    Ok(Message::Notification(notification.clone())),
+                    "paths disagree"
+                );
+                format!("{notification:?}")
+            }
+            Err(malformed) => {
+                assert_eq!(exact, Err(malformed.clone()), "paths disagree");
+                format!("malformed: {malformed}")
+            }
+        };
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn response_result_stays_text() {
+        check(
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]},"extra":[1,{"a":null}]}"#,
+            expect![[r#"response id=Some(3) Ok(text {"content":[{"type":"text","text":"hi"}]})"#]],
+        );
+        check(
+            r#"{"result":"plain","id":"r","jsonrpc":"2.0"}"#,
+            expect![[r#"response id=Some("r") Ok(text "plain")"#]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"result":{"a":2}}"#,
+            expect![[r#"response id=Some(1) Ok(text {"a":2})"#]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+            expect![[r#"response id=Some(1) Ok(text null)"#]],
+        );
+    }
+
+    #[test]
+    fn ids_keep_their_kind() {
+        check(
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+            expect![[r#"response id=Some(7) Ok(text {})"#]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            expect![[r#"response id=Some("7") Ok(text {})"#]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"result":{}}"#,
+            expect![[
+                r#"malformed: not a JSON-RPC message: response `id` is not a string or an integer (54 bytes): {"jsonrpc":"2.0","id":9223372036854775808,"result":{}}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":[7],"method":"x"}"#,
+            expect![[
+                r#"malformed: not a JSON-RPC message: request `id` is not a string or an integer (39 bytes): {"jsonrpc":"2.0","id":[7],"method":"x"}"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn error_data_is_kept() {
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no","data":{"supported":["2025-11-25"]}}}"#,
+            expect![[
+                r#"response id=Some(1) Err(ErrorObject { code: -32022, message: "no", data: Some(Object {"supported": Array [String("2025-11-25")]}) })"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#,
+            expect![[
+                r#"response id=None Err(ErrorObject { code: -32700, message: "parse error", data: None })"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn requests_and_notifications() {
+        check(
+            r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#,
+            expect![[r#"Request { id: "a", method: "ping", params: None }"#]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+            expect![[
+                r#"Notification { method: "notifications/progress", params: Some(Object {"progress": Number(1)}) }"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","method":"m","params":3}"#,
+            expect![[
+                r#"malformed: not a JSON-RPC message: `params` is neither an object nor an array (41 bytes): {"jsonrpc":"2.0","method":"m","params":3}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","method":{"a":1}}"#,
+            expect![[
+                r#"malformed: not a JSON-RPC message: `method` is not a string (34 bytes): {"jsonrpc":"2.0","method":{"a":1}}"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn malformed_frames() {
+        check(
+            "Server started on stdio",
+            expect![[
+                r#"malformed: non-JSON text on the protocol channel (23 bytes): Server started on stdio"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":}}"#,
+            expect![[
+                r#"malformed: invalid JSON: expected value at line 1 column 39 (40 bytes): {"jsonrpc":"2.0","id":1,"result":{"a":}}"#
+            ]],
+        );
+        check(
+            r#"{"id":1,"result":{}}"#,
+            expect![[
+                r#"malformed: `jsonrpc` missing or not "2.0" (20 bytes): {"id":1,"result":{}}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":2.0,"id":1,"result":{}}"#,
+            expect![[
+                r#"malformed: `jsonrpc` missing or not "2.0" (34 bytes): {"jsonrpc":2.0,"id":1,"result":{}}"#
+            ]],
+        );
+        check(
+            r#"[{"jsonrpc":"2.0","method":"x"}]"#,
+            expect![[
+                r#"malformed: a JSON-RPC batch, which is not allowed (32 bytes): [{"jsonrpc":"2.0","method":"x"}]"#
+            ]],
+        );
+        check(
+            r#""just a string""#,
+            expect![[
+                r#"malformed: non-JSON text on the protocol channel (15 bytes): "just a string""#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+            expect![[
+                r#"malformed: not a JSON-RPC message: response has both `result` and `error` (69 bytes): {"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}"#,
+            expect![[
+                r#"malformed: invalid JSON: EOF while parsing an object at line 1 column 47 (47 bytes): {"jsonrpc":"2.0","id":1,"result":{},"result":{}"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn laxer_frames_take_the_exact_path() {
+        // An unpaired surrogate inside a result: skipping it would accept it.
+        check(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\\ud800\"}}",
+            expect![[
+                r#"malformed: invalid JSON: unexpected end of hex escape at line 1 column 46 (48 bytes): {"jsonrpc":"2.0","id":1,"result":{"t":"\\ud800"}}"#
+            ]],
+        );
+        check(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\\u00e9\"}}",
+            expect![[r#"response id=Some(1) Ok(tree {"t":"é"})"#]],
+        );
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let decoded = decode_borrowed(deep.as_bytes());
+        assert!(matches!(
+            decoded,
+            Err(Malformed {
+                kind: MalformedKind::InvalidJson(_),
+                ..
+            })
+        ));
+    }
+}
