@@ -4,6 +4,7 @@
 //
 //   node bench/ts_client.mjs [--sdk DIR] [--calls N] [--warmup W] [--inflight K]
 //        [--tool echo] [--arg text] [--text hello] --server PROGRAM ARGS...
+//   node bench/ts_client.mjs [...] --url http://127.0.0.1:PORT/mcp   (Streamable HTTP)
 //
 // --server must come last. The SDK is loaded from --sdk (default: the pinned copy that
 // scripts/peers.sh installs under target/peers/npm), since ESM imports do not honour
@@ -15,6 +16,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const opts = {
   sdk: resolve(here, '../target/peers/npm/node_modules/@modelcontextprotocol/sdk'),
   calls: 1000, warmup: 50, inflight: 1, tool: 'echo', arg: 'text', text: 'hello', server: [],
+  url: null,
 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -30,10 +32,13 @@ for (let i = 0; i < argv.length; i++) {
     case '--tool': opts.tool = value; break;
     case '--arg': opts.arg = value; break;
     case '--text': opts.text = value; break;
+    case '--url': opts.url = value; break;
     default: throw new Error(`unknown flag ${flag}`);
   }
 }
-if (opts.server.length === 0) throw new Error('--server PROGRAM ARGS... is required (last)');
+if (opts.server.length === 0 && !opts.url) {
+  throw new Error('--server PROGRAM ARGS... (last) or --url URL is required');
+}
 
 const load = (rel) => import(pathToFileURL(join(opts.sdk, rel)).href);
 const { Client } = await load('dist/esm/client/index.js');
@@ -41,11 +46,13 @@ const { StdioClientTransport } = await load('dist/esm/client/stdio.js');
 
 const now = () => process.hrtime.bigint();
 const started = now();
-const transport = new StdioClientTransport({
-  command: opts.server[0],
-  args: opts.server.slice(1),
-  stderr: 'inherit',
-});
+const transport = opts.url
+  ? new (await load('dist/esm/client/streamableHttp.js')).StreamableHTTPClientTransport(new URL(opts.url))
+  : new StdioClientTransport({
+    command: opts.server[0],
+    args: opts.server.slice(1),
+    stderr: 'inherit',
+  });
 // The client tells the transport the negotiated version through this optional hook.
 let protocol = null;
 const setVersion = transport.setProtocolVersion?.bind(transport);

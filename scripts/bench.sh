@@ -2,14 +2,20 @@
 # Switchboard's benchmarks, from a fresh clone (see BENCHMARKS.md):
 #
 #   scripts/bench.sh            full run: installs the peers, builds release binaries, runs
-#                               every scenario (1 warm-up + 5 measured rounds, three CPU
-#                               regimes: pinned, unpinned, split; callgrind), rewrites
-#                               BENCHMARKS.md and target/bench/results.json (~5 min)
+#                               scenarios 1-3 (1 warm-up + 5 measured rounds, three CPU
+#                               regimes, HTTP unpinned only; callgrind) and the start-up
+#                               scenarios 4-6 (1 warm-up + 10 rounds, unpinned), rewrites
+#                               BENCHMARKS.md and target/bench/results.json (~7 min)
 #   scripts/bench.sh --smoke    one tiny unpinned round (50 calls; ours, raw pipe, rmcp, TS,
-#                               Python); writes target/bench/SMOKE.md and smoke-results.json only
+#                               Python; 3-server cold start, 200-tool catalog, one-shot CLI);
+#                               writes target/bench/SMOKE.md and smoke-results.json only
 #
 # Any other arguments are passed to `switchboard-bench run` (try `--help`), e.g.
 #   scripts/bench.sh --rounds 7 --only seq/fixture --no-callgrind
+#   scripts/bench.sh --only cold,scale,rss,oneshot --json target/bench/startup.json \
+#     --out target/bench/STARTUP.md    # start-up scenarios only, then merge them into the
+#                                     # report of the last full run with
+#   target/release/switchboard-bench report --merge target/bench/startup.json [--save]
 # Environment: BENCH_TIMEOUT (seconds for the whole run, default 2400; smoke 300),
 # BENCH_BUILD_TIMEOUT (seconds for the release build, default 1800), BENCH_LOCKED (default 1:
 # build with --locked like scripts/test.sh; 0 lets cargo update Cargo.lock).
@@ -21,7 +27,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
 if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi
@@ -33,10 +39,10 @@ if [ "${BENCH_LOCKED:-1}" != 0 ]; then locked=(--locked); fi
 echo "bench: installing interop peers (node 22, server-everything + TS SDK, python mcp)" >&2
 scripts/peers.sh
 
-echo "bench: building release binaries (switchboard-bench, switchboard-fixture, switchboard-rmcp-peer)" >&2
+echo "bench: building release binaries (switchboard-bench, switchboard-fixture, switchboard-rmcp-peer, switchboard)" >&2
 timeout --kill-after=10 "$build_timeout" cargo build --release "${locked[@]}" \
-  -p switchboard-bench -p switchboard-testkit -p switchboard-rmcp-peer \
-  --bin switchboard-bench --bin switchboard-fixture --bin switchboard-rmcp-peer
+  -p switchboard-bench -p switchboard-testkit -p switchboard-rmcp-peer -p switchboard-cli \
+  --bin switchboard-bench --bin switchboard-fixture --bin switchboard-rmcp-peer --bin switchboard
 
 # Hold the peers' install lock while measuring, so that a concurrent scripts/peers.sh
 # (another checkout's test run, an edited pin) waits instead of reinstalling node or the

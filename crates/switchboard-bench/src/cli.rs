@@ -24,12 +24,70 @@ pub enum Command {
     RawPipeClient(ClientArgs),
     /// The other end of the floor: answers every line with the same canned JSON line.
     RawPipeServer,
-    /// A minimal blocking Rust MCP server with one tool, `echo {text|message}`.
-    TrivialServer,
+    /// A minimal blocking Rust MCP server with one tool, `echo {text|message}` (or, with
+    /// `--tools N`, a paged catalog of N echo tools).
+    TrivialServer(TrivialArgs),
+    /// Scenario 4: enables `--servers` fixture servers at once through `switchboard-runtime`
+    /// and times it against one server's own start; prints one JSON line of metrics.
+    ColdStart(StartupArgs),
+    /// Scenario 6: enables one server with a `--tools` catalog through the runtime and times
+    /// enable → snapshot published; prints one JSON line of metrics.
+    Scale(StartupArgs),
+    /// Scenario 6: this process's RSS growth with `--servers` fixture servers enabled
+    /// through the runtime; prints one JSON line of metrics.
+    Rss(StartupArgs),
+    /// Scenario 5's baseline: spawn the server, initialize, make one echo call (timed), shut
+    /// down; prints one JSON line of metrics.
+    BareStart(ClientArgs),
+    /// Runs a command to its end and prints its wall time and peak RSS (getrusage of the
+    /// reaped children: the largest of the command and the descendants it waited for).
+    MeasureChild(MeasureArgs),
     /// The driver: every client against every server, interleaved rounds, three CPU regimes.
     Run(RunArgs),
     /// Re-renders the report from a saved results file (e.g. after editing bench/NOTES.md).
     Report(ReportArgs),
+}
+
+/// Arguments of `trivial-server`.
+#[derive(Debug, Clone, Args)]
+pub struct TrivialArgs {
+    /// Serve a catalog of this many echo tools instead of the one `echo` (0: just `echo`).
+    #[arg(long, default_value_t = 0)]
+    pub tools: usize,
+    /// Tools per `tools/list` page with `--tools`.
+    #[arg(long, default_value_t = 1000)]
+    pub page_size: usize,
+}
+
+/// Arguments of the runtime scenarios (`cold-start`, `scale`, `rss`).
+#[derive(Debug, Clone, Args)]
+pub struct StartupArgs {
+    /// Servers enabled at once (`cold-start`, `rss`).
+    #[arg(long, default_value_t = 20)]
+    pub servers: usize,
+    /// Tools in the catalog (`scale`).
+    #[arg(long, default_value_t = 10_000)]
+    pub tools: usize,
+    /// Tools per `tools/list` page (`scale`).
+    #[arg(long, default_value_t = 1000)]
+    pub page_size: usize,
+    /// Timed solo starts of one server before the parallel start (`cold-start`).
+    #[arg(long, default_value_t = 5)]
+    pub solo: usize,
+    /// Tokio runtime flavour of the host.
+    #[arg(long, value_enum, default_value = "multi")]
+    pub runtime: RuntimeKind,
+    /// The fixture server binary (default: `switchboard-fixture` next to this binary).
+    #[arg(long)]
+    pub fixture: Option<PathBuf>,
+}
+
+/// Arguments of `measure-child`.
+#[derive(Debug, Clone, Args)]
+pub struct MeasureArgs {
+    /// The command and its arguments.
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
 }
 
 /// Arguments of `report`.
@@ -44,6 +102,14 @@ pub struct ReportArgs {
     /// Hand-written notes appended to the report.
     #[arg(long, default_value = "bench/NOTES.md")]
     pub notes: PathBuf,
+    /// Another results file whose scenario 4–6 measurements (if it has any) and scenario 3
+    /// (HTTP) rows (if it has any) replace those of `--json` (e.g. from `run --only
+    /// cold,scale,rss,oneshot --json target/bench/startup.json`).
+    #[arg(long)]
+    pub merge: Option<PathBuf>,
+    /// With `--merge`: also write the merged results back to `--json`.
+    #[arg(long)]
+    pub save: bool,
 }
 
 /// Which tokio runtime a Rust client uses.
@@ -103,8 +169,12 @@ pub struct ClientArgs {
     /// Tokio runtime flavour (Rust clients).
     #[arg(long, value_enum, default_value = "current")]
     pub runtime: RuntimeKind,
+    /// A Streamable HTTP server's URL to connect to instead of spawning `--server` (our
+    /// client and the TS client).
+    #[arg(long)]
+    pub url: Option<String>,
     /// The server's program and arguments (must be last).
-    #[arg(long, required = true, num_args = 1.., allow_hyphen_values = true)]
+    #[arg(long, required_unless_present = "url", num_args = 1.., allow_hyphen_values = true)]
     pub server: Vec<String>,
 }
 
@@ -148,6 +218,9 @@ pub struct RunArgs {
     /// Only run cases whose id contains one of these strings (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
+    /// Rounds of the start-up scenarios (4–6; each round runs each of them once).
+    #[arg(long, default_value_t = 10)]
+    pub startup_rounds: usize,
     /// Longest one client run may take before it is killed, in seconds.
     #[arg(long, default_value_t = 120)]
     pub case_timeout_s: u64,

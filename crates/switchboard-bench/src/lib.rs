@@ -9,6 +9,9 @@
 //! - [`raw_pipe`]: the floor, two processes passing the same JSON bytes back and forth over
 //!   blocking pipes with no MCP logic;
 //! - [`trivial_server`]: a minimal blocking Rust MCP echo server;
+//! - [`startup`]: the start-up scenarios (cold start of many servers through
+//!   `switchboard-runtime`, a 10,000-tool catalog, RSS with many live servers, the one-shot
+//!   CLI's baseline and a wall-time/peak-RSS wrapper);
 //! - [`driver`]: runs every client against every server in interleaved rounds, in three CPU
 //!   regimes, measures instructions per call with callgrind, and writes the report
 //!   ([`report`]) and the raw numbers.
@@ -29,5 +32,6 @@ pub mod ours;
 pub mod raw_pipe;
 pub mod report;
 pub mod rmcp_client;
+pub mod startup;
 pub mod stats;
 pub mod trivial_server;

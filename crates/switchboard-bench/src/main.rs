@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use switchboard_bench::cli::{Cli, ClientArgs, Command};
+use switchboard_bench::startup::{self, Metrics};
 use switchboard_bench::stats::RunResult;
 use switchboard_bench::{driver, ours, raw_pipe, rmcp_client, trivial_server};
 
@@ -19,7 +20,30 @@ fn main() -> ExitCode {
         Command::ClientRmcp(args) => client("rmcp", &args, rmcp_client::run),
         Command::RawPipeClient(args) => client("raw", &args, raw_pipe::run),
         Command::RawPipeServer => raw_pipe::serve().map_err(anyhow::Error::from),
-        Command::TrivialServer => trivial_server::serve().map_err(anyhow::Error::from),
+        Command::TrivialServer(args) => {
+            trivial_server::serve(args.tools, args.page_size).map_err(anyhow::Error::from)
+        }
+        Command::ColdStart(args) => metrics(
+            "cold-start",
+            startup::block_on(args.runtime, || startup::cold_start(&args)),
+        ),
+        Command::Scale(args) => metrics(
+            "scale",
+            std::env::current_exe()
+                .map_err(anyhow::Error::from)
+                .and_then(|bench| {
+                    startup::block_on(args.runtime, || startup::scale(&args, &bench))
+                }),
+        ),
+        Command::Rss(args) => metrics(
+            "rss",
+            startup::block_on(args.runtime, || startup::rss(&args)),
+        ),
+        Command::BareStart(args) => metrics(
+            "bare-start",
+            startup::block_on(args.runtime, || startup::bare_start(&args)),
+        ),
+        Command::MeasureChild(args) => metrics("measure-child", startup::measure_child(&args)),
         Command::Run(args) => driver::run(&args),
         Command::Report(args) => driver::rerender(&args),
     };
@@ -39,5 +63,11 @@ fn client(
 ) -> anyhow::Result<()> {
     let result = run(args).map_err(|e| e.context(format!("{name} client")))?;
     println!("{}", result.to_line());
+    Ok(())
+}
+
+fn metrics(name: &str, outcome: anyhow::Result<Metrics>) -> anyhow::Result<()> {
+    let metrics = outcome.map_err(|e| e.context(name.to_owned()))?;
+    println!("{}", startup::to_line(&metrics));
     Ok(())
 }

@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use switchboard_protocol::ContentBlock;
 use switchboard_session::{CallOptions, Session, SessionConfig};
+use switchboard_wire::http::HttpOptions;
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::task::JoinSet;
 
@@ -21,23 +22,29 @@ pub fn run(args: &ClientArgs) -> anyhow::Result<RunResult> {
 
 /// The benchmark itself, on the caller's runtime.
 pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
-    let Some((program, server_args)) = args.server.split_first() else {
-        bail!("--server needs a command");
-    };
-    let spec = ProcessSpec {
-        program: program.clone(),
-        args: server_args.to_vec(),
-        env: Vec::new(),
-        cwd: None,
-    };
     let started = Instant::now();
-    let session = Session::spawn_stdio(
-        &spec,
-        StdioOptions::new("bench"),
-        SessionConfig::new("bench"),
-    )
-    .await
-    .with_context(|| format!("connecting to {spec:?}"))?;
+    let session = if let Some(url) = &args.url {
+        Session::connect_http(HttpOptions::new("bench", url), SessionConfig::new("bench"))
+            .await
+            .with_context(|| format!("connecting to {url}"))?
+    } else {
+        let Some((program, server_args)) = args.server.split_first() else {
+            bail!("--server needs a command");
+        };
+        let spec = ProcessSpec {
+            program: program.clone(),
+            args: server_args.to_vec(),
+            env: Vec::new(),
+            cwd: None,
+        };
+        Session::spawn_stdio(
+            &spec,
+            StdioOptions::new("bench"),
+            SessionConfig::new("bench"),
+        )
+        .await
+        .with_context(|| format!("connecting to {spec:?}"))?
+    };
     let init = started.elapsed();
     let protocol = Some(session.negotiated().protocol_version.clone());
     let arguments = json!({ args.arg.as_str(): args.text.as_str() });

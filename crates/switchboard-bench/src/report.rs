@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 
 use crate::callgrind::CallgrindReport;
-use crate::driver::{Case, ClientKind, Regime, Results, Scenario, ServerKind, Summary};
+use crate::driver::{
+    Case, ClientKind, Regime, Results, Scenario, ServerKind, StartupCase, Summary,
+};
 
 /// A goal and whether the run met it.
 #[derive(Debug, Clone)]
@@ -152,7 +154,388 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
             _ => None,
         },
     });
+    let http = |client| {
+        rate(
+            results,
+            Regime::Unpinned,
+            Sequential,
+            EverythingHttp,
+            client,
+        )
+    };
+    if let (Some(o), Some(t)) = (http(Ours), http(Ts)) {
+        checks.push(GoalCheck {
+            goal: "HTTP round trip on loopback (server-everything) vs the TS SDK client (no \
+                   numeric target set; reported)"
+                .into(),
+            regime: Some(Regime::Unpinned),
+            measured: format!(
+                "{} vs {} calls/s = {:.2}×",
+                thousands(o),
+                thousands(t),
+                o / t
+            ),
+            met: None,
+        });
+    }
+    checks.extend(startup_goals(results));
     checks
+}
+
+/// The measured rounds' values of one start-up metric.
+pub fn startup_values(results: &Results, case: StartupCase, key: &str) -> Vec<f64> {
+    results
+        .startup
+        .iter()
+        .filter(|s| s.round >= 1 && s.case == case)
+        .filter_map(|s| s.metrics.as_ref()?.get(key).copied())
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// Median of a start-up metric over the measured rounds.
+fn startup_median(results: &Results, case: StartupCase, key: &str) -> Option<f64> {
+    let values = startup_values(results, case, key);
+    (!values.is_empty()).then(|| crate::stats::median(&values))
+}
+
+/// The goals of scenarios 4–6 (measured unpinned, one fresh process per round).
+fn startup_goals(results: &Results) -> Vec<GoalCheck> {
+    use StartupCase::*;
+    let Some(sizes) = &results.startup_settings else {
+        return Vec::new();
+    };
+    let m = |case, key| startup_median(results, case, key);
+    let unmeasured = || ("not measured".to_owned(), None);
+    let mut checks = Vec::new();
+    let (measured, met) = match (m(ColdStart, "parallel_ms"), m(ColdStart, "solo_median_ms")) {
+        (Some(p), Some(s)) if s > 0.0 => (
+            format!("{p:.1} ms vs {s:.1} ms alone = {:.2}×", p / s),
+            Some(p / s <= 1.2),
+        ),
+        _ => unmeasured(),
+    };
+    checks.push(GoalCheck {
+        goal: format!(
+            "cold start: {} servers enabled in parallel ≤ 1.2× the slowest single server's own start",
+            sizes.cold_servers
+        ),
+        regime: Some(Regime::Unpinned),
+        measured,
+        met,
+    });
+    let (measured, met) = match m(Scale, "enable_to_snapshot_ms") {
+        Some(v) => (format!("{v:.1} ms"), Some(v <= 200.0)),
+        None => unmeasured(),
+    };
+    checks.push(GoalCheck {
+        goal: format!(
+            "scale: a {}-tool catalog listed and bridged (enable → snapshot published) ≤ 200 ms",
+            thousands(sizes.tools as f64)
+        ),
+        regime: Some(Regime::Unpinned),
+        measured,
+        met,
+    });
+    let (measured, met) = match m(Rss, "growth_kb") {
+        Some(v) => (format!("{:.1} MB", v / 1024.0), Some(v / 1024.0 <= 40.0)),
+        None => unmeasured(),
+    };
+    checks.push(GoalCheck {
+        goal: format!(
+            "scale: {} live servers' runtime RSS (growth of the host process) ≤ 40 MB",
+            sizes.rss_servers
+        ),
+        regime: Some(Regime::Unpinned),
+        measured,
+        met,
+    });
+    let (measured, met) = match (
+        m(OneshotCli, "wall_ms"),
+        m(OneshotBare, "inner_start_call_ms"),
+    ) {
+        (Some(c), Some(b)) => (
+            format!("{c:.1} ms vs {b:.1} ms (+{:.1} ms)", c - b),
+            Some(c <= b + 30.0),
+        ),
+        _ => unmeasured(),
+    };
+    checks.push(GoalCheck {
+        goal: "one-shot `switchboard call` ≤ the bare server start (spawn + initialize + one call) + 30 ms".into(),
+        regime: Some(Regime::Unpinned),
+        measured,
+        met,
+    });
+    let (measured, met) = match m(OneshotCli, "peak_rss_kb") {
+        Some(v) => (format!("{:.1} MB", v / 1024.0), Some(v / 1024.0 <= 20.0)),
+        None => unmeasured(),
+    };
+    checks.push(GoalCheck {
+        goal: "one-shot `switchboard call` peak RSS ≤ 20 MB".into(),
+        regime: Some(Regime::Unpinned),
+        measured,
+        met,
+    });
+    checks
+}
+
+/// `| label | median | min–max | extra |` for one start-up metric (`scale` divides the
+/// values, `unit` follows them), or nothing when it was not measured.
+fn startup_row(
+    md: &mut String,
+    results: &Results,
+    label: &str,
+    (case, key): (StartupCase, &str),
+    (scale, unit): (f64, &str),
+    extra: impl Fn(f64) -> String,
+) {
+    let values: Vec<f64> = startup_values(results, case, key)
+        .into_iter()
+        .map(|v| v / scale)
+        .collect();
+    if values.is_empty() {
+        return;
+    }
+    let median = crate::stats::median(&values);
+    let (lo, hi) = crate::stats::min_max(&values);
+    let _ = writeln!(
+        md,
+        "| {label} | {median:.1} {unit} | {lo:.1}–{hi:.1} {unit} | {} |",
+        extra(median)
+    );
+}
+
+fn render_startup(md: &mut String, results: &Results) {
+    use StartupCase::*;
+    let Some(sizes) = &results.startup_settings else {
+        return;
+    };
+    let ran = |case| {
+        results
+            .startup
+            .iter()
+            .any(|s| s.case == case && s.round >= 1)
+    };
+    let rounds = format!(
+        "Median over {} measured round(s){}; each round runs every start-up case once, in a fresh \
+         process, unpinned, the case order rotating.",
+        sizes.rounds,
+        if results.mode == "smoke" {
+            ""
+        } else {
+            " after one warm-up round"
+        }
+    );
+    if ran(ColdStart) {
+        let _ = writeln!(
+            md,
+            "## Scenario 4: cold start ({} fixture servers enabled in parallel)\n",
+            sizes.cold_servers
+        );
+        let _ = writeln!(
+            md,
+            "`switchboard-bench cold-start` (multi-thread tokio host): one untimed and {} timed solo \
+             starts of `switchboard-fixture` by a bare session (spawn + initialize + `tools/list`; \
+             the shutdown after each is not timed), then `Runtime::enable` with one fixture entry, \
+             then `Runtime::enable` with {} entries (returns when every server has settled and the \
+             snapshot is published; the run fails unless all are ready), then as many bare sessions \
+             started at once without the runtime (what the machine allows). The servers are identical, \
+             so the slowest single server's own start is the solo start; the goal uses its median \
+             (the slowest of the solo starts is shown too). {rounds}\n",
+            sizes.solo_starts, sizes.cold_servers
+        );
+        let solo = startup_median(results, ColdStart, "solo_median_ms");
+        let ratio = |v: f64| solo.map_or("–".into(), |s| format!("{:.2}×", v / s));
+        let _ = writeln!(
+            md,
+            "| measurement | median | min–max | × one server alone |\n|---|---:|---:|---:|"
+        );
+        startup_row(
+            md,
+            results,
+            &format!(
+                "**{} servers enabled at once** (`Runtime::enable`)",
+                sizes.cold_servers
+            ),
+            (ColdStart, "parallel_ms"),
+            (1.0, "ms"),
+            ratio,
+        );
+        startup_row(
+            md,
+            results,
+            "one server alone: spawn + initialize + `tools/list` (median of the round's solo starts)",
+            (ColdStart, "solo_median_ms"),
+            (1.0, "ms"),
+            ratio,
+        );
+        startup_row(
+            md,
+            results,
+            "slowest solo start of the round",
+            (ColdStart, "solo_max_ms"),
+            (1.0, "ms"),
+            ratio,
+        );
+        startup_row(
+            md,
+            results,
+            &format!(
+                "{} bare sessions started at once, no runtime (until the last has listed)",
+                sizes.cold_servers
+            ),
+            (ColdStart, "parallel_bare_ms"),
+            (1.0, "ms"),
+            ratio,
+        );
+        startup_row(
+            md,
+            results,
+            "one server through the runtime (`Runtime::enable`, one entry)",
+            (ColdStart, "enable_one_ms"),
+            (1.0, "ms"),
+            ratio,
+        );
+        let _ = writeln!(md);
+    }
+    if ran(OneshotCli) || ran(OneshotBare) {
+        let _ = writeln!(md, "## Scenario 5: one-shot CLI (`switchboard call`)\n");
+        let _ = writeln!(
+            md,
+            "`target/release/switchboard call --config <temp mcp.json> fixture echo '{{\"text\":\"hello\"}}'` \
+             run to its end by `switchboard-bench measure-child` (wall time from spawn to exit; peak \
+             RSS = `getrusage(RUSAGE_CHILDREN)` `ru_maxrss`, the largest of the CLI and the fixture it \
+             spawned and reaped), against the bare server start by the harness \
+             (`switchboard-bench bare-start`: spawn + initialize + one echo call timed inside the \
+             process, current-thread runtime; that process is measured the same way as a whole). \
+             {rounds}\n"
+        );
+        let bare = startup_median(results, OneshotBare, "inner_start_call_ms");
+        let over = |v: f64| bare.map_or("–".into(), |b| format!("{:+.1} ms", v - b));
+        let _ = writeln!(
+            md,
+            "| measurement | median | min–max | vs bare start |\n|---|---:|---:|---:|"
+        );
+        startup_row(
+            md,
+            results,
+            "**`switchboard call`**, wall time (spawn → exit)",
+            (OneshotCli, "wall_ms"),
+            (1.0, "ms"),
+            over,
+        );
+        startup_row(
+            md,
+            results,
+            "bare server start: spawn + initialize + one call (in the harness)",
+            (OneshotBare, "inner_start_call_ms"),
+            (1.0, "ms"),
+            over,
+        );
+        startup_row(
+            md,
+            results,
+            "the harness process, wall time (spawn → exit, incl. the server's shutdown)",
+            (OneshotBare, "wall_ms"),
+            (1.0, "ms"),
+            over,
+        );
+        startup_row(
+            md,
+            results,
+            "**`switchboard call`**, peak RSS",
+            (OneshotCli, "peak_rss_kb"),
+            (1024.0, "MB"),
+            |_| "–".into(),
+        );
+        startup_row(
+            md,
+            results,
+            "the harness process, peak RSS",
+            (OneshotBare, "peak_rss_kb"),
+            (1024.0, "MB"),
+            |_| "–".into(),
+        );
+        let _ = writeln!(md);
+    }
+    if ran(Scale) || ran(Rss) {
+        let _ = writeln!(md, "## Scenario 6: scale\n");
+        let _ = writeln!(
+            md,
+            "Catalog: `switchboard-bench trivial-server --tools {} --page-size {}` (tools shaped like \
+             the fixture's `many-tools` mode, pages pre-serialised so the server's cost is small), \
+             listed once by a bare session (spawn + initialize + every page) and then enabled through \
+             the runtime (`Runtime::enable` → snapshot published with every tool bridged; the run \
+             fails unless all {} are). RSS: `switchboard-bench rss` reads its own `VmRSS` after \
+             building the tokio runtime and the `Runtime` and again 200 ms after `enable` of {} \
+             fixture servers returned (every one ready). {rounds}\n",
+            sizes.tools,
+            sizes.page_size,
+            thousands(sizes.tools as f64),
+            sizes.rss_servers
+        );
+        let _ = writeln!(
+            md,
+            "| measurement | median | min–max | note |\n|---|---:|---:|---|"
+        );
+        startup_row(
+            md,
+            results,
+            &format!(
+                "**{}-tool catalog: enable → snapshot published**",
+                thousands(sizes.tools as f64)
+            ),
+            (Scale, "enable_to_snapshot_ms"),
+            (1.0, "ms"),
+            |_| "goal ≤ 200 ms".into(),
+        );
+        startup_row(
+            md,
+            results,
+            "the same catalog listed by a bare session (spawn + initialize + all pages)",
+            (Scale, "list_alone_ms"),
+            (1.0, "ms"),
+            |_| "listing alone, no bridging".into(),
+        );
+        startup_row(
+            md,
+            results,
+            &format!("**RSS growth with {} live servers**", sizes.rss_servers),
+            (Rss, "growth_kb"),
+            (1024.0, "MB"),
+            |v| {
+                format!(
+                    "goal ≤ 40 MB; {:.0} kB per server",
+                    v * 1024.0 / sizes.rss_servers.max(1) as f64
+                )
+            },
+        );
+        startup_row(
+            md,
+            results,
+            "RSS before enable (runtime built, no server)",
+            (Rss, "rss_before_kb"),
+            (1024.0, "MB"),
+            |_| String::new(),
+        );
+        startup_row(
+            md,
+            results,
+            "RSS after enable",
+            (Rss, "rss_after_kb"),
+            (1024.0, "MB"),
+            |_| String::new(),
+        );
+        startup_row(
+            md,
+            results,
+            "peak RSS of the process (`VmHWM`)",
+            (Rss, "peak_kb"),
+            (1024.0, "MB"),
+            |_| String::new(),
+        );
+        let _ = writeln!(md);
+    }
 }
 
 /// `12,345` (rounded).
@@ -221,7 +604,11 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     let _ = writeln!(
         md,
         "Extra arguments go to `switchboard-bench run` (see `target/release/switchboard-bench run --help`), \
-         e.g. `scripts/bench.sh --rounds 7 --only seq/fixture`.\n"
+         e.g. `scripts/bench.sh --rounds 7 --only seq/fixture`. The start-up scenarios (4–6) alone: \
+         `scripts/bench.sh --only cold,scale,rss,oneshot --json target/bench/startup.json --out \
+         target/bench/STARTUP.md`, then `target/release/switchboard-bench report --merge \
+         target/bench/startup.json --save` puts them into this report (and into \
+         `target/bench/results.json`) beside the last full run's scenarios 1–2.\n"
     );
 
     // Goals first: the point of the exercise.
@@ -246,7 +633,11 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
             g.goal,
             g.regime.map_or("–", Regime::name),
             g.measured,
-            met_text(g.met)
+            if g.met.is_none() && g.measured != "not measured" {
+                "reported"
+            } else {
+                met_text(g.met)
+            }
         );
     }
     let _ = writeln!(md);
@@ -345,11 +736,19 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
         );
     }
 
-    let _ = writeln!(
-        md,
-        "## Scenario 1: stdio round trip ({} sequential `tools/call` echo calls)\n",
-        s.calls
-    );
+    let has = |scenario| {
+        results
+            .summaries
+            .iter()
+            .any(|x| x.case.scenario == scenario && x.case.server != ServerKind::EverythingHttp)
+    };
+    if has(Scenario::Sequential) {
+        let _ = writeln!(
+            md,
+            "## Scenario 1: stdio round trip ({} sequential `tools/call` echo calls)\n",
+            s.calls
+        );
+    }
     let raw_case = Case {
         scenario: Scenario::Sequential,
         server: ServerKind::RawPipe,
@@ -419,11 +818,13 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
         }
     }
 
-    let _ = writeln!(
-        md,
-        "## Scenario 2: pipelined ({} calls, {} in flight on one connection)\n",
-        s.pipelined_calls, s.inflight
-    );
+    if has(Scenario::Pipelined) {
+        let _ = writeln!(
+            md,
+            "## Scenario 2: pipelined ({} calls, {} in flight on one connection)\n",
+            s.pipelined_calls, s.inflight
+        );
+    }
     for &regime in &results.settings.regimes {
         let rows: Vec<&Summary> = results
             .summaries
@@ -464,6 +865,44 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
         let _ = writeln!(md);
     }
 
+    let http_rows: Vec<&Summary> = results
+        .summaries
+        .iter()
+        .filter(|x| x.case.server == ServerKind::EverythingHttp)
+        .collect();
+    if !http_rows.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Scenario 3: HTTP round trip on loopback ({} sequential `tools/call` echo calls)\n",
+            s.calls
+        );
+        let _ = writeln!(
+            md,
+            "server-everything in `streamableHttp` mode on 127.0.0.1 (started once by the driver, \
+             `node --require scripts/peers/loopback.cjs`, unpinned; every client opens its own MCP \
+             session): ours = `Session::connect_http` (current-thread runtime), TS = `Client` + \
+             `StreamableHTTPClientTransport` (`bench/ts_client.mjs --url`). Unpinned only; *init* \
+             is connect + handshake.\n"
+        );
+        let ours = find(
+            results,
+            Regime::Unpinned,
+            Case {
+                scenario: Scenario::Sequential,
+                server: ServerKind::EverythingHttp,
+                client: ClientKind::Ours,
+            },
+        )
+        .map(|x| x.calls_per_s);
+        table_header(&mut md);
+        for row in http_rows {
+            table_row(&mut md, row, ours, false);
+        }
+        let _ = writeln!(md);
+    }
+
+    render_startup(&mut md, results);
+
     if let Some(cg) = &results.callgrind {
         render_callgrind(&mut md, cg);
     }
@@ -483,6 +922,14 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
                 .as_ref()
                 .map(|e| format!("round {} {} {}: {e}", x.round, x.regime.name(), x.case.id()))
         })
+        .collect();
+    let failures: Vec<String> = failures
+        .into_iter()
+        .chain(results.startup.iter().filter_map(|x| {
+            x.error
+                .as_ref()
+                .map(|e| format!("round {} {}: {e}", x.round, x.case.id()))
+        }))
         .collect();
     if !failures.is_empty() {
         let _ = writeln!(md, "## Failed runs\n");

@@ -1,13 +1,15 @@
 //! A tiny smoke of the benchmark harness, so `cargo test --workspace` keeps it working: our
 //! client (in process) and the rmcp client against the fixture, sequential and pipelined,
 //! our client against the trivial server, and the raw pipe floor through the driver's
-//! process runner. Counts only — no timing assertions.
+//! process runner; our client over Streamable HTTP (when the node peers are installed); and
+//! each start-up scenario (cold start, scale, RSS, one-shot CLI and its baseline) at a tiny
+//! size. Counts only — no timing assertions.
 
 use std::time::Duration;
 
-use switchboard_bench::cli::{ClientArgs, RuntimeKind};
-use switchboard_bench::driver::{Regime, run_client};
-use switchboard_bench::{ours, rmcp_client};
+use switchboard_bench::cli::{ClientArgs, RuntimeKind, StartupArgs};
+use switchboard_bench::driver::{HttpServer, Paths, Regime, run_bounded, run_client};
+use switchboard_bench::{ours, rmcp_client, startup};
 
 /// Hard bound on each step (they take milliseconds).
 const STEP: Duration = Duration::from_secs(30);
@@ -23,6 +25,7 @@ fn args(server: Vec<String>, calls: u64, inflight: usize) -> ClientArgs {
         arg: "text".into(),
         text: "hello".into(),
         runtime: RuntimeKind::Current,
+        url: None,
         server,
     }
 }
@@ -104,4 +107,139 @@ fn raw_pipe_floor_through_the_process_runner() {
         ("raw", 30, 4)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn startup_args(servers: usize, tools: usize) -> StartupArgs {
+    StartupArgs {
+        servers,
+        tools,
+        page_size: 50,
+        solo: 1,
+        runtime: RuntimeKind::Current,
+        fixture: Some(switchboard_testkit::locate::fixture_bin()),
+    }
+}
+
+fn temp_dir(label: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "switchboard-bench-smoke-{label}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[tokio::test]
+async fn cold_start_of_a_few_servers_through_the_runtime() {
+    let metrics = tokio::time::timeout(STEP, startup::cold_start(&startup_args(3, 0)))
+        .await
+        .expect("bounded")
+        .expect("cold start");
+    assert_eq!(metrics["servers"], 3.0);
+    assert!(metrics["tools"] > 0.0, "{metrics:?}");
+    for key in [
+        "parallel_ms",
+        "solo_median_ms",
+        "solo_max_ms",
+        "enable_one_ms",
+    ] {
+        assert!(metrics.contains_key(key), "{key} missing: {metrics:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_paged_catalog_listed_and_bridged() {
+    let metrics = tokio::time::timeout(
+        STEP,
+        startup::scale(&startup_args(0, 120), std::path::Path::new(BENCH)),
+    )
+    .await
+    .expect("bounded")
+    .expect("scale");
+    assert_eq!(metrics["tools"], 120.0);
+    assert!(metrics.contains_key("enable_to_snapshot_ms"));
+}
+
+#[tokio::test]
+async fn rss_with_a_few_live_servers() {
+    let metrics = tokio::time::timeout(STEP, startup::rss(&startup_args(2, 0)))
+        .await
+        .expect("bounded")
+        .expect("rss");
+    assert_eq!(metrics["live_processes"], 2.0);
+    assert!(metrics["rss_after_kb"] > 0.0);
+}
+
+#[test]
+fn one_shot_baseline_and_cli_through_measure_child() {
+    let dir = temp_dir("oneshot");
+    let fixture = switchboard_testkit::locate::fixture_bin();
+    let fixture = fixture.to_string_lossy().into_owned();
+    let argv: Vec<String> = [
+        BENCH,
+        "measure-child",
+        BENCH,
+        "bare-start",
+        "--server",
+        &fixture,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run_bounded(&argv, &dir.join("bare.stderr"), STEP).expect("bare start");
+    let metrics = startup::from_stdout(&out).expect("metrics line");
+    for key in ["wall_ms", "peak_rss_kb", "inner_start_call_ms"] {
+        assert!(metrics.contains_key(key), "{key} missing: {metrics:?}");
+    }
+
+    // The CLI is built next to the fixture when the workspace's tests are built (as
+    // scripts/test.sh does); when only this crate's tests were built, this half is skipped.
+    let cli = std::path::Path::new(&fixture).with_file_name("switchboard");
+    if !cli.is_file() {
+        return;
+    }
+    let config = dir.join("mcp.json");
+    let mcp = serde_json::json!({"mcpServers": {"fixture": {"command": fixture, "args": []}}});
+    std::fs::write(&config, mcp.to_string()).expect("config");
+    let argv: Vec<String> = [
+        BENCH,
+        "measure-child",
+        &cli.to_string_lossy(),
+        "call",
+        "--config",
+        &config.to_string_lossy(),
+        "fixture",
+        "echo",
+        r#"{"text":"hello"}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = run_bounded(&argv, &dir.join("cli.stderr"), STEP).expect("cli call");
+    let metrics = startup::from_stdout(&out).expect("metrics line");
+    assert!(metrics["peak_rss_kb"] > 0.0, "{metrics:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn our_client_over_http_against_server_everything() {
+    let root = switchboard_testkit::locate::workspace_root();
+    let paths = Paths::discover(Some(&root)).expect("paths");
+    if [&paths.node, &paths.everything, &paths.loopback]
+        .iter()
+        .any(|p| !p.is_file())
+    {
+        return; // scripts/peers.sh has not run here
+    }
+    std::fs::create_dir_all(paths.out_dir.join("logs")).expect("log dir");
+    let server = HttpServer::start(&paths).expect("server-everything over HTTP");
+    let mut http = args(Vec::new(), 5, 1);
+    http.arg = "message".into();
+    http.url = Some(server.url.clone());
+    let result = tokio::time::timeout(STEP, ours::run_async(&http))
+        .await
+        .expect("bounded")
+        .expect("run");
+    assert_eq!(result.calls, 5);
+    drop(server);
 }
