@@ -12,7 +12,7 @@ use std::sync::Arc;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 use switchboard_protocol::{LATEST_LEGACY_VERSION, MODERN_VERSION, meta};
-use switchboard_wire::http::Authorizer;
+use switchboard_wire::http::{Authorizer, error_chain};
 use switchboard_wire::sse::{SseItem, SseParser};
 
 use crate::checks::EVIDENCE_VALUE_BYTES;
@@ -503,16 +503,4 @@ pub(crate) fn exchange(
         received: Some(received),
         elapsed: Some(answer.elapsed),
     }
-}
-
-/// An error with its causes, e.g. "error sending request: connection refused".
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

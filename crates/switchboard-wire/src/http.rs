@@ -1403,7 +1403,7 @@ async fn get_stream(driver: Arc<Driver>) {
 }
 
 /// An error with its causes, e.g. "error sending request: connection refused".
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
