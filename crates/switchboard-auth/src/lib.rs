@@ -233,8 +233,12 @@ const REFRESH_MARGIN: Duration = Duration::from_secs(60);
 
 impl Tokens {
     /// The refresh time for a token that lives `lifetime` from `issued`.
-    fn refresh_time(issued: SystemTime, lifetime: Duration) -> SystemTime {
-        issued + lifetime - REFRESH_MARGIN.min(lifetime / 2)
+    /// `None` when the lifetime is too large to represent (a server's number; never a panic):
+    /// such a token is treated as one that does not expire.
+    fn refresh_time(issued: SystemTime, lifetime: Duration) -> Option<SystemTime> {
+        issued
+            .checked_add(lifetime)?
+            .checked_sub(REFRESH_MARGIN.min(lifetime / 2))
     }
 }
 
@@ -304,9 +308,9 @@ impl OAuthClient {
             });
             let expires_at = saved
                 .expires_at
-                .map(|seconds| UNIX_EPOCH + Duration::from_secs(seconds));
+                .and_then(|seconds| UNIX_EPOCH.checked_add(Duration::from_secs(seconds)));
             // The lifetime is not saved: refresh a margin before expiry.
-            refresh_at = expires_at.map(|at| at - REFRESH_MARGIN);
+            refresh_at = expires_at.and_then(|at| at.checked_sub(REFRESH_MARGIN));
             state.resource = config.store.as_ref().map(|b| b.server_url.clone());
             state.tokens = Some(Tokens {
                 access: saved.access_token,
@@ -1020,8 +1024,8 @@ impl OAuthClient {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             issuer: discovery.issuer.clone(),
-            expires_at: lifetime.map(|lifetime| issued + lifetime),
-            refresh_at: lifetime.map(|lifetime| Tokens::refresh_time(issued, lifetime)),
+            expires_at: lifetime.and_then(|lifetime| issued.checked_add(lifetime)),
+            refresh_at: lifetime.and_then(|lifetime| Tokens::refresh_time(issued, lifetime)),
         })
     }
 }
@@ -1188,6 +1192,16 @@ fn random_token(bytes: usize) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refresh_times_never_overflow() {
+        let issued = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let hour = Tokens::refresh_time(issued, Duration::from_secs(3600));
+        assert_eq!(hour, Some(issued + Duration::from_secs(3540)));
+        let short = Tokens::refresh_time(issued, Duration::from_secs(30));
+        assert_eq!(short, Some(issued + Duration::from_secs(15)));
+        assert_eq!(Tokens::refresh_time(issued, Duration::MAX), None);
+    }
 
     #[test]
     fn resources_and_url_safety() {

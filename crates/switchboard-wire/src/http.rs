@@ -319,9 +319,13 @@ fn handle_outgoing(driver: &Arc<Driver>, line: &[u8], tasks: &mut JoinSet<()>) {
             if let Some(id) = cancelled {
                 // Closing the response stream cancels in the modern era; legacy servers are
                 // also told explicitly.
-                if let Some(handle) = lock(&driver.state).in_flight.remove(&id) {
+                let mut state = lock(&driver.state);
+                if let Some(handle) = state.in_flight.remove(&id) {
                     handle.abort();
                 }
+                // An aborted task cannot clean up after itself.
+                state.reissued.retain(|_, caller| *caller != id);
+                drop(state);
                 if !legacy {
                     return;
                 }
