@@ -64,11 +64,7 @@ fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usi
                 .and_then(|p| p.strip_prefix(root).ok())
                 .map(|p| p.display().to_string())
                 .unwrap_or_default();
-            // `<scenario>-<timestamp>`, the timestamp like 2026-11-30T05-48-50-281Z.
-            let scenario = match relative.rfind("-20") {
-                Some(at) if relative[at + 1..].contains('T') => relative[..at].to_owned(),
-                _ => relative,
-            };
+            let scenario = scenario_name(&relative);
             let checks: Vec<serde_json::Value> =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
                     .unwrap_or_default();
@@ -76,6 +72,40 @@ fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usi
             scenarios.insert(scenario, (count("SUCCESS"), count("FAILURE")));
         }
     }
+}
+
+/// `<scenario>-<timestamp>` without the timestamp, which looks like
+/// `2026-11-30T05-48-50-281Z` (its milliseconds may start with "20" too).
+fn scenario_name(directory: &str) -> String {
+    const STAMP: usize = "-2026-11-30T05-48-50-281Z".len();
+    let bytes = directory.as_bytes();
+    let stamped = bytes.len() > STAMP && {
+        let stamp = &bytes[bytes.len() - STAMP..];
+        stamp[0] == b'-'
+            && stamp[11] == b'T'
+            && stamp[STAMP - 1] == b'Z'
+            && stamp[1..STAMP - 1]
+                .iter()
+                .all(|b| b.is_ascii_digit() || *b == b'-' || *b == b'T')
+    };
+    if stamped {
+        directory[..directory.len() - STAMP].to_owned()
+    } else {
+        directory.to_owned()
+    }
+}
+
+#[test]
+fn scenario_names_lose_their_timestamp() {
+    assert_eq!(
+        scenario_name("auth/dpop-2026-11-30T07-18-49-208Z"),
+        "auth/dpop"
+    );
+    assert_eq!(
+        scenario_name("initialize-2026-11-30T05-48-50-281Z"),
+        "initialize"
+    );
+    assert_eq!(scenario_name("sse-retry"), "sse-retry");
 }
 
 fn expected_failures(version: &str) -> BTreeSet<String> {
