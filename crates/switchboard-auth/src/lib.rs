@@ -30,7 +30,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use switchboard_wire::http::{AuthChallenge, Authorizer};
+use switchboard_wire::http::{AuthChallenge, Authorizer, read_body};
 use url::Url;
 
 pub use challenge::BearerChallenge;
@@ -646,11 +646,10 @@ impl OAuthClient {
         if !response.status().is_success() {
             return Ok(None);
         }
-        let text = response
-            .text()
+        let body = read_body(response, MAX_OAUTH_BODY_BYTES)
             .await
             .map_err(|e| format!("could not read {url}: {e}"))?;
-        Ok(serde_json::from_str(&text).ok())
+        Ok(serde_json::from_slice(&body).ok())
     }
 
     /// Obtains a client identity for this authorization server.
@@ -715,12 +714,7 @@ impl OAuthClient {
             .await
             .map_err(|e| format!("client registration failed: {e}"))?;
         let status = response.status();
-        let body: Value = response
-            .text()
-            .await
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null);
+        let body = json_body(response).await;
         if !status.is_success() {
             return Err(format!(
                 "client registration was refused ({status}): {}",
@@ -879,12 +873,7 @@ impl OAuthClient {
             .await
             .map_err(|e| format!("the identity provider did not answer the token exchange: {e}"))?;
         let status = response.status();
-        let answer: Value = response
-            .text()
-            .await
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null);
+        let answer = json_body(response).await;
         if !status.is_success() {
             return Err(format!(
                 "the identity provider refused the token exchange ({status}): {}",
@@ -993,12 +982,7 @@ impl OAuthClient {
             .await
             .map_err(|e| format!("the token endpoint did not answer: {e}"))?;
         let status = response.status();
-        let body: Value = response
-            .text()
-            .await
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null);
+        let body = json_body(response).await;
         if !status.is_success() {
             return Err(format!(
                 "the token request was refused ({status}): {}",
@@ -1028,6 +1012,20 @@ impl OAuthClient {
             refresh_at: lifetime.and_then(|lifetime| Tokens::refresh_time(issued, lifetime)),
         })
     }
+}
+
+/// The most read of an OAuth metadata, registration or token response (small JSON
+/// documents; a server sending more is not waited for).
+const MAX_OAUTH_BODY_BYTES: usize = 1024 * 1024;
+
+/// A response's body as JSON, read up to [`MAX_OAUTH_BODY_BYTES`]; `Value::Null` when it is
+/// not JSON, too large or unreadable (callers then report the status or a missing field).
+async fn json_body(response: reqwest::Response) -> Value {
+    read_body(response, MAX_OAUTH_BODY_BYTES)
+        .await
+        .ok()
+        .and_then(|body| serde_json::from_slice(&body).ok())
+        .unwrap_or(Value::Null)
 }
 
 impl Authorizer for OAuthClient {

@@ -13,6 +13,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use switchboard_protocol::Tool;
 
+use crate::sources::canonical;
+
 /// Something worth a person's attention, tied to a server (and a tool).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -199,23 +201,6 @@ pub fn definition_hash(tool: &Tool) -> String {
     }
     let digest = Sha256::digest(Value::Object(parts).to_string().as_bytes());
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
-}
-
-/// Sorted keys at every level, so equal definitions hash equally however they were written.
-fn canonical(value: &Value) -> Value {
-    match value {
-        Value::Object(object) => {
-            let mut keys: Vec<&String> = object.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&object[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
-    }
 }
 
 /// Lints what the model will read of a tool: title, description, and the descriptions in

@@ -174,7 +174,8 @@ fn hash(value: &Value) -> String {
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
-fn canonical(value: &Value) -> Value {
+/// Sorted keys at every level, so equal definitions hash equally however they were written.
+pub(crate) fn canonical(value: &Value) -> Value {
     match value {
         Value::Object(object) => {
             let mut keys: Vec<&String> = object.keys().collect();

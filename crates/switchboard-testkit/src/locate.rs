@@ -122,3 +122,31 @@ fn target_dir(root: &Path) -> PathBuf {
         _ => root.join("target"),
     }
 }
+
+/// A file of the pinned interop peers (`target/peers/…`, relative to the workspace root);
+/// panics with the fix when it is missing.
+pub fn peer_path(relative: &str) -> PathBuf {
+    let path = workspace_root().join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/peers.sh (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// The rmcp peer binary, next to the fixture (built by `cargo build --workspace --bins`);
+/// panics with the fix when it is missing.
+pub fn rmcp_peer_bin() -> PathBuf {
+    let dir = fixture_bin()
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let path = dir.join("switchboard-rmcp-peer");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}

@@ -1086,8 +1086,8 @@ async fn answer_from_body(
     }
 }
 
-/// Reads a body up to the cap.
-async fn read_body(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+/// Reads a body up to the cap (an error past it, before reading more).
+pub async fn read_body(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
     loop {
         match response.chunk().await {

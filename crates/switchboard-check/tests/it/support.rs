@@ -1,10 +1,10 @@
 //! Shared helpers: fixture and peer specs, quick options, and report summaries.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use switchboard_check::{Options, ProcessSpec, Report, ServerSpec, Status};
-use switchboard_testkit::locate::{fixture_bin, workspace_root};
+use switchboard_testkit::locate::fixture_bin;
+pub(crate) use switchboard_testkit::locate::{peer_path, rmcp_peer_bin};
 use switchboard_testkit::serve::HttpServer;
 use switchboard_testkit::wait::within;
 
@@ -61,30 +61,4 @@ pub(crate) fn not_passing(report: &Report) -> Vec<&'static str> {
         .filter(|r| matches!(r.status, Status::Fail | Status::Warn))
         .map(|r| r.id)
         .collect()
-}
-
-/// A file of the installed peers; panics with the fix if missing.
-pub(crate) fn peer_path(relative: &str) -> PathBuf {
-    let path = workspace_root().join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/peers.sh (scripts/test.sh does)",
-        path.display()
-    );
-    path
-}
-
-/// The rmcp peer binary (built by `cargo build --workspace --bins`).
-pub(crate) fn rmcp_peer_bin() -> PathBuf {
-    let dir = fixture_bin()
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let path = dir.join("switchboard-rmcp-peer");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --workspace --bins` (scripts/test.sh does)",
-        path.display()
-    );
-    path
 }

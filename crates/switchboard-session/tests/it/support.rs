@@ -1,10 +1,10 @@
 //! Shared helpers: starting fixture servers, bounded waits, process checks.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use switchboard_session::{Session, SessionConfig, SessionError, SessionEvent};
-use switchboard_testkit::locate::{fixture_bin, workspace_root};
+use switchboard_testkit::locate::fixture_bin;
+pub(crate) use switchboard_testkit::locate::{peer_path, rmcp_peer_bin};
 use switchboard_testkit::wait::within;
 use switchboard_wire::stdio::{ProcessSpec, StdioOptions};
 
@@ -128,30 +128,4 @@ pub(crate) async fn assert_no_survivors(pgid: u32, tree: &[switchboard_wire::pro
         },
     )
     .await;
-}
-
-/// Where the pinned interop peers live; fails with instructions when they are missing.
-pub(crate) fn peer_path(relative: &str) -> PathBuf {
-    let path = workspace_root().join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/peers.sh (scripts/test.sh does)",
-        path.display()
-    );
-    path
-}
-
-/// The rmcp peer binary (built by `cargo build --workspace --bins`).
-pub(crate) fn rmcp_peer_bin() -> PathBuf {
-    let dir = fixture_bin()
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let path = dir.join("switchboard-rmcp-peer");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --workspace --bins` (scripts/test.sh does)",
-        path.display()
-    );
-    path
 }
