@@ -5,8 +5,10 @@
 //! outgoing message becomes a POST with the headers its era needs, derived from the message
 //! itself:
 //! - legacy (after `initialize`): `Mcp-Session-Id` captured and echoed, `MCP-Protocol-Version`
-//!   after negotiation, a GET stream for server messages (405 tolerated), one transparent
-//!   re-`initialize` when a known session answers 404, `DELETE` of the session on close;
+//!   after negotiation, a GET stream for server messages (requests wait, briefly, for its
+//!   response head so that nothing the server sends on it early is lost; 405 tolerated),
+//!   one transparent re-`initialize` when a known session answers 404, `DELETE` of the
+//!   session on close;
 //! - modern (a request whose `_meta` names a protocol version): `MCP-Protocol-Version` from
 //!   `_meta`, `Mcp-Method`, and `Mcp-Name` for `tools/call`, `resources/read` and
 //!   `prompts/get` (Base64 sentinel form for values that are not plain visible ASCII); no
@@ -40,6 +42,9 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const PIPE_BYTES: usize = 1024 * 1024;
 const DELETE_DEADLINE: Duration = Duration::from_secs(2);
 const GET_STREAM_RECONNECTS: u32 = 5;
+/// How long requests wait for the GET stream to be open (its response head), so that server
+/// messages sent outside a response stream right after initialization are not lost.
+const GET_STREAM_OPEN_WAIT: Duration = Duration::from_secs(2);
 
 /// Settings for an HTTP connection.
 #[derive(Clone)]
@@ -183,6 +188,7 @@ pub fn connect(options: HttpOptions) -> Result<HttpTransport, HttpSetupError> {
         state: Mutex::new(DriverState::default()),
         failed: Notify::new(),
         authorizer: options.authorizer.clone(),
+        get_stream_opening: tokio::sync::watch::Sender::new(false),
     });
     let probe_driver = driver.clone();
     let probe: CloseProbe = Box::new(move |mut reason| {
@@ -221,6 +227,9 @@ struct Driver {
     state: Mutex<DriverState>,
     failed: Notify,
     authorizer: Option<Arc<dyn Authorizer>>,
+    /// True while the legacy GET stream is being opened: many servers drop a message for the
+    /// GET stream when none is open yet, so requests (which may trigger one) wait for it.
+    get_stream_opening: tokio::sync::watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -333,10 +342,11 @@ fn handle_outgoing(driver: &Arc<Driver>, line: &[u8], tasks: &mut JoinSet<()>) {
             let starts_stream = legacy
                 && notification.method == "notifications/initialized"
                 && lock(&driver.state).sse_endpoint.is_none();
-            tasks.spawn(post_raw(driver.clone(), line.to_vec()));
             if starts_stream {
+                driver.get_stream_opening.send_replace(true);
                 tasks.spawn(get_stream(driver.clone()));
             }
+            tasks.spawn(post_raw(driver.clone(), line.to_vec()));
         }
         Message::Response(_) => {
             tasks.spawn(post_raw(driver.clone(), line.to_vec()));
@@ -345,6 +355,18 @@ fn handle_outgoing(driver: &Arc<Driver>, line: &[u8], tasks: &mut JoinSet<()>) {
 }
 
 impl Driver {
+    /// Waits (bounded) until the GET stream being opened has its response head or failed.
+    async fn wait_for_get_stream(&self) {
+        let mut opening = self.get_stream_opening.subscribe();
+        let open = opening.wait_for(|opening| !*opening);
+        if tokio::time::timeout(GET_STREAM_OPEN_WAIT, open)
+            .await
+            .is_err()
+        {
+            tracing::debug!(peer = %self.peer, "the GET stream did not open in time; sending anyway");
+        }
+    }
+
     fn post(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
         let target = lock(&self.state)
             .sse_endpoint
@@ -584,6 +606,7 @@ pub fn header_text(value: &str) -> String {
 const MAX_AUTHORIZATIONS: u32 = 3;
 
 async fn post_request(driver: Arc<Driver>, mut request: Request) {
+    driver.wait_for_get_stream().await;
     let caller_id = request.id.clone();
     let mut body = crate::message::encode(&Message::Request(request.clone()));
     let mut reissued = false;
@@ -1373,7 +1396,9 @@ async fn get_stream(driver: Arc<Driver>) {
         if let Some(id) = &last_event_id {
             builder = builder.header("last-event-id", id.as_str());
         }
-        let Ok(mut response) = builder.send().await else {
+        let sent = builder.send().await;
+        driver.get_stream_opening.send_replace(false);
+        let Ok(mut response) = sent else {
             return;
         };
         if !response.status().is_success() {

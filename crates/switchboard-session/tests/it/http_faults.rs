@@ -420,3 +420,83 @@ async fn a_lost_modern_response_stream_reissues_the_request_under_a_new_id() {
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_ne!(calls[0], calls[1], "the re-issued request has a new id");
 }
+
+/// A legacy server that opens its GET stream slowly and, like many servers, would drop a
+/// message meant for that stream while none is open. `tools/call` answers whether the GET
+/// stream was open when the call arrived. Bounded: 20 connections, 5 s per GET stream.
+async fn slow_get_stream_server() -> (String, tokio::task::JoinHandle<()>) {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().expect("addr").port()
+    );
+    let get_open = std::sync::Arc::new(AtomicBool::new(false));
+    let task = tokio::spawn(async move {
+        for _ in 0..20 {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let get_open = get_open.clone();
+            tokio::spawn(async move {
+                let Some((buf, body)) = read_request(&mut socket).await else {
+                    return;
+                };
+                if buf.starts_with(b"GET ") {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    get_open.store(true, SeqCst);
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    return;
+                }
+                let id = body.get("id").cloned().unwrap_or(Value::Null);
+                let result = match body.get("method").and_then(Value::as_str) {
+                    Some("initialize") => INIT_RESULT.to_owned(),
+                    Some("tools/call") => format!(
+                        r#"{{"content":[{{"type":"text","text":"GET stream open: {}"}}]}}"#,
+                        get_open.load(SeqCst)
+                    ),
+                    _ => {
+                        let accepted = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+                        let _ = socket.write_all(accepted.as_bytes()).await;
+                        return;
+                    }
+                };
+                let message = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{message}",
+                    message.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (url, task)
+}
+
+#[tokio::test]
+async fn requests_wait_for_the_get_stream_to_open_so_its_messages_are_not_lost() {
+    let (url, server) = slow_get_stream_server().await;
+    let mut config = SessionConfig::new("slow-get");
+    config.era = EraChoice::Legacy;
+    let session = within(
+        "connect",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("slow-get", &url), config),
+    )
+    .await
+    .expect("connect");
+    let result = within(
+        "the first call",
+        TEST_DEADLINE,
+        session.call_tool("anything", None, &CallOptions::default()),
+    )
+    .await
+    .expect("answered");
+    server.abort();
+    assert_eq!(
+        format!("{:?}", result.content),
+        r#"[Text { text: "GET stream open: true" }]"#
+    );
+}
