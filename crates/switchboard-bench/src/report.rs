@@ -276,6 +276,26 @@ fn startup_goals(results: &Results) -> Vec<GoalCheck> {
         measured,
         met,
     });
+    if let (Some(ours), Some(theirs), Some(our_rss), Some(their_rss)) = (
+        m(OneshotCli, "wall_ms"),
+        m(OneshotInspector, "wall_ms"),
+        m(OneshotCli, "peak_rss_kb"),
+        m(OneshotInspector, "peak_rss_kb"),
+    ) {
+        checks.push(GoalCheck {
+            goal: "one-shot call vs the Inspector CLI (`inspector --cli`; no numeric target set; \
+                   reported)"
+                .into(),
+            regime: Some(Regime::Unpinned),
+            measured: format!(
+                "{ours:.1} vs {theirs:.1} ms ({:.0}× faster), {:.1} vs {:.1} MB peak RSS",
+                theirs / ours,
+                our_rss / 1024.0,
+                their_rss / 1024.0
+            ),
+            met: None,
+        });
+    }
     checks
 }
 
@@ -398,8 +418,11 @@ fn render_startup(md: &mut String, results: &Results) {
         );
         let _ = writeln!(md);
     }
-    if ran(OneshotCli) || ran(OneshotBare) {
-        let _ = writeln!(md, "## Scenario 5: one-shot CLI (`switchboard call`)\n");
+    if ran(OneshotCli) || ran(OneshotInspector) || ran(OneshotBare) {
+        let _ = writeln!(
+            md,
+            "## Scenario 5: one-shot CLI (`switchboard call` vs the Inspector CLI)\n"
+        );
         let _ = writeln!(
             md,
             "`target/release/switchboard call --config <temp mcp.json> fixture echo '{{\"text\":\"hello\"}}'` \
@@ -407,7 +430,10 @@ fn render_startup(md: &mut String, results: &Results) {
              RSS = `getrusage(RUSAGE_CHILDREN)` `ru_maxrss`, the largest of the CLI and the fixture it \
              spawned and reaped), against the bare server start by the harness \
              (`switchboard-bench bare-start`: spawn + initialize + one echo call timed inside the \
-             process, current-thread runtime; that process is measured the same way as a whole). \
+             process, current-thread runtime; that process is measured the same way as a whole), \
+             and against the MCP Inspector's CLI making the same call \
+             (`node <inspector launcher> --cli switchboard-fixture --method tools/call --tool-name echo \
+             --tool-arg text=hello`, measured the same way). Both CLIs must print the answer. \
              {rounds}\n"
         );
         let bare = startup_median(results, OneshotBare, "inner_start_call_ms");
@@ -421,6 +447,14 @@ fn render_startup(md: &mut String, results: &Results) {
             results,
             "**`switchboard call`**, wall time (spawn → exit)",
             (OneshotCli, "wall_ms"),
+            (1.0, "ms"),
+            over,
+        );
+        startup_row(
+            md,
+            results,
+            "Inspector CLI (`inspector --cli`), wall time (spawn → exit)",
+            (OneshotInspector, "wall_ms"),
             (1.0, "ms"),
             over,
         );
@@ -451,11 +485,34 @@ fn render_startup(md: &mut String, results: &Results) {
         startup_row(
             md,
             results,
+            "Inspector CLI, peak RSS",
+            (OneshotInspector, "peak_rss_kb"),
+            (1024.0, "MB"),
+            |_| "–".into(),
+        );
+        startup_row(
+            md,
+            results,
             "the harness process, peak RSS",
             (OneshotBare, "peak_rss_kb"),
             (1024.0, "MB"),
             |_| "–".into(),
         );
+        let median = |case, key| startup_median(results, case, key);
+        if let (Some(ours), Some(theirs), Some(our_rss), Some(their_rss)) = (
+            median(OneshotCli, "wall_ms"),
+            median(OneshotInspector, "wall_ms"),
+            median(OneshotCli, "peak_rss_kb"),
+            median(OneshotInspector, "peak_rss_kb"),
+        ) {
+            let _ = writeln!(
+                md,
+                "\nThe Inspector CLI takes {:.0}× the wall time of `switchboard call` and {:.0}× its \
+                 peak RSS (medians).",
+                theirs / ours,
+                their_rss / our_rss
+            );
+        }
         let _ = writeln!(md);
     }
     if ran(Scale) || ran(Rss) {
@@ -717,6 +774,13 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
         "| `@modelcontextprotocol/server-everything` | {} |",
         v.server_everything
     );
+    if !v.inspector.is_empty() {
+        let _ = writeln!(
+            md,
+            "| `@modelcontextprotocol/inspector` | {} |",
+            v.inspector
+        );
+    }
     let _ = writeln!(md, "| python | {} |", v.python);
     let _ = writeln!(md, "| Python SDK `mcp` | {} |", v.python_sdk);
     let _ = writeln!(md, "| valgrind | {} |", v.valgrind);

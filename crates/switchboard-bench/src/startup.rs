@@ -280,8 +280,8 @@ pub async fn bare_start(args: &ClientArgs) -> anyhow::Result<Metrics> {
     ]))
 }
 
-/// `measure-child`: runs the command to its end (stdin null, stdout captured, stderr
-/// inherited) and reports its wall time, its peak RSS (`getrusage(RUSAGE_CHILDREN)`: the
+/// `measure-child`: runs the command to its end (stdin null, stdout captured and checked
+/// against `--expect`, stderr inherited) and reports its wall time, its peak RSS (`getrusage(RUSAGE_CHILDREN)`: the
 /// largest of the command and every descendant it reaped) and, prefixed `inner_`, the
 /// metrics it printed itself, if any.
 pub fn measure_child(args: &MeasureArgs) -> anyhow::Result<Metrics> {
@@ -303,6 +303,11 @@ pub fn measure_child(args: &MeasureArgs) -> anyhow::Result<Metrics> {
     let wall = started.elapsed();
     if !status.success() {
         bail!("{program} exited with {status}");
+    }
+    if let Some(expected) = &args.expect
+        && !stdout.contains(expected.as_str())
+    {
+        bail!("{program} printed no `{expected}`: {}", stdout.trim());
     }
     let usage = getrusage(UsageWho::RUSAGE_CHILDREN).context("getrusage")?;
     let mut metrics = Metrics::from([

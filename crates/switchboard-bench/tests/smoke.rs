@@ -2,8 +2,8 @@
 //! client (in process) and the rmcp client against the fixture, sequential and pipelined,
 //! our client against the trivial server, and the raw pipe floor through the driver's
 //! process runner; our client over Streamable HTTP (when the node peers are installed); and
-//! each start-up scenario (cold start, scale, RSS, one-shot CLI and its baseline) at a tiny
-//! size. Counts only — no timing assertions.
+//! each start-up scenario (cold start, scale, RSS, one-shot CLI, its baseline and the
+//! Inspector CLI) at a tiny size. Counts only — no timing assertions.
 
 use std::time::Duration;
 
@@ -242,4 +242,36 @@ async fn our_client_over_http_against_server_everything() {
         .expect("run");
     assert_eq!(result.calls, 5);
     drop(server);
+}
+
+#[test]
+fn the_inspector_cli_makes_the_same_call() {
+    use switchboard_bench::driver::{StartupCase, StartupSettings};
+    let root = switchboard_testkit::locate::workspace_root();
+    let mut paths = Paths::discover(Some(&root)).expect("paths");
+    if [&paths.node, &paths.inspector].iter().any(|p| !p.is_file()) {
+        return; // scripts/peers.sh has not run here
+    }
+    paths.bench = BENCH.into();
+    paths.fixture = switchboard_testkit::locate::fixture_bin();
+    let dir = temp_dir("inspector");
+    let sizes = StartupSettings {
+        rounds: 1,
+        cold_servers: 1,
+        solo_starts: 1,
+        tools: 1,
+        page_size: 1,
+        rss_servers: 1,
+    };
+    // The case's command line, as the driver runs it: `measure-child --expect hello` fails
+    // unless the Inspector printed the echo.
+    let argv = paths.startup_argv(
+        StartupCase::OneshotInspector,
+        &sizes,
+        &dir.join("unused.json"),
+    );
+    let out = run_bounded(&argv, &dir.join("inspector.stderr"), STEP).expect("inspector call");
+    let metrics = startup::from_stdout(&out).expect("metrics line");
+    assert!(metrics["peak_rss_kb"] > 0.0, "{metrics:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
