@@ -12,6 +12,7 @@ mod conformance;
 mod connect;
 mod login;
 mod render;
+mod serve;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -71,6 +72,10 @@ enum Command {
     /// Check servers for MCP compatibility: the seven seed steps and the spec checks, with
     /// evidence. Exit codes: 0 no failures, 1 failures, 2 usage or configuration error.
     Check(check::CheckArgs),
+    /// Serve every configured server's tools as one MCP server on stdin/stdout (a gateway
+    /// for MCP clients; tools are named `<server>__<tool>`). Stops the servers when the
+    /// client closes stdin.
+    Serve(serve::ServeArgs),
     /// Log in to an HTTP server that needs OAuth; its tokens are saved for later commands.
     Login {
         /// The config file (mcp.json).
@@ -194,6 +199,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             call(entry, &request).await
         }
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
+        Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
         Command::Login {
             config,
             server,

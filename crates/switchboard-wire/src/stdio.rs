@@ -456,3 +456,34 @@ impl Drop for ChildProcess {
         }
     }
 }
+
+/// A boxed async reader (this process's stdin, see [`own_stdio`]).
+pub type OwnStdin = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+/// A boxed async writer (this process's stdout, see [`own_stdio`]).
+pub type OwnStdout = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// This process's own stdin and stdout, for serving MCP over stdio. When they are pipes (as
+/// an MCP client sets them up) they are switched to non-blocking mode and driven by the
+/// reactor, so a round trip costs no hand-off to tokio's blocking threads; anything else (a
+/// terminal, a file) falls back to tokio's stdio.
+pub fn own_stdio() -> (OwnStdin, OwnStdout) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let stdin: OwnStdin = match io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| pipe::Receiver::from_file(std::fs::File::from(fd)))
+    {
+        Ok(receiver) => Box::new(receiver),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let stdout: OwnStdout = match io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| pipe::Sender::from_file(std::fs::File::from(fd)))
+    {
+        Ok(sender) => Box::new(sender),
+        Err(_) => Box::new(tokio::io::stdout()),
+    };
+    (stdin, stdout)
+}

@@ -4,6 +4,7 @@
 mod check;
 mod conformance;
 mod login;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

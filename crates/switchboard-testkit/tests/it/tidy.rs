@@ -110,3 +110,26 @@ fn library_crates_stay_free_of_binary_only_dependencies() {
         }
     }
 }
+
+#[test]
+fn the_gateway_crate_reads_no_configuration() {
+    let root = workspace_root();
+    let manifest =
+        fs::read_to_string(root.join("crates/switchboard-server/Cargo.toml")).unwrap_or_default();
+    assert!(
+        !manifest.contains("switchboard-config"),
+        "switchboard-server serves the runtime it is given; configuration is its owner's"
+    );
+    let offenders: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(path, text)| {
+            path.starts_with("crates/switchboard-server/src/")
+                && (text.contains("std::fs") || text.contains("tokio::fs"))
+        })
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "files read by the gateway: {offenders:#?}"
+    );
+}

@@ -1,0 +1,121 @@
+//! `switchboard serve`: every configured server's tools as one MCP server on stdin/stdout
+//! (the gateway). Stdout carries only the protocol; the startup report and logs go to stderr.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_runtime::sources::ServerSource;
+use switchboard_runtime::{Authorizers, OutputLimit, Runtime, RuntimeOptions, ServerState};
+use switchboard_server::gateway::{self, GatewayOptions};
+
+use crate::connect;
+
+/// Largest tool output passed through (bigger ones are cut with a marker saying so).
+const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Flags of `switchboard serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The config file (mcp.json). Without it, the bundled example server is served.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Serve only this server (repeatable; default: every enabled server in the config).
+    #[arg(long = "server", value_name = "NAME")]
+    servers: Vec<String>,
+}
+
+/// Serves until the client closes stdin or a SIGINT/SIGTERM arrives, then stops every
+/// server. Errors are usage errors (bad config, unknown `--server`).
+pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
+    let loaded = connect::load_config(args.config.as_deref())?;
+    let file = &loaded.file;
+    if let Some(unknown) = args.servers.iter().find(|name| file.find(name).is_none()) {
+        let configured: Vec<&str> = file.entries().map(|e| e.name.as_str()).collect();
+        return Err(format!(
+            "--server {unknown}: no server of that name in {}; configured: {}",
+            file.path.display(),
+            configured.join(", ")
+        ));
+    }
+    let selected = |name: &str| args.servers.is_empty() || args.servers.iter().any(|s| s == name);
+    for problem in file.servers.iter().filter_map(|s| s.as_ref().err()) {
+        if selected(&problem.name) {
+            eprintln!(
+                "switchboard serve: `{}` is left out: {}",
+                problem.name, problem.detail
+            );
+        }
+    }
+    let entries: Vec<ServerEntry> = file
+        .entries()
+        .filter(|entry| selected(&entry.name))
+        .cloned()
+        .collect();
+    let mut options = RuntimeOptions::new(ServerSource::Entries(entries));
+    options.output_limit = OutputLimit {
+        max_bytes: MAX_OUTPUT_BYTES,
+        spill_dir: None,
+    };
+    options.policy.authorizers = Some(Authorizers(Arc::new(saved_logins)));
+    let runtime = Runtime::new(options);
+    let mut gateway = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
+    let reporter = runtime.clone();
+    gateway.on_started = Some(Box::new(move |report| {
+        let ready = report.ready().count();
+        eprintln!(
+            "switchboard serve: {ready} of {} server(s) ready",
+            report.servers.len()
+        );
+        for server in &report.servers {
+            eprintln!(
+                "  {}: {} ({} tools)",
+                server.name, server.state, server.tools
+            );
+            if server.state != ServerState::Ready
+                && let Some(tail) = reporter.stderr_tail(&server.name)
+                && !tail.trim().is_empty()
+            {
+                eprintln!("    its stderr ended with: {}", tail.trim());
+            }
+        }
+    }));
+    let (stdin, stdout) = switchboard_wire::stdio::own_stdio();
+    let served = gateway::serve(runtime.clone(), stdin, stdout, gateway);
+    tokio::select! {
+        end = served => tracing::debug!(?end, "the client closed the connection"),
+        signal = shutdown_signal() => eprintln!("switchboard serve: {signal}; stopping the servers"),
+    }
+    runtime.dispose().await;
+    Ok(0)
+}
+
+/// HTTP servers use the tokens saved by `switchboard login` (refreshed when needed).
+fn saved_logins(entry: &ServerEntry) -> Option<Arc<dyn switchboard_wire::http::Authorizer>> {
+    let TransportEntry::Http { url, .. } = &entry.transport else {
+        return None;
+    };
+    match connect::saved_login_authorizer(entry, url) {
+        Ok(authorizer) => Some(authorizer),
+        Err(error) => {
+            eprintln!(
+                "switchboard serve: `{}` gets no authorization: {error}",
+                entry.name
+            );
+            None
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM, naming it.
+async fn shutdown_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut terminate) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return "interrupted";
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "interrupted",
+        _ = terminate.recv() => "terminated",
+    }
+}

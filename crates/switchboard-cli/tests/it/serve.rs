@@ -1,0 +1,299 @@
+//! `switchboard serve` (the gateway) driven by Switchboard's own client over stdio: real
+//! fixture servers behind it, a broken one beside them.
+
+use std::time::Duration;
+
+use expect_test::expect;
+use serde_json::{Value, json};
+use switchboard_session::{CallOptions, Session, SessionConfig, SessionError, SessionEvent};
+use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, ShutdownStep, StdioOptions};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::{config, fixture_entry};
+
+async fn gateway(servers: Value) -> Session {
+    let path = config(servers);
+    let spec = ProcessSpec {
+        program: env!("CARGO_BIN_EXE_switchboard").into(),
+        args: vec![
+            "serve".into(),
+            "--config".into(),
+            path.display().to_string(),
+        ],
+        env: Vec::new(),
+        cwd: None,
+    };
+    within(
+        "the gateway's handshake",
+        TEST_DEADLINE,
+        Session::spawn_stdio(
+            &spec,
+            StdioOptions::new("gateway"),
+            SessionConfig::new("gateway"),
+        ),
+    )
+    .await
+    .expect("the gateway initializes")
+}
+
+async fn tool_names(session: &Session) -> Vec<String> {
+    let listing = within("tools/list", TEST_DEADLINE, session.list_tools())
+        .await
+        .expect("listed");
+    listing.items.into_iter().map(|t| t.name).collect()
+}
+
+async fn call(session: &Session, tool: &str, arguments: Value) -> Result<String, String> {
+    match within(
+        "tools/call",
+        TEST_DEADLINE,
+        session.call_tool(tool, Some(arguments), &CallOptions::default()),
+    )
+    .await
+    {
+        Ok(result) if result.is_error => Err(format!("tool error: {}", result.text())),
+        Ok(result) => Ok(result.text()),
+        Err(SessionError::Rpc { error, .. }) => Err(format!("JSON-RPC error: {error}")),
+        Err(other) => Err(format!("{other}")),
+    }
+}
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid ...`; comm may hold spaces, so parse after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            children.push(child);
+        }
+    }
+    children
+}
+
+#[tokio::test]
+async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
+    let session = gateway(json!({
+        "alpha": fixture_entry(&[]),
+        "beta": fixture_entry(&[]),
+        "broken": {"command": "/nonexistent/mcp-server"},
+    }))
+    .await;
+    assert_eq!(
+        session
+            .negotiated()
+            .server_info
+            .as_ref()
+            .map(|i| i.name.as_str()),
+        Some("switchboard"),
+        "the gateway answers for itself"
+    );
+    expect![[r#"
+        [
+            "alpha__add",
+            "alpha__change_tools",
+            "alpha__echo",
+            "alpha__fail",
+            "alpha__image",
+            "alpha__slow",
+            "beta__add",
+            "beta__change_tools",
+            "beta__echo",
+            "beta__fail",
+            "beta__image",
+            "beta__slow",
+        ]
+    "#]]
+    .assert_debug_eq(&tool_names(&session).await);
+
+    let outcomes = [
+        call(
+            &session,
+            "alpha__echo",
+            json!({"text": "through the gateway"}),
+        )
+        .await,
+        call(&session, "beta__add", json!({"a": 2, "b": 3})).await,
+        call(&session, "beta__add", json!({"a": "two"})).await,
+        call(&session, "alpha__fail", json!({})).await,
+        call(&session, "broken__anything", json!({})).await,
+    ];
+    expect![[r#"
+        [
+            Ok(
+                "through the gateway",
+            ),
+            Ok(
+                "5",
+            ),
+            Err(
+                "tool error: invalid arguments for `beta__add`: arguments: \"b\" is a required property; `a`: \"two\" is not of type \"integer\"",
+            ),
+            Err(
+                "tool error: this tool always fails",
+            ),
+            Err(
+                "JSON-RPC error: unknown tool `broken__anything`: this gateway has 12 tools (tools/list shows them) (code -32602)",
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&outcomes);
+
+    // The startup report went to the gateway's stderr (stdout is the protocol).
+    let pid = session.pid().expect("a stdio gateway has a pid");
+    let servers = children_of(pid);
+    assert_eq!(servers.len(), 2, "two fixture servers run: {servers:?}");
+    let stderr = session
+        .process()
+        .map(|p| p.stderr_tail())
+        .unwrap_or_default();
+    assert!(stderr.contains("2 of 3 server(s) ready"), "{stderr}");
+    assert!(stderr.contains("broken: failed"), "{stderr}");
+
+    // Closing stdin ends the gateway, and it ends its servers.
+    let report = session
+        .shutdown(ShutdownGrace {
+            after_stdin_close: Duration::from_secs(5),
+            after_sigterm: Duration::from_secs(1),
+        })
+        .await;
+    let report = report.expect("a stdio gateway has a process");
+    assert_eq!(
+        (&report.step, report.descendants_killed),
+        (&ShutdownStep::StdinClosed, 0),
+        "the gateway exits on stdin EOF and leaves nothing behind: {report:?}"
+    );
+    for server in servers {
+        let gone = within("a server's exit", TEST_DEADLINE, async {
+            while std::path::Path::new(&format!("/proc/{server}")).exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        gone.await;
+    }
+}
+
+#[tokio::test]
+async fn progress_cancellation_and_list_changes_cross_the_gateway() {
+    let session = gateway(json!({"alpha": fixture_entry(&[])})).await;
+    let before = tool_names(&session).await;
+
+    // Progress comes back under our own token.
+    let (progress_tx, mut progress_rx) = mpsc::channel(16);
+    let options = CallOptions {
+        progress: Some(progress_tx),
+        ..CallOptions::default()
+    };
+    let done = within(
+        "a slow call",
+        TEST_DEADLINE,
+        session.call_tool(
+            "alpha__slow",
+            Some(json!({"duration_ms": 200, "steps": 2})),
+            &options,
+        ),
+    )
+    .await
+    .expect("answered");
+    assert_eq!(done.text(), "done");
+    let mut steps = Vec::new();
+    while let Ok(progress) = progress_rx.try_recv() {
+        steps.push(progress.progress);
+    }
+    // Progress is lossy by design: the last step can race the result on either hop.
+    assert!(
+        steps.first() == Some(&1.0) && steps.len() <= 2 && steps.is_sorted(),
+        "{steps:?}"
+    );
+
+    // Cancelling ends the call at once; the gateway keeps serving.
+    let cancel = CancellationToken::new();
+    let (progress_tx, mut progress_rx) = mpsc::channel(16);
+    let options = CallOptions {
+        cancel: Some(cancel.clone()),
+        progress: Some(progress_tx),
+        ..CallOptions::default()
+    };
+    let slow = session.call_tool(
+        "alpha__slow",
+        Some(json!({"duration_ms": 5000, "steps": 50})),
+        &options,
+    );
+    let cancelled = within("a cancelled call", TEST_DEADLINE, async {
+        tokio::pin!(slow);
+        tokio::select! {
+            outcome = &mut slow => panic!("finished before it was cancelled: {outcome:?}"),
+            _ = progress_rx.recv() => cancel.cancel(),
+        }
+        slow.await
+    })
+    .await;
+    assert!(
+        matches!(cancelled, Err(SessionError::Cancelled { .. })),
+        "{cancelled:?}"
+    );
+    assert_eq!(
+        call(&session, "alpha__echo", json!({"text": "still here"})).await,
+        Ok("still here".into())
+    );
+
+    // A server's new tool reaches the client as a list change.
+    let mut events = session.events();
+    call(&session, "alpha__change_tools", json!({}))
+        .await
+        .expect("changed");
+    within("notifications/tools/list_changed", TEST_DEADLINE, async {
+        loop {
+            match events.recv().await {
+                Ok(SessionEvent::Notification(n))
+                    if n.method == "notifications/tools/list_changed" =>
+                {
+                    break;
+                }
+                Ok(_) => {}
+                Err(error) => panic!("events ended: {error}"),
+            }
+        }
+    })
+    .await;
+    let after = tool_names(&session).await;
+    let added: Vec<&String> = after.iter().filter(|t| !before.contains(t)).collect();
+    assert_eq!(added, vec!["alpha__extra_1"]);
+    session
+        .shutdown(ShutdownGrace {
+            after_stdin_close: Duration::from_secs(5),
+            after_sigterm: Duration::from_secs(1),
+        })
+        .await;
+}
+
+#[test]
+fn the_gateway_passes_the_compatibility_checks() {
+    let inner = config(json!({"alpha": fixture_entry(&[])}));
+    let outer = config(json!({"gateway": {
+        "command": env!("CARGO_BIN_EXE_switchboard"),
+        "args": ["serve", "--config", inner.display().to_string()],
+    }}));
+    let run = crate::switchboard(&["check", "--config", &outer.display().to_string()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let summary = run
+        .stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("gateway:"))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        summary.contains("19 passed, 0 failed, 0 warnings, 3 skipped"),
+        "{}",
+        run.stdout
+    );
+}

@@ -1,0 +1,446 @@
+//! The gateway: every server a [`Runtime`] operates, served to one MCP client as one server.
+//!
+//! The client speaks the `initialize` protocol family (2024-11-05 … 2025-11-25); a
+//! `server/discover` probe is answered "method not found", which sends modern clients to
+//! `initialize`. The gateway offers tools only:
+//! - `tools/list` returns the runtime's snapshot (exported names `<server>__<tool>`, schemas
+//!   as bridged). It waits for the servers' start (bounded by
+//!   [`GatewayOptions::startup_wait`]), so a client that lists right after `initialize`
+//!   sees every server that came up; later changes are announced with
+//!   `notifications/tools/list_changed`.
+//! - `tools/call` runs through the runtime's bridge (argument validation, deadlines,
+//!   restarts, output bound). `notifications/cancelled` from the client cancels the call
+//!   upstream and its answer is dropped, as the protocol asks; the upstream server's
+//!   progress is forwarded under the client's progress token.
+//! - An unknown tool is a JSON-RPC error (-32602) naming it; a frame that is not JSON-RPC
+//!   gets -32700/-32600 with `id: null`; nothing the client sends is silently dropped.
+//!
+//! The runtime is started here (enable) but not stopped: its owner disposes it after
+//! [`serve`] returns.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchboard_protocol::{LATEST_LEGACY_VERSION, LEGACY_VERSIONS, ProgressParams, methods};
+use switchboard_runtime::{Runtime, StartupReport, Tool, ToolContext};
+use switchboard_wire::codes::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use switchboard_wire::{
+    Connection, ConnectionOptions, ErrorObject, Inbound, MalformedKind, Notification, Request,
+    RequestId,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Progress notifications buffered per call before the oldest wait.
+const PROGRESS_BUFFER: usize = 32;
+/// How long in-flight calls get to finish their cancellation when the client leaves.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// Called once with the startup report, when every server has started or failed.
+pub type StartedHook = Box<dyn FnOnce(&StartupReport) + Send>;
+
+/// How the gateway presents itself and how long it waits.
+pub struct GatewayOptions {
+    /// `serverInfo.name` in the `initialize` answer.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// The client connection's settings (its name appears in logs).
+    pub connection: ConnectionOptions,
+    /// Longest wait of `tools/list` and `tools/call` for the servers' start; after it they
+    /// answer with the servers that are ready.
+    pub startup_wait: Duration,
+    /// Receives the startup report (the CLI prints it on stderr).
+    pub on_started: Option<StartedHook>,
+}
+
+impl GatewayOptions {
+    /// Defaults: named `switchboard`, 60 s startup wait.
+    pub fn new(version: &str) -> GatewayOptions {
+        GatewayOptions {
+            name: "switchboard".into(),
+            version: version.into(),
+            connection: ConnectionOptions::new("client"),
+            startup_wait: Duration::from_secs(60),
+            on_started: None,
+        }
+    }
+}
+
+impl fmt::Debug for GatewayOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GatewayOptions")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("connection", &self.connection)
+            .field("startup_wait", &self.startup_wait)
+            .field("on_started", &self.on_started.is_some())
+            .finish()
+    }
+}
+
+/// What a gateway session did, for its owner's log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GatewayEnd {
+    /// The startup report, if the servers finished starting while the client was there.
+    pub startup: Option<StartupReport>,
+    /// Requests answered (results and errors).
+    pub answered: u64,
+    /// Tool calls the client cancelled.
+    pub cancelled: u64,
+    /// Frames from the client that were not JSON-RPC (each answered with an error).
+    pub malformed: u64,
+}
+
+/// State shared by the request tasks.
+struct Shared {
+    runtime: Runtime,
+    connection: Connection,
+    /// Becomes true when the runtime's first `enable` finished.
+    started: watch::Receiver<bool>,
+    startup_wait: Duration,
+    /// In-flight calls by the client's request id.
+    calls: Mutex<HashMap<RequestId, CancellationToken>>,
+    counts: Mutex<GatewayEnd>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Serves one client on `reader`/`writer` until it closes its side (for stdio: stdin EOF).
+/// Enables the runtime first thing; the caller disposes it afterwards.
+pub async fn serve<R, W>(
+    runtime: Runtime,
+    reader: R,
+    writer: W,
+    mut options: GatewayOptions,
+) -> GatewayEnd
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let (connection, mut inbound) = Connection::start(reader, writer, options.connection, None);
+    let (started_tx, started) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        runtime: runtime.clone(),
+        connection,
+        started,
+        startup_wait: options.startup_wait,
+        calls: Mutex::new(HashMap::new()),
+        counts: Mutex::new(GatewayEnd::default()),
+    });
+    let enabling = runtime.clone();
+    let mut enable = Some(tokio::spawn(async move { enabling.enable().await }));
+    let mut snapshots = runtime.subscribe();
+    let identity = Identity {
+        name: options.name,
+        version: options.version,
+    };
+    let mut initialized = false;
+    // What the client was last told about the tools (by a listing or a notification).
+    let mut announced: Option<u64> = None;
+    let mut tasks: JoinSet<Option<u64>> = JoinSet::new();
+    loop {
+        tokio::select! {
+            message = inbound.recv() => match message {
+                None => break,
+                Some(Inbound::Request(request)) => {
+                    if request.method == methods::TOOLS_LIST {
+                        announced = None; // set when the listing is built
+                    }
+                    dispatch(&shared, &identity, request, &mut tasks);
+                }
+                Some(Inbound::Notification(notification)) => {
+                    if notification.method == methods::INITIALIZED {
+                        initialized = true;
+                    }
+                    on_notification(&shared, &notification);
+                }
+                Some(Inbound::Malformed(malformed)) => {
+                    lock(&shared.counts).malformed += 1;
+                    let code = match malformed.kind {
+                        MalformedKind::InvalidUtf8 | MalformedKind::NotJson | MalformedKind::InvalidJson(_) => PARSE_ERROR,
+                        _ => INVALID_REQUEST,
+                    };
+                    tracing::warn!(%malformed, "the client sent a frame that is not JSON-RPC");
+                    let error = ErrorObject::new(code, format!("not a JSON-RPC request: {malformed}"));
+                    let line = json!({"jsonrpc": "2.0", "id": null, "error": error});
+                    let _ = shared.connection.send_raw(format!("{line}\n").as_bytes()).await;
+                }
+                Some(Inbound::UnexpectedResponse { response, reason }) => {
+                    tracing::warn!(?reason, id = ?response.id, "the client answered a request the gateway never sent");
+                }
+            },
+            joined = async {
+                match enable.as_mut() {
+                    Some(handle) => handle.await,
+                    None => std::future::pending().await,
+                }
+            }, if enable.is_some() => {
+                enable = None;
+                let _ = started_tx.send(true);
+                match joined {
+                    Ok(Ok(report)) => {
+                        if let Some(hook) = options.on_started.take() {
+                            hook(&report);
+                        }
+                        lock(&shared.counts).startup = Some(report);
+                    }
+                    Ok(Err(error)) => tracing::warn!(%error, "the servers could not be started"),
+                    Err(error) => tracing::warn!(%error, "starting the servers failed"),
+                }
+            }
+            Ok(()) = snapshots.changed() => {
+                let fingerprint = tools_fingerprint(&snapshots.borrow_and_update());
+                if initialized && announced.is_some_and(|seen| seen != fingerprint) {
+                    announced = Some(fingerprint);
+                    let _ = shared.connection.notify(methods::TOOLS_LIST_CHANGED, None).await;
+                }
+            }
+            Some(finished) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Ok(Some(fingerprint)) = finished {
+                    announced.get_or_insert(fingerprint);
+                }
+            }
+        }
+    }
+    // The client left: cancel what it started (upstream servers are told), give the calls a
+    // moment to say so, then stop them.
+    for token in lock(&shared.calls).values() {
+        token.cancel();
+    }
+    let _ = tokio::time::timeout(CANCEL_GRACE, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    tasks.abort_all();
+    if let Some(enable) = enable {
+        enable.abort();
+    }
+    lock(&shared.counts).clone()
+}
+
+struct Identity {
+    name: String,
+    version: String,
+}
+
+/// Answers a request, in a task for the ones that wait. A task's output is the tool-list
+/// fingerprint it showed the client, if it listed tools.
+fn dispatch(
+    shared: &Arc<Shared>,
+    identity: &Identity,
+    request: Request,
+    tasks: &mut JoinSet<Option<u64>>,
+) {
+    match request.method.as_str() {
+        methods::INITIALIZE => {
+            let result = initialize_result(identity, &shared.runtime, request.params.as_ref());
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                answer(&shared, &request.id, Ok(result)).await;
+                None
+            });
+        }
+        methods::PING => {
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                answer(&shared, &request.id, Ok(json!({}))).await;
+                None
+            });
+        }
+        methods::TOOLS_LIST => {
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                shared.wait_for_start().await;
+                let snapshot = shared.runtime.snapshot();
+                let tools: Vec<Value> = snapshot.tools.iter().map(tool_definition).collect();
+                answer(&shared, &request.id, Ok(json!({ "tools": tools }))).await;
+                Some(tools_fingerprint(&snapshot))
+            });
+        }
+        methods::TOOLS_CALL => {
+            let token = CancellationToken::new();
+            lock(&shared.calls).insert(request.id.clone(), token.clone());
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                call(&shared, request, token).await;
+                None
+            });
+        }
+        other => {
+            let message = if other == methods::SERVER_DISCOVER {
+                "this gateway speaks the initialize protocol (2025-11-25 and earlier); send `initialize`".to_owned()
+            } else {
+                format!("method `{other}` is not offered by this gateway (it serves tools)")
+            };
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                answer(
+                    &shared,
+                    &request.id,
+                    Err(ErrorObject::new(METHOD_NOT_FOUND, message)),
+                )
+                .await;
+                None
+            });
+        }
+    }
+}
+
+fn on_notification(shared: &Shared, notification: &Notification) {
+    if notification.method != methods::CANCELLED {
+        return;
+    }
+    let id = notification
+        .params
+        .as_ref()
+        .and_then(|p| p.get("requestId"))
+        .and_then(RequestId::from_json);
+    match id.and_then(|id| lock(&shared.calls).get(&id).cloned()) {
+        Some(token) => token.cancel(),
+        None => tracing::debug!(params = ?notification.params, "cancellation of no call in flight"),
+    }
+}
+
+impl Shared {
+    async fn wait_for_start(&self) {
+        let mut started = self.started.clone();
+        if tokio::time::timeout(self.startup_wait, started.wait_for(|s| *s))
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                wait = ?self.startup_wait,
+                "servers are still starting; answering with the ones that are ready"
+            );
+        }
+    }
+}
+
+async fn answer(shared: &Shared, id: &RequestId, outcome: Result<Value, ErrorObject>) {
+    lock(&shared.counts).answered += 1;
+    let sent = match &outcome {
+        Ok(result) => shared.connection.respond(id, Ok(result)).await,
+        Err(error) => shared.connection.respond(id, Err(error)).await,
+    };
+    if let Err(error) = sent {
+        tracing::debug!(%error, "the client is gone; an answer was not delivered");
+    }
+}
+
+fn initialize_result(identity: &Identity, runtime: &Runtime, params: Option<&Value>) -> Value {
+    let requested = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str);
+    let version = requested
+        .filter(|v| LEGACY_VERSIONS.contains(v))
+        .unwrap_or(LATEST_LEGACY_VERSION);
+    let mut result = json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": true}},
+        "serverInfo": {"name": identity.name, "title": "Switchboard gateway", "version": identity.version},
+    });
+    let instructions = runtime.snapshot().system_prompt.clone();
+    if !instructions.is_empty() {
+        result["instructions"] = Value::String(instructions);
+    }
+    result
+}
+
+fn tool_definition(tool: &switchboard_runtime::BridgedTool) -> Value {
+    let mut definition = json!({
+        "name": tool.name(),
+        "description": tool.description(),
+        "inputSchema": tool.input_schema(),
+    });
+    if tool.read_only_hint() {
+        definition["annotations"] = json!({"readOnlyHint": true});
+    }
+    definition
+}
+
+/// Changes whenever a tool is added, removed or redefined.
+fn tools_fingerprint(snapshot: &switchboard_runtime::Snapshot) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for tool in &snapshot.tools {
+        tool.name().hash(&mut hasher);
+        tool.description().hash(&mut hasher);
+        tool.input_schema().to_string().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+async fn call(shared: &Shared, request: Request, token: CancellationToken) {
+    let params = request.params.unwrap_or(Value::Null);
+    let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+    let progress_token = params.pointer("/_meta/progressToken").cloned();
+    shared.wait_for_start().await;
+    let snapshot = shared.runtime.snapshot();
+    let Some(tool) = snapshot.tool(name).cloned() else {
+        lock(&shared.calls).remove(&request.id);
+        let message = if name.is_empty() {
+            "tools/call needs `params.name`, the tool's name".to_owned()
+        } else {
+            format!(
+                "unknown tool `{name}`: this gateway has {} tools (tools/list shows them)",
+                snapshot.tools.len()
+            )
+        };
+        answer(
+            shared,
+            &request.id,
+            Err(ErrorObject::new(INVALID_PARAMS, message)),
+        )
+        .await;
+        return;
+    };
+    drop(snapshot);
+    let (progress_tx, mut progress_rx) = mpsc::channel::<ProgressParams>(PROGRESS_BUFFER);
+    let context = ToolContext {
+        cancel: token.clone(),
+        progress: progress_token.is_some().then_some(progress_tx),
+        timeout: None,
+    };
+    let forward = |progress: ProgressParams| {
+        let forwarded = progress_token.clone().map(|token| ProgressParams {
+            progress_token: token,
+            ..progress
+        });
+        async move {
+            if let Some(forwarded) = forwarded {
+                let params = serde_json::to_value(&forwarded).unwrap_or(Value::Null);
+                let _ = shared
+                    .connection
+                    .notify(methods::PROGRESS, Some(&params))
+                    .await;
+            }
+        }
+    };
+    let mut running = tool.call(arguments, context);
+    let output = loop {
+        tokio::select! {
+            output = &mut running => break output,
+            Some(progress) = progress_rx.recv() => forward(progress).await,
+        }
+    };
+    // Progress that arrived with the result goes out before it.
+    while let Ok(progress) = progress_rx.try_recv() {
+        forward(progress).await;
+    }
+    lock(&shared.calls).remove(&request.id);
+    if token.is_cancelled() {
+        // The client cancelled it: no answer, as the protocol asks.
+        lock(&shared.counts).cancelled += 1;
+        return;
+    }
+    answer(shared, &request.id, Ok(output.to_json())).await;
+}
