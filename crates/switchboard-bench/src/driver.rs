@@ -73,6 +73,8 @@ pub enum ServerKind {
     EverythingHttp,
     /// `switchboard-bench raw-pipe-server`: canned answers, no MCP.
     RawPipe,
+    /// `switchboard serve` with the fixture behind it (scenario 7: one gateway hop).
+    Gateway,
 }
 
 impl ServerKind {
@@ -85,6 +87,7 @@ impl ServerKind {
             ServerKind::Everything => "everything",
             ServerKind::EverythingHttp => "everything-http",
             ServerKind::RawPipe => "raw-pipe",
+            ServerKind::Gateway => "gateway",
         }
     }
 
@@ -103,6 +106,7 @@ impl ServerKind {
             ServerKind::RawPipe => {
                 "`switchboard-bench raw-pipe-server` (canned line, no JSON parsing)"
             }
+            ServerKind::Gateway => "`switchboard serve` with our fixture behind it (one hop more)",
         }
     }
 
@@ -111,6 +115,14 @@ impl ServerKind {
         match self {
             ServerKind::Everything | ServerKind::EverythingHttp => "message",
             _ => "text",
+        }
+    }
+
+    /// The echo tool's name on this server.
+    pub fn echo_tool(self) -> &'static str {
+        match self {
+            ServerKind::Gateway => "fixture__echo",
+            _ => "echo",
         }
     }
 }
@@ -408,6 +420,9 @@ pub struct Paths {
     pub loopback: PathBuf,
     /// The URL of the running HTTP server-everything, once the driver started it.
     pub http_url: Option<String>,
+    /// The mcp.json the gateway serves (the fixture as `fixture`); see
+    /// [`Paths::write_gateway_config`].
+    pub gateway_config: PathBuf,
 }
 
 impl Paths {
@@ -439,6 +454,7 @@ impl Paths {
             out_dir: root.join("target/bench"),
             loopback: root.join("scripts/peers/loopback.cjs"),
             http_url: None,
+            gateway_config: root.join("target/bench/gateway-mcp.json"),
             bench,
             root,
         })
@@ -454,6 +470,7 @@ impl Paths {
             ServerKind::EverythingHttp => {
                 needed.extend([self.node.as_path(), &self.everything, &self.loopback])
             }
+            ServerKind::Gateway => needed.extend([self.cli.as_path(), &self.fixture]),
             ServerKind::Trivial | ServerKind::RawPipe => {}
         }
         match case.client {
@@ -465,6 +482,19 @@ impl Paths {
             .into_iter()
             .find(|p| !p.exists())
             .map(|p| format!("{}: {} is missing", case.id(), p.display()))
+    }
+
+    /// Writes the gateway's mcp.json: the fixture, named `fixture`.
+    pub fn write_gateway_config(&self) -> anyhow::Result<()> {
+        let mcp = serde_json::json!({"mcpServers": {"fixture": {
+            "command": self.fixture.to_string_lossy(),
+            "args": [],
+        }}});
+        if let Some(dir) = self.gateway_config.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        std::fs::write(&self.gateway_config, serde_json::to_string_pretty(&mcp)?)
+            .with_context(|| format!("writing {}", self.gateway_config.display()))
     }
 
     /// Why a start-up case cannot run here, if it cannot.
@@ -569,6 +599,12 @@ impl Paths {
                 vec![s(&self.node), s(&self.everything), "stdio".into()]
             }
             ServerKind::RawPipe => vec![s(&self.bench), "raw-pipe-server".into()],
+            ServerKind::Gateway => vec![
+                s(&self.cli),
+                "serve".into(),
+                "--config".into(),
+                s(&self.gateway_config),
+            ],
         });
         argv
     }
@@ -621,7 +657,7 @@ impl Paths {
             "--inflight".into(),
             inflight.to_string(),
             "--tool".into(),
-            "echo".into(),
+            case.server.echo_tool().into(),
             "--arg".into(),
             case.server.echo_arg().into(),
             "--text".into(),
@@ -667,6 +703,7 @@ pub fn cases(smoke: bool) -> Vec<Case> {
             case(Sequential, Fixture, Ts),
             case(Sequential, Fixture, Py),
             case(Pipelined, Fixture, Ours),
+            case(Sequential, Gateway, Ours),
         ];
     }
     let mut all = Vec::new();
@@ -678,6 +715,7 @@ pub fn cases(smoke: bool) -> Vec<Case> {
     all.push(case(Sequential, RawPipe, Raw));
     all.push(case(Sequential, EverythingHttp, Ours));
     all.push(case(Sequential, EverythingHttp, Ts));
+    all.push(case(Sequential, Gateway, Ours));
     for server in [Fixture, Trivial, Everything] {
         for client in [Ours, OursMulti, Rmcp, RmcpMulti] {
             all.push(case(Pipelined, server, client));
@@ -747,6 +785,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             }
             None => startup_cases.push(case),
         }
+    }
+    if cases.iter().any(|c| c.server == ServerKind::Gateway) {
+        paths.write_gateway_config()?;
     }
     let http_server = if cases.iter().any(|c| c.server == ServerKind::EverythingHttp) {
         match HttpServer::start(&paths) {

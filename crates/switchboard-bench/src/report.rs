@@ -27,6 +27,19 @@ fn find(results: &Results, regime: Regime, case: Case) -> Option<&Summary> {
         .find(|s| s.regime == regime && s.case == case && s.rounds > 0)
 }
 
+/// Our client's sequential run against the fixture directly and through the gateway.
+fn gateway_pair(results: &Results, regime: Regime) -> Option<(&Summary, &Summary)> {
+    let case = |server| Case {
+        scenario: Scenario::Sequential,
+        server,
+        client: ClientKind::Ours,
+    };
+    Some((
+        find(results, regime, case(ServerKind::Fixture))?,
+        find(results, regime, case(ServerKind::Gateway))?,
+    ))
+}
+
 fn rate(
     results: &Results,
     regime: Regime,
@@ -133,6 +146,20 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
             }),
             met: ours.map(|o| o >= floor),
         });
+        if let Some((direct, gateway)) = gateway_pair(results, regime) {
+            let added = gateway.p50_us - direct.p50_us;
+            checks.push(GoalCheck {
+                goal: "gateway hop (`switchboard serve`) ≤ 100 µs p50 added per call".into(),
+                regime: Some(regime),
+                measured: format!(
+                    "{} via the gateway vs {} direct: +{}",
+                    us(gateway.p50_us),
+                    us(direct.p50_us),
+                    us(added)
+                ),
+                met: Some(added <= 100.0),
+            });
+        }
     }
     let cg = results.callgrind.as_ref();
     let ours = cg.and_then(|c| c.per_call(Ours, Fixture));
@@ -297,6 +324,49 @@ fn startup_goals(results: &Results) -> Vec<GoalCheck> {
         });
     }
     checks
+}
+
+/// Scenario 7: the same client and calls, directly and through `switchboard serve`.
+fn render_gateway(md: &mut String, results: &Results) {
+    let pairs: Vec<(Regime, &Summary, &Summary)> = results
+        .settings
+        .regimes
+        .iter()
+        .filter_map(|&regime| gateway_pair(results, regime).map(|(d, g)| (regime, d, g)))
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "## Scenario 7: gateway hop (`switchboard serve`)
+"
+    );
+    let _ = writeln!(
+        md,
+        "Our client (current-thread runtime) calls `fixture__echo` through `target/release/switchboard \
+         serve --config target/bench/gateway-mcp.json` (the fixture configured as `fixture`; the \
+         gateway bridges the call through its runtime to its own session with the fixture) and, \
+         in the same rounds, `echo` on the fixture directly. In the split regime the gateway \
+         and the fixture share CPU 1. Added = the difference of the median p50 latencies.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| regime | direct p50 | via the gateway p50 | added p50 | direct calls/s | via the gateway calls/s |\n|---|---:|---:|---:|---:|---:|"
+    );
+    for (regime, direct, gateway) in pairs {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | +{} | {} | {} |",
+            regime.name(),
+            us(direct.p50_us),
+            us(gateway.p50_us),
+            us(gateway.p50_us - direct.p50_us),
+            thousands(direct.calls_per_s),
+            thousands(gateway.calls_per_s),
+        );
+    }
+    let _ = writeln!(md);
 }
 
 /// `| label | median | min–max | extra |` for one start-up metric (`scale` divides the
@@ -966,6 +1036,7 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     }
 
     render_startup(&mut md, results);
+    render_gateway(&mut md, results);
 
     if let Some(cg) = &results.callgrind {
         render_callgrind(&mut md, cg);

@@ -1,7 +1,8 @@
 //! A tiny smoke of the benchmark harness, so `cargo test --workspace` keeps it working: our
 //! client (in process) and the rmcp client against the fixture, sequential and pipelined,
 //! our client against the trivial server, and the raw pipe floor through the driver's
-//! process runner; our client over Streamable HTTP (when the node peers are installed); and
+//! process runner; our client over Streamable HTTP (when the node peers are installed) and
+//! through `switchboard serve` (when the CLI is built); and
 //! each start-up scenario (cold start, scale, RSS, one-shot CLI, its baseline and the
 //! Inspector CLI) at a tiny size. Counts only — no timing assertions.
 
@@ -274,4 +275,35 @@ fn the_inspector_cli_makes_the_same_call() {
     let metrics = startup::from_stdout(&out).expect("metrics line");
     assert!(metrics["peak_rss_kb"] > 0.0, "{metrics:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn our_client_through_the_gateway() {
+    // The CLI is built next to the fixture when the workspace's tests are built (as
+    // scripts/test.sh does); when only this crate's tests were built, this is skipped.
+    let fixture = switchboard_testkit::locate::fixture_bin();
+    let cli = fixture.with_file_name("switchboard");
+    if !cli.is_file() {
+        return;
+    }
+    let root = switchboard_testkit::locate::workspace_root();
+    let mut paths = Paths::discover(Some(&root)).expect("paths");
+    paths.fixture = fixture;
+    paths.cli = cli;
+    paths.gateway_config = temp_dir("gateway").join("gateway-mcp.json");
+    paths.write_gateway_config().expect("gateway config");
+    let case = switchboard_bench::driver::Case {
+        scenario: switchboard_bench::driver::Scenario::Sequential,
+        server: switchboard_bench::driver::ServerKind::Gateway,
+        client: switchboard_bench::driver::ClientKind::Ours,
+    };
+    let argv = paths.client_argv(&case, 10, 2, 1, Regime::Unpinned);
+    let server_at = argv.iter().position(|a| a == "--server").expect("--server");
+    let mut through = args(argv[server_at + 1..].to_vec(), 10, 1);
+    through.tool = case.server.echo_tool().into();
+    let result = tokio::time::timeout(STEP, ours::run_async(&through))
+        .await
+        .expect("bounded")
+        .expect("run through the gateway");
+    assert_eq!(result.calls, 10);
 }
