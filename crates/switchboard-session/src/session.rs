@@ -21,7 +21,7 @@ use switchboard_wire::{
     CloseReason, Connection, ErrorObject, Inbound, Malformed, Notification, PendingCall, RequestId,
     Response, UnexpectedReason, WireError, WireStats, codes,
 };
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -245,13 +245,29 @@ struct Counters {
 /// stamps when progress last arrived for a request that is still pending, and the call
 /// looks at the stamp only when its idle deadline fires. A channel is registered only
 /// when the host asked to receive the progress.
-#[derive(Default)]
 struct ProgressRoutes {
     /// Hosts' progress sinks, by request id (= progress token).
     sinks: Mutex<HashMap<RequestId, mpsc::Sender<ProgressParams>>>,
     /// When progress last arrived, by request id; bounded by the pending requests.
     stamps: Mutex<HashMap<RequestId, Instant>>,
+    /// Inbound events the dispatch task has handled, compared with
+    /// `Connection::inbound_delivered` by a call that wants all of its progress.
+    handled: watch::Sender<u64>,
 }
+
+impl Default for ProgressRoutes {
+    fn default() -> Self {
+        ProgressRoutes {
+            sinks: Mutex::default(),
+            stamps: Mutex::default(),
+            handled: watch::Sender::new(0),
+        }
+    }
+}
+
+/// How long a finished call with a progress sink waits for the dispatch task to route the
+/// progress that arrived before its result.
+const PROGRESS_FLUSH_WAIT: Duration = Duration::from_millis(100);
 
 /// The most progress stamps kept before stale ones are swept.
 const MAX_PROGRESS_STAMPS: usize = 1024;
@@ -268,6 +284,16 @@ impl ProgressRoutes {
     /// When progress last arrived for `id`.
     fn last_progress(&self, id: &RequestId) -> Option<Instant> {
         self.stamps().get(id).copied()
+    }
+
+    /// Waits (bounded) until the dispatch task has handled `delivered` inbound events.
+    async fn flushed(&self, delivered: u64) {
+        let mut handled = self.handled.subscribe();
+        let _ = tokio::time::timeout(
+            PROGRESS_FLUSH_WAIT,
+            handled.wait_for(|handled| *handled >= delivered),
+        )
+        .await;
     }
 }
 
@@ -953,6 +979,11 @@ impl Session {
             tokio::select! {
                 biased;
                 outcome = call.response_raw() => {
+                    if options.progress.is_some() {
+                        // Progress the server sent before its result is in the inbound
+                        // stream already: let it reach the sink before the sink goes away.
+                        inner.routes.flushed(connection.inbound_delivered()).await;
+                    }
                     return match outcome {
                         Ok(Ok(result)) => Ok(result),
                         Ok(Err(error)) => Err(SessionError::Rpc { server: inner.server.clone(), method: method.to_owned(), error }),
@@ -1484,63 +1515,73 @@ async fn dispatch_loop(mut state: DispatchState) {
             Some(_) = handler_tasks.join_next(), if !handler_tasks.is_empty() => continue,
         };
         let Some(inbound) = inbound else { break };
-        match inbound {
-            Inbound::Notification(notification) => {
-                state.counters.notifications.fetch_add(1, Ordering::Relaxed);
-                if notification.method == methods::PROGRESS {
-                    route_progress(&state, &notification);
-                }
-                let _ = state.events.send(SessionEvent::Notification(notification));
+        handle_inbound(&state, &mut handler_tasks, inbound).await;
+        state.routes.handled.send_modify(|handled| *handled += 1);
+    }
+    handler_tasks.abort_all();
+}
+
+/// Routes progress, answers a server request (in a task when the handler takes time), and
+/// publishes the event.
+async fn handle_inbound(
+    state: &DispatchState,
+    handler_tasks: &mut tokio::task::JoinSet<()>,
+    inbound: Inbound,
+) {
+    match inbound {
+        Inbound::Notification(notification) => {
+            state.counters.notifications.fetch_add(1, Ordering::Relaxed);
+            if notification.method == methods::PROGRESS {
+                route_progress(state, &notification);
             }
-            Inbound::Request(request) => {
-                let era = *state.era.lock().unwrap_or_else(|p| p.into_inner());
-                let answer =
-                    answer_server_request(&state, era, &request.method, request.params.clone());
-                match answer {
-                    ServerAnswer::Now(outcome) => {
+            let _ = state.events.send(SessionEvent::Notification(notification));
+        }
+        Inbound::Request(request) => {
+            let era = *state.era.lock().unwrap_or_else(|p| p.into_inner());
+            let answer = answer_server_request(state, era, &request.method, request.params.clone());
+            match answer {
+                ServerAnswer::Now(outcome) => {
+                    let refused = outcome.is_err();
+                    if refused {
+                        state
+                            .counters
+                            .refused_server_requests
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    let _ = state
+                        .connection
+                        .respond(&request.id, outcome.as_ref())
+                        .await;
+                    let _ = state.events.send(SessionEvent::ServerRequest {
+                        method: request.method,
+                        refused,
+                    });
+                }
+                ServerAnswer::Later(future) => {
+                    let connection = state.connection.clone();
+                    let events = state.events.clone();
+                    handler_tasks.spawn(async move {
+                        let outcome = future.await;
                         let refused = outcome.is_err();
-                        if refused {
-                            state
-                                .counters
-                                .refused_server_requests
-                                .fetch_add(1, Ordering::Relaxed);
-                        }
-                        let _ = state
-                            .connection
-                            .respond(&request.id, outcome.as_ref())
-                            .await;
-                        let _ = state.events.send(SessionEvent::ServerRequest {
+                        let _ = connection.respond(&request.id, outcome.as_ref()).await;
+                        let _ = events.send(SessionEvent::ServerRequest {
                             method: request.method,
                             refused,
                         });
-                    }
-                    ServerAnswer::Later(future) => {
-                        let connection = state.connection.clone();
-                        let events = state.events.clone();
-                        handler_tasks.spawn(async move {
-                            let outcome = future.await;
-                            let refused = outcome.is_err();
-                            let _ = connection.respond(&request.id, outcome.as_ref()).await;
-                            let _ = events.send(SessionEvent::ServerRequest {
-                                method: request.method,
-                                refused,
-                            });
-                        });
-                    }
+                    });
                 }
             }
-            Inbound::Malformed(malformed) => {
-                tracing::debug!(server = %state.server, %malformed, "malformed frame from server");
-                let _ = state.events.send(SessionEvent::Malformed(malformed));
-            }
-            Inbound::UnexpectedResponse { response, reason } => {
-                let _ = state
-                    .events
-                    .send(SessionEvent::UnexpectedResponse { response, reason });
-            }
+        }
+        Inbound::Malformed(malformed) => {
+            tracing::debug!(server = %state.server, %malformed, "malformed frame from server");
+            let _ = state.events.send(SessionEvent::Malformed(malformed));
+        }
+        Inbound::UnexpectedResponse { response, reason } => {
+            let _ = state
+                .events
+                .send(SessionEvent::UnexpectedResponse { response, reason });
         }
     }
-    handler_tasks.abort_all();
 }
 
 fn route_progress(state: &DispatchState, notification: &Notification) {
@@ -1555,24 +1596,31 @@ fn route_progress(state: &DispatchState, notification: &Notification) {
             .fetch_add(1, Ordering::Relaxed);
         return;
     };
-    let Some(token) =
-        RequestId::from_json(&progress.progress_token).filter(|id| state.connection.is_pending(id))
-    else {
+    let token = RequestId::from_json(&progress.progress_token);
+    let pending = token
+        .as_ref()
+        .is_some_and(|id| state.connection.is_pending(id));
+    // A call that asked for its progress keeps its sink until the progress sent before its
+    // result was routed, so the sink also counts for a request just answered.
+    let sink = token
+        .as_ref()
+        .and_then(|id| state.routes.sinks().get(id).cloned());
+    let Some(token) = token.filter(|_| pending || sink.is_some()) else {
         state
             .counters
             .stray_progress
             .fetch_add(1, Ordering::Relaxed);
         return;
     };
-    {
+    if pending {
         let mut stamps = state.routes.stamps();
         if stamps.len() >= MAX_PROGRESS_STAMPS {
             stamps.retain(|id, _| state.connection.is_pending(id));
         }
-        stamps.insert(token.clone(), Instant::now());
+        stamps.insert(token, Instant::now());
     }
     // Progress is lossy by nature: if the host is behind, this update is skipped.
-    if let Some(sink) = state.routes.sinks().get(&token) {
+    if let Some(sink) = sink {
         let _ = sink.try_send(progress);
     }
 }

@@ -196,6 +196,8 @@ struct Shared {
     late_responses: AtomicU64,
     unknown_responses: AtomicU64,
     dropped_cancellations: AtomicU64,
+    /// Events handed to the inbound channel so far (see [`Connection::inbound_delivered`]).
+    inbound_delivered: AtomicU64,
     deferred: mpsc::Sender<Vec<u8>>,
 }
 
@@ -259,6 +261,7 @@ impl Connection {
             late_responses: AtomicU64::new(0),
             unknown_responses: AtomicU64::new(0),
             dropped_cancellations: AtomicU64::new(0),
+            inbound_delivered: AtomicU64::new(0),
             deferred: deferred_tx,
         });
         let reader_task = tokio::spawn(read_loop(
@@ -361,6 +364,15 @@ impl Connection {
         let mut line = Vec::with_capacity(128);
         Outgoing::Notification { method, params }.encode_line(&mut line);
         self.write_frame(&line).await
+    }
+
+    /// How many events were handed to the inbound channel so far. Frames are handled in
+    /// arrival order, so once a response has reached its caller, every event the peer sent
+    /// before it is counted here: a consumer that counts what it took from the channel can
+    /// tell when it has seen them all (the session does so to deliver the progress that
+    /// preceded a result).
+    pub fn inbound_delivered(&self) -> u64 {
+        self.shared.inbound_delivered.load(Ordering::Acquire)
     }
 
     /// Answers a request from the peer.
@@ -698,7 +710,9 @@ async fn dispatch(
         }
     };
     // If the receiver is gone nobody is interested; responses are still routed.
-    let _ = inbound.send(event).await;
+    if inbound.send(event).await.is_ok() {
+        shared.inbound_delivered.fetch_add(1, Ordering::Release);
+    }
 }
 
 /// Hands a response to its waiter; returns an event when nobody waits for it.
