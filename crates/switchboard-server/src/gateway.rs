@@ -2,7 +2,9 @@
 //!
 //! The client speaks the `initialize` protocol family (2024-11-05 … 2025-11-25); a
 //! `server/discover` probe is answered "method not found", which sends modern clients to
-//! `initialize`. The gateway offers tools only:
+//! `initialize`. `initialize` waits for the servers' start a little (bounded by
+//! [`GatewayOptions::initialize_wait`]) so that its `instructions` carry theirs. The gateway
+//! offers tools only:
 //! - `tools/list` returns the runtime's snapshot (exported names `<server>__<tool>`, schemas
 //!   as bridged). It waits for the servers' start (bounded by
 //!   [`GatewayOptions::startup_wait`]), so a client that lists right after `initialize`
@@ -56,18 +58,22 @@ pub struct GatewayOptions {
     /// Longest wait of `tools/list` and `tools/call` for the servers' start; after it they
     /// answer with the servers that are ready.
     pub startup_wait: Duration,
+    /// Longest wait of `initialize` for the servers' start (for their instructions); short,
+    /// because clients give `initialize` little time.
+    pub initialize_wait: Duration,
     /// Receives the startup report (the CLI prints it on stderr).
     pub on_started: Option<StartedHook>,
 }
 
 impl GatewayOptions {
-    /// Defaults: named `switchboard`, 60 s startup wait.
+    /// Defaults: named `switchboard`, 60 s startup wait, 5 s for `initialize`.
     pub fn new(version: &str) -> GatewayOptions {
         GatewayOptions {
             name: "switchboard".into(),
             version: version.into(),
             connection: ConnectionOptions::new("client"),
             startup_wait: Duration::from_secs(60),
+            initialize_wait: Duration::from_secs(5),
             on_started: None,
         }
     }
@@ -80,6 +86,7 @@ impl fmt::Debug for GatewayOptions {
             .field("version", &self.version)
             .field("connection", &self.connection)
             .field("startup_wait", &self.startup_wait)
+            .field("initialize_wait", &self.initialize_wait)
             .field("on_started", &self.on_started.is_some())
             .finish()
     }
@@ -105,6 +112,8 @@ struct Shared {
     /// Becomes true when the runtime's first `enable` finished.
     started: watch::Receiver<bool>,
     startup_wait: Duration,
+    initialize_wait: Duration,
+    identity: Identity,
     /// In-flight calls by the client's request id.
     calls: Mutex<HashMap<RequestId, CancellationToken>>,
     counts: Mutex<GatewayEnd>,
@@ -133,16 +142,17 @@ where
         connection,
         started,
         startup_wait: options.startup_wait,
+        initialize_wait: options.initialize_wait,
+        identity: Identity {
+            name: options.name,
+            version: options.version,
+        },
         calls: Mutex::new(HashMap::new()),
         counts: Mutex::new(GatewayEnd::default()),
     });
     let enabling = runtime.clone();
     let mut enable = Some(tokio::spawn(async move { enabling.enable().await }));
     let mut snapshots = runtime.subscribe();
-    let identity = Identity {
-        name: options.name,
-        version: options.version,
-    };
     let mut initialized = false;
     // What the client was last told about the tools (by a listing or a notification).
     let mut announced: Option<u64> = None;
@@ -155,7 +165,7 @@ where
                     if request.method == methods::TOOLS_LIST {
                         announced = None; // set when the listing is built
                     }
-                    dispatch(&shared, &identity, request, &mut tasks);
+                    dispatch(&shared, request, &mut tasks);
                 }
                 Some(Inbound::Notification(notification)) => {
                     if notification.method == methods::INITIALIZED {
@@ -234,17 +244,13 @@ struct Identity {
 
 /// Answers a request, in a task for the ones that wait. A task's output is the tool-list
 /// fingerprint it showed the client, if it listed tools.
-fn dispatch(
-    shared: &Arc<Shared>,
-    identity: &Identity,
-    request: Request,
-    tasks: &mut JoinSet<Option<u64>>,
-) {
+fn dispatch(shared: &Arc<Shared>, request: Request, tasks: &mut JoinSet<Option<u64>>) {
     match request.method.as_str() {
         methods::INITIALIZE => {
-            let result = initialize_result(identity, &shared.runtime, request.params.as_ref());
             let shared = shared.clone();
             tasks.spawn(async move {
+                shared.wait_for_start(shared.initialize_wait).await;
+                let result = initialize_result(&shared, request.params.as_ref());
                 answer(&shared, &request.id, Ok(result)).await;
                 None
             });
@@ -259,7 +265,7 @@ fn dispatch(
         methods::TOOLS_LIST => {
             let shared = shared.clone();
             tasks.spawn(async move {
-                shared.wait_for_start().await;
+                shared.wait_for_start(shared.startup_wait).await;
                 let snapshot = shared.runtime.snapshot();
                 let tools: Vec<Value> = snapshot.tools.iter().map(tool_definition).collect();
                 answer(&shared, &request.id, Ok(json!({ "tools": tools }))).await;
@@ -311,14 +317,15 @@ fn on_notification(shared: &Shared, notification: &Notification) {
 }
 
 impl Shared {
-    async fn wait_for_start(&self) {
+    /// Waits until the servers have started (or failed), at most `wait`.
+    async fn wait_for_start(&self, wait: Duration) {
         let mut started = self.started.clone();
-        if tokio::time::timeout(self.startup_wait, started.wait_for(|s| *s))
+        if tokio::time::timeout(wait, started.wait_for(|s| *s))
             .await
             .is_err()
         {
             tracing::warn!(
-                wait = ?self.startup_wait,
+                ?wait,
                 "servers are still starting; answering with the ones that are ready"
             );
         }
@@ -336,7 +343,8 @@ async fn answer(shared: &Shared, id: &RequestId, outcome: Result<Value, ErrorObj
     }
 }
 
-fn initialize_result(identity: &Identity, runtime: &Runtime, params: Option<&Value>) -> Value {
+fn initialize_result(shared: &Shared, params: Option<&Value>) -> Value {
+    let identity = &shared.identity;
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str);
@@ -348,7 +356,7 @@ fn initialize_result(identity: &Identity, runtime: &Runtime, params: Option<&Val
         "capabilities": {"tools": {"listChanged": true}},
         "serverInfo": {"name": identity.name, "title": "Switchboard gateway", "version": identity.version},
     });
-    let instructions = runtime.snapshot().system_prompt.clone();
+    let instructions = shared.runtime.snapshot().system_prompt.clone();
     if !instructions.is_empty() {
         result["instructions"] = Value::String(instructions);
     }
@@ -383,7 +391,7 @@ async fn call(shared: &Shared, request: Request, token: CancellationToken) {
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
     let progress_token = params.pointer("/_meta/progressToken").cloned();
-    shared.wait_for_start().await;
+    shared.wait_for_start(shared.startup_wait).await;
     let snapshot = shared.runtime.snapshot();
     let Some(tool) = snapshot.tool(name).cloned() else {
         lock(&shared.calls).remove(&request.id);

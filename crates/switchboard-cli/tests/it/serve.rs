@@ -97,6 +97,17 @@ async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
         Some("switchboard"),
         "the gateway answers for itself"
     );
+    // `initialize` waited for the start, so it carries the servers' instructions.
+    let instructions = session
+        .negotiated()
+        .instructions
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("### alpha\n\nFixture server for Switchboard tests.")
+            && instructions.contains("### beta"),
+        "{instructions}"
+    );
     expect![[r#"
         [
             "alpha__add",
