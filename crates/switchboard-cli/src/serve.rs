@@ -80,6 +80,14 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             }
         }
     }));
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "switchboard serve: stdin is a terminal. This command is an MCP server for an MCP \
+             client: put it in the client's config, e.g. {{\"command\": \"switchboard\", \"args\": \
+             [\"serve\", \"--config\", \"/path/to/mcp.json\"]}}. Waiting for JSON-RPC lines; Ctrl-D \
+             ends."
+        );
+    }
     let (stdin, stdout) = switchboard_wire::stdio::own_stdio();
     let served = gateway::serve(runtime.clone(), stdin, stdout, gateway);
     tokio::select! {
