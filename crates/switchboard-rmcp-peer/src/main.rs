@@ -1,28 +1,61 @@
 //! `switchboard-rmcp-peer`: a reference MCP server built on the official Rust
-//! SDK (`rmcp`), served over stdio.
+//! SDK (`rmcp`), served over stdio, or over Streamable HTTP with `--http PORT`.
 //!
 //! Switchboard's client tests and benchmarks spawn this binary as an interop
 //! peer, so it deliberately stays an ordinary rmcp server: the tools live in
 //! [`server`], every protocol behaviour (initialization, version negotiation,
-//! argument errors, cancellation, progress, shutdown) is the SDK's own, and
-//! nothing is special-cased for our client.
+//! argument errors, cancellation, progress, shutdown, and over HTTP sessions,
+//! streams and Host checks) is the SDK's own, and nothing is special-cased for
+//! our client.
 //!
-//! Stdout carries only newline-delimited JSON-RPC. The server exits with
-//! status 0 when stdin reaches EOF; a transport or startup error is returned
-//! from `main`, which reports it on stderr and exits non-zero.
+//! Over stdio, stdout carries only newline-delimited JSON-RPC and the server
+//! exits with status 0 when stdin reaches EOF. Over HTTP it listens on
+//! `127.0.0.1:PORT` (loopback only) with rmcp's `StreamableHttpService` and
+//! its default configuration, served by hyper's HTTP/1 connection handler,
+//! until it is killed. A transport or startup error is returned from `main`,
+//! which reports it on stderr and exits non-zero.
 
 mod server;
 
+use std::sync::Arc;
+
 use rmcp::ServiceExt as _;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // `stdio_pipes` is rmcp's recommended stdio transport when both streams
-    // are pipes (how MCP clients launch servers); it falls back to the
-    // blocking `stdio()` handles otherwise.
-    let running = server::PeerServer::new()
-        .serve(rmcp::transport::stdio_pipes())
-        .await?;
-    running.waiting().await?;
-    Ok(())
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => {
+            // `stdio_pipes` is rmcp's recommended stdio transport when both streams
+            // are pipes (how MCP clients launch servers); it falls back to the
+            // blocking `stdio()` handles otherwise.
+            let running = server::PeerServer::new()
+                .serve(rmcp::transport::stdio_pipes())
+                .await?;
+            running.waiting().await?;
+            Ok(())
+        }
+        [flag, port] if flag == "--http" => serve_http(port.parse()?).await,
+        _ => Err(format!("usage: switchboard-rmcp-peer [--http PORT]; got {args:?}").into()),
+    }
+}
+
+async fn serve_http(port: u16) -> Result<(), Box<dyn std::error::Error>> {
+    let service = StreamableHttpService::new(
+        || Ok(server::PeerServer::new()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let _ = connection.await;
+        });
+    }
 }

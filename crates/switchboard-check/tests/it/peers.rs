@@ -1,10 +1,11 @@
-//! The suite against real third-party servers: server-everything (TypeScript SDK) over
-//! stdio and Streamable HTTP, a FastMCP server (Python SDK) over stdio and HTTP, and an
-//! rmcp server (Rust SDK) over stdio. None of them may fail a check because of the
-//! checker's own assumptions (there are no fixed tool names); real defects are reported
-//! with evidence: server-everything's progress that goes on after a cancel (both
-//! transports), and in its HTTP mode a foreign `Origin` accepted and session ids that
-//! name no live session answered with 400 instead of 404.
+//! The suite against real third-party servers: server-everything (TypeScript SDK), a
+//! FastMCP server (Python SDK) and an rmcp server (Rust SDK), each over stdio and Streamable
+//! HTTP. None of them may fail a check because of the checker's own assumptions (there are
+//! no fixed tool names); real defects are reported with evidence: server-everything's
+//! progress that goes on after a cancel (both transports), and in its HTTP mode a foreign
+//! `Origin` accepted and session ids that name no live session answered with 400 instead
+//! of 404; rmcp's HTTP service with its default configuration accepts a foreign `Origin`
+//! too.
 
 use std::time::Duration;
 
@@ -92,6 +93,20 @@ fn fastmcp() -> ServerSpec {
             cwd: None,
         },
     )
+}
+
+/// The rmcp peer with `--http PORT` (rmcp's `StreamableHttpService`, default config).
+fn rmcp_http() -> (HttpServer, ServerSpec) {
+    let port = free_port();
+    let server = HttpServer::peer(PeerCommand {
+        program: rmcp_peer_bin(),
+        args: vec!["--http".into(), port.to_string()],
+        env: vec![],
+        port,
+        path: "/mcp".into(),
+    });
+    let spec = http_spec("rmcp-http", server.url());
+    (server, spec)
 }
 
 fn rmcp() -> ServerSpec {
@@ -220,6 +235,32 @@ async fn rmcp_passes_and_its_unannotated_long_tool_is_not_called_unless_allowed(
     );
 }
 
+/// The report and the end of the server's output, for assertion messages.
+fn context(report: &Report, server: &HttpServer) -> String {
+    format!(
+        "{}\n--- server output:\n{}",
+        report.render_text(),
+        server.output_tail()
+    )
+}
+
+/// Each of `ids` passed.
+fn assert_passed(report: &Report, ids: &[&str], context: &str) {
+    for id in ids {
+        assert_eq!(
+            report.result(id).map(|r| r.status),
+            Some(Status::Pass),
+            "{id}: {context}"
+        );
+    }
+}
+
+/// The `id` check's summary contains `text`.
+fn assert_summary_has(report: &Report, id: &str, text: &str) {
+    let summary = &report.result(id).expect("a result").summary;
+    assert!(summary.contains(text), "{id}: {summary}");
+}
+
 /// The seed steps that run over HTTP all ran (`shutdown` is stdio-only).
 fn assert_http_steps_ran(report: &Report) {
     assert_seed_steps_ran(report, &["shutdown"]);
@@ -233,11 +274,7 @@ fn assert_http_steps_ran(report: &Report) {
 async fn server_everything_over_http_shows_its_real_defects_with_evidence() {
     let (server, spec) = everything_http();
     let report = check(&spec, &peer_options(None)).await;
-    let context = format!(
-        "{}\n--- server output:\n{}",
-        report.render_text(),
-        server.output_tail()
-    );
+    let context = context(&report, &server);
     assert_eq!(report.facts.era.as_deref(), Some("legacy"), "{context}");
     assert_eq!(
         failed(&report),
@@ -309,13 +346,11 @@ async fn server_everything_over_http_shows_its_real_defects_with_evidence() {
         cancellation.evidence.notes
     );
     // Its calls and errors are judged on its own tools, not on fixed names.
-    for id in ["tools-call", "unknown-tool", "invalid-input", "reconnect"] {
-        assert_eq!(
-            report.result(id).map(|r| r.status),
-            Some(Status::Pass),
-            "{id}: {context}"
-        );
-    }
+    assert_passed(
+        &report,
+        &["tools-call", "unknown-tool", "invalid-input", "reconnect"],
+        &context,
+    );
 }
 
 #[tokio::test]
@@ -323,11 +358,7 @@ async fn fastmcp_over_http_passes_and_validates_origin() {
     let (server, spec) = fastmcp_http();
     let options = peer_options(Some(("slow", r#"{"duration_s": 3, "steps": 30}"#)));
     let report = check(&spec, &options).await;
-    let context = format!(
-        "{}\n--- server output:\n{}",
-        report.render_text(),
-        server.output_tail()
-    );
+    let context = context(&report, &server);
     assert!(failed(&report).is_empty(), "{context}");
     assert!(report.ids_with(Status::Warn).is_empty(), "{context}");
     assert_http_steps_ran(&report);
@@ -344,19 +375,33 @@ async fn fastmcp_over_http_passes_and_validates_origin() {
     assert_eq!(received["status"], 403);
     assert_eq!(received["body"], "Invalid Origin header");
     // It also answers the legacy handshake, with sessions that follow the rules.
-    for id in ["http-session", "http-delete"] {
-        assert_eq!(
-            report.result(id).map(|r| r.status),
-            Some(Status::Pass),
-            "{id}: {context}"
-        );
-    }
-    let cancellation = report.result("cancellation").expect("cancellation");
+    assert_passed(&report, &["http-session", "http-delete"], &context);
+    assert_summary_has(&report, "cancellation", "by closing its response stream");
+}
+
+#[tokio::test]
+async fn rmcp_over_http_passes_except_its_default_origin_policy() {
+    let (server, spec) = rmcp_http();
+    let options = peer_options(Some(("slow", r#"{"duration_ms": 3000, "steps": 30}"#)));
+    let report = check(&spec, &options).await;
+    let context = context(&report, &server);
+    assert_eq!(report.facts.era.as_deref(), Some("modern"), "{context}");
+    assert_eq!(failed(&report), ["http-origin"], "{context}");
+    assert_http_steps_ran(&report);
+    // rmcp leaves Origin validation off unless `allowed_origins` is configured.
+    let origin = report.result("http-origin").expect("http-origin");
     assert!(
-        cancellation
-            .summary
-            .contains("by closing its response stream"),
+        origin.summary.starts_with(
+            "the server accepted a request from a foreign origin: POST `server/discover` with `Origin: http://evil.example` got HTTP 200"
+        ),
         "{}",
-        cancellation.summary
+        origin.summary
     );
+    // Its legacy sessions follow the rules; cancelling closes the response stream.
+    assert_passed(
+        &report,
+        &["http-session", "http-delete", "reconnect", "unknown-tool"],
+        &context,
+    );
+    assert_summary_has(&report, "cancellation", "by closing its response stream");
 }
