@@ -1,5 +1,6 @@
 //! Test support for Switchboard.
 //!
+//! - [`canned`]: one hand-written HTTP answer per request, for loopback servers in tests.
 //! - [`fixture`]: a small synchronous MCP server over stdin/stdout, built from our own
 //!   wire and protocol types, with well-behaved modes (`good`, `many-tools`) and
 //!   deliberately broken ones (no reply, garbage on stdout, crashes, wrong ids, …), also
@@ -12,6 +13,7 @@
 //!   peers on a port), owned and killed on drop.
 //! - [`wait`]: deadlines for async test steps that fail with a readable message.
 
+pub mod canned;
 pub mod fixture;
 pub mod locate;
 pub mod serve;

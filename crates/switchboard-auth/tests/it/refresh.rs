@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use switchboard_auth::{
     NeedsLoginDriver, OAuthClient, OAuthConfig, SavedAuthorization, StoreBinding, TokenStore,
 };
+use switchboard_testkit::canned;
 use switchboard_wire::http::Authorizer;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 /// Every wait in these tests ends within this.
@@ -32,38 +33,11 @@ async fn authorization_server() -> (String, Arc<Mutex<Vec<String>>>, tokio::task
             };
             let (seen, issuer) = (seen.clone(), issuer.clone());
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                let (head, body) = loop {
-                    let Ok(n) = socket.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&buf[..end]).to_string();
-                    let length = head
-                        .to_ascii_lowercase()
-                        .lines()
-                        .find_map(|l| {
-                            l.strip_prefix("content-length:")
-                                .map(str::trim)
-                                .map(str::to_owned)
-                        })
-                        .and_then(|v| v.parse::<usize>().ok())
-                        .unwrap_or(0);
-                    if buf.len() >= end + 4 + length {
-                        break (
-                            head,
-                            String::from_utf8_lossy(&buf[end + 4..end + 4 + length]).to_string(),
-                        );
-                    }
+                let Some(request) = canned::read_request(&mut socket).await else {
+                    return;
                 };
-                let path = head.split_whitespace().nth(1).unwrap_or("");
+                let body = request.text();
+                let path = request.path();
                 let answer: Option<Value> = match path {
                     "/.well-known/oauth-protected-resource/mcp" => Some(json!({
                         "resource": format!("{issuer}/mcp"), "authorization_servers": [issuer]})),
@@ -86,17 +60,8 @@ async fn authorization_server() -> (String, Arc<Mutex<Vec<String>>>, tokio::task
                     _ => None,
                 };
                 let response = match answer {
-                    Some(value) => {
-                        let text = value.to_string();
-                        format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                            text.len()
-                        )
-                    }
-                    None => {
-                        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                            .to_owned()
-                    }
+                    Some(value) => canned::answer("200 OK", "application/json", &value.to_string()),
+                    None => canned::empty_answer("404 Not Found"),
                 };
                 let _ = socket.write_all(response.as_bytes()).await;
                 let _ = socket.shutdown().await;

@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig, SessionError};
+use switchboard_testkit::canned::{self, read_request};
 use switchboard_testkit::wait::within;
 use switchboard_wire::http::HttpOptions;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 use crate::support::TEST_DEADLINE;
@@ -30,32 +31,6 @@ enum Fault {
 
 const INIT_RESULT: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}"#;
 
-/// Reads one HTTP/1.1 request: its raw bytes (head and body) and its body as JSON (`null`
-/// when it is not JSON). `None` when the client went away first.
-async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<(Vec<u8>, Value)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let (head_end, length) = loop {
-        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            break (end + 4, length);
-        }
-    };
-    while buf.len() < head_end + length {
-        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or(Value::Null);
-    Some((buf, body))
-}
-
 /// Serves `initialize` (and anything else the handshake needs) properly, and `tools/call`
 /// with the fault. Bounded: stops after 40 connections or when the test ends.
 async fn canned_server(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
@@ -70,17 +45,13 @@ async fn canned_server(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
                 return;
             };
             tokio::spawn(async move {
-                let Some((buf, body)) = read_request(&mut socket).await else {
+                let Some(request) = read_request(&mut socket).await else {
                     return;
                 };
+                let (buf, body) = (&request.raw, request.json());
                 let id = body.get("id").cloned().unwrap_or(Value::Null);
                 let method = body.get("method").and_then(Value::as_str).unwrap_or("");
-                let reply = |status: &str, content_type: &str, body: &str| {
-                    format!(
-                        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                };
+                let reply = canned::answer;
                 let is_get = buf.starts_with(b"GET ");
                 if let (true, Fault::ForeignEndpoint) = (is_get, fault) {
                     let stream = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nevent: endpoint\ndata: http://evil.example/messages\n\n";
@@ -89,7 +60,7 @@ async fn canned_server(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
                     return;
                 }
                 let response = match method {
-                    "initialize" if matches!(fault, Fault::ForeignEndpoint) => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                    "initialize" if matches!(fault, Fault::ForeignEndpoint) => canned::empty_answer("404 Not Found"),
                     "initialize" => reply("200 OK", "application/json", &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{INIT_RESULT}}}"#)),
                     "tools/call" => match fault {
                         Fault::WrongContentType => reply("200 OK", "text/html", "<html>hello</html>"),
@@ -115,7 +86,7 @@ async fn canned_server(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
                             return;
                         }
                     },
-                    _ => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                    _ => canned::empty_answer("202 Accepted"),
                 };
                 let _ = socket.write_all(response.as_bytes()).await;
                 let _ = socket.shutdown().await;
@@ -284,18 +255,15 @@ async fn modern_server(
             };
             let asked = counts.clone();
             tokio::spawn(async move {
-                let Some((buf, body)) = read_request(&mut socket).await else {
+                let Some(request) = read_request(&mut socket).await else {
                     return;
                 };
-                let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+                let (buf, body) = (&request.raw, request.json());
+                let head = String::from_utf8_lossy(buf).to_ascii_lowercase();
                 let id = body.get("id").cloned().unwrap_or(Value::Null);
                 let method = body.get("method").and_then(Value::as_str).unwrap_or("");
                 let answer = |status: &str, message: Value| {
-                    let text = message.to_string();
-                    format!(
-                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                        text.len()
-                    )
+                    canned::answer(status, "application/json", &message.to_string())
                 };
                 let region = serde_json::json!({"type": "string"});
                 let response = match method {
@@ -439,9 +407,10 @@ async fn slow_get_stream_server() -> (String, tokio::task::JoinHandle<()>) {
             };
             let get_open = get_open.clone();
             tokio::spawn(async move {
-                let Some((buf, body)) = read_request(&mut socket).await else {
+                let Some(request) = read_request(&mut socket).await else {
                     return;
                 };
+                let (buf, body) = (&request.raw, request.json());
                 if buf.starts_with(b"GET ") {
                     tokio::time::sleep(Duration::from_millis(300)).await;
                     get_open.store(true, SeqCst);
@@ -458,7 +427,7 @@ async fn slow_get_stream_server() -> (String, tokio::task::JoinHandle<()>) {
                         get_open.load(SeqCst)
                     ),
                     _ => {
-                        let accepted = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+                        let accepted = canned::empty_answer("202 Accepted");
                         let _ = socket.write_all(accepted.as_bytes()).await;
                         return;
                     }
