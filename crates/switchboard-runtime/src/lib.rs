@@ -21,7 +21,7 @@ pub use guards::{Finding, FindingKind, LockPolicy, ToolLock};
 pub use output::{OutputLimit, ToolOutput, Truncation};
 pub use runtime::{
     ChildRuntime, LifecycleEvent, ProxyTool, ReloadReport, Runtime, RuntimeError, RuntimeOptions,
-    ServerOutcome, StartupReport,
+    ServerOutcome, ServerRequestError, StartupReport,
 };
 pub use server::{
     AuthorizerFor, Authorizers, Capabilities, RestartPolicy, ServerPolicy, ServerState,

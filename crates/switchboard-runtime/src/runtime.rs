@@ -73,6 +73,30 @@ pub enum RuntimeError {
     Disposed,
 }
 
+/// Why a request the host sends to one server ([`Runtime::get_prompt`],
+/// [`Runtime::read_resource`]) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerRequestError {
+    /// No server of that name is configured (or MCP is off).
+    #[error("MCP server `{server}` is not configured")]
+    NotConfigured {
+        /// The name asked for.
+        server: String,
+    },
+    /// The server is not ready and did not become ready in time.
+    #[error("MCP server `{server}` is not available ({state})")]
+    Unavailable {
+        /// The server.
+        server: String,
+        /// Its state.
+        state: String,
+    },
+    /// The server answered with an error, or the session failed.
+    #[error(transparent)]
+    Session(#[from] switchboard_session::SessionError),
+}
+
 /// One server's outcome in a startup or reload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerOutcome {
@@ -319,6 +343,49 @@ impl Runtime {
             .filter_map(|(_, shared)| shared.session())
             .filter(|session| session.process().is_some_and(|p| p.exit_status().is_none()))
             .count()
+    }
+
+    /// Gets a prompt from `server` (the raw MCP result: `description`, `messages`), waiting
+    /// for a reconnecting server as a bridged tool call does.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<Value>,
+    ) -> Result<Value, ServerRequestError> {
+        let session = self.ready_session(server).await?;
+        Ok(session.get_prompt(name, arguments).await?)
+    }
+
+    /// Reads a resource from `server` (the raw MCP result: `contents`), waiting for a
+    /// reconnecting server as a bridged tool call does.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<Value, ServerRequestError> {
+        let session = self.ready_session(server).await?;
+        Ok(session.read_resource(uri).await?)
+    }
+
+    async fn ready_session(
+        &self,
+        server: &str,
+    ) -> Result<switchboard_session::Session, ServerRequestError> {
+        let shared =
+            self.inner
+                .router
+                .server(server)
+                .ok_or_else(|| ServerRequestError::NotConfigured {
+                    server: server.to_owned(),
+                })?;
+        shared
+            .ready_session(self.inner.router.ready_wait)
+            .await
+            .map_err(|state| ServerRequestError::Unavailable {
+                server: server.to_owned(),
+                state: state.to_string(),
+            })
     }
 
     /// The last lines a stdio server wrote to stderr (for diagnostics), while it runs.

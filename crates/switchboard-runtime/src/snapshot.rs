@@ -72,7 +72,7 @@ pub(crate) struct CallRouter {
 }
 
 impl CallRouter {
-    fn server(&self, name: &str) -> Option<Arc<ServerShared>> {
+    pub(crate) fn server(&self, name: &str) -> Option<Arc<ServerShared>> {
         lock(&self.servers).get(name).cloned()
     }
 }

@@ -4,7 +4,7 @@
 //! `server/discover` probe is answered "method not found", which sends modern clients to
 //! `initialize`. `initialize` waits for the servers' start a little (bounded by
 //! [`GatewayOptions::initialize_wait`]) so that its `instructions` carry theirs. The gateway
-//! offers tools only:
+//! offers tools, prompts and resources:
 //! - `tools/list` returns the runtime's snapshot (exported names `<server>__<tool>`, schemas
 //!   as bridged). It waits for the servers' start (bounded by
 //!   [`GatewayOptions::startup_wait`]), so a client that lists right after `initialize`
@@ -14,6 +14,14 @@
 //!   restarts, output bound). `notifications/cancelled` from the client cancels the call
 //!   upstream and its answer is dropped, as the protocol asks; the upstream server's
 //!   progress is forwarded under the client's progress token.
+//! - `prompts/list` names each prompt `<server>__<prompt>` like tools; `prompts/get` goes to
+//!   its server. `resources/list` and `resources/templates/list` pass URIs through
+//!   unchanged (a URI or template an earlier server already listed is left out);
+//!   `resources/read` goes to the server that listed the URI, else to the first server with
+//!   a template whose fixed prefix the URI starts with, else -32002. Server errors are
+//!   passed through as they are.
+//! - Each list is announced with its `list_changed` notification when it changes after
+//!   the client listed it.
 //! - An unknown tool is a JSON-RPC error (-32602) naming it; a frame that is not JSON-RPC
 //!   gets -32700/-32600 with `id: null`; nothing the client sends is silently dropped.
 //!
@@ -28,8 +36,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_protocol::{LATEST_LEGACY_VERSION, LEGACY_VERSIONS, ProgressParams, methods};
-use switchboard_runtime::{Runtime, StartupReport, Tool, ToolContext};
-use switchboard_wire::codes::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use switchboard_runtime::naming::{ToolRoute, assign_names};
+use switchboard_runtime::{
+    Runtime, ServerRequestError, Snapshot, StartupReport, Tool, ToolContext,
+};
+use switchboard_session::SessionError;
+use switchboard_wire::codes::{
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+};
 use switchboard_wire::{
     Connection, ConnectionOptions, ErrorObject, Inbound, MalformedKind, Notification, Request,
     RequestId,
@@ -155,15 +169,15 @@ where
     let mut snapshots = runtime.subscribe();
     let mut initialized = false;
     // What the client was last told about the tools (by a listing or a notification).
-    let mut announced: Option<u64> = None;
-    let mut tasks: JoinSet<Option<u64>> = JoinSet::new();
+    let mut announced: [Option<u64>; 3] = [None; 3];
+    let mut tasks: JoinSet<Option<(Catalog, u64)>> = JoinSet::new();
     loop {
         tokio::select! {
             message = inbound.recv() => match message {
                 None => break,
                 Some(Inbound::Request(request)) => {
-                    if request.method == methods::TOOLS_LIST {
-                        announced = None; // set when the listing is built
+                    if let Some(catalog) = Catalog::listed_by(&request.method) {
+                        announced[catalog as usize] = None; // set when the listing is built
                     }
                     dispatch(&shared, request, &mut tasks);
                 }
@@ -208,15 +222,19 @@ where
                 }
             }
             Ok(()) = snapshots.changed() => {
-                let fingerprint = tools_fingerprint(&snapshots.borrow_and_update());
-                if initialized && announced.is_some_and(|seen| seen != fingerprint) {
-                    announced = Some(fingerprint);
-                    let _ = shared.connection.notify(methods::TOOLS_LIST_CHANGED, None).await;
+                let snapshot = snapshots.borrow_and_update().clone();
+                for catalog in Catalog::ALL {
+                    let fingerprint = catalog.fingerprint(&snapshot);
+                    let seen = &mut announced[catalog as usize];
+                    if initialized && seen.is_some_and(|seen| seen != fingerprint) {
+                        *seen = Some(fingerprint);
+                        let _ = shared.connection.notify(catalog.changed_notification(), None).await;
+                    }
                 }
             }
             Some(finished) = tasks.join_next(), if !tasks.is_empty() => {
-                if let Ok(Some(fingerprint)) = finished {
-                    announced.get_or_insert(fingerprint);
+                if let Ok(Some((catalog, fingerprint))) = finished {
+                    announced[catalog as usize].get_or_insert(fingerprint);
                 }
             }
         }
@@ -244,7 +262,7 @@ struct Identity {
 
 /// Answers a request, in a task for the ones that wait. A task's output is the tool-list
 /// fingerprint it showed the client, if it listed tools.
-fn dispatch(shared: &Arc<Shared>, request: Request, tasks: &mut JoinSet<Option<u64>>) {
+fn dispatch(shared: &Arc<Shared>, request: Request, tasks: &mut JoinSet<Option<(Catalog, u64)>>) {
     match request.method.as_str() {
         methods::INITIALIZE => {
             let shared = shared.clone();
@@ -269,7 +287,39 @@ fn dispatch(shared: &Arc<Shared>, request: Request, tasks: &mut JoinSet<Option<u
                 let snapshot = shared.runtime.snapshot();
                 let tools: Vec<Value> = snapshot.tools.iter().map(tool_definition).collect();
                 answer(&shared, &request.id, Ok(json!({ "tools": tools }))).await;
-                Some(tools_fingerprint(&snapshot))
+                Some((Catalog::Tools, Catalog::Tools.fingerprint(&snapshot)))
+            });
+        }
+        methods::PROMPTS_LIST | methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST => {
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                shared.wait_for_start(shared.startup_wait).await;
+                let snapshot = shared.runtime.snapshot();
+                let (catalog, result) = match request.method.as_str() {
+                    methods::PROMPTS_LIST => (
+                        Catalog::Prompts,
+                        json!({ "prompts": prompt_definitions(&snapshot) }),
+                    ),
+                    methods::RESOURCES_LIST => (
+                        Catalog::Resources,
+                        json!({ "resources": items(&snapshot.resources, "uri") }),
+                    ),
+                    _ => (
+                        Catalog::Resources,
+                        json!({ "resourceTemplates": items(&snapshot.resource_templates, "uriTemplate") }),
+                    ),
+                };
+                answer(&shared, &request.id, Ok(result)).await;
+                Some((catalog, catalog.fingerprint(&snapshot)))
+            });
+        }
+        methods::PROMPTS_GET | methods::RESOURCES_READ => {
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                shared.wait_for_start(shared.startup_wait).await;
+                let outcome = forward(&shared, &request).await;
+                answer(&shared, &request.id, outcome).await;
+                None
             });
         }
         methods::TOOLS_CALL => {
@@ -312,7 +362,9 @@ fn on_notification(shared: &Shared, notification: &Notification) {
         .and_then(RequestId::from_json);
     match id.and_then(|id| lock(&shared.calls).get(&id).cloned()) {
         Some(token) => token.cancel(),
-        None => tracing::debug!(params = ?notification.params, "cancellation of no call in flight"),
+        None => {
+            tracing::debug!(params = ?notification.params, "cancellation of no call in flight")
+        }
     }
 }
 
@@ -353,7 +405,11 @@ fn initialize_result(shared: &Shared, params: Option<&Value>) -> Value {
         .unwrap_or(LATEST_LEGACY_VERSION);
     let mut result = json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": true}},
+        "capabilities": {
+            "tools": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "resources": {"listChanged": true},
+        },
         "serverInfo": {"name": identity.name, "title": "Switchboard gateway", "version": identity.version},
     });
     let instructions = shared.runtime.snapshot().system_prompt.clone();
@@ -375,15 +431,168 @@ fn tool_definition(tool: &switchboard_runtime::BridgedTool) -> Value {
     definition
 }
 
-/// Changes whenever a tool is added, removed or redefined.
-fn tools_fingerprint(snapshot: &switchboard_runtime::Snapshot) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    for tool in &snapshot.tools {
-        tool.name().hash(&mut hasher);
-        tool.description().hash(&mut hasher);
-        tool.input_schema().to_string().hash(&mut hasher);
+/// The lists a client can follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Catalog {
+    Tools = 0,
+    Prompts = 1,
+    Resources = 2,
+}
+
+impl Catalog {
+    const ALL: [Catalog; 3] = [Catalog::Tools, Catalog::Prompts, Catalog::Resources];
+
+    fn listed_by(method: &str) -> Option<Catalog> {
+        match method {
+            methods::TOOLS_LIST => Some(Catalog::Tools),
+            methods::PROMPTS_LIST => Some(Catalog::Prompts),
+            methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST => Some(Catalog::Resources),
+            _ => None,
+        }
     }
-    hasher.finish()
+
+    fn changed_notification(self) -> &'static str {
+        match self {
+            Catalog::Tools => methods::TOOLS_LIST_CHANGED,
+            Catalog::Prompts => methods::PROMPTS_LIST_CHANGED,
+            Catalog::Resources => methods::RESOURCES_LIST_CHANGED,
+        }
+    }
+
+    /// Changes whenever an entry of this list is added, removed or redefined.
+    fn fingerprint(self, snapshot: &Snapshot) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        match self {
+            Catalog::Tools => {
+                for tool in &snapshot.tools {
+                    tool.name().hash(&mut hasher);
+                    tool.description().hash(&mut hasher);
+                    tool.input_schema().to_string().hash(&mut hasher);
+                }
+            }
+            Catalog::Prompts => prompt_definitions(snapshot).to_string().hash(&mut hasher),
+            Catalog::Resources => {
+                items(&snapshot.resources, "uri")
+                    .to_string()
+                    .hash(&mut hasher);
+                items(&snapshot.resource_templates, "uriTemplate")
+                    .to_string()
+                    .hash(&mut hasher);
+            }
+        }
+        hasher.finish()
+    }
+}
+
+/// Every server's items as one JSON array, as the servers described them; an item whose
+/// `key` (its URI or URI template) an earlier server already listed is left out, since
+/// reads go to the first.
+fn items<T: serde::Serialize>(items: &[switchboard_runtime::FromServer<T>], key: &str) -> Value {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for entry in items {
+        let Ok(item) = serde_json::to_value(&entry.item) else {
+            continue;
+        };
+        let identity = item.get(key).map(Value::to_string).unwrap_or_default();
+        if seen.insert(identity) {
+            out.push(item);
+        } else {
+            tracing::debug!(server = %entry.server, item = %item[key], "left out: an earlier server lists it");
+        }
+    }
+    Value::Array(out)
+}
+
+/// Exported prompt names (`<server>__<prompt>`, as for tools) → (server, prompt name).
+fn prompt_routes(snapshot: &Snapshot) -> std::collections::BTreeMap<String, ToolRoute> {
+    let routes: Vec<ToolRoute> = snapshot
+        .prompts
+        .iter()
+        .map(|entry| ToolRoute {
+            server: entry.server.clone(),
+            tool: entry.item.name.clone(),
+        })
+        .collect();
+    assign_names(&routes)
+}
+
+/// The prompts under their exported names.
+fn prompt_definitions(snapshot: &Snapshot) -> Value {
+    let routes = prompt_routes(snapshot);
+    let exported: HashMap<&ToolRoute, &String> =
+        routes.iter().map(|(name, route)| (route, name)).collect();
+    let mut prompts = Vec::new();
+    for entry in &snapshot.prompts {
+        let route = ToolRoute {
+            server: entry.server.clone(),
+            tool: entry.item.name.clone(),
+        };
+        let Some(name) = exported.get(&route) else {
+            continue;
+        };
+        if let Ok(mut prompt) = serde_json::to_value(&entry.item) {
+            prompt["name"] = Value::String((*name).clone());
+            prompts.push(prompt);
+        }
+    }
+    Value::Array(prompts)
+}
+
+/// `prompts/get` or `resources/read`, sent to the server the name or URI belongs to.
+async fn forward(shared: &Shared, request: &Request) -> Result<Value, ErrorObject> {
+    let params = request.params.clone().unwrap_or(Value::Null);
+    let snapshot = shared.runtime.snapshot();
+    let outcome = if request.method == methods::PROMPTS_GET {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+        let Some(route) = prompt_routes(&snapshot).remove(name) else {
+            return Err(ErrorObject::new(
+                INVALID_PARAMS,
+                format!(
+                    "unknown prompt `{name}`: this gateway has {} prompts (prompts/list shows them)",
+                    snapshot.prompts.len()
+                ),
+            ));
+        };
+        let arguments = params.get("arguments").cloned();
+        shared
+            .runtime
+            .get_prompt(&route.server, &route.tool, arguments)
+            .await
+    } else {
+        let uri = params.get("uri").and_then(Value::as_str).unwrap_or("");
+        let Some(server) = resource_owner(&snapshot, uri) else {
+            return Err(ErrorObject {
+                code: switchboard_protocol::error_codes::RESOURCE_NOT_FOUND_LEGACY,
+                message: format!("no server behind this gateway offers the resource `{uri}`"),
+                data: Some(json!({ "uri": uri })),
+            });
+        };
+        shared.runtime.read_resource(&server, uri).await
+    };
+    outcome.map_err(|error| match error {
+        ServerRequestError::Session(SessionError::Rpc { error, .. }) => error,
+        other => ErrorObject::new(INTERNAL_ERROR, other.to_string()),
+    })
+}
+
+/// The server that listed `uri`, else the first whose template's fixed prefix it starts with.
+fn resource_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
+    if uri.is_empty() {
+        return None;
+    }
+    if let Some(entry) = snapshot.resources.iter().find(|r| r.item.uri == uri) {
+        return Some(entry.server.clone());
+    }
+    snapshot
+        .resource_templates
+        .iter()
+        .find(|t| {
+            let template = &t.item.uri_template;
+            let prefix = template.split('{').next().unwrap_or("");
+            !prefix.is_empty() && uri.starts_with(prefix)
+        })
+        .map(|t| t.server.clone())
 }
 
 async fn call(shared: &Shared, request: Request, token: CancellationToken) {

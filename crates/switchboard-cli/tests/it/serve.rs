@@ -13,6 +13,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{config, fixture_entry};
 
+/// How long the gateway gets to stop after stdin closes (it stops its servers first).
+const GRACE: ShutdownGrace = ShutdownGrace {
+    after_stdin_close: Duration::from_secs(5),
+    after_sigterm: Duration::from_secs(1),
+};
+
 async fn gateway(servers: Value) -> Session {
     let path = config(servers);
     let spec = ProcessSpec {
@@ -171,12 +177,7 @@ async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
     assert!(stderr.contains("broken: failed"), "{stderr}");
 
     // Closing stdin ends the gateway, and it ends its servers.
-    let report = session
-        .shutdown(ShutdownGrace {
-            after_stdin_close: Duration::from_secs(5),
-            after_sigterm: Duration::from_secs(1),
-        })
-        .await;
+    let report = session.shutdown(GRACE).await;
     let report = report.expect("a stdio gateway has a process");
     assert_eq!(
         (&report.step, report.descendants_killed),
@@ -276,12 +277,7 @@ async fn progress_cancellation_and_list_changes_cross_the_gateway() {
     let after = tool_names(&session).await;
     let added: Vec<&String> = after.iter().filter(|t| !before.contains(t)).collect();
     assert_eq!(added, vec!["alpha__extra_1"]);
-    session
-        .shutdown(ShutdownGrace {
-            after_stdin_close: Duration::from_secs(5),
-            after_sigterm: Duration::from_secs(1),
-        })
-        .await;
+    session.shutdown(GRACE).await;
 }
 
 #[test]
@@ -304,4 +300,87 @@ fn the_gateway_passes_the_compatibility_checks() {
         "{}",
         run.stdout
     );
+}
+
+#[tokio::test]
+async fn prompts_and_resources_cross_the_gateway() {
+    let session = gateway(json!({
+        "alpha": fixture_entry(&[]),
+        "beta": fixture_entry(&[]),
+    }))
+    .await;
+    let prompts = within("prompts/list", TEST_DEADLINE, session.list_prompts())
+        .await
+        .expect("listed");
+    let names: Vec<&str> = prompts.items.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["alpha__greet", "beta__greet"]);
+    let greeting = within(
+        "prompts/get",
+        TEST_DEADLINE,
+        session.get_prompt("beta__greet", Some(json!({"name": "Ada"}))),
+    )
+    .await
+    .expect("got");
+    assert_eq!(greeting["messages"][0]["content"]["text"], "Hello, Ada!");
+    let missing = within(
+        "prompts/get",
+        TEST_DEADLINE,
+        session.get_prompt("beta__greet", Some(json!({}))),
+    )
+    .await
+    .expect_err("the server's own error, passed through");
+    assert!(
+        missing
+            .to_string()
+            .contains("prompt greet needs the argument `name`"),
+        "{missing}"
+    );
+
+    let resources = within("resources/list", TEST_DEADLINE, session.list_resources())
+        .await
+        .expect("listed");
+    let templates = within(
+        "resources/templates/list",
+        TEST_DEADLINE,
+        session.list_resource_templates(),
+    )
+    .await
+    .expect("listed");
+    // Both servers list the same URI and template: the first server's entries stand
+    // (reads go there), URIs unchanged.
+    assert_eq!(
+        (
+            resources.items.len(),
+            templates.items.len(),
+            resources.problems.len()
+        ),
+        (1, 1, 0)
+    );
+    assert_eq!(resources.items[0].uri, "fixture://readme");
+    let readme = within(
+        "resources/read",
+        TEST_DEADLINE,
+        session.read_resource("fixture://readme"),
+    )
+    .await
+    .expect("read");
+    assert_eq!(readme["contents"][0]["uri"], "fixture://readme");
+    let item = within(
+        "resources/read",
+        TEST_DEADLINE,
+        session.read_resource("fixture://item/7"),
+    )
+    .await
+    .expect("read through a template");
+    assert_eq!(item["contents"][0]["text"], "Item 7");
+    let unknown = within(
+        "resources/read",
+        TEST_DEADLINE,
+        session.read_resource("elsewhere://nothing"),
+    )
+    .await
+    .expect_err("no server offers it");
+    expect![[r#"server `gateway` answered `resources/read` with an error: no server behind this gateway offers the resource `elsewhere://nothing` (code -32002), data: {"uri":"elsewhere://nothing"}"#]]
+    .assert_eq(&unknown.to_string());
+    session.shutdown(GRACE).await;
 }

@@ -1,4 +1,5 @@
-//! The tool bridge: names, schemas, validation, the result bound, cancellation, progress.
+//! The tool bridge: names, schemas, validation, the result bound, cancellation, progress;
+//! and the host's prompts and resources by server.
 
 use std::time::Duration;
 
@@ -281,4 +282,44 @@ async fn strict_mode_quarantines_new_and_changed_tools_until_approved() {
     runtime.dispose().await;
     no_processes_with(&mark).await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn hosts_get_prompts_and_read_resources_by_server() {
+    let mark = marker("prompts");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    let prompt = runtime
+        .get_prompt("alpha", "greet", Some(json!({"name": "Ada"})))
+        .await
+        .expect("prompt");
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Ada!");
+    let resource = runtime
+        .read_resource("alpha", "fixture://item/3")
+        .await
+        .expect("resource");
+    assert_eq!(resource["contents"][0]["text"], "Item 3");
+    let outcomes = [
+        runtime
+            .get_prompt("alpha", "nope", None)
+            .await
+            .map_err(|e| e.to_string()),
+        runtime
+            .read_resource("omega", "fixture://readme")
+            .await
+            .map_err(|e| e.to_string()),
+    ];
+    expect_test::expect![[r#"
+        [
+            Err(
+                "server `alpha` answered `prompts/get` with an error: unknown prompt: nope (code -32602)",
+            ),
+            Err(
+                "MCP server `omega` is not configured",
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&outcomes);
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
 }
