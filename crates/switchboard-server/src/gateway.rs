@@ -260,8 +260,8 @@ struct Identity {
     version: String,
 }
 
-/// Answers a request, in a task for the ones that wait. A task's output is the tool-list
-/// fingerprint it showed the client, if it listed tools.
+/// Answers a request in a task of its own. A task's output is the list it showed the
+/// client and that list's fingerprint, if it answered a listing.
 fn dispatch(shared: &Arc<Shared>, request: Request, tasks: &mut JoinSet<Option<(Catalog, u64)>>) {
     match request.method.as_str() {
         methods::INITIALIZE => {
