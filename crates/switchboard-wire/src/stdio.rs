@@ -465,7 +465,9 @@ pub type OwnStdout = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 /// This process's own stdin and stdout, for serving MCP over stdio. When they are pipes (as
 /// an MCP client sets them up) they are switched to non-blocking mode and driven by the
 /// reactor, so a round trip costs no hand-off to tokio's blocking threads; anything else (a
-/// terminal, a file) falls back to tokio's stdio.
+/// terminal, a file) falls back to tokio's stdio. Non-blocking mode belongs to the open
+/// pipe, so a stderr redirected into stdout's pipe (`2>&1`) becomes non-blocking too: a log
+/// line written while that pipe is full may then be cut (the protocol is not affected).
 pub fn own_stdio() -> (OwnStdin, OwnStdout) {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
