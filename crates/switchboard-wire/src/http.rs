@@ -363,6 +363,8 @@ impl Driver {
             .await
             .is_err()
         {
+            // A server that holds the GET stream's head back is not waited for again.
+            self.get_stream_opening.send_replace(false);
             tracing::debug!(peer = %self.peer, "the GET stream did not open in time; sending anyway");
         }
     }
