@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{Authorizers, OutputLimit, Runtime, RuntimeOptions, ServerState};
+use switchboard_runtime::{Authorizers, OutputLimit, Runtime, RuntimeOptions};
 use switchboard_server::gateway::{self, GatewayOptions};
 
 use crate::connect;
@@ -60,7 +60,6 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     options.policy.authorizers = Some(Authorizers(Arc::new(saved_logins)));
     let runtime = Runtime::new(options);
     let mut gateway = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
-    let reporter = runtime.clone();
     gateway.on_started = Some(Box::new(move |report| {
         let ready = report.ready().count();
         eprintln!(
@@ -68,15 +67,17 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             report.servers.len()
         );
         for server in &report.servers {
+            // A failed server's state ends with the tail of its stderr, over several lines.
+            let state = server.state.to_string();
+            let mut lines = state.lines();
             eprintln!(
                 "  {}: {} ({} tools)",
-                server.name, server.state, server.tools
+                server.name,
+                lines.next().unwrap_or(""),
+                server.tools
             );
-            if server.state != ServerState::Ready
-                && let Some(tail) = reporter.stderr_tail(&server.name)
-                && !tail.trim().is_empty()
-            {
-                eprintln!("    its stderr ended with: {}", tail.trim());
+            for line in lines {
+                eprintln!("    {line}");
             }
         }
     }));
