@@ -30,7 +30,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use switchboard_wire::http::{AuthChallenge, Authorizer, read_body};
+use switchboard_wire::http::{AuthChallenge, Authorizer, error_chain, read_body};
 use url::Url;
 
 pub use challenge::BearerChallenge;
@@ -68,12 +68,12 @@ impl FollowRedirectDriver {
 impl AuthorizationDriver for FollowRedirectDriver {
     fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
         Box::pin(async move {
-            let response = self
-                .http
-                .get(authorization_url)
-                .send()
-                .await
-                .map_err(|e| format!("the authorization endpoint did not answer: {e}"))?;
+            let response = self.http.get(authorization_url).send().await.map_err(|e| {
+                format!(
+                    "the authorization endpoint did not answer: {}",
+                    error_chain(&e)
+                )
+            })?;
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
@@ -641,7 +641,7 @@ impl OAuthClient {
             .await
         {
             Ok(response) => response,
-            Err(e) => return Err(format!("could not fetch {url}: {e}")),
+            Err(e) => return Err(format!("could not fetch {url}: {}", error_chain(&e))),
         };
         if !response.status().is_success() {
             return Ok(None);
@@ -712,7 +712,7 @@ impl OAuthClient {
             .body(request.to_string())
             .send()
             .await
-            .map_err(|e| format!("client registration failed: {e}"))?;
+            .map_err(|e| format!("client registration failed: {}", error_chain(&e)))?;
         let status = response.status();
         let body = json_body(response).await;
         if !status.is_success() {
@@ -871,7 +871,12 @@ impl OAuthClient {
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("the identity provider did not answer the token exchange: {e}"))?;
+            .map_err(|e| {
+                format!(
+                    "the identity provider did not answer the token exchange: {}",
+                    error_chain(&e)
+                )
+            })?;
         let status = response.status();
         let answer = json_body(response).await;
         if !status.is_success() {
@@ -980,7 +985,7 @@ impl OAuthClient {
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("the token endpoint did not answer: {e}"))?;
+            .map_err(|e| format!("the token endpoint did not answer: {}", error_chain(&e)))?;
         let status = response.status();
         let body = json_body(response).await;
         if !status.is_success() {

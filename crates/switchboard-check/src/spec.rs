@@ -118,11 +118,7 @@ impl ServerSpec {
         ServerSpec {
             name: entry.name.clone(),
             transport,
-            era: match entry.era.as_deref() {
-                Some("legacy") => EraChoice::Legacy,
-                Some("modern") => EraChoice::Modern,
-                _ => EraChoice::Auto,
-            },
+            era: EraChoice::from_config(entry.era.as_deref()),
             protocol_version: entry.protocol_version.clone(),
             authorizer: None,
         }

@@ -142,11 +142,7 @@ fn session_config(entry: &ServerEntry, request_timeout: Option<Duration>) -> Ses
     if let Some(timeout) = entry.startup_timeout {
         config.connect_timeout = timeout;
     }
-    config.era = match entry.era.as_deref() {
-        Some("legacy") => EraChoice::Legacy,
-        Some("modern") => EraChoice::Modern,
-        _ => EraChoice::Auto,
-    };
+    config.era = EraChoice::from_config(entry.era.as_deref());
     config.protocol_version = entry.protocol_version.clone();
     config
 }

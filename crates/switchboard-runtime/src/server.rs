@@ -589,11 +589,7 @@ fn session_config(entry: &ServerEntry, policy: &ServerPolicy) -> SessionConfig {
     let mut config = SessionConfig::new(&entry.name);
     config.connect_timeout = entry.startup_timeout.unwrap_or(policy.connect_timeout);
     config.request_timeout = entry.timeout.unwrap_or(policy.request_timeout);
-    config.era = match entry.era.as_deref() {
-        Some("legacy") => EraChoice::Legacy,
-        Some("modern") => EraChoice::Modern,
-        _ => EraChoice::Auto,
-    };
+    config.era = EraChoice::from_config(entry.era.as_deref());
     config.protocol_version = entry.protocol_version.clone();
     config
 }

@@ -55,6 +55,9 @@ use tokio_util::sync::CancellationToken;
 
 /// Progress notifications buffered per call before the oldest wait.
 const PROGRESS_BUFFER: usize = 32;
+/// Requests answered at once at most; beyond it the gateway stops reading until one is
+/// done, so a flooding client waits on its own pipe instead of growing our task set.
+const MAX_IN_FLIGHT: usize = 256;
 /// How long in-flight calls get to finish their cancellation when the client leaves.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
@@ -173,7 +176,7 @@ where
     let mut tasks: JoinSet<Option<(Catalog, u64)>> = JoinSet::new();
     loop {
         tokio::select! {
-            message = inbound.recv() => match message {
+            message = inbound.recv(), if tasks.len() < MAX_IN_FLIGHT => match message {
                 None => break,
                 Some(Inbound::Request(request)) => {
                     if let Some(catalog) = Catalog::listed_by(&request.method) {
