@@ -82,3 +82,104 @@ pub fn answer(status: &str, content_type: &str, body: &str) -> String {
 pub fn empty_answer(status: &str) -> String {
     format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
 }
+
+/// How many connections a [`CountingServer`] accepts before it stops listening.
+const MAX_COUNTED_CONNECTIONS: usize = 256;
+
+/// A loopback HTTP server that gives every request the same canned answer and counts
+/// every connection and request it receives: a stand-in for an address that must never be
+/// reached (or must be, a known number of times). Accepts at most 256 connections; stops
+/// when dropped. Needs a Tokio runtime.
+#[derive(Debug)]
+pub struct CountingServer {
+    origin: String,
+    seen: std::sync::Arc<std::sync::Mutex<Seen>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    connections: usize,
+    requests: Vec<CannedRequest>,
+}
+
+impl CountingServer {
+    /// Listens on 127.0.0.1 (ephemeral port); `answer` is a whole HTTP response, e.g. from
+    /// [`answer`] or [`empty_answer`], sent for every request.
+    pub async fn start(answer: String) -> CountingServer {
+        CountingServer::start_with(move |_, _| answer.clone()).await
+    }
+
+    /// Like [`CountingServer::start`], with the answer chosen per request; `origin` (e.g.
+    /// `http://127.0.0.1:PORT`) is given to `answer` so it can name its own URLs.
+    pub async fn start_with(
+        answer: impl Fn(&str, &CannedRequest) -> String + Send + Sync + 'static,
+    ) -> CountingServer {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port");
+        let port = listener.local_addr().expect("local address").port();
+        let origin = format!("http://127.0.0.1:{port}");
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+        let answer = std::sync::Arc::new(answer);
+        let (counted, own) = (seen.clone(), origin.clone());
+        let task = tokio::spawn(async move {
+            for _ in 0..MAX_COUNTED_CONNECTIONS {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                lock(&counted).connections += 1;
+                let (counted, answer, own) = (counted.clone(), answer.clone(), own.clone());
+                tokio::spawn(async move {
+                    while let Some(request) = read_request(&mut socket).await {
+                        let response = answer(&own, &request);
+                        lock(&counted).requests.push(request);
+                        if socket.write_all(response.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        if response.contains("connection: close") {
+                            let _ = socket.shutdown().await;
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        CountingServer { origin, seen, task }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The TCP port.
+    pub fn port(&self) -> u16 {
+        self.origin
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Connections accepted so far (a connection that sent no request counts too).
+    pub fn connections(&self) -> usize {
+        lock(&self.seen).connections
+    }
+
+    /// The requests received so far, in order.
+    pub fn requests(&self) -> Vec<CannedRequest> {
+        lock(&self.seen).requests.clone()
+    }
+}
+
+impl Drop for CountingServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn lock(seen: &std::sync::Mutex<Seen>) -> std::sync::MutexGuard<'_, Seen> {
+    seen.lock().unwrap_or_else(|p| p.into_inner())
+}
