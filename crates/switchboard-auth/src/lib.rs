@@ -34,7 +34,7 @@ use switchboard_wire::http::{AuthChallenge, Authorizer, error_chain, read_body};
 use url::Url;
 
 pub use challenge::BearerChallenge;
-pub use store::{SavedAuthorization, TokenStore};
+pub use store::{LOCK_WAIT, SavedAuthorization, StoreError, StoredPath, TokenStore};
 
 /// A boxed future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -293,10 +293,12 @@ impl OAuthClient {
         let mut state = AuthState::default();
         let mut bearer = None;
         let mut refresh_at = None;
-        let saved = config
-            .store
-            .as_ref()
-            .and_then(|b| b.store.load(&b.server_url));
+        let saved = config.store.as_ref().and_then(|b| {
+            b.store.load(&b.server_url).unwrap_or_else(|problem| {
+                tracing::warn!(%problem, "the saved login cannot be used");
+                None
+            })
+        });
         if let Some(saved) = saved {
             bearer = Some(format!("Bearer {}", saved.access_token));
             state.client = Some(RegisteredClient {

@@ -1,11 +1,35 @@
 //! Tokens and client registrations kept between runs, per MCP server (resource URL), in a
-//! JSON file readable only by its owner (0600). Never in `mcp.json`, never printed.
+//! JSON file only its owner can use. Never in `mcp.json`, never printed.
+//!
+//! The file and its directory must be this user's and closed to everyone else (file 0600,
+//! directory 0700): anything else is refused with a [`StoreError`] that says what to fix,
+//! for reading as much as for writing (a file others could replace could hand us their
+//! tokens). The file is never read or written through a symbolic link. A save writes a new
+//! file under a fresh random name, created exclusively and without following links, with
+//! mode 0600, syncs it, renames it over the old one and syncs the directory. Saves and
+//! removals are read-modify-write under an exclusive `flock` on a lock file beside the
+//! token file, waited for at most [`LOCK_WAIT`], so concurrent logins and refreshes (in
+//! any number of processes) never lose each other's tokens.
 
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+use nix::fcntl::{Flock, FlockArg, OFlag};
 use serde_json::{Value, json};
 
 const FORMAT: &str = "switchboard-tokens/1";
+
+/// The longest a save or removal waits for another process's save to finish.
+pub const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// How often a waiting save tries the lock again.
+const LOCK_RETRY: Duration = Duration::from_millis(10);
+
+/// The most read of a token file (a few KiB per server; anything bigger is not ours).
+const MAX_TOKEN_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// One server's saved authorization.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -38,6 +62,117 @@ impl std::fmt::Debug for SavedAuthorization {
     }
 }
 
+/// What a token path is, in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredPath {
+    /// The token file.
+    File,
+    /// The directory that holds it.
+    Directory,
+}
+
+impl std::fmt::Display for StoredPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StoredPath::File => "token file",
+            StoredPath::Directory => "token directory",
+        })
+    }
+}
+
+/// Why the token file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Group or others have permissions on the file or its directory.
+    #[error(
+        "the {kind} {path} is open to other users (mode {mode:04o}); tokens are kept only where no one else can read or replace them: run `chmod {fix:o} {path}`"
+    )]
+    OpenToOthers {
+        /// The file or directory.
+        kind: StoredPath,
+        /// Its path.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// The mode to set.
+        fix: u32,
+    },
+    /// The file or its directory belongs to another user.
+    #[error(
+        "the {kind} {path} belongs to user id {owner}, not to you (user id {you}); use a token file in a directory of your own"
+    )]
+    ForeignOwner {
+        /// The file or directory.
+        kind: StoredPath,
+        /// Its path.
+        path: PathBuf,
+        /// Its owner's user id.
+        owner: u32,
+        /// This process's effective user id.
+        you: u32,
+    },
+    /// The token path is a symbolic link (or something else that is not a plain file).
+    #[error(
+        "the {kind} {path} is not a plain {expected} (a symbolic link or a special file); tokens are never read or written through one: remove it"
+    )]
+    NotPlain {
+        /// The file or directory.
+        kind: StoredPath,
+        /// Its path.
+        path: PathBuf,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// Another process held the lock for longer than [`LOCK_WAIT`].
+    #[error(
+        "the token file {path} stayed locked by another switchboard process for {waited:?}; try again when it is done"
+    )]
+    Busy {
+        /// The token file.
+        path: PathBuf,
+        /// How long this process waited.
+        waited: Duration,
+    },
+    /// The file system refused.
+    #[error("could not {action} {path}: {source}")]
+    Io {
+        /// What was being done, e.g. "write".
+        action: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// The file or directory's owner or permissions let someone else in.
+    pub fn is_not_private(&self) -> bool {
+        matches!(
+            self,
+            StoreError::OpenToOthers { .. }
+                | StoreError::ForeignOwner { .. }
+                | StoreError::NotPlain { .. }
+        )
+    }
+
+    /// Another process kept the token file locked too long.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, StoreError::Busy { .. })
+    }
+
+    fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
+        let path = path.to_owned();
+        move |source| StoreError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}
+
 /// The token file.
 #[derive(Debug, Clone)]
 pub struct TokenStore {
@@ -45,7 +180,7 @@ pub struct TokenStore {
 }
 
 impl TokenStore {
-    /// A store in this file (created on first save).
+    /// A store in this file (created, with its directory, on first save).
     pub fn new(path: &Path) -> TokenStore {
         TokenStore {
             path: path.to_owned(),
@@ -57,52 +192,154 @@ impl TokenStore {
         &self.path
     }
 
-    /// The saved authorization for a server, if any.
-    pub fn load(&self, server_url: &str) -> Option<SavedAuthorization> {
-        self.read()
+    /// The saved authorization for a server, if any. A missing file is no authorization; a
+    /// file or directory that is not private to this user is an error.
+    pub fn load(&self, server_url: &str) -> Result<Option<SavedAuthorization>, StoreError> {
+        Ok(self
+            .read()?
             .into_iter()
-            .find(|entry| entry.server_url == server_url)
+            .find(|entry| entry.server_url == server_url))
     }
 
     /// Saves (replaces) a server's authorization.
-    pub fn save(&self, saved: &SavedAuthorization) -> Result<(), String> {
-        let mut entries: Vec<SavedAuthorization> = self
-            .read()
-            .into_iter()
-            .filter(|e| e.server_url != saved.server_url)
-            .collect();
-        entries.push(saved.clone());
-        self.write(&entries)
+    pub fn save(&self, saved: &SavedAuthorization) -> Result<(), StoreError> {
+        self.update(|entries| {
+            entries.retain(|e| e.server_url != saved.server_url);
+            entries.push(saved.clone());
+            true
+        })
+        .map(|_| ())
     }
 
     /// Forgets a server's authorization; returns whether there was one.
-    pub fn remove(&self, server_url: &str) -> Result<bool, String> {
-        let entries = self.read();
-        let kept: Vec<SavedAuthorization> = entries
-            .iter()
-            .filter(|e| e.server_url != server_url)
-            .cloned()
-            .collect();
-        let removed = kept.len() != entries.len();
-        if removed {
-            self.write(&kept)?;
-        }
-        Ok(removed)
+    pub fn remove(&self, server_url: &str) -> Result<bool, StoreError> {
+        self.update(|entries| {
+            let before = entries.len();
+            entries.retain(|e| e.server_url != server_url);
+            entries.len() != before
+        })
     }
 
-    fn read(&self) -> Vec<SavedAuthorization> {
-        let Ok(text) = std::fs::read_to_string(&self.path) else {
-            return Vec::new();
+    /// Read-modify-write under the lock; `change` returns whether it changed anything
+    /// (nothing is written otherwise), which is also what this returns.
+    fn update(
+        &self,
+        change: impl Fn(&mut Vec<SavedAuthorization>) -> bool,
+    ) -> Result<bool, StoreError> {
+        let directory = self.directory();
+        if !directory.exists() {
+            // Nothing to forget (a logout before any login) creates nothing.
+            if !change(&mut Vec::new()) {
+                return Ok(false);
+            }
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&directory)
+                .map_err(StoreError::io("create the directory", &directory))?;
+        }
+        check_directory(&directory)?;
+        let _lock = self.lock(&directory)?;
+        let mut entries = self.read()?;
+        if !change(&mut entries) {
+            return Ok(false);
+        }
+        self.write(&directory, &entries)?;
+        Ok(true)
+    }
+
+    /// The directory the file is in (`.` for a bare file name).
+    fn directory(&self) -> PathBuf {
+        match self.path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+            _ => PathBuf::from("."),
+        }
+    }
+
+    /// Takes the exclusive lock on `<file>.lock`, waiting at most [`LOCK_WAIT`].
+    fn lock(&self, directory: &Path) -> Result<Flock<File>, StoreError> {
+        let mut name = self.path.file_name().unwrap_or_default().to_owned();
+        name.push(".lock");
+        let path = directory.join(name);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(OFlag::O_NOFOLLOW.bits())
+            .open(&path)
+            .map_err(StoreError::io("open the lock file", &path))?;
+        let started = Instant::now();
+        loop {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(locked) => return Ok(locked),
+                Err((unlocked, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
+                    file = unlocked;
+                }
+                Err((_, errno)) => {
+                    return Err(StoreError::Io {
+                        action: "lock",
+                        path,
+                        source: std::io::Error::from(errno),
+                    });
+                }
+            }
+            if started.elapsed() >= LOCK_WAIT {
+                return Err(StoreError::Busy {
+                    path: self.path.clone(),
+                    waited: started.elapsed(),
+                });
+            }
+            std::thread::sleep(LOCK_RETRY);
+        }
+    }
+
+    /// Every saved authorization; empty when there is no file. The file is opened without
+    /// following links and checked through the open descriptor.
+    fn read(&self) -> Result<Vec<SavedAuthorization>, StoreError> {
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlag::O_NOFOLLOW.bits() | OFlag::O_NONBLOCK.bits())
+            .open(&self.path)
+        {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            // O_NOFOLLOW on a symbolic link.
+            Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+                return Err(StoreError::NotPlain {
+                    kind: StoredPath::File,
+                    path: self.path.clone(),
+                    expected: "file",
+                });
+            }
+            Err(error) => return Err(StoreError::io("open", &self.path)(error)),
         };
+        check_directory(&self.directory())?;
+        let metadata = file
+            .metadata()
+            .map_err(StoreError::io("inspect", &self.path))?;
+        if !metadata.is_file() {
+            return Err(StoreError::NotPlain {
+                kind: StoredPath::File,
+                path: self.path.clone(),
+                expected: "file",
+            });
+        }
+        check_private(StoredPath::File, &self.path, &metadata)?;
+        let mut text = String::new();
+        file.take(MAX_TOKEN_FILE_BYTES)
+            .read_to_string(&mut text)
+            .map_err(StoreError::io("read", &self.path))?;
         let Ok(value) = serde_json::from_str::<Value>(&text) else {
             tracing::warn!(path = %self.path.display(), "the token file is not valid JSON; ignoring it");
-            return Vec::new();
+            return Ok(Vec::new());
         };
         if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).map(str::to_owned);
-        value
+        Ok(value
             .get("servers")
             .and_then(Value::as_array)
             .into_iter()
@@ -119,10 +356,10 @@ impl TokenStore {
                     expires_at: e.get("expires_at").and_then(Value::as_u64),
                 })
             })
-            .collect()
+            .collect())
     }
 
-    fn write(&self, entries: &[SavedAuthorization]) -> Result<(), String> {
+    fn write(&self, directory: &Path, entries: &[SavedAuthorization]) -> Result<(), StoreError> {
         let servers: Vec<Value> = entries
             .iter()
             .map(|e| {
@@ -136,33 +373,86 @@ impl TokenStore {
             .collect();
         let text = serde_json::to_string_pretty(&json!({"format": FORMAT, "servers": servers}))
             .unwrap_or_default();
-        if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("could not create {}: {e}", parent.display()))?;
-        }
-        write_private(&self.path, text.as_bytes()).map_err(|e| {
-            format!(
-                "could not write the token file {}: {e}",
-                self.path.display()
-            )
-        })
+        write_private(&self.path, directory, text.as_bytes())
     }
 }
 
-/// Writes a file that only its owner can read, replacing it atomically.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let temporary = path.with_extension("tmp");
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temporary)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&temporary, path)
+/// The directory must be a directory of this user's that no one else can use.
+fn check_directory(directory: &Path) -> Result<(), StoreError> {
+    let metadata =
+        std::fs::metadata(directory).map_err(StoreError::io("inspect the directory", directory))?;
+    if !metadata.is_dir() {
+        return Err(StoreError::NotPlain {
+            kind: StoredPath::Directory,
+            path: directory.to_owned(),
+            expected: "directory",
+        });
+    }
+    check_private(StoredPath::Directory, directory, &metadata)
+}
+
+/// Owned by this user, no permissions for group or others.
+fn check_private(
+    kind: StoredPath,
+    path: &Path,
+    metadata: &std::fs::Metadata,
+) -> Result<(), StoreError> {
+    let you = nix::unistd::geteuid().as_raw();
+    if metadata.uid() != you {
+        return Err(StoreError::ForeignOwner {
+            kind,
+            path: path.to_owned(),
+            owner: metadata.uid(),
+            you,
+        });
+    }
+    let mode = metadata.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(StoreError::OpenToOthers {
+            kind,
+            path: path.to_owned(),
+            mode,
+            fix: match kind {
+                StoredPath::File => 0o600,
+                StoredPath::Directory => 0o700,
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to a fresh, exclusively created 0600 file beside `path` (never through a
+/// link), syncs it, renames it over `path` and syncs the directory.
+fn write_private(path: &Path, directory: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let mut suffix = [0u8; 12];
+    getrandom::fill(&mut suffix).map_err(|e| StoreError::Io {
+        action: "name a temporary file for",
+        path: path.to_owned(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = directory.join(format!(".{name}.{suffix}.tmp"));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(OFlag::O_NOFOLLOW.bits())
+            .open(&temporary)
+            .map_err(StoreError::io("create", &temporary))?;
+        file.write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .map_err(StoreError::io("write", &temporary))?;
+        std::fs::rename(&temporary, path).map_err(StoreError::io("replace", path))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written?;
+    File::open(directory)
+        .and_then(|d| d.sync_all())
+        .map_err(StoreError::io("sync the directory", directory))
 }
 
 #[cfg(test)]
@@ -173,8 +463,10 @@ mod tests {
 
     #[test]
     fn saves_loads_removes_and_keeps_the_file_private() {
-        let path =
-            std::env::temp_dir().join(format!("switchboard-tokens-{}.json", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("switchboard-store-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("tokens.json");
         let store = TokenStore::new(&path);
         let saved = SavedAuthorization {
             server_url: "https://a.test/mcp".into(),
@@ -184,14 +476,29 @@ mod tests {
             ..Default::default()
         };
         store.save(&saved).expect("save");
-        assert_eq!(store.load("https://a.test/mcp"), Some(saved.clone()));
         assert_eq!(
-            std::fs::metadata(&path).expect("file").permissions().mode() & 0o777,
-            0o600
+            store.load("https://a.test/mcp").expect("load"),
+            Some(saved.clone())
         );
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&dir), 0o700, "a directory it creates is private");
         assert!(!format!("{saved:?}").contains("secret-token"));
-        assert_eq!(store.remove("https://a.test/mcp"), Ok(true));
-        assert_eq!(store.load("https://a.test/mcp"), None);
-        let _ = std::fs::remove_file(path);
+        assert!(store.remove("https://a.test/mcp").expect("remove"));
+        assert!(!store.remove("https://a.test/mcp").expect("remove again"));
+        assert_eq!(store.load("https://a.test/mcp").expect("load"), None);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_missing_file_is_no_authorization_and_forgetting_it_creates_nothing() {
+        let store = TokenStore::new(Path::new("/nonexistent-switchboard-dir/tokens.json"));
+        assert_eq!(store.load("https://a.test/mcp").expect("load"), None);
+        assert!(
+            !store
+                .remove("https://a.test/mcp")
+                .expect("nothing to remove")
+        );
+        assert!(!Path::new("/nonexistent-switchboard-dir").exists());
     }
 }

@@ -79,7 +79,7 @@ pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize
     let url = http_url(entry)?.to_owned();
     let store = token_store();
     // A login starts fresh: forget what was saved for this server.
-    store.remove(&url)?;
+    store.remove(&url).map_err(|e| e.to_string())?;
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| format!("could not listen on 127.0.0.1 for the callback: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
@@ -101,7 +101,7 @@ pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize
     let listed = server.session.list_tools().await.map(|l| l.items.len());
     server.close().await;
     let tools = listed.map_err(|e| e.to_string())?;
-    if store.load(&url).is_none() {
+    if store.load(&url).map_err(|e| e.to_string())?.is_none() {
         eprintln!(
             "switchboard: server `{}` did not ask for authorization; nothing was saved",
             entry.name
@@ -112,7 +112,9 @@ pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize
 
 /// Forgets a server's saved authorization; returns whether there was one.
 pub(crate) fn logout(entry: &ServerEntry) -> Result<bool, String> {
-    token_store().remove(http_url(entry)?)
+    token_store()
+        .remove(http_url(entry)?)
+        .map_err(|e| e.to_string())
 }
 
 /// Prints the URL, opens the browser, and takes one callback on the loopback listener.

@@ -1,3 +1,4 @@
 //! OAuth client behaviour against loopback servers.
 
 mod refresh;
+mod store;

@@ -111,11 +111,16 @@ fn client_with_saved_token(
     .expect("client")
 }
 
+/// A token file in a fresh directory private to this user.
 fn token_file(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!(
-        "switchboard-refresh-{name}-{}.json",
-        std::process::id()
-    ))
+    let dir = switchboard_testkit::locate::workspace_root()
+        .join("target/auth-tests")
+        .join(format!("refresh-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod");
+    dir.join("tokens.json")
 }
 
 #[tokio::test]
@@ -149,6 +154,7 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
 
     let saved = TokenStore::new(&file)
         .load(&format!("{origin}/mcp"))
+        .expect("a private token file")
         .expect("saved");
     assert_eq!(saved.access_token, "fresh-1");
     assert_eq!(saved.refresh_token.as_deref(), Some("refresh-1"));

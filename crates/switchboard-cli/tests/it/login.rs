@@ -142,6 +142,8 @@ fn login_saves_private_tokens_that_later_commands_use_and_never_print() {
         .join("target/cli-tests")
         .join(format!("login-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
+    // The token file's directory must be private to the user.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     let config = dir.join("mcp.json");
     std::fs::write(
         &config,
