@@ -1,23 +1,40 @@
 //! OAuth 2.1 for MCP servers reached over HTTP.
 //!
-//! [`OAuthClient`] implements the transport's [`Authorizer`]: on a 401 it discovers the
-//! server's Protected Resource Metadata (RFC 9728: the `resource_metadata` the challenge
-//! names, else the path-based then root well-known URL), checks that it describes this
-//! server, finds the authorization server's metadata (RFC 8414 then OpenID discovery, the
-//! issuer must match exactly), refuses servers without PKCE S256, obtains a client identity
-//! (pre-registered, a Client ID Metadata Document, or dynamic registration with
-//! `application_type: native`), and runs the authorization-code flow with PKCE, the RFC 8707
-//! `resource` parameter and the RFC 9207 `iss` check. Servers of the 2025-03-26 revision
-//! without resource metadata are served from their origin's metadata or default endpoints.
+//! [`OAuthClient`] implements the transport's [`Authorizer`]. What it may do on a 401 is
+//! its [`Acquire`]:
+//!
+//! - [`Acquire::SavedLogin`] (every command but a login): use the tokens a login saved,
+//!   refresh them at the token endpoint saved with them, and otherwise fail with
+//!   [`AuthError::NeedsLogin`]. It never fetches metadata, never registers a client and
+//!   never follows anything a 401 names.
+//! - [`Acquire::Authorize`] (a login, or a host that may authorize): discover the server's
+//!   Protected Resource Metadata (RFC 9728: the `resource_metadata` the challenge names,
+//!   else the path-based then root well-known URL), check that it describes this server,
+//!   find the authorization server's metadata (RFC 8414 then OpenID discovery, the issuer
+//!   must match exactly), refuse servers without PKCE S256, obtain a client identity
+//!   (pre-registered, a Client ID Metadata Document, or dynamic registration with
+//!   `application_type: native`), and run the authorization-code flow with PKCE, the RFC
+//!   8707 `resource` parameter and the RFC 9207 `iss` check. Servers of the 2025-03-26
+//!   revision without resource metadata are served from their origin's metadata or
+//!   default endpoints. Every URL a server hands over is judged first by the server's own
+//!   address class (see the `policy` module): https only (http only on loopback, for a
+//!   loopback server), never link-local, private or loopback only for a server that is;
+//!   a refusal is [`AuthError::RefusedUrl`], naming the URL and why, before anything is
+//!   sent to it. Host names are pinned: the HTTP client's resolver connects only to
+//!   addresses the same rules allow.
+//!
 //! A 403 `insufficient_scope` re-authorizes with the union of scopes, a bounded number of
 //! times; a token is refreshed shortly before it expires (`expires_in`), and an expired
-//! one once more on a 401 before a new authorization.
+//! one once more on a 401 before a new authorization. Refreshing never discovers: tokens
+//! carry the token endpoint they were issued at, and the store keeps it with them.
 //!
 //! The browser step is an [`AuthorizationDriver`]: the host decides how the user approves
 //! (a browser and a loopback callback, a pasted redirect, or, in tests, following the
 //! redirect directly). Tokens and secrets never appear in logs or errors.
 
 mod challenge;
+mod error;
+mod policy;
 mod store;
 
 use std::collections::BTreeSet;
@@ -34,7 +51,11 @@ use switchboard_wire::http::{AuthChallenge, Authorizer, error_chain, read_body};
 use url::Url;
 
 pub use challenge::BearerChallenge;
+pub use error::{AuthError, LoginNeeded};
+pub use policy::{AddressClass, UrlRefusal, UrlRole};
 pub use store::{LOCK_WAIT, SavedAuthorization, StoreError, StoredPath, TokenStore};
+
+use policy::{PinnedResolver, UrlPolicy, refusal_in};
 
 /// A boxed future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -142,6 +163,33 @@ impl fmt::Debug for IdentityAssertion {
 
 const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
+/// How the client obtains credentials it does not hold.
+#[derive(Clone)]
+pub enum Acquire {
+    /// Discover the authorization server, obtain a client identity and authorize, with
+    /// this driver for the user's step: a login, or a host allowed to authorize.
+    Authorize(Arc<dyn AuthorizationDriver>),
+    /// Only what a login saved: the stored tokens, refreshed at the token endpoint saved
+    /// with them. Never fetches metadata, never registers, never follows a URL a 401
+    /// names; anything more fails with [`AuthError::NeedsLogin`] for this server.
+    SavedLogin {
+        /// The server's configured name, for the message.
+        server_name: String,
+    },
+}
+
+impl fmt::Debug for Acquire {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Acquire::Authorize(_) => f.write_str("Authorize(..)"),
+            Acquire::SavedLogin { server_name } => f
+                .debug_struct("SavedLogin")
+                .field("server_name", server_name)
+                .finish(),
+        }
+    }
+}
+
 /// OAuth settings for one server.
 #[derive(Clone)]
 pub struct OAuthConfig {
@@ -158,8 +206,8 @@ pub struct OAuthConfig {
     pub want_refresh_tokens: bool,
     /// Step-up authorizations allowed for one session before giving up.
     pub max_step_ups: u32,
-    /// The user-facing step.
-    pub driver: Arc<dyn AuthorizationDriver>,
+    /// What the client may do to obtain credentials.
+    pub acquire: Acquire,
     /// An enterprise identity for cross-app access, used when the server offers the
     /// JWT-bearer grant.
     pub identity_assertion: Option<IdentityAssertion>,
@@ -176,23 +224,6 @@ pub struct StoreBinding {
     pub server_url: String,
 }
 
-/// A driver for commands that cannot ask the user: authorization fails with what to run.
-#[derive(Debug, Clone)]
-pub struct NeedsLoginDriver {
-    /// The server's configured name, for the message.
-    pub server_name: String,
-}
-
-impl AuthorizationDriver for NeedsLoginDriver {
-    fn authorize(&self, _authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
-        let message = format!(
-            "server `{}` needs you to log in first: run `switchboard login {}`",
-            self.server_name, self.server_name
-        );
-        Box::pin(async move { Err(message) })
-    }
-}
-
 impl fmt::Debug for OAuthConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuthConfig")
@@ -200,6 +231,7 @@ impl fmt::Debug for OAuthConfig {
             .field("redirect_uri", &self.redirect_uri)
             .field("pre_registered", &self.pre_registered)
             .field("client_metadata_url", &self.client_metadata_url)
+            .field("acquire", &self.acquire)
             .finish_non_exhaustive()
     }
 }
@@ -215,12 +247,26 @@ struct RegisteredClient {
     signing_key: Option<(String, String)>,
 }
 
+/// An authorization server's token endpoint and what grants there are for.
+#[derive(Clone)]
+struct TokenEndpoint {
+    /// The issuer (the audience of client assertions).
+    issuer: String,
+    /// The endpoint.
+    url: String,
+    /// The RFC 8707 resource indicator.
+    resource: String,
+}
+
 /// Tokens from one authorization.
 #[derive(Clone)]
 struct Tokens {
     access: String,
     refresh: Option<String>,
     issuer: String,
+    /// Where they were issued and are refreshed; `None` for tokens saved before the
+    /// endpoint was kept with them (they cannot be refreshed without discovery).
+    endpoint: Option<TokenEndpoint>,
     /// When the access token expires, if the server said.
     expires_at: Option<SystemTime>,
     /// When to refresh it: a little before it expires.
@@ -240,6 +286,29 @@ impl Tokens {
             .checked_add(lifetime)?
             .checked_sub(REFRESH_MARGIN.min(lifetime / 2))
     }
+
+    /// Tokens as a login saved them for `server_url`.
+    fn from_saved(saved: &SavedAuthorization) -> Tokens {
+        let expires_at = saved
+            .expires_at
+            .and_then(|seconds| UNIX_EPOCH.checked_add(Duration::from_secs(seconds)));
+        Tokens {
+            access: saved.access_token.clone(),
+            refresh: saved.refresh_token.clone(),
+            issuer: saved.issuer.clone(),
+            endpoint: saved.token_endpoint.clone().map(|url| TokenEndpoint {
+                issuer: saved.issuer.clone(),
+                url,
+                resource: saved
+                    .resource
+                    .clone()
+                    .unwrap_or_else(|| saved.server_url.trim_end_matches('/').to_owned()),
+            }),
+            expires_at,
+            // The lifetime is not saved: refresh a margin before expiry.
+            refresh_at: expires_at.and_then(|at| at.checked_sub(REFRESH_MARGIN)),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -248,14 +317,54 @@ struct AuthState {
     tokens: Option<Tokens>,
     scopes: BTreeSet<String>,
     step_ups: u32,
-    /// The server URL the last challenge was about (what a refresh discovers from).
-    resource: Option<String>,
+}
+
+/// The HTTP client for one MCP server's authorization: that server's URL policy, and a
+/// resolver that enforces it on host names.
+struct Fetcher {
+    /// The MCP server URL (normalised).
+    server_url: String,
+    policy: UrlPolicy,
+    http: reqwest::Client,
+}
+
+impl Fetcher {
+    async fn for_server(server_url: &Url) -> Result<Fetcher, AuthError> {
+        let policy = UrlPolicy::for_server(server_url).await;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .dns_resolver(Arc::new(PinnedResolver::new(Arc::new(policy.clone()))))
+            .build()
+            .map_err(|e| format!("could not set up the HTTP client: {}", error_chain(&e)))?;
+        Ok(Fetcher {
+            server_url: server_url.to_string(),
+            policy,
+            http,
+        })
+    }
+
+    /// The URL, parsed, if this server's authorization may use it for `role`.
+    fn check(&self, role: UrlRole, url: &str) -> Result<Url, AuthError> {
+        self.policy
+            .check(url)
+            .map_err(|reason| AuthError::refused(role, url, reason))
+    }
+
+    /// A request that could not be sent: refused by the resolver, or unreachable.
+    fn unsent(&self, role: UrlRole, url: &str, error: &reqwest::Error, what: &str) -> AuthError {
+        match refusal_in(error) {
+            Some(reason) => AuthError::refused(role, url, reason),
+            None => AuthError::Failed(format!("{what}: {}", error_chain(error))),
+        }
+    }
 }
 
 /// An OAuth 2.1 client for one MCP server; give it to the HTTP transport as its authorizer.
 pub struct OAuthClient {
     config: OAuthConfig,
-    http: reqwest::Client,
+    /// Set up for the server on first use.
+    fetcher: tokio::sync::OnceCell<Fetcher>,
     state: tokio::sync::Mutex<AuthState>,
     bearer: Mutex<Option<String>>,
     /// When the current token should be refreshed (read before every request).
@@ -282,53 +391,45 @@ struct Discovery {
     scopes_supported: Vec<String>,
 }
 
-impl OAuthClient {
-    /// A client that has no credentials yet.
-    pub fn new(config: OAuthConfig) -> Result<OAuthClient, String> {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| e.to_string())?;
-        let mut state = AuthState::default();
-        let mut bearer = None;
-        let mut refresh_at = None;
-        let saved = config.store.as_ref().and_then(|b| {
-            b.store.load(&b.server_url).unwrap_or_else(|problem| {
-                tracing::warn!(%problem, "the saved login cannot be used");
-                None
-            })
-        });
-        if let Some(saved) = saved {
-            bearer = Some(format!("Bearer {}", saved.access_token));
-            state.client = Some(RegisteredClient {
-                issuer: saved.issuer.clone(),
-                client_id: saved.client_id,
-                client_secret: saved.client_secret,
-                auth_method: saved.auth_method,
-                signing_key: None,
-            });
-            let expires_at = saved
-                .expires_at
-                .and_then(|seconds| UNIX_EPOCH.checked_add(Duration::from_secs(seconds)));
-            // The lifetime is not saved: refresh a margin before expiry.
-            refresh_at = expires_at.and_then(|at| at.checked_sub(REFRESH_MARGIN));
-            state.resource = config.store.as_ref().map(|b| b.server_url.clone());
-            state.tokens = Some(Tokens {
-                access: saved.access_token,
-                refresh: saved.refresh_token,
-                issuer: saved.issuer,
-                expires_at,
-                refresh_at,
-            });
+impl Discovery {
+    fn token_endpoint(&self) -> TokenEndpoint {
+        TokenEndpoint {
+            issuer: self.issuer.clone(),
+            url: self.token_endpoint.clone(),
+            resource: self.resource.clone(),
         }
-        Ok(OAuthClient {
+    }
+}
+
+/// The URL as one string, so that the transport's URL and the configured one compare equal.
+fn normalised(url: &str) -> Result<Url, AuthError> {
+    Url::parse(url).map_err(|e| AuthError::Failed(format!("the server URL is not valid: {e}")))
+}
+
+impl OAuthClient {
+    /// A client with the saved login for its server loaded, if a store is bound. A token
+    /// file that cannot be used is reported when the server asks for authorization (a
+    /// server that never does is not held up by it).
+    pub fn new(config: OAuthConfig) -> Result<OAuthClient, AuthError> {
+        let mut client = OAuthClient {
             config,
-            http,
-            state: tokio::sync::Mutex::new(state),
-            bearer: Mutex::new(bearer),
-            refresh_at: Mutex::new(refresh_at),
-        })
+            fetcher: tokio::sync::OnceCell::new(),
+            state: tokio::sync::Mutex::new(AuthState::default()),
+            bearer: Mutex::new(None),
+            refresh_at: Mutex::new(None),
+        };
+        if let Some(binding) = &client.config.store {
+            match binding.store.load(&binding.server_url) {
+                Ok(Some(saved)) => {
+                    let mut state = AuthState::default();
+                    client.install_saved(&mut state, &saved);
+                    *client.state.get_mut() = state;
+                }
+                Ok(None) => {}
+                Err(problem) => tracing::debug!(%problem, "the saved login cannot be used"),
+            }
+        }
+        Ok(client)
     }
 
     fn bearer_value(&self) -> Option<String> {
@@ -338,12 +439,28 @@ impl OAuthClient {
             .clone()
     }
 
-    /// Makes `tokens` current and saves them with the client identity, if a store is bound.
-    fn adopt(&self, state: &mut AuthState, tokens: Tokens) {
+    /// Makes a saved login current (it is already in the store).
+    fn install_saved(&self, state: &mut AuthState, saved: &SavedAuthorization) {
+        let tokens = Tokens::from_saved(saved);
         self.set_bearer(Some(format!("Bearer {}", tokens.access)));
         self.set_refresh_at(tokens.refresh_at);
-        if let (Some(binding), Some(client)) = (&self.config.store, &state.client) {
-            let saved = SavedAuthorization {
+        state.client = Some(RegisteredClient {
+            issuer: saved.issuer.clone(),
+            client_id: saved.client_id.clone(),
+            client_secret: saved.client_secret.clone(),
+            auth_method: saved.auth_method.clone(),
+            signing_key: None,
+        });
+        state.tokens = Some(tokens);
+    }
+
+    /// Makes `tokens` current and saves them with the client identity, if a store is
+    /// bound. They are current even when saving fails.
+    fn adopt(&self, state: &mut AuthState, tokens: Tokens) -> Result<(), StoreError> {
+        self.set_bearer(Some(format!("Bearer {}", tokens.access)));
+        self.set_refresh_at(tokens.refresh_at);
+        let saved = match (&self.config.store, &state.client) {
+            (Some(binding), Some(client)) => binding.store.save(&SavedAuthorization {
                 server_url: binding.server_url.clone(),
                 issuer: tokens.issuer.clone(),
                 client_id: client.client_id.clone(),
@@ -355,12 +472,13 @@ impl OAuthClient {
                     .expires_at
                     .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
                     .map(|since| since.as_secs()),
-            };
-            if let Err(problem) = binding.store.save(&saved) {
-                tracing::warn!(%problem, "the new tokens could not be saved");
-            }
-        }
+                token_endpoint: tokens.endpoint.as_ref().map(|e| e.url.clone()),
+                resource: tokens.endpoint.as_ref().map(|e| e.resource.clone()),
+            }),
+            _ => Ok(()),
+        };
         state.tokens = Some(tokens);
+        saved
     }
 
     fn set_bearer(&self, value: Option<String>) {
@@ -378,6 +496,31 @@ impl OAuthClient {
             .is_some_and(|at| SystemTime::now() >= at)
     }
 
+    /// The HTTP client and URL policy for `server_url`, set up on first use; one client
+    /// serves one server.
+    async fn fetcher(&self, server_url: &str) -> Result<&Fetcher, AuthError> {
+        let server = normalised(server_url)?;
+        let fetcher = self
+            .fetcher
+            .get_or_try_init(|| Fetcher::for_server(&server))
+            .await?;
+        if fetcher.server_url != server.as_str() {
+            return Err(AuthError::Failed(format!(
+                "this OAuth client authorizes {}, not {server}",
+                fetcher.server_url
+            )));
+        }
+        Ok(fetcher)
+    }
+
+    /// The server this client's tokens are for, when known.
+    fn known_server(&self) -> Option<String> {
+        self.fetcher
+            .get()
+            .map(|f| f.server_url.clone())
+            .or_else(|| self.config.store.as_ref().map(|b| b.server_url.clone()))
+    }
+
     /// Refreshes a token that is about to expire, before it is sent. A failed refresh is
     /// not retried per request: the server's 401 then starts the usual recovery.
     async fn renew_if_due(&self) {
@@ -389,28 +532,74 @@ impl OAuthClient {
         if !self.refresh_due() {
             return;
         }
-        let refreshed = match state.resource.clone() {
-            Some(resource) => {
-                self.try_refresh(&state, &resource, &BearerChallenge::default())
-                    .await
-            }
-            None => None,
+        let renewed = match self.known_server() {
+            Some(server) => self.renew(&mut state, &server).await,
+            None => false,
         };
-        match refreshed {
-            Some(fresh) => {
-                tracing::debug!("access token refreshed before expiry");
-                self.adopt(&mut state, fresh);
-            }
-            None => {
-                tracing::debug!("the access token could not be refreshed before expiry");
-                self.set_refresh_at(None);
+        if renewed {
+            tracing::debug!("access token renewed before expiry");
+        } else {
+            tracing::debug!("the access token could not be renewed before expiry");
+            self.set_refresh_at(None);
+        }
+    }
+
+    /// New tokens without discovery: a login another process saved since ours was loaded
+    /// (its refresh may have spent our refresh token), else a refresh at the token
+    /// endpoint the current tokens came from. Returns whether new tokens are in place.
+    async fn renew(&self, state: &mut AuthState, server_url: &str) -> bool {
+        if self.adopt_newer_saved(state) {
+            return true;
+        }
+        let Some(fresh) = self.refresh_current(state, server_url).await else {
+            return false;
+        };
+        if let Err(problem) = self.adopt(state, fresh) {
+            tracing::warn!(%problem, "the refreshed tokens could not be saved");
+        }
+        true
+    }
+
+    /// Installs the saved login when it is not the one in use.
+    fn adopt_newer_saved(&self, state: &mut AuthState) -> bool {
+        let Some(binding) = &self.config.store else {
+            return false;
+        };
+        let Ok(Some(saved)) = binding.store.load(&binding.server_url) else {
+            return false;
+        };
+        if state
+            .tokens
+            .as_ref()
+            .is_some_and(|tokens| tokens.access == saved.access_token)
+        {
+            return false;
+        }
+        self.install_saved(state, &saved);
+        true
+    }
+
+    /// Refreshes the current tokens at the endpoint that issued them; `None` when there is
+    /// nothing to refresh with or the refresh fails.
+    async fn refresh_current(&self, state: &AuthState, server_url: &str) -> Option<Tokens> {
+        let tokens = state.tokens.as_ref()?;
+        let refresh_token = tokens.refresh.as_ref()?;
+        let client = state.client.as_ref()?;
+        let endpoint = tokens.endpoint.as_ref()?;
+        let fetcher = self.fetcher(server_url).await.ok()?;
+        match self.refresh(fetcher, endpoint, client, refresh_token).await {
+            Ok(fresh) => Some(fresh),
+            Err(problem) => {
+                tracing::debug!(%problem, "the refresh failed");
+                None
             }
         }
     }
 
-    async fn handle(&self, challenge: AuthChallenge) -> Result<bool, String> {
+    /// Answers a challenge from the server: `Ok(true)` when new credentials are ready and
+    /// the request should be sent again. What it may do depends on [`OAuthConfig::acquire`].
+    pub async fn answer_challenge(&self, challenge: AuthChallenge) -> Result<bool, AuthError> {
         let mut state = self.state.lock().await;
-        state.resource = Some(challenge.resource.clone());
         // Another request already obtained newer credentials: just send again.
         if challenge.presented != self.bearer_value() {
             return Ok(self.bearer_value().is_some());
@@ -424,16 +613,38 @@ impl OAuthClient {
         if step_up {
             state.step_ups += 1;
             if state.step_ups > self.config.max_step_ups {
-                return Err(format!(
+                return Err(AuthError::Failed(format!(
                     "the server kept asking for more scope; gave up after {} step-up authorizations",
                     self.config.max_step_ups
-                ));
+                )));
             }
-        } else if let Some(fresh) = self.try_refresh(&state, &challenge.resource, &bearer).await {
-            self.adopt(&mut state, fresh);
+        } else if self.renew(&mut state, &challenge.resource).await {
             return Ok(true);
         }
-        let discovery = self.discover(&challenge.resource, &bearer).await?;
+        let driver = match &self.config.acquire {
+            Acquire::Authorize(driver) => driver.clone(),
+            Acquire::SavedLogin { server_name } => {
+                // A token file that cannot be used says so: a login would not help.
+                if let Some(binding) = &self.config.store {
+                    binding.store.load(&binding.server_url)?;
+                }
+                let reason = if step_up {
+                    LoginNeeded::MoreScope {
+                        scopes: bearer.scopes(),
+                    }
+                } else if state.tokens.is_some() {
+                    LoginNeeded::Rejected
+                } else {
+                    LoginNeeded::NotLoggedIn
+                };
+                return Err(AuthError::NeedsLogin {
+                    server: server_name.clone(),
+                    reason,
+                });
+            }
+        };
+        let fetcher = self.fetcher(&challenge.resource).await?;
+        let discovery = self.discover(fetcher, &challenge.resource, &bearer).await?;
         let challenged: Vec<String> = bearer.scopes();
         if !challenged.is_empty() {
             state.scopes.extend(challenged);
@@ -445,7 +656,7 @@ impl OAuthClient {
         let client = match &state.client {
             // Credentials are bound to the issuer that issued them (never reused elsewhere).
             Some(client) if client.issuer == discovery.issuer => client.clone(),
-            _ => self.register(&discovery).await?,
+            _ => self.register(fetcher, &discovery).await?,
         };
         state.client = Some(client.clone());
         let grants = string_list(discovery.metadata.get("grant_types_supported"));
@@ -454,43 +665,34 @@ impl OAuthClient {
         let confidential = client.client_secret.is_some() || client.signing_key.is_some();
         let jwt_bearer = grants.iter().any(|g| g == JWT_BEARER_GRANT);
         let tokens = if let (true, Some(identity)) = (jwt_bearer, &self.config.identity_assertion) {
-            self.cross_app_access(&discovery, &client, identity).await?
+            self.cross_app_access(fetcher, &discovery, &client, identity)
+                .await?
         } else if machine_only && confidential {
-            self.client_credentials(&discovery, &client, &state.scopes)
+            self.client_credentials(fetcher, &discovery, &client, &state.scopes)
                 .await?
         } else {
-            self.authorize(&discovery, &client, &state.scopes).await?
+            let authorization = Authorization {
+                fetcher,
+                driver: driver.as_ref(),
+                discovery: &discovery,
+                client: &client,
+            };
+            self.authorize(&authorization, &state.scopes).await?
         };
-        self.adopt(&mut state, tokens);
+        // A login whose tokens cannot be kept has failed.
+        self.adopt(&mut state, tokens)?;
         Ok(true)
     }
 
-    /// Refreshes the current tokens with the issuer that issued them; `None` when there is
-    /// nothing to refresh or the refresh fails (a new authorization follows).
-    async fn try_refresh(
-        &self,
-        state: &AuthState,
-        resource: &str,
-        bearer: &BearerChallenge,
-    ) -> Option<Tokens> {
-        let tokens = state.tokens.as_ref()?;
-        let refresh = tokens.refresh.as_ref()?;
-        let client = state.client.as_ref()?;
-        let discovery = self.discover(resource, bearer).await.ok()?;
-        if discovery.issuer != tokens.issuer {
-            return None;
-        }
-        self.refresh(&discovery, client, refresh).await.ok()
-    }
-
-    /// Finds the resource and authorization-server metadata.
+    /// Finds the resource and authorization-server metadata. Every URL is judged by the
+    /// server's policy before it is fetched; a refused one ends the discovery.
     async fn discover(
         &self,
+        fetcher: &Fetcher,
         resource_url: &str,
         bearer: &BearerChallenge,
-    ) -> Result<Discovery, String> {
-        let resource_url =
-            Url::parse(resource_url).map_err(|e| format!("the server URL is not valid: {e}"))?;
+    ) -> Result<Discovery, AuthError> {
+        let resource_url = normalised(resource_url)?;
         let mut resource = canonical_resource(&resource_url);
         let mut candidates = Vec::new();
         if let Some(named) = bearer.get("resource_metadata") {
@@ -506,7 +708,10 @@ impl OAuthClient {
         candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
         let mut protected = None;
         for candidate in &candidates {
-            if let Some(document) = self.get_json(candidate).await? {
+            if let Some(document) = self
+                .get_json(fetcher, UrlRole::ResourceMetadata, candidate)
+                .await?
+            {
                 protected = Some(document);
                 break;
             }
@@ -518,9 +723,10 @@ impl OAuthClient {
                     .and_then(Value::as_str)
                     .ok_or("the protected resource metadata has no `resource`")?;
                 if !covers(advertised, &resource_url) {
-                    return Err(format!(
-                        "the protected resource metadata describes {advertised}, not {resource}; refusing to authorize"
-                    ));
+                    return Err(AuthError::Failed(format!(
+                        "the protected resource metadata describes {}, not {resource}; refusing to authorize",
+                        advertised.escape_debug()
+                    )));
                 }
                 // The protected resource's own identifier is the RFC 8707 indicator.
                 resource = advertised.trim_end_matches('/').to_owned();
@@ -537,13 +743,13 @@ impl OAuthClient {
             // 2025-03-26 servers: the MCP server's origin is the authorization server.
             None => (origin.clone(), Vec::new()),
         };
-        check_url_safe(&issuer)?;
+        fetcher.check(UrlRole::AuthorizationServer, &issuer)?;
         // Named by resource metadata, the issuer must match its metadata exactly. Without
         // resource metadata (2025-03-26) the origin is only where metadata is looked for,
         // and the metadata's own issuer is adopted.
         let require_match = protected.is_some();
         let metadata = self
-            .authorization_server_metadata(&issuer, require_match)
+            .authorization_server_metadata(fetcher, &issuer, require_match)
             .await?;
         let issuer = match (&metadata, require_match) {
             (Some(document), false) => document
@@ -555,11 +761,13 @@ impl OAuthClient {
         };
         let legacy_fallback = protected.is_none() && metadata.is_none();
         let metadata = metadata.unwrap_or(Value::Null);
-        let endpoint = |name: &str, fallback: &str| -> Result<String, String> {
+        let endpoint = |name: &str, fallback: &str| -> Result<String, AuthError> {
             match metadata.get(name).and_then(Value::as_str) {
                 Some(url) => Ok(url.to_owned()),
                 None if legacy_fallback => Ok(format!("{issuer}{fallback}")),
-                None => Err(format!("the authorization server metadata has no `{name}`")),
+                None => Err(AuthError::Failed(format!(
+                    "the authorization server metadata has no `{name}`"
+                ))),
             }
         };
         if !legacy_fallback {
@@ -570,8 +778,8 @@ impl OAuthClient {
         }
         let authorization_endpoint = endpoint("authorization_endpoint", "/authorize")?;
         let token_endpoint = endpoint("token_endpoint", "/token")?;
-        check_url_safe(&authorization_endpoint)?;
-        check_url_safe(&token_endpoint)?;
+        fetcher.check(UrlRole::AuthorizationEndpoint, &authorization_endpoint)?;
+        fetcher.check(UrlRole::TokenEndpoint, &token_endpoint)?;
         let registration_endpoint = match metadata
             .get("registration_endpoint")
             .and_then(Value::as_str)
@@ -599,11 +807,16 @@ impl OAuthClient {
     /// `issuer` exactly.
     async fn authorization_server_metadata(
         &self,
+        fetcher: &Fetcher,
         issuer: &str,
         require_match: bool,
-    ) -> Result<Option<Value>, String> {
-        let url = Url::parse(issuer)
-            .map_err(|e| format!("the authorization server `{issuer}` is not a URL: {e}"))?;
+    ) -> Result<Option<Value>, AuthError> {
+        let url = Url::parse(issuer).map_err(|e| {
+            AuthError::Failed(format!(
+                "the authorization server `{}` is not a URL: {e}",
+                issuer.escape_debug()
+            ))
+        })?;
         let origin = origin_of(&url);
         let path = url.path().trim_end_matches('/');
         let candidates = if path.is_empty() {
@@ -619,12 +832,15 @@ impl OAuthClient {
             ]
         };
         for candidate in candidates {
-            if let Some(document) = self.get_json(&candidate).await? {
+            if let Some(document) = self
+                .get_json(fetcher, UrlRole::AuthorizationServerMetadata, &candidate)
+                .await?
+            {
                 let advertised = document.get("issuer").and_then(Value::as_str).unwrap_or("");
                 if require_match && advertised != issuer {
-                    return Err(format!(
+                    return Err(AuthError::Failed(format!(
                         "the authorization server metadata at {candidate} names issuer {advertised:?}, not {issuer:?}; refusing to use it"
-                    ));
+                    )));
                 }
                 return Ok(Some(document));
             }
@@ -632,30 +848,36 @@ impl OAuthClient {
         Ok(None)
     }
 
-    /// A JSON document, `None` on 4xx (try the next location).
-    async fn get_json(&self, url: &str) -> Result<Option<Value>, String> {
-        check_url_safe(url)?;
-        let response = match self
+    /// A JSON document, `None` on 4xx (try the next location). The URL is judged first.
+    async fn get_json(
+        &self,
+        fetcher: &Fetcher,
+        role: UrlRole,
+        url: &str,
+    ) -> Result<Option<Value>, AuthError> {
+        let parsed = fetcher.check(role, url)?;
+        let response = fetcher
             .http
-            .get(url)
+            .get(parsed.clone())
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-        {
-            Ok(response) => response,
-            Err(e) => return Err(format!("could not fetch {url}: {}", error_chain(&e))),
-        };
+            .map_err(|e| fetcher.unsent(role, url, &e, &format!("could not fetch {parsed}")))?;
         if !response.status().is_success() {
             return Ok(None);
         }
         let body = read_body(response, MAX_OAUTH_BODY_BYTES)
             .await
-            .map_err(|e| format!("could not read {url}: {e}"))?;
+            .map_err(|e| AuthError::Failed(format!("could not read {parsed}: {e}")))?;
         Ok(serde_json::from_slice(&body).ok())
     }
 
     /// Obtains a client identity for this authorization server.
-    async fn register(&self, discovery: &Discovery) -> Result<RegisteredClient, String> {
+    async fn register(
+        &self,
+        fetcher: &Fetcher,
+        discovery: &Discovery,
+    ) -> Result<RegisteredClient, AuthError> {
         let methods = string_list(
             discovery
                 .metadata
@@ -698,7 +920,7 @@ impl OAuthClient {
         let Some(endpoint) = &discovery.registration_endpoint else {
             return Err("the authorization server offers no registration and no client is configured; register a client and configure its id".into());
         };
-        check_url_safe(endpoint)?;
+        let parsed = fetcher.check(UrlRole::RegistrationEndpoint, endpoint)?;
         let request = json!({
             "client_name": self.config.client_name,
             "redirect_uris": [self.config.redirect_uri],
@@ -707,23 +929,28 @@ impl OAuthClient {
             "application_type": "native",
             "token_endpoint_auth_method": if methods.is_empty() || methods.iter().any(|m| m == "none") { "none" } else { methods[0].as_str() },
         });
-        let response = self
+        let response = fetcher
             .http
-            .post(endpoint)
+            .post(parsed)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(request.to_string())
             .send()
             .await
-            .map_err(|e| format!("client registration failed: {}", error_chain(&e)))?;
+            .map_err(|e| {
+                fetcher.unsent(
+                    UrlRole::RegistrationEndpoint,
+                    endpoint,
+                    &e,
+                    "client registration failed",
+                )
+            })?;
         let status = response.status();
         let body = json_body(response).await;
         if !status.is_success() {
-            return Err(format!(
+            return Err(AuthError::Failed(format!(
                 "client registration was refused ({status}): {}",
-                body.get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no error code")
-            ));
+                error_code(&body)
+            )));
         }
         let client_id = body
             .get("client_id")
@@ -752,10 +979,15 @@ impl OAuthClient {
     /// The authorization-code flow with PKCE.
     async fn authorize(
         &self,
-        discovery: &Discovery,
-        client: &RegisteredClient,
+        authorization: &Authorization<'_>,
         scopes: &BTreeSet<String>,
-    ) -> Result<Tokens, String> {
+    ) -> Result<Tokens, AuthError> {
+        let Authorization {
+            fetcher,
+            driver,
+            discovery,
+            client,
+        } = *authorization;
         let verifier = random_token(48)?;
         let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(Sha256::digest(verifier.as_bytes()));
@@ -770,8 +1002,10 @@ impl OAuthClient {
         {
             scopes.push("offline_access".into());
         }
-        let mut url = Url::parse(&discovery.authorization_endpoint)
-            .map_err(|e| format!("the authorization endpoint is not a URL: {e}"))?;
+        let mut url = fetcher.check(
+            UrlRole::AuthorizationEndpoint,
+            &discovery.authorization_endpoint,
+        )?;
         {
             let mut query = url.query_pairs_mut();
             query
@@ -786,7 +1020,7 @@ impl OAuthClient {
                 query.append_pair("scope", &scopes.join(" "));
             }
         }
-        let redirect = self.config.driver.authorize(url).await?;
+        let redirect = driver.authorize(url).await?;
         let param = |name: &str| {
             redirect
                 .query_pairs()
@@ -796,10 +1030,10 @@ impl OAuthClient {
         // RFC 9207: an `iss` is compared exactly, before anything else in the answer is used.
         match param("iss") {
             Some(iss) if iss != discovery.issuer => {
-                return Err(format!(
+                return Err(AuthError::Failed(format!(
                     "the authorization response came from issuer {iss:?}, not {:?}; rejected",
                     discovery.issuer
-                ));
+                )));
             }
             None if discovery
                 .metadata
@@ -817,7 +1051,10 @@ impl OAuthClient {
             );
         }
         if let Some(error) = param("error") {
-            return Err(format!("the authorization was refused: {error}"));
+            return Err(AuthError::Failed(format!(
+                "the authorization was refused: {}",
+                error.escape_debug()
+            )));
         }
         let code = param("code").ok_or("the authorization response has no code")?;
         let form = vec![
@@ -827,18 +1064,23 @@ impl OAuthClient {
             ("code_verifier", verifier),
             ("resource", discovery.resource.clone()),
         ];
-        self.token_request(discovery, client, form).await
+        self.token_request(fetcher, &discovery.token_endpoint(), client, form)
+            .await
     }
 
     /// Cross-app access: exchange the ID token at the identity provider for an ID-JAG
     /// (RFC 8693), then present it with the JWT-bearer grant (RFC 7523).
     async fn cross_app_access(
         &self,
+        fetcher: &Fetcher,
         discovery: &Discovery,
         client: &RegisteredClient,
         identity: &IdentityAssertion,
-    ) -> Result<Tokens, String> {
-        check_url_safe(&identity.idp_token_endpoint)?;
+    ) -> Result<Tokens, AuthError> {
+        let idp_token_endpoint = fetcher.check(
+            UrlRole::IdentityProviderTokenEndpoint,
+            &identity.idp_token_endpoint,
+        )?;
         let mut exchange = vec![
             (
                 "grant_type",
@@ -862,9 +1104,9 @@ impl OAuthClient {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(exchange.iter().map(|(k, v)| (*k, v.as_str())))
             .finish();
-        let response = self
+        let response = fetcher
             .http
-            .post(&identity.idp_token_endpoint)
+            .post(idp_token_endpoint)
             .header(
                 reqwest::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
@@ -874,21 +1116,20 @@ impl OAuthClient {
             .send()
             .await
             .map_err(|e| {
-                format!(
-                    "the identity provider did not answer the token exchange: {}",
-                    error_chain(&e)
+                fetcher.unsent(
+                    UrlRole::IdentityProviderTokenEndpoint,
+                    &identity.idp_token_endpoint,
+                    &e,
+                    "the identity provider did not answer the token exchange",
                 )
             })?;
         let status = response.status();
         let answer = json_body(response).await;
         if !status.is_success() {
-            return Err(format!(
+            return Err(AuthError::Failed(format!(
                 "the identity provider refused the token exchange ({status}): {}",
-                answer
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no error code")
-            ));
+                error_code(&answer)
+            )));
         }
         let grant = answer
             .get("access_token")
@@ -900,16 +1141,18 @@ impl OAuthClient {
             ("assertion", grant),
             ("resource", discovery.resource.clone()),
         ];
-        self.token_request(discovery, client, form).await
+        self.token_request(fetcher, &discovery.token_endpoint(), client, form)
+            .await
     }
 
     /// The client credentials grant, for servers that only serve machine clients.
     async fn client_credentials(
         &self,
+        fetcher: &Fetcher,
         discovery: &Discovery,
         client: &RegisteredClient,
         scopes: &BTreeSet<String>,
-    ) -> Result<Tokens, String> {
+    ) -> Result<Tokens, AuthError> {
         let mut form = vec![
             ("grant_type", "client_credentials".to_owned()),
             ("resource", discovery.resource.clone()),
@@ -920,32 +1163,36 @@ impl OAuthClient {
                 scopes.iter().cloned().collect::<Vec<_>>().join(" "),
             ));
         }
-        self.token_request(discovery, client, form).await
+        self.token_request(fetcher, &discovery.token_endpoint(), client, form)
+            .await
     }
 
     async fn refresh(
         &self,
-        discovery: &Discovery,
+        fetcher: &Fetcher,
+        endpoint: &TokenEndpoint,
         client: &RegisteredClient,
         refresh_token: &str,
-    ) -> Result<Tokens, String> {
+    ) -> Result<Tokens, AuthError> {
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh_token.to_owned()),
-            ("resource", discovery.resource.clone()),
+            ("resource", endpoint.resource.clone()),
         ];
-        self.token_request(discovery, client, form).await
+        self.token_request(fetcher, endpoint, client, form).await
     }
 
     async fn token_request(
         &self,
-        discovery: &Discovery,
+        fetcher: &Fetcher,
+        endpoint: &TokenEndpoint,
         client: &RegisteredClient,
         mut form: Vec<(&'static str, String)>,
-    ) -> Result<Tokens, String> {
-        let mut request = self.http.post(&discovery.token_endpoint);
+    ) -> Result<Tokens, AuthError> {
+        let url = fetcher.check(UrlRole::TokenEndpoint, &endpoint.url)?;
+        let mut request = fetcher.http.post(url);
         if let Some((pem, algorithm)) = &client.signing_key {
-            let assertion = client_assertion(&client.client_id, &discovery.issuer, pem, algorithm)?;
+            let assertion = client_assertion(&client.client_id, &endpoint.issuer, pem, algorithm)?;
             form.push((
                 "client_assertion_type",
                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
@@ -987,16 +1234,21 @@ impl OAuthClient {
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("the token endpoint did not answer: {}", error_chain(&e)))?;
+            .map_err(|e| {
+                fetcher.unsent(
+                    UrlRole::TokenEndpoint,
+                    &endpoint.url,
+                    &e,
+                    "the token endpoint did not answer",
+                )
+            })?;
         let status = response.status();
         let body = json_body(response).await;
         if !status.is_success() {
-            return Err(format!(
+            return Err(AuthError::Failed(format!(
                 "the token request was refused ({status}): {}",
-                body.get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("no error code")
-            ));
+                error_code(&body)
+            )));
         }
         let access = body
             .get("access_token")
@@ -1014,11 +1266,29 @@ impl OAuthClient {
                 .get("refresh_token")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
-            issuer: discovery.issuer.clone(),
+            issuer: endpoint.issuer.clone(),
+            endpoint: Some(endpoint.clone()),
             expires_at: lifetime.and_then(|lifetime| issued.checked_add(lifetime)),
             refresh_at: lifetime.and_then(|lifetime| Tokens::refresh_time(issued, lifetime)),
         })
     }
+}
+
+/// What the authorization-code flow works with.
+#[derive(Clone, Copy)]
+struct Authorization<'a> {
+    fetcher: &'a Fetcher,
+    driver: &'a dyn AuthorizationDriver,
+    discovery: &'a Discovery,
+    client: &'a RegisteredClient,
+}
+
+/// An OAuth error response's `error` code, escaped (server text), or a placeholder.
+fn error_code(body: &Value) -> String {
+    body.get("error").and_then(Value::as_str).map_or_else(
+        || "no error code".to_owned(),
+        |e| e.escape_debug().to_string(),
+    )
 }
 
 /// The most read of an OAuth metadata, registration or token response (small JSON
@@ -1044,7 +1314,11 @@ impl Authorizer for OAuthClient {
         &self,
         challenge: AuthChallenge,
     ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
-        Box::pin(self.handle(challenge))
+        Box::pin(async move {
+            self.answer_challenge(challenge)
+                .await
+                .map_err(|error| error.to_string())
+        })
     }
 
     fn before_send(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
@@ -1171,22 +1445,6 @@ fn string_list(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Only https, or http to a loopback host, may be fetched or opened.
-fn check_url_safe(url: &str) -> Result<(), String> {
-    let parsed = Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
-    let loopback = matches!(
-        parsed.host_str(),
-        Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
-    );
-    match parsed.scheme() {
-        "https" => Ok(()),
-        "http" if loopback => Ok(()),
-        scheme => Err(format!(
-            "refusing {scheme}: URL {url:?} from the server (only https, or http on loopback)"
-        )),
-    }
-}
-
 /// URL-safe random text with `bytes` bytes of entropy.
 fn random_token(bytes: usize) -> Result<String, String> {
     let mut buffer = vec![0u8; bytes];
@@ -1216,11 +1474,6 @@ mod tests {
         assert!(covers("https://mcp.example.test/mcp/", &url));
         assert!(!covers("https://mcp.example.test/mc", &url));
         assert!(!covers("https://other.example.test/mcp", &url));
-        assert!(check_url_safe("https://a.test/authorize").is_ok());
-        assert!(check_url_safe("http://127.0.0.1:8080/authorize").is_ok());
-        assert!(check_url_safe("http://a.test/authorize").is_err());
-        assert!(check_url_safe("javascript:alert(1)").is_err());
-        assert!(check_url_safe("file:///etc/passwd").is_err());
         assert_eq!(
             choose_auth_method(&["client_secret_post".into()], true, None),
             "client_secret_post"

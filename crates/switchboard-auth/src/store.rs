@@ -50,6 +50,13 @@ pub struct SavedAuthorization {
     pub refresh_token: Option<String>,
     /// When the access token expires (seconds since the Unix epoch), if the server said.
     pub expires_at: Option<u64>,
+    /// The issuer's token endpoint, checked at login: where the refresh token is used, so
+    /// that refreshing needs no discovery. Files saved before it was kept have none (their
+    /// tokens are used until they expire, then a new login is needed).
+    pub token_endpoint: Option<String>,
+    /// The RFC 8707 resource indicator the tokens were issued for (the protected
+    /// resource's identifier, which may differ from `server_url`); sent again on refresh.
+    pub resource: Option<String>,
 }
 
 impl std::fmt::Debug for SavedAuthorization {
@@ -58,6 +65,7 @@ impl std::fmt::Debug for SavedAuthorization {
             .field("server_url", &self.server_url)
             .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
+            .field("token_endpoint", &self.token_endpoint)
             .finish_non_exhaustive()
     }
 }
@@ -354,6 +362,8 @@ impl TokenStore {
                     access_token: text(e, "access_token")?,
                     refresh_token: text(e, "refresh_token"),
                     expires_at: e.get("expires_at").and_then(Value::as_u64),
+                    token_endpoint: text(e, "token_endpoint"),
+                    resource: text(e, "resource"),
                 })
             })
             .collect())
@@ -367,7 +377,8 @@ impl TokenStore {
                     "server_url": e.server_url, "issuer": e.issuer, "client_id": e.client_id,
                     "client_secret": e.client_secret, "auth_method": e.auth_method,
                     "access_token": e.access_token, "refresh_token": e.refresh_token,
-                    "expires_at": e.expires_at,
+                    "expires_at": e.expires_at, "token_endpoint": e.token_endpoint,
+                    "resource": e.resource,
                 })
             })
             .collect();
@@ -473,6 +484,7 @@ mod tests {
             issuer: "https://as.test".into(),
             client_id: "c".into(),
             access_token: "secret-token".into(),
+            token_endpoint: Some("https://as.test/token".into()),
             ..Default::default()
         };
         store.save(&saved).expect("save");

@@ -80,7 +80,9 @@ fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String
         client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
         want_refresh_tokens: true,
         max_step_ups: 2,
-        driver: Arc::new(switchboard_auth::FollowRedirectDriver::new()?),
+        acquire: switchboard_auth::Acquire::Authorize(Arc::new(
+            switchboard_auth::FollowRedirectDriver::new()?,
+        )),
         identity_assertion: text("idp_token_endpoint").zip(text("idp_id_token")).map(
             |(idp_token_endpoint, id_token)| switchboard_auth::IdentityAssertion {
                 idp_token_endpoint,
@@ -90,6 +92,7 @@ fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String
         ),
         store: None,
     })
+    .map_err(|e| e.to_string())
 }
 
 /// Runs one scenario; the exit code tells the runner whether the client itself failed.

@@ -147,17 +147,17 @@ fn session_config(entry: &ServerEntry, request_timeout: Option<Duration>) -> Ses
     config
 }
 
-/// The authorizer for commands that cannot ask the user: saved tokens from `switchboard
-/// login`, refreshed when needed; a server that wants a new login fails with the command
-/// to run.
+/// The authorizer for every command but `login`: the tokens `switchboard login` saved,
+/// refreshed at the token endpoint saved with them. It never discovers, registers or
+/// follows a URL a 401 names; a server that wants more fails with the command to run.
 pub(crate) fn saved_login_authorizer(
     entry: &ServerEntry,
     url: &str,
 ) -> Result<Arc<dyn Authorizer>, String> {
-    let driver = Arc::new(switchboard_auth::NeedsLoginDriver {
+    let acquire = switchboard_auth::Acquire::SavedLogin {
         server_name: entry.name.clone(),
-    });
+    };
     let client =
-        crate::login::oauth_client(entry, url, driver, "http://127.0.0.1/callback".into())?;
+        crate::login::oauth_client(entry, url, acquire, "http://127.0.0.1/callback".into())?;
     Ok(Arc::new(client))
 }

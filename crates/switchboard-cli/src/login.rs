@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_auth::{
-    AuthorizationDriver, BoxFuture, OAuthClient, OAuthConfig, StoreBinding, TokenStore,
+    Acquire, AuthorizationDriver, BoxFuture, OAuthClient, OAuthConfig, StoreBinding, TokenStore,
 };
 use switchboard_config::{ServerEntry, TransportEntry};
 use url::Url;
@@ -40,11 +40,13 @@ pub(crate) fn token_store() -> TokenStore {
     TokenStore::new(&path)
 }
 
-/// The OAuth client for an HTTP entry, with saved tokens loaded.
+/// The OAuth client for an HTTP entry, with saved tokens loaded: a login's
+/// (`Acquire::Authorize`) or every other command's (`Acquire::SavedLogin`: the saved tokens
+/// only, never discovery or registration).
 pub(crate) fn oauth_client(
     entry: &ServerEntry,
     url: &str,
-    driver: Arc<dyn AuthorizationDriver>,
+    acquire: Acquire,
     redirect_uri: String,
 ) -> Result<OAuthClient, String> {
     OAuthClient::new(OAuthConfig {
@@ -54,7 +56,7 @@ pub(crate) fn oauth_client(
         client_metadata_url: None,
         want_refresh_tokens: true,
         max_step_ups: 2,
-        driver,
+        acquire,
         identity_assertion: None,
         store: Some(StoreBinding {
             store: token_store(),
@@ -94,7 +96,7 @@ pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize
             listener: Mutex::new(Some(listener)),
         })
     };
-    let client = oauth_client(entry, &url, driver, redirect_uri)?;
+    let client = oauth_client(entry, &url, Acquire::Authorize(driver), redirect_uri)?;
     let server = crate::connect::ConnectedServer::connect_with(entry, None, Some(Arc::new(client)))
         .await
         .map_err(|e| e.to_string())?;

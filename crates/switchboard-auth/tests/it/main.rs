@@ -1,4 +1,5 @@
 //! OAuth client behaviour against loopback servers.
 
+mod discovery;
 mod refresh;
 mod store;

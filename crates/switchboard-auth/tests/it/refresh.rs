@@ -1,12 +1,13 @@
 //! Tokens are refreshed shortly before they expire, before the request that would have
-//! carried the stale token, and the refreshed token is saved.
+//! carried the stale token, at the token endpoint saved with them (no discovery), and the
+//! refreshed token is saved.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use switchboard_auth::{
-    NeedsLoginDriver, OAuthClient, OAuthConfig, SavedAuthorization, StoreBinding, TokenStore,
+    Acquire, OAuthClient, OAuthConfig, SavedAuthorization, StoreBinding, TokenStore,
 };
 use switchboard_testkit::canned;
 use switchboard_wire::http::Authorizer;
@@ -16,15 +17,22 @@ use tokio::net::TcpListener;
 /// Every wait in these tests ends within this.
 const DEADLINE: Duration = Duration::from_secs(10);
 
+/// Every token request's form, and every request's method and path.
+#[derive(Default)]
+struct Seen {
+    forms: Vec<String>,
+    requests: Vec<String>,
+}
+
 /// A loopback server that is both the MCP resource's metadata host and its authorization
-/// server; it records every token request's form. Bounded: 20 connections.
-async fn authorization_server() -> (String, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle<()>) {
+/// server; it records what it receives. Bounded: 20 connections.
+async fn authorization_server() -> (String, Arc<Mutex<Seen>>, tokio::task::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let origin = format!(
         "http://127.0.0.1:{}",
         listener.local_addr().expect("addr").port()
     );
-    let forms = Arc::new(Mutex::new(Vec::new()));
+    let forms = Arc::new(Mutex::new(Seen::default()));
     let (seen, issuer) = (forms.clone(), origin.clone());
     let task = tokio::spawn(async move {
         for _ in 0..20 {
@@ -38,6 +46,10 @@ async fn authorization_server() -> (String, Arc<Mutex<Vec<String>>>, tokio::task
                 };
                 let body = request.text();
                 let path = request.path();
+                seen.lock()
+                    .expect("seen")
+                    .requests
+                    .push(format!("{} {path}", request.method()));
                 let answer: Option<Value> = match path {
                     "/.well-known/oauth-protected-resource/mcp" => Some(json!({
                         "resource": format!("{issuer}/mcp"), "authorization_servers": [issuer]})),
@@ -48,9 +60,9 @@ async fn authorization_server() -> (String, Arc<Mutex<Vec<String>>>, tokio::task
                         "grant_types_supported": ["authorization_code", "refresh_token"]})),
                     "/token" => {
                         let count = {
-                            let mut forms = seen.lock().expect("forms");
-                            forms.push(body);
-                            forms.len()
+                            let mut seen = seen.lock().expect("forms");
+                            seen.forms.push(body);
+                            seen.forms.len()
                         };
                         Some(
                             json!({"access_token": format!("fresh-{count}"), "token_type": "Bearer",
@@ -92,6 +104,8 @@ fn client_with_saved_token(
             access_token: "stale".into(),
             refresh_token: Some("refresh-0".into()),
             expires_at: Some(now + expires_in_seconds),
+            token_endpoint: Some(format!("{origin}/token")),
+            resource: Some(server_url.clone()),
             ..Default::default()
         })
         .expect("seed the token file");
@@ -102,9 +116,9 @@ fn client_with_saved_token(
         client_metadata_url: None,
         want_refresh_tokens: true,
         max_step_ups: 2,
-        driver: Arc::new(NeedsLoginDriver {
+        acquire: Acquire::SavedLogin {
             server_name: "protected".into(),
-        }),
+        },
         identity_assertion: None,
         store: Some(StoreBinding { store, server_url }),
     })
@@ -138,7 +152,9 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
         .await
         .expect("no second refresh");
 
-    let forms = forms.lock().expect("forms").clone();
+    let requests = forms.lock().expect("seen").requests.clone();
+    assert_eq!(requests, ["POST /token"], "a refresh discovers nothing");
+    let forms = forms.lock().expect("forms").forms.clone();
     assert_eq!(forms.len(), 1, "{forms:?}");
     let form: Vec<(String, String)> = url::form_urlencoded::parse(forms[0].as_bytes())
         .into_owned()
@@ -180,7 +196,7 @@ async fn a_token_with_time_left_is_sent_as_it_is() {
         .await
         .expect("no refresh");
     assert_eq!(client.authorization().as_deref(), Some("Bearer stale"));
-    assert!(forms.lock().expect("forms").is_empty());
+    assert!(forms.lock().expect("forms").requests.is_empty());
     server.abort();
     let _ = std::fs::remove_file(file);
 }

@@ -3,6 +3,7 @@
 
 mod check;
 mod conformance;
+mod discovery;
 mod login;
 mod serve;
 
