@@ -4,6 +4,7 @@
 mod check;
 mod conformance;
 mod discovery;
+mod faults;
 mod login;
 mod serve;
 
