@@ -74,6 +74,15 @@ impl Harness {
     }
 }
 
+impl Drop for Harness {
+    /// The configs are kept when the test fails (to rerun a case by hand), removed otherwise.
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
 /// How the command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum End {
