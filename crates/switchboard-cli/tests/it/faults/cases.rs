@@ -1517,7 +1517,7 @@ pub(crate) static CASES: &[Case] = &[
     Case {
         name: "closes-stdin-keeps-running",
         area: Area::StdioProcess,
-        hostile: "after `initialized` the server closes its stdin and keeps running",
+        hostile: "the server closes its stdin before it answers `initialize`, and keeps running",
         servers: &[Server::Fixture(&["--mode", "closes-stdin"])],
         settings: PATIENT,
         command: Cmd::Tools,
@@ -3340,7 +3340,7 @@ pub(crate) static CASES: &[Case] = &[
         },
         outcome: Outcome {
             exit: Exit::Usage,
-            says: "exit 2 with the server's error and its tool list",
+            says: "the caller's mistake: the server's error and its tool list",
             checks: &[],
             deadline: HANG,
             transcript: Some(expect![[r#"
