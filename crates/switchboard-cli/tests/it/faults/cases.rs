@@ -3758,6 +3758,150 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Holds,
     },
+    Case {
+        name: "d8-tools-never-fetches-resource-metadata",
+        area: Area::Auth,
+        hostile: "a 401 whose `resource_metadata` points at another port on 127.0.0.1",
+        servers: &[Server::Canned {
+            script: Script::MetadataAtTripwire,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "no discovery from a plain command: the error says to run `switchboard login s`",
+            checks: &[
+                Check::TripwireUntouched,
+                Check::StderrHas("switchboard login s"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 8 },
+    },
+    Case {
+        name: "d8-call-never-fetches-resource-metadata",
+        area: Area::Auth,
+        hostile: "the same 401, for `call`",
+        servers: &[Server::Canned {
+            script: Script::MetadataAtTripwire,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "no discovery: the login hint",
+            checks: &[
+                Check::TripwireUntouched,
+                Check::StderrHas("switchboard login s"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 8 },
+    },
+    Case {
+        name: "d8-check-never-fetches-resource-metadata",
+        area: Area::Auth,
+        hostile: "the same 401, for `check`",
+        servers: &[Server::Canned {
+            script: Script::MetadataAtTripwire,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Check { flags: &[] },
+        outcome: Outcome {
+            exit: Exit::ToolErrorOrFindings,
+            says: "no discovery during the check",
+            checks: &[Check::TripwireUntouched],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 1
+                --- stdout
+                s (http)
+                  FAIL  initialize                   the handshake failed: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -N), data: {"httpStatus":N}
+                  s: 0 passed, 1 failed, 0 warnings, 21 skipped in <n> s
+                --- stderr: empty
+            "#]]),
+        },
+        status: Status::Fixed { defect: 8 },
+    },
+    Case {
+        name: "d8-serve-never-fetches-resource-metadata",
+        area: Area::Auth,
+        hostile: "the same 401, behind the gateway",
+        servers: &[Server::Canned {
+            script: Script::MetadataAtTripwire,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            ]),
+            close: Close::AfterAnswers,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the server is reported as needing a login; nothing is fetched",
+            checks: &[Check::TripwireUntouched, Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"}}}
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
+                --- stderr
+                switchboard serve: 0 of 1 server(s) ready
+                  s: failed, retrying in <n>ms: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401} (0 tools)
+            "#]]),
+        },
+        status: Status::Fixed { defect: 8 },
+    },
+    Case {
+        name: "d8-bare-401-never-registers",
+        area: Area::Auth,
+        hostile: "every request answered 401 without `WWW-Authenticate`",
+        servers: &[Server::Canned {
+            script: Script::UnauthorizedBare,
+            url: CANNED_URL,
+        }],
+        settings: PATIENT_LEGACY,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "no discovery or registration from a plain command: the error says to run `switchboard login s`",
+            checks: &[Check::StderrHas("switchboard login s")],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 8 },
+    },
 ];
 
 /// Open cases: asserted to fail today (or, when awaiting, not run).
@@ -4234,98 +4378,6 @@ pub(crate) static PENDING: &[Case] = &[
         status: Status::BeingFixed { defect: 7 },
     },
     Case {
-        name: "d8-tools-never-fetches-resource-metadata",
-        area: Area::Auth,
-        hostile: "a 401 whose `resource_metadata` points at another port on 127.0.0.1",
-        servers: &[Server::Canned {
-            script: Script::MetadataAtTripwire,
-            url: CANNED_URL,
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "no discovery from a plain command: the error says to run `switchboard login s`",
-            checks: &[
-                Check::TripwireUntouched,
-                Check::StderrHas("switchboard login s"),
-            ],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 8 },
-    },
-    Case {
-        name: "d8-call-never-fetches-resource-metadata",
-        area: Area::Auth,
-        hostile: "the same 401, for `call`",
-        servers: &[Server::Canned {
-            script: Script::MetadataAtTripwire,
-            url: CANNED_URL,
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "no discovery: the login hint",
-            checks: &[
-                Check::TripwireUntouched,
-                Check::StderrHas("switchboard login s"),
-            ],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 8 },
-    },
-    Case {
-        name: "d8-check-never-fetches-resource-metadata",
-        area: Area::Auth,
-        hostile: "the same 401, for `check`",
-        servers: &[Server::Canned {
-            script: Script::MetadataAtTripwire,
-            url: CANNED_URL,
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Check { flags: &[] },
-        outcome: Outcome {
-            exit: Exit::ToolErrorOrFindings,
-            says: "no discovery during the check",
-            checks: &[Check::TripwireUntouched],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 8 },
-    },
-    Case {
-        name: "d8-serve-never-fetches-resource-metadata",
-        area: Area::Auth,
-        hostile: "the same 401, behind the gateway",
-        servers: &[Server::Canned {
-            script: Script::MetadataAtTripwire,
-            url: CANNED_URL,
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Serve {
-            script: ServeScript::Lines(&[
-                INITIALIZE,
-                INITIALIZED,
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            ]),
-            close: Close::AfterAnswers,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the server is reported as needing a login; nothing is fetched",
-            checks: &[Check::TripwireUntouched, Check::GatewayAnswersEveryRequest],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 8 },
-    },
-    Case {
         name: "d8-login-refuses-link-local-metadata",
         area: Area::Auth,
         hostile: "during `login`, a 401 whose `resource_metadata` is `http://169.254.169.254/…` (link-local): refused with a typed error naming the URL and the rule, nothing fetched. Not run before the fix: it would leave loopback",
@@ -4571,28 +4623,6 @@ pub(crate) static PENDING: &[Case] = &[
             transcript: None,
         },
         status: Status::Found,
-    },
-    Case {
-        name: "d8-bare-401-never-registers",
-        area: Area::Auth,
-        hostile: "every request answered 401 without `WWW-Authenticate`",
-        servers: &[Server::Canned {
-            script: Script::UnauthorizedBare,
-            url: CANNED_URL,
-        }],
-        settings: PATIENT_LEGACY,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "no discovery or registration from a plain command: the error says to run `switchboard login s`",
-            checks: &[Check::StderrHas("switchboard login s")],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 8 },
     },
     Case {
         name: "found-version-refused-forever-says-why",

@@ -28,9 +28,10 @@ pub(crate) fn render(holds: &[Case], pending: &[Case]) -> String {
     };
     let _ = writeln!(
         out,
-        "{} cases: {} hold, {} open (being fixed), {} open (found), {} open (awaiting a fixture).\n",
+        "{} cases: {} hold ({} of them since their defect was fixed), {} open (being fixed), {} open (found), {} open (awaiting a fixture).\n",
         holds.len() + pending.len(),
-        count(|s| *s == Status::Holds),
+        count(Status::holds),
+        count(|s| matches!(s, Status::Fixed { .. })),
         count(|s| matches!(s, Status::BeingFixed { .. })),
         count(|s| *s == Status::Found),
         count(|s| matches!(s, Status::Awaiting { .. })),
@@ -170,6 +171,7 @@ fn outcome(case: &Case) -> String {
 fn status(status: Status) -> String {
     match status {
         Status::Holds => "holds".to_owned(),
+        Status::Fixed { defect } => format!("holds (fixed: defect {defect})"),
         Status::BeingFixed { defect } => format!("open (being fixed: defect {defect})"),
         Status::Found => "open (found)".to_owned(),
         Status::Awaiting { defect, mode } => match mode {

@@ -195,9 +195,8 @@ fn the_tables_are_well_formed() {
     names.dedup();
     assert_eq!(names.len(), total, "case names are unique");
     for case in cases::CASES {
-        assert_eq!(
-            case.status,
-            Status::Holds,
+        assert!(
+            case.status.holds(),
             "{}: CASES holds only cases that hold",
             case.name
         );
@@ -208,9 +207,8 @@ fn the_tables_are_well_formed() {
         );
     }
     for case in cases::PENDING {
-        assert_ne!(
-            case.status,
-            Status::Holds,
+        assert!(
+            !case.status.holds(),
             "{}: PENDING holds only open cases",
             case.name
         );
