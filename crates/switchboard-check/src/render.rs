@@ -192,8 +192,13 @@ pub(crate) fn xml_escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            '\t' | '\n' => out.push(c),
+            // Controls (which XML 1.0 mostly forbids), C1, bidi and invisible characters are
+            // shown as text, as on the terminal: a report file may end up `cat`-ed.
+            c if switchboard_wire::peer_text::needs_escape(c) => {
+                out.extend(c.escape_unicode());
+            }
+            '\u{FFFE}' | '\u{FFFF}' => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -305,8 +310,8 @@ mod tests {
     #[test]
     fn xml_escaping_covers_markup_and_control_characters() {
         assert_eq!(
-            xml_escape("a<b>&\"c'\u{1}\n"),
-            "a&lt;b&gt;&amp;&quot;c&apos;\u{FFFD}\n"
+            xml_escape("a<b>&\"c'\u{1}\n\r\u{1b}[2J\u{9b}\u{202e}\u{FFFF}"),
+            "a&lt;b&gt;&amp;&quot;c&apos;\\u{1}\n\\u{d}\\u{1b}[2J\\u{9b}\\u{202e}\u{FFFD}"
         );
     }
 }

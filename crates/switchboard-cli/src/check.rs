@@ -3,7 +3,6 @@
 //! `--baseline` of known failures. Exit codes: 0 no failures, 1 failures (or a stale
 //! baseline), 2 usage or configuration error.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,6 +13,7 @@ use switchboard_check::{
 use switchboard_config::{ServerEntry, TransportEntry};
 
 use crate::connect;
+use crate::terminal::{self, JsonLayout};
 
 /// Flags of `switchboard check`.
 #[derive(Debug, Args)]
@@ -128,21 +128,17 @@ struct TerminalProgress;
 
 impl Observer for TerminalProgress {
     fn started(&self, server: &str, check: &'static str) {
-        let mut stderr = std::io::stderr().lock();
-        let _ = write!(stderr, "\r\x1b[2Kchecking {server}: {check} …");
-        let _ = stderr.flush();
+        terminal::status_line(&format!("checking {server}: {check} …"));
     }
 
     fn finished(&self, server: &str, result: &CheckResult) {
-        let mut stderr = std::io::stderr().lock();
         let mark = match result.status {
             Status::Pass => "pass",
             Status::Fail => "FAIL",
             Status::Warn => "warn",
             Status::Skip => "skip",
         };
-        let _ = write!(stderr, "\r\x1b[2Kchecking {server}: {} {mark}", result.id);
-        let _ = stderr.flush();
+        terminal::status_line(&format!("checking {server}: {} {mark}", result.id));
     }
 }
 
@@ -154,8 +150,8 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
         None => None,
     };
     let entries = select(&args)?;
-    let terminal = std::io::stderr().is_terminal();
-    if terminal {
+    let progress = terminal::stderr_is_terminal();
+    if progress {
         options.observer = Some(Arc::new(TerminalProgress));
     }
     let mut set = ReportSet::default();
@@ -167,10 +163,8 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
         set.reports
             .push(switchboard_check::run(&spec, &options).await);
     }
-    if terminal {
-        let mut stderr = std::io::stderr().lock();
-        let _ = write!(stderr, "\r\x1b[2K");
-        let _ = stderr.flush();
+    if progress {
+        terminal::clear_status_line();
     }
     if let Some(baseline) = &baseline {
         set.baseline = Some(baseline.apply(&mut set.reports));
@@ -179,13 +173,10 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
         std::fs::write(path, set.to_junit())
             .map_err(|e| format!("could not write --junit file `{}`: {e}", path.display()))?;
     }
-    let mut stdout = std::io::stdout().lock();
-    let text = if args.json {
-        format!("{:#}\n", set.to_json())
+    if args.json {
+        terminal::print_json(&set.to_json(), JsonLayout::Pretty);
     } else {
-        set.render_text()
-    };
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+        terminal::print(&set.render_text());
+    }
     Ok(if set.passed() { 0 } else { EXIT_FAILURES })
 }

@@ -17,16 +17,20 @@ pub(crate) struct LoadedConfig {
 /// Reads `--config FILE`, or builds the bundled example (and says so on stderr).
 pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
     match path {
-        Some(path) => switchboard_config::load(path, &ProcessEnv)
-            .map(|file| LoadedConfig { file })
-            .map_err(|e| e.to_string()),
+        Some(path) => {
+            let file = switchboard_config::load(path, &ProcessEnv).map_err(|e| e.to_string())?;
+            // From here on, nothing written to stderr shows an environment or header value.
+            let secrets = file.entries().flat_map(|entry| match &entry.transport {
+                TransportEntry::Stdio { env, .. } => env.clone(),
+                TransportEntry::Http { headers, .. } => headers.clone(),
+            });
+            crate::terminal::hide_secrets(secrets.map(|(_, value)| value).collect());
+            Ok(LoadedConfig { file })
+        }
         None => {
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!(
-                    "switchboard: no --config given; using the bundled example server `example`"
-                );
-            }
+            crate::terminal::say(format_args!(
+                "switchboard: no --config given; using the bundled example server `example`"
+            ));
             bundled_example().map(|file| LoadedConfig { file })
         }
     }

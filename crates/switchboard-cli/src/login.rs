@@ -7,9 +7,7 @@
 //! only by the user, never to `mcp.json` and never to the terminal. Other commands use the
 //! saved tokens and say to run `switchboard login` when there are none.
 
-#![allow(clippy::print_stderr)]
-
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +17,8 @@ use switchboard_auth::{
 };
 use switchboard_config::{ServerEntry, TransportEntry};
 use url::Url;
+
+use crate::terminal::{say, say_usable_address};
 
 /// How long login waits for the user to approve.
 const APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
@@ -104,10 +104,10 @@ pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize
     server.close().await;
     let tools = listed.map_err(|e| e.to_string())?;
     if store.load(&url).map_err(|e| e.to_string())?.is_none() {
-        eprintln!(
+        say(format_args!(
             "switchboard: server `{}` did not ask for authorization; nothing was saved",
             entry.name
-        );
+        ));
     }
     Ok(tools)
 }
@@ -133,14 +133,14 @@ impl AuthorizationDriver for LoopbackDriver {
             .take();
         Box::pin(async move {
             let listener = listener.ok_or("the callback listener was already used")?;
-            eprintln!(
+            say_usable_address(format_args!(
                 "switchboard: opening your browser to authorize; if it does not open, visit:\n  {authorization_url}"
-            );
+            ));
             if let Err(error) = switchboard_wire::proc::open_in_browser(authorization_url.as_str())
             {
-                eprintln!(
+                say(format_args!(
                     "switchboard: could not open a browser ({error}); open the address above yourself"
-                );
+                ));
             }
             let accepted = tokio::time::timeout(APPROVAL_DEADLINE, listener.accept()).await;
             let (mut socket, _) = accepted
@@ -178,13 +178,12 @@ struct PasteDriver;
 impl AuthorizationDriver for PasteDriver {
     fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
         Box::pin(async move {
-            eprintln!(
+            say_usable_address(format_args!(
                 "switchboard: open this address in a browser and approve:\n  {authorization_url}"
-            );
-            eprintln!(
+            ));
+            say(format_args!(
                 "switchboard: then paste the address the browser was sent to (it starts with http://127.0.0.1) and press Enter:"
-            );
-            let _ = std::io::stderr().flush();
+            ));
             let line = tokio::time::timeout(
                 APPROVAL_DEADLINE,
                 tokio::task::spawn_blocking(|| {

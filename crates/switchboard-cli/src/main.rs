@@ -3,9 +3,8 @@
 //! Glue only: flags are parsed here, configuration comes from `switchboard-config`, the
 //! protocol from `switchboard-session`; this file renders results and maps outcomes to exit
 //! codes (0 success, 1 the tool reported an error, 2 usage or configuration error, 3 server,
-//! transport or protocol failure). Logs go to stderr; stdout carries only results.
-
-#![allow(clippy::print_stderr)]
+//! transport or protocol failure). Logs go to stderr; stdout carries only results. Every
+//! byte for a person goes out through `terminal`, which neutralises control sequences.
 
 mod check;
 mod conformance;
@@ -13,8 +12,8 @@ mod connect;
 mod login;
 mod render;
 mod serve;
+mod terminal;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -25,6 +24,7 @@ use switchboard_config::{ConfigFile, ServerEntry};
 use switchboard_session::{CallOptions, SessionError};
 
 use crate::connect::{ConnectedServer, LoadedConfig};
+use crate::terminal::{JsonLayout, say};
 
 /// Operate MCP servers: list their tools and call them.
 #[derive(Debug, Parser)]
@@ -135,7 +135,9 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("switchboard: could not start the async runtime: {e}");
+            say(format_args!(
+                "switchboard: could not start the async runtime: {e}"
+            ));
             return ExitCode::from(EXIT_SERVER);
         }
     };
@@ -143,22 +145,25 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(Failure::Usage(message)) => {
-            eprintln!("switchboard: {message}");
+            say(format_args!("switchboard: {message}"));
             ExitCode::from(EXIT_USAGE)
         }
         Err(Failure::Server(message)) => {
-            eprintln!("switchboard: {message}");
+            say(format_args!("switchboard: {message}"));
             ExitCode::from(EXIT_SERVER)
         }
     }
 }
 
+/// Logs go to stderr through the terminal's sanitising writer, without colour (see
+/// `terminal`).
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(terminal::LogOutput)
         .try_init();
 }
 
@@ -210,17 +215,19 @@ async fn run(command: Command) -> Result<u8, Failure> {
             let tools = login::login(entry, no_browser)
                 .await
                 .map_err(Failure::Server)?;
-            eprintln!("switchboard: logged in to `{server}`; it offers {tools} tool(s)");
+            say(format_args!(
+                "switchboard: logged in to `{server}`; it offers {tools} tool(s)"
+            ));
             Ok(0)
         }
         Command::Logout { config, server } => {
             let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
             let entry = pick_server(&loaded.file, &server)?;
             match login::logout(entry).map_err(Failure::Usage)? {
-                true => eprintln!(
+                true => say(format_args!(
                     "switchboard: logged out of `{server}`; its saved tokens were deleted"
-                ),
-                false => eprintln!("switchboard: no saved login for `{server}`"),
+                )),
+                false => say(format_args!("switchboard: no saved login for `{server}`")),
             }
             Ok(0)
         }
@@ -274,7 +281,7 @@ async fn tools(loaded: &LoadedConfig, only: Option<&str>, json: bool) -> Result<
         Some(name) => vec![pick_server(file, name)?],
         None => {
             for error in file.errors() {
-                eprintln!("switchboard: skipping {error}");
+                say(format_args!("switchboard: skipping {error}"));
             }
             file.entries().filter(|e| e.enabled).collect()
         }
@@ -288,26 +295,24 @@ async fn tools(loaded: &LoadedConfig, only: Option<&str>, json: bool) -> Result<
     let listings = futures_join_all(entries.iter().map(|entry| list_one(entry))).await;
     let mut failed = false;
     let mut json_out = serde_json::Map::new();
-    let mut stdout = std::io::stdout().lock();
     for (entry, listing) in entries.iter().zip(listings) {
         match listing {
             Ok(listed) => {
                 if json {
                     json_out.insert(entry.name.clone(), render::tools_json(&listed));
                 } else {
-                    let _ = stdout.write_all(render::tools_text(&entry.name, &listed).as_bytes());
+                    terminal::print(&render::tools_text(&entry.name, &listed));
                 }
             }
             Err(error) => {
                 failed = true;
-                eprintln!("switchboard: {error}");
+                say(format_args!("switchboard: {error}"));
             }
         }
     }
     if json {
-        let _ = writeln!(stdout, "{}", Value::Object(json_out));
+        terminal::print_json(&Value::Object(json_out), JsonLayout::Compact);
     }
-    let _ = stdout.flush();
     Ok(if failed { EXIT_SERVER } else { 0 })
 }
 
@@ -378,19 +383,16 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
     };
     server.close().await;
     let result = outcome?;
-    let mut stdout = std::io::stdout().lock();
-    let text = if request.json {
-        format!("{}\n", render::call_json(&result))
+    if request.json {
+        terminal::print_json(&render::call_json(&result), JsonLayout::Compact);
     } else {
-        render::call_text(&result)
-    };
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+        terminal::print(&render::call_text(&result));
+    }
     if result.is_error {
-        eprintln!(
+        say(format_args!(
             "switchboard: tool `{}` on server `{}` reported an error",
             request.tool, entry.name
-        );
+        ));
         return Ok(EXIT_TOOL_ERROR);
     }
     Ok(0)

@@ -1,5 +1,6 @@
-//! Rendering results for the terminal and as JSON. Server text is escaped: control
-//! characters (ANSI sequences included) are shown, never executed by the terminal.
+//! Rendering results for the terminal and as JSON. The text is rendered as the server sent
+//! it; `terminal`, which writes it, shows control characters (ANSI sequences included)
+//! instead of letting the terminal run them.
 
 use serde_json::{Value, json};
 use switchboard_protocol::{CallToolResult, ContentBlock, Tool};
@@ -9,24 +10,6 @@ use switchboard_session::{Listing, Negotiated};
 pub(crate) struct ListedTools {
     pub(crate) negotiated: Negotiated,
     pub(crate) listing: Listing<Tool>,
-}
-
-/// Escapes control characters except newline and tab.
-pub(crate) fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() || is_invisible(c) => out.extend(c.escape_unicode()),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Zero-width and bidirectional-control characters that hide text from a reader.
-fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
 }
 
 fn first_line(text: &str, max_chars: usize) -> String {
@@ -39,7 +22,7 @@ fn first_line(text: &str, max_chars: usize) -> String {
     if line.chars().count() > max_chars {
         out.push('…');
     }
-    sanitize(&out)
+    out
 }
 
 /// `name: type` for each property of an object schema, required ones first.
@@ -71,13 +54,11 @@ fn parameters(schema: &Value) -> String {
         })
         .collect();
     parts.sort_by_key(|(is_required, _)| !is_required);
-    sanitize(
-        &parts
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect::<Vec<_>>()
-            .join(", "),
-    )
+    parts
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The human listing of one server's tools.
@@ -92,7 +73,7 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
         n.era,
         n.server_info
             .as_ref()
-            .map(|i| format!(", server {} {}", sanitize(&i.name), sanitize(&i.version)))
+            .map(|i| format!(", server {} {}", i.name, i.version))
             .unwrap_or_default(),
     );
     let width = tools
@@ -107,10 +88,7 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
             .as_deref()
             .map(|d| first_line(d, 80))
             .unwrap_or_default();
-        out.push_str(&format!(
-            "  {:width$}  {description}\n",
-            sanitize(&tool.name)
-        ));
+        out.push_str(&format!("  {:width$}  {description}\n", tool.name));
         let params = parameters(&tool.input_schema);
         if !params.is_empty() {
             out.push_str(&format!("  {:width$}    ({params})\n", ""));
@@ -119,8 +97,7 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
     for problem in &listed.listing.problems {
         out.push_str(&format!(
             "  warning: page {}: {}\n",
-            problem.page,
-            sanitize(&problem.detail)
+            problem.page, problem.detail
         ));
     }
     out
@@ -143,31 +120,27 @@ pub(crate) fn call_text(result: &CallToolResult) -> String {
     let mut out = String::new();
     for block in &result.content {
         let line = match block {
-            ContentBlock::Text { text } => sanitize(text),
-            ContentBlock::Image { data, mime_type } => format!(
-                "[image {}, {} bytes base64]",
-                sanitize(mime_type),
-                data.len()
-            ),
-            ContentBlock::Audio { data, mime_type } => format!(
-                "[audio {}, {} bytes base64]",
-                sanitize(mime_type),
-                data.len()
-            ),
+            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::Image { data, mime_type } => {
+                format!("[image {}, {} bytes base64]", mime_type, data.len())
+            }
+            ContentBlock::Audio { data, mime_type } => {
+                format!("[audio {}, {} bytes base64]", mime_type, data.len())
+            }
             ContentBlock::ResourceLink { uri, name, .. } => {
-                format!("[resource link {} ({})]", sanitize(name), sanitize(uri))
+                format!("[resource link {} ({})]", name, uri)
             }
             ContentBlock::Resource { resource } => {
                 match resource.get("text").and_then(Value::as_str) {
-                    Some(text) => sanitize(text),
+                    Some(text) => text.to_owned(),
                     None => format!(
                         "[embedded resource {}]",
-                        sanitize(resource.get("uri").and_then(Value::as_str).unwrap_or("?"))
+                        resource.get("uri").and_then(Value::as_str).unwrap_or("?")
                     ),
                 }
             }
             ContentBlock::Unknown { kind, .. } => {
-                format!("[content of unknown type {:?}]", sanitize(kind))
+                format!("[content of unknown type {:?}]", kind)
             }
         };
         out.push_str(&line);
@@ -191,17 +164,4 @@ pub(crate) fn call_json(result: &CallToolResult) -> Value {
         out["structuredContent"] = structured.clone();
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sanitize;
-
-    #[test]
-    fn terminal_escapes_are_shown_not_run() {
-        assert_eq!(
-            sanitize("red \u{1b}[31mtext\u{200b}\n"),
-            "red \\u{1b}[31mtext\\u{200b}\n"
-        );
-    }
 }

@@ -10,6 +10,7 @@ use switchboard_runtime::{Authorizers, OutputLimit, Runtime, RuntimeOptions};
 use switchboard_server::gateway::{self, GatewayOptions};
 
 use crate::connect;
+use crate::terminal::say;
 
 /// Largest tool output passed through (bigger ones are cut with a marker saying so).
 const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -41,10 +42,10 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     let selected = |name: &str| args.servers.is_empty() || args.servers.iter().any(|s| s == name);
     for problem in file.servers.iter().filter_map(|s| s.as_ref().err()) {
         if selected(&problem.name) {
-            eprintln!(
+            say(format_args!(
                 "switchboard serve: `{}` is left out: {}",
                 problem.name, problem.detail
-            );
+            ));
         }
     }
     let entries: Vec<ServerEntry> = file
@@ -62,38 +63,38 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     let mut gateway = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
     gateway.on_started = Some(Box::new(move |report| {
         let ready = report.ready().count();
-        eprintln!(
+        say(format_args!(
             "switchboard serve: {ready} of {} server(s) ready",
             report.servers.len()
-        );
+        ));
         for server in &report.servers {
             // A failed server's state ends with the tail of its stderr, over several lines.
             let state = server.state.to_string();
             let mut lines = state.lines();
-            eprintln!(
+            say(format_args!(
                 "  {}: {} ({} tools)",
                 server.name,
                 lines.next().unwrap_or(""),
                 server.tools
-            );
+            ));
             for line in lines {
-                eprintln!("    {line}");
+                say(format_args!("    {line}"));
             }
         }
     }));
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        eprintln!(
+        say(format_args!(
             "switchboard serve: stdin is a terminal. This command is an MCP server for an MCP \
              client: put it in the client's config, e.g. {{\"command\": \"switchboard\", \"args\": \
              [\"serve\", \"--config\", \"/path/to/mcp.json\"]}}. Waiting for JSON-RPC lines; Ctrl-D \
              ends."
-        );
+        ));
     }
     let (stdin, stdout) = switchboard_wire::stdio::own_stdio();
     let served = gateway::serve(runtime.clone(), stdin, stdout, gateway);
     tokio::select! {
         end = served => tracing::debug!(?end, "the client closed the connection"),
-        signal = shutdown_signal() => eprintln!("switchboard serve: {signal}; stopping the servers"),
+        signal = shutdown_signal() => say(format_args!("switchboard serve: {signal}; stopping the servers")),
     }
     runtime.dispose().await;
     Ok(0)
@@ -107,10 +108,10 @@ fn saved_logins(entry: &ServerEntry) -> Option<Arc<dyn switchboard_wire::http::A
     match connect::saved_login_authorizer(entry, url) {
         Ok(authorizer) => Some(authorizer),
         Err(error) => {
-            eprintln!(
+            say(format_args!(
                 "switchboard serve: `{}` gets no authorization: {error}",
                 entry.name
-            );
+            ));
             None
         }
     }

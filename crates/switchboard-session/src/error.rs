@@ -1,8 +1,11 @@
-//! The session's error type.
+//! The session's error type. Its `Display` shows peer text (error messages, details,
+//! version lists, stderr tails) through `switchboard_wire::peer_text`, so a host that
+//! prints an error prints no control sequence a server chose.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use switchboard_wire::peer_text::PeerText;
 use switchboard_wire::stdio::SpawnError;
 use switchboard_wire::{CloseReason, ErrorObject};
 
@@ -38,7 +41,7 @@ pub enum SessionError {
         stderr_tail: Option<String>,
     },
     /// The caller cancelled the request; a cancellation was sent.
-    #[error("`{method}` on server `{server}` was cancelled: {reason}")]
+    #[error("`{method}` on server `{server}` was cancelled: {}", PeerText(reason))]
     Cancelled {
         /// Server name.
         server: Arc<str>,
@@ -58,7 +61,10 @@ pub enum SessionError {
         error: ErrorObject,
     },
     /// The server broke the protocol (a result of the wrong shape, a loop, a forbidden message).
-    #[error("server `{server}` broke the protocol in `{method}`: {detail}")]
+    #[error(
+        "server `{server}` broke the protocol in `{method}`: {}",
+        PeerText(detail)
+    )]
     Protocol {
         /// Server name.
         server: Arc<str>,
@@ -69,8 +75,9 @@ pub enum SessionError {
     },
     /// No protocol version both sides speak.
     #[error(
-        "server `{server}` speaks protocol version(s) {offered}, but Switchboard speaks {supported}; \
-         update the server or pin a common version in its configuration"
+        "server `{server}` speaks protocol version(s) {}, but Switchboard speaks {supported}; \
+         update the server or pin a common version in its configuration",
+        PeerText(offered)
     )]
     VersionMismatch {
         /// Server name.
@@ -95,7 +102,10 @@ pub enum SessionError {
 fn tail_suffix(tail: &Option<String>) -> String {
     match tail {
         Some(tail) if !tail.trim().is_empty() => {
-            format!("\n--- last stderr output ---\n{}", tail.trim_end())
+            format!(
+                "\n--- last stderr output ---\n{}",
+                PeerText(tail.trim_end())
+            )
         }
         _ => String::new(),
     }

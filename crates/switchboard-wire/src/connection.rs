@@ -27,6 +27,7 @@ use crate::message::{
     ErrorObject, Malformed, MalformedKind, Notification, Outgoing, Request, RequestId, RequestLine,
     Response, codes,
 };
+use crate::peer_text::PeerText;
 
 /// Default maximum size of one inbound frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -126,15 +127,21 @@ pub struct CloseReason {
 }
 
 impl fmt::Display for CloseReason {
+    /// The summary and the stderr tail can hold peer text (an HTTP server's answer, what a
+    /// process wrote): both are shown through [`PeerText`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.summary)?;
+        write!(f, "{}", PeerText(&self.summary))?;
         if let Some(status) = &self.exit_status {
             write!(f, " ({status})")?;
         }
         if let Some(tail) = &self.stderr_tail
             && !tail.trim().is_empty()
         {
-            write!(f, "\n--- last stderr output ---\n{}", tail.trim_end())?;
+            write!(
+                f,
+                "\n--- last stderr output ---\n{}",
+                PeerText(tail.trim_end())
+            )?;
         }
         Ok(())
     }

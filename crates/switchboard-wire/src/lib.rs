@@ -15,7 +15,9 @@ pub mod http;
 pub mod memory;
 mod message;
 pub mod param_headers;
+pub mod peer_text;
 pub mod proc;
+pub mod redact;
 pub mod sse;
 pub mod stdio;
 mod transcript;
@@ -32,14 +34,13 @@ pub use message::{
 };
 pub use transcript::Transcript;
 
-/// A short, printable excerpt of peer bytes: lossy UTF-8, control characters escaped, cut
-/// at `max` bytes with a marker.
+/// A short excerpt of peer bytes, safe to show on one line: lossy UTF-8, shown as
+/// [`peer_text::PeerLine`] does (controls, bidi and invisible characters escaped, newlines
+/// as `\n`), cut at `max` bytes with a marker.
 pub fn excerpt(bytes: &[u8], max: usize) -> String {
     let cut = bytes.len() > max;
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(max)]);
-    let mut out: String = text.chars().flat_map(char::escape_debug).collect();
-    // escape_debug also escapes quotes; JSON excerpts read better without that.
-    out = out.replace("\\\"", "\"").replace("\\'", "'");
+    let mut out = peer_text::PeerLine(&text).to_string();
     if cut {
         out.push_str(&format!("… ({} more bytes)", bytes.len() - max));
     }

@@ -10,6 +10,8 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::peer_text::{PeerLine, PeerText};
+
 /// A request id. Integer and string ids are distinct: `7` and `"7"` never match.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequestId {
@@ -101,7 +103,7 @@ impl ErrorObject {
 
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (code {})", self.message, self.code)?;
+        write!(f, "{} (code {})", PeerText(&self.message), self.code)?;
         if let Some(data) = &self.data {
             let text = data.to_string();
             write!(f, ", data: {}", crate::excerpt(text.as_bytes(), 300))?;
@@ -219,7 +221,15 @@ pub struct Malformed {
 
 impl fmt::Display for Malformed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({} bytes): {}", self.kind, self.len, self.excerpt)
+        // The kind can quote the peer (a JSON parser's message names what it found).
+        let kind = self.kind.to_string();
+        write!(
+            f,
+            "{} ({} bytes): {}",
+            PeerLine(&kind),
+            self.len,
+            self.excerpt
+        )
     }
 }
 

@@ -5,6 +5,7 @@ mod check;
 mod conformance;
 mod discovery;
 mod faults;
+mod hostile_text;
 mod login;
 mod serve;
 
@@ -24,8 +25,14 @@ struct Run {
 
 /// Runs `switchboard ARGS` with a 60 s bound; panics (after killing it) if it hangs.
 fn switchboard(args: &[&str]) -> Run {
+    switchboard_with_env(args, &[])
+}
+
+/// [`switchboard`] with extra environment variables.
+fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

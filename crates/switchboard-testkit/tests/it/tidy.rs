@@ -133,3 +133,40 @@ fn the_gateway_crate_reads_no_configuration() {
         "files read by the gateway: {offenders:#?}"
     );
 }
+
+#[test]
+fn the_cli_writes_to_the_terminal_only_through_its_terminal_module() {
+    // `terminal.rs` sanitises everything it writes; any other way out of the CLI would
+    // let a server's control sequences reach the terminal raw.
+    let raw_paths = [
+        "print!(",
+        "println!(",
+        "eprint!(",
+        "eprintln!(",
+        "dbg!(",
+        "io::stdout",
+        "io::stderr",
+        "stdout()",
+        "stderr()",
+        "print_stdout",
+        "print_stderr",
+    ];
+    let offenders: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(path, _)| {
+            path.starts_with("crates/switchboard-cli/src/")
+                && path != "crates/switchboard-cli/src/terminal.rs"
+        })
+        .flat_map(|(path, text)| {
+            raw_paths
+                .iter()
+                .filter(|raw| text.contains(**raw))
+                .map(|raw| format!("{path}: {raw}"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "the CLI writes past its terminal module: {offenders:#?}"
+    );
+}
