@@ -53,6 +53,10 @@ pub struct HttpOptions {
     pub connection: ConnectionOptions,
     /// The MCP endpoint.
     pub url: String,
+    /// The endpoint as messages and logs show it: credentials and query values hidden
+    /// ([`crate::redact::url_for_display`] of `url` by default; a caller that knows more,
+    /// such as which parts came from `${VAR}` expansions, sets a better one).
+    pub display_url: String,
     /// Extra headers sent on every request (values are secrets).
     pub headers: Vec<(String, String)>,
     /// Maximum size of one response body or SSE event.
@@ -102,6 +106,7 @@ impl HttpOptions {
         HttpOptions {
             connection: ConnectionOptions::new(server_name),
             url: url.to_owned(),
+            display_url: crate::redact::url_for_display(url),
             headers: Vec::new(),
             max_body_bytes: 16 * 1024 * 1024,
             connect_timeout: Duration::from_secs(10),
@@ -115,7 +120,7 @@ impl fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
         f.debug_struct("HttpOptions")
-            .field("url", &self.url)
+            .field("url", &self.display_url)
             .field("headers", &names)
             .field("authorizer", &self.authorizer.is_some())
             .finish_non_exhaustive()
@@ -148,12 +153,12 @@ pub fn connect(options: HttpOptions) -> Result<HttpTransport, HttpSetupError> {
         server: server.clone(),
         detail,
     };
+    let shown_url = options.display_url.clone();
     let url = reqwest::Url::parse(&options.url)
-        .map_err(|e| setup(format!("`{}` is not a valid URL: {e}", options.url)))?;
+        .map_err(|e| setup(format!("`{shown_url}` is not a valid URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(setup(format!(
-            "`{}` must be an http:// or https:// URL",
-            options.url
+            "`{shown_url}` must be an http:// or https:// URL"
         )));
     }
     let mut headers = HeaderMap::new();
@@ -180,6 +185,7 @@ pub fn connect(options: HttpOptions) -> Result<HttpTransport, HttpSetupError> {
     let driver = Arc::new(Driver {
         client,
         url,
+        shown_url,
         headers,
         peer: server.clone(),
         max_body_bytes: options.max_body_bytes,
@@ -218,6 +224,8 @@ pub fn connect(options: HttpOptions) -> Result<HttpTransport, HttpSetupError> {
 struct Driver {
     client: reqwest::Client,
     url: reqwest::Url,
+    /// `url` as messages show it (`HttpOptions::display_url`).
+    shown_url: String,
     headers: HeaderMap,
     peer: Arc<str>,
     max_body_bytes: usize,
@@ -640,7 +648,7 @@ async fn post_request(driver: Arc<Driver>, mut request: Request) {
                 Err(error) => {
                     driver.fail(format!(
                         "could not reach {}: {}",
-                        driver.url,
+                        driver.shown_url,
                         error_chain(&error)
                     ));
                     return;
@@ -1024,7 +1032,7 @@ async fn read_answer(
             }
             StreamEnd::Broken(reason) => driver.fail(format!(
                 "the connection to {} broke during a response: {reason}",
-                driver.url
+                driver.shown_url
             )),
         }
         return Answer::Delivered;
@@ -1095,7 +1103,7 @@ async fn answer_from_body(
                 .await;
         }
         _ => {
-            let mut message = format!("HTTP {status} from {}", driver.url);
+            let mut message = format!("HTTP {status} from {}", driver.shown_url);
             if status == reqwest::StatusCode::UNAUTHORIZED {
                 message.push_str(
                     ": the server requires authorization (configure an Authorization header)",
@@ -1151,7 +1159,7 @@ async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), String> {
         .authorized(get)
         .send()
         .await
-        .map_err(|e| format!("GET {}: {}", driver.url, error_chain(&e)))?;
+        .map_err(|e| format!("GET {}: {}", driver.shown_url, error_chain(&e)))?;
     let content_type = response
         .headers()
         .get(CONTENT_TYPE)
@@ -1161,7 +1169,7 @@ async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), String> {
     if !response.status().is_success() || !content_type.starts_with("text/event-stream") {
         return Err(format!(
             "GET {} answered {} ({content_type})",
-            driver.url,
+            driver.shown_url,
             response.status()
         ));
     }
@@ -1193,13 +1201,14 @@ async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), String> {
         .url
         .join(&endpoint)
         .map_err(|e| format!("the `endpoint` event is not a URL: {e}"))?;
+    let shown_endpoint = crate::redact::url_for_display(endpoint.as_str());
     if endpoint.origin() != driver.url.origin() {
         return Err(format!(
-            "refusing the message endpoint {endpoint}: it is on another origin than {}",
-            driver.url
+            "refusing the message endpoint {shown_endpoint}: it is on another origin than {}",
+            driver.shown_url
         ));
     }
-    tracing::debug!(peer = %driver.peer, %endpoint, "2024-11-05 HTTP+SSE server");
+    tracing::debug!(peer = %driver.peer, endpoint = %shown_endpoint, "2024-11-05 HTTP+SSE server");
     let reader_driver = driver.clone();
     let reader = tokio::spawn(async move {
         let driver = reader_driver;
@@ -1375,7 +1384,7 @@ async fn post_raw(driver: Arc<Driver>, body: Vec<u8>) {
         }
         Err(error) => driver.fail(format!(
             "could not reach {}: {}",
-            driver.url,
+            driver.shown_url,
             error_chain(&error)
         )),
     }
@@ -1434,8 +1443,16 @@ async fn get_stream(driver: Arc<Driver>) {
 }
 
 /// An error with its causes, e.g. "error sending request: connection refused".
-pub fn error_chain(error: &dyn std::error::Error) -> String {
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
+    // reqwest names the whole URL (query included) in its message; messages name the
+    // endpoint in its display form themselves.
+    if let Some(url) = error
+        .downcast_ref::<reqwest::Error>()
+        .and_then(reqwest::Error::url)
+    {
+        text = text.replace(&format!(" for url ({url})"), "");
+    }
     let mut source = error.source();
     while let Some(cause) = source {
         text.push_str(": ");

@@ -48,12 +48,13 @@ pub struct ProcessSpec {
 }
 
 impl fmt::Debug for ProcessSpec {
-    /// Environment values are secrets: only their names are shown.
+    /// Environment values are secrets: only their names are shown. Arguments may hold
+    /// secrets (a `${TOKEN}` expansion): only their number is shown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let env_names: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
         f.debug_struct("ProcessSpec")
             .field("program", &self.program)
-            .field("args", &self.args)
+            .field("arg_count", &self.args.len())
             .field("env", &env_names)
             .field("cwd", &self.cwd)
             .finish()
