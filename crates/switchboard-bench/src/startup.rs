@@ -73,6 +73,7 @@ pub fn entry(name: &str, command: &Path, args: Vec<String>) -> ServerEntry {
             file: "<bench>".into(),
             line: None,
         },
+        provenance: Default::default(),
     }
 }
 

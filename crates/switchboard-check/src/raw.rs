@@ -198,8 +198,10 @@ impl RawHttp {
             authorizer,
             timeout,
         } = target;
-        let url =
-            reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+        let url = reqwest::Url::parse(url).map_err(|e| {
+            let shown = switchboard_wire::redact::url_for_display(url);
+            format!("`{shown}` is not a valid URL: {e}")
+        })?;
         let mut map = HeaderMap::new();
         for (name, value) in headers {
             let name = HeaderName::from_bytes(name.as_bytes())

@@ -1,7 +1,9 @@
 //! Credential-looking strings: finding them (for the `no-credentials` check) and hiding
-//! them, together with configured secret values, from everything a report shows.
+//! them, together with configured secret values (through `switchboard_wire::redact`'s
+//! [`Secrets`], the one replacement of known values), from everything a report shows.
 
 use serde_json::Value;
+use switchboard_wire::redact::Secrets;
 
 /// One credential-looking span in a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,30 +209,18 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// Hides configured secret values and credential-looking strings.
 #[derive(Debug, Default)]
 pub(crate) struct Redactor {
-    secrets: Vec<String>,
+    secrets: Secrets,
 }
-
-/// Secret values shorter than this are not redacted (they would blank out common words).
-const MIN_SECRET_LEN: usize = 4;
 
 impl Redactor {
     pub(crate) fn new(secrets: Vec<String>) -> Redactor {
-        let mut secrets: Vec<String> = secrets
-            .into_iter()
-            .filter(|s| s.len() >= MIN_SECRET_LEN)
-            .collect();
-        // Longest first, so a secret that contains another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        Redactor { secrets }
+        Redactor {
+            secrets: Secrets::new(secrets),
+        }
     }
 
     pub(crate) fn text(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for secret in &self.secrets {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), "<redacted>");
-            }
-        }
+        let out = self.secrets.redact(text).into_owned();
         let found = find_credentials(&out);
         if found.is_empty() {
             return out;

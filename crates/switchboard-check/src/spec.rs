@@ -32,7 +32,7 @@ impl fmt::Debug for TransportSpec {
             TransportSpec::Http { url, headers } => {
                 let names: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
                 f.debug_struct("Http")
-                    .field("url", url)
+                    .field("url", &switchboard_wire::redact::url_for_display(url))
                     .field("header_names", &names)
                     .finish()
             }
@@ -54,6 +54,10 @@ pub struct ServerSpec {
     /// Credentials for an HTTP server (e.g. the OAuth client with saved tokens), used by
     /// the session and by the raw requests of the HTTP checks. Ignored for stdio.
     pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// Secret values beyond the environment, header and URL-credential values the
+    /// transport holds (from a config entry: what its `${VAR}` expansions substituted,
+    /// wherever they landed). The report never shows any of them.
+    pub extra_secrets: Vec<String>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -64,6 +68,7 @@ impl fmt::Debug for ServerSpec {
             .field("era", &self.era)
             .field("protocol_version", &self.protocol_version)
             .field("authorizer", &self.authorizer.is_some())
+            .field("extra_secrets", &self.extra_secrets.len())
             .finish()
     }
 }
@@ -77,6 +82,7 @@ impl ServerSpec {
             era: EraChoice::Auto,
             protocol_version: None,
             authorizer: None,
+            extra_secrets: Vec::new(),
         }
     }
 
@@ -92,6 +98,7 @@ impl ServerSpec {
             era: EraChoice::Auto,
             protocol_version: None,
             authorizer: None,
+            extra_secrets: Vec::new(),
         }
     }
 
@@ -121,6 +128,7 @@ impl ServerSpec {
             era: EraChoice::from_config(entry.era.as_deref()),
             protocol_version: entry.protocol_version.clone(),
             authorizer: None,
+            extra_secrets: entry.provenance.expanded_values().to_vec(),
         }
     }
 
@@ -132,12 +140,19 @@ impl ServerSpec {
         }
     }
 
-    /// Configured secret values (environment and header values), for redaction.
+    /// Configured secret values (environment and header values, URL credentials and
+    /// query values, [`ServerSpec::extra_secrets`]), for redaction.
     pub(crate) fn secret_values(&self) -> Vec<String> {
-        let pairs = match &self.transport {
-            TransportSpec::Stdio(process) => &process.env,
-            TransportSpec::Http { headers, .. } => headers,
-        };
-        pairs.iter().map(|(_, v)| v.clone()).collect()
+        let mut values = self.extra_secrets.clone();
+        match &self.transport {
+            TransportSpec::Stdio(process) => {
+                values.extend(process.env.iter().map(|(_, v)| v.clone()));
+            }
+            TransportSpec::Http { url, headers } => {
+                values.extend(headers.iter().map(|(_, v)| v.clone()));
+                values.extend(switchboard_wire::redact::url_secret_values(url));
+            }
+        }
+        values
     }
 }

@@ -19,12 +19,12 @@ pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
     match path {
         Some(path) => {
             let file = switchboard_config::load(path, &ProcessEnv).map_err(|e| e.to_string())?;
-            // From here on, nothing written to stderr shows an environment or header value.
-            let secrets = file.entries().flat_map(|entry| match &entry.transport {
-                TransportEntry::Stdio { env, .. } => env.clone(),
-                TransportEntry::Http { headers, .. } => headers.clone(),
-            });
-            crate::terminal::hide_secrets(secrets.map(|(_, value)| value).collect());
+            // From here on, nothing written to stderr shows the entries' secrets.
+            crate::terminal::hide_secrets(
+                file.entries()
+                    .flat_map(ServerEntry::secret_values)
+                    .collect(),
+            );
             Ok(LoadedConfig { file })
         }
         None => {
@@ -61,6 +61,7 @@ fn bundled_example() -> Result<ConfigFile, String> {
             file: "<bundled example>".into(),
             line: None,
         },
+        provenance: Default::default(),
     };
     Ok(ConfigFile {
         path: PathBuf::from("<bundled example>"),
@@ -115,6 +116,7 @@ impl ConnectedServer {
             }
             TransportEntry::Http { url, headers } => {
                 let mut options = HttpOptions::new(&entry.name, url);
+                options.display_url = entry.display_url().unwrap_or(options.display_url);
                 options.headers = headers.clone();
                 options.authorizer = match authorizer {
                     Some(authorizer) => Some(authorizer),

@@ -3,18 +3,23 @@
 //! A file is read whole, but each server entry is validated on its own: one bad entry
 //! becomes an [`EntryError`] (with file, line and what to do) and never stops the others.
 //! `${VAR}` and `${VAR:-default}` are expanded in every string; an unset variable without a
-//! default fails that entry by name. Environment values and headers are secrets: the
-//! `Debug` output and [`ServerEntry::redacted`] never show them.
+//! default fails that entry by name. Environment values, headers, URL credentials and query
+//! values, and every value a `${VAR}` expansion put anywhere are secrets: the `Debug`
+//! output, [`ServerEntry::redacted`] and [`ServerEntry::display_url`] never show them
+//! (fields with an expansion are shown as written), and [`ServerEntry::secrets`] lists
+//! them for hiding wherever else they might turn up (errors, stderr tails, reports).
 //!
 //! Accepted shapes: `{"mcpServers": {...}}` (Claude, Cursor and most clients) and
 //! `{"servers": {...}}` (VS Code).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use switchboard_wire::redact::{Secrets, url_for_display, url_secret_values};
 
 /// How to reach a server. `Debug` shows names of environment entries and headers, never values.
 #[derive(Clone, PartialEq, Eq)]
@@ -58,6 +63,47 @@ pub struct ServerEntry {
     pub protocol_version: Option<String>,
     /// Where it was defined.
     pub origin: Origin,
+    /// What `${VAR}` expansions put in it, and its fields as written.
+    pub provenance: Provenance,
+}
+
+/// Where an entry's text came from: the values `${VAR}` expansions put in it (secrets
+/// wherever they land: URL, args, command, headers, environment) and the fields that had
+/// an expansion as they were written (`${TOKEN}`), for display. `Debug` shows neither
+/// value. The default is "nothing expanded" (entries built in code).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// Values substituted from variables.
+    expanded: Vec<String>,
+    /// Field (`url`, `command`, `cwd`, `args[2]`, `env.KEY`) → text as written, for
+    /// fields that had an expansion.
+    written: Vec<(String, String)>,
+}
+
+impl fmt::Debug for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fields: Vec<&str> = self.written.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("Provenance")
+            .field("expanded_values", &self.expanded.len())
+            .field("expanded_fields", &fields)
+            .finish()
+    }
+}
+
+impl Provenance {
+    /// The values `${VAR}` expansions substituted (not defaults written in the file).
+    pub fn expanded_values(&self) -> &[String] {
+        &self.expanded
+    }
+
+    /// A field as written in the file (`url`, `command`, `cwd`, `args[N]`, `env.KEY`,
+    /// `headers.NAME`), when it had an expansion.
+    pub fn as_written(&self, field: &str) -> Option<&str> {
+        self.written
+            .iter()
+            .find(|(name, _)| name == field)
+            .map(|(_, text)| text.as_str())
+    }
 }
 
 /// Where an entry comes from.
@@ -84,30 +130,73 @@ impl fmt::Debug for TransportEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names =
             |pairs: &[(String, String)]| pairs.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        // Which parts of the command line or URL came from expansions is known only to
+        // the entry (`ServerEntry`'s `Debug` shows them as written): here the arguments are
+        // counted and of the URL only the scheme and host are shown.
         match self {
-            TransportEntry::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => f
+            TransportEntry::Stdio { args, env, .. } => f
                 .debug_struct("Stdio")
-                .field("command", command)
-                .field("args", args)
+                .field("arg_count", &args.len())
                 .field("env_names", &names(env))
-                .field("cwd", cwd)
-                .finish(),
+                .finish_non_exhaustive(),
             TransportEntry::Http { url, headers } => f
                 .debug_struct("Http")
-                .field("url", url)
+                .field("url", &scheme_and_host(url))
                 .field("header_names", &names(headers))
                 .finish(),
         }
     }
 }
 
+/// `https://host/…`: a URL's scheme and host (credentials hidden), the rest elided.
+fn scheme_and_host(url: &str) -> String {
+    let shown = url_for_display(url);
+    let after_scheme = shown.find("://").map_or(0, |at| at + 3);
+    match shown[after_scheme..].find(['/', '?', '#']) {
+        Some(at) => format!("{}/…", &shown[..after_scheme + at]),
+        None => shown,
+    }
+}
+
 impl ServerEntry {
-    /// A JSON view safe to show: environment and header values replaced by `<redacted>`.
+    /// A field as it may be shown: as written when it had an expansion, else its value.
+    fn shown<'a>(&'a self, field: &str, value: &'a str) -> &'a str {
+        self.provenance.as_written(field).unwrap_or(value)
+    }
+
+    /// The URL of an HTTP entry as it may be shown: as written (expansions as `${VAR}`),
+    /// with credentials, query values and fragment hidden. `None` for a stdio entry.
+    pub fn display_url(&self) -> Option<String> {
+        match &self.transport {
+            TransportEntry::Http { url, .. } => Some(url_for_display(self.shown("url", url))),
+            TransportEntry::Stdio { .. } => None,
+        }
+    }
+
+    /// Every secret value in the entry: what `${VAR}` expansions substituted, environment
+    /// and header values, and the URL's credentials, query values and fragment.
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut values = self.provenance.expanded.clone();
+        match &self.transport {
+            TransportEntry::Stdio { env, .. } => {
+                values.extend(env.iter().map(|(_, v)| v.clone()));
+            }
+            TransportEntry::Http { url, headers } => {
+                values.extend(headers.iter().map(|(_, v)| v.clone()));
+                values.extend(url_secret_values(url));
+            }
+        }
+        values
+    }
+
+    /// [`ServerEntry::secret_values`] as a set to hide in free text (values shorter than
+    /// `switchboard_wire::redact::MIN_SECRET_LEN` are left out).
+    pub fn secrets(&self) -> Secrets {
+        Secrets::new(self.secret_values())
+    }
+
+    /// A JSON view safe to show: environment and header values replaced by `<redacted>`,
+    /// fields with an expansion as written, the URL as [`ServerEntry::display_url`].
     pub fn redacted(&self) -> Value {
         let mut out = Map::new();
         match &self.transport {
@@ -118,20 +207,26 @@ impl ServerEntry {
                 cwd,
             } => {
                 out.insert("type".into(), "stdio".into());
-                out.insert("command".into(), command.clone().into());
-                out.insert("args".into(), args.clone().into());
+                out.insert("command".into(), self.shown("command", command).into());
+                let args: Vec<Value> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, arg)| self.shown(&format!("args[{i}]"), arg).into())
+                    .collect();
+                out.insert("args".into(), args.into());
                 let env: Map<String, Value> = env
                     .iter()
                     .map(|(k, _)| (k.clone(), REDACTED.into()))
                     .collect();
                 out.insert("env".into(), env.into());
                 if let Some(cwd) = cwd {
-                    out.insert("cwd".into(), cwd.display().to_string().into());
+                    let cwd = cwd.display().to_string();
+                    out.insert("cwd".into(), self.shown("cwd", &cwd).into());
                 }
             }
             TransportEntry::Http { url, headers } => {
                 out.insert("type".into(), "http".into());
-                out.insert("url".into(), url.clone().into());
+                out.insert("url".into(), url_for_display(self.shown("url", url)).into());
                 let headers: Map<String, Value> = headers
                     .iter()
                     .map(|(k, _)| (k.clone(), REDACTED.into()))
@@ -427,12 +522,20 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
     let object = value
         .as_object()
         .ok_or_else(|| fail("the entry must be an object".into()))?;
+    let provenance = RefCell::new(Provenance::default());
     let expand = |field: &str, text: &str| {
-        expand_vars(text, cx.vars).map_err(|var| {
+        let mut substituted = Vec::new();
+        let value = expand_tracked(text, cx.vars, &mut substituted).map_err(|var| {
             fail(format!(
                 "`{field}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}"
             ))
-        })
+        })?;
+        if value != text {
+            let mut provenance = provenance.borrow_mut();
+            provenance.expanded.extend(substituted);
+            provenance.written.push((field.to_owned(), text.to_owned()));
+        }
+        Ok(value)
     };
     let string = |field: &str| -> Result<Option<String>, EntryError> {
         match object.get(field) {
@@ -549,12 +652,22 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         era,
         protocol_version: string("protocolVersion")?,
         origin: cx.origin.clone(),
+        provenance: provenance.into_inner(),
     })
 }
 
 /// Expands `${VAR}` and `${VAR:-default}`; returns the name of an unset variable without a
 /// default. `$$` is a literal `$`.
 pub fn expand_vars(text: &str, vars: &dyn Variables) -> Result<String, String> {
+    expand_tracked(text, vars, &mut Vec::new())
+}
+
+/// [`expand_vars`], noting each value taken from a variable in `substituted`.
+fn expand_tracked(
+    text: &str,
+    vars: &dyn Variables,
+    substituted: &mut Vec<String>,
+) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {
@@ -574,7 +687,10 @@ pub fn expand_vars(text: &str, vars: &dyn Variables) -> Result<String, String> {
                 None => (expr, None),
             };
             match (vars.get(name), default) {
-                (Some(value), _) => out.push_str(&value),
+                (Some(value), _) => {
+                    out.push_str(&value);
+                    substituted.push(value);
+                }
                 (None, Some(default)) => out.push_str(default),
                 (None, None) => return Err(name.to_owned()),
             }
@@ -658,12 +774,12 @@ mod tests {
   }
 }"#,
             expect![[r#"
-                ok fs {"type":"stdio","command":"npx","args":["-y","server-fs","/home/u"],"env":{"API_KEY":"<redacted>"},"enabled":true} at /p/mcp.json:3
+                ok fs {"type":"stdio","command":"npx","args":["-y","server-fs","${HOME}"],"env":{"API_KEY":"<redacted>"},"enabled":true} at /p/mcp.json:3
                 err /p/mcp.json:4: server `broken`: `env.K` uses ${MISSING}, which is not set; set it, or write ${MISSING:-default}
                 ok remote {"type":"http","url":"https://example.test/mcp","headers":{"Authorization":"<redacted>"},"enabled":true} at /p/mcp.json:5
                 err /p/mcp.json:6: server `neither`: needs `command` (a local server) or `url` (a remote server)
                 ok off {"type":"stdio","command":"y","args":[],"env":{},"cwd":"/p/sub","enabled":false} at /p/mcp.json:7
-                ok defaulted {"type":"stdio","command":"node","args":[],"env":{},"enabled":true} at /p/mcp.json:8"#]],
+                ok defaulted {"type":"stdio","command":"${CMD:-node}","args":[],"env":{},"enabled":true} at /p/mcp.json:8"#]],
         );
     }
 
@@ -726,6 +842,43 @@ mod tests {
         );
         let shown = format!("{file:?}");
         assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn expansions_are_secret_wherever_they_land() {
+        let vars: BTreeMap<String, String> =
+            [("TOKEN".to_owned(), "s3cret-t0ken".to_owned())].into();
+        let file = parse(
+            r#"{"mcpServers":{
+                "web":{"url":"https://user:${TOKEN}@h.example/mcp/${TOKEN}?key=${TOKEN}&plain=visible-value","headers":{"X-Key":"${TOKEN}"}},
+                "local":{"command":"run-${TOKEN}","args":["--token=${TOKEN}","--plain"],"cwd":"d-${TOKEN}"}
+            }}"#,
+            Path::new("/p/mcp.json"),
+            &vars,
+        )
+        .expect("parse");
+        let mut shown = Vec::new();
+        for entry in file.entries() {
+            shown.push(format!("{entry:?}"));
+            shown.push(format!("{:?}", entry.transport));
+            shown.push(format!("{:?}", entry.display_url()));
+            let secrets = entry.secrets();
+            assert!(
+                entry.secret_values().contains(&"s3cret-t0ken".to_owned()),
+                "{}",
+                entry.name
+            );
+            assert_eq!(secrets.redact("x s3cret-t0ken y"), "x <redacted> y");
+        }
+        let shown = shown.join("\n");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        expect![[r#"
+            ServerEntry { name: "web", config: Object {"type": String("http"), "url": String("https://***@h.example/mcp/${TOKEN}?key=***&plain=***"), "headers": Object {"X-Key": String("<redacted>")}, "enabled": Bool(true)}, origin: Origin { file: "/p/mcp.json", line: Some(2) } }
+            Http { url: "https://***@h.example/…", header_names: ["X-Key"] }
+            Some("https://***@h.example/mcp/${TOKEN}?key=***&plain=***")
+            ServerEntry { name: "local", config: Object {"type": String("stdio"), "command": String("run-${TOKEN}"), "args": Array [String("--token=${TOKEN}"), String("--plain")], "env": Object {}, "cwd": String("d-${TOKEN}"), "enabled": Bool(true)}, origin: Origin { file: "/p/mcp.json", line: Some(3) } }
+            Stdio { arg_count: 2, env_names: [], .. }
+            None"#]].assert_eq(&shown);
     }
 
     #[test]

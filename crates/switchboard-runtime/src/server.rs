@@ -348,6 +348,8 @@ async fn supervise(args: SuperviseArgs) {
             }
             Err(error) => error.to_string(),
         };
+        // The reason can quote the entry's secrets back (a stderr tail, a server's answer).
+        let reason = entry.secrets().redact(&reason).into_owned();
         tracing::warn!(server = %entry.name, %reason, "server failed");
         let now = Instant::now();
         failures.push_back(now);
@@ -481,6 +483,7 @@ async fn connect_and_list(
         }
         TransportEntry::Http { url, headers } => {
             let mut options = HttpOptions::new(&entry.name, url);
+            options.display_url = entry.display_url().unwrap_or(options.display_url);
             options.headers = headers.clone();
             options.authorizer = policy
                 .authorizers

@@ -7,6 +7,7 @@ mod discovery;
 mod faults;
 mod hostile_text;
 mod login;
+mod secrets;
 mod serve;
 
 use std::path::PathBuf;

@@ -42,6 +42,7 @@ pub(crate) fn fixture_entry(name: &str, marker: &str, extra: &[&str]) -> ServerE
             file: "<test>".into(),
             line: None,
         },
+        provenance: Default::default(),
     }
 }
 
