@@ -2168,7 +2168,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s`: could not reach http://<canned-s>/mcp: error sending request for url (http://<canned-s>/mcp): client error (SendRequest): invalid HTTP version parsed
+                switchboard: server `s`: could not reach http://<canned-s>/mcp: error sending request: client error (SendRequest): invalid HTTP version parsed
             "#]]),
         },
         status: Status::Holds,
@@ -2215,7 +2215,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s`: could not reach http://<closed-port>/mcp: error sending request for url (http://<closed-port>/mcp): client error (Connect): tcp connect error: Connection refused (os error 111)
+                switchboard: server `s`: could not reach http://<closed-port>/mcp: error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)
             "#]]),
         },
         status: Status::Holds,
@@ -3902,6 +3902,303 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Fixed { defect: 8 },
     },
+    Case {
+        name: "d10-path-secret-not-printed-by-check",
+        area: Area::Auth,
+        hostile: "a URL carrying a `${VAR}` secret (http://{addr}/${SWITCHBOARD_FAULT_SECRET}/mcp); the server answers 500",
+        servers: &[Server::Canned {
+            script: Script::ServerError,
+            url: "http://{addr}/${SWITCHBOARD_FAULT_SECRET}/mcp",
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Check { flags: &[] },
+        outcome: Outcome {
+            exit: Exit::ToolErrorOrFindings,
+            says: "the error names the server and a redacted URL",
+            checks: &[Check::SecretNeverShown],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 1
+                --- stdout
+                s (http, legacy era, protocol 2025-11-25, server canned 1.0)
+                  warn  errors-actionable            the error for an unknown tool does not name the tool `switchboard-check-no-such-tool`
+                  FAIL  http-origin                  the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP N with a result; any web page the user visits can reach this local server through DNS rebinding
+                  FAIL  http-session                 a request with a session id the server never issued was served (HTTP N (JSON-RPC error -N: Method not found)): the server does not check session ids (and N more)
+                  warn  http-delete                  DELETE answered N, but the session still answers requests (HTTP N (JSON-RPC error -N: Method not found))
+                  s: 12 passed, 2 failed, 2 warnings, 6 skipped in <n> s
+                --- stderr: empty
+            "#]]),
+        },
+        status: Status::Fixed { defect: 10 },
+    },
+    Case {
+        name: "d10-query-secret-not-printed-by-call",
+        area: Area::Auth,
+        hostile: "a URL carrying a `${VAR}` secret (http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}); the server answers 500",
+        servers: &[Server::Canned {
+            script: Script::ServerError,
+            url: "http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}",
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the error names the server and a redacted URL",
+            checks: &[Check::SecretNeverShown],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `tools/call` with an error: HTTP 500 Internal Server Error from http://<canned-s>/mcp?key=***: <html><body>Internal Server Error</body></html> (code -32000), data: {"httpStatus":500,"contentType":"text/html","wwwAuthenticate":null}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 10 },
+    },
+    Case {
+        name: "d10-query-secret-not-printed-by-tools",
+        area: Area::Auth,
+        hostile: "a URL carrying a `${VAR}` secret (http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}); the server answers every request 500",
+        servers: &[Server::Canned {
+            script: Script::AlwaysServerError,
+            url: "http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}",
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the error names the server and a redacted URL",
+            checks: &[Check::SecretNeverShown],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `initialize` with an error: HTTP 500 Internal Server Error from http://<canned-s>/mcp?key=***: <html><body>Internal Server Error</body></html> (code -32000), data: {"httpStatus":500,"contentType":"text/html","wwwAuthenticate":null}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 10 },
+    },
+    Case {
+        name: "d10-userinfo-not-printed",
+        area: Area::Auth,
+        hostile: "a URL carrying a `${VAR}` secret (http://user:${SWITCHBOARD_FAULT_SECRET}@{addr}/mcp); the server answers every request 500",
+        servers: &[Server::Canned {
+            script: Script::AlwaysServerError,
+            url: "http://user:${SWITCHBOARD_FAULT_SECRET}@{addr}/mcp",
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the error names the server and a redacted URL",
+            checks: &[Check::SecretNeverShown],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `initialize` with an error: HTTP 500 Internal Server Error from http://***@<canned-s>/mcp: <html><body>Internal Server Error</body></html> (code -32000), data: {"httpStatus":500,"contentType":"text/html","wwwAuthenticate":null}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 10 },
+    },
+    Case {
+        name: "d2-escapes-in-call-stderr-tail",
+        area: Area::StdioProcess,
+        hostile: "the same server, for `call`",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "printf 'starting\\033]0;owned\\007\\033[2J\\033[31m red \\342\\200\\256evil\\n' >&2; exit 1",
+            ],
+        }],
+        settings: QUICK,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the stderr tail is shown with its controls neutralised",
+            checks: &[Check::NoRawControls],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s`: the server process exited (exit status: 1)
+                --- last stderr output ---
+                starting\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[31m red \u{202e}evil
+            "#]]),
+        },
+        status: Status::Fixed { defect: 2 },
+    },
+    Case {
+        name: "d2-escapes-in-its-tools-list",
+        area: Area::Cli,
+        hostile: "a tool name with OSC and CSI sequences; the user calls a tool that does not exist and the error message has escapes too",
+        servers: &[Server::Canned {
+            script: Script::EscapesInNames,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Call {
+            tool: "nope",
+            args: r#"{}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::Usage,
+            says: "the error and the `its tools:` list are neutralised",
+            checks: &[Check::NoRawControls],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 2
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `tools/call` with an error: unknown tool \u{1b}[2J\u{1b}]0;owned\u{7}\u{202e} (code -32602)
+                server `s` has no tool `nope`; its tools: echo, \u{1b}]0;owned\u{7}\u{1b}[2Jevil
+            "#]]),
+        },
+        status: Status::Fixed { defect: 2 },
+    },
+    Case {
+        name: "d2-escapes-in-jsonrpc-error-message",
+        area: Area::Results,
+        hostile: "a JSON-RPC error whose message holds CSI, OSC, BEL, a C1 CSI and a bidi override",
+        servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
+        settings: QUICK,
+        command: Cmd::Call {
+            tool: "escape_error",
+            args: "{}",
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the message is shown with its controls neutralised",
+            checks: &[Check::NoRawControls],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `tools/call` with an error: boom\u{1b}[2J\u{1b}]0;owned\u{7} \u{202e}evil\u{202c} \u{9b}31m (code -32000)
+            "#]]),
+        },
+        status: Status::Fixed { defect: 2 },
+    },
+    Case {
+        name: "d2-escapes-in-serve-startup-report",
+        area: Area::Gateway,
+        hostile: "the same server beside a good one, behind the gateway",
+        servers: &[
+            Server::Command {
+                program: "sh",
+                args: &[
+                    "-c",
+                    "printf 'starting\\033]0;owned\\007\\033[2J\\033[31m red \\342\\200\\256evil\\n' >&2; exit 1",
+                ],
+            },
+            Server::Fixture(&[]),
+        ],
+        settings: QUICK,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            ]),
+            close: Close::AfterAnswers,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the startup report's stderr tail is neutralised",
+            checks: &[Check::NoRawControls, Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"t__change_tools… (1553 bytes)
+                --- stderr
+                switchboard serve: 1 of 2 server(s) ready
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 1) (0 tools)
+                    --- last stderr output ---
+                    starting\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[31m red \u{202e}evil
+                  t: ready (6 tools)
+            "###]]),
+        },
+        status: Status::Fixed { defect: 2 },
+    },
+    Case {
+        name: "d2-escapes-in-stderr-tail",
+        area: Area::StdioProcess,
+        hostile: "a server that writes terminal escapes to stderr and exits 1",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "printf 'starting\\033]0;owned\\007\\033[2J\\033[31m red \\342\\200\\256evil\\n' >&2; exit 1",
+            ],
+        }],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the stderr tail is shown with its controls neutralised",
+            checks: &[Check::NoRawControls],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s`: the server process exited (exit status: 1)
+                --- last stderr output ---
+                starting\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[31m red \u{202e}evil
+            "#]]),
+        },
+        status: Status::Fixed { defect: 2 },
+    },
+    Case {
+        name: "found-log-colours-on-a-pipe",
+        area: Area::Gateway,
+        hostile: "a server that exits at once beside a good one, behind the gateway, whose stderr is a pipe (as an MCP host that logs it)",
+        servers: &[
+            Server::Fixture(&["--mode", "exit-immediately"]),
+            Server::Fixture(&[]),
+        ],
+        settings: QUICK,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            ]),
+            close: Close::AfterAnswers,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the WARN log lines are plain text when stderr is not a terminal; today they carry ANSI colour sequences into the host's log file",
+            checks: &[Check::NoEscapeSequences, Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"t__change_tools… (1553 bytes)
+                --- stderr
+                switchboard serve: 1 of 2 server(s) ready
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2) (0 tools)
+                    --- last stderr output ---
+                    fixture: bad configuration, exiting
+                  t: ready (6 tools)
+            "###]]),
+        },
+        status: Status::Fixed { defect: 2 },
+    },
 ];
 
 /// Open cases: asserted to fail today (or, when awaiting, not run).
@@ -3962,126 +4259,6 @@ pub(crate) static PENDING: &[Case] = &[
             transcript: None,
         },
         status: Status::BeingFixed { defect: 1 },
-    },
-    Case {
-        name: "d2-escapes-in-jsonrpc-error-message",
-        area: Area::Results,
-        hostile: "a JSON-RPC error whose message holds CSI, OSC, BEL, a C1 CSI and a bidi override",
-        servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
-        command: Cmd::Call {
-            tool: "escape_error",
-            args: "{}",
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the message is shown with its controls neutralised",
-            checks: &[Check::NoRawControls],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 2 },
-    },
-    Case {
-        name: "d2-escapes-in-stderr-tail",
-        area: Area::StdioProcess,
-        hostile: "a server that writes terminal escapes to stderr and exits 1",
-        servers: &[Server::Command {
-            program: "sh",
-            args: &[
-                "-c",
-                "printf 'starting\\033]0;owned\\007\\033[2J\\033[31m red \\342\\200\\256evil\\n' >&2; exit 1",
-            ],
-        }],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the stderr tail is shown with its controls neutralised",
-            checks: &[Check::NoRawControls],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 2 },
-    },
-    Case {
-        name: "d2-escapes-in-call-stderr-tail",
-        area: Area::StdioProcess,
-        hostile: "the same server, for `call`",
-        servers: &[Server::Command {
-            program: "sh",
-            args: &[
-                "-c",
-                "printf 'starting\\033]0;owned\\007\\033[2J\\033[31m red \\342\\200\\256evil\\n' >&2; exit 1",
-            ],
-        }],
-        settings: QUICK,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the stderr tail is shown with its controls neutralised",
-            checks: &[Check::NoRawControls],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 2 },
-    },
-    Case {
-        name: "d2-escapes-in-serve-startup-report",
-        area: Area::Gateway,
-        hostile: "the same server beside a good one, behind the gateway",
-        servers: &[
-            Server::Command {
-                program: "sh",
-                args: &[
-                    "-c",
-                    "printf 'starting\\033]0;owned\\007\\033[2J\\033[31m red \\342\\200\\256evil\\n' >&2; exit 1",
-                ],
-            },
-            Server::Fixture(&[]),
-        ],
-        settings: QUICK,
-        command: Cmd::Serve {
-            script: ServeScript::Lines(&[
-                INITIALIZE,
-                INITIALIZED,
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            ]),
-            close: Close::AfterAnswers,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the startup report's stderr tail is neutralised",
-            checks: &[Check::NoRawControls, Check::GatewayAnswersEveryRequest],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 2 },
-    },
-    Case {
-        name: "d2-escapes-in-its-tools-list",
-        area: Area::Cli,
-        hostile: "a tool name with OSC and CSI sequences; the user calls a tool that does not exist and the error message has escapes too",
-        servers: &[Server::Canned {
-            script: Script::EscapesInNames,
-            url: CANNED_URL,
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Call {
-            tool: "nope",
-            args: r#"{}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::Usage,
-            says: "the error and the `its tools:` list are neutralised",
-            checks: &[Check::NoRawControls],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 2 },
     },
     Case {
         name: "d3-daemonised-grandchild",
@@ -4511,85 +4688,6 @@ pub(crate) static PENDING: &[Case] = &[
         },
     },
     Case {
-        name: "d10-query-secret-not-printed-by-tools",
-        area: Area::Auth,
-        hostile: "a URL carrying a `${VAR}` secret (http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}); the server answers every request 500",
-        servers: &[Server::Canned {
-            script: Script::AlwaysServerError,
-            url: "http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}",
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the error names the server and a redacted URL",
-            checks: &[Check::SecretNeverShown],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 10 },
-    },
-    Case {
-        name: "d10-query-secret-not-printed-by-call",
-        area: Area::Auth,
-        hostile: "a URL carrying a `${VAR}` secret (http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}); the server answers 500",
-        servers: &[Server::Canned {
-            script: Script::ServerError,
-            url: "http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}",
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the error names the server and a redacted URL",
-            checks: &[Check::SecretNeverShown],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 10 },
-    },
-    Case {
-        name: "d10-path-secret-not-printed-by-check",
-        area: Area::Auth,
-        hostile: "a URL carrying a `${VAR}` secret (http://{addr}/${SWITCHBOARD_FAULT_SECRET}/mcp); the server answers 500",
-        servers: &[Server::Canned {
-            script: Script::ServerError,
-            url: "http://{addr}/${SWITCHBOARD_FAULT_SECRET}/mcp",
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Check { flags: &[] },
-        outcome: Outcome {
-            exit: Exit::ToolErrorOrFindings,
-            says: "the error names the server and a redacted URL",
-            checks: &[Check::SecretNeverShown],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 10 },
-    },
-    Case {
-        name: "d10-userinfo-not-printed",
-        area: Area::Auth,
-        hostile: "a URL carrying a `${VAR}` secret (http://user:${SWITCHBOARD_FAULT_SECRET}@{addr}/mcp); the server answers every request 500",
-        servers: &[Server::Canned {
-            script: Script::AlwaysServerError,
-            url: "http://user:${SWITCHBOARD_FAULT_SECRET}@{addr}/mcp",
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the error names the server and a redacted URL",
-            checks: &[Check::SecretNeverShown],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 10 },
-    },
-    Case {
         name: "found-malformed-answer-fails-at-once",
         area: Area::JsonRpc,
         hostile: "a response with both `result` and `error` (its id is readable)",
@@ -4662,32 +4760,6 @@ pub(crate) static PENDING: &[Case] = &[
             exit: Exit::ServerFailure,
             says: "the event is malformed and reported as such; today the line break is replaced by a space, which turns it into a different valid message (a key `co ntent`), and the call succeeds with an empty result",
             checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Found,
-    },
-    Case {
-        name: "found-log-colours-on-a-pipe",
-        area: Area::Gateway,
-        hostile: "a server that exits at once beside a good one, behind the gateway, whose stderr is a pipe (as an MCP host that logs it)",
-        servers: &[
-            Server::Fixture(&["--mode", "exit-immediately"]),
-            Server::Fixture(&[]),
-        ],
-        settings: QUICK,
-        command: Cmd::Serve {
-            script: ServeScript::Lines(&[
-                INITIALIZE,
-                INITIALIZED,
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            ]),
-            close: Close::AfterAnswers,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the WARN log lines are plain text when stderr is not a terminal; today they carry ANSI colour sequences into the host's log file",
-            checks: &[Check::NoEscapeSequences, Check::GatewayAnswersEveryRequest],
             deadline: HANG,
             transcript: None,
         },

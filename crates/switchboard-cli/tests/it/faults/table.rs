@@ -239,8 +239,8 @@ pub(crate) enum Check {
     /// Stderr contains this text.
     StderrHas(&'static str),
     /// No raw terminal control reaches the user: stdout and stderr hold no C0 control
-    /// other than newline and tab, no DEL, no C1 control, no bidi override or isolate —
-    /// except the colour (SGR, `ESC [ … m`) sequences of Switchboard's own log lines.
+    /// other than newline and tab, no DEL, no C1 control, no bidi override or isolate (our
+    /// own log lines carry no colour either).
     NoRawControls,
     /// Stderr (a pipe here, as for an MCP host that logs it) holds no escape sequence at
     /// all, colours included.

@@ -54,7 +54,6 @@ pub(crate) fn problems(case: &Case, observed: &Observed) -> Vec<String> {
             }
             Check::NoRawControls => {
                 for (name, text) in [("stdout", &stdout), ("stderr", &stderr)] {
-                    let text = &without_colours(text);
                     if let Some(at) = text.char_indices().find(|(_, c)| is_raw_control(*c)) {
                         let start = text[..at.0]
                             .char_indices()
@@ -117,28 +116,6 @@ pub(crate) fn problems(case: &Case, observed: &Observed) -> Vec<String> {
         }
     }
     problems
-}
-
-/// The text without SGR colour sequences (`ESC [ digits;… m`), which Switchboard's own log
-/// formatting writes.
-fn without_colours(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("\u{1b}[") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 2..];
-        let params = after
-            .find(|c: char| !(c.is_ascii_digit() || c == ';'))
-            .unwrap_or(after.len());
-        if after[params..].starts_with('m') {
-            rest = &after[params + 1..];
-        } else {
-            out.push('\u{1b}');
-            rest = &rest[at + 1..];
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// C0 controls other than newline and tab, DEL, C1 controls, bidi overrides and isolates.
@@ -245,8 +222,7 @@ fn without_log_records(stderr: &str) -> String {
     let mut kept = Vec::new();
     let mut in_record = false;
     for line in stderr.lines() {
-        let plain = without_colours(line);
-        let bytes = plain.as_bytes();
+        let bytes = line.as_bytes();
         let timestamped = bytes.len() > 19
             && bytes[..4].iter().all(u8::is_ascii_digit)
             && bytes[4] == b'-'
