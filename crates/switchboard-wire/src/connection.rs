@@ -701,6 +701,7 @@ async fn dispatch(
             kind: MalformedKind::Oversized { limit },
             excerpt: String::new(),
             len,
+            id: None,
         }),
     };
     let event = match decoded {

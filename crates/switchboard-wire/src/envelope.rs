@@ -16,8 +16,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::message::{
-    ErrorObject, Malformed, MalformedKind, Message, Notification, Request, RequestId, Response,
-    decode, error_object,
+    ErrorObject, Malformed, MalformedId, MalformedKind, Message, Notification, Request, RequestId,
+    Response, decode, error_object,
 };
 
 /// More `{`/`[` bytes than this in a frame sends it to the exact path: `Value` parsing has a
@@ -98,7 +98,7 @@ pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
     match serde_json::from_str::<Envelope<'_>>(text) {
         Ok(envelope) => envelope
             .classify()
-            .map_err(|kind| Malformed::new(kind, frame)),
+            .map_err(|(kind, id)| Malformed::new(kind, frame).with_id(id)),
         // The exact path produces the same error kind and message as before.
         Err(_) => exact(),
     }
@@ -123,50 +123,70 @@ struct Envelope<'a> {
     error: Option<Value>,
 }
 
+/// Why an envelope is not a message, with the id to answer it by (see [`MalformedId`]).
+type Rejection = (MalformedKind, Option<MalformedId>);
+
 impl<'a> Envelope<'a> {
     /// The same rules, in the same order, as `message::classify`.
-    fn classify(self) -> Result<Decoded<'a>, MalformedKind> {
+    fn classify(self) -> Result<Decoded<'a>, Rejection> {
+        let answers = self.result.is_some() || self.error.is_some();
+        let malformed_id = |id: Option<IdField>, has_method: bool| match id {
+            Some(IdField::Valid(id)) => MalformedId::of_frame(Some(id), has_method, answers),
+            _ => None,
+        };
         if self.version_is_2_0 != Some(true) {
-            return Err(MalformedKind::WrongVersion);
+            let has_method = self.method.is_some();
+            return Err((
+                MalformedKind::WrongVersion,
+                malformed_id(self.id, has_method),
+            ));
         }
         let invalid = |why: &str| MalformedKind::InvalidMessage(why.to_owned());
         if let Some(method) = self.method {
+            let reject =
+                |why: &str, id: Option<IdField>| Err((invalid(why), malformed_id(id, true)));
             let MethodField::Text(method) = method else {
-                return Err(invalid("`method` is not a string"));
+                return reject("`method` is not a string", self.id);
             };
-            if self.result.is_some() || self.error.is_some() {
-                return Err(invalid("has both `method` and `result`/`error`"));
+            if answers {
+                return reject("has both `method` and `result`/`error`", self.id);
             }
             let params = self.params;
             if let Some(p) = &params
                 && !(p.is_object() || p.is_array())
             {
-                return Err(invalid("`params` is neither an object nor an array"));
+                return reject("`params` is neither an object nor an array", self.id);
             }
             return match self.id {
                 None => Ok(Decoded::Notification(Notification { method, params })),
                 Some(IdField::Valid(id)) => Ok(Decoded::Request(Request { id, method, params })),
-                Some(_) => Err(invalid("request `id` is not a string or an integer")),
+                Some(_) => Err((invalid("request `id` is not a string or an integer"), None)),
             };
         }
         let id = match self.id {
-            None => return Err(invalid("no `method` and no `id`")),
+            None => return Err((invalid("no `method` and no `id`"), None)),
             Some(IdField::Null) => None,
             Some(IdField::Valid(id)) => Some(id),
             Some(IdField::Invalid) => {
-                return Err(invalid("response `id` is not a string or an integer"));
+                return Err((invalid("response `id` is not a string or an integer"), None));
             }
         };
+        let reject = |why: &str, id: Option<RequestId>| {
+            Err((invalid(why), MalformedId::of_frame(id, false, answers)))
+        };
         let outcome = match (self.result, self.error) {
-            (Some(_), Some(_)) => return Err(invalid("response has both `result` and `error`")),
-            (None, None) => return Err(invalid("response has neither `result` nor `error`")),
+            (Some(_), Some(_)) => return reject("response has both `result` and `error`", id),
+            (None, None) => return reject("response has neither `result` nor `error`", id),
             (Some(result), None) => {
                 if id.is_none() {
-                    return Err(invalid("result response with a null `id`"));
+                    return reject("result response with a null `id`", id);
                 }
                 Ok(ResultJson::Text(result))
             }
-            (None, Some(error)) => Err(error_object(error)?),
+            (None, Some(error)) => match error_object(error) {
+                Ok(error) => Err(error),
+                Err(kind) => return Err((kind, MalformedId::of_frame(id, false, answers))),
+            },
         };
         Ok(Decoded::Response { id, outcome })
     }
@@ -395,7 +415,10 @@ mod tests {
             }
             Err(malformed) => {
                 assert_eq!(exact, Err(malformed.clone()), "paths disagree");
-                format!("malformed: {malformed}")
+                match &malformed.id {
+                    None => format!("malformed: {malformed}"),
+                    Some(id) => format!("malformed ({id:?}): {malformed}"),
+                }
             }
         };
         expect.assert_eq(&actual);
@@ -488,6 +511,70 @@ mod tests {
     }
 
     #[test]
+    fn broken_frames_keep_their_id_on_both_paths() {
+        check(
+            r#"{"jsonrpc":"2.0","id":5}"#,
+            expect![[
+                r#"malformed (Request(5)): not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {"jsonrpc":"2.0","id":5}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":5,"method":7}"#,
+            expect![[
+                r#"malformed (Request(5)): not a JSON-RPC message: `method` is not a string (35 bytes): {"jsonrpc":"2.0","id":5,"method":7}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":"s","method":"m","params":3}"#,
+            expect![[
+                r#"malformed (Request("s")): not a JSON-RPC message: `params` is neither an object nor an array (50 bytes): {"jsonrpc":"2.0","id":"s","method":"m","params":3}"#
+            ]],
+        );
+        check(
+            r#"{"id":5,"jsonrpc":"1.0","method":"m"}"#,
+            expect![[
+                r#"malformed (Request(5)): `jsonrpc` missing or not "2.0" (37 bytes): {"id":5,"jsonrpc":"1.0","method":"m"}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":5,"method":"m","error":{}}"#,
+            expect![[
+                r#"malformed (Request(5)): not a JSON-RPC message: has both `method` and `result`/`error` (48 bytes): {"jsonrpc":"2.0","id":5,"method":"m","error":{}}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"x"}}"#,
+            expect![[
+                r#"malformed (Response(5)): not a JSON-RPC message: response has both `result` and `error` (68 bytes): {"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"x"}}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":"r","error":{"code":"x","message":"x"}}"#,
+            expect![[
+                r#"malformed (Response("r")): not a JSON-RPC message: error `code` is missing or not an integer (61 bytes): {"jsonrpc":"2.0","id":"r","error":{"code":"x","message":"x"}}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":null,"result":1}"#,
+            expect![[
+                r#"malformed: not a JSON-RPC message: result response with a null `id` (38 bytes): {"jsonrpc":"2.0","id":null,"result":1}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":[5],"method":7}"#,
+            expect![[
+                r#"malformed: not a JSON-RPC message: `method` is not a string (37 bytes): {"jsonrpc":"2.0","id":[5],"method":7}"#
+            ]],
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":5,"id":"later","method":7}"#,
+            expect![[
+                r#"malformed (Request("later")): not a JSON-RPC message: `method` is not a string (48 bytes): {"jsonrpc":"2.0","id":5,"id":"later","method":7}"#
+            ]],
+        );
+    }
+
+    #[test]
     fn malformed_frames() {
         check(
             "Server started on stdio",
@@ -504,13 +591,13 @@ mod tests {
         check(
             r#"{"id":1,"result":{}}"#,
             expect![[
-                r#"malformed: `jsonrpc` missing or not "2.0" (20 bytes): {"id":1,"result":{}}"#
+                r#"malformed (Response(1)): `jsonrpc` missing or not "2.0" (20 bytes): {"id":1,"result":{}}"#
             ]],
         );
         check(
             r#"{"jsonrpc":2.0,"id":1,"result":{}}"#,
             expect![[
-                r#"malformed: `jsonrpc` missing or not "2.0" (34 bytes): {"jsonrpc":2.0,"id":1,"result":{}}"#
+                r#"malformed (Response(1)): `jsonrpc` missing or not "2.0" (34 bytes): {"jsonrpc":2.0,"id":1,"result":{}}"#
             ]],
         );
         check(
@@ -528,7 +615,7 @@ mod tests {
         check(
             r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
             expect![[
-                r#"malformed: not a JSON-RPC message: response has both `result` and `error` (69 bytes): {"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#
+                r#"malformed (Response(1)): not a JSON-RPC message: response has both `result` and `error` (69 bytes): {"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#
             ]],
         );
         check(

@@ -29,8 +29,8 @@ pub use connection::{
 };
 pub use framing::{Frame, LineBuffer};
 pub use message::{
-    ErrorObject, Malformed, MalformedKind, Message, Notification, Outgoing, Request, RequestId,
-    Response, codes, decode, encode,
+    ErrorObject, Malformed, MalformedId, MalformedKind, Message, Notification, Outgoing, Request,
+    RequestId, Response, codes, decode, encode,
 };
 pub use transcript::Transcript;
 

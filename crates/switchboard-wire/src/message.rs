@@ -217,6 +217,38 @@ pub struct Malformed {
     pub excerpt: String,
     /// The frame's length in bytes.
     pub len: usize,
+    /// The frame's `id`, when it is a JSON object whose `id` is a string or an integer,
+    /// and whether it meant to ask or to answer: the receiver can answer a broken request
+    /// with its own id (JSON-RPC's `id: null` is for frames whose id cannot be read).
+    pub id: Option<MalformedId>,
+}
+
+/// The id a malformed frame carries, by what the frame meant to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MalformedId {
+    /// A frame with a `method`, or with neither `result` nor `error`: a request gone
+    /// wrong, whose sender waits for an answer with this id.
+    Request(RequestId),
+    /// A frame with `result` or `error` and no `method`: a response gone wrong, meant for
+    /// the receiver's request with this id.
+    Response(RequestId),
+}
+
+impl MalformedId {
+    /// Reads the id of a frame with these members: `id`'s value, whether it has a
+    /// `method`, whether it has a `result` or an `error`.
+    pub(crate) fn of_frame(
+        id: Option<RequestId>,
+        has_method: bool,
+        answers: bool,
+    ) -> Option<MalformedId> {
+        let id = id?;
+        Some(if !has_method && answers {
+            MalformedId::Response(id)
+        } else {
+            MalformedId::Request(id)
+        })
+    }
 }
 
 impl fmt::Display for Malformed {
@@ -241,8 +273,32 @@ impl Malformed {
             kind,
             excerpt: crate::excerpt(frame, EXCERPT_BYTES),
             len: frame.len(),
+            id: None,
         }
     }
+
+    pub(crate) fn with_id(mut self, id: Option<MalformedId>) -> Malformed {
+        self.id = id;
+        self
+    }
+
+    /// The id to answer this frame with: set when the frame is a request gone wrong whose
+    /// `id` could be read.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        match &self.id {
+            Some(MalformedId::Request(id)) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// The [`MalformedId`] of a JSON object that is not a valid message.
+fn object_id(object: &Map<String, Value>) -> Option<MalformedId> {
+    MalformedId::of_frame(
+        object.get("id").and_then(RequestId::from_json),
+        object.contains_key("method"),
+        object.contains_key("result") || object.contains_key("error"),
+    )
 }
 
 /// Decodes one frame (without its line terminator) into a message.
@@ -270,7 +326,8 @@ pub fn decode(frame: &[u8]) -> Result<Message, Malformed> {
         Value::Array(_) => return Err(Malformed::new(MalformedKind::Batch, frame)),
         _ => return Err(Malformed::new(MalformedKind::NotAnObject, frame)),
     };
-    classify(object).map_err(|kind| Malformed::new(kind, frame))
+    let id = object_id(&object);
+    classify(object).map_err(|kind| Malformed::new(kind, frame).with_id(id))
 }
 
 fn classify(mut object: Map<String, Value>) -> Result<Message, MalformedKind> {
@@ -516,9 +573,81 @@ mod tests {
     fn check(input: &str, expect: Expect) {
         let actual = match decode(input.as_bytes()) {
             Ok(message) => format!("{message:?}"),
-            Err(malformed) => format!("malformed: {malformed}"),
+            Err(malformed) => shown_malformed(&malformed),
         };
         expect.assert_eq(&actual);
+    }
+
+    fn shown_malformed(malformed: &Malformed) -> String {
+        match &malformed.id {
+            None => format!("malformed: {malformed}"),
+            Some(id) => format!("malformed ({id:?}): {malformed}"),
+        }
+    }
+
+    #[test]
+    fn a_broken_frame_keeps_an_id_it_can_be_answered_by() {
+        let ids = |input: &str| match decode(input.as_bytes()) {
+            Ok(message) => format!("valid: {message:?}"),
+            Err(malformed) => format!(
+                "{:?} → answer with {:?}",
+                malformed.id,
+                malformed.request_id()
+            ),
+        };
+        let frames = [
+            r#"{"jsonrpc":"2.0","id":5}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":"s","method":"m","params":3}"#,
+            r#"{"jsonrpc":"1.0","id":5,"method":"m"}"#,
+            r#"{"id":5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"m","result":1}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"error":{"code":"x","message":"x"}}"#,
+            r#"{"jsonrpc":"1.0","id":5,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":7}"#,
+            r#"{"jsonrpc":"2.0","method":7}"#,
+            r#"[{"jsonrpc":"2.0","id":5,"method":"m"}]"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"m""#,
+        ];
+        let shown: Vec<String> = frames
+            .iter()
+            .map(|f| format!("{f}\n  {}", ids(f)))
+            .collect();
+        expect![[r#"
+            {"jsonrpc":"2.0","id":5}
+              Some(Request(5)) → answer with Some(5)
+            {"jsonrpc":"2.0","id":5,"method":7}
+              Some(Request(5)) → answer with Some(5)
+            {"jsonrpc":"2.0","id":"s","method":"m","params":3}
+              Some(Request("s")) → answer with Some("s")
+            {"jsonrpc":"1.0","id":5,"method":"m"}
+              Some(Request(5)) → answer with Some(5)
+            {"id":5,"method":"m"}
+              Some(Request(5)) → answer with Some(5)
+            {"jsonrpc":"2.0","id":5,"method":"m","result":1}
+              Some(Request(5)) → answer with Some(5)
+            {"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"x"}}
+              Some(Response(5)) → answer with None
+            {"jsonrpc":"2.0","id":5,"error":{"code":"x","message":"x"}}
+              Some(Response(5)) → answer with None
+            {"jsonrpc":"1.0","id":5,"result":1}
+              Some(Response(5)) → answer with None
+            {"jsonrpc":"2.0","id":null,"method":7}
+              None → answer with None
+            {"jsonrpc":"2.0","id":1.5,"method":"m"}
+              None → answer with None
+            {"jsonrpc":"2.0","id":{"a":1},"method":7}
+              None → answer with None
+            {"jsonrpc":"2.0","method":7}
+              None → answer with None
+            [{"jsonrpc":"2.0","id":5,"method":"m"}]
+              None → answer with None
+            {"jsonrpc":"2.0","id":5,"method":"m"
+              None → answer with None"#]]
+        .assert_eq(&shown.join("\n"));
     }
 
     #[test]
@@ -575,13 +704,13 @@ mod tests {
         check(
             r#"{"id":1,"result":{}}"#,
             expect![[
-                r#"malformed: `jsonrpc` missing or not "2.0" (20 bytes): {"id":1,"result":{}}"#
+                r#"malformed (Response(1)): `jsonrpc` missing or not "2.0" (20 bytes): {"id":1,"result":{}}"#
             ]],
         );
         check(
             r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
             expect![[
-                r#"malformed: `jsonrpc` missing or not "2.0" (36 bytes): {"jsonrpc":"1.0","id":1,"result":{}}"#
+                r#"malformed (Response(1)): `jsonrpc` missing or not "2.0" (36 bytes): {"jsonrpc":"1.0","id":1,"result":{}}"#
             ]],
         );
         check(
@@ -603,19 +732,19 @@ mod tests {
         check(
             r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
             expect![[
-                r#"malformed: not a JSON-RPC message: response has both `result` and `error` (69 bytes): {"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#
+                r#"malformed (Response(1)): not a JSON-RPC message: response has both `result` and `error` (69 bytes): {"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#
             ]],
         );
         check(
             r#"{"jsonrpc":"2.0","id":1}"#,
             expect![[
-                r#"malformed: not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {"jsonrpc":"2.0","id":1}"#
+                r#"malformed (Request(1)): not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {"jsonrpc":"2.0","id":1}"#
             ]],
         );
         check(
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#,
             expect![[
-                r#"malformed: not a JSON-RPC message: error `code` is missing or not an integer (59 bytes): {"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#
+                r#"malformed (Response(1)): not a JSON-RPC message: error `code` is missing or not an integer (59 bytes): {"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#
             ]],
         );
         check(
