@@ -23,7 +23,23 @@
 //! - Each list is announced with its `list_changed` notification when it changes after
 //!   the client listed it.
 //! - An unknown tool is a JSON-RPC error (-32602) naming it; a frame that is not JSON-RPC
-//!   gets -32700/-32600 with `id: null`; nothing the client sends is silently dropped.
+//!   gets -32700/-32600, with the frame's own id when it is an object whose `id` can be
+//!   read (and no request in flight uses it), else with `id: null`; nothing the client
+//!   sends is silently dropped.
+//!
+//! # Load and the end of the connection
+//!
+//! The gateway works on at most [`MAX_IN_FLIGHT`] requests at once; a request beyond them
+//! is refused at once with [`codes::BUSY`], so the client's input is always read (a
+//! `notifications/cancelled` or the end of input is seen however many calls hang), and
+//! nothing queues without a bound. Immediate answers (refusals, errors for broken frames)
+//! wait to be written at most [`MAX_PENDING_REPLIES`] at a time: only a client that does
+//! not read its output fills them, and then it is paused by its own pipe.
+//!
+//! When the client closes its side (stdin EOF), the gateway stops reading, lets the
+//! requests in flight finish for [`GatewayOptions::close_grace`], then answers every one
+//! still unfinished with [`codes::UNFINISHED_AT_CLOSE`] and cancels it upstream, gives the
+//! answers [`CLOSE_FLUSH`] to be written, and returns.
 //!
 //! The runtime is started here (enable) but not stopped: its owner disposes it after
 //! [`serve`] returns.
@@ -45,8 +61,8 @@ use switchboard_wire::codes::{
     INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
 };
 use switchboard_wire::{
-    Connection, ConnectionOptions, ErrorObject, Inbound, MalformedKind, Notification, Request,
-    RequestId,
+    Connection, ConnectionOptions, ErrorObject, Inbound, Malformed, MalformedKind, Notification,
+    Outgoing, Request, RequestId,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
@@ -55,11 +71,29 @@ use tokio_util::sync::CancellationToken;
 
 /// Progress notifications buffered per call before the oldest wait.
 const PROGRESS_BUFFER: usize = 32;
-/// Requests answered at once at most; beyond it the gateway stops reading until one is
-/// done, so a flooding client waits on its own pipe instead of growing our task set.
-const MAX_IN_FLIGHT: usize = 256;
-/// How long in-flight calls get to finish their cancellation when the client leaves.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
+/// Requests worked on at once at most; a request beyond them is refused at once with
+/// [`codes::BUSY`], so a flooding client grows neither our task set nor a queue.
+pub const MAX_IN_FLIGHT: usize = 256;
+/// Immediate answers (refusals, errors for broken frames) waiting to be written at most;
+/// beyond them the gateway stops reading until one is written. Only a client that does
+/// not read its output gets there.
+pub const MAX_PENDING_REPLIES: usize = 256;
+/// After the close grace: how long the failures of unfinished requests get to be written,
+/// and their calls to send their cancellations upstream, before everything is stopped.
+pub const CLOSE_FLUSH: Duration = Duration::from_secs(2);
+
+/// The gateway's own JSON-RPC error codes (in the range JSON-RPC leaves to
+/// implementations; MCP reserves -32020 and above).
+pub mod codes {
+    /// The client closed the connection (stdin EOF) and the request was not finished
+    /// within the close grace; it was cancelled upstream. (-32000 is "connection closed"
+    /// in the TypeScript SDK's vocabulary too.)
+    pub const UNFINISHED_AT_CLOSE: i64 = -32000;
+    /// Refused without being worked on: the gateway was already working on
+    /// [`MAX_IN_FLIGHT`](super::MAX_IN_FLIGHT) requests. Sending it again after an answer
+    /// arrives is safe.
+    pub const BUSY: i64 = -32003;
+}
 
 /// Called once with the startup report, when every server has started or failed.
 pub type StartedHook = Box<dyn FnOnce(&StartupReport) + Send>;
@@ -80,6 +114,9 @@ pub struct GatewayOptions {
     pub initialize_wait: Duration,
     /// Receives the startup report (the CLI prints it on stderr).
     pub on_started: Option<StartedHook>,
+    /// How long the requests in flight when the client closes its side get to finish;
+    /// after it, each unfinished one is answered with [`codes::UNFINISHED_AT_CLOSE`].
+    pub close_grace: Duration,
 }
 
 impl GatewayOptions {
@@ -92,6 +129,7 @@ impl GatewayOptions {
             startup_wait: Duration::from_secs(60),
             initialize_wait: Duration::from_secs(5),
             on_started: None,
+            close_grace: Duration::from_secs(5),
         }
     }
 }
@@ -105,6 +143,7 @@ impl fmt::Debug for GatewayOptions {
             .field("startup_wait", &self.startup_wait)
             .field("initialize_wait", &self.initialize_wait)
             .field("on_started", &self.on_started.is_some())
+            .field("close_grace", &self.close_grace)
             .finish()
     }
 }
@@ -114,8 +153,14 @@ impl fmt::Debug for GatewayOptions {
 pub struct GatewayEnd {
     /// The startup report, if the servers finished starting while the client was there.
     pub startup: Option<StartupReport>,
-    /// Requests answered (results and errors).
+    /// Requests answered (results and errors, refusals and failures at close included).
     pub answered: u64,
+    /// Requests refused at once: beyond [`MAX_IN_FLIGHT`] ([`codes::BUSY`]), or reusing
+    /// the id of a request in flight.
+    pub refused: u64,
+    /// Requests still unfinished when the close grace ended, answered with
+    /// [`codes::UNFINISHED_AT_CLOSE`].
+    pub unfinished: u64,
     /// Tool calls the client cancelled.
     pub cancelled: u64,
     /// Frames from the client that were not JSON-RPC (each answered with an error).
@@ -131,9 +176,97 @@ struct Shared {
     startup_wait: Duration,
     initialize_wait: Duration,
     identity: Identity,
-    /// In-flight calls by the client's request id.
-    calls: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The requests being worked on; whoever takes a request's entry out answers it.
+    in_flight: Mutex<InFlight>,
     counts: Mutex<GatewayEnd>,
+}
+
+/// The requests being worked on, by the client's id. Taking an entry out is the right to
+/// answer (or, for a tool call the client cancelled, to stay silent): the request's own
+/// task, the client's cancellation and the close each try, and only one succeeds, so every
+/// request gets exactly one answer.
+#[derive(Default)]
+struct InFlight {
+    entries: HashMap<RequestId, Entry>,
+    /// Tells apart two requests that used the same id one after the other.
+    next_serial: u64,
+}
+
+struct Entry {
+    serial: u64,
+    /// Cancelled when the request's answer is no longer wanted (the client cancelled it, or
+    /// the close grace ended): the work stops and its server is told.
+    cancel: CancellationToken,
+    client_cancel: ClientCancel,
+}
+
+/// Whether `notifications/cancelled` from the client applies to a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientCancel {
+    /// A tool call: cancelling it stops it upstream, and it gets no answer.
+    Honoured,
+    /// Anything else: answered anyway.
+    Ignored,
+}
+
+/// What becomes of a request the client sent.
+enum Admission {
+    /// Worked on; the ticket answers it.
+    Admitted(Ticket),
+    /// A request in flight already uses its id.
+    IdInUse,
+    /// [`MAX_IN_FLIGHT`] requests are being worked on.
+    Busy,
+}
+
+/// A request's claim on its in-flight entry.
+struct Ticket {
+    id: RequestId,
+    serial: u64,
+    cancel: CancellationToken,
+}
+
+impl InFlight {
+    /// Registers a request if its id is free and fewer than [`MAX_IN_FLIGHT`] requests
+    /// are being worked on (`working`, which counts calls winding down after the client
+    /// cancelled them too).
+    fn admit(&mut self, id: &RequestId, client_cancel: ClientCancel, working: usize) -> Admission {
+        if self.entries.contains_key(id) {
+            return Admission::IdInUse;
+        }
+        if working >= MAX_IN_FLIGHT {
+            return Admission::Busy;
+        }
+        self.next_serial += 1;
+        let serial = self.next_serial;
+        let cancel = CancellationToken::new();
+        self.entries.insert(
+            id.clone(),
+            Entry {
+                serial,
+                cancel: cancel.clone(),
+                client_cancel,
+            },
+        );
+        Admission::Admitted(Ticket {
+            id: id.clone(),
+            serial,
+            cancel,
+        })
+    }
+
+    /// Takes the ticket's entry out; false if the client's cancellation or the close took
+    /// it first.
+    fn take(&mut self, ticket: &Ticket) -> bool {
+        let ours = self
+            .entries
+            .get(&ticket.id)
+            .is_some_and(|entry| entry.serial == ticket.serial);
+        if ours {
+            self.entries.remove(&ticket.id);
+        }
+        ours
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -164,7 +297,7 @@ where
             name: options.name,
             version: options.version,
         },
-        calls: Mutex::new(HashMap::new()),
+        in_flight: Mutex::new(InFlight::default()),
         counts: Mutex::new(GatewayEnd::default()),
     });
     let enabling = runtime.clone();
@@ -173,16 +306,23 @@ where
     let mut initialized = false;
     // What the client was last told about the tools (by a listing or a notification).
     let mut announced: [Option<u64>; 3] = [None; 3];
-    let mut tasks: JoinSet<Option<(Catalog, u64)>> = JoinSet::new();
+    // Requests being worked on (at most MAX_IN_FLIGHT), and answers being written at once.
+    let mut work: JoinSet<Option<(Catalog, u64)>> = JoinSet::new();
+    let mut replies: JoinSet<()> = JoinSet::new();
+    // Set when the client closed its side: the end of the close grace.
+    let mut closing: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     loop {
+        if closing.is_some() && work.is_empty() {
+            break;
+        }
         tokio::select! {
-            message = inbound.recv(), if tasks.len() < MAX_IN_FLIGHT => match message {
-                None => break,
+            message = inbound.recv(), if closing.is_none() && replies.len() < MAX_PENDING_REPLIES => match message {
+                None => closing = Some(Box::pin(tokio::time::sleep(options.close_grace))),
                 Some(Inbound::Request(request)) => {
                     if let Some(catalog) = Catalog::listed_by(&request.method) {
                         announced[catalog as usize] = None; // set when the listing is built
                     }
-                    dispatch(&shared, request, &mut tasks);
+                    accept(&shared, request, &mut work, &mut replies);
                 }
                 Some(Inbound::Notification(notification)) => {
                     if notification.method == methods::INITIALIZED {
@@ -190,17 +330,7 @@ where
                     }
                     on_notification(&shared, &notification);
                 }
-                Some(Inbound::Malformed(malformed)) => {
-                    lock(&shared.counts).malformed += 1;
-                    let code = match malformed.kind {
-                        MalformedKind::InvalidUtf8 | MalformedKind::NotJson | MalformedKind::InvalidJson(_) => PARSE_ERROR,
-                        _ => INVALID_REQUEST,
-                    };
-                    tracing::warn!(%malformed, "the client sent a frame that is not JSON-RPC");
-                    let error = ErrorObject::new(code, format!("not a JSON-RPC request: {malformed}"));
-                    let line = json!({"jsonrpc": "2.0", "id": null, "error": error});
-                    let _ = shared.connection.send_raw(format!("{line}\n").as_bytes()).await;
-                }
+                Some(Inbound::Malformed(malformed)) => on_malformed(&shared, &malformed, &mut replies),
                 Some(Inbound::UnexpectedResponse { response, reason }) => {
                     tracing::warn!(?reason, id = ?response.id, "the client answered a request the gateway never sent");
                 }
@@ -224,7 +354,7 @@ where
                     Err(error) => tracing::warn!(%error, "starting the servers failed"),
                 }
             }
-            Ok(()) = snapshots.changed() => {
+            Ok(()) = snapshots.changed(), if closing.is_none() => {
                 let snapshot = snapshots.borrow_and_update().clone();
                 for catalog in Catalog::ALL {
                     let fingerprint = catalog.fingerprint(&snapshot);
@@ -235,27 +365,173 @@ where
                     }
                 }
             }
-            Some(finished) = tasks.join_next(), if !tasks.is_empty() => {
+            Some(finished) = work.join_next(), if !work.is_empty() => {
                 if let Ok(Some((catalog, fingerprint))) = finished {
                     announced[catalog as usize].get_or_insert(fingerprint);
                 }
             }
+            Some(_) = replies.join_next(), if !replies.is_empty() => {}
+            () = async {
+                match closing.as_mut() {
+                    Some(grace) => grace.await,
+                    None => std::future::pending().await,
+                }
+            }, if closing.is_some() => break,
         }
     }
-    // The client left: cancel what it started (upstream servers are told), give the calls a
-    // moment to say so, then stop them.
-    for token in lock(&shared.calls).values() {
-        token.cancel();
-    }
-    let _ = tokio::time::timeout(CANCEL_GRACE, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
-    tasks.abort_all();
+    close(&shared, work, replies, options.close_grace).await;
     if let Some(enable) = enable {
         enable.abort();
     }
     lock(&shared.counts).clone()
+}
+
+/// The client left (or the close grace ended): answers every request still in flight with
+/// [`codes::UNFINISHED_AT_CLOSE`] and cancels it (its server is told), then gives the
+/// answers and cancellations [`CLOSE_FLUSH`] to go out before stopping what is left.
+async fn close(
+    shared: &Shared,
+    mut work: JoinSet<Option<(Catalog, u64)>>,
+    mut replies: JoinSet<()>,
+    grace: Duration,
+) {
+    let mut unfinished: Vec<(RequestId, Entry)> = lock(&shared.in_flight).entries.drain().collect();
+    unfinished.sort_by_key(|(_, entry)| entry.serial); // answered in the order they came
+    for (_, entry) in &unfinished {
+        entry.cancel.cancel();
+    }
+    {
+        let mut counts = lock(&shared.counts);
+        let count = unfinished.len() as u64;
+        counts.unfinished += count;
+        counts.answered += count;
+    }
+    if !unfinished.is_empty() {
+        tracing::warn!(
+            requests = unfinished.len(),
+            ?grace,
+            "the client closed the connection; failing the requests still unfinished"
+        );
+    }
+    let message = format!(
+        "cancelled unfinished: the client closed its input and this request did not finish \
+         within the {grace:?} close grace"
+    );
+    let flushed = tokio::time::timeout(CLOSE_FLUSH, async {
+        for (id, _) in &unfinished {
+            let error = ErrorObject::new(codes::UNFINISHED_AT_CLOSE, message.clone());
+            if let Err(error) = shared.connection.respond(id, Err(&error)).await {
+                tracing::debug!(%error, "the client is gone; an answer was not delivered");
+                break;
+            }
+        }
+        while replies.join_next().await.is_some() {}
+        // Cancelled calls end at once, telling their servers.
+        while work.join_next().await.is_some() {}
+    })
+    .await;
+    if flushed.is_err() {
+        tracing::warn!(
+            ?CLOSE_FLUSH,
+            "answers or cancellations were still pending at close; stopped"
+        );
+    }
+    work.abort_all();
+    replies.abort_all();
+}
+
+/// Starts work on a request, or refuses it at once: beyond [`MAX_IN_FLIGHT`], or when a
+/// request in flight already uses its id.
+fn accept(
+    shared: &Arc<Shared>,
+    request: Request,
+    work: &mut JoinSet<Option<(Catalog, u64)>>,
+    replies: &mut JoinSet<()>,
+) {
+    let client_cancel = if request.method == methods::TOOLS_CALL {
+        ClientCancel::Honoured
+    } else {
+        ClientCancel::Ignored
+    };
+    let admission = lock(&shared.in_flight).admit(&request.id, client_cancel, work.len());
+    let (id, error) = match admission {
+        Admission::Admitted(ticket) => return dispatch(shared, request, ticket, work),
+        // Answering with the id would read as the answer to the request in flight.
+        Admission::IdInUse => (
+            None,
+            ErrorObject::new(
+                INVALID_REQUEST,
+                format!(
+                    "request id {} is already used by a request in flight; ids must be unique \
+                     among the requests waiting for an answer",
+                    request.id
+                ),
+            ),
+        ),
+        Admission::Busy => (
+            Some(request.id),
+            ErrorObject {
+                code: codes::BUSY,
+                message: format!(
+                    "the gateway is busy: it is already working on {MAX_IN_FLIGHT} requests, the \
+                     most it takes at once; this one was not started (send it again once an \
+                     answer arrives)"
+                ),
+                data: Some(json!({ "maxInFlight": MAX_IN_FLIGHT })),
+            },
+        ),
+    };
+    let mut counts = lock(&shared.counts);
+    counts.refused += 1;
+    counts.answered += 1;
+    drop(counts);
+    reply_now(shared, replies, id, error);
+}
+
+/// Answers a frame that is not JSON-RPC: with its own id when it carries one that no
+/// request in flight uses, else with `id: null`.
+fn on_malformed(shared: &Arc<Shared>, malformed: &Malformed, replies: &mut JoinSet<()>) {
+    lock(&shared.counts).malformed += 1;
+    let code = match malformed.kind {
+        MalformedKind::InvalidUtf8 | MalformedKind::NotJson | MalformedKind::InvalidJson(_) => {
+            PARSE_ERROR
+        }
+        _ => INVALID_REQUEST,
+    };
+    tracing::warn!(%malformed, "the client sent a frame that is not JSON-RPC");
+    let id = malformed
+        .request_id()
+        .filter(|id| !lock(&shared.in_flight).entries.contains_key(id))
+        .cloned();
+    let error = ErrorObject::new(code, format!("not a JSON-RPC request: {malformed}"));
+    reply_now(shared, replies, id, error);
+}
+
+/// Writes an error answer in a task of its own (the reading loop never waits on output).
+fn reply_now(
+    shared: &Arc<Shared>,
+    replies: &mut JoinSet<()>,
+    id: Option<RequestId>,
+    error: ErrorObject,
+) {
+    let shared = shared.clone();
+    replies.spawn(async move {
+        let sent = match &id {
+            Some(id) => shared.connection.respond(id, Err(&error)).await,
+            None => {
+                let mut line = Vec::with_capacity(128);
+                Outgoing::Error {
+                    id: None,
+                    error: &error,
+                }
+                .encode_line(&mut line);
+                shared.connection.send_raw(&line).await
+            }
+        };
+        if let Err(error) = sent {
+            tracing::debug!(%error, "the client is gone; an answer was not delivered");
+        }
+    });
 }
 
 struct Identity {
@@ -264,75 +540,76 @@ struct Identity {
 }
 
 /// Answers a request in a task of its own. A task's output is the list it showed the
-/// client and that list's fingerprint, if it answered a listing.
-fn dispatch(shared: &Arc<Shared>, request: Request, tasks: &mut JoinSet<Option<(Catalog, u64)>>) {
+/// client and that list's fingerprint, if it answered a listing. A tool call stops itself
+/// when its ticket is cancelled (telling its server); other requests are simply dropped.
+fn dispatch(
+    shared: &Arc<Shared>,
+    request: Request,
+    ticket: Ticket,
+    work: &mut JoinSet<Option<(Catalog, u64)>>,
+) {
+    let shared = shared.clone();
+    if request.method == methods::TOOLS_CALL {
+        work.spawn(async move {
+            call(&shared, request, ticket).await;
+            None
+        });
+        return;
+    }
+    let cancel = ticket.cancel.clone();
+    work.spawn(async move {
+        tokio::select! {
+            () = cancel.cancelled() => None,
+            listed = respond_to(&shared, request, &ticket) => listed,
+        }
+    });
+}
+
+/// Works out the answer to a request other than `tools/call` and sends it.
+async fn respond_to(shared: &Shared, request: Request, ticket: &Ticket) -> Option<(Catalog, u64)> {
     match request.method.as_str() {
         methods::INITIALIZE => {
-            let shared = shared.clone();
-            tasks.spawn(async move {
-                shared.wait_for_start(shared.initialize_wait).await;
-                let result = initialize_result(&shared, request.params.as_ref());
-                answer(&shared, &request.id, Ok(result)).await;
-                None
-            });
+            shared.wait_for_start(shared.initialize_wait).await;
+            let result = initialize_result(shared, request.params.as_ref());
+            answer(shared, ticket, Ok(result)).await;
+            None
         }
         methods::PING => {
-            let shared = shared.clone();
-            tasks.spawn(async move {
-                answer(&shared, &request.id, Ok(json!({}))).await;
-                None
-            });
+            answer(shared, ticket, Ok(json!({}))).await;
+            None
         }
         methods::TOOLS_LIST => {
-            let shared = shared.clone();
-            tasks.spawn(async move {
-                shared.wait_for_start(shared.startup_wait).await;
-                let snapshot = shared.runtime.snapshot();
-                let tools: Vec<Value> = snapshot.tools.iter().map(tool_definition).collect();
-                answer(&shared, &request.id, Ok(json!({ "tools": tools }))).await;
-                Some((Catalog::Tools, Catalog::Tools.fingerprint(&snapshot)))
-            });
+            shared.wait_for_start(shared.startup_wait).await;
+            let snapshot = shared.runtime.snapshot();
+            let tools: Vec<Value> = snapshot.tools.iter().map(tool_definition).collect();
+            answer(shared, ticket, Ok(json!({ "tools": tools }))).await;
+            Some((Catalog::Tools, Catalog::Tools.fingerprint(&snapshot)))
         }
         methods::PROMPTS_LIST | methods::RESOURCES_LIST | methods::RESOURCES_TEMPLATES_LIST => {
-            let shared = shared.clone();
-            tasks.spawn(async move {
-                shared.wait_for_start(shared.startup_wait).await;
-                let snapshot = shared.runtime.snapshot();
-                let (catalog, result) = match request.method.as_str() {
-                    methods::PROMPTS_LIST => (
-                        Catalog::Prompts,
-                        json!({ "prompts": prompt_definitions(&snapshot) }),
-                    ),
-                    methods::RESOURCES_LIST => (
-                        Catalog::Resources,
-                        json!({ "resources": items(&snapshot.resources, "uri") }),
-                    ),
-                    _ => (
-                        Catalog::Resources,
-                        json!({ "resourceTemplates": items(&snapshot.resource_templates, "uriTemplate") }),
-                    ),
-                };
-                answer(&shared, &request.id, Ok(result)).await;
-                Some((catalog, catalog.fingerprint(&snapshot)))
-            });
+            shared.wait_for_start(shared.startup_wait).await;
+            let snapshot = shared.runtime.snapshot();
+            let (catalog, result) = match request.method.as_str() {
+                methods::PROMPTS_LIST => (
+                    Catalog::Prompts,
+                    json!({ "prompts": prompt_definitions(&snapshot) }),
+                ),
+                methods::RESOURCES_LIST => (
+                    Catalog::Resources,
+                    json!({ "resources": items(&snapshot.resources, "uri") }),
+                ),
+                _ => (
+                    Catalog::Resources,
+                    json!({ "resourceTemplates": items(&snapshot.resource_templates, "uriTemplate") }),
+                ),
+            };
+            answer(shared, ticket, Ok(result)).await;
+            Some((catalog, catalog.fingerprint(&snapshot)))
         }
         methods::PROMPTS_GET | methods::RESOURCES_READ => {
-            let shared = shared.clone();
-            tasks.spawn(async move {
-                shared.wait_for_start(shared.startup_wait).await;
-                let outcome = forward(&shared, &request).await;
-                answer(&shared, &request.id, outcome).await;
-                None
-            });
-        }
-        methods::TOOLS_CALL => {
-            let token = CancellationToken::new();
-            lock(&shared.calls).insert(request.id.clone(), token.clone());
-            let shared = shared.clone();
-            tasks.spawn(async move {
-                call(&shared, request, token).await;
-                None
-            });
+            shared.wait_for_start(shared.startup_wait).await;
+            let outcome = forward(shared, &request).await;
+            answer(shared, ticket, outcome).await;
+            None
         }
         other => {
             let message = if other == methods::SERVER_DISCOVER {
@@ -340,16 +617,13 @@ fn dispatch(shared: &Arc<Shared>, request: Request, tasks: &mut JoinSet<Option<(
             } else {
                 format!("method `{other}` is not offered by this gateway (it serves tools)")
             };
-            let shared = shared.clone();
-            tasks.spawn(async move {
-                answer(
-                    &shared,
-                    &request.id,
-                    Err(ErrorObject::new(METHOD_NOT_FOUND, message)),
-                )
-                .await;
-                None
-            });
+            answer(
+                shared,
+                ticket,
+                Err(ErrorObject::new(METHOD_NOT_FOUND, message)),
+            )
+            .await;
+            None
         }
     }
 }
@@ -363,8 +637,20 @@ fn on_notification(shared: &Shared, notification: &Notification) {
         .as_ref()
         .and_then(|p| p.get("requestId"))
         .and_then(RequestId::from_json);
-    match id.and_then(|id| lock(&shared.calls).get(&id).cloned()) {
-        Some(token) => token.cancel(),
+    let cancelled = id.and_then(|id| {
+        let mut in_flight = lock(&shared.in_flight);
+        let honoured = in_flight
+            .entries
+            .get(&id)
+            .is_some_and(|entry| entry.client_cancel == ClientCancel::Honoured);
+        honoured.then(|| in_flight.entries.remove(&id)).flatten()
+    });
+    match cancelled {
+        Some(entry) => {
+            // Taken out: the call stops (its server is told) and is not answered.
+            entry.cancel.cancel();
+            lock(&shared.counts).cancelled += 1;
+        }
         None => {
             tracing::debug!(params = ?notification.params, "cancellation of no call in flight")
         }
@@ -387,8 +673,14 @@ impl Shared {
     }
 }
 
-async fn answer(shared: &Shared, id: &RequestId, outcome: Result<Value, ErrorObject>) {
+/// Sends a request's answer, unless the client's cancellation or the close already took
+/// it (see [`InFlight`]).
+async fn answer(shared: &Shared, ticket: &Ticket, outcome: Result<Value, ErrorObject>) {
+    if !lock(&shared.in_flight).take(ticket) {
+        return;
+    }
     lock(&shared.counts).answered += 1;
+    let id = &ticket.id;
     let sent = match &outcome {
         Ok(result) => shared.connection.respond(id, Ok(result)).await,
         Err(error) => shared.connection.respond(id, Err(error)).await,
@@ -598,15 +890,18 @@ fn resource_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
         .map(|t| t.server.clone())
 }
 
-async fn call(shared: &Shared, request: Request, token: CancellationToken) {
+async fn call(shared: &Shared, request: Request, ticket: Ticket) {
     let params = request.params.unwrap_or(Value::Null);
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
     let progress_token = params.pointer("/_meta/progressToken").cloned();
-    shared.wait_for_start(shared.startup_wait).await;
+    tokio::select! {
+        () = shared.wait_for_start(shared.startup_wait) => {}
+        // Cancelled (by the client or the close) before the servers came up.
+        () = ticket.cancel.cancelled() => return,
+    }
     let snapshot = shared.runtime.snapshot();
     let Some(tool) = snapshot.tool(name).cloned() else {
-        lock(&shared.calls).remove(&request.id);
         let message = if name.is_empty() {
             "tools/call needs `params.name`, the tool's name".to_owned()
         } else {
@@ -617,7 +912,7 @@ async fn call(shared: &Shared, request: Request, token: CancellationToken) {
         };
         answer(
             shared,
-            &request.id,
+            &ticket,
             Err(ErrorObject::new(INVALID_PARAMS, message)),
         )
         .await;
@@ -626,7 +921,7 @@ async fn call(shared: &Shared, request: Request, token: CancellationToken) {
     drop(snapshot);
     let (progress_tx, mut progress_rx) = mpsc::channel::<ProgressParams>(PROGRESS_BUFFER);
     let context = ToolContext {
-        cancel: token.clone(),
+        cancel: ticket.cancel.clone(),
         progress: progress_token.is_some().then_some(progress_tx),
         timeout: None,
     };
@@ -652,15 +947,13 @@ async fn call(shared: &Shared, request: Request, token: CancellationToken) {
             Some(progress) = progress_rx.recv() => forward(progress).await,
         }
     };
+    if ticket.cancel.is_cancelled() {
+        // The client cancelled it (no answer, as the protocol asks), or the close answered it.
+        return;
+    }
     // Progress that arrived with the result goes out before it.
     while let Ok(progress) = progress_rx.try_recv() {
         forward(progress).await;
     }
-    lock(&shared.calls).remove(&request.id);
-    if token.is_cancelled() {
-        // The client cancelled it: no answer, as the protocol asks.
-        lock(&shared.counts).cancelled += 1;
-        return;
-    }
-    answer(shared, &request.id, Ok(output.to_json())).await;
+    answer(shared, &ticket, Ok(output.to_json())).await;
 }

@@ -9,6 +9,7 @@ mod hostile_text;
 mod login;
 mod secrets;
 mod serve;
+mod serve_eof;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
