@@ -11,10 +11,13 @@
 //!   crates.
 //! - [`serve`]: HTTP servers for tests (the fixture behind its `--http` front end, real
 //!   peers on a port), owned and killed on drop.
+//! - [`soak`]: the chaos soak of the gateway (five fixture servers killed and frozen at
+//!   random under a steady load of calls); the `switchboard-soak` binary runs it.
 //! - [`wait`]: deadlines for async test steps that fail with a readable message.
 
 pub mod canned;
 pub mod fixture;
 pub mod locate;
 pub mod serve;
+pub mod soak;
 pub mod wait;

@@ -10,6 +10,7 @@ mod login;
 mod secrets;
 mod serve;
 mod serve_eof;
+mod soak;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
