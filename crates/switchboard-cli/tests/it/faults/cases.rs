@@ -4199,6 +4199,138 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Fixed { defect: 2 },
     },
+    Case {
+        name: "d5-gateway-eof-answers-requests-in-flight",
+        area: Area::Gateway,
+        hostile: r#"`printf '<initialize>\n<initialized>\n<tools/list>\n' | switchboard serve`"#,
+        servers: &[Server::Fixture(&[])],
+        settings: QUICK,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            ]),
+            close: Close::AtOnce,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the requests in flight at EOF are answered, then the gateway exits 0",
+            checks: &[Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"s__change_tools… (1553 bytes)
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (6 tools)
+            "###]]),
+        },
+        status: Status::Fixed { defect: 5 },
+    },
+    Case {
+        name: "d5-gateway-eof-with-300-calls-to-a-hung-server",
+        area: Area::Gateway,
+        hostile: "300 calls of a tool that never finishes (over the 256 in-flight cap), then stdin EOF",
+        servers: &[Server::Fixture(&[])],
+        settings: PATIENT,
+        command: Cmd::Serve {
+            script: ServeScript::ManyCalls {
+                tool: "s__slow",
+                args: r#"{"duration_ms":3600000,"steps":1}"#,
+                count: 300,
+            },
+            close: Close::AtOnce,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "EOF is seen despite the cap; every call is failed within a bounded grace, not at the upstream deadline",
+            checks: &[Check::GatewayAnswersEveryRequest],
+            deadline: PROMPT,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
+                {"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":6,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":8,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":9,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":10,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":11,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":12,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":13,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":14,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":15,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":16,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":17,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":18,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":19,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":20,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":21,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":22,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":23,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":24,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":25,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":26,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":27,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":28,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":29,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":30,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":31,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":32,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":33,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":34,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":35,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":36,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":37,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":38,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":39,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                {"jsonrpc":"2.0","id":40,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
+                … (261 more lines)
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (6 tools)
+            "###]]),
+        },
+        status: Status::Fixed { defect: 5 },
+    },
+    Case {
+        name: "d5-invalid-request-answered-with-its-id",
+        area: Area::Gateway,
+        hostile: "a request whose `method` is a number but whose id is valid (7)",
+        servers: &[Server::Fixture(&[])],
+        settings: QUICK,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":7,"method":5}"#,
+            ]),
+            close: Close::AtOnce,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "answered -32600 with `id: 7`, not `null`",
+            checks: &[Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
+                {"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"not a JSON-RPC request: not a JSON-RPC message: `method` is not a string (35 bytes): {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}"}}
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (6 tools)
+            "###]]),
+        },
+        status: Status::Fixed { defect: 5 },
+    },
 ];
 
 /// Open cases: asserted to fail today (or, when awaiting, not run).
@@ -4389,75 +4521,6 @@ pub(crate) static PENDING: &[Case] = &[
             transcript: None,
         },
         status: Status::BeingFixed { defect: 4 },
-    },
-    Case {
-        name: "d5-gateway-eof-answers-requests-in-flight",
-        area: Area::Gateway,
-        hostile: r#"`printf '<initialize>\n<initialized>\n<tools/list>\n' | switchboard serve`"#,
-        servers: &[Server::Fixture(&[])],
-        settings: QUICK,
-        command: Cmd::Serve {
-            script: ServeScript::Lines(&[
-                INITIALIZE,
-                INITIALIZED,
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            ]),
-            close: Close::AtOnce,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the requests in flight at EOF are answered, then the gateway exits 0",
-            checks: &[Check::GatewayAnswersEveryRequest],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 5 },
-    },
-    Case {
-        name: "d5-gateway-eof-with-300-calls-to-a-hung-server",
-        area: Area::Gateway,
-        hostile: "300 calls of a tool that never finishes (over the 256 in-flight cap), then stdin EOF",
-        servers: &[Server::Fixture(&[])],
-        settings: PATIENT,
-        command: Cmd::Serve {
-            script: ServeScript::ManyCalls {
-                tool: "s__slow",
-                args: r#"{"duration_ms":3600000,"steps":1}"#,
-                count: 300,
-            },
-            close: Close::AtOnce,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "EOF is seen despite the cap; every call is failed within a bounded grace, not at the upstream deadline",
-            checks: &[Check::GatewayAnswersEveryRequest],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 5 },
-    },
-    Case {
-        name: "d5-invalid-request-answered-with-its-id",
-        area: Area::Gateway,
-        hostile: "a request whose `method` is a number but whose id is valid (7)",
-        servers: &[Server::Fixture(&[])],
-        settings: QUICK,
-        command: Cmd::Serve {
-            script: ServeScript::Lines(&[
-                INITIALIZE,
-                INITIALIZED,
-                r#"{"jsonrpc":"2.0","id":7,"method":5}"#,
-            ]),
-            close: Close::AtOnce,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "answered -32600 with `id: 7`, not `null`",
-            checks: &[Check::GatewayAnswersEveryRequest],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 5 },
     },
     Case {
         name: "d6-endless-fresh-pages",
