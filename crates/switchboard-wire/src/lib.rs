@@ -6,7 +6,8 @@
 //!
 //! Main types: [`Message`] and [`RequestId`] (the wire format), [`Connection`] (send
 //! requests, receive responses; everything else arrives as [`Inbound`] events),
-//! [`stdio::spawn`] (a server as a child process), [`memory::memory_pair`] (for tests).
+//! [`stdio::spawn`] (a server as a child process), [`orphans::adopt_orphans`] (owning the
+//! descendants that daemonise), [`memory::memory_pair`] (for tests).
 
 mod connection;
 mod envelope;
@@ -14,6 +15,7 @@ mod framing;
 pub mod http;
 pub mod memory;
 mod message;
+pub mod orphans;
 pub mod param_headers;
 pub mod peer_text;
 pub mod proc;

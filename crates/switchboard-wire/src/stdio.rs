@@ -1,23 +1,31 @@
 //! The stdio transport: an MCP server as a child process speaking newline-delimited JSON-RPC.
 //!
 //! The child is started without a shell, from an explicit program, arguments, environment
-//! and working directory, in its own process group, with an allow-listed environment. Its
-//! stderr is drained all the time into a bounded tail (attached to errors) and emitted as
-//! `tracing` events. [`ChildProcess::shutdown`] closes stdin, then signals the group with
-//! SIGTERM and SIGKILL after grace periods, reaps the child, and kills what is left of its
-//! process tree. Dropping a [`ChildProcess`] kills the group at once.
+//! and working directory, in its own process group, with an allow-listed environment plus
+//! the owner marker ([`crate::orphans::OWNER_VAR`]). Its stderr is drained all the time
+//! into a bounded tail (attached to errors) and emitted as `tracing` events. Once the child
+//! has exited, its stdout is read only for a short drain: a descendant that keeps the pipe
+//! open does not keep the connection open. [`ChildProcess::shutdown`] closes stdin, then
+//! signals the group with SIGTERM and SIGKILL after grace periods, reaps the child, and
+//! kills (and, when adopted, reaps) every descendant left: its process tree and every
+//! process carrying its marker, wherever it was re-parented. Dropping a [`ChildProcess`]
+//! kills all of them at once.
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::io;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::Command;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -26,6 +34,8 @@ use crate::connection::{
     CloseProbe, CloseReason, Connection, ConnectionOptions, EXIT_STATUS_WAIT, Inbound,
 };
 use crate::framing::{Frame, LineBuffer};
+use crate::orphans::{self, Marker};
+use crate::proc::{self, ProcessId};
 
 /// Environment variables a child inherits from us when set (the official SDKs' list plus
 /// locale and temp-dir variables). Everything else must be configured explicitly.
@@ -151,7 +161,8 @@ pub struct ShutdownReport {
     pub exit_status: Option<String>,
     /// How long shutdown took.
     pub elapsed: Duration,
-    /// Descendant processes still alive after the server exited, which were killed.
+    /// Descendant processes still alive after the server exited, which were killed: its
+    /// process tree and every process carrying its marker, wherever re-parented.
     pub descendants_killed: usize,
 }
 
@@ -194,9 +205,14 @@ impl StderrTail {
 struct ProcessShared {
     server: Arc<str>,
     pid: u32,
+    /// When the child started (clock ticks since boot): none of its descendants is older.
+    start_time: u64,
+    marker: Marker,
     exit: watch::Receiver<Option<String>>,
     stderr: Mutex<StderrTail>,
     stderr_done: watch::Receiver<bool>,
+    /// Set when stdout was still open after the drain that followed the child's exit.
+    stdout_held: AtomicBool,
 }
 
 impl ProcessShared {
@@ -222,9 +238,116 @@ impl ProcessShared {
         let _ = tokio::time::timeout(Duration::from_millis(100), done.wait_for(|d| *d)).await;
         reason.stderr_tail = Some(self.stderr_tail());
         if reason.exit_status.is_some() {
-            reason.summary = "the server process exited".into();
+            reason.summary = if self.stdout_held.load(Ordering::Relaxed) {
+                "the server process exited (a process it left behind still held its output)".into()
+            } else {
+                "the server process exited".into()
+            };
         }
         reason
+    }
+
+    /// The live processes this server started, directly or not: its tree (when `root` is
+    /// still linked to it) and every process carrying its marker. Not the server itself.
+    fn descendants(&self) -> Vec<ProcessId> {
+        let all = proc::all_processes();
+        let mut found = proc::tree_in(&all, self.pid);
+        for process in orphans::carrying(&all, &self.marker.token, self.start_time) {
+            if !found.contains(&process) {
+                found.push(process);
+            }
+        }
+        found.retain(|p| p.pid != self.pid);
+        found
+    }
+
+    /// Stops and kills every descendant: those of `known` still alive, the current tree and
+    /// every process carrying the marker. Returns what was killed.
+    fn kill_descendants(&self, known: &[ProcessId]) -> Vec<ProcessId> {
+        orphans::freeze_and_kill(|all| {
+            let mut targets: Vec<ProcessId> = known.to_vec();
+            targets.extend(proc::tree_in(all, self.pid));
+            targets.extend(orphans::carrying(all, &self.marker.token, self.start_time));
+            targets.retain(|p| p.pid != self.pid);
+            targets.dedup();
+            targets
+        })
+    }
+}
+
+/// After the child exited, how long its stdout may stay quiet before it counts as closed.
+const EXIT_DRAIN_QUIET: Duration = Duration::from_millis(250);
+/// After the child exited, the longest its stdout is read while output keeps coming.
+const EXIT_DRAIN_MAX: Duration = Duration::from_secs(2);
+
+/// The child's stdout, ending once the child has exited and a short drain has passed, even
+/// if a descendant still holds the pipe: the server is what we talk to, and it is gone.
+struct StdoutUntilExit<R> {
+    inner: R,
+    shared: Arc<ProcessShared>,
+    exited: Pin<Box<dyn Future<Output = ()> + Send>>,
+    drain: Option<Drain>,
+}
+
+struct Drain {
+    quiet: Pin<Box<tokio::time::Sleep>>,
+    max: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<R> StdoutUntilExit<R> {
+    fn new(inner: R, shared: Arc<ProcessShared>) -> Self {
+        let mut exit = shared.exit.clone();
+        let exited = Box::pin(async move {
+            // A dropped sender means the process is being torn down: treat it as exited.
+            let _ = exit.wait_for(Option::is_some).await;
+        });
+        StdoutUntilExit {
+            inner,
+            shared,
+            exited,
+            drain: None,
+        }
+    }
+
+    fn end(&self) -> Poll<io::Result<()>> {
+        self.shared.stdout_held.store(true, Ordering::Relaxed);
+        tracing::debug!(
+            server = %self.shared.server,
+            "the server exited but its output is still open (a descendant holds it); closing"
+        );
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for StdoutUntilExit<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.drain.is_none() && this.exited.as_mut().poll(cx).is_ready() {
+            this.drain = Some(Drain {
+                quiet: Box::pin(tokio::time::sleep(EXIT_DRAIN_QUIET)),
+                max: Box::pin(tokio::time::sleep(EXIT_DRAIN_MAX)),
+            });
+        }
+        if let Some(drain) = &mut this.drain
+            && drain.max.as_mut().poll(cx).is_ready()
+        {
+            return this.end();
+        }
+        if let Poll::Ready(outcome) = Pin::new(&mut this.inner).poll_read(cx, buf) {
+            return Poll::Ready(outcome);
+        }
+        let quiet_passed = this
+            .drain
+            .as_mut()
+            .is_some_and(|drain| drain.quiet.as_mut().poll(cx).is_ready());
+        if quiet_passed {
+            return this.end();
+        }
+        Poll::Pending
     }
 }
 
@@ -247,6 +370,7 @@ impl fmt::Debug for ChildProcess {
 /// Starts `spec` as a child process and connects to it.
 pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport, SpawnError> {
     let server = options.connection.peer_name.clone();
+    let marker = Marker::new();
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -264,16 +388,20 @@ pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport
     for (name, value) in &spec.env {
         command.env(name, value);
     }
+    // After the configured entries: the marker is ours, not the configuration's.
+    command.env(orphans::OWNER_VAR, &marker.chain);
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
     crate::die_with_parent(&mut command);
-    let mut child = command.spawn().map_err(|source| SpawnError {
-        detail: spawn_detail(spec, &source),
-        server: server.clone(),
-        source,
-    })?;
+    let mut child = orphans::register_spawn(&marker.token, || command.spawn(), |c| c.id())
+        .map_err(|source| SpawnError {
+            detail: spawn_detail(spec, &source),
+            server: server.clone(),
+            source,
+        })?;
     let pid = child.id().unwrap_or(0);
+    let start_time = proc::read_stat(pid).map_or(0, |s| s.start_time);
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -288,6 +416,8 @@ pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport
     let shared = Arc::new(ProcessShared {
         server: server.clone(),
         pid,
+        start_time,
+        marker,
         exit: exit_rx,
         stderr: Mutex::new(StderrTail {
             bytes: VecDeque::new(),
@@ -295,18 +425,21 @@ pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport
             total: 0,
         }),
         stderr_done: stderr_done_rx,
+        stdout_held: AtomicBool::new(false),
     });
     let waiter = tokio::spawn(async move {
         let status = match child.wait().await {
             Ok(status) => status.to_string(),
             Err(e) => format!("exit status unknown: {e}"),
         };
+        orphans::forget_spawned(pid);
         exit_tx.send_replace(Some(status));
     });
     let stderr_task = tokio::spawn(drain_stderr(shared.clone(), stderr, stderr_done_tx));
     let probe_shared = shared.clone();
     let probe: CloseProbe =
         Box::new(move |reason| Box::pin(async move { probe_shared.close_reason(reason).await }));
+    let stdout = StdoutUntilExit::new(stdout, shared.clone());
     let (connection, inbound) = Connection::start(stdout, stdin, options.connection, Some(probe));
     tracing::debug!(server = %server, pid, program = %spec.program, "server started");
     Ok(StdioTransport {
@@ -399,12 +532,21 @@ impl ChildProcess {
         self.shared.wait_exit(deadline).await
     }
 
+    /// The live processes this server started, directly or not, without the server: its
+    /// process tree, and every process carrying its marker (which finds daemonised
+    /// descendants wherever they were re-parented, unless they cleared their environment;
+    /// see [`crate::orphans`]).
+    pub fn descendants(&self) -> Vec<ProcessId> {
+        self.shared.descendants()
+    }
+
     /// Stops the server: close stdin, wait, SIGTERM the group, wait, SIGKILL the group,
-    /// then kill whatever is left of its process tree. Bounded by the grace periods plus
-    /// one second.
+    /// then kill whatever is left of its descendants (see [`ChildProcess::descendants`])
+    /// and reap those this process adopted. Bounded by the grace periods plus about two
+    /// seconds.
     pub async fn shutdown(&self, connection: &Connection, grace: ShutdownGrace) -> ShutdownReport {
         let started = Instant::now();
-        let tree = crate::proc::descendants(self.shared.pid);
+        let tree = self.shared.descendants();
         let mut step = ShutdownStep::AlreadyExited;
         if self.exit_status().is_none() {
             step = ShutdownStep::StdinClosed;
@@ -419,21 +561,28 @@ impl ChildProcess {
                 }
             }
         }
-        // Whatever is left in the group, or elsewhere in the tree, outlived the server.
+        // Whatever is left in the group, in the tree or carrying the marker outlived the
+        // server.
         self.signal_group(Signal::SIGKILL);
-        let descendants_killed = crate::proc::kill_survivors(&tree);
+        let killed = self.shared.kill_descendants(&tree);
+        orphans::reap(&killed, Duration::from_millis(500)).await;
         let report = ShutdownReport {
             step,
             exit_status: self.exit_status(),
             elapsed: started.elapsed(),
-            descendants_killed,
+            descendants_killed: killed.len(),
         };
         tracing::debug!(server = %self.shared.server, ?report, "server stopped");
         report
     }
 
-    /// Kills the process group at once (used when a server must go now).
+    /// Kills the process group and every descendant at once (used when a server must go
+    /// now). Adopted descendants are reaped by the sweeper of an
+    /// [`OrphanGuard`](crate::orphans::OrphanGuard), or by the next shutdown.
     pub fn kill(&self) {
+        // Stopped first, the group forks no more and the tree stays linked while it is walked.
+        self.signal_group(Signal::SIGSTOP);
+        self.shared.kill_descendants(&[]);
         self.signal_group(Signal::SIGKILL);
     }
 
@@ -451,7 +600,7 @@ impl ChildProcess {
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
-        self.signal_group(Signal::SIGKILL);
+        self.kill();
         for task in &self.tasks {
             task.abort();
         }

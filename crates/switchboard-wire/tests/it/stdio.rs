@@ -2,7 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions, spawn};
+use switchboard_wire::proc::ProcessId;
+use switchboard_wire::stdio::{
+    ChildProcess, ProcessSpec, ShutdownGrace, ShutdownStep, StdioOptions, spawn,
+};
 use switchboard_wire::{Inbound, MalformedKind};
 
 fn program(program: &str, args: &[&str], env: &[(&str, &str)]) -> ProcessSpec {
@@ -47,10 +50,29 @@ async fn the_child_environment_is_an_allow_list_plus_configured_entries() {
     );
     for name in &names {
         assert!(
-            switchboard_wire::stdio::INHERITED_ENV_VARS.contains(name) || *name == "API_KEY",
+            switchboard_wire::stdio::INHERITED_ENV_VARS.contains(name)
+                || *name == "API_KEY"
+                || *name == switchboard_wire::orphans::OWNER_VAR,
             "{name} leaked into the child environment"
         );
     }
+    // The owner marker: a token of ours (pid, start time, serial), which the configuration
+    // cannot override.
+    let lines = printed_lines(&program(
+        "env",
+        &[],
+        &[(switchboard_wire::orphans::OWNER_VAR, "forged")],
+    ))
+    .await;
+    let marker = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("SWITCHBOARD_OWNER="))
+        .expect("the marker is set");
+    let token = marker.rsplit(':').next().unwrap_or_default();
+    let parts: Vec<&str> = token.split('-').collect();
+    assert_eq!(parts.len(), 3, "{marker}");
+    assert_eq!(parts[0], std::process::id().to_string(), "{marker}");
+    assert!(!marker.contains("forged"), "{marker}");
 }
 
 #[tokio::test]
@@ -102,4 +124,198 @@ async fn dropping_the_process_kills_its_group() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Waits for `future`, failing the test if it takes longer than `deadline` (a hang detector,
+/// not a speed assertion).
+async fn within<T>(
+    what: &str,
+    deadline: Duration,
+    future: impl std::future::Future<Output = T>,
+) -> T {
+    match tokio::time::timeout(deadline, future).await {
+        Ok(value) => value,
+        Err(_) => panic!("timed out after {deadline:?} waiting for {what}"),
+    }
+}
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// The pid a script reported on stderr as `daemon PID`.
+async fn reported_daemon(process: &ChildProcess) -> ProcessId {
+    let pid = within("the script to report its daemon", DEADLINE, async {
+        loop {
+            let tail = process.stderr_tail();
+            let reported = tail
+                .lines()
+                .find_map(|l| l.strip_prefix("daemon ")?.trim().parse::<u32>().ok());
+            if let Some(pid) = reported {
+                return pid;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    switchboard_wire::proc::descendants(pid)
+        .into_iter()
+        .find(|p| p.pid == pid)
+        .unwrap_or_else(|| panic!("daemon {pid} is not running"))
+}
+
+async fn until_dead(process: ProcessId) {
+    within("the daemon to die", DEADLINE, async {
+        while switchboard_wire::proc::is_alive(process) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
+// `setsid` in a background job (not a process-group leader) needs no fork, so `$!` is the
+// daemon: a process in a session of its own, re-parented when the shell exits.
+
+#[tokio::test]
+async fn a_server_that_exited_fails_its_requests_though_a_daemon_holds_its_stdout() {
+    let transport = spawn(
+        &program(
+            "sh",
+            &[
+                "-c",
+                r#"setsid sleep 300 & echo "daemon $!" >&2; read line; exit 3"#,
+            ],
+            &[],
+        ),
+        StdioOptions::new("daemoniser"),
+    )
+    .expect("spawn");
+    let daemon = reported_daemon(&transport.process).await;
+    // The server exits on our request; the daemon keeps its stdout open.
+    let outcome = within(
+        "the request to fail once the server exited",
+        DEADLINE,
+        transport.connection.request("ping", None),
+    )
+    .await;
+    let error = outcome.expect_err("the server exited without answering");
+    let reason = error.close_reason();
+    assert_eq!(
+        reason.exit_status.as_deref(),
+        Some("exit status: 3"),
+        "{reason}"
+    );
+    assert!(reason.summary.contains("still held its output"), "{reason}");
+    assert!(
+        switchboard_wire::proc::is_alive(daemon),
+        "the daemon is still running"
+    );
+    let report = transport
+        .process
+        .shutdown(&transport.connection, ShutdownGrace::default())
+        .await;
+    assert_eq!(report.step, ShutdownStep::AlreadyExited);
+    assert_eq!(report.descendants_killed, 1, "{report:?}");
+    until_dead(daemon).await;
+}
+
+#[tokio::test]
+async fn descendants_find_a_daemon_by_its_marker_and_dropping_kills_it() {
+    let transport = spawn(
+        &program(
+            "sh",
+            &[
+                "-c",
+                r#"(setsid sleep 300 </dev/null >/dev/null 2>&1 & echo "daemon $!" >&2); exec sleep 300"#,
+            ],
+            &[],
+        ),
+        StdioOptions::new("daemoniser"),
+    )
+    .expect("spawn");
+    let daemon = reported_daemon(&transport.process).await;
+    // Once the subshell has exited, the daemon is no longer in the tree nor in the group.
+    within("the daemon to leave the tree", DEADLINE, async {
+        while switchboard_wire::proc::descendants(transport.process.pid()).contains(&daemon) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(transport.process.descendants().contains(&daemon));
+    drop(transport);
+    until_dead(daemon).await;
+}
+
+/// Adoption is process-wide, so every case that holds a guard runs in this one test.
+#[tokio::test]
+async fn adopted_orphans_are_reaped_and_killed_with_the_last_guard() {
+    let guard = switchboard_wire::orphans::adopt_orphans().expect("a subreaper on Linux");
+    assert!(switchboard_wire::orphans::is_adopting());
+    let me = std::process::id();
+    let parent_of = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+            })
+    };
+
+    // A daemon that exits by itself comes to us when its parent exits, and its zombie is
+    // reaped: the pid disappears altogether.
+    let transport = spawn(
+        &program(
+            "sh",
+            &[
+                "-c",
+                r#"(setsid sleep 1 </dev/null >/dev/null 2>&1 & echo "daemon $!" >&2); exec sleep 300"#,
+            ],
+            &[],
+        ),
+        StdioOptions::new("short-daemon"),
+    )
+    .expect("spawn");
+    let daemon = reported_daemon(&transport.process).await;
+    within("the daemon's adoption", DEADLINE, async {
+        while parent_of(daemon.pid).is_some_and(|parent| parent != me) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    within("the adopted zombie to be reaped", DEADLINE, async {
+        while parent_of(daemon.pid).is_some() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+
+    // One that cleared its environment carries no marker: only adoption finds it, and the
+    // last guard kills it.
+    let transport_b = spawn(
+        &program(
+            "sh",
+            &[
+                "-c",
+                r#"(env -i setsid sleep 300 </dev/null >/dev/null 2>&1 & echo "daemon $!" >&2); exec sleep 300"#,
+            ],
+            &[],
+        ),
+        StdioOptions::new("unmarked-daemon"),
+    )
+    .expect("spawn");
+    let unmarked = reported_daemon(&transport_b.process).await;
+    within("the unmarked daemon's adoption", DEADLINE, async {
+        while !switchboard_wire::orphans::unmarked_children().contains(&unmarked) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    drop(transport);
+    drop(transport_b);
+    assert!(
+        switchboard_wire::proc::is_alive(unmarked),
+        "no server's shutdown finds it"
+    );
+    drop(guard);
+    assert!(!switchboard_wire::orphans::is_adopting());
+    until_dead(unmarked).await;
+    assert_eq!(parent_of(unmarked.pid), None, "killed and reaped");
 }
