@@ -374,7 +374,8 @@ pub static CHECKS: &[CheckDef] = &[
         seed_step: Some(7),
         verifies: "Closed as the specification says (stdin closed), the server exits within the \
                    grace period and leaves no process it started running, including ones that \
-                   left its process group.",
+                   left its process group or daemonised (found by the marker in their \
+                   environment, or as orphans the checker adopted).",
         fix: "Exit when stdin reaches EOF, and stop every child process you started before \
               exiting.",
     },

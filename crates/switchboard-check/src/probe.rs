@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_session::{Session, SessionConfig, SessionError, Transport};
+use switchboard_wire::Connection;
 use switchboard_wire::http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions,
 };
-use switchboard_wire::{Connection, proc};
 
 use crate::catalog;
 use crate::options::Options;
@@ -215,10 +215,9 @@ impl Probe {
     }
 }
 
-/// Kills a server's process group now, then every descendant that left the group.
+/// Kills a server's process group and every descendant now (those that left the group or
+/// daemonised included), and waits (bounded) for its exit status.
 pub(crate) async fn kill_tree(process: &ChildProcess) {
-    let tree = proc::descendants(process.pid());
     process.kill();
     let _ = process.wait_exit(Duration::from_secs(1)).await;
-    proc::kill_survivors(&tree);
 }

@@ -92,7 +92,19 @@ impl Collector<'_> {
 
 /// Runs every check against one server and returns its report. Never fails: a server that
 /// cannot be started, never answers or answers garbage yields a report saying so.
+///
+/// While it runs, this process adopts orphans
+/// ([`switchboard_wire::orphans::adopt_orphans`]): the servers' daemonised descendants are
+/// re-parented to it, counted by `shutdown`, and killed when the last guard goes. Where
+/// adoption is refused, `shutdown` says it cannot prove that nothing was left behind.
 pub async fn run(spec: &ServerSpec, options: &Options) -> Report {
+    let _adoption = match switchboard_wire::orphans::adopt_orphans() {
+        Ok(guard) => Some(guard),
+        Err(error) => {
+            tracing::debug!(%error, "the checker does not adopt orphans");
+            None
+        }
+    };
     let started = Instant::now();
     let transport = spec.transport_kind();
     let mut collector = Collector {

@@ -2,13 +2,16 @@
 //! Reconnect drops the transport with a request outstanding (stdio: SIGKILL the server;
 //! HTTP: close the client's connection, which ends a legacy session with `DELETE`) and
 //! connects afresh; shutdown (stdio only) closes stdin and watches the process and
-//! everything it started.
+//! everything it started: its tree, every process carrying its marker (daemons included),
+//! and, while the checker adopts orphans, processes re-parented to the checker without a
+//! marker. When it cannot see everything it says so instead of passing.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use switchboard_protocol::Era;
 use switchboard_session::CallOptions;
+use switchboard_wire::orphans;
 use switchboard_wire::proc::{self, ProcessId};
 use switchboard_wire::stdio::{ShutdownGrace, ShutdownStep};
 
@@ -91,11 +94,6 @@ pub(crate) async fn reconnect(
             Era::Modern => ("server/discover", json!({}), Duration::ZERO),
         },
     };
-    let tree: Vec<ProcessId> = first
-        .process
-        .as_ref()
-        .map(|p| proc::descendants(p.pid()))
-        .unwrap_or_default();
     let call_options = CallOptions {
         timeout: Some(options.request_timeout.max(options.long_call_duration * 2)),
         ..CallOptions::default()
@@ -171,7 +169,6 @@ pub(crate) async fn reconnect(
     }
     if let Some(process) = &first.process {
         let _ = process.wait_exit(Duration::from_secs(1)).await;
-        proc::kill_survivors(&tree);
         kill_tree(process).await;
     }
 
@@ -234,6 +231,8 @@ pub(crate) async fn shutdown(
     recorders: &mut Vec<std::sync::Arc<Recorder>>,
 ) -> CheckResult {
     let grace = options.shutdown_grace;
+    // Orphans re-parented to us without a marker are told apart from earlier ones by this.
+    let unmarked_before: Vec<ProcessId> = orphans::unmarked_children();
     let probe = match Probe::start(spec, options).await {
         Ok(probe) => probe,
         Err(failure) => {
@@ -269,10 +268,7 @@ pub(crate) async fn shutdown(
         .await;
     }
     let root = process.pid();
-    let tree: Vec<ProcessId> = proc::descendants(root)
-        .into_iter()
-        .filter(|p| p.pid != root)
-        .collect();
+    let tree: Vec<ProcessId> = process.descendants();
     let mut evidence = Evidence::default();
     evidence.notes.push(format!(
         "the server (pid {root}) had {} descendant process(es) before shutdown",
@@ -309,25 +305,35 @@ pub(crate) async fn shutdown(
             ms(grace)
         ))),
     }
-    // Descendants get a short moment to follow their parent.
+    // Descendants get a short moment to follow their parent. Those found now include ones
+    // started during shutdown and daemons that left the tree (found by their marker).
     let deadline = Instant::now() + grace.min(Duration::from_millis(500));
-    let mut survivors: Vec<ProcessId> = tree
-        .iter()
-        .copied()
-        .filter(|p| proc::is_alive(*p))
-        .collect();
+    let survivors_now = || {
+        let mut survivors: Vec<ProcessId> = tree
+            .iter()
+            .copied()
+            .filter(|p| proc::is_alive(*p))
+            .collect();
+        for process in process.descendants() {
+            if !survivors.contains(&process) {
+                survivors.push(process);
+            }
+        }
+        survivors
+    };
+    let mut survivors = survivors_now();
     while !survivors.is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        survivors.retain(|p| proc::is_alive(*p));
+        survivors = survivors_now();
     }
     if !survivors.is_empty() {
-        let pids: Vec<String> = survivors.iter().map(|p| p.pid.to_string()).collect();
         findings.push(Finding::error(format!(
             "{} process(es) the server started were still running after it exited (pids {}); the checker killed them",
             survivors.len(),
-            pids.join(", ")
+            pid_list(&survivors)
         )));
     }
+    findings.extend(unseen_leftovers(&unmarked_before));
     // Whatever is left goes now.
     let descendants_killed = probe
         .close(grace)
@@ -365,6 +371,38 @@ pub(crate) async fn shutdown(
         ),
         evidence,
     )
+}
+
+/// What the marker cannot show: processes that cleared their environment. While the checker
+/// adopts orphans, those re-parented to it since `before` are reported (a warning: nothing
+/// ties them to this instance but the timing, and only instances of this server ran); when
+/// it does not adopt, it says it cannot know.
+fn unseen_leftovers(before: &[ProcessId]) -> Option<Finding> {
+    if !orphans::is_adopting() {
+        return Some(Finding::warning(
+            "processes that left the server's session and cleared their environment cannot be \
+             seen: the checker could not adopt orphans (Linux's child subreaper), so the absence \
+             of leftovers is not proven",
+        ));
+    }
+    let adopted: Vec<ProcessId> = orphans::unmarked_children()
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    (!adopted.is_empty()).then(|| {
+        Finding::warning(format!(
+            "{} process(es) without the checker's marker (they cleared their environment) were \
+             re-parented to the checker while this server ran and are still running (pids {}); \
+             they are killed when the check ends",
+            adopted.len(),
+            pid_list(&adopted)
+        ))
+    })
+}
+
+fn pid_list(processes: &[ProcessId]) -> String {
+    let pids: Vec<String> = processes.iter().map(|p| p.pid.to_string()).collect();
+    pids.join(", ")
 }
 
 /// Why `shutdown` does not run over HTTP.

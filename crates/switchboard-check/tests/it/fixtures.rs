@@ -115,6 +115,7 @@ const BROKEN: &[(&str, &[&str])] = &[
     ("unstable-tools", &["reconnect"]),
     ("stubborn", &["shutdown"]),
     ("forks-grandchild", &["shutdown"]),
+    ("daemon-stays", &["shutdown"]),
 ];
 
 async fn assert_fails_exactly(mode: &str) -> Report {
@@ -164,6 +165,7 @@ broken! {
     broken_crash_mid_call => "crash-mid-call",
     broken_unstable_tools => "unstable-tools",
     broken_stubborn => "stubborn",
+    broken_daemon_stays => "daemon-stays",
 }
 
 #[tokio::test]
