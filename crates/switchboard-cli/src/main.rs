@@ -168,6 +168,7 @@ fn init_logging() {
 }
 
 async fn run(command: Command) -> Result<u8, Failure> {
+    let _orphans = adopt_orphans(&command);
     match command {
         Command::Tools {
             config,
@@ -233,6 +234,26 @@ async fn run(command: Command) -> Result<u8, Failure> {
         }
         Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
         Command::ExampleServer { .. } => Ok(0),
+    }
+}
+
+/// Commands that start servers adopt their orphans while they run: daemonised descendants
+/// are reaped, and killed at the end (see `switchboard_wire::orphans`). `login` starts no
+/// server, only a browser, which is not ours to kill.
+fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanGuard> {
+    let starts_servers = matches!(
+        command,
+        Command::Tools { .. } | Command::Call { .. } | Command::Check(_) | Command::Serve(_)
+    );
+    if !starts_servers {
+        return None;
+    }
+    match switchboard_wire::orphans::adopt_orphans() {
+        Ok(guard) => Some(guard),
+        Err(error) => {
+            tracing::debug!(%error, "orphans of servers are not adopted");
+            None
+        }
     }
 }
 

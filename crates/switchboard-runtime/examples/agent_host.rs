@@ -98,6 +98,9 @@ fn write_config(path: &std::path::Path, fixture: &str, second_era: &str) -> std:
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
+    // The host owns its servers' descendants, daemons included: orphans are re-parented to
+    // it and reaped, and killed when the guard goes.
+    let _orphans = switchboard_runtime::adopt_orphans()?;
     let fixture = switchboard_testkit::locate::fixture_bin()
         .display()
         .to_string();

@@ -27,4 +27,8 @@ pub use server::{
     AuthorizerFor, Authorizers, Capabilities, RestartPolicy, ServerPolicy, ServerState,
 };
 pub use snapshot::{BridgedTool, FromServer, Snapshot};
+/// A host owns its servers' descendants, including those that daemonise, by holding the
+/// guard of [`adopt_orphans`] in its `main` (see [`switchboard_wire::orphans`]). Without
+/// it, stopping a server still kills every descendant that kept its marker.
+pub use switchboard_wire::orphans::{AdoptError, OrphanGuard, adopt_orphans};
 pub use tool::{Tool, ToolContext, ToolFuture};

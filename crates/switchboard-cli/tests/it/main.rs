@@ -3,6 +3,7 @@
 
 mod check;
 mod conformance;
+mod descendants;
 mod discovery;
 mod faults;
 mod hostile_text;

@@ -473,3 +473,62 @@ async fn project_servers_start_only_once_trusted() {
     no_processes_with(&mark).await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn daemonised_descendants_end_with_disable_and_dispose() {
+    let mark = marker("daemons");
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("quiet", &mark, &["--mode", "daemon-stays"]),
+        fixture_entry("holder", &mark, &["--mode", "daemon-holds-stdout"]),
+    ]));
+    // Each server and its daemon (a `sleeper` re-parented away from it) carry the mark.
+    let both_daemonised = || async {
+        within("the servers and their daemons", TEST_DEADLINE, async {
+            while processes_with(&mark).len() < 4 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+    };
+    enabled(&runtime).await;
+    both_daemonised().await;
+    within("disable", TEST_DEADLINE, runtime.disable())
+        .await
+        .expect("disable");
+    no_processes_with(&mark).await;
+
+    enabled(&runtime).await;
+    both_daemonised().await;
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn a_call_fails_at_once_when_its_server_exits_though_a_daemon_holds_stdout() {
+    let mark = marker("holder");
+    let mut options = options(vec![fixture_entry(
+        "holder",
+        &mark,
+        &["--mode", "daemon-holds-stdout"],
+    )]);
+    // Longer than the bound below: only a connection that closes ends the call in time.
+    options.policy.request_timeout = Duration::from_secs(120);
+    let runtime = Runtime::new(options);
+    enabled(&runtime).await;
+    let echo = runtime
+        .snapshot()
+        .tool("holder__echo")
+        .expect("tool")
+        .clone();
+    // The fixture exits (status 3) on the call; its daemon keeps stdout open.
+    let outcome = within(
+        "the call to fail",
+        TEST_DEADLINE,
+        echo.call(json!({"text": "hi"}), ToolContext::default()),
+    )
+    .await;
+    let text = format!("{outcome:?}");
+    assert!(text.contains("exit status: 3"), "{text}");
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
