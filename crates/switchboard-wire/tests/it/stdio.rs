@@ -319,3 +319,74 @@ async fn adopted_orphans_are_reaped_and_killed_with_the_last_guard() {
     until_dead(unmarked).await;
     assert_eq!(parent_of(unmarked.pid), None, "killed and reaped");
 }
+
+/// Live processes whose environment carries `token` in its owner chain.
+fn carrying(token: &str) -> Vec<u32> {
+    let entries = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    entries
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| Some(s.rsplit_once(')')?.1.split_whitespace().next()? != "Z"))
+                .unwrap_or(false);
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            alive
+                && environ.split(|b| *b == 0).any(|entry| {
+                    entry
+                        .strip_prefix(b"SWITCHBOARD_OWNER=")
+                        .is_some_and(|chain| {
+                            chain.split(|b| *b == b':').any(|t| t == token.as_bytes())
+                        })
+                })
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_daemon_that_keeps_forking_is_stopped_then_killed_with_all_it_made() {
+    // A daemon in its own session that starts 100 more processes as fast as it can.
+    let transport = spawn(
+        &program(
+            "sh",
+            &[
+                "-c",
+                r#"(setsid sh -c 'i=0; while [ $i -lt 100 ]; do sleep 300 & i=$((i+1)); done; wait' </dev/null >/dev/null 2>&1 & echo "daemon $!" >&2); exec sleep 300"#,
+            ],
+            &[],
+        ),
+        StdioOptions::new("forker"),
+    )
+    .expect("spawn");
+    let pid = transport.process.pid();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).expect("environ");
+    let token = environ
+        .split(|b| *b == 0)
+        .find_map(|e| e.strip_prefix(b"SWITCHBOARD_OWNER="))
+        .map(|chain| {
+            String::from_utf8_lossy(chain)
+                .rsplit(':')
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .expect("marker");
+    reported_daemon(&transport.process).await;
+    // Shut down while it may still be forking.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let report = transport
+        .process
+        .shutdown(&transport.connection, ShutdownGrace::default())
+        .await;
+    assert!(report.descendants_killed >= 1, "{report:?}");
+    within(
+        "every process carrying the marker to die",
+        DEADLINE,
+        async {
+            while !carrying(&token).is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        },
+    )
+    .await;
+}
