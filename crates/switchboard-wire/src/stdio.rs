@@ -251,7 +251,7 @@ impl ProcessShared {
     /// still linked to it) and every process carrying its marker. Not the server itself.
     fn descendants(&self) -> Vec<ProcessId> {
         let all = proc::all_processes();
-        let mut found = proc::tree_in(&all, self.pid);
+        let mut found = self.tree(&all);
         for process in orphans::carrying(&all, &self.marker.token, self.start_time) {
             if !found.contains(&process) {
                 found.push(process);
@@ -261,12 +261,31 @@ impl ProcessShared {
         found
     }
 
+    /// The server's process tree, while the pid is still the server's: once it exited and
+    /// was reaped, the pid may belong to an unrelated process, whose tree is not ours.
+    fn tree(&self, all: &[proc::StatLine]) -> Vec<ProcessId> {
+        let ours = all
+            .iter()
+            .any(|p| p.pid == self.pid && p.start_time == self.start_time && self.start_time != 0);
+        if ours {
+            proc::tree_in(all, self.pid)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// True when the pid is the server's or free; false when an unrelated process has
+    /// taken it (then its process group is not the server's either).
+    fn pid_is_ours_or_free(&self) -> bool {
+        proc::read_stat(self.pid).is_none_or(|p| p.start_time == self.start_time)
+    }
+
     /// Stops and kills every descendant: those of `known` still alive, the current tree and
     /// every process carrying the marker. Returns what was killed.
     fn kill_descendants(&self, known: &[ProcessId]) -> Vec<ProcessId> {
         orphans::freeze_and_kill(|all| {
             let mut targets: Vec<ProcessId> = known.to_vec();
-            targets.extend(proc::tree_in(all, self.pid));
+            targets.extend(self.tree(all));
             targets.extend(orphans::carrying(all, &self.marker.token, self.start_time));
             targets.retain(|p| p.pid != self.pid);
             targets.dedup();
@@ -593,6 +612,9 @@ impl ChildProcess {
         let Ok(pid) = i32::try_from(self.shared.pid) else {
             return;
         };
+        if !self.shared.pid_is_ours_or_free() {
+            return;
+        }
         // ESRCH (no such group) is the normal case once everything has exited.
         let _ = killpg(Pid::from_raw(pid), signal);
     }
