@@ -4331,6 +4331,134 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Fixed { defect: 5 },
     },
+    Case {
+        name: "d3-check-sees-daemonised-grandchild",
+        area: Area::Checker,
+        hostile: "the daemonising wrapper under `switchboard check`",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "(setsid sleep 300 </dev/null >/dev/null 2>&1 &); exec {fixture}",
+            ],
+        }],
+        settings: QUICK,
+        command: Cmd::Check { flags: &[] },
+        outcome: Outcome {
+            exit: Exit::ToolErrorOrFindings,
+            says: r#"`shutdown` fails (never a false "no process left behind"); the grandchild is killed"#,
+            checks: &[],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 1
+                --- stdout
+                s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
+                  FAIL  shutdown                     N process(es) the server started were still running after it exited (pids N); the checker killed them
+                  s: 18 passed, 1 failed, 0 warnings, 3 skipped in <n> s
+                --- stderr: empty
+            "#]]),
+        },
+        status: Status::Fixed { defect: 3 },
+    },
+    Case {
+        name: "d3-daemonised-grandchild",
+        area: Area::StdioProcess,
+        hostile: "the server's wrapper daemonises a grandchild (`setsid`, its parent exits, it is re-parented) before exec'ing the server",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "(setsid sleep 300 </dev/null >/dev/null 2>&1 &); exec {fixture}",
+            ],
+        }],
+        settings: QUICK,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the call prints `hi`; the daemonised grandchild is killed too",
+            checks: &[],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                hi
+                --- stderr: empty
+            "#]]),
+        },
+        status: Status::Fixed { defect: 3 },
+    },
+    Case {
+        name: "d3-daemonised-grandchild-holds-stdout",
+        area: Area::StdioProcess,
+        hostile: "the daemonised grandchild keeps the server's stdout and stderr open; the server exits 3 during the call",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "(setsid sleep 300 &); exec {fixture} --mode crash-mid-call",
+            ],
+        }],
+        settings: PATIENT,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "fails at once (after a short drain) with the exit status, not at the request deadline; the grandchild is killed",
+            checks: &[],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s`: the server process exited (a process it left behind still held its output) (exit status: 3)
+                --- last stderr output ---
+                fixture: crashing on purpose
+            "#]]),
+        },
+        status: Status::Fixed { defect: 3 },
+    },
+    Case {
+        name: "d3-gateway-daemonised-grandchild",
+        area: Area::Gateway,
+        hostile: "the daemonising wrapper behind the gateway",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "(setsid sleep 300 </dev/null >/dev/null 2>&1 &); exec {fixture}",
+            ],
+        }],
+        settings: QUICK,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            ]),
+            close: Close::AfterAnswers,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the grandchild is killed when the gateway exits",
+            checks: &[Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"s__change_tools… (1553 bytes)
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (6 tools)
+            "###]]),
+        },
+        status: Status::Fixed { defect: 3 },
+    },
 ];
 
 /// Open cases: asserted to fail today (or, when awaiting, not run).
@@ -4391,107 +4519,6 @@ pub(crate) static PENDING: &[Case] = &[
             transcript: None,
         },
         status: Status::BeingFixed { defect: 1 },
-    },
-    Case {
-        name: "d3-daemonised-grandchild",
-        area: Area::StdioProcess,
-        hostile: "the server's wrapper daemonises a grandchild (`setsid`, its parent exits, it is re-parented) before exec'ing the server",
-        servers: &[Server::Command {
-            program: "sh",
-            args: &[
-                "-c",
-                "(setsid sleep 300 </dev/null >/dev/null 2>&1 &); exec {fixture}",
-            ],
-        }],
-        settings: QUICK,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the call prints `hi`; the daemonised grandchild is killed too",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 3 },
-    },
-    Case {
-        name: "d3-daemonised-grandchild-holds-stdout",
-        area: Area::StdioProcess,
-        hostile: "the daemonised grandchild keeps the server's stdout and stderr open; the server exits 3 during the call",
-        servers: &[Server::Command {
-            program: "sh",
-            args: &[
-                "-c",
-                "(setsid sleep 300 &); exec {fixture} --mode crash-mid-call",
-            ],
-        }],
-        settings: PATIENT,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "fails at once (after a short drain) with the exit status, not at the request deadline; the grandchild is killed",
-            checks: &[],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 3 },
-    },
-    Case {
-        name: "d3-check-sees-daemonised-grandchild",
-        area: Area::Checker,
-        hostile: "the daemonising wrapper under `switchboard check`",
-        servers: &[Server::Command {
-            program: "sh",
-            args: &[
-                "-c",
-                "(setsid sleep 300 </dev/null >/dev/null 2>&1 &); exec {fixture}",
-            ],
-        }],
-        settings: QUICK,
-        command: Cmd::Check { flags: &[] },
-        outcome: Outcome {
-            exit: Exit::ToolErrorOrFindings,
-            says: r#"`shutdown` fails (never a false "no process left behind"); the grandchild is killed"#,
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 3 },
-    },
-    Case {
-        name: "d3-gateway-daemonised-grandchild",
-        area: Area::Gateway,
-        hostile: "the daemonising wrapper behind the gateway",
-        servers: &[Server::Command {
-            program: "sh",
-            args: &[
-                "-c",
-                "(setsid sleep 300 </dev/null >/dev/null 2>&1 &); exec {fixture}",
-            ],
-        }],
-        settings: QUICK,
-        command: Cmd::Serve {
-            script: ServeScript::Lines(&[
-                INITIALIZE,
-                INITIALIZED,
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            ]),
-            close: Close::AfterAnswers,
-        },
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the grandchild is killed when the gateway exits",
-            checks: &[Check::GatewayAnswersEveryRequest],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 3 },
     },
     Case {
         name: "d4-gateway-response-streams-left-open",
