@@ -2,7 +2,11 @@
 //!
 //! Cargo only provides `CARGO_BIN_EXE_<name>` to the tests of the crate that owns the
 //! binary, so other crates call [`fixture_bin`], which builds it once per process with
-//! `cargo build -p switchboard-testkit --bin switchboard-fixture` and returns its path.
+//! `cargo build --workspace --bin switchboard-fixture` and returns its path. The build
+//! selects the whole workspace so that dependencies get the same features as in
+//! `cargo build --workspace --bins` (what `scripts/test.sh` runs first): the fixture is then
+//! already fresh, instead of rebuilt with a narrower feature set (which would also rebuild
+//! the TLS stack and replace the binary other tests are running).
 //! Panicking is the intended way to fail here: this is test support.
 
 use std::io::Read;
@@ -32,8 +36,8 @@ pub fn workspace_root() -> PathBuf {
 
 /// The path of the `switchboard-fixture` binary, built on first use (once per process).
 ///
-/// Uses `$SWITCHBOARD_FIXTURE_BIN` if set. Otherwise runs `$CARGO build -p
-/// switchboard-testkit --bin switchboard-fixture` (or `cargo` if `CARGO` is unset) in the
+/// Uses `$SWITCHBOARD_FIXTURE_BIN` if set. Otherwise runs `$CARGO build --workspace --bin
+/// switchboard-fixture` (or `cargo` if `CARGO` is unset) in the
 /// workspace root and returns `<target>/debug/switchboard-fixture`, where `<target>` is
 /// `$CARGO_TARGET_DIR` or `<root>/target`.
 ///
@@ -61,18 +65,12 @@ fn build_fixture_bin() -> PathBuf {
     let mut command = Command::new(&cargo);
     command
         .current_dir(&root)
-        .args([
-            "build",
-            "-p",
-            "switchboard-testkit",
-            "--bin",
-            FIXTURE_BIN_NAME,
-        ])
+        .args(["build", "--workspace", "--bin", FIXTURE_BIN_NAME])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let described = format!(
-        "`{} build -p switchboard-testkit --bin {FIXTURE_BIN_NAME}` in {}",
+        "`{} build --workspace --bin {FIXTURE_BIN_NAME}` in {}",
         Path::new(&cargo).display(),
         root.display()
     );
