@@ -1002,7 +1002,7 @@ async fn read_answer(
         // A legacy server may close a response stream early after giving it an event id
         // (2025-11-25 polling): wait `retry`, then resume with GET and Last-Event-ID.
         let mut resumes = 0;
-        while matches!(end, StreamEnd::Ended)
+        while matches!(end, StreamEnd::Ended { .. })
             && cursor.last_event_id.is_some()
             && resumes < STREAM_RESUMES
         {
@@ -1015,16 +1015,21 @@ async fn read_answer(
         }
         match end {
             StreamEnd::Answered => {}
-            StreamEnd::Ended | StreamEnd::Broken(_) if may_reissue => {
+            StreamEnd::Ended { .. } | StreamEnd::Broken(_) if may_reissue => {
                 tracing::debug!(peer = %driver.peer, %id, "response stream lost; re-issuing");
                 return Answer::Lost;
             }
-            StreamEnd::Ended => {
+            StreamEnd::Ended { malformed_events } => {
+                let carried = match malformed_events {
+                    0 => String::new(),
+                    1 => "; it carried one event that is not JSON".to_owned(),
+                    n => format!("; it carried {n} events that are not JSON"),
+                };
                 driver
                     .deliver_error(
                         id,
                         format!(
-                            "the server's event stream ended before it answered (HTTP {status})"
+                            "the server's event stream ended before it answered (HTTP {status}){carried}"
                         ),
                         json!({"httpStatus": status.as_u16()}),
                     )
@@ -1240,20 +1245,88 @@ async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), String> {
 /// Delivers one event of a 2024-11-05 stream (its `message` events carry JSON-RPC).
 async fn deliver_stream_item(driver: &Driver, item: SseItem) {
     match item {
-        SseItem::Event(event) if event.data.is_empty() || event.event == "endpoint" => {}
-        SseItem::Event(event) => match serde_json::from_str::<Value>(&event.data) {
-            Ok(value) => driver.deliver_value(&value).await,
-            Err(_) => {
-                driver
-                    .deliver(event.data.replace('\n', " ").as_bytes())
-                    .await
-            }
-        },
-        SseItem::Oversized { len } => {
-            let marker = format!("<server-sent event of {len} bytes dropped: over the size limit>");
-            driver.deliver(marker.as_bytes()).await;
+        SseItem::Event(event) if event.event == "endpoint" => {}
+        item => {
+            deliver_event(driver, item, None).await;
         }
     }
+}
+
+/// What delivering one event of a stream did.
+#[derive(Debug, PartialEq, Eq)]
+enum EventDelivered {
+    /// It carried the response to the request the stream answers, or stood in for it.
+    Answer,
+    /// Data that is not a JSON message (or an event over the cap off a response stream),
+    /// handed over to be reported as a malformed frame.
+    Malformed,
+    /// Anything else: a message for the connection, an empty event.
+    Other,
+}
+
+/// Delivers the JSON-RPC message of one event. `answering` is the request whose response
+/// stream this is: an event over the cap there fails that request at once (its answer may be
+/// the event, and it can never be read), elsewhere it is reported as a malformed frame.
+async fn deliver_event(
+    driver: &Driver,
+    item: SseItem,
+    answering: Option<&RequestId>,
+) -> EventDelivered {
+    let event = match item {
+        SseItem::Event(event) => event,
+        SseItem::Oversized { limit } => {
+            let problem = format!(
+                "the server sent an event over the {limit}-byte size limit on {}",
+                if answering.is_some() {
+                    "this request's response stream"
+                } else {
+                    "its event stream"
+                }
+            );
+            if let Some(id) = answering {
+                driver
+                    .deliver_error(id, problem, json!({"limitBytes": limit}))
+                    .await;
+                return EventDelivered::Answer;
+            }
+            driver
+                .deliver(format!("<{problem}: dropped>").as_bytes())
+                .await;
+            return EventDelivered::Malformed;
+        }
+    };
+    if event.data.is_empty() {
+        return EventDelivered::Other;
+    }
+    match serde_json::from_str::<Value>(&event.data) {
+        Ok(value) => {
+            let is_answer = answering.is_some_and(|id| {
+                value.get("method").is_none()
+                    && value.get("id").and_then(RequestId::from_json).as_ref() == Some(id)
+            });
+            driver.deliver_value(&value).await;
+            if is_answer {
+                EventDelivered::Answer
+            } else {
+                EventDelivered::Other
+            }
+        }
+        // Not JSON: hand it over to be reported as a malformed frame.
+        Err(_) => {
+            driver.deliver(&as_one_malformed_line(&event.data)).await;
+            EventDelivered::Malformed
+        }
+    }
+}
+
+/// Event data that is not JSON, as one line for the connection's reader. Its line breaks
+/// become U+0001, which JSON allows nowhere: replacing them with spaces (or anything JSON
+/// accepts) could turn broken data into a different valid message, e.g. a break inside a
+/// string `"co` / `ntent"` into the key `"co ntent"`.
+fn as_one_malformed_line(data: &str) -> Vec<u8> {
+    data.bytes()
+        .map(|byte| if byte == b'\n' { 0x01 } else { byte })
+        .collect()
 }
 
 /// How an SSE response ended.
@@ -1261,7 +1334,10 @@ enum StreamEnd {
     /// The response for the request came.
     Answered,
     /// The server closed the stream cleanly without answering.
-    Ended,
+    Ended {
+        /// Events on it that were not JSON messages (one of them may have been the answer).
+        malformed_events: usize,
+    },
     /// The connection broke.
     Broken(String),
 }
@@ -1308,12 +1384,11 @@ async fn read_event_stream(
 ) -> StreamEnd {
     let mut parser = SseParser::new(driver.max_body_bytes);
     let mut answered = false;
+    let mut malformed_events = 0;
     loop {
         let chunk = match response.chunk().await {
             Ok(Some(chunk)) => chunk,
-            Ok(None) if answered => return StreamEnd::Answered,
-            Ok(None) => return StreamEnd::Ended,
-            Err(_) if answered => return StreamEnd::Answered,
+            Ok(None) => return StreamEnd::Ended { malformed_events },
             Err(error) => return StreamEnd::Broken(error_chain(&error)),
         };
         for item in parser.push(&chunk) {
@@ -1325,39 +1400,23 @@ async fn read_event_stream(
                     cursor.retry = Duration::from_millis(ms.min(60_000));
                 }
             }
-            match item {
-                SseItem::Event(event) if event.data.is_empty() => {}
-                SseItem::Event(event) => match serde_json::from_str::<Value>(&event.data) {
-                    Ok(value) => {
-                        if let Some(id) = id {
-                            let is_answer = value.get("method").is_none()
-                                && value.get("id").and_then(RequestId::from_json).as_ref()
-                                    == Some(id);
-                            answered |= is_answer;
-                        }
-                        driver.deliver_value(&value).await;
-                    }
-                    // Not JSON: hand it over as it is, so it is reported as malformed.
-                    Err(_) => {
-                        driver
-                            .deliver(event.data.replace('\n', " ").as_bytes())
-                            .await
-                    }
-                },
-                SseItem::Oversized { len } => {
-                    driver
-                        .deliver(
-                            format!(
-                                "<server-sent event of {len} bytes dropped: over the size limit>"
-                            )
-                            .as_bytes(),
-                        )
-                        .await
-                }
+            match deliver_event(driver, item, id).await {
+                EventDelivered::Answer => answered = true,
+                EventDelivered::Malformed => malformed_events += 1,
+                EventDelivered::Other => {}
             }
+        }
+        // The stream has done its work once its request is answered: a server that keeps it
+        // open would otherwise cost a task and a descriptor per call. (Messages after the
+        // response in the same chunk were delivered above.)
+        if answered {
+            return StreamEnd::Answered;
         }
     }
 }
+
+/// How long an event stream that answers a notification or response POST is read.
+const UNASKED_STREAM_DEADLINE: Duration = Duration::from_secs(10);
 
 /// POSTs a notification or response; answers are expected to be 202 with no body.
 async fn post_raw(driver: Arc<Driver>, body: Vec<u8>) {
@@ -1371,8 +1430,16 @@ async fn post_raw(driver: Arc<Driver>, body: Vec<u8>) {
                 .unwrap_or("")
                 .to_owned();
             if content_type.starts_with("text/event-stream") {
+                // The protocol asks for 202 here; a stream answers no request of ours, so
+                // nothing would ever close it: what it carries in time is delivered.
                 let mut cursor = StreamCursor::default();
-                let _ = read_event_stream(&driver, None, response, &mut cursor).await;
+                let read = read_event_stream(&driver, None, response, &mut cursor);
+                if tokio::time::timeout(UNASKED_STREAM_DEADLINE, read)
+                    .await
+                    .is_err()
+                {
+                    tracing::debug!(peer = %driver.peer, "closed an event stream that answered a notification");
+                }
             } else if let Ok(body) = read_body(response, driver.max_body_bytes).await
                 && let Ok(value) = serde_json::from_slice::<Value>(&body)
             {
@@ -1418,24 +1485,15 @@ async fn get_stream(driver: Arc<Driver>) {
         let mut parser = SseParser::new(driver.max_body_bytes);
         while let Ok(Some(chunk)) = response.chunk().await {
             for item in parser.push(&chunk) {
-                if let SseItem::Event(event) = item {
+                if let SseItem::Event(event) = &item {
                     if let Some(id) = event.id.clone() {
                         last_event_id = Some(id);
                     }
                     if let Some(ms) = event.retry_ms {
                         retry = Duration::from_millis(ms.min(60_000));
                     }
-                    if !event.data.is_empty() {
-                        match serde_json::from_str::<Value>(&event.data) {
-                            Ok(value) => driver.deliver_value(&value).await,
-                            Err(_) => {
-                                driver
-                                    .deliver(event.data.replace('\n', " ").as_bytes())
-                                    .await
-                            }
-                        }
-                    }
                 }
+                deliver_event(&driver, item, None).await;
             }
         }
         tokio::time::sleep(retry).await;

@@ -1912,7 +1912,7 @@ pub(crate) static CASES: &[Case] = &[
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "typed error at once naming the server; the line is not kept past the cap",
+            says: "typed error at once naming the server and the limit; the line is not kept past the cap",
             checks: &[Check::PeakMemory(frames(
                 2,
                 "the SSE event cap (= the frame cap): one event buffered at most",
@@ -1922,7 +1922,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server's event stream ended before it answered (HTTP 200 OK) (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` answered `tools/call` with an error: the server sent an event over the 16777216-byte size limit on this request's response stream (code -32000), data: {"limitBytes":16777216}
             "#]]),
         },
         status: Status::Holds,
@@ -2219,6 +2219,66 @@ pub(crate) static CASES: &[Case] = &[
             "#]]),
         },
         status: Status::Holds,
+    },
+    Case {
+        name: "d1-sse-event-of-endless-short-lines",
+        area: Area::Http,
+        hostile: "an event stream whose one event is endless 10-byte `data:` lines, never ended by a blank line",
+        servers: &[Server::Canned {
+            script: Script::SseEndlessEvent,
+            url: CANNED_URL,
+        }],
+        settings: PATIENT_LEGACY,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "typed error at once naming the server: the event is over the cap",
+            checks: &[
+                Check::StderrHas("`s`"),
+                Check::PeakMemory(frames(
+                    2,
+                    "the event cap (= the frame cap): an event is dropped once it reaches it",
+                )),
+            ],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `tools/call` with an error: the server sent an event over the 16777216-byte size limit on this request's response stream (code -32000), data: {"limitBytes":16777216}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 1 },
+    },
+    Case {
+        name: "found-sse-data-with-a-line-break-inside-a-string",
+        area: Area::Http,
+        hostile: "the response event's `data:` is split over two lines inside the key `content` (joined, the data is not JSON)",
+        servers: &[Server::Canned {
+            script: Script::SseSplitInsideString,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Call {
+            tool: "echo",
+            args: r#"{"text":"hi"}"#,
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the event is a malformed frame (its line break is never replaced by anything JSON accepts, which would make it the different valid message with a key `co ntent`); the request fails",
+            checks: &[],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `tools/call` with an error: the server's event stream ended before it answered (HTTP 200 OK); it carried one event that is not JSON (code -32000), data: {"httpStatus":200}
+            "#]]),
+        },
+        status: Status::FoundFixed,
     },
     Case {
         name: "same-cursor-again",
@@ -4459,38 +4519,6 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Fixed { defect: 3 },
     },
-];
-
-/// Open cases: asserted to fail today (or, when awaiting, not run).
-pub(crate) static PENDING: &[Case] = &[
-    Case {
-        name: "d1-sse-event-of-endless-short-lines",
-        area: Area::Http,
-        hostile: "an event stream whose one event is endless 10-byte `data:` lines, never ended by a blank line",
-        servers: &[Server::Canned {
-            script: Script::SseEndlessEvent,
-            url: CANNED_URL,
-        }],
-        settings: PATIENT_LEGACY,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "typed error at once naming the server: the event is over the cap",
-            checks: &[
-                Check::StderrHas("`s`"),
-                Check::PeakMemory(frames(
-                    2,
-                    "the event cap (= the frame cap): an event is dropped once it reaches it",
-                )),
-            ],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 1 },
-    },
     Case {
         name: "d1-gateway-sse-event-of-endless-short-lines",
         area: Area::Gateway,
@@ -4516,9 +4544,17 @@ pub(crate) static PENDING: &[Case] = &[
                 Check::PeakMemory(frames(2, "the event cap (= the frame cap)")),
             ],
             deadline: PROMPT,
-            transcript: None,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"}}}
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s` answered `tools/call` with an error: the server sent an event over the 16777216-byte size limit on this request's response stream (code -32000), data: {\"limitBytes\":16777216}"}],"isError":true}}
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (1 tools)
+            "#]]),
         },
-        status: Status::BeingFixed { defect: 1 },
+        status: Status::Fixed { defect: 1 },
     },
     Case {
         name: "d4-gateway-response-streams-left-open",
@@ -4545,10 +4581,61 @@ pub(crate) static PENDING: &[Case] = &[
                 Check::GatewayFdsAtMost(64),
             ],
             deadline: HANG,
-            transcript: None,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"}}}
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":11,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":13,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":14,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":15,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":16,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":18,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":19,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":20,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":21,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":23,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":24,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":25,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":26,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":27,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":28,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":29,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":30,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":31,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":32,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":33,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":34,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":35,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":36,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":37,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":38,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":39,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":40,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                … (161 more lines)
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (1 tools)
+            "#]]),
         },
-        status: Status::BeingFixed { defect: 4 },
+        status: Status::Fixed { defect: 4 },
     },
+];
+
+/// Open cases: asserted to fail today (or, when awaiting, not run).
+pub(crate) static PENDING: &[Case] = &[
     Case {
         name: "d6-endless-fresh-pages",
         area: Area::Lists,
@@ -4828,28 +4915,6 @@ pub(crate) static PENDING: &[Case] = &[
             exit: Exit::ServerFailure,
             says: "the retries are capped, and the error says the server refused every version (with the versions), not that `initialize` is unknown",
             checks: &[Check::StderrHas("version")],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Found,
-    },
-    Case {
-        name: "found-sse-data-with-a-line-break-inside-a-string",
-        area: Area::Http,
-        hostile: "the response event's `data:` is split over two lines inside the key `content` (joined, the data is not JSON)",
-        servers: &[Server::Canned {
-            script: Script::SseSplitInsideString,
-            url: CANNED_URL,
-        }],
-        settings: QUICK_LEGACY,
-        command: Cmd::Call {
-            tool: "echo",
-            args: r#"{"text":"hi"}"#,
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the event is malformed and reported as such; today the line break is replaced by a space, which turns it into a different valid message (a key `co ntent`), and the call succeeds with an empty result",
-            checks: &[],
             deadline: HANG,
             transcript: None,
         },

@@ -28,10 +28,11 @@ pub(crate) fn render(holds: &[Case], pending: &[Case]) -> String {
     };
     let _ = writeln!(
         out,
-        "{} cases: {} hold ({} of them since their defect was fixed), {} open (being fixed), {} open (found), {} open (awaiting a fixture).\n",
+        "{} cases: {} hold ({} of them since their defect was fixed, {} since the matrix found and fixed them), {} open (being fixed), {} open (found), {} open (awaiting a fixture).\n",
         holds.len() + pending.len(),
         count(Status::holds),
         count(|s| matches!(s, Status::Fixed { .. })),
+        count(|s| *s == Status::FoundFixed),
         count(|s| matches!(s, Status::BeingFixed { .. })),
         count(|s| *s == Status::Found),
         count(|s| matches!(s, Status::Awaiting { .. })),
@@ -174,6 +175,7 @@ fn status(status: Status) -> String {
         Status::Fixed { defect } => format!("holds (fixed: defect {defect})"),
         Status::BeingFixed { defect } => format!("open (being fixed: defect {defect})"),
         Status::Found => "open (found)".to_owned(),
+        Status::FoundFixed => "holds (found and fixed)".to_owned(),
         Status::Awaiting { defect, mode } => match mode {
             Some(mode) => {
                 format!("open (being fixed: defect {defect}; awaits fixture mode `{mode}`)")

@@ -297,6 +297,9 @@ pub(crate) enum Status {
     BeingFixed { defect: u8 },
     /// Found while building the matrix, not fixed yet: in [`super::cases::PENDING`] too.
     Found,
+    /// Found while building the matrix and fixed since: in [`super::cases::CASES`], run
+    /// green.
+    FoundFixed,
     /// One of the defects whose hostile input needs something that does not exist
     /// yet (described in `hostile`), or that would leave loopback until the fix, so it is
     /// not run. With a fixture mode named, the test checks the mode is still missing, so
@@ -310,6 +313,9 @@ pub(crate) enum Status {
 impl Status {
     /// True for the statuses that belong in [`super::cases::CASES`] (run green).
     pub(crate) fn holds(&self) -> bool {
-        matches!(self, Status::Holds | Status::Fixed { .. })
+        matches!(
+            self,
+            Status::Holds | Status::Fixed { .. } | Status::FoundFixed
+        )
     }
 }
