@@ -82,6 +82,12 @@ pub(crate) enum Script {
     SseOpenAfterResponse,
     /// Answers 401 whose `resource_metadata` is the tripwire (defect 8).
     MetadataAtTripwire,
+    /// Answers 401 whose `resource_metadata` is on link-local `169.254.169.254`, where cloud
+    /// metadata services answer (defect 8).
+    MetadataLinkLocal,
+    /// Answers 401 whose `resource_metadata` is on `https://10.0.0.1` (private: another
+    /// address class than the loopback server's) (defect 8).
+    MetadataPrivateHttps,
     /// `tools/list` is one page of 100000 tools, 14 MB, streamed (defect 6).
     HugeToolPage,
     /// `tools/list` pages of 5000 tools with a fresh cursor every time (defect 6).
@@ -329,10 +335,15 @@ fn answer(context: &Context, request: &CannedRequest) -> Reply {
     if script == Script::UnauthorizedBare {
         return whole("401 Unauthorized", Some("text/plain"), "", "unauthorized");
     }
-    if script == Script::MetadataAtTripwire {
+    let metadata_host = match script {
+        Script::MetadataAtTripwire => Some(context.tripwire_url.as_str()),
+        Script::MetadataLinkLocal => Some("http://169.254.169.254"),
+        Script::MetadataPrivateHttps => Some("https://10.0.0.1"),
+        _ => None,
+    };
+    if let Some(host) = metadata_host {
         let challenge = format!(
-            "www-authenticate: Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\"\r\n",
-            context.tripwire_url
+            "www-authenticate: Bearer resource_metadata=\"{host}/.well-known/oauth-protected-resource\"\r\n"
         );
         return whole(
             "401 Unauthorized",

@@ -4067,6 +4067,57 @@ pub(crate) static CASES: &[Case] = &[
         status: Status::Fixed { defect: 10 },
     },
     Case {
+        name: "d8-login-refuses-link-local-metadata",
+        area: Area::Auth,
+        hostile: "during `login`, a 401 whose `resource_metadata` is `http://169.254.169.254/…` (link-local, where cloud metadata services answer)",
+        servers: &[Server::Canned {
+            script: Script::MetadataLinkLocal,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Login,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "a typed refusal naming the URL and the rule; nothing is fetched (every address off loopback is proxied to the tripwire, which stays untouched)",
+            checks: &[
+                Check::TripwireUntouched,
+                Check::StderrHas("169.254.169.254"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `initialize` with an error: authorization failed: refusing the resource metadata URL http://169.254.169.254/.well-known/oauth-protected-resource: its host is a link-local address (cloud metadata services answer there), never contacted (code -32000), data: {"httpStatus":401}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 8 },
+    },
+    Case {
+        name: "d8-login-refuses-private-https-metadata",
+        area: Area::Auth,
+        hostile: "during `login` against a loopback server, a 401 whose `resource_metadata` is on `https://10.0.0.1/…` (private: another address class than the server's)",
+        servers: &[Server::Canned {
+            script: Script::MetadataPrivateHttps,
+            url: CANNED_URL,
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Login,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "a typed refusal naming the URL and the rule; nothing is fetched",
+            checks: &[Check::TripwireUntouched, Check::StderrHas("10.0.0.1")],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `initialize` with an error: authorization failed: refusing the resource metadata URL https://10.0.0.1/.well-known/oauth-protected-resource: its host is a private-network address, and the MCP server is not on a private network (code -32000), data: {"httpStatus":401}
+            "#]]),
+        },
+        status: Status::Fixed { defect: 8 },
+    },
+    Case {
         name: "d2-escapes-in-call-stderr-tail",
         area: Area::StdioProcess,
         hostile: "the same server, for `call`",
@@ -4634,7 +4685,7 @@ pub(crate) static CASES: &[Case] = &[
     },
 ];
 
-/// Open cases: asserted to fail today (or, when awaiting, not run).
+/// Open cases: asserted to fail today.
 pub(crate) static PENDING: &[Case] = &[
     Case {
         name: "d6-endless-fresh-pages",
@@ -4732,139 +4783,6 @@ pub(crate) static PENDING: &[Case] = &[
         status: Status::BeingFixed { defect: 7 },
     },
     Case {
-        name: "d8-login-refuses-link-local-metadata",
-        area: Area::Auth,
-        hostile: "during `login`, a 401 whose `resource_metadata` is `http://169.254.169.254/…` (link-local): refused with a typed error naming the URL and the rule, nothing fetched. Not run before the fix: it would leave loopback",
-        servers: &[],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "typed refusal naming the URL and why",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Awaiting {
-            defect: 8,
-            mode: None,
-        },
-    },
-    Case {
-        name: "d8-login-refuses-private-https-metadata",
-        area: Area::Auth,
-        hostile: "during `login` against a loopback server, PRM or AS metadata on `https://10.0.0.1/…` (private, another class than the server's host): refused with a typed error. Not run before the fix: it would leave loopback",
-        servers: &[],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "typed refusal naming the URL and why",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Awaiting {
-            defect: 8,
-            mode: None,
-        },
-    },
-    Case {
-        name: "d8-login-refuses-http-metadata-for-a-remote-server",
-        area: Area::Auth,
-        hostile: "during `login` against an `https://` server on a public name, metadata over plain `http://`: refused. Needs a TLS test server",
-        servers: &[],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "typed refusal naming the URL and why",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Awaiting {
-            defect: 8,
-            mode: None,
-        },
-    },
-    Case {
-        name: "d9-preexisting-world-readable-temp-file",
-        area: Area::Auth,
-        hostile: "a 0644 `tokens.tmp` exists before `login`: the token file is still written 0600 (fresh temp file, O_EXCL). Needs a complete OAuth login in the matrix (the conformance scenario server of `tests/it/login.rs`)",
-        servers: &[],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the token file stays private and complete",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Awaiting {
-            defect: 9,
-            mode: None,
-        },
-    },
-    Case {
-        name: "d9-symlinked-temp-file",
-        area: Area::Auth,
-        hostile: "`tokens.tmp` is a symlink to another file: it is not followed, the target is untouched (O_NOFOLLOW). Needs a complete OAuth login in the matrix (the conformance scenario server of `tests/it/login.rs`)",
-        servers: &[],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the token file stays private and complete",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Awaiting {
-            defect: 9,
-            mode: None,
-        },
-    },
-    Case {
-        name: "d9-token-directory-readable-by-others",
-        area: Area::Auth,
-        hostile: "the token directory is 0755 or owned by another user: refused with a typed error. Needs a complete OAuth login in the matrix (the conformance scenario server of `tests/it/login.rs`)",
-        servers: &[],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the token file stays private and complete",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Awaiting {
-            defect: 9,
-            mode: None,
-        },
-    },
-    Case {
-        name: "d9-concurrent-logins-keep-both-tokens",
-        area: Area::Auth,
-        hostile: "two `login`s (or refreshes) at once: both tokens survive (lock). Needs a complete OAuth login in the matrix (the conformance scenario server of `tests/it/login.rs`)",
-        servers: &[],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the token file stays private and complete",
-            checks: &[],
-            deadline: HANG,
-            transcript: None,
-        },
-        status: Status::Awaiting {
-            defect: 9,
-            mode: None,
-        },
-    },
-    Case {
         name: "found-malformed-answer-fails-at-once",
         area: Area::JsonRpc,
         hostile: "a response with both `result` and `error` (its id is readable)",
@@ -4919,5 +4837,105 @@ pub(crate) static PENDING: &[Case] = &[
             transcript: None,
         },
         status: Status::Found,
+    },
+];
+
+/// Fixed defects whose hostile input the matrix cannot stage; each names the test that
+/// asserts it (checked to exist by `cases_tested_elsewhere_name_real_tests`).
+pub(crate) static ELSEWHERE: &[Case] = &[
+    Case {
+        name: "d8-login-refuses-http-metadata-for-a-remote-server",
+        area: Area::Auth,
+        hostile: "during `login` against an `https://` server on a public name, metadata over plain `http://`: refused (the matrix has no TLS server on a public name)",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "typed refusal naming the URL and why",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::TestedBy {
+            defect: 8,
+            test: "crates/switchboard-auth/src/policy.rs::urls_are_judged_by_the_class_of_their_host_and_the_servers",
+        },
+    },
+    Case {
+        name: "d9-preexisting-world-readable-temp-file",
+        area: Area::Auth,
+        hostile: "a 0644 `tokens.tmp` exists before `login`: the token file is still written 0600 (fresh temp file, O_EXCL)",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the token file stays private and complete",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::TestedBy {
+            defect: 9,
+            test: "crates/switchboard-auth/tests/it/store.rs::a_stale_world_readable_temp_file_does_not_make_the_token_file_readable",
+        },
+    },
+    Case {
+        name: "d9-symlinked-temp-file",
+        area: Area::Auth,
+        hostile: "`tokens.tmp` is a symlink to another file: it is not followed, the target is untouched (O_NOFOLLOW)",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the token file stays private and complete",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::TestedBy {
+            defect: 9,
+            test: "crates/switchboard-auth/tests/it/store.rs::a_symlink_at_the_temp_path_is_not_followed",
+        },
+    },
+    Case {
+        name: "d9-token-directory-readable-by-others",
+        area: Area::Auth,
+        hostile: "the token directory is 0755 or owned by another user: refused with a typed error",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the token file stays private and complete",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::TestedBy {
+            defect: 9,
+            test: "crates/switchboard-auth/tests/it/store.rs::a_token_directory_others_can_read_or_write_is_refused",
+        },
+    },
+    Case {
+        name: "d9-concurrent-logins-keep-both-tokens",
+        area: Area::Auth,
+        hostile: "two `login`s (or refreshes) at once: both tokens survive (lock)",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the token file stays private and complete",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::TestedBy {
+            defect: 9,
+            test: "crates/switchboard-auth/tests/it/store.rs::concurrent_saves_from_processes_lose_nothing",
+        },
     },
 ];

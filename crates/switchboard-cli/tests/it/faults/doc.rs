@@ -16,35 +16,30 @@ pub(crate) fn path() -> PathBuf {
     workspace_root().join("docs/dev/faults.md")
 }
 
-/// The generated part: one table per area, cases that hold first.
-pub(crate) fn render(holds: &[Case], pending: &[Case]) -> String {
+/// The generated part: one table per area, in the order of `tables` (cases that hold first).
+pub(crate) fn render(tables: &[&[Case]]) -> String {
     let mut out = String::new();
-    let count = |status: fn(&Status) -> bool| {
-        holds
-            .iter()
-            .chain(pending)
-            .filter(|c| status(&c.status))
-            .count()
-    };
+    let all = || tables.iter().flat_map(|table| table.iter());
+    let count = |status: fn(&Status) -> bool| all().filter(|c| status(&c.status)).count();
     let _ = writeln!(
         out,
-        "{} cases: {} hold ({} of them since their defect was fixed, {} since the matrix found and fixed them), {} open (being fixed), {} open (found), {} open (awaiting a fixture).\n",
-        holds.len() + pending.len(),
+        "{} cases: {} hold ({} of them since their defect was fixed, {} since the matrix found and fixed them, {} asserted by another test), {} open (being fixed), {} open (found).\n",
+        all().count(),
         count(Status::holds),
         count(|s| matches!(s, Status::Fixed { .. })),
         count(|s| *s == Status::FoundFixed),
+        count(|s| matches!(s, Status::TestedBy { .. })),
         count(|s| matches!(s, Status::BeingFixed { .. })),
         count(|s| *s == Status::Found),
-        count(|s| matches!(s, Status::Awaiting { .. })),
     );
-    let mut areas: Vec<Area> = holds.iter().chain(pending).map(|c| c.area).collect();
+    let mut areas: Vec<Area> = all().map(|c| c.area).collect();
     areas.sort();
     areas.dedup();
     for area in areas {
         let _ = writeln!(out, "### {}\n", area.title());
         out.push_str("| case | hostile input | command | asserted outcome | status |\n");
         out.push_str("| --- | --- | --- | --- | --- |\n");
-        for case in holds.iter().chain(pending).filter(|c| c.area == area) {
+        for case in all().filter(|c| c.area == area) {
             let _ = writeln!(
                 out,
                 "| `{}` | {} | {} | {} | {} |",
@@ -114,14 +109,15 @@ fn hostile(case: &Case) -> String {
 }
 
 fn command(case: &Case) -> String {
-    if matches!(case.status, Status::Awaiting { .. }) {
-        return "(not run yet)".to_owned();
+    if let Status::TestedBy { test, .. } = case.status {
+        return format!("(asserted by `{test}`)");
     }
     match &case.command {
         Cmd::Tools => "`tools`".to_owned(),
         Cmd::Call { tool, args } => format!("`call s {tool} '{args}'`"),
         Cmd::Check { flags: [] } => "`check s`".to_owned(),
         Cmd::Check { flags } => format!("`check s {}`", flags.join(" ")),
+        Cmd::Login => "`login s --no-browser`".to_owned(),
         Cmd::Serve { script, close } => {
             let fed = match script {
                 ServeScript::Lines(lines) => format!("{} line(s)", lines.len()),
@@ -140,7 +136,7 @@ fn command(case: &Case) -> String {
 
 fn outcome(case: &Case) -> String {
     let outcome = &case.outcome;
-    if matches!(case.status, Status::Awaiting { .. }) {
+    if matches!(case.status, Status::TestedBy { .. }) {
         return outcome.says.to_owned();
     }
     let mut parts = vec![format!("exit {}: {}", outcome.exit.code(), outcome.says)];
@@ -176,11 +172,6 @@ fn status(status: Status) -> String {
         Status::BeingFixed { defect } => format!("open (being fixed: defect {defect})"),
         Status::Found => "open (found)".to_owned(),
         Status::FoundFixed => "holds (found and fixed)".to_owned(),
-        Status::Awaiting { defect, mode } => match mode {
-            Some(mode) => {
-                format!("open (being fixed: defect {defect}; awaits fixture mode `{mode}`)")
-            }
-            None => format!("open (being fixed: defect {defect}; not wired)"),
-        },
+        Status::TestedBy { defect, .. } => format!("holds (fixed: defect {defect})"),
     }
 }

@@ -24,7 +24,6 @@ mod table;
 mod verify;
 
 use std::panic::AssertUnwindSafe;
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -127,36 +126,11 @@ fn fault_matrix() {
     );
 }
 
-/// Whether the fixture knows `mode` (`--mode MODE --help` exits 0 then, 64 otherwise).
-fn fixture_has_mode(mode: &str) -> bool {
-    Command::new(switchboard_testkit::locate::fixture_bin())
-        .args(["--mode", mode, "--help"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 #[test]
 fn open_cases_still_fail() {
     let harness = Harness::new("open");
     let mut complaints = Vec::new();
-    let mut runnable = Vec::new();
-    for case in selected(cases::PENDING) {
-        match case.status {
-            Status::Awaiting {
-                mode: Some(mode), ..
-            } if fixture_has_mode(mode) => complaints.push((
-                case.name,
-                vec![format!(
-                    "the fixture has mode `{mode}` now: wire this case to it and run it"
-                )],
-            )),
-            Status::Awaiting { .. } => {}
-            _ => runnable.push(case),
-        }
-    }
+    let runnable = selected(cases::PENDING);
     let explain = std::env::var_os("SWITCHBOARD_FAULT_EXPLAIN").is_some();
     for (name, problems) in run_all(&harness, &runnable, &verify::problems) {
         if explain {
@@ -179,6 +153,7 @@ fn the_tables_are_well_formed() {
     let mut names: Vec<&str> = cases::CASES
         .iter()
         .chain(cases::PENDING)
+        .chain(cases::ELSEWHERE)
         .map(|c| c.name)
         .collect();
     for name in &names {
@@ -213,6 +188,13 @@ fn the_tables_are_well_formed() {
             case.name
         );
     }
+    for case in cases::ELSEWHERE {
+        assert!(
+            matches!(case.status, Status::TestedBy { .. }),
+            "{}: ELSEWHERE holds only cases another test asserts",
+            case.name
+        );
+    }
     assert!(
         cases::CASES.len() >= 60,
         "the fault matrix promises at least 60 cases that hold; it has {}",
@@ -220,11 +202,31 @@ fn the_tables_are_well_formed() {
     );
 }
 
+/// A case asserted by another test names one that exists: `path::function`, where `path`
+/// (from the workspace root) defines `fn function(`.
+#[test]
+fn cases_tested_elsewhere_name_real_tests() {
+    let mut missing = Vec::new();
+    for case in cases::ELSEWHERE {
+        let Status::TestedBy { test, .. } = case.status else {
+            continue;
+        };
+        let found = test.rsplit_once("::").is_some_and(|(path, function)| {
+            std::fs::read_to_string(switchboard_testkit::locate::workspace_root().join(path))
+                .is_ok_and(|text| text.contains(&format!("fn {function}(")))
+        });
+        if !found {
+            missing.push(format!("{}: no test `{test}`", case.name));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
 #[test]
 fn faults_doc_lists_every_case() {
     let path = doc::path();
     let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let generated = doc::render(cases::CASES, cases::PENDING);
+    let generated = doc::render(&[cases::CASES, cases::PENDING, cases::ELSEWHERE]);
     let (Some(begin), Some(end)) = (text.find(doc::BEGIN), text.find(doc::END)) else {
         panic!(
             "{} needs the markers\n{}\n{}\naround the generated case list",

@@ -273,6 +273,13 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
             args.extend(flags.iter().map(|f| (*f).to_owned()));
         }
         Cmd::Serve { .. } => args.extend(["serve".into(), "--config".into(), config]),
+        Cmd::Login => args.extend([
+            "login".into(),
+            "--config".into(),
+            config,
+            "s".into(),
+            "--no-browser".into(),
+        ]),
     }
     let memory_bound = case.outcome.checks.iter().find_map(|c| match c {
         Check::PeakMemory(bound) => Some(bound.bytes),
@@ -283,7 +290,9 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
         args: &args,
         token: &token,
         secret: &secret,
-        token_file: &dir.join("tokens.json"),
+        // A directory the store creates itself, so it is private (0700) as the store demands.
+        token_file: &dir.join("tokens").join("tokens.json"),
+        tripwire_url: &tripwire.url,
         serve: match &case.command {
             Cmd::Serve { script, close } => Some((lines_of(script), *close)),
             _ => None,
@@ -349,9 +358,30 @@ struct Launch<'a> {
     token: &'a str,
     secret: &'a str,
     token_file: &'a Path,
+    /// Where every connection to an address off loopback is sent (see [`proxied_to`]).
+    tripwire_url: &'a str,
     serve: Option<(Vec<String>, Close)>,
     deadline: Duration,
     memory_guard: u64,
+}
+
+/// The proxy settings every command runs with: a connection to any address off loopback
+/// goes to the tripwire (where it is counted, and goes no further) instead of leaving the
+/// machine, so a case whose server names a link-local or private address cannot reach it
+/// even if the rule that refuses it regressed. Loopback is reached directly.
+fn proxied_to(tripwire_url: &str) -> Vec<(&'static str, String)> {
+    const PROXIES: [&str; 6] = [
+        "http_proxy",
+        "HTTP_PROXY",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+    ];
+    const DIRECT: [&str; 2] = ["no_proxy", "NO_PROXY"];
+    let proxies = PROXIES.map(|name| (name, tripwire_url.to_owned()));
+    let direct = DIRECT.map(|name| (name, "127.0.0.1,localhost,::1".to_owned()));
+    proxies.into_iter().chain(direct).collect()
 }
 
 struct Finished {
@@ -471,6 +501,7 @@ impl Launch<'_> {
             .env(TOKEN_VAR, self.token)
             .env(SECRET_VAR, self.secret)
             .env("SWITCHBOARD_TOKEN_FILE", self.token_file)
+            .envs(proxied_to(self.tripwire_url))
             .env_remove("SWITCHBOARD_LOG")
             .env_remove("RUST_LOG")
             .stdin(if self.serve.is_some() {

@@ -158,6 +158,8 @@ pub(crate) enum Cmd {
     Check { flags: &'static [&'static str] },
     /// `switchboard serve`, fed these lines on stdin.
     Serve { script: ServeScript, close: Close },
+    /// `switchboard login s --no-browser` (stdin closed: no address is pasted back).
+    Login,
 }
 
 /// What is written to the gateway's stdin.
@@ -300,14 +302,11 @@ pub(crate) enum Status {
     /// Found while building the matrix and fixed since: in [`super::cases::CASES`], run
     /// green.
     FoundFixed,
-    /// One of the defects whose hostile input needs something that does not exist
-    /// yet (described in `hostile`), or that would leave loopback until the fix, so it is
-    /// not run. With a fixture mode named, the test checks the mode is still missing, so
-    /// the case gets wired when it appears.
-    Awaiting {
-        defect: u8,
-        mode: Option<&'static str>,
-    },
+    /// One of the defects, fixed, whose hostile input the matrix cannot stage (it
+    /// needs a TLS server on a public name, or a complete OAuth login): in
+    /// [`super::cases::ELSEWHERE`], asserted by the named test instead (`path::function`,
+    /// the path from the workspace root), which the matrix checks exists.
+    TestedBy { defect: u8, test: &'static str },
 }
 
 impl Status {
