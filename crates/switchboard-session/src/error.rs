@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchboard_wire::peer_text::PeerText;
+use switchboard_wire::peer_text::{PeerLine, PeerText};
 use switchboard_wire::stdio::SpawnError;
-use switchboard_wire::{CloseReason, ErrorObject};
+use switchboard_wire::{CloseReason, ErrorObject, Malformed, MalformedKind, WireError};
 
 /// Why a session operation failed. `isError` tool results are not errors: they are `Ok`.
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +87,58 @@ pub enum SessionError {
         /// What we speak.
         supported: String,
     },
+    /// The server's answer was longer than the frame limit: it was skipped unread, and the
+    /// request failed as soon as its end was seen (its id was read as it streamed past).
+    #[error(
+        "server `{server}` answered `{method}` with a {len}-byte message, over the \
+         {limit}-byte frame limit; it was skipped unread: ask for less (a narrower request, \
+         fewer items per page) or have the server send smaller answers"
+    )]
+    AnswerTooLarge {
+        /// Server name.
+        server: Arc<str>,
+        /// The request's method.
+        method: String,
+        /// The answer's length in bytes.
+        len: usize,
+        /// The frame limit in bytes.
+        limit: usize,
+    },
+    /// The server's answer to the request was not a readable JSON-RPC response (both
+    /// `result` and `error`, invalid JSON, …); the request failed at once.
+    #[error(
+        "server `{server}` answered `{method}` with a malformed message: {}; the server is \
+         broken: report it to its authors",
+        what_and_excerpt(malformed)
+    )]
+    MalformedAnswer {
+        /// Server name.
+        server: Arc<str>,
+        /// The request's method.
+        method: String,
+        /// What was wrong with it, with an excerpt.
+        malformed: Malformed,
+    },
+    /// The server refused every protocol version offered (-32022 to each `server/discover`),
+    /// although it lists one of them as supported: its version negotiation loops. The
+    /// attempts are capped.
+    #[error(
+        "server `{server}` refused every protocol version Switchboard offered ({}; \
+         `server/discover` sent {attempts} times), though it lists {} as supported; its version \
+         negotiation is broken: report it to its authors",
+        offered.join(", "),
+        PeerText(listed)
+    )]
+    VersionRefused {
+        /// Server name.
+        server: Arc<str>,
+        /// The versions offered, each once, in order.
+        offered: Vec<String>,
+        /// How many times `server/discover` was sent.
+        attempts: usize,
+        /// What the server listed as supported.
+        listed: String,
+    },
     /// The server did not declare the capability the request needs; nothing was sent.
     #[error("server `{server}` does not offer {capability}, so `{method}` was not sent")]
     NotDeclared {
@@ -97,6 +149,12 @@ pub enum SessionError {
         /// The request that needed it.
         method: String,
     },
+}
+
+/// What is wrong with a frame and its excerpt (which says how much was cut, if anything).
+fn what_and_excerpt(malformed: &Malformed) -> String {
+    let what = malformed.kind.to_string();
+    format!("{}: {}", PeerLine(&what), malformed.excerpt)
 }
 
 fn tail_suffix(tail: &Option<String>) -> String {
@@ -112,6 +170,29 @@ fn tail_suffix(tail: &Option<String>) -> String {
 }
 
 impl SessionError {
+    /// The error for a request to `server` that failed in the wire layer.
+    pub(crate) fn from_wire(server: &Arc<str>, method: &str, error: WireError) -> SessionError {
+        match error {
+            WireError::Closed { reason, .. } => SessionError::Closed {
+                server: server.clone(),
+                reason,
+            },
+            WireError::BadAnswer { malformed, .. } => match malformed.kind {
+                MalformedKind::Oversized { limit } => SessionError::AnswerTooLarge {
+                    server: server.clone(),
+                    method: method.to_owned(),
+                    len: malformed.len,
+                    limit,
+                },
+                _ => SessionError::MalformedAnswer {
+                    server: server.clone(),
+                    method: method.to_owned(),
+                    malformed,
+                },
+            },
+        }
+    }
+
     /// True for deadline expiry.
     pub fn is_timeout(&self) -> bool {
         matches!(self, SessionError::Timeout { .. })
@@ -120,6 +201,25 @@ impl SessionError {
     /// True when the transport is closed.
     pub fn is_closed(&self) -> bool {
         matches!(self, SessionError::Closed { .. })
+    }
+
+    /// True when the server's answer could not be read (malformed, or over the frame
+    /// limit): the request failed at once rather than at its deadline.
+    pub fn is_bad_answer(&self) -> bool {
+        matches!(
+            self,
+            SessionError::MalformedAnswer { .. } | SessionError::AnswerTooLarge { .. }
+        )
+    }
+
+    /// True when the answer was over the frame limit.
+    pub fn is_answer_too_large(&self) -> bool {
+        matches!(self, SessionError::AnswerTooLarge { .. })
+    }
+
+    /// True when the server refused every protocol version offered.
+    pub fn is_version_refused(&self) -> bool {
+        matches!(self, SessionError::VersionRefused { .. })
     }
 
     /// The JSON-RPC error, when the server answered with one.

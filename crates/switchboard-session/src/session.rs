@@ -714,7 +714,7 @@ impl Session {
             .connection
             .send_request(id.clone(), method, Some(&params))
             .await
-            .map_err(|e| self.closed_error(e))?;
+            .map_err(|e| self.wire_error(method, e))?;
         call.cancel_on_drop("subscription closed by the client");
         let deadline = Instant::now() + self.inner.config.request_timeout;
         loop {
@@ -794,11 +794,8 @@ impl Session {
         }
     }
 
-    fn closed_error(&self, error: WireError) -> SessionError {
-        SessionError::Closed {
-            server: self.inner.server.clone(),
-            reason: error.close_reason().clone(),
-        }
+    fn wire_error(&self, method: &str, error: WireError) -> SessionError {
+        SessionError::from_wire(&self.inner.server, method, error)
     }
 
     fn timeout(&self, method: &str, after: Duration) -> SessionError {
@@ -976,7 +973,7 @@ impl Session {
         let send = connection.send_request_with(id.clone(), method, Some(&params));
         let mut call = match tokio::time::timeout_at(deadline, send).await {
             Ok(Ok(call)) => call,
-            Ok(Err(error)) => return Err(self.closed_error(error)),
+            Ok(Err(error)) => return Err(self.wire_error(method, error)),
             Err(_) => return Err(self.timeout(method, idle)),
         };
         call.cancel_on_drop("request abandoned by the caller");
@@ -999,7 +996,7 @@ impl Session {
                     return match outcome {
                         Ok(Ok(result)) => Ok(result),
                         Ok(Err(error)) => Err(SessionError::Rpc { server: inner.server.clone(), method: method.to_owned(), error }),
-                        Err(error) => Err(self.closed_error(error)),
+                        Err(error) => Err(self.wire_error(method, error)),
                     };
                 }
                 () = tokio::time::sleep_until(deadline) => {
@@ -1208,7 +1205,8 @@ async fn negotiate(wiring: &Wiring, config: &SessionConfig) -> Result<Negotiated
     match era {
         Some(Era::Legacy) => initialize(wiring, config, pinned).await,
         Some(Era::Modern) => {
-            match discover(wiring, config, pinned.unwrap_or(MODERN_VERSION)).await? {
+            let version = pinned.unwrap_or(MODERN_VERSION);
+            match discover(wiring, config, version, Refusals::default()).await? {
                 DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
                 DiscoverOutcome::NotModern(detail) => Err(SessionError::Protocol {
                     server: wiring.server.clone(),
@@ -1217,6 +1215,7 @@ async fn negotiate(wiring: &Wiring, config: &SessionConfig) -> Result<Negotiated
                         "the server does not speak the 2026-07-28 protocol ({detail}); set `era` to `auto` or `legacy`"
                     ),
                 }),
+                DiscoverOutcome::Refused(refused) => Err(refused.into_error(&wiring.server)),
             }
         }
         None => probe_then_initialize(wiring, config).await,
@@ -1226,25 +1225,69 @@ async fn negotiate(wiring: &Wiring, config: &SessionConfig) -> Result<Negotiated
 enum DiscoverOutcome {
     Modern(Box<Negotiated>),
     NotModern(String),
+    /// Every version offered was refused with -32022, though the server lists one of them.
+    Refused(Refusals),
 }
 
-/// Sends `server/discover` (retrying once on -32022 with a version from `data.supported`).
+/// `server/discover` attempts that each ended in -32022.
+#[derive(Debug, Default)]
+struct Refusals {
+    /// The versions offered, each once, in order.
+    offered: Vec<String>,
+    /// How many times `server/discover` was sent.
+    attempts: usize,
+    /// What the last refusal listed as supported.
+    listed: String,
+}
+
+impl Refusals {
+    fn refused(&mut self, version: &str, listed: String) {
+        if !self.offered.iter().any(|v| v == version) {
+            self.offered.push(version.to_owned());
+        }
+        self.attempts += 1;
+        self.listed = listed;
+    }
+
+    fn into_error(self, server: &Arc<str>) -> SessionError {
+        SessionError::VersionRefused {
+            server: server.clone(),
+            offered: self.offered,
+            attempts: self.attempts,
+            listed: self.listed,
+        }
+    }
+}
+
+/// How many times `server/discover` is sent with a version the server lists, after a
+/// refusal (-32022) of the version before.
+const DISCOVER_ATTEMPTS: usize = 2;
+
+/// Sends `server/discover`, retrying on -32022 with a version from `data.supported`, at
+/// most [`DISCOVER_ATTEMPTS`] times in all; `refusals` holds the attempts refused before.
 async fn discover(
     wiring: &Wiring,
     config: &SessionConfig,
     version: &str,
+    mut refusals: Refusals,
 ) -> Result<DiscoverOutcome, SessionError> {
     let mut version = version.to_owned();
-    for _attempt in 0..2 {
+    for _attempt in 0..DISCOVER_ATTEMPTS {
         let call = send_discover(wiring, config, &version).await?;
         match answer_of(wiring, call, methods::SERVER_DISCOVER).await? {
             Ok(result) => return Ok(discover_result(wiring, result, &version)),
             Err(error) => match modern_retry_version(&error) {
-                RetryVersion::Retry(next) => version = next,
+                RetryVersion::Retry {
+                    version: next,
+                    listed,
+                } => {
+                    refusals.refused(&version, listed);
+                    version = next;
+                }
                 RetryVersion::OnlyLegacy(offered) => {
                     return Ok(DiscoverOutcome::NotModern(offered));
                 }
-                _ => {
+                RetryVersion::NotRecognised => {
                     return Ok(DiscoverOutcome::NotModern(format!(
                         "it answered `server/discover` with: {error}"
                     )));
@@ -1252,13 +1295,15 @@ async fn discover(
             },
         }
     }
-    Ok(DiscoverOutcome::NotModern(
-        "it rejected every modern version we offered".into(),
-    ))
+    Ok(DiscoverOutcome::Refused(refusals))
 }
 
 enum RetryVersion {
-    Retry(String),
+    /// Offer this version next; `listed` is what the server said it supports.
+    Retry {
+        version: String,
+        listed: String,
+    },
     OnlyLegacy(String),
     NotRecognised,
 }
@@ -1275,7 +1320,10 @@ fn modern_retry_version(error: &ErrorObject) -> RetryVersion {
         .map(|list| list.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     match MODERN_VERSIONS.iter().find(|v| supported.contains(v)) {
-        Some(version) => RetryVersion::Retry((*version).to_owned()),
+        Some(version) => RetryVersion::Retry {
+            version: (*version).to_owned(),
+            listed: supported.join(", "),
+        },
         None => RetryVersion::OnlyLegacy(format!("it supports only {}", supported.join(", "))),
     }
 }
@@ -1300,21 +1348,17 @@ async fn send_discover(
         .connection
         .send_request(id, methods::SERVER_DISCOVER, Some(&params))
         .await
-        .map_err(|e| SessionError::Closed {
-            server: wiring.server.clone(),
-            reason: e.close_reason().clone(),
-        })
+        .map_err(|e| SessionError::from_wire(&wiring.server, methods::SERVER_DISCOVER, e))
 }
 
 async fn answer_of(
     wiring: &Wiring,
     mut call: PendingCall,
-    _method: &str,
+    method: &str,
 ) -> Result<Result<Value, ErrorObject>, SessionError> {
-    call.response().await.map_err(|e| SessionError::Closed {
-        server: wiring.server.clone(),
-        reason: e.close_reason().clone(),
-    })
+    call.response()
+        .await
+        .map_err(|e| SessionError::from_wire(&wiring.server, method, e))
 }
 
 fn discover_result(wiring: &Wiring, result: Value, version: &str) -> DiscoverOutcome {
@@ -1368,18 +1412,33 @@ async fn probe_then_initialize(
     let early = tokio::time::timeout(config.probe_timeout, &mut probe_answer).await;
     match early {
         Ok(answer) => {
-            let answer = answer?;
+            let answer = match answer {
+                // A legacy server's sloppy "method not found" is no reason to stop.
+                Err(error) if error.is_bad_answer() => {
+                    tracing::debug!(server = %wiring.server, %error, "unreadable answer to server/discover");
+                    return initialize(wiring, config, None).await;
+                }
+                answer => answer?,
+            };
             match answer {
                 Ok(result) => match discover_result(wiring, result, MODERN_VERSION) {
                     DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
-                    DiscoverOutcome::NotModern(_) => initialize(wiring, config, None).await,
+                    DiscoverOutcome::NotModern(_) | DiscoverOutcome::Refused(_) => {
+                        initialize(wiring, config, None).await
+                    }
                 },
                 Err(error) => match modern_retry_version(&error) {
-                    RetryVersion::Retry(version) => match discover(wiring, config, &version).await?
-                    {
-                        DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
-                        DiscoverOutcome::NotModern(_) => initialize(wiring, config, None).await,
-                    },
+                    RetryVersion::Retry { version, listed } => {
+                        let mut refusals = Refusals::default();
+                        refusals.refused(MODERN_VERSION, listed);
+                        match discover(wiring, config, &version, refusals).await? {
+                            DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
+                            DiscoverOutcome::NotModern(_) => initialize(wiring, config, None).await,
+                            DiscoverOutcome::Refused(refusals) => {
+                                initialize_after_refusals(wiring, config, refusals).await
+                            }
+                        }
+                    }
                     _ => initialize(wiring, config, None).await,
                 },
             }
@@ -1397,19 +1456,39 @@ async fn probe_then_initialize(
                     Err(init_error) => match tokio::time::timeout(config.probe_timeout, probe_answer).await {
                         Ok(Ok(Ok(result))) => match discover_result(wiring, result, MODERN_VERSION) {
                             DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
-                            DiscoverOutcome::NotModern(_) => Err(init_error),
+                            DiscoverOutcome::NotModern(_) | DiscoverOutcome::Refused(_) => Err(init_error),
                         },
                         _ => Err(init_error),
                     },
                 },
-                answer = &mut probe_answer => match answer? {
-                    Ok(result) => match discover_result(wiring, result, MODERN_VERSION) {
+                answer = &mut probe_answer => match answer {
+                    Ok(Ok(result)) => match discover_result(wiring, result, MODERN_VERSION) {
                         DiscoverOutcome::Modern(negotiated) => Ok(*negotiated),
-                        DiscoverOutcome::NotModern(_) => init.await,
+                        DiscoverOutcome::NotModern(_) | DiscoverOutcome::Refused(_) => init.await,
                     },
-                    Err(_) => init.await,
+                    Ok(Err(_)) => init.await,
+                    Err(error) if error.is_bad_answer() => init.await,
+                    Err(error) => Err(error),
                 },
             }
+        }
+    }
+}
+
+/// `initialize` once every modern version was refused: a server that speaks the legacy
+/// protocol too is still used; for one that does not, the refusals are the error that says
+/// why (not that it does not know `initialize`). A closed connection stays that error.
+async fn initialize_after_refusals(
+    wiring: &Wiring,
+    config: &SessionConfig,
+    refusals: Refusals,
+) -> Result<Negotiated, SessionError> {
+    match initialize(wiring, config, None).await {
+        Ok(negotiated) => Ok(negotiated),
+        Err(error) if error.is_closed() => Err(error),
+        Err(error) => {
+            tracing::debug!(server = %wiring.server, %error, "initialize after every version was refused");
+            Err(refusals.into_error(&wiring.server))
         }
     }
 }
@@ -1432,10 +1511,7 @@ async fn initialize(
         .connection
         .send_request(id, methods::INITIALIZE, Some(&params))
         .await
-        .map_err(|e| SessionError::Closed {
-            server: server.clone(),
-            reason: e.close_reason().clone(),
-        })?;
+        .map_err(|e| SessionError::from_wire(server, methods::INITIALIZE, e))?;
     let result = match answer_of(wiring, call, methods::INITIALIZE).await? {
         Ok(result) => result,
         Err(error) => {
@@ -1490,10 +1566,7 @@ async fn initialize(
         .connection
         .notify(methods::INITIALIZED, None)
         .await
-        .map_err(|e| SessionError::Closed {
-            server: server.clone(),
-            reason: e.close_reason().clone(),
-        })?;
+        .map_err(|e| SessionError::from_wire(server, methods::INITIALIZED, e))?;
     Ok(Negotiated {
         era: Era::Legacy,
         protocol_version: version,

@@ -24,8 +24,8 @@ use tokio::task::JoinHandle;
 use crate::envelope::{Decoded, ResultJson, decode_borrowed};
 use crate::framing::{Frame, LineBuffer};
 use crate::message::{
-    ErrorObject, Malformed, MalformedKind, Notification, Outgoing, Request, RequestId, RequestLine,
-    Response, codes,
+    ErrorObject, Malformed, MalformedId, MalformedKind, Notification, Outgoing, Request, RequestId,
+    RequestLine, Response, codes,
 };
 use crate::peer_text::PeerText;
 
@@ -158,13 +158,39 @@ pub enum WireError {
         /// Why it closed.
         reason: CloseReason,
     },
+    /// The peer's answer to this request could not be read: the frame carrying it was
+    /// malformed or over the size limit, and its id named this request. The request failed
+    /// at once (the frame is also an [`Inbound::Malformed`] event and counted).
+    #[error("`{peer}` answered request {id} with a frame that cannot be read: {malformed}")]
+    BadAnswer {
+        /// The peer's name.
+        peer: Arc<str>,
+        /// The request's id.
+        id: RequestId,
+        /// What was wrong with the frame (for one over the limit: its length and the limit).
+        malformed: Malformed,
+    },
 }
 
 impl WireError {
-    /// Why the connection closed.
-    pub fn close_reason(&self) -> &CloseReason {
+    /// Why the connection closed, when that is the failure.
+    pub fn close_reason(&self) -> Option<&CloseReason> {
         match self {
-            WireError::Closed { reason, .. } => reason,
+            WireError::Closed { reason, .. } => Some(reason),
+            WireError::BadAnswer { .. } => None,
+        }
+    }
+
+    /// True when the connection is closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, WireError::Closed { .. })
+    }
+
+    /// The unreadable frame, when the peer's answer was one.
+    pub fn bad_answer(&self) -> Option<&Malformed> {
+        match self {
+            WireError::BadAnswer { malformed, .. } => Some(malformed),
+            WireError::Closed { .. } => None,
         }
     }
 }
@@ -647,12 +673,20 @@ async fn read_loop<R: AsyncRead + Unpin>(
         match reader.read_buf(buffer.spare()).await {
             Ok(0) => {
                 if let Some(frame) = buffer.finish() {
+                    let frame = Framed {
+                        frame,
+                        end: FrameEnd::EndOfStream,
+                    };
                     dispatch(&shared, frame, limit, &inbound).await;
                 }
                 break "the server closed its output".to_owned();
             }
             Ok(_) => {
                 while let Some(frame) = buffer.next_frame() {
+                    let frame = Framed {
+                        frame,
+                        end: FrameEnd::Newline,
+                    };
                     dispatch(&shared, frame, limit, &inbound).await;
                 }
             }
@@ -681,9 +715,26 @@ async fn read_loop<R: AsyncRead + Unpin>(
     }
 }
 
+/// How a frame ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FrameEnd {
+    /// With its newline.
+    Newline,
+    /// Cut by the end of the stream: a broken answer there is the peer going away, and the
+    /// close that follows fails the request with what the transport knows (exit status,
+    /// stderr tail), so the frame fails no request itself.
+    EndOfStream,
+}
+
+/// A frame and how it ended.
+struct Framed<'a> {
+    frame: Frame<'a>,
+    end: FrameEnd,
+}
+
 async fn dispatch(
     shared: &Shared,
-    frame: Frame<'_>,
+    Framed { frame, end }: Framed<'_>,
     limit: usize,
     inbound: &mpsc::Sender<Inbound>,
 ) {
@@ -697,11 +748,11 @@ async fn dispatch(
             }
             decode_borrowed(line)
         }
-        Frame::Oversized { len } => Err(Malformed {
+        Frame::Oversized { len, id } => Err(Malformed {
             kind: MalformedKind::Oversized { limit },
             excerpt: String::new(),
             len,
-            id: None,
+            id,
         }),
     };
     let event = match decoded {
@@ -711,9 +762,12 @@ async fn dispatch(
         },
         Ok(Decoded::Request(request)) => Inbound::Request(request),
         Ok(Decoded::Notification(notification)) => Inbound::Notification(notification),
-        Err(malformed) => {
+        Err(mut malformed) => {
             shared.malformed_frames.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(peer = %shared.peer_name, %malformed, "malformed frame");
+            if end == FrameEnd::Newline {
+                fail_waiter(shared, &mut malformed);
+            }
             Inbound::Malformed(malformed)
         }
     };
@@ -721,6 +775,28 @@ async fn dispatch(
     if inbound.send(event).await.is_ok() {
         shared.inbound_delivered.fetch_add(1, Ordering::Release);
     }
+}
+
+/// Fails the request a malformed frame meant to answer, if it is waiting: only by the id
+/// the frame's own top-level `id` holds (see [`Malformed::response_id`]), so `7` never
+/// fails `"7"`, and a frame with a `method` (a request or notification) never fails one.
+/// The frame stays an event either way; once it answered a request it says so.
+fn fail_waiter(shared: &Shared, malformed: &mut Malformed) {
+    let Some(id) = malformed.response_id() else {
+        return;
+    };
+    let Some(waiter) = lock(&shared.pending).remove(id) else {
+        return;
+    };
+    let id = id.clone();
+    let error = WireError::BadAnswer {
+        peer: shared.peer_name.clone(),
+        id: id.clone(),
+        malformed: malformed.clone(),
+    };
+    // A caller that stopped waiting meanwhile has nothing to learn.
+    let _ = waiter.send(Err(error));
+    malformed.id = Some(MalformedId::Response(id));
 }
 
 /// Hands a response to its waiter; returns an event when nobody waits for it.

@@ -515,7 +515,7 @@ mod tests {
         check(
             r#"{"jsonrpc":"2.0","id":5}"#,
             expect![[
-                r#"malformed (Request(5)): not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {"jsonrpc":"2.0","id":5}"#
+                r#"malformed (Ambiguous(5)): not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {"jsonrpc":"2.0","id":5}"#
             ]],
         );
         check(
@@ -585,7 +585,7 @@ mod tests {
         check(
             r#"{"jsonrpc":"2.0","id":1,"result":{"a":}}"#,
             expect![[
-                r#"malformed: invalid JSON: expected value at line 1 column 39 (40 bytes): {"jsonrpc":"2.0","id":1,"result":{"a":}}"#
+                r#"malformed (Response(1)): invalid JSON: expected value at line 1 column 39 (40 bytes): {"jsonrpc":"2.0","id":1,"result":{"a":}}"#
             ]],
         );
         check(
@@ -621,7 +621,7 @@ mod tests {
         check(
             r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}"#,
             expect![[
-                r#"malformed: invalid JSON: EOF while parsing an object at line 1 column 47 (47 bytes): {"jsonrpc":"2.0","id":1,"result":{},"result":{}"#
+                r#"malformed (Response(1)): invalid JSON: EOF while parsing an object at line 1 column 47 (47 bytes): {"jsonrpc":"2.0","id":1,"result":{},"result":{}"#
             ]],
         );
     }
@@ -632,7 +632,7 @@ mod tests {
         check(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\\ud800\"}}",
             expect![[
-                r#"malformed: invalid JSON: unexpected end of hex escape at line 1 column 46 (48 bytes): {"jsonrpc":"2.0","id":1,"result":{"t":"\\ud800"}}"#
+                r#"malformed (Response(1)): invalid JSON: unexpected end of hex escape at line 1 column 46 (48 bytes): {"jsonrpc":"2.0","id":1,"result":{"t":"\\ud800"}}"#
             ]],
         );
         check(

@@ -2,7 +2,12 @@
 //!
 //! [`LineBuffer`] is runtime-agnostic: bytes go in, frames come out. A line longer than the
 //! limit is skipped as it streams past (memory stays bounded by the limit) and reported as
-//! [`Frame::Oversized`] once its end is seen.
+//! [`Frame::Oversized`] once its end is seen, with the id of the answer it meant to be when
+//! that can be told for sure: the skipped bytes pass through a bounded scanner
+//! (`frame_id`) on their way out, so the request it answers can fail at once.
+
+use crate::frame_id::{IdScanner, answer_id};
+use crate::message::MalformedId;
 
 /// One frame taken from the byte stream.
 #[derive(Debug, PartialEq, Eq)]
@@ -13,7 +18,41 @@ pub enum Frame<'a> {
     Oversized {
         /// How many bytes the line had.
         len: usize,
+        /// The id of the response it meant to be, when its top-level `id` could be read
+        /// for sure as it streamed past (see [`MalformedId::Response`]).
+        id: Option<MalformedId>,
     },
+}
+
+/// The line being skipped: its length so far and the scanner following its bytes.
+#[derive(Debug)]
+struct Discarding {
+    skipped: usize,
+    scanner: IdScanner,
+}
+
+impl Discarding {
+    /// Starts skipping a line whose first bytes are `head`.
+    fn start(head: &[u8]) -> Discarding {
+        let mut scanner = IdScanner::new();
+        scanner.feed(head);
+        Discarding {
+            skipped: head.len(),
+            scanner,
+        }
+    }
+
+    fn skip(&mut self, bytes: &[u8]) {
+        self.skipped += bytes.len();
+        self.scanner.feed(bytes);
+    }
+
+    fn into_frame<'a>(self) -> Frame<'a> {
+        Frame::Oversized {
+            len: self.skipped,
+            id: self.scanner.finish(),
+        }
+    }
 }
 
 /// Accumulates bytes and splits them into lines.
@@ -23,7 +62,7 @@ pub struct LineBuffer {
     start: usize,
     scanned: usize,
     max_frame_bytes: usize,
-    discarding: Option<usize>,
+    discarding: Option<Discarding>,
 }
 
 impl LineBuffer {
@@ -68,29 +107,31 @@ impl LineBuffer {
                 let begin = self.start;
                 self.start = end + 1;
                 self.scanned = self.start;
-                if let Some(skipped) = self.discarding.take() {
-                    return Some(Frame::Oversized {
-                        len: skipped + (end - begin),
-                    });
+                if let Some(mut discarding) = self.discarding.take() {
+                    discarding.skip(&self.buf[begin..end]);
+                    return Some(discarding.into_frame());
                 }
                 let mut line = &self.buf[begin..end];
                 if let Some(stripped) = line.strip_suffix(b"\r") {
                     line = stripped;
                 }
                 if line.len() > self.max_frame_bytes {
-                    return Some(Frame::Oversized { len: line.len() });
+                    return Some(Frame::Oversized {
+                        len: line.len(),
+                        id: answer_id(line),
+                    });
                 }
                 Some(Frame::Line(line))
             }
             None => {
-                let pending = self.buf.len() - self.start;
-                if let Some(skipped) = &mut self.discarding {
-                    *skipped += pending;
+                let pending = &self.buf[self.start..];
+                if let Some(discarding) = &mut self.discarding {
+                    discarding.skip(pending);
                     self.buf.clear();
                     self.start = 0;
                     self.scanned = 0;
-                } else if pending > self.max_frame_bytes {
-                    self.discarding = Some(pending);
+                } else if pending.len() > self.max_frame_bytes {
+                    self.discarding = Some(Discarding::start(pending));
                     self.buf.clear();
                     self.start = 0;
                     self.scanned = 0;
@@ -104,12 +145,12 @@ impl LineBuffer {
 
     /// At end of stream: whatever is left that is not only whitespace, as a last frame.
     pub fn finish(&mut self) -> Option<Frame<'_>> {
-        if let Some(skipped) = self.discarding.take() {
-            let len = skipped + self.buf.len() - self.start;
+        if let Some(mut discarding) = self.discarding.take() {
+            discarding.skip(&self.buf[self.start..]);
             self.buf.clear();
             self.start = 0;
             self.scanned = 0;
-            return Some(Frame::Oversized { len });
+            return Some(discarding.into_frame());
         }
         let rest = &self.buf[self.start..];
         self.start = self.buf.len();
@@ -134,7 +175,8 @@ mod tests {
         let mut out = Vec::new();
         let mut render = |frame: Frame<'_>| match frame {
             Frame::Line(line) => out.push(format!("line {:?}", String::from_utf8_lossy(line))),
-            Frame::Oversized { len } => out.push(format!("oversized {len}")),
+            Frame::Oversized { len, id: None } => out.push(format!("oversized {len}")),
+            Frame::Oversized { len, id: Some(id) } => out.push(format!("oversized {len}, {id:?}")),
         };
         for chunk in chunks {
             buffer.push(chunk.as_bytes());
@@ -173,6 +215,20 @@ mod tests {
                 oversized 100
                 line "next"
                 oversized 50"#]],
+        );
+        let quoted = format!("\"{long}\"");
+        check(
+            10,
+            &[
+                r#"{"id":4,"result":"#,
+                &quoted,
+                "}\r\n",
+                r#"{"result":1,"id":5}"#,
+                "\n",
+            ],
+            expect![[r#"
+                oversized 71, Response(4)
+                oversized 19, Response(5)"#]],
         );
         check(
             10,

@@ -11,6 +11,7 @@
 
 mod connection;
 mod envelope;
+mod frame_id;
 mod framing;
 pub mod http;
 pub mod memory;

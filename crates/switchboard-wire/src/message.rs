@@ -10,6 +10,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::frame_id::answer_id;
 use crate::peer_text::{PeerLine, PeerText};
 
 /// A request id. Integer and string ids are distinct: `7` and `"7"` never match.
@@ -219,7 +220,10 @@ pub struct Malformed {
     pub len: usize,
     /// The frame's `id`, when it is a JSON object whose `id` is a string or an integer,
     /// and whether it meant to ask or to answer: the receiver can answer a broken request
-    /// with its own id (JSON-RPC's `id: null` is for frames whose id cannot be read).
+    /// with its own id (JSON-RPC's `id: null` is for frames whose id cannot be read), and
+    /// fail at once the request a broken answer was meant for. For a frame that is not
+    /// valid JSON (or over the size limit), only an answer's id is read, and only when its
+    /// top-level `id` can be told for sure (`frame_id`).
     pub id: Option<MalformedId>,
 }
 
@@ -232,6 +236,10 @@ pub enum MalformedId {
     /// A frame with `result` or `error` and no `method`: a response gone wrong, meant for
     /// the receiver's request with this id.
     Response(RequestId),
+    /// A frame with neither `method` nor `result`/`error`: a request without its method or
+    /// a response without its outcome. A receiver waiting for an answer with this id takes
+    /// it as that (broken) answer; otherwise it answers it as a broken request.
+    Ambiguous(RequestId),
 }
 
 impl MalformedId {
@@ -243,10 +251,10 @@ impl MalformedId {
         answers: bool,
     ) -> Option<MalformedId> {
         let id = id?;
-        Some(if !has_method && answers {
-            MalformedId::Response(id)
-        } else {
-            MalformedId::Request(id)
+        Some(match (has_method, answers) {
+            (true, _) => MalformedId::Request(id),
+            (false, true) => MalformedId::Response(id),
+            (false, false) => MalformedId::Ambiguous(id),
         })
     }
 }
@@ -286,7 +294,17 @@ impl Malformed {
     /// `id` could be read.
     pub fn request_id(&self) -> Option<&RequestId> {
         match &self.id {
-            Some(MalformedId::Request(id)) => Some(id),
+            Some(MalformedId::Request(id) | MalformedId::Ambiguous(id)) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The id of the request this frame meant to answer: set when the frame is a response
+    /// gone wrong (or only an id) whose `id` could be read. A connection fails that request
+    /// at once, if it is waiting.
+    pub fn response_id(&self) -> Option<&RequestId> {
+        match &self.id {
+            Some(MalformedId::Response(id) | MalformedId::Ambiguous(id)) => Some(id),
             _ => None,
         }
     }
@@ -306,7 +324,7 @@ pub fn decode(frame: &[u8]) -> Result<Message, Malformed> {
     let frame = frame.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(frame);
     let first = frame.iter().find(|b| !b.is_ascii_whitespace()).copied();
     if std::str::from_utf8(frame).is_err() {
-        return Err(Malformed::new(MalformedKind::InvalidUtf8, frame));
+        return Err(Malformed::new(MalformedKind::InvalidUtf8, frame).with_id(answer_id(frame)));
     }
     match first {
         Some(b'{') | Some(b'[') => {}
@@ -315,10 +333,10 @@ pub fn decode(frame: &[u8]) -> Result<Message, Malformed> {
     let value: Value = match serde_json::from_slice(frame) {
         Ok(value) => value,
         Err(e) => {
-            return Err(Malformed::new(
-                MalformedKind::InvalidJson(e.to_string()),
-                frame,
-            ));
+            return Err(
+                Malformed::new(MalformedKind::InvalidJson(e.to_string()), frame)
+                    .with_id(answer_id(frame)),
+            );
         }
     };
     let object = match value {
@@ -618,7 +636,7 @@ mod tests {
             .collect();
         expect![[r#"
             {"jsonrpc":"2.0","id":5}
-              Some(Request(5)) → answer with Some(5)
+              Some(Ambiguous(5)) → answer with Some(5)
             {"jsonrpc":"2.0","id":5,"method":7}
               Some(Request(5)) → answer with Some(5)
             {"jsonrpc":"2.0","id":"s","method":"m","params":3}
@@ -738,7 +756,7 @@ mod tests {
         check(
             r#"{"jsonrpc":"2.0","id":1}"#,
             expect![[
-                r#"malformed (Request(1)): not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {"jsonrpc":"2.0","id":1}"#
+                r#"malformed (Ambiguous(1)): not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {"jsonrpc":"2.0","id":1}"#
             ]],
         );
         check(

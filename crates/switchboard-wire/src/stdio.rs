@@ -519,7 +519,7 @@ async fn drain_stderr(
                     "{}",
                     String::from_utf8_lossy(line)
                 ),
-                Frame::Oversized { len } => tracing::debug!(
+                Frame::Oversized { len, .. } => tracing::debug!(
                     target: "switchboard::stderr",
                     server = %shared.server,
                     "<{len} bytes without a newline>"

@@ -430,11 +430,13 @@ async fn banner_and_garbage_on_stdout_are_counted_and_survived() {
 #[tokio::test]
 async fn responses_without_jsonrpc_are_malformed_not_answers() {
     let mut config = quick_config("fixture");
-    config.connect_timeout = Duration::from_millis(800);
-    config.probe_timeout = Duration::from_millis(200);
+    config.connect_timeout = Duration::from_secs(300);
+    config.probe_timeout = Duration::from_secs(300);
     let spec = fixture(&["--mode", "no-jsonrpc-field"]);
     let stdio = switchboard_wire::stdio::spawn(&spec, StdioOptions::new("fixture")).expect("spawn");
     let connection = stdio.connection.clone();
+    // The broken answers carry readable ids: the probe's falls back to `initialize`, whose
+    // broken answer fails the handshake at once (long before either deadline).
     let error = within(
         "connect",
         TEST_DEADLINE,
@@ -442,8 +444,14 @@ async fn responses_without_jsonrpc_are_malformed_not_answers() {
     )
     .await
     .expect_err("no valid answer");
-    assert!(error.is_timeout(), "{error}");
-    assert!(connection.stats().malformed_frames >= 1);
+    assert!(error.is_bad_answer(), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("answered `initialize` with a malformed message"),
+        "{error}"
+    );
+    assert_eq!(connection.stats().malformed_frames, 2);
 }
 
 #[tokio::test]
@@ -726,14 +734,14 @@ async fn unsupported_version_errors_are_retried_once() {
     check_connect(
         &["--mode", "version-loop", "--era", "modern"],
         EraChoice::Modern,
-        expect!["error: server `fixture` broke the protocol in `server/discover`: the server does not speak the 2026-07-28 protocol (it rejected every modern version we offered); set `era` to `auto` or `legacy`"],
+        expect!["error: server `fixture` refused every protocol version Switchboard offered (2026-07-28; `server/discover` sent 2 times), though it lists 2026-07-28 as supported; its version negotiation is broken: report it to its authors"],
     )
     .await;
     // In auto mode a looping modern-only server falls back to initialize, which it refuses.
     check_connect(
         &["--mode", "version-loop", "--era", "modern"],
         EraChoice::Auto,
-        expect!["error: server `fixture` answered `initialize` with an error: Method not found (code -32601)"],
+        expect!["error: server `fixture` refused every protocol version Switchboard offered (2026-07-28; `server/discover` sent 3 times), though it lists 2026-07-28 as supported; its version negotiation is broken: report it to its authors"],
     )
     .await;
 }
@@ -757,5 +765,40 @@ async fn endless_input_rounds_are_capped() {
         .await
         .expect_err("capped");
     expect!["server `fixture` broke the protocol in `tools/call`: the server still wanted input after 3 rounds"].assert_eq(&error.to_string());
+    shutdown_clean(session).await;
+}
+
+#[tokio::test]
+async fn broken_answers_fail_their_request_at_once_with_a_typed_error() {
+    let mut config = quick_config("fixture");
+    config.request_timeout = Duration::from_secs(300);
+    let session = connect(&fixture(&["--mode", "hostile-answers"]), config)
+        .await
+        .expect("connect");
+    let patient = CallOptions::default();
+    let mut shown = Vec::new();
+    for tool in ["oversized_answer", "result_and_error", "truncated_json"] {
+        let error = within(
+            "the broken answer to fail the call",
+            TEST_DEADLINE,
+            session.call_tool(tool, Some(json!({})), &patient),
+        )
+        .await
+        .expect_err("a broken answer");
+        assert!(error.is_bad_answer(), "{error}");
+        shown.push(format!("{tool}: too large {}", error.is_answer_too_large()));
+    }
+    expect![[r#"
+        oversized_answer: too large true
+        result_and_error: too large false
+        truncated_json: too large false"#]]
+    .assert_eq(&shown.join("\n"));
+    assert_eq!(session.stats().wire.malformed_frames, 3);
+    // The connection is still good.
+    let echo = session
+        .call_tool("echo", Some(json!({"text": "still here"})), &patient)
+        .await
+        .expect("echo");
+    assert_eq!(echo.text(), "still here");
     shutdown_clean(session).await;
 }

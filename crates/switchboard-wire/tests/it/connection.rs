@@ -206,3 +206,61 @@ async fn dropped_calls_send_a_cancellation_when_asked() {
     .assert_eq(&methods.join("\n"));
     assert_eq!(client.pending_requests(), 0);
 }
+
+#[tokio::test]
+async fn a_broken_answer_fails_its_request_at_once_by_its_own_id() {
+    let mut client_options = ConnectionOptions::new("peer");
+    client_options.max_frame_bytes = 1024;
+    let ((client, mut client_inbound), (server, _server_inbound)) =
+        memory_pair(client_options, ConnectionOptions::new("client"));
+    let mut calls = Vec::new();
+    for _ in 0..3 {
+        let id = client.allocate_id();
+        calls.push(client.send_request(id, "slow", None).await.expect("send"));
+    }
+    let oversized = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"t\":\"{}\"}}}}\n",
+        "x".repeat(3000)
+    );
+    let frames: [&[u8]; 6] = [
+        // Not ours: a string id, a frame with a method, an id nobody waits for.
+        b"{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":{},\"error\":{}}\n",
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":1,\"result\":1}\n",
+        b"{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":1,\"error\":1}\n",
+        // Broken answers to 1, 2 and 3.
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}\n",
+        oversized.as_bytes(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"t\":\"cut\n",
+    ];
+    for frame in frames {
+        server.send_raw(frame).await.expect("raw");
+    }
+    let mut shown = Vec::new();
+    for call in &mut calls {
+        let error = bounded("the broken answer", call.response())
+            .await
+            .expect_err("a broken answer");
+        assert!(!error.is_closed());
+        let malformed = error.bad_answer().expect("a bad answer");
+        shown.push(format!("{} → {:?}", call.id(), malformed.kind));
+    }
+    for _ in 0..frames.len() {
+        match bounded("inbound", client_inbound.recv()).await {
+            Some(Inbound::Malformed(malformed)) => shown.push(format!("event {:?}", malformed.id)),
+            other => panic!("not a malformed frame: {other:?}"),
+        }
+    }
+    expect![[r#"
+        1 → InvalidMessage("response has both `result` and `error`")
+        2 → Oversized { limit: 1024 }
+        3 → InvalidJson("EOF while parsing a string at line 1 column 42")
+        event Some(Response("1"))
+        event Some(Request(1))
+        event Some(Response(99))
+        event Some(Response(1))
+        event Some(Response(2))
+        event Some(Response(3))"#]]
+    .assert_eq(&shown.join("\n"));
+    assert_eq!(client.stats().malformed_frames, 6);
+    assert_eq!(client.pending_requests(), 0);
+}

@@ -197,7 +197,7 @@ async fn a_server_that_exited_fails_its_requests_though_a_daemon_holds_its_stdou
     )
     .await;
     let error = outcome.expect_err("the server exited without answering");
-    let reason = error.close_reason();
+    let reason = error.close_reason().expect("the connection closed");
     assert_eq!(
         reason.exit_status.as_deref(),
         Some("exit status: 3"),

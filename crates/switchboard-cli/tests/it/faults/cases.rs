@@ -136,7 +136,7 @@ pub(crate) static CASES: &[Case] = &[
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "two JSON objects on one line: the frame is dropped (counted), the request fails at its deadline naming the server",
+            says: "two JSON objects on one line: the frame is dropped (counted); its first object (a notification) has no id and nothing after it is read, so the request fails at its deadline naming the server",
             checks: &[],
             deadline: HANG,
             transcript: Some(expect![[r#"
@@ -153,21 +153,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::Framing,
         hostile: "text after the JSON on the response's line",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "trailing_garbage",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "text after the JSON on the response's line: dropped, the request fails at its deadline",
+            says: "text after the JSON on the response's line: the frame is dropped (counted); its id is read from the object before the text, so the request fails at once with a typed error saying the answer was malformed, naming the server",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: trailing characters at line 1 column 77: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]}} trailing garbage; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -177,21 +177,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::Framing,
         hostile: "the first half of the response, then a newline",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "truncated_json",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "half a response and a newline: dropped, the request fails at its deadline",
+            says: "half a response and a newline: the frame is dropped (counted); its id comes before the cut, so the request fails at once with a typed error saying the answer was malformed",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: EOF while parsing a string at line 1 column 37: {"jsonrpc":"2.0","id":3,"result":{"co; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -201,21 +201,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::Framing,
         hostile: "raw bytes FF FE C3 28 inside the result text",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "invalid_utf8",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "bytes that are not UTF-8 inside a string: dropped, the request fails at its deadline",
+            says: "bytes that are not UTF-8 inside a string: the frame is dropped (counted); the request fails at once with a typed error saying the answer was malformed",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid UTF-8: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"bad ���( bytes"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -225,21 +225,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::Framing,
         hostile: r#"a lone surrogate escape `\ud800` in the result text"#,
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "lone_surrogate",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: r#"a lone `\ud800` escape in a string: dropped, the request fails at its deadline"#,
+            says: r#"a lone `\ud800` escape in a string: the frame is dropped (counted); the request fails at once with a typed error saying the answer was malformed"#,
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: unexpected end of hex escape at line 1 column 81: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"alone \\ud800 here"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -249,21 +249,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::Framing,
         hostile: "structured content nested 100000 arrays deep",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "deep_nesting",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "structured content nested 100000 arrays deep: no stack overflow; dropped, the request fails at its deadline",
+            says: "structured content nested 100000 arrays deep: no stack overflow; the frame is dropped (counted); the request fails at once with a typed error saying the answer was malformed (nested too deep)",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: recursion limit exceeded at line 1 column 200: {"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[… (199918 more bytes); the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -280,7 +280,7 @@ pub(crate) static CASES: &[Case] = &[
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "the response inside a JSON array (a batch, not negotiated): dropped, the request fails at its deadline",
+            says: "the response inside a JSON array (a batch, not negotiated): dropped (counted); an id is read only from a top-level object, so the request fails at its deadline",
             checks: &[],
             deadline: HANG,
             transcript: Some(expect![[r#"
@@ -513,6 +513,33 @@ pub(crate) static CASES: &[Case] = &[
         status: Status::Holds,
     },
     Case {
+        name: "d7-stdio-answer-over-the-frame-cap",
+        area: Area::Framing,
+        hostile: "a 33 MiB `tools/call` answer (over the 16 MiB frame cap)",
+        servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
+        settings: PATIENT,
+        command: Cmd::Call {
+            tool: "oversized_answer",
+            args: "{}",
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the request fails at once (its id is recovered from the dropped frame) with a typed error saying the answer was over the limit",
+            checks: &[
+                Check::StderrHas("limit"),
+                Check::PeakMemory(frames(2, "the frame cap")),
+            ],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `tools/call` with a 34603081-byte message, over the 16777216-byte frame limit; it was skipped unread: ask for less (a narrower request, fewer items per page) or have the server send smaller answers
+            "#]]),
+        },
+        status: Status::Fixed { defect: 7 },
+    },
+    Case {
         name: "duplicate-response",
         area: Area::JsonRpc,
         hostile: "the response sent twice",
@@ -565,45 +592,69 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::JsonRpc,
         hostile: "a response with both `result` and `error`",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "result_and_error",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "dropped as malformed; the request fails at its deadline",
+            says: "dropped as malformed (counted); the request fails at once with a typed error saying the answer was malformed, naming the server and method",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]},"error":{"code":-32000,"message":"also failed"}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
+    },
+    Case {
+        name: "found-malformed-answer-fails-at-once",
+        area: Area::JsonRpc,
+        hostile: "a response with both `result` and `error` (its id is readable)",
+        servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
+        settings: PATIENT,
+        command: Cmd::Call {
+            tool: "result_and_error",
+            args: "{}",
+        },
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the request fails at once with a typed error saying the answer was malformed, not at the request deadline",
+            checks: &[],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]},"error":{"code":-32000,"message":"also failed"}}; the server is broken: report it to its authors
+            "#]]),
+        },
+        status: Status::Fixed { defect: 7 },
     },
     Case {
         name: "neither-result-nor-error",
         area: Area::JsonRpc,
         hostile: "a response with only `jsonrpc` and `id`",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "neither_result_nor_error",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "dropped as malformed; the request fails at its deadline",
+            says: "only an id: taken as the request's broken answer (it has no `method`); the request fails at once with a typed error saying the answer was malformed",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has neither `result` nor `error`: {"jsonrpc":"2.0","id":3}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -685,21 +736,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::JsonRpc,
         hostile: "an error whose `code` is a string",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "error_code_not_integer",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "dropped as malformed; the request fails at its deadline",
+            says: "dropped as malformed (counted); the request fails at once with a typed error saying the answer was malformed",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: error `code` is missing or not an integer: {"jsonrpc":"2.0","id":3,"error":{"code":"boom","message":"the code is a string"}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -709,21 +760,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::JsonRpc,
         hostile: "an error without `message`",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "error_without_message",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "dropped as malformed; the request fails at its deadline",
+            says: "dropped as malformed (counted); the request fails at once with a typed error saying the answer was malformed",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: error `message` is missing or not a string: {"jsonrpc":"2.0","id":3,"error":{"code":-32000}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -757,21 +808,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::JsonRpc,
         hostile: r#"an answer with `"jsonrpc": "1.0"`"#,
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Call {
             tool: "jsonrpc_one",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "dropped as malformed; the request fails at its deadline",
+            says: r#"dropped as malformed (counted); the request fails at once with a typed error saying the answer was malformed (`jsonrpc` is not "2.0")"#,
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `tools/call` with a malformed message: `jsonrpc` missing or not "2.0": {"jsonrpc":"1.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -781,18 +832,18 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::JsonRpc,
         hostile: "every response lacks the `jsonrpc` member",
         servers: &[Server::Fixture(&["--mode", "no-jsonrpc-field"])],
-        settings: QUICK,
+        settings: PATIENT,
         command: Cmd::Tools,
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "dropped as malformed; `initialize` fails at its deadline naming the server",
+            says: "dropped as malformed (counted); the unreadable answer to the `server/discover` probe falls back to `initialize`, whose unreadable answer fails it at once with a typed error naming the server and saying `jsonrpc` is missing",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `initialize` within 5s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` answered `initialize` with a malformed message: `jsonrpc` missing or not "2.0": {"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{},"resources":{},"completions":{}},"serverInfo":{"name":"switc… (98 more bytes); the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -1103,6 +1154,32 @@ pub(crate) static CASES: &[Case] = &[
             "#]]),
         },
         status: Status::Holds,
+    },
+    Case {
+        name: "found-version-refused-forever-says-why",
+        area: Area::Lifecycle,
+        hostile: "a modern server answers every `server/discover` with -32022",
+        servers: &[Server::Fixture(&[
+            "--mode",
+            "version-loop",
+            "--era",
+            "modern",
+        ])],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the retries are capped, and the error says the server refused every version (with the versions), not that `initialize` is unknown",
+            checks: &[Check::StderrHas("version")],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` refused every protocol version Switchboard offered (2026-07-28; `server/discover` sent 3 times), though it lists 2026-07-28 as supported; its version negotiation is broken: report it to its authors
+            "#]]),
+        },
+        status: Status::FoundFixed,
     },
     Case {
         name: "list-changed-not-declared",
@@ -2261,21 +2338,21 @@ pub(crate) static CASES: &[Case] = &[
             script: Script::SseSplitInsideString,
             url: CANNED_URL,
         }],
-        settings: QUICK_LEGACY,
+        settings: PATIENT_LEGACY,
         command: Cmd::Call {
             tool: "echo",
             args: r#"{"text":"hi"}"#,
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "the event is a malformed frame (its line break is never replaced by anything JSON accepts, which would make it the different valid message with a key `co ntent`); the request fails",
+            says: "the event is a malformed frame (its line break is never replaced by anything JSON accepts, which would make it the different valid message with a key `co ntent`); the request fails at once with the malformed answer, its line break shown as `\\u{1}`",
             checks: &[],
-            deadline: HANG,
+            deadline: PROMPT,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server's event stream ended before it answered (HTTP 200 OK); it carried one event that is not JSON (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 1 column 38: {"jsonrpc":"2.0","id":2,"result":{"co\u{1}ntent":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::FoundFixed,
@@ -3295,7 +3372,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow"}],"isError":true}}
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {\"jsonrpc\":\"2.0\",\"id\":<id>,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]},\"error\":{\"code\":-32000,\"message\":\"also failed\"}}; the … (422 bytes)
                 {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"MCP error: server `s` answered `tools/call` with an error: failed with a lot of data (code -32000), data: \"dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd… (519 bytes)
                 {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"red\u001b[31m title\u001b]0;owned\u0007 bidi\u{202e}txet\u{202c} zero\u{200b}width c1\u{9b}2J"}],"isError":false}}
                 {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"MCP error: server `s` broke the protocol in `tools/call`: the tool result is not valid JSON: number out of range at line 1 column 78"}],"isError":true}}
@@ -4434,7 +4511,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
-                {"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"not a JSON-RPC request: not a JSON-RPC message: `method` is not a string (35 bytes): {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}"}}
+                {"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"not a JSON-RPC request: not a JSON-RPC message: `method` is not a string (35 bytes): {\"jsonrpc\":\"2.0\",\"id\":<id>,\"method\":5}"}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (6 tools)
@@ -4761,47 +4838,6 @@ pub(crate) static PENDING: &[Case] = &[
         status: Status::BeingFixed { defect: 6 },
     },
     Case {
-        name: "d7-stdio-answer-over-the-frame-cap",
-        area: Area::Framing,
-        hostile: "a 33 MiB `tools/call` answer (over the 16 MiB frame cap)",
-        servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: PATIENT,
-        command: Cmd::Call {
-            tool: "oversized_answer",
-            args: "{}",
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the request fails at once (its id is recovered from the dropped frame) with a typed error saying the answer was over the limit",
-            checks: &[
-                Check::StderrHas("limit"),
-                Check::PeakMemory(frames(2, "the frame cap")),
-            ],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 7 },
-    },
-    Case {
-        name: "found-malformed-answer-fails-at-once",
-        area: Area::JsonRpc,
-        hostile: "a response with both `result` and `error` (its id is readable)",
-        servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: PATIENT,
-        command: Cmd::Call {
-            tool: "result_and_error",
-            args: "{}",
-        },
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the request fails at once with a typed error saying the answer was malformed, not at the request deadline",
-            checks: &[],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::Found,
-    },
-    Case {
         name: "found-deep-schema-loses-the-listing",
         area: Area::Lists,
         hostile: "one tool whose `inputSchema` nests 200 objects deep (valid JSON, deeper than the parser's recursion limit)",
@@ -4813,27 +4849,6 @@ pub(crate) static PENDING: &[Case] = &[
             says: "the other tools are listed and the deep one is a listing problem (partial success), at once",
             checks: &[],
             deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::Found,
-    },
-    Case {
-        name: "found-version-refused-forever-says-why",
-        area: Area::Lifecycle,
-        hostile: "a modern server answers every `server/discover` with -32022",
-        servers: &[Server::Fixture(&[
-            "--mode",
-            "version-loop",
-            "--era",
-            "modern",
-        ])],
-        settings: QUICK,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "the retries are capped, and the error says the server refused every version (with the versions), not that `initialize` is unknown",
-            checks: &[Check::StderrHas("version")],
-            deadline: HANG,
             transcript: None,
         },
         status: Status::Found,

@@ -273,7 +273,10 @@ pub(crate) fn normalise(text: &str, observed: &Observed) -> String {
         .collect()
 }
 
-/// Replaces pids, ports and measured durations with placeholders.
+/// Replaces pids, ports, measured durations and quoted request ids with placeholders. A
+/// request id inside a JSON string (`\"id\":7`, an excerpt of a server's frame quoted in
+/// the gateway's answer) is the gateway's own id for its request to that server, which
+/// depends on how many requests it sent before (listing, re-listing).
 fn numbers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -310,6 +313,8 @@ fn numbers(text: &str) -> String {
             out.push_str("<n>");
         } else if out.ends_with("127.0.0.1:") {
             out.push_str("<port>");
+        } else if out.ends_with("\\\"id\\\":") {
+            out.push_str("<id>");
         } else {
             out.push_str(number);
         }
@@ -331,6 +336,10 @@ mod tests {
         assert_eq!(
             numbers("tool_0001 exit status: 3"),
             "tool_0001 exit status: 3"
+        );
+        assert_eq!(
+            numbers(r#"{"id":2,"text":"{\"id\":87,\"n\":1}"}"#),
+            r#"{"id":2,"text":"{\"id\":<id>,\"n\":1}"}"#
         );
     }
 }
