@@ -84,6 +84,95 @@ fn no_test_is_ignored() {
     assert!(offenders.is_empty(), "ignored tests: {offenders:#?}");
 }
 
+/// The `[dependencies]` table of a manifest (not dev- or build-dependencies).
+fn dependencies_section(manifest: &str) -> &str {
+    manifest
+        .split("\n[dependencies]")
+        .nth(1)
+        .map(|rest| rest.split("\n[").next().unwrap_or(""))
+        .unwrap_or("")
+}
+
+/// Each workspace crate's short name (`wire` for `switchboard-wire`) with the workspace
+/// crates it depends on (normal dependencies only), sorted.
+fn actual_crate_graph() -> Vec<(String, Vec<String>)> {
+    let root = workspace_root();
+    let mut graph = Vec::new();
+    for entry in fs::read_dir(root.join("crates"))
+        .expect("crates/")
+        .flatten()
+    {
+        let Ok(manifest) = fs::read_to_string(entry.path().join("Cargo.toml")) else {
+            continue;
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let short = name.trim_start_matches("switchboard-").to_owned();
+        let mut edges: Vec<String> = dependencies_section(&manifest)
+            .lines()
+            .filter_map(|line| line.trim_start().strip_prefix("switchboard-"))
+            .filter_map(|rest| rest.split([' ', '=', '.']).next())
+            .map(str::to_owned)
+            .collect();
+        edges.sort();
+        graph.push((short, edges));
+    }
+    graph.sort();
+    graph
+}
+
+/// The graph ARCHITECTURE.md's "Dependency graph (workspace edges…):" paragraph states:
+/// `` `a` → `b`, `c` `` for edges, `` `x` and `y` depend on no workspace crate `` for none.
+fn documented_crate_graph() -> Vec<(String, Vec<String>)> {
+    let text =
+        fs::read_to_string(workspace_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let start = text
+        .find("Dependency graph (workspace edges")
+        .expect("ARCHITECTURE.md states the dependency graph");
+    let paragraph = text[start..].split("\n\n").next().unwrap_or("");
+    let paragraph = paragraph.split_once("):").map_or("", |(_, rest)| rest);
+    let names = |part: &str| -> Vec<String> {
+        part.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut graph = Vec::new();
+    for statement in paragraph.split(';') {
+        match statement.split_once('→') {
+            Some((from, to)) => {
+                let mut edges = names(to);
+                edges.sort();
+                for from in names(from) {
+                    graph.push((from, edges.clone()));
+                }
+            }
+            None => graph.extend(names(statement).into_iter().map(|name| (name, Vec::new()))),
+        }
+    }
+    graph.sort();
+    graph
+}
+
+#[test]
+fn the_crate_graph_is_the_documented_one() {
+    let actual = actual_crate_graph();
+    let documented = documented_crate_graph();
+    let render = |graph: &[(String, Vec<String>)]| {
+        graph
+            .iter()
+            .map(|(from, to)| format!("{from} -> {}", to.join(", ")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        render(&documented),
+        render(&actual),
+        "ARCHITECTURE.md's dependency graph (left) differs from the manifests (right): \
+         every crate under crates/ is named there with its workspace dependencies"
+    );
+}
+
 #[test]
 fn library_crates_stay_free_of_binary_only_dependencies() {
     let root = workspace_root();
@@ -95,11 +184,7 @@ fn library_crates_stay_free_of_binary_only_dependencies() {
     ] {
         let manifest = fs::read_to_string(root.join("crates").join(library).join("Cargo.toml"))
             .expect("manifest");
-        let dependencies = manifest
-            .split("[dependencies]")
-            .nth(1)
-            .map(|rest| rest.split("\n[").next().unwrap_or(""))
-            .unwrap_or("");
+        let dependencies = dependencies_section(&manifest);
         for forbidden in ["anyhow", "clap", "tracing-subscriber"] {
             assert!(
                 !dependencies
