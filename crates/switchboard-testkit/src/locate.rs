@@ -136,15 +136,26 @@ pub fn peer_path(relative: &str) -> PathBuf {
 /// The rmcp peer binary, next to the fixture (built by `cargo build --workspace --bins`);
 /// panics with the fix when it is missing.
 pub fn rmcp_peer_bin() -> PathBuf {
+    sibling_of_fixture("switchboard-rmcp-peer")
+}
+
+/// A binary of the workspace beside the fixture's.
+fn sibling_of_fixture(name: &str) -> PathBuf {
     let dir = fixture_bin()
         .parent()
         .map(PathBuf::from)
         .unwrap_or_default();
-    let path = dir.join("switchboard-rmcp-peer");
+    let path = dir.join(name);
     assert!(
         path.exists(),
         "{} is missing: run `cargo build --workspace --bins` (scripts/test.sh does)",
         path.display()
     );
     path
+}
+
+/// The `switchboard-peak` launcher, next to the fixture (built by `cargo build --workspace
+/// --bins`); panics with the fix when it is missing.
+pub fn peak_bin() -> PathBuf {
+    sibling_of_fixture("switchboard-peak")
 }

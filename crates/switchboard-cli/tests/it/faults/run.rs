@@ -3,11 +3,14 @@
 //! status, stdout, stderr, peak memory, open descriptors, and every process the case left
 //! behind.
 //!
-//! - Peak memory is exact and race-free: the child is reaped with `wait4(2)`, whose
-//!   `ru_maxrss` is the kernel's high-water mark of its resident set, kept after it exited.
-//!   It covers `switchboard` and every descendant it reaped (the larger of them), so memory
-//!   cases use servers that cost little themselves: canned HTTP servers live in the test
-//!   process, and stdio ones stream from fixed buffers.
+//! - Peak memory is exact and race-free: `switchboard` runs as the only child of
+//!   `switchboard-peak`, a small launcher that reaps it and reports its `ru_maxrss`, the
+//!   kernel's high-water mark of its resident set, kept after it exited. (Spawned from the
+//!   test process directly, that figure would start from the test process's own memory,
+//!   which Linux hands to a child at `exec`.) It covers `switchboard` and every descendant
+//!   it reaped (the larger of them), so memory cases use servers that cost little
+//!   themselves: canned HTTP servers live in the test process, and stdio ones stream from
+//!   fixed buffers.
 //! - Leftover processes are found by a unique token: every stdio server entry gets
 //!   `SWITCHBOARD_FAULT_CASE=<token>` in its environment, which descendants inherit even
 //!   when they daemonise. After `switchboard` exited, `/proc/*/environ` must soon hold no
@@ -27,7 +30,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use switchboard_testkit::locate::{fixture_bin, workspace_root};
+use switchboard_testkit::locate::{fixture_bin, peak_bin, workspace_root};
 use switchboard_testkit::serve::HttpServer;
 
 use super::canned::{CannedServer, Tripwire, closed_port_addr};
@@ -292,6 +295,7 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
         secret: &secret,
         // A directory the store creates itself, so it is private (0700) as the store demands.
         token_file: &dir.join("tokens").join("tokens.json"),
+        peak_report: &dir.join("peak.txt"),
         tripwire_url: &tripwire.url,
         serve: match &case.command {
             Cmd::Serve { script, close } => Some((lines_of(script), *close)),
@@ -358,6 +362,8 @@ struct Launch<'a> {
     token: &'a str,
     secret: &'a str,
     token_file: &'a Path,
+    /// Where `switchboard-peak` reports switchboard's pid, end and peak memory.
+    peak_report: &'a Path,
     /// Where every connection to an address off loopback is sent (see [`proxied_to`]).
     tripwire_url: &'a str,
     serve: Option<(Vec<String>, Close)>,
@@ -490,13 +496,14 @@ fn write_gateway(mut stdin: ChildStdin, lines: Vec<String>, close: Close) -> mps
 }
 
 impl Launch<'_> {
-    #[expect(
-        clippy::zombie_processes,
-        reason = "the child is reaped by `reap` (wait4), which also yields its peak RSS"
-    )]
     fn run(self) -> Finished {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+        // Through `switchboard-peak`, so the peak memory is switchboard's own (see there).
+        let mut command = Command::new(peak_bin());
         command
+            .arg("--report")
+            .arg(self.peak_report)
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_switchboard"))
             .args(self.args)
             .env(TOKEN_VAR, self.token)
             .env(SECRET_VAR, self.secret)
@@ -511,16 +518,16 @@ impl Launch<'_> {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = command.spawn().expect("spawn switchboard");
-        let pid = i32::try_from(child.id()).expect("pid");
+        let mut launcher = command.spawn().expect("spawn switchboard-peak");
+        let pid = launched_pid(self.peak_report, &mut launcher);
         let stdout = Arc::new(Mutex::new(Capture::default()));
         let stderr = Arc::new(Mutex::new(Capture::default()));
         let gateway = Arc::new(Mutex::new(GatewayView::default()));
-        if let Some(err) = child.stderr.take() {
+        if let Some(err) = launcher.stderr.take() {
             capture_stream(err, Arc::clone(&stderr));
         }
         let mut closer = None;
-        match (&self.serve, child.stdout.take(), child.stdin.take()) {
+        match (&self.serve, launcher.stdout.take(), launcher.stdin.take()) {
             (Some((lines, close)), Some(out), Some(stdin)) => {
                 lock(&gateway).requested = lines
                     .iter()
@@ -536,26 +543,30 @@ impl Launch<'_> {
         }
         let started = Instant::now();
         let mut asked_to_close = false;
+        let ended = |launcher: &mut std::process::Child| {
+            let _ = launcher.wait();
+            read_peak_report(self.peak_report)
+        };
         let (end, peak_rss) = loop {
-            if let Some((end, rss)) = reap(pid, Reap::IfExited) {
-                break (end, rss);
+            if launcher.try_wait().ok().flatten().is_some() {
+                break read_peak_report(self.peak_report);
             }
             if started.elapsed() > self.deadline {
                 kill(pid);
-                let (_, rss) = reap(pid, Reap::Wait).unwrap_or((End::Hung, 0));
+                let (_, rss) = ended(&mut launcher);
                 break (End::Hung, rss);
             }
             let rss = resident_bytes(pid);
             if rss > self.memory_guard {
                 kill(pid);
-                let (_, peak) = reap(pid, Reap::Wait).unwrap_or((End::Hung, 0));
+                let (_, peak) = ended(&mut launcher);
                 break (End::MemoryGuard(rss), peak);
             }
             if let Some(closer) = &closer
                 && !asked_to_close
                 && lock(&gateway).all_answered()
             {
-                // The child is not reaped yet, so its pid is still its own.
+                // switchboard has not been reaped yet, so its pid is still its own.
                 lock(&gateway).fds = open_fds(pid);
                 let _ = closer.send(());
                 asked_to_close = true;
@@ -594,49 +605,47 @@ impl Launch<'_> {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Reap {
-    IfExited,
-    Wait,
+/// How long `switchboard-peak` may take to start switchboard and say its pid.
+const LAUNCH_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The pid of the switchboard process `switchboard-peak` started (from its report).
+fn launched_pid(report: &Path, launcher: &mut std::process::Child) -> i32 {
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(report).unwrap_or_default();
+        if let Some(pid) = report_value(&text, "pid") {
+            return i32::try_from(pid).expect("pid");
+        }
+        if launcher.try_wait().ok().flatten().is_some() {
+            panic!("switchboard-peak ended without starting switchboard: {text:?}");
+        }
+        assert!(
+            started.elapsed() < LAUNCH_DEADLINE,
+            "switchboard-peak did not start switchboard within {LAUNCH_DEADLINE:?}"
+        );
+        std::thread::sleep(POLL);
+    }
 }
 
-/// Reaps `pid` with `wait4(2)`: how it ended and its peak resident set (`ru_maxrss`, in
-/// bytes). `None` while it runs (with [`Reap::IfExited`]).
-#[expect(
-    unsafe_code,
-    reason = "wait4(2) is the one call that reaps a child and returns its peak RSS atomically; libc has no safe wrapper"
-)]
-fn reap(pid: i32, how: Reap) -> Option<(End, u64)> {
-    let flags = if how == Reap::IfExited {
-        libc::WNOHANG
-    } else {
-        0
+/// How switchboard ended and its peak resident set in bytes, from the report
+/// `switchboard-peak` wrote once it reaped it (its `ru_maxrss`: the kernel's high-water
+/// mark, covering the descendants it reaped too).
+fn read_peak_report(report: &Path) -> (End, u64) {
+    let text = std::fs::read_to_string(report).unwrap_or_default();
+    let peak = report_value(&text, "maxrss-kib").map_or(0, |kib| kib.unsigned_abs() * 1024);
+    let end = match (report_value(&text, "exit"), report_value(&text, "signal")) {
+        (Some(code), _) => End::Exited(i32::try_from(code).unwrap_or(-1)),
+        (None, Some(signal)) => End::Signalled(i32::try_from(signal).unwrap_or(-1)),
+        (None, None) => panic!("switchboard-peak wrote no end: {text:?}"),
     };
-    let mut status: libc::c_int = 0;
-    // SAFETY: an all-zero `rusage` is a valid value of that plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `status` and `usage` are valid, writable, and live for the call; `pid` is
-        // our own unreaped child.
-        let reaped = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
-        if reaped == pid {
-            break;
-        }
-        if reaped == 0 {
-            return None;
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            panic!("wait4({pid}) failed: {error}");
-        }
-    }
-    let end = if libc::WIFEXITED(status) {
-        End::Exited(libc::WEXITSTATUS(status))
-    } else {
-        End::Signalled(libc::WTERMSIG(status))
-    };
-    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
-    Some((end, peak))
+    (end, peak)
+}
+
+fn report_value(text: &str, key: &str) -> Option<i64> {
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(' ')?;
+        (name == key).then(|| value.trim().parse().ok()).flatten()
+    })
 }
 
 fn kill(pid: i32) {
