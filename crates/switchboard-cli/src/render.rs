@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use switchboard_protocol::{CallToolResult, ContentBlock, Tool};
-use switchboard_session::{Listing, Negotiated};
+use switchboard_session::{Listing, ListingProblem, Negotiated};
 
 /// A server's tools, with what was negotiated.
 pub(crate) struct ListedTools {
@@ -111,8 +111,18 @@ pub(crate) fn tools_json(listed: &ListedTools) -> Value {
         "era": n.era.to_string(),
         "serverInfo": n.server_info,
         "tools": listed.listing.items.iter().map(|t| t.raw.clone()).collect::<Vec<_>>(),
-        "problems": listed.listing.problems.iter().map(|p| json!({"page": p.page, "detail": p.detail, "entry": p.raw})).collect::<Vec<_>>(),
+        "problems": listed.listing.problems.iter().map(problem_json).collect::<Vec<_>>(),
     })
+}
+
+/// A listing problem as JSON: the entry as a tree, or as its text under `entryText` when it
+/// cannot be one (nested deeper than the parser's limit).
+fn problem_json(problem: &ListingProblem) -> Value {
+    let entry = match serde_json::from_str::<Value>(problem.raw.get()) {
+        Ok(tree) => ("entry", tree),
+        Err(_) => ("entryText", Value::String(problem.raw.get().to_owned())),
+    };
+    json!({"page": problem.page, "detail": problem.detail, entry.0: entry.1})
 }
 
 /// The human rendering of a tool result: text as is, other blocks summarised.
@@ -164,4 +174,31 @@ pub(crate) fn call_json(result: &CallToolResult) -> Value {
         out["structuredContent"] = structured.clone();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::*;
+
+    fn problem(text: &str) -> ListingProblem {
+        ListingProblem {
+            page: 2,
+            detail: "why".into(),
+            raw: RawValue::from_string(text.to_owned()).expect("JSON"),
+        }
+    }
+
+    #[test]
+    fn problem_entries_are_trees_or_their_text() {
+        assert_eq!(
+            problem_json(&problem(r#"{"name":7}"#)).to_string(),
+            r#"{"page":2,"detail":"why","entry":{"name":7}}"#
+        );
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let shown = problem_json(&problem(&deep));
+        assert_eq!(shown["entryText"].as_str(), Some(deep.as_str()));
+        assert!(shown.get("entry").is_none());
+    }
 }

@@ -335,7 +335,7 @@ impl<'de> Deserialize<'de> for ContentField {
 }
 
 /// `resultType` read as [`ResultType::of`] reads it: a non-string means complete.
-struct ResultTypeField(ResultType);
+pub(crate) struct ResultTypeField(pub(crate) ResultType);
 
 impl<'de> Deserialize<'de> for ResultTypeField {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -7,10 +7,12 @@
 //! Serialization happens here and nowhere else in the client.
 
 mod call_result;
+mod list_page;
 pub mod methods;
 mod types;
 mod version;
 
+pub use list_page::{ListPage, NextCursor, PageEntries};
 pub use types::*;
 pub use version::*;
 

@@ -163,6 +163,28 @@ impl Tool {
         })
     }
 
+    /// Reads one tool definition from its JSON text (one entry of a `tools/list` page). A
+    /// definition that is not a tree (nested deeper than the parser's limit) fails like one
+    /// without a name, named by its `name` when that can still be read.
+    pub fn from_json_text(text: &str) -> Result<Tool, String> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(raw) => Tool::from_json(raw),
+            Err(error) => {
+                /// The name alone: skipping the other members has no depth limit.
+                #[derive(Deserialize)]
+                struct NameOnly {
+                    name: String,
+                }
+                Err(match serde_json::from_str::<NameOnly>(text) {
+                    Ok(NameOnly { name }) => {
+                        format!("tool `{name}` cannot be read: {error}")
+                    }
+                    Err(_) => format!("the tool definition cannot be read: {error}"),
+                })
+            }
+        }
+    }
+
     /// True when the server marked the tool read-only.
     pub fn is_read_only(&self) -> bool {
         self.annotations.read_only_hint == Some(true)

@@ -139,6 +139,26 @@ pub enum SessionError {
         /// What the server listed as supported.
         listed: String,
     },
+    /// A listing passed one of its caps (pages, entries or bytes across its pages); nothing
+    /// of it is used. The caps are [`crate::SessionConfig`]'s `max_list_*` fields.
+    #[error(
+        "server `{server}` sent a `{method}` listing over its {cap} cap: {}; nothing of it is \
+         used (a host can raise `{}` in its session configuration if the listing is genuine)",
+        cap.passed(*limit, *seen),
+        cap.setting()
+    )]
+    ListingTooLarge {
+        /// Server name.
+        server: Arc<str>,
+        /// The listing's method.
+        method: String,
+        /// Which cap.
+        cap: ListingCap,
+        /// The cap's value.
+        limit: usize,
+        /// How much was seen when the listing stopped (more than `limit`).
+        seen: usize,
+    },
     /// The server did not declare the capability the request needs; nothing was sent.
     #[error("server `{server}` does not offer {capability}, so `{method}` was not sent")]
     NotDeclared {
@@ -155,6 +175,49 @@ pub enum SessionError {
 fn what_and_excerpt(malformed: &Malformed) -> String {
     let what = malformed.kind.to_string();
     format!("{}: {}", PeerLine(&what), malformed.excerpt)
+}
+
+/// The caps on one listing (see [`SessionError::ListingTooLarge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListingCap {
+    /// Pages followed (`SessionConfig::max_list_pages`).
+    Pages,
+    /// Entries across all pages, valid or not (`SessionConfig::max_list_items`).
+    Items,
+    /// Result bytes across all pages (`SessionConfig::max_list_bytes`).
+    Bytes,
+}
+
+impl ListingCap {
+    /// The `SessionConfig` field that sets this cap.
+    pub fn setting(self) -> &'static str {
+        match self {
+            ListingCap::Pages => "max_list_pages",
+            ListingCap::Items => "max_list_items",
+            ListingCap::Bytes => "max_list_bytes",
+        }
+    }
+
+    fn passed(self, limit: usize, seen: usize) -> String {
+        match self {
+            ListingCap::Pages => {
+                format!("more than {limit} pages; stopped following `nextCursor`")
+            }
+            ListingCap::Items => format!("{seen} entries, more than {limit}"),
+            ListingCap::Bytes => format!("{seen} bytes, more than {limit}"),
+        }
+    }
+}
+
+impl std::fmt::Display for ListingCap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ListingCap::Pages => "page",
+            ListingCap::Items => "entry",
+            ListingCap::Bytes => "size",
+        })
+    }
 }
 
 fn tail_suffix(tail: &Option<String>) -> String {
@@ -220,6 +283,19 @@ impl SessionError {
     /// True when the server refused every protocol version offered.
     pub fn is_version_refused(&self) -> bool {
         matches!(self, SessionError::VersionRefused { .. })
+    }
+
+    /// True when a listing passed one of its caps ([`SessionError::ListingTooLarge`]).
+    pub fn is_listing_too_large(&self) -> bool {
+        matches!(self, SessionError::ListingTooLarge { .. })
+    }
+
+    /// Which listing cap was passed, for [`SessionError::ListingTooLarge`].
+    pub fn listing_cap(&self) -> Option<ListingCap> {
+        match self {
+            SessionError::ListingTooLarge { cap, .. } => Some(*cap),
+            _ => None,
+        }
     }
 
     /// The JSON-RPC error, when the server answered with one.

@@ -13,7 +13,7 @@ mod handler;
 mod params;
 mod session;
 
-pub use error::SessionError;
+pub use error::{ListingCap, SessionError};
 pub use handler::{ClientHandler, HandlerFuture, NoHandler};
 pub use session::{
     CallOptions, EraChoice, Listing, ListingProblem, Negotiated, Session, SessionConfig,

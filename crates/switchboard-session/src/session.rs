@@ -10,23 +10,24 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use switchboard_protocol::{
     CallToolResult, DiscoverResult, Era, Implementation, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
-    MODERN_VERSION, MODERN_VERSIONS, ProgressParams, Prompt, Resource, ResourceTemplate,
-    ResultType, ServerCapabilities, SubscriptionFilter, Tool, error_codes, meta, methods,
+    ListPage, MODERN_VERSION, MODERN_VERSIONS, NextCursor, PageEntries, ProgressParams, Prompt,
+    Resource, ResourceTemplate, ResultType, ServerCapabilities, SubscriptionFilter, Tool,
+    error_codes, meta, methods,
 };
 use switchboard_wire::http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions, StdioTransport,
 };
 use switchboard_wire::{
-    CloseReason, Connection, ErrorObject, Inbound, Malformed, Notification, PendingCall, RequestId,
-    Response, UnexpectedReason, WireError, WireStats, codes,
+    CloseReason, Connection, DEFAULT_MAX_FRAME_BYTES, ErrorObject, Inbound, Malformed,
+    Notification, PendingCall, RequestId, Response, UnexpectedReason, WireError, WireStats, codes,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::SessionError;
+use crate::error::{ListingCap, SessionError};
 use crate::handler::{ClientHandler, NoHandler};
 use crate::params::{BaseParams, InputRound, MetaPrefix, RequestParams};
 
@@ -74,6 +75,16 @@ pub struct SessionConfig {
     pub max_call_duration: Duration,
     /// Maximum pages followed in one listing.
     pub max_list_pages: usize,
+    /// Maximum entries, valid or not, across one listing's pages; more fails the listing
+    /// with [`SessionError::ListingTooLarge`] before they are read. Default 10 000: hosts
+    /// hand tools to a model by the tens or hundreds (OpenAI's API takes at most 128 per
+    /// request), so this is far past any usable listing while bounding what a read listing
+    /// costs (a typed tool is a few KiB).
+    pub max_list_items: usize,
+    /// Maximum result bytes across one listing's pages. Default 32 MiB, twice the frame
+    /// cap: a single page may fill a frame, and a listing spread over pages gets that room
+    /// again. Without it a server paging fresh cursors could send 100 pages of 16 MiB.
+    pub max_list_bytes: usize,
     /// Maximum `input_required` rounds for one request.
     pub max_input_rounds: usize,
     /// Capacity of the event channel; slow subscribers miss events (counted).
@@ -99,6 +110,8 @@ impl SessionConfig {
             request_timeout: Duration::from_secs(60),
             max_call_duration: Duration::from_secs(600),
             max_list_pages: 100,
+            max_list_items: 10_000,
+            max_list_bytes: 2 * DEFAULT_MAX_FRAME_BYTES,
             max_input_rounds: 8,
             event_capacity: 1024,
             handler: Arc::new(NoHandler),
@@ -215,14 +228,21 @@ pub struct Listing<T> {
 }
 
 /// One invalid or duplicate entry in a listing.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ListingProblem {
     /// The page it was on (from 1).
     pub page: usize,
     /// What is wrong.
     pub detail: String,
-    /// The entry as received.
-    pub raw: Value,
+    /// The entry as received, as JSON text (it may not be readable as a tree).
+    pub raw: Box<RawValue>,
+}
+
+impl PartialEq for ListingProblem {
+    /// Entries compare by their text, as received.
+    fn eq(&self, other: &Self) -> bool {
+        (self.page, &self.detail, self.raw.get()) == (other.page, &other.detail, other.raw.get())
+    }
 }
 
 struct Inner {
@@ -544,7 +564,7 @@ impl Session {
             "tools",
             methods::TOOLS_LIST,
         )?;
-        self.list_all(methods::TOOLS_LIST, "tools", Tool::from_json, |t| {
+        self.list_all(methods::TOOLS_LIST, "tools", Tool::from_json_text, |t| {
             t.name.clone()
         })
         .await
@@ -557,12 +577,9 @@ impl Session {
             "prompts",
             methods::PROMPTS_LIST,
         )?;
-        self.list_all(
-            methods::PROMPTS_LIST,
-            "prompts",
-            from_value,
-            |p: &Prompt| p.name.clone(),
-        )
+        self.list_all(methods::PROMPTS_LIST, "prompts", from_text, |p: &Prompt| {
+            p.name.clone()
+        })
         .await
     }
 
@@ -576,7 +593,7 @@ impl Session {
         self.list_all(
             methods::RESOURCES_LIST,
             "resources",
-            from_value,
+            from_text,
             |r: &Resource| r.uri.clone(),
         )
         .await
@@ -593,7 +610,7 @@ impl Session {
         self.list_all(
             method,
             "resourceTemplates",
-            from_value,
+            from_text,
             |t: &ResourceTemplate| t.uri_template.clone(),
         )
         .await
@@ -808,7 +825,11 @@ impl Session {
     }
 
     fn check_result_type(&self, method: &str, result: &Value) -> Result<(), SessionError> {
-        match ResultType::of(result) {
+        self.require_complete(method, ResultType::of(result))
+    }
+
+    fn require_complete(&self, method: &str, kind: ResultType) -> Result<(), SessionError> {
+        match kind {
             ResultType::Complete => Ok(()),
             ResultType::InputRequired => Err(self.protocol(
                 method,
@@ -1021,13 +1042,17 @@ impl Session {
         }
     }
 
+    /// Follows a listing's pages under its caps (pages, entries, bytes). Each page's
+    /// entries are read straight from its JSON text, one at a time, so an entry that cannot
+    /// be read is a [`ListingProblem`] and no tree of the whole page is built.
     async fn list_all<T>(
         &self,
         method: &str,
         field: &str,
-        parse: fn(Value) -> Result<T, String>,
+        parse: fn(&str) -> Result<T, String>,
         key: fn(&T) -> String,
     ) -> Result<Listing<T>, SessionError> {
+        let config = &self.inner.config;
         let mut listing = Listing {
             items: Vec::new(),
             problems: Vec::new(),
@@ -1036,33 +1061,47 @@ impl Session {
         let mut seen_names = HashSet::new();
         let mut seen_cursors = HashSet::new();
         let mut cursor: Option<String> = None;
+        let mut bytes = 0usize;
         loop {
-            if listing.pages >= self.inner.config.max_list_pages {
-                return Err(self.protocol(
-                    method,
-                    format!(
-                        "more than {} pages; stopped following `nextCursor`",
-                        self.inner.config.max_list_pages
-                    ),
-                ));
+            if listing.pages >= config.max_list_pages {
+                return Err(self.too_large(method, ListingCap::Pages, listing.pages + 1));
             }
             let params = match &cursor {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({}),
             };
-            let mut result = self
-                .request(method, Some(params), &CallOptions::default())
+            let raw = self
+                .send_and_wait(
+                    method,
+                    BaseParams::Tree(&params),
+                    None,
+                    &CallOptions::default(),
+                    false,
+                )
                 .await?;
             listing.pages += 1;
             let page = listing.pages;
-            let entries = match result.get_mut(field).map(Value::take) {
-                Some(Value::Array(entries)) => entries,
-                _ => {
+            bytes = bytes.saturating_add(raw.get().len());
+            if bytes > config.max_list_bytes {
+                return Err(self.too_large(method, ListingCap::Bytes, bytes));
+            }
+            let entries_so_far = listing.items.len() + listing.problems.len();
+            let room = config.max_list_items.saturating_sub(entries_so_far);
+            let result = ListPage::from_json_text(raw.get(), field, room)
+                .map_err(|detail| self.protocol(method, detail))?;
+            self.require_complete(method, result.result_type)?;
+            let entries = match result.entries {
+                PageEntries::Within(entries) => entries,
+                PageEntries::Over { count } => {
+                    let seen = entries_so_far.saturating_add(count);
+                    return Err(self.too_large(method, ListingCap::Items, seen));
+                }
+                PageEntries::Missing => {
                     return Err(self.protocol(method, format!("the result has no `{field}` array")));
                 }
             };
-            for raw in entries {
-                match parse(raw.clone()) {
+            for entry in entries {
+                match parse(entry.get()) {
                     Ok(item) => {
                         let name = key(&item);
                         if seen_names.insert(name.clone()) {
@@ -1071,36 +1110,57 @@ impl Session {
                             listing.problems.push(ListingProblem {
                                 page,
                                 detail: format!("duplicate entry `{name}`; the first one is kept"),
-                                raw,
+                                raw: entry.to_owned(),
                             });
                         }
                     }
-                    Err(detail) => listing.problems.push(ListingProblem { page, detail, raw }),
+                    Err(detail) => listing.problems.push(ListingProblem {
+                        page,
+                        detail,
+                        raw: entry.to_owned(),
+                    }),
                 }
             }
-            match result.get("nextCursor") {
-                None | Some(Value::Null) => return Ok(listing),
-                Some(Value::String(next)) => {
+            match result.next_cursor {
+                NextCursor::End => return Ok(listing),
+                NextCursor::Next(next) => {
                     if !seen_cursors.insert(next.clone()) {
                         return Err(self.protocol(
                             method,
                             format!("pagination loop: cursor {next:?} was returned twice"),
                         ));
                     }
-                    cursor = Some(next.clone());
+                    cursor = Some(next);
                 }
-                Some(other) => {
-                    return Err(
-                        self.protocol(method, format!("`nextCursor` is not a string: {other}"))
-                    );
+                NextCursor::NotAString(other) => {
+                    return Err(self.protocol(
+                        method,
+                        format!("`nextCursor` is not a string: {}", other.get()),
+                    ));
                 }
             }
         }
     }
+
+    fn too_large(&self, method: &str, cap: ListingCap, seen: usize) -> SessionError {
+        let config = &self.inner.config;
+        let limit = match cap {
+            ListingCap::Pages => config.max_list_pages,
+            ListingCap::Items => config.max_list_items,
+            ListingCap::Bytes => config.max_list_bytes,
+        };
+        SessionError::ListingTooLarge {
+            server: self.inner.server.clone(),
+            method: method.to_owned(),
+            cap,
+            limit,
+            seen,
+        }
+    }
 }
 
-fn from_value<T: serde::de::DeserializeOwned>(raw: Value) -> Result<T, String> {
-    serde_json::from_value(raw).map_err(|e| format!("invalid entry: {e}"))
+fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("invalid entry: {e}"))
 }
 
 struct MetaFields<'a> {

@@ -3,10 +3,14 @@
 //! `result` stays JSON text until its caller parses it, so no `Value` tree is built (or
 //! dropped) for the common case of a response to a waiting request.
 //!
-//! The outcome is the same as [`decode`]'s for every frame: rare frames where skipping a
-//! value would be laxer than building it (`\u` escapes, which may hold unpaired surrogates;
-//! deep nesting), batches, and every frame the fast reader rejects are handed to
-//! [`decode`] itself, so malformed frames keep their exact kinds and messages.
+//! The outcome is the same as [`decode`]'s for every frame but one kind: rare frames where
+//! skipping a value would be laxer than building it (surrogate `\u` escapes, which may be
+//! unpaired), batches, and every frame the fast reader rejects are handed to [`decode`]
+//! itself, so malformed frames keep their exact kinds and messages. The exception is
+//! nesting deeper than a tree's limit (128) inside a response's `result` (or a member that
+//! is skipped): skipping has no such limit, the frame is valid JSON, and the result is
+//! handed over as text, so its reader decides what to do with the deep part (a listing
+//! reports one entry, not the whole answer). Deep `params` or `error` still fail as trees.
 
 use std::fmt;
 use std::sync::Arc;
@@ -19,10 +23,6 @@ use crate::message::{
     ErrorObject, Malformed, MalformedId, MalformedKind, Message, Notification, Request, RequestId,
     Response, decode, error_object,
 };
-
-/// More `{`/`[` bytes than this in a frame sends it to the exact path: `Value` parsing has a
-/// nesting limit (128) that skipping a raw value does not enforce.
-const MAX_FAST_OPENERS: usize = 100;
 
 /// A response's `result`: still JSON text (fast path) or already a tree (exact path).
 #[derive(Debug)]
@@ -104,11 +104,18 @@ pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
     }
 }
 
-/// Whether skipping parts of this frame could accept what building a tree rejects.
-fn needs_exact_path(frame: &[u8]) -> bool {
-    let deep = frame.len() > MAX_FAST_OPENERS
-        && frame.iter().filter(|&&b| b == b'{' || b == b'[').count() > MAX_FAST_OPENERS;
-    deep || (frame.contains(&b'\\') && frame.windows(2).any(|pair| pair == b"\\u"))
+/// Whether skipping parts of this frame could accept what building a tree rejects: a
+/// surrogate escape (`\uD800`–`\uDFFF`), which may be unpaired. Other escapes are always
+/// valid, so frames with escaped non-ASCII text (`\u00e9`) keep the fast path. Looking for
+/// the bytes errs on the safe side (an escaped backslash before `u` also matches).
+pub(crate) fn needs_exact_path(frame: &[u8]) -> bool {
+    frame.contains(&b'\\')
+        && frame.windows(4).any(|w| {
+            w[0] == b'\\'
+                && w[1] == b'u'
+                && matches!(w[2], b'd' | b'D')
+                && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+        })
 }
 
 /// The top-level fields of a message; others are skipped. A repeated key keeps its last
@@ -628,7 +635,8 @@ mod tests {
 
     #[test]
     fn laxer_frames_take_the_exact_path() {
-        // An unpaired surrogate inside a result: skipping it would accept it.
+        // An unpaired surrogate inside a result: skipping it would accept it. Other escapes
+        // are always valid and keep the result as text.
         check(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\\ud800\"}}",
             expect![[
@@ -637,16 +645,30 @@ mod tests {
         );
         check(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\\u00e9\"}}",
-            expect![[r#"response id=Some(1) Ok(tree {"t":"é"})"#]],
+            expect![[r#"response id=Some(1) Ok(text {"t":"\u00e9"})"#]],
         );
         let deep = format!(
             r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
             "[".repeat(200),
             "]".repeat(200)
         );
+        // A result deeper than a tree's limit is valid JSON: it stays text for its reader.
         let decoded = decode_borrowed(deep.as_bytes());
         assert!(matches!(
             decoded,
+            Ok(Decoded::Response {
+                outcome: Ok(ResultJson::Text(_)),
+                ..
+            })
+        ));
+        // Deep params are read as a tree and still fail as one.
+        let deep_params = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(matches!(
+            decode_borrowed(deep_params.as_bytes()),
             Err(Malformed {
                 kind: MalformedKind::InvalidJson(_),
                 ..

@@ -464,6 +464,14 @@ impl Driver {
         }
     }
 
+    /// Writes one message line for the connection's reader, its terminator added in place.
+    async fn deliver_line(&self, mut line: Vec<u8>) {
+        line.push(b'\n');
+        if let Some(out) = self.out.lock().await.as_mut() {
+            let _ = out.write_all(&line).await;
+        }
+    }
+
     async fn deliver_value(&self, value: &Value) {
         let renamed;
         let value = match self.caller_id_of(value) {
@@ -1063,6 +1071,18 @@ async fn answer_from_body(
                 .await;
             return;
         }
+    };
+    let plain = {
+        let state = lock(&driver.state);
+        !state.reissued.contains_key(id) && !state.listings.contains(id)
+    };
+    let body = if plain {
+        match crate::plain_answer::plain_answer(body, id) {
+            Ok(line) => return driver.deliver_line(line).await,
+            Err(body) => body,
+        }
+    } else {
+        body
     };
     let mut parsed: Option<Value> = serde_json::from_slice(&body).ok();
     // An HTTP answer belongs to the POST it answers: an error without an id (servers use

@@ -19,6 +19,7 @@ mod message;
 pub mod orphans;
 pub mod param_headers;
 pub mod peer_text;
+mod plain_answer;
 pub mod proc;
 pub mod redact;
 pub mod sse;

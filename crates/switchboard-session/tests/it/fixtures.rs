@@ -255,17 +255,19 @@ async fn modern_subscription_delivers_tagged_list_changes() {
     shutdown_clean(session).await;
 }
 
+/// 250 tools in pages of 50.
+const PAGED_TOOLS: &[&str] = &[
+    "--mode",
+    "many-tools",
+    "--tools",
+    "250",
+    "--page-size",
+    "50",
+];
+
 #[tokio::test]
 async fn pagination_is_followed_and_loops_are_caught() {
-    let session = connect_fixture(&[
-        "--mode",
-        "many-tools",
-        "--tools",
-        "250",
-        "--page-size",
-        "50",
-    ])
-    .await;
+    let session = connect_fixture(PAGED_TOOLS).await;
     let tools = session.list_tools().await.expect("tools");
     assert_eq!(
         (tools.items.len(), tools.pages, tools.problems.len()),
@@ -276,6 +278,65 @@ async fn pagination_is_followed_and_loops_are_caught() {
     let session = connect_fixture(&["--mode", "pagination-loop"]).await;
     let error = session.list_tools().await.expect_err("loop");
     expect![[r#"server `fixture` broke the protocol in `tools/list`: pagination loop: cursor "again" was returned twice"#]].assert_eq(&error.to_string());
+    shutdown_clean(session).await;
+}
+
+/// Lists `many-tools` with the given caps, showing the outcome.
+async fn list_capped(
+    args: &[&str],
+    caps: impl FnOnce(&mut switchboard_session::SessionConfig),
+) -> String {
+    let mut config = quick_config("fixture");
+    caps(&mut config);
+    let session = connect(&fixture(args), config).await.expect("connect");
+    let shown = match session.list_tools().await {
+        Ok(listing) => format!(
+            "ok: {} tools in {} pages",
+            listing.items.len(),
+            listing.pages
+        ),
+        Err(error) => format!(
+            "error ({:?}, too large: {}): {error}",
+            error.listing_cap(),
+            error.is_listing_too_large()
+        ),
+    };
+    shutdown_clean(session).await;
+    shown
+}
+
+#[tokio::test]
+async fn listings_are_capped_in_entries_and_bytes_across_pages() {
+    let pages = PAGED_TOOLS;
+    expect!["ok: 250 tools in 5 pages"]
+        .assert_eq(&list_capped(pages, |c| c.max_list_items = 250).await);
+    expect!["error (Some(Items), too large: true): server `fixture` sent a `tools/list` listing over its entry cap: 250 entries, more than 249; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)"]
+        .assert_eq(&list_capped(pages, |c| c.max_list_items = 249).await);
+    expect!["error (Some(Items), too large: true): server `fixture` sent a `tools/list` listing over its entry cap: 50 entries, more than 10; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)"]
+        .assert_eq(&list_capped(pages, |c| c.max_list_items = 10).await);
+    expect!["error (Some(Bytes), too large: true): server `fixture` sent a `tools/list` listing over its size cap: 10779 bytes, more than 10000; nothing of it is used (a host can raise `max_list_bytes` in its session configuration if the listing is genuine)"]
+        .assert_eq(&list_capped(pages, |c| c.max_list_bytes = 10_000).await);
+    expect!["error (Some(Pages), too large: true): server `fixture` sent a `tools/list` listing over its page cap: more than 4 pages; stopped following `nextCursor`; nothing of it is used (a host can raise `max_list_pages` in its session configuration if the listing is genuine)"]
+        .assert_eq(&list_capped(pages, |c| c.max_list_pages = 4).await);
+}
+
+#[tokio::test]
+async fn an_entry_too_deep_to_read_is_a_problem_beside_the_others() {
+    let session = connect_fixture(&["--mode", "deep-schema"]).await;
+    let listing = session.list_tools().await.expect("the listing survives");
+    let names: Vec<&str> = listing.items.iter().map(|t| t.name.as_str()).collect();
+    expect![[r#"["echo", "add", "slow", "fail", "image", "change_tools"]"#]]
+        .assert_eq(&format!("{names:?}"));
+    let [problem] = listing.problems.as_slice() else {
+        panic!("one problem expected: {:?}", listing.problems);
+    };
+    expect!["page 1: tool `deep` cannot be read: recursion limit exceeded at line 1 column 2300"]
+        .assert_eq(&format!("page {}: {}", problem.page, problem.detail));
+    assert!(
+        problem.raw.get().starts_with(r#"{"name":"deep""#),
+        "the entry is kept as received: {}",
+        &problem.raw.get()[..40]
+    );
     shutdown_clean(session).await;
 }
 

@@ -196,6 +196,12 @@ enum Reply {
         times: usize,
         tail: Vec<u8>,
     },
+    /// The head, then each piece as it is made, so a large body is never held whole (the
+    /// test process's resident set is what the next spawned command starts from); then close.
+    Streamed {
+        head: Vec<u8>,
+        pieces: Box<dyn Iterator<Item = String> + Send>,
+    },
     /// These bytes, then the connection stays open.
     HoldOpen(Vec<u8>),
     /// These bytes, then a reset.
@@ -240,6 +246,17 @@ async fn serve(mut socket: TcpStream, context: Arc<Context>) {
                 }
             }
             let _ = socket.write_all(&tail).await;
+            let _ = socket.shutdown().await;
+        }
+        Reply::Streamed { head, pieces } => {
+            if socket.write_all(&head).await.is_err() {
+                return;
+            }
+            for piece in pieces {
+                if socket.write_all(piece.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
             let _ = socket.shutdown().await;
         }
         Reply::HoldOpen(bytes) => {
@@ -432,11 +449,6 @@ const HUGE_PAGE_TOOLS: usize = 100_000;
 const FRESH_PAGE_TOOLS: usize = 5_000;
 
 fn list_tools(script: Script, id: &Value, message: &Value) -> Reply {
-    let tool_chunk = |n: usize| {
-        format!(
-            r#"{{"name":"tool_{n:06}","description":"Tool number {n}, one of very many; it echoes.","inputSchema":{{"type":"object","properties":{{"text":{{"type":"string"}}}}}}}}"#
-        )
-    };
     match script {
         Script::EscapesInNames => json_reply(&result(
             id,
@@ -457,17 +469,39 @@ fn list_tools(script: Script, id: &Value, message: &Value) -> Reply {
                     format!(r#","nextCursor":"page-{}""#, page + 1),
                 )
             };
-            let mut body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":["#);
-            for n in 0..count {
-                if n > 0 {
-                    body.push(',');
-                }
-                body.push_str(&tool_chunk(n));
-            }
-            body.push_str(&format!("]{cursor}}}}}"));
-            whole("200 OK", Some("application/json"), "", &body)
+            tool_page(id, count, cursor)
         }
         _ => json_reply(&result(id, json!({"tools": [echo_tool("echo")]}))),
+    }
+}
+
+/// A `tools/list` answer of `count` generated tools, written in pieces of 500 tools.
+fn tool_page(id: &Value, count: usize, cursor: String) -> Reply {
+    fn tool_chunk(n: usize) -> String {
+        let separator = if n > 0 { "," } else { "" };
+        format!(
+            r#"{separator}{{"name":"tool_{n:06}","description":"Tool number {n}, one of very many; it echoes.","inputSchema":{{"type":"object","properties":{{"text":{{"type":"string"}}}}}}}}"#
+        )
+    }
+    let prefix = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":["#);
+    let suffix = format!("]{cursor}}}}}");
+    let length =
+        prefix.len() + (0..count).map(|n| tool_chunk(n).len()).sum::<usize>() + suffix.len();
+    let head = format!(
+        "{}content-length: {length}\r\nconnection: close\r\n\r\n",
+        head("200 OK", Some("application/json"), "")
+    );
+    let tools = (0..count).step_by(500).map(move |start| {
+        (start..(start + 500).min(count))
+            .map(tool_chunk)
+            .collect::<String>()
+    });
+    let pieces = std::iter::once(prefix)
+        .chain(tools)
+        .chain(std::iter::once(suffix));
+    Reply::Streamed {
+        head: head.into_bytes(),
+        pieces: Box::new(pieces),
     }
 }
 

@@ -249,21 +249,21 @@ pub(crate) static CASES: &[Case] = &[
         area: Area::Framing,
         hostile: "structured content nested 100000 arrays deep",
         servers: &[Server::Fixture(&["--mode", "hostile-answers"])],
-        settings: PATIENT,
+        settings: QUICK,
         command: Cmd::Call {
             tool: "deep_nesting",
             args: "{}",
         },
         outcome: Outcome {
             exit: Exit::ServerFailure,
-            says: "structured content nested 100000 arrays deep: no stack overflow; the frame is dropped (counted); the request fails at once with a typed error saying the answer was malformed (nested too deep)",
+            says: "structured content nested 100000 arrays deep: no stack overflow; the result stays text through the wire, and the call fails at once with a typed error: too deep to read",
             checks: &[],
-            deadline: PROMPT,
+            deadline: HANG,
             transcript: Some(expect![[r#"
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: recursion limit exceeded at line 1 column 200: {"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[… (199918 more bytes); the server is broken: report it to its authors
+                switchboard: server `s` broke the protocol in `tools/call`: the tool result is not valid JSON: recursion limit exceeded at line 1 column 168
             "#]]),
         },
         status: Status::Holds,
@@ -2672,7 +2672,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` broke the protocol in `tools/list`: more than 100 pages; stopped following `nextCursor`
+                switchboard: server `s` sent a `tools/list` listing over its page cap: more than 100 pages; stopped following `nextCursor`; nothing of it is used (a host can raise `max_list_pages` in its session configuration if the listing is genuine)
             "#]]),
         },
         status: Status::Holds,
@@ -2744,6 +2744,91 @@ pub(crate) static CASES: &[Case] = &[
             "#]]),
         },
         status: Status::Holds,
+    },
+    Case {
+        name: "d6-endless-fresh-pages",
+        area: Area::Lists,
+        hostile: "`tools/list` pages of 5000 tools (700 KB) with a fresh cursor every time, forever",
+        servers: &[Server::Canned {
+            script: Script::EndlessFreshPages,
+            url: CANNED_URL,
+        }],
+        settings: PATIENT_LEGACY,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "typed error naming the server once the total byte or item cap is passed, long before the page cap",
+            checks: &[Check::PeakMemory(frames(
+                3,
+                "the listing total cap (assumed at most 2 frames) plus one page being read",
+            ))],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` sent a `tools/list` listing over its entry cap: 15000 entries, more than 10000; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)
+            "#]]),
+        },
+        status: Status::Fixed { defect: 6 },
+    },
+    Case {
+        name: "d6-one-huge-page",
+        area: Area::Lists,
+        hostile: "one `tools/list` page of 100000 tools (14 MB, under the frame cap)",
+        servers: &[Server::Canned {
+            script: Script::HugeToolPage,
+            url: CANNED_URL,
+        }],
+        settings: PATIENT_LEGACY,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "typed error naming the server (over the default item cap), with memory near the page's size instead of ~27x it",
+            checks: &[Check::PeakMemory(frames(
+                3,
+                "one page as bytes plus its typed items, no `Value` tree",
+            ))],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)
+            "#]]),
+        },
+        status: Status::Fixed { defect: 6 },
+    },
+    Case {
+        name: "found-deep-schema-loses-the-listing",
+        area: Area::Lists,
+        hostile: "one tool whose `inputSchema` nests 200 objects deep (valid JSON, deeper than the parser's recursion limit)",
+        servers: &[Server::Fixture(&["--mode", "deep-schema"])],
+        settings: PATIENT,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the other tools are listed and the deep one is a listing problem (partial success), at once",
+            checks: &[],
+            deadline: PROMPT,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                s: 6 tools (protocol 2025-11-25, legacy era, server switchboard-fixture 0.1.0)
+                  echo          Returns the given text.
+                                  (text: string)
+                  add           Adds two integers.
+                                  (a: integer, b: integer)
+                  slow          Sleeps in steps, reporting progress after each; stops when cancelled.
+                                  (duration_ms?: integer, steps?: integer)
+                  fail          Always returns a tool error.
+                  image         Returns a tiny PNG image and a caption.
+                  change_tools  Adds a tool named extra_<n> and announces that the tool list changed.
+                  warning: page 1: tool `deep` cannot be read: recursion limit exceeded at line 1 column 2300
+                --- stderr: empty
+            "#]]),
+        },
+        status: Status::FoundFixed,
     },
     Case {
         name: "five-thousand-content-blocks",
@@ -4760,54 +4845,6 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Fixed { defect: 4 },
     },
-];
-
-/// Open cases: asserted to fail today.
-pub(crate) static PENDING: &[Case] = &[
-    Case {
-        name: "d6-endless-fresh-pages",
-        area: Area::Lists,
-        hostile: "`tools/list` pages of 5000 tools (700 KB) with a fresh cursor every time, forever",
-        servers: &[Server::Canned {
-            script: Script::EndlessFreshPages,
-            url: CANNED_URL,
-        }],
-        settings: PATIENT_LEGACY,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "typed error naming the server once the total byte or item cap is passed, long before the page cap",
-            checks: &[Check::PeakMemory(frames(
-                3,
-                "the listing total cap (assumed at most 2 frames) plus one page being read",
-            ))],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 6 },
-    },
-    Case {
-        name: "d6-one-huge-page",
-        area: Area::Lists,
-        hostile: "one `tools/list` page of 100000 tools (14 MB, under the frame cap)",
-        servers: &[Server::Canned {
-            script: Script::HugeToolPage,
-            url: CANNED_URL,
-        }],
-        settings: PATIENT_LEGACY,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::ServerFailure,
-            says: "typed error naming the server (over the default item cap), with memory near the page's size instead of ~27x it",
-            checks: &[Check::PeakMemory(frames(
-                3,
-                "one page as bytes plus its typed items, no `Value` tree",
-            ))],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::BeingFixed { defect: 6 },
-    },
     Case {
         name: "d6-gateway-one-huge-page",
         area: Area::Gateway,
@@ -4833,27 +4870,24 @@ pub(crate) static PENDING: &[Case] = &[
                 Check::PeakMemory(frames(3, "one page as bytes plus its typed items")),
             ],
             deadline: PROMPT,
-            transcript: None,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"}}}
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
+                --- stderr
+                switchboard serve: 0 of 1 server(s) ready
+                  s: failed, retrying in <n>ms: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine) (0 tools)
+            "#]]),
         },
-        status: Status::BeingFixed { defect: 6 },
-    },
-    Case {
-        name: "found-deep-schema-loses-the-listing",
-        area: Area::Lists,
-        hostile: "one tool whose `inputSchema` nests 200 objects deep (valid JSON, deeper than the parser's recursion limit)",
-        servers: &[Server::Fixture(&["--mode", "deep-schema"])],
-        settings: PATIENT,
-        command: Cmd::Tools,
-        outcome: Outcome {
-            exit: Exit::Success,
-            says: "the other tools are listed and the deep one is a listing problem (partial success), at once",
-            checks: &[],
-            deadline: PROMPT,
-            transcript: None,
-        },
-        status: Status::Found,
+        status: Status::Fixed { defect: 6 },
     },
 ];
+
+/// Open cases: asserted to fail today.
+/// (None today: a new hostile case that does not hold yet is written here first, with the
+/// status `BeingFixed` or `Found`, and moves to `CASES` with its fix.)
+pub(crate) static PENDING: &[Case] = &[];
 
 /// Fixed defects whose hostile input the matrix cannot stage; each names the test that
 /// asserts it (checked to exist by `cases_tested_elsewhere_name_real_tests`).
