@@ -23,7 +23,7 @@ pub(crate) fn render(tables: &[&[Case]]) -> String {
     let count = |status: fn(&Status) -> bool| all().filter(|c| status(&c.status)).count();
     let _ = writeln!(
         out,
-        "{} cases: {} hold ({} of them since their defect was fixed, {} since the matrix found and fixed them, {} asserted by another test), {} open (being fixed), {} open (found).\n",
+        "{} cases: {} run by the matrix and hold ({} of them since their defect was fixed, {} since the matrix found and fixed them), {} fixed and asserted by another test, {} open (being fixed), {} open (found).\n",
         all().count(),
         count(Status::holds),
         count(|s| matches!(s, Status::Fixed { .. })),
