@@ -69,6 +69,7 @@ pub fn entry(name: &str, command: &Path, args: Vec<String>) -> ServerEntry {
         startup_timeout: None,
         era: None,
         protocol_version: None,
+        list_limits: Default::default(),
         origin: Origin {
             file: "<bench>".into(),
             line: None,

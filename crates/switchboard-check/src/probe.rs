@@ -64,6 +64,11 @@ pub(crate) fn session_config(spec: &ServerSpec, options: &Options) -> SessionCon
     config.probe_timeout = options.connect_timeout.min(Duration::from_secs(3));
     config.request_timeout = options.request_timeout;
     config.max_call_duration = options.request_timeout * 4 + options.long_call_duration;
+    spec.list_limits.apply_to([
+        &mut config.max_list_pages,
+        &mut config.max_list_items,
+        &mut config.max_list_bytes,
+    ]);
     config
 }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_config::{ListLimits, ServerEntry, TransportEntry};
 use switchboard_session::EraChoice;
 use switchboard_wire::http::Authorizer;
 use switchboard_wire::stdio::ProcessSpec;
@@ -51,6 +51,8 @@ pub struct ServerSpec {
     pub era: EraChoice,
     /// A pinned protocol version, if any.
     pub protocol_version: Option<String>,
+    /// Caps on one listing, where the entry sets them.
+    pub list_limits: ListLimits,
     /// Credentials for an HTTP server (e.g. the OAuth client with saved tokens), used by
     /// the session and by the raw requests of the HTTP checks. Ignored for stdio.
     pub authorizer: Option<Arc<dyn Authorizer>>,
@@ -67,6 +69,7 @@ impl fmt::Debug for ServerSpec {
             .field("transport", &self.transport)
             .field("era", &self.era)
             .field("protocol_version", &self.protocol_version)
+            .field("list_limits", &self.list_limits)
             .field("authorizer", &self.authorizer.is_some())
             .field("extra_secrets", &self.extra_secrets.len())
             .finish()
@@ -81,6 +84,7 @@ impl ServerSpec {
             transport: TransportSpec::Stdio(process),
             era: EraChoice::Auto,
             protocol_version: None,
+            list_limits: ListLimits::default(),
             authorizer: None,
             extra_secrets: Vec::new(),
         }
@@ -97,6 +101,7 @@ impl ServerSpec {
             },
             era: EraChoice::Auto,
             protocol_version: None,
+            list_limits: ListLimits::default(),
             authorizer: None,
             extra_secrets: Vec::new(),
         }
@@ -127,6 +132,7 @@ impl ServerSpec {
             transport,
             era: EraChoice::from_config(entry.era.as_deref()),
             protocol_version: entry.protocol_version.clone(),
+            list_limits: entry.list_limits,
             authorizer: None,
             extra_secrets: entry.provenance.expanded_values().to_vec(),
         }

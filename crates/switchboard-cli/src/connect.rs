@@ -57,6 +57,7 @@ fn bundled_example() -> Result<ConfigFile, String> {
         startup_timeout: None,
         era: None,
         protocol_version: None,
+        list_limits: Default::default(),
         origin: Origin {
             file: "<bundled example>".into(),
             line: None,
@@ -150,6 +151,11 @@ fn session_config(entry: &ServerEntry, request_timeout: Option<Duration>) -> Ses
     }
     config.era = EraChoice::from_config(entry.era.as_deref());
     config.protocol_version = entry.protocol_version.clone();
+    entry.list_limits.apply_to([
+        &mut config.max_list_pages,
+        &mut config.max_list_items,
+        &mut config.max_list_bytes,
+    ]);
     config
 }
 

@@ -61,10 +61,43 @@ pub struct ServerEntry {
     pub era: Option<String>,
     /// A pinned protocol version.
     pub protocol_version: Option<String>,
+    /// Caps on one listing of its tools, prompts or resources, where the entry raises or
+    /// lowers them.
+    pub list_limits: ListLimits,
     /// Where it was defined.
     pub origin: Origin,
     /// What `${VAR}` expansions put in it, and its fields as written.
     pub provenance: Provenance,
+}
+
+/// Caps on one listing (`tools/list` and the others, across all its pages) that an entry
+/// sets: `maxListPages`, `maxListItems`, `maxListBytes`, each a positive whole number.
+/// `None` keeps the client's default (see `switchboard_session::SessionConfig`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListLimits {
+    /// Pages followed (`maxListPages`).
+    pub pages: Option<usize>,
+    /// Entries across the pages (`maxListItems`).
+    pub items: Option<usize>,
+    /// Result bytes across the pages (`maxListBytes`).
+    pub bytes: Option<usize>,
+}
+
+impl ListLimits {
+    /// Overrides the client's caps (pages, entries, bytes, in that order) where the entry
+    /// sets them.
+    pub fn apply_to(&self, caps: [&mut usize; 3]) {
+        let [pages, items, bytes] = caps;
+        for (cap, set) in [
+            (pages, self.pages),
+            (items, self.items),
+            (bytes, self.bytes),
+        ] {
+            if let Some(value) = set {
+                *cap = value;
+            }
+        }
+    }
 }
 
 /// Where an entry's text came from: the values `${VAR}` expansions put in it (secrets
@@ -635,6 +668,21 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
             ))),
         }
     };
+    let count = |field: &str| -> Result<Option<usize>, EntryError> {
+        match object.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(n) if n > 0 => Ok(Some(n)),
+                _ => Err(fail(format!("`{field}` must be a positive whole number"))),
+            },
+            Some(_) => Err(fail(format!("`{field}` must be a positive whole number"))),
+        }
+    };
+    let list_limits = ListLimits {
+        pages: count("maxListPages")?,
+        items: count("maxListItems")?,
+        bytes: count("maxListBytes")?,
+    };
     let era = string("era")?;
     if let Some(era) = &era
         && !matches!(era.as_str(), "auto" | "legacy" | "modern")
@@ -651,6 +699,7 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         startup_timeout: duration("startupTimeout")?,
         era,
         protocol_version: string("protocolVersion")?,
+        list_limits,
         origin: cx.origin.clone(),
         provenance: provenance.into_inner(),
     })
@@ -781,6 +830,44 @@ mod tests {
                 ok off {"type":"stdio","command":"y","args":[],"env":{},"cwd":"/p/sub","enabled":false} at /p/mcp.json:7
                 ok defaulted {"type":"stdio","command":"${CMD:-node}","args":[],"env":{},"enabled":true} at /p/mcp.json:8"#]],
         );
+    }
+
+    #[test]
+    fn listing_caps_are_positive_whole_numbers() {
+        let vars = BTreeMap::new();
+        let text = r#"{"mcpServers": {
+            "big": { "command": "x", "maxListItems": 50000, "maxListBytes": 100000000, "maxListPages": 500 },
+            "plain": { "command": "x" },
+            "zero": { "command": "x", "maxListItems": 0 },
+            "text": { "command": "x", "maxListPages": "9" },
+            "fraction": { "command": "x", "maxListBytes": 1.5 }
+        }}"#;
+        let file = parse(text, Path::new("/p/mcp.json"), &vars).expect("parses");
+        let shown: Vec<String> = file
+            .servers
+            .iter()
+            .map(|s| match s {
+                Ok(entry) => format!("{} {:?}", entry.name, entry.list_limits),
+                Err(e) => format!("err {e}"),
+            })
+            .collect();
+        expect![[r#"
+            [
+                "big ListLimits { pages: Some(500), items: Some(50000), bytes: Some(100000000) }",
+                "plain ListLimits { pages: None, items: None, bytes: None }",
+                "err /p/mcp.json:4: server `zero`: `maxListItems` must be a positive whole number",
+                "err /p/mcp.json:5: server `text`: `maxListPages` must be a positive whole number",
+                "err /p/mcp.json:6: server `fraction`: `maxListBytes` must be a positive whole number",
+            ]
+        "#]]
+        .assert_debug_eq(&shown);
+        let mut caps = (100, 10_000, 1 << 25);
+        file.servers[0]
+            .as_ref()
+            .expect("big")
+            .list_limits
+            .apply_to([&mut caps.0, &mut caps.1, &mut caps.2]);
+        assert_eq!(caps, (500, 50_000, 100_000_000));
     }
 
     #[test]

@@ -594,6 +594,11 @@ fn session_config(entry: &ServerEntry, policy: &ServerPolicy) -> SessionConfig {
     config.request_timeout = entry.timeout.unwrap_or(policy.request_timeout);
     config.era = EraChoice::from_config(entry.era.as_deref());
     config.protocol_version = entry.protocol_version.clone();
+    entry.list_limits.apply_to([
+        &mut config.max_list_pages,
+        &mut config.max_list_items,
+        &mut config.max_list_bytes,
+    ]);
     config
 }
 

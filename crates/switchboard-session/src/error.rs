@@ -143,8 +143,10 @@ pub enum SessionError {
     /// of it is used. The caps are [`crate::SessionConfig`]'s `max_list_*` fields.
     #[error(
         "server `{server}` sent a `{method}` listing over its {cap} cap: {}; nothing of it is \
-         used (a host can raise `{}` in its session configuration if the listing is genuine)",
+         used (if the listing is genuine, raise the cap: `{}` in the server's config entry, or \
+         `{}` in a host's session configuration)",
         cap.passed(*limit, *seen),
+        cap.config_key(),
         cap.setting()
     )]
     ListingTooLarge {
@@ -190,6 +192,15 @@ pub enum ListingCap {
 }
 
 impl ListingCap {
+    /// The key of a server's config entry (`mcp.json`) that sets this cap.
+    pub fn config_key(self) -> &'static str {
+        match self {
+            ListingCap::Pages => "maxListPages",
+            ListingCap::Items => "maxListItems",
+            ListingCap::Bytes => "maxListBytes",
+        }
+    }
+
     /// The `SessionConfig` field that sets this cap.
     pub fn setting(self) -> &'static str {
         match self {

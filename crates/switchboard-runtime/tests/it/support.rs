@@ -38,6 +38,7 @@ pub(crate) fn fixture_entry(name: &str, marker: &str, extra: &[&str]) -> ServerE
         startup_timeout: None,
         era: None,
         protocol_version: None,
+        list_limits: Default::default(),
         origin: Origin {
             file: "<test>".into(),
             line: None,

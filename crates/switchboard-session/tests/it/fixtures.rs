@@ -310,13 +310,13 @@ async fn listings_are_capped_in_entries_and_bytes_across_pages() {
     let pages = PAGED_TOOLS;
     expect!["ok: 250 tools in 5 pages"]
         .assert_eq(&list_capped(pages, |c| c.max_list_items = 250).await);
-    expect!["error (Some(Items), too large: true): server `fixture` sent a `tools/list` listing over its entry cap: 250 entries, more than 249; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)"]
+    expect!["error (Some(Items), too large: true): server `fixture` sent a `tools/list` listing over its entry cap: 250 entries, more than 249; nothing of it is used (if the listing is genuine, raise the cap: `maxListItems` in the server's config entry, or `max_list_items` in a host's session configuration)"]
         .assert_eq(&list_capped(pages, |c| c.max_list_items = 249).await);
-    expect!["error (Some(Items), too large: true): server `fixture` sent a `tools/list` listing over its entry cap: 50 entries, more than 10; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)"]
+    expect!["error (Some(Items), too large: true): server `fixture` sent a `tools/list` listing over its entry cap: 50 entries, more than 10; nothing of it is used (if the listing is genuine, raise the cap: `maxListItems` in the server's config entry, or `max_list_items` in a host's session configuration)"]
         .assert_eq(&list_capped(pages, |c| c.max_list_items = 10).await);
-    expect!["error (Some(Bytes), too large: true): server `fixture` sent a `tools/list` listing over its size cap: 10779 bytes, more than 10000; nothing of it is used (a host can raise `max_list_bytes` in its session configuration if the listing is genuine)"]
+    expect!["error (Some(Bytes), too large: true): server `fixture` sent a `tools/list` listing over its size cap: 10779 bytes, more than 10000; nothing of it is used (if the listing is genuine, raise the cap: `maxListBytes` in the server's config entry, or `max_list_bytes` in a host's session configuration)"]
         .assert_eq(&list_capped(pages, |c| c.max_list_bytes = 10_000).await);
-    expect!["error (Some(Pages), too large: true): server `fixture` sent a `tools/list` listing over its page cap: more than 4 pages; stopped following `nextCursor`; nothing of it is used (a host can raise `max_list_pages` in its session configuration if the listing is genuine)"]
+    expect!["error (Some(Pages), too large: true): server `fixture` sent a `tools/list` listing over its page cap: more than 4 pages; stopped following `nextCursor`; nothing of it is used (if the listing is genuine, raise the cap: `maxListPages` in the server's config entry, or `max_list_pages` in a host's session configuration)"]
         .assert_eq(&list_capped(pages, |c| c.max_list_pages = 4).await);
 }
 

@@ -2672,7 +2672,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` sent a `tools/list` listing over its page cap: more than 100 pages; stopped following `nextCursor`; nothing of it is used (a host can raise `max_list_pages` in its session configuration if the listing is genuine)
+                switchboard: server `s` sent a `tools/list` listing over its page cap: more than 100 pages; stopped following `nextCursor`; nothing of it is used (if the listing is genuine, raise the cap: `maxListPages` in the server's config entry, or `max_list_pages` in a host's session configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -2767,7 +2767,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` sent a `tools/list` listing over its entry cap: 15000 entries, more than 10000; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)
+                switchboard: server `s` sent a `tools/list` listing over its entry cap: 15000 entries, more than 10000; nothing of it is used (if the listing is genuine, raise the cap: `maxListItems` in the server's config entry, or `max_list_items` in a host's session configuration)
             "#]]),
         },
         status: Status::Fixed { defect: 6 },
@@ -2794,7 +2794,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine)
+                switchboard: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (if the listing is genuine, raise the cap: `maxListItems` in the server's config entry, or `max_list_items` in a host's session configuration)
             "#]]),
         },
         status: Status::Fixed { defect: 6 },
@@ -4877,7 +4877,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
                 --- stderr
                 switchboard serve: 0 of 1 server(s) ready
-                  s: failed, retrying in <n>ms: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (a host can raise `max_list_items` in its session configuration if the listing is genuine) (0 tools)
+                  s: failed, retrying in <n>ms: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (if the listing is genuine, raise the cap: `maxListItems` in the server's config entry, or `max_list_items` in a host's session configuration) (0 tools)
             "#]]),
         },
         status: Status::Fixed { defect: 6 },
