@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --replay) shift
       cargo build --release --locked -q -p switchboard-fuzz --bin switchboard-fuzz
       exec target/release/switchboard-fuzz --replay "$@" ;;
-    -h|--help) sed -n '2,17p' "$SELF" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$SELF" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) target=$1; shift ;;
   esac
@@ -86,6 +86,7 @@ for name in "${selected[@]}"; do
   out="target/fuzz/afl/$name"
   seeds="target/fuzz/seeds"
   rm -rf "$out" "$seeds/$name"
+  mkdir -p "$(dirname "$out")"
   target/release/switchboard-fuzz --write-seeds "$seeds" "$name"
   started=$(date +%s)
   SWITCHBOARD_FUZZ_TARGET=$name AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
