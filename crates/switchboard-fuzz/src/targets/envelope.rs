@@ -7,6 +7,7 @@
 //! same id, method and parameters (the two decoders agree); the connection ends when the
 //! stream does; nothing panics.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use switchboard_wire::{
@@ -63,22 +64,53 @@ pub fn run(data: &[u8]) {
             panic!("the connection did not end within {CASE_DEADLINE:?} of its stream")
         })
     });
-    let mut events = events.iter().peekable();
-    for want in &expected {
+    if let Err(why) = align(&expected, &events) {
+        panic!("{why}");
+    }
+}
+
+/// Whether the events are the expected ones in order, each optional one present or not:
+/// a search over (expectation, event) positions, each visited once, trying "present"
+/// first. `Err` describes the mismatch found furthest along.
+fn align(expected: &[Expected], events: &[Inbound]) -> Result<(), String> {
+    let mut visited = HashSet::new();
+    let mut stack = vec![(0, 0)];
+    let mut furthest = (0, String::from("no events"));
+    let mut note = |at: usize, why: String| {
+        if at >= furthest.0 {
+            furthest = (at, why);
+        }
+    };
+    while let Some((i, j)) = stack.pop() {
+        if !visited.insert((i, j)) {
+            continue;
+        }
+        let Some(want) = expected.get(i) else {
+            if j == events.len() {
+                return Ok(());
+            }
+            note(i, format!("events for no frame: {:?}", &events[j..]));
+            continue;
+        };
+        let event = events.get(j);
         match want {
-            Expected::Maybe(want) => {
-                if events.peek().is_some_and(|event| matches(event, want)) {
-                    events.next();
+            Expected::Maybe(optional) => {
+                stack.push((i + 1, j));
+                if event.is_some_and(|event| verdict(event, optional).is_ok()) {
+                    stack.push((i + 1, j + 1));
                 }
             }
-            want => match events.next() {
-                Some(event) => check(event, want),
-                None => panic!("the connection ended without an event for {want:?}"),
+            want => match event.map(|event| verdict(event, want)) {
+                Some(Ok(())) => stack.push((i + 1, j + 1)),
+                Some(Err(why)) => note(i, why),
+                None => note(
+                    i,
+                    format!("the connection ended without an event for {want:?}"),
+                ),
             },
         }
     }
-    let extra: Vec<_> = events.collect();
-    assert!(extra.is_empty(), "events for no frame: {extra:?}");
+    Err(furthest.1)
 }
 
 /// What a line must become.
@@ -128,17 +160,6 @@ fn decoded(line: &[u8]) -> Expected {
     match decode(line) {
         Ok(message) => Expected::Message(message),
         Err(malformed) => Expected::Malformed(malformed),
-    }
-}
-
-/// Whether an event is the one expected.
-fn matches(event: &Inbound, expected: &Expected) -> bool {
-    verdict(event, expected).is_ok()
-}
-
-fn check(event: &Inbound, expected: &Expected) {
-    if let Err(why) = verdict(event, expected) {
-        panic!("{why}");
     }
 }
 
