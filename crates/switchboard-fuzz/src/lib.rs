@@ -12,7 +12,8 @@
 //! (`tests/it`), every saved crash input as a regression test (`regressions/TARGET/*`), and
 //! long campaigns through the `switchboard-fuzz` binary (`scripts/fuzz.sh`). The driver is a
 //! mutation fuzzer over a seed corpus of real messages ([`corpus`]), without coverage
-//! feedback.
+//! feedback; `switchboard-fuzz-afl` (feature `afl`, `scripts/fuzz.sh --afl`) runs the same
+//! targets coverage-guided under AFL++.
 
 pub mod campaign;
 pub mod corpus;

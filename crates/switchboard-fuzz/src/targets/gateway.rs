@@ -13,7 +13,9 @@ use std::time::Duration;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{Runtime, RuntimeOptions};
 use switchboard_server::gateway::{self, GatewayOptions};
-use switchboard_wire::{DEFAULT_MAX_FRAME_BYTES, LineBuffer, Message, RequestId, decode};
+use switchboard_wire::{
+    DEFAULT_MAX_FRAME_BYTES, LineBuffer, MalformedKind, Message, RequestId, decode,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::targets::block_on;
@@ -66,6 +68,10 @@ struct Sent {
     cancelled_calls: BTreeSet<RequestId>,
     /// Frames that are not JSON-RPC (each gets one error answer).
     malformed: usize,
+    /// Frames the plain decoder rejects only for a number out of range, which the
+    /// connection's envelope decoder may read as a message (a deviation the envelope
+    /// target names): each gets no answer or one, with its id or `null`.
+    uncertain: usize,
 }
 
 impl Sent {
@@ -101,7 +107,12 @@ impl Sent {
                     }
                 }
                 Ok(Message::Response(_)) => {}
-                Err(_) => sent.malformed += 1,
+                Err(malformed) => match &malformed.kind {
+                    MalformedKind::InvalidJson(why) if why.starts_with("number out of range") => {
+                        sent.uncertain += 1;
+                    }
+                    _ => sent.malformed += 1,
+                },
             }
         }
         sent.cancelled_calls = calls.intersection(&cancelled).cloned().collect();
@@ -143,7 +154,7 @@ fn check(sent: &Sent, output: &[u8]) {
                     "request {id} sent {count} times, never answered with its id"
                 );
                 assert!(
-                    *got <= count + sent.malformed,
+                    *got <= count + sent.malformed + sent.uncertain,
                     "request {id} sent {count} times, answered {got} times"
                 );
             }
@@ -157,9 +168,9 @@ fn check(sent: &Sent, output: &[u8]) {
         );
     }
     assert!(
-        with_other_ids <= sent.malformed,
+        with_other_ids <= sent.malformed + sent.uncertain,
         "{with_other_ids} answers with ids no request had, for {} broken frames",
-        sent.malformed
+        sent.malformed + sent.uncertain
     );
     let silent_at_most: usize = sent
         .cancelled_calls
@@ -169,7 +180,7 @@ fn check(sent: &Sent, output: &[u8]) {
     let total: usize = answered.values().sum();
     let expected: usize = sent.requests.values().sum::<usize>() + sent.malformed;
     assert!(
-        total + silent_at_most >= expected && total <= expected,
+        total + silent_at_most >= expected && total <= expected + sent.uncertain,
         "{total} answers for {expected} requests and broken frames ({silent_at_most} may stay silent)"
     );
 }
