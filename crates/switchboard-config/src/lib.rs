@@ -396,7 +396,8 @@ pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile
     let root: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
         path: path.to_owned(),
         line: e.line(),
-        column: e.column(),
+        // serde_json says column 0 for an error right after a line break.
+        column: e.column().max(1),
         detail: format!("invalid JSON: {e}"),
     })?;
     let shape = |detail: &str| ConfigError::Shape {
@@ -406,8 +407,9 @@ pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile
     let root = root
         .as_object()
         .ok_or_else(|| shape("the file must hold a JSON object with a `mcpServers` map"))?;
-    let servers = match (root.get("mcpServers"), root.get("servers")) {
-        (Some(Value::Object(map)), _) | (None, Some(Value::Object(map))) => map,
+    let (map_key, servers) = match (root.get("mcpServers"), root.get("servers")) {
+        (Some(Value::Object(map)), _) => ("mcpServers", map),
+        (None, Some(Value::Object(map))) => ("servers", map),
         (Some(_), _) | (None, Some(_)) => {
             return Err(shape(
                 "`mcpServers` must be an object mapping names to server entries",
@@ -421,12 +423,13 @@ pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile
     };
     let base = path.parent().map(Path::to_owned).unwrap_or_default();
     let file = path.display().to_string();
+    let lines = json_entry_lines(text, map_key);
     let servers = servers
         .iter()
         .map(|(name, value)| {
             let origin = Origin {
                 file: file.clone(),
-                line: line_of_key(text, name),
+                line: lines.get(name.as_str()).copied(),
             };
             read_entry(
                 name,
@@ -477,19 +480,13 @@ fn parse_codex_toml(
     };
     let base = path.parent().map(Path::to_owned).unwrap_or_default();
     let file = path.display().to_string();
+    let lines = toml_entry_lines(text);
     let servers = servers
         .into_iter()
         .map(|(name, value)| {
-            let line = text
-                .lines()
-                .position(|l| {
-                    let l = l.trim();
-                    l == format!("[mcp_servers.{name}]") || l == format!("[mcp_servers.\"{name}\"]")
-                })
-                .map(|i| i + 1);
             let origin = Origin {
                 file: file.clone(),
-                line,
+                line: lines.get(name.as_str()).copied(),
             };
             let value = codex_to_common(value);
             read_entry(
@@ -525,19 +522,87 @@ fn codex_to_common(value: Value) -> Value {
     Value::Object(renamed.collect())
 }
 
-/// 1-based line where `"name":` first appears as a key.
-fn line_of_key(text: &str, name: &str) -> Option<usize> {
-    let quoted = serde_json::to_string(name).ok()?;
-    let mut from = 0;
-    while let Some(found) = text[from..].find(&quoted) {
-        let at = from + found;
-        let after = text[at + quoted.len()..].trim_start();
-        if after.starts_with(':') {
-            return Some(text[..at].matches('\n').count() + 1);
+/// 1-based line of `offset` in `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// 1-based line of each server's name in a JSON file: the keys of the object that is the
+/// top-level `map_key`'s value, however they are written (escapes included), each at its
+/// first appearance. The text is valid JSON (it was parsed before).
+fn json_entry_lines(text: &str, map_key: &str) -> BTreeMap<String, usize> {
+    let bytes = text.as_bytes();
+    let mut lines = BTreeMap::new();
+    // Open containers: whether each is an object, and whether it is the server map.
+    let mut open: Vec<(bool, bool)> = Vec::new();
+    // The last key read directly in the root object.
+    let mut root_key: Option<String> = None;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'{' | b'[' => {
+                let is_map =
+                    bytes[at] == b'{' && open.len() == 1 && root_key.as_deref() == Some(map_key);
+                open.push((bytes[at] == b'{', is_map));
+                at += 1;
+            }
+            b'}' | b']' => {
+                open.pop();
+                at += 1;
+            }
+            b'"' => {
+                let start = at;
+                at += 1;
+                while at < bytes.len() && bytes[at] != b'"' {
+                    at += if bytes[at] == b'\\' { 2 } else { 1 };
+                }
+                at += 1;
+                let token = &text[start..at.min(text.len())];
+                let rest = text[at.min(text.len())..].trim_start();
+                if !rest.starts_with(':') {
+                    continue;
+                }
+                let Ok(key) = serde_json::from_str::<String>(token) else {
+                    continue;
+                };
+                match open.as_slice() {
+                    [(true, _)] => root_key = Some(key),
+                    [(true, _), (true, true)] => {
+                        lines.entry(key).or_insert_with(|| line_at(text, start));
+                    }
+                    _ => {}
+                }
+            }
+            _ => at += 1,
         }
-        from = at + quoted.len();
     }
-    None
+    lines
+}
+
+/// 1-based line of each server's name in a Codex TOML file (`[mcp_servers.NAME]`, dotted
+/// keys and inline tables alike).
+fn toml_entry_lines(text: &str) -> BTreeMap<String, usize> {
+    let Ok(root) = toml::de::DeTable::parse(text) else {
+        return BTreeMap::new();
+    };
+    let servers = root
+        .get_ref()
+        .iter()
+        .find(|(key, _)| key.get_ref().as_ref() == "mcp_servers");
+    let Some((_, servers)) = servers else {
+        return BTreeMap::new();
+    };
+    let toml::de::DeValue::Table(servers) = servers.get_ref() else {
+        return BTreeMap::new();
+    };
+    servers
+        .iter()
+        .map(|(key, _)| (key.get_ref().to_string(), line_at(text, key.span().start)))
+        .collect()
 }
 
 struct EntryContext<'a> {
@@ -592,6 +657,15 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
             Some(_) => Err(fail(format!("`{field}` must be an object of strings"))),
         }
     };
+    // A field's text for an error message: as written when it had an expansion, so that no
+    // variable's value is shown.
+    let as_written = |field: &str, value: &str| {
+        provenance
+            .borrow()
+            .as_written(field)
+            .unwrap_or(value)
+            .to_owned()
+    };
     let kind = string("type")?;
     let command = string("command")?;
     let url = string("url")?;
@@ -635,7 +709,8 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
             ) =>
         {
             return Err(fail(format!(
-                "unknown `type` \"{other}\"; use \"stdio\" or \"http\""
+                "unknown `type` \"{}\"; use \"stdio\" or \"http\"",
+                as_written("type", other)
             )));
         }
         _ => {
@@ -688,7 +763,8 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         && !matches!(era.as_str(), "auto" | "legacy" | "modern")
     {
         return Err(fail(format!(
-            "`era` must be \"auto\", \"legacy\" or \"modern\", not \"{era}\""
+            "`era` must be \"auto\", \"legacy\" or \"modern\", not \"{}\"",
+            as_written("era", era)
         )));
     }
     Ok(ServerEntry {
@@ -917,6 +993,51 @@ mod tests {
             parse("[mcp_servers.x]\ncommand = ", Path::new("c.toml"), &vars).expect_err("syntax");
         expect!["c.toml:2:11: invalid TOML: string values must be quoted, expected literal string"]
             .assert_eq(&broken.to_string());
+    }
+
+    #[test]
+    fn entry_lines_are_found_however_names_are_written() {
+        // A name written with escapes had no line (found by fuzzing), and a server named
+        // like a field of an earlier entry got that field's line.
+        check(
+            "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"env\": {}},\n  \"env\": {\"url\": 1},\n  \"c\\u0041\": {}\n}}",
+            expect![[r#"
+                ok a {"type":"stdio","command":"x","args":[],"env":{},"enabled":true} at /p/mcp.json:2
+                err /p/mcp.json:3: server `env`: `url` must be a string
+                err /p/mcp.json:4: server `cA`: needs `command` (a local server) or `url` (a remote server)"#]],
+        );
+        let vars = BTreeMap::new();
+        let text = "[mcp_servers]\ninline = { url = 3 }\ndotted.command = \"x\"\n";
+        let file = parse(text, Path::new("c.toml"), &vars).expect("parse");
+        let origins: Vec<String> = file
+            .servers
+            .iter()
+            .map(|s| match s {
+                Ok(entry) => format!("{} at {}", entry.name, entry.origin),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        expect![[r#"
+            dotted at c.toml:3
+            c.toml:2: server `inline`: `url` must be a string"#]]
+        .assert_eq(&origins.join("\n"));
+    }
+
+    #[test]
+    fn errors_show_fields_with_expansions_as_written() {
+        // Found by fuzzing: an unknown `type` or `era` was shown with the variable's value.
+        check(
+            r#"{"mcpServers": {"a": {"command": "x", "era": "${TOKEN}"}, "b": {"type": "${TOKEN}", "url": "u"}}}"#,
+            expect![[r#"
+                err /p/mcp.json:1: server `a`: `era` must be "auto", "legacy" or "modern", not "${TOKEN}"
+                err /p/mcp.json:1: server `b`: unknown `type` "${TOKEN}"; use "stdio" or "http""#]],
+        );
+        check(
+            "{\"mcpServers\": {\"a\": 1,\n",
+            expect![
+                "error: /p/mcp.json:2:1: invalid JSON: EOF while parsing a value at line 2 column 0"
+            ],
+        );
     }
 
     #[test]
