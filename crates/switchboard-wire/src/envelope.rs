@@ -86,9 +86,12 @@ impl From<Message> for Decoded<'_> {
 /// Decodes one frame (without its line terminator) like [`decode`], leaving a response's
 /// result as text where that cannot change the outcome.
 pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
+    // `decode` strips the byte-order mark itself: it gets the frame as it came, so a frame
+    // is never stripped twice (two marks are not JSON either way).
+    let whole = frame;
     let frame = frame.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(frame);
     let first = frame.iter().find(|b| !b.is_ascii_whitespace()).copied();
-    let exact = || decode(frame).map(Decoded::from);
+    let exact = || decode(whole).map(Decoded::from);
     if first != Some(b'{') || needs_exact_path(frame) {
         return exact();
     }

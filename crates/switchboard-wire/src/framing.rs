@@ -24,34 +24,54 @@ pub enum Frame<'a> {
     },
 }
 
-/// The line being skipped: its length so far and the scanner following its bytes.
+/// The line being skipped: its length so far, the scanner following its bytes, whether its
+/// last byte so far is a `\r` (not counted when a `\n` follows) and whether it is blank.
 #[derive(Debug)]
 struct Discarding {
     skipped: usize,
     scanner: IdScanner,
+    ends_with_cr: bool,
+    blank: bool,
 }
 
 impl Discarding {
     /// Starts skipping a line whose first bytes are `head`.
     fn start(head: &[u8]) -> Discarding {
-        let mut scanner = IdScanner::new();
-        scanner.feed(head);
-        Discarding {
-            skipped: head.len(),
-            scanner,
-        }
+        let mut discarding = Discarding {
+            skipped: 0,
+            scanner: IdScanner::new(),
+            ends_with_cr: false,
+            blank: true,
+        };
+        discarding.skip(head);
+        discarding
     }
 
     fn skip(&mut self, bytes: &[u8]) {
         self.skipped += bytes.len();
         self.scanner.feed(bytes);
+        if let Some(last) = bytes.last() {
+            self.ends_with_cr = *last == b'\r';
+        }
+        self.blank = self.blank && bytes.iter().all(u8::is_ascii_whitespace);
     }
 
-    fn into_frame<'a>(self) -> Frame<'a> {
+    /// The skipped line, ended by a `\n`: its length without a `\r` before that, as for a
+    /// line that was kept.
+    fn into_line_frame<'a>(self) -> Frame<'a> {
         Frame::Oversized {
-            len: self.skipped,
+            len: self.skipped - usize::from(self.ends_with_cr),
             id: self.scanner.finish(),
         }
+    }
+
+    /// The skipped rest at the end of the stream: nothing when it was only whitespace, as
+    /// for a rest that was kept.
+    fn into_tail_frame<'a>(self) -> Option<Frame<'a>> {
+        (!self.blank).then(|| Frame::Oversized {
+            len: self.skipped,
+            id: self.scanner.finish(),
+        })
     }
 }
 
@@ -109,7 +129,7 @@ impl LineBuffer {
                 self.scanned = self.start;
                 if let Some(mut discarding) = self.discarding.take() {
                     discarding.skip(&self.buf[begin..end]);
-                    return Some(discarding.into_frame());
+                    return Some(discarding.into_line_frame());
                 }
                 let mut line = &self.buf[begin..end];
                 if let Some(stripped) = line.strip_suffix(b"\r") {
@@ -130,7 +150,10 @@ impl LineBuffer {
                     self.buf.clear();
                     self.start = 0;
                     self.scanned = 0;
-                } else if pending.len() > self.max_frame_bytes {
+                } else if pending.len() - usize::from(pending.ends_with(b"\r"))
+                    > self.max_frame_bytes
+                {
+                    // (A `\r` last may be the start of this line's `\r\n`: not counted.)
                     self.discarding = Some(Discarding::start(pending));
                     self.buf.clear();
                     self.start = 0;
@@ -150,7 +173,7 @@ impl LineBuffer {
             self.buf.clear();
             self.start = 0;
             self.scanned = 0;
-            return Some(discarding.into_frame());
+            return discarding.into_tail_frame();
         }
         let rest = &self.buf[self.start..];
         self.start = self.buf.len();
@@ -227,7 +250,7 @@ mod tests {
                 "\n",
             ],
             expect![[r#"
-                oversized 71, Response(4)
+                oversized 70, Response(4)
                 oversized 19, Response(5)"#]],
         );
         check(
@@ -236,6 +259,33 @@ mod tests {
             expect![[r#"
             oversized 13
             line "ok""#]],
+        );
+    }
+
+    /// How a line's `\r\n` or a blank tail is split across reads changes nothing (both
+    /// found by fuzzing the framing).
+    #[test]
+    fn line_ends_and_blank_tails_count_the_same_however_they_are_read() {
+        // Exactly the cap, then `\r\n`: a line whether the `\r` comes with it or not.
+        check(4, &["abcd\r\n"], expect![[r#"line "abcd""#]]);
+        check(4, &["abcd\r", "\n"], expect![[r#"line "abcd""#]]);
+        // One over: oversized, its length without the `\r`, however it is split.
+        check(4, &["abcde\r\n"], expect!["oversized 5"]);
+        check(4, &["abcde\r", "\n"], expect!["oversized 5"]);
+        check(4, &["abc", "de\r", "\n"], expect!["oversized 5"]);
+        // A blank rest at the end of the stream is no frame, however long.
+        check(4, &["ok\n  "], expect![[r#"line "ok""#]]);
+        check(
+            4,
+            &["ok\n", "          ", " \t  "],
+            expect![[r#"line "ok""#]],
+        );
+        check(
+            4,
+            &["ok\n", "   xyz    "],
+            expect![[r#"
+            line "ok"
+            oversized 10"#]],
         );
     }
 }
