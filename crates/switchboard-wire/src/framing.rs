@@ -180,6 +180,12 @@ impl LineBuffer {
         self.scanned = self.start;
         if rest.iter().all(u8::is_ascii_whitespace) {
             None
+        } else if rest.len() > self.max_frame_bytes {
+            // A `\r` last was kept while its `\n` might come; none came, so it counts.
+            Some(Frame::Oversized {
+                len: rest.len(),
+                id: answer_id(rest),
+            })
         } else {
             Some(Frame::Line(rest))
         }
@@ -273,6 +279,8 @@ mod tests {
         check(4, &["abcde\r\n"], expect!["oversized 5"]);
         check(4, &["abcde\r", "\n"], expect!["oversized 5"]);
         check(4, &["abc", "de\r", "\n"], expect!["oversized 5"]);
+        // At the end of the stream a `\r` last is part of the rest, and counts.
+        check(4, &["abcd\r"], expect!["oversized 5"]);
         // A blank rest at the end of the stream is no frame, however long.
         check(4, &["ok\n  "], expect![[r#"line "ok""#]]);
         check(
