@@ -164,7 +164,6 @@ fn timeouts_and_crashes_exit_3_with_the_reason() {
         "crashy": fixture_entry(&["--mode", "crash-mid-call"]),
     }));
     let path = path.to_str().expect("utf-8 path");
-    let started = Instant::now();
     let timeout = switchboard(&[
         "call",
         "--config",
@@ -183,7 +182,6 @@ fn timeouts_and_crashes_exit_3_with_the_reason() {
         "{}",
         timeout.stderr
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
 
     let crash = switchboard(&[
         "call",
