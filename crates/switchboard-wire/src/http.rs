@@ -455,13 +455,9 @@ impl Driver {
 
     /// Writes one message line for the connection's reader.
     async fn deliver(&self, line: &[u8]) {
-        let mut out = self.out.lock().await;
-        if let Some(out) = out.as_mut() {
-            let mut framed = Vec::with_capacity(line.len() + 1);
-            framed.extend_from_slice(line);
-            framed.push(b'\n');
-            let _ = out.write_all(&framed).await;
-        }
+        let mut owned = Vec::with_capacity(line.len() + 1);
+        owned.extend_from_slice(line);
+        self.deliver_line(owned).await;
     }
 
     /// Writes one message line for the connection's reader, its terminator added in place.
@@ -1333,7 +1329,9 @@ async fn deliver_event(
         }
         // Not JSON: hand it over to be reported as a malformed frame.
         Err(_) => {
-            driver.deliver(&as_one_malformed_line(&event.data)).await;
+            driver
+                .deliver_line(as_one_malformed_line(&event.data))
+                .await;
             EventDelivered::Malformed
         }
     }
