@@ -47,7 +47,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use switchboard_wire::http::{AuthChallenge, Authorizer, error_chain, read_body};
+use switchboard_http::{AuthChallenge, Authorizer, error_chain, read_body};
 use url::Url;
 
 pub use challenge::BearerChallenge;

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use switchboard_protocol::ContentBlock;
 use switchboard_session::{CallOptions, Session, SessionConfig};
-use switchboard_wire::http::HttpOptions;
+use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::task::JoinSet;
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use switchboard_session::{Session, SessionConfig, SessionError, Transport};
 use switchboard_wire::Connection;
-use switchboard_wire::http::HttpOptions;
+use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions,
 };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use switchboard_config::{ListLimits, ServerEntry, TransportEntry};
 use switchboard_session::EraChoice;
-use switchboard_wire::http::Authorizer;
+use switchboard_http::Authorizer;
 use switchboard_wire::stdio::ProcessSpec;
 
 use crate::catalog::Transport;

@@ -101,7 +101,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
 }
 
 /// HTTP servers use the tokens saved by `switchboard login` (refreshed when needed).
-fn saved_logins(entry: &ServerEntry) -> Option<Arc<dyn switchboard_wire::http::Authorizer>> {
+fn saved_logins(entry: &ServerEntry) -> Option<Arc<dyn switchboard_http::Authorizer>> {
     let TransportEntry::Http { url, .. } = &entry.transport else {
         return None;
     };

@@ -14,7 +14,7 @@ use switchboard_protocol::{
     Resource, ResourceTemplate, ResultType, ServerCapabilities, SubscriptionFilter, Tool,
     error_codes, meta, methods,
 };
-use switchboard_wire::http::HttpOptions;
+use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions, StdioTransport,
 };
@@ -392,7 +392,7 @@ impl Session {
         config: SessionConfig,
     ) -> Result<Session, SessionError> {
         let http =
-            switchboard_wire::http::connect(options).map_err(|e| SessionError::Protocol {
+            switchboard_http::connect(options).map_err(|e| SessionError::Protocol {
                 server: e.server.clone(),
                 method: "connect".into(),
                 detail: e.detail,

@@ -111,7 +111,7 @@ pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
 /// surrogate escape (`\uD800`–`\uDFFF`), which may be unpaired. Other escapes are always
 /// valid, so frames with escaped non-ASCII text (`\u00e9`) keep the fast path. Looking for
 /// the bytes errs on the safe side (an escaped backslash before `u` also matches).
-pub(crate) fn needs_exact_path(frame: &[u8]) -> bool {
+pub fn needs_exact_path(frame: &[u8]) -> bool {
     frame.contains(&b'\\')
         && frame.windows(4).any(|w| {
             w[0] == b'\\'

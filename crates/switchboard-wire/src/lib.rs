@@ -13,16 +13,12 @@ mod connection;
 mod envelope;
 mod frame_id;
 mod framing;
-pub mod http;
 pub mod memory;
 mod message;
 pub mod orphans;
-pub mod param_headers;
 pub mod peer_text;
-mod plain_answer;
 pub mod proc;
 pub mod redact;
-pub mod sse;
 pub mod stdio;
 mod transcript;
 
@@ -31,6 +27,7 @@ pub use connection::{
     DEFAULT_MAX_FRAME_BYTES, Direction, FrameTap, Inbound, PendingCall, UnexpectedReason,
     WireError, WireStats,
 };
+pub use envelope::needs_exact_path;
 pub use framing::{Frame, LineBuffer};
 pub use message::{
     ErrorObject, Malformed, MalformedId, MalformedKind, Message, Notification, Outgoing, Request,

@@ -13,7 +13,7 @@ use switchboard_auth::{
 };
 use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
-use switchboard_wire::http::AuthChallenge;
+use switchboard_http::AuthChallenge;
 
 fn config(acquire: Acquire, store: Option<StoreBinding>) -> OAuthConfig {
     OAuthConfig {

@@ -10,7 +10,7 @@ use switchboard_auth::{
     Acquire, OAuthClient, OAuthConfig, SavedAuthorization, StoreBinding, TokenStore,
 };
 use switchboard_testkit::canned;
-use switchboard_wire::http::Authorizer;
+use switchboard_http::Authorizer;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 

@@ -11,8 +11,8 @@ use base64::Engine;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 use switchboard_auth::BearerChallenge;
-use switchboard_wire::http::header_text;
-use switchboard_wire::param_headers::{filter_listing, header_value};
+use switchboard_http::header_text;
+use switchboard_http::param_headers::{filter_listing, header_value};
 
 use crate::input::Input;
 

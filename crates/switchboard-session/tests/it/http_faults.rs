@@ -7,7 +7,7 @@ use serde_json::Value;
 use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig, SessionError};
 use switchboard_testkit::canned::{self, read_request};
 use switchboard_testkit::wait::within;
-use switchboard_wire::http::HttpOptions;
+use switchboard_http::HttpOptions;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 

@@ -1,21 +1,5 @@
-//! The Streamable HTTP client transport, for both protocol eras.
-//!
-//! A driver task sits behind an in-memory pipe, so the session above sees an ordinary
-//! [`Connection`]: deadlines, cancellation, pagination and input rounds work unchanged. Each
-//! outgoing message becomes a POST with the headers its era needs, derived from the message
-//! itself:
-//! - legacy (after `initialize`): `Mcp-Session-Id` captured and echoed, `MCP-Protocol-Version`
-//!   after negotiation, a GET stream for server messages (requests wait, briefly, for its
-//!   response head so that nothing the server sends on it early is lost; 405 tolerated),
-//!   one transparent re-`initialize` when a known session answers 404, `DELETE` of the
-//!   session on close;
-//! - modern (a request whose `_meta` names a protocol version): `MCP-Protocol-Version` from
-//!   `_meta`, `Mcp-Method`, and `Mcp-Name` for `tools/call`, `resources/read` and
-//!   `prompts/get` (Base64 sentinel form for values that are not plain visible ASCII); no
-//!   session, no GET, no DELETE; cancelling a request closes its response stream.
-//!
-//! Answers come back as JSON bodies or SSE streams (both handled); an HTTP failure becomes a
-//! JSON-RPC error for the request it belongs to; an unreachable server closes the connection.
+//! The driver: one task per connection that turns outgoing messages into HTTP requests and
+//! HTTP answers into inbound messages.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,9 +13,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::{AbortHandle, JoinSet};
 
-use crate::connection::{CloseProbe, Connection, ConnectionOptions, Inbound};
-use crate::framing::{Frame, LineBuffer};
-use crate::message::{ErrorObject, Message, Request, RequestId, decode};
+use switchboard_wire::{
+    CloseProbe, Connection, ConnectionOptions, ErrorObject, Frame, Inbound, LineBuffer, Message,
+    Request, RequestId, decode,
+};
+
+use crate::authorize::{AuthChallenge, Authorizer};
 use crate::param_headers::ParamHeaders;
 use crate::sse::{SseItem, SseParser};
 
@@ -54,7 +41,7 @@ pub struct HttpOptions {
     /// The MCP endpoint.
     pub url: String,
     /// The endpoint as messages and logs show it: credentials and query values hidden
-    /// ([`crate::redact::url_for_display`] of `url` by default; a caller that knows more,
+    /// ([`switchboard_wire::redact::url_for_display`] of `url` by default; a caller that knows more,
     /// such as which parts came from `${VAR}` expansions, sets a better one).
     pub display_url: String,
     /// Extra headers sent on every request (values are secrets).
@@ -67,46 +54,13 @@ pub struct HttpOptions {
     pub authorizer: Option<Arc<dyn Authorizer>>,
 }
 
-/// An authorization challenge from the server: a 401, or a 403 for insufficient scope.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthChallenge {
-    /// The HTTP status.
-    pub status: u16,
-    /// The `WWW-Authenticate` header, if any.
-    pub www_authenticate: Option<String>,
-    /// The MCP endpoint that answered.
-    pub resource: String,
-    /// The `Authorization` value the failed request carried.
-    pub presented: Option<String>,
-}
-
-/// Gives requests their credentials and obtains new ones when the server asks. Implemented
-/// by the OAuth client; the transport only calls it.
-pub trait Authorizer: Send + Sync {
-    /// The `Authorization` header value to send now, if any.
-    fn authorization(&self) -> Option<String>;
-
-    /// Handles a challenge; `Ok(true)` means new credentials are ready and the request
-    /// should be sent again; `Err` explains why authorization failed.
-    fn challenge(
-        &self,
-        challenge: AuthChallenge,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<bool, String>> + Send + '_>>;
-
-    /// Called before each request is sent: the moment to renew credentials that are about
-    /// to expire. The default does nothing.
-    fn before_send(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
-        Box::pin(std::future::ready(()))
-    }
-}
-
 impl HttpOptions {
     /// Defaults for a server with this name and URL.
     pub fn new(server_name: &str, url: &str) -> HttpOptions {
         HttpOptions {
             connection: ConnectionOptions::new(server_name),
             url: url.to_owned(),
-            display_url: crate::redact::url_for_display(url),
+            display_url: switchboard_wire::redact::url_for_display(url),
             headers: Vec::new(),
             max_body_bytes: 16 * 1024 * 1024,
             connect_timeout: Duration::from_secs(10),
@@ -622,7 +576,7 @@ const MAX_AUTHORIZATIONS: u32 = 3;
 async fn post_request(driver: Arc<Driver>, mut request: Request) {
     driver.wait_for_get_stream().await;
     let caller_id = request.id.clone();
-    let mut body = crate::message::encode(&Message::Request(request.clone()));
+    let mut body = switchboard_wire::encode(&Message::Request(request.clone()));
     let mut reissued = false;
     let mut reinitialized = false;
     let mut authorizations = 0;
@@ -806,7 +760,7 @@ async fn post_request(driver: Arc<Driver>, mut request: Request) {
             lock(&driver.state)
                 .reissued
                 .insert(request.id.clone(), caller_id.clone());
-            body = crate::message::encode(&Message::Request(request.clone()));
+            body = switchboard_wire::encode(&Message::Request(request.clone()));
             continue;
         }
         finish(&driver, &caller_id, &request.id);
@@ -1130,7 +1084,7 @@ async fn answer_from_body(
                     ": the server requires authorization (configure an Authorization header)",
                 );
             }
-            let excerpt = crate::excerpt(&body, 300);
+            let excerpt = switchboard_wire::excerpt(&body, 300);
             if !excerpt.is_empty() {
                 message.push_str(&format!(": {excerpt}"));
             }
@@ -1222,7 +1176,7 @@ async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), String> {
         .url
         .join(&endpoint)
         .map_err(|e| format!("the `endpoint` event is not a URL: {e}"))?;
-    let shown_endpoint = crate::redact::url_for_display(endpoint.as_str());
+    let shown_endpoint = switchboard_wire::redact::url_for_display(endpoint.as_str());
     if endpoint.origin() != driver.url.origin() {
         return Err(format!(
             "refusing the message endpoint {shown_endpoint}: it is on another origin than {}",

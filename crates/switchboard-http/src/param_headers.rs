@@ -85,7 +85,7 @@ fn is_token_byte(byte: u8) -> bool {
 pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
     match value? {
         Value::Null => None,
-        Value::String(text) => Some(Ok(crate::http::header_text(text))),
+        Value::String(text) => Some(Ok(crate::header_text(text))),
         Value::Bool(flag) => Some(Ok(flag.to_string())),
         Value::Number(number) => Some(match number.as_i64() {
             Some(n) if n.abs() <= MAX_SAFE_INTEGER => Ok(n.to_string()),

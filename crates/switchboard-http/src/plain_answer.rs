@@ -9,8 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::envelope::needs_exact_path;
-use crate::message::RequestId;
+use switchboard_wire::{RequestId, needs_exact_path};
 
 /// The members of a body that decide whether it is a plain answer. A repeated member fails
 /// the read, which sends the body to the tree path (where the last one wins).
