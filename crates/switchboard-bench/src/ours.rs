@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
+use switchboard_http::HttpOptions;
 use switchboard_protocol::ContentBlock;
 use switchboard_session::{CallOptions, Session, SessionConfig};
-use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::task::JoinSet;
 

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use switchboard_http::HttpOptions;
 use switchboard_session::{Session, SessionConfig, SessionError, Transport};
 use switchboard_wire::Connection;
-use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions,
 };

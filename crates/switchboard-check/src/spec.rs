@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use switchboard_config::{ListLimits, ServerEntry, TransportEntry};
-use switchboard_session::EraChoice;
 use switchboard_http::Authorizer;
+use switchboard_session::EraChoice;
 use switchboard_wire::stdio::ProcessSpec;
 
 use crate::catalog::Transport;

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use switchboard_http::HttpOptions;
 use switchboard_session::{
     CallOptions, ClientHandler, EraChoice, HandlerFuture, Session, SessionConfig,
 };
-use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::ShutdownGrace;
 
 /// Accepts elicitations, filling every field from the schema's `default` (SEP-1034).

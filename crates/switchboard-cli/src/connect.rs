@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_config::{ConfigFile, Origin, ProcessEnv, ServerEntry, TransportEntry};
-use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
 use switchboard_http::{Authorizer, HttpOptions};
+use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 
 /// A configuration and where it came from.

@@ -18,7 +18,7 @@ use switchboard_wire::{
     Request, RequestId, decode,
 };
 
-use crate::authorize::{AuthChallenge, Authorizer};
+use crate::authorize::Authorizer;
 use crate::param_headers::ParamHeaders;
 use crate::sse::{SseItem, SseParser};
 
@@ -348,46 +348,13 @@ impl Driver {
 
     /// Adds the current credentials, if any.
     fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match self.authorizer.as_ref().and_then(|a| a.authorization()) {
-            Some(value) => match HeaderValue::from_str(&value) {
-                Ok(mut value) => {
-                    value.set_sensitive(true);
-                    builder.header(reqwest::header::AUTHORIZATION, value)
-                }
-                Err(_) => builder,
-            },
-            None => builder,
-        }
+        crate::authorize::with_credentials(self.authorizer.as_deref(), builder)
     }
 
     /// Asks the authorizer to handle a 401, or a 403 for insufficient scope. `None` when
     /// the answer is no challenge; `Some(Ok(()))` to send the request again.
     async fn handle_challenge(&self, response: &reqwest::Response) -> Option<Result<(), String>> {
-        let authorizer = self.authorizer.as_ref()?;
-        let status = response.status();
-        let www_authenticate = response
-            .headers()
-            .get(reqwest::header::WWW_AUTHENTICATE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let insufficient_scope = status == reqwest::StatusCode::FORBIDDEN
-            && www_authenticate
-                .as_deref()
-                .is_some_and(|w| w.contains("insufficient_scope"));
-        if status != reqwest::StatusCode::UNAUTHORIZED && !insufficient_scope {
-            return None;
-        }
-        let challenge = AuthChallenge {
-            status: status.as_u16(),
-            www_authenticate,
-            resource: self.url.to_string(),
-            presented: authorizer.authorization(),
-        };
-        Some(match authorizer.challenge(challenge).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err("the server refused the credentials".to_owned()),
-            Err(problem) => Err(problem),
-        })
+        crate::authorize::answer_challenge(self.authorizer.as_deref(), response, &self.url).await
     }
 
     /// Legacy headers: the session and the negotiated version.

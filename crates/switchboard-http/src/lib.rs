@@ -17,7 +17,6 @@
 //! Answers come back as JSON bodies or SSE streams (both handled); an HTTP failure becomes a
 //! JSON-RPC error for the request it belongs to; an unreachable server closes the connection.
 
-
 mod authorize;
 mod driver;
 pub mod param_headers;
@@ -26,6 +25,6 @@ pub mod sse;
 
 pub use authorize::{AuthChallenge, Authorizer};
 pub use driver::{
-    HTTP_ERROR_CODE, HttpOptions, HttpSetupError, HttpTransport, connect, error_chain,
-    header_text, read_body,
+    HTTP_ERROR_CODE, HttpOptions, HttpSetupError, HttpTransport, connect, error_chain, header_text,
+    read_body,
 };

@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_http::{Authorizer, HttpOptions};
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
 use switchboard_session::{EraChoice, Session, SessionConfig, SessionError, SessionEvent};
-use switchboard_http::{Authorizer, HttpOptions};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;

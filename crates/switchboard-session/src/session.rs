@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use switchboard_http::HttpOptions;
 use switchboard_protocol::{
     CallToolResult, DiscoverResult, Era, Implementation, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
     ListPage, MODERN_VERSION, MODERN_VERSIONS, NextCursor, PageEntries, ProgressParams, Prompt,
     Resource, ResourceTemplate, ResultType, ServerCapabilities, SubscriptionFilter, Tool,
     error_codes, meta, methods,
 };
-use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions, StdioTransport,
 };
@@ -391,12 +391,11 @@ impl Session {
         options: HttpOptions,
         config: SessionConfig,
     ) -> Result<Session, SessionError> {
-        let http =
-            switchboard_http::connect(options).map_err(|e| SessionError::Protocol {
-                server: e.server.clone(),
-                method: "connect".into(),
-                detail: e.detail,
-            })?;
+        let http = switchboard_http::connect(options).map_err(|e| SessionError::Protocol {
+            server: e.server.clone(),
+            method: "connect".into(),
+            detail: e.detail,
+        })?;
         let transport = Transport {
             connection: http.connection,
             inbound: http.inbound,

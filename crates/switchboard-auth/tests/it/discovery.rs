@@ -11,9 +11,9 @@ use switchboard_auth::{
     Acquire, AddressClass, AuthError, FollowRedirectDriver, LoginNeeded, OAuthClient, OAuthConfig,
     SavedAuthorization, StoreBinding, TokenStore, UrlRole,
 };
+use switchboard_http::AuthChallenge;
 use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
-use switchboard_http::AuthChallenge;
 
 fn config(acquire: Acquire, store: Option<StoreBinding>) -> OAuthConfig {
     OAuthConfig {

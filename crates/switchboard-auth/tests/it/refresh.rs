@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use switchboard_auth::{
     Acquire, OAuthClient, OAuthConfig, SavedAuthorization, StoreBinding, TokenStore,
 };
-use switchboard_testkit::canned;
 use switchboard_http::Authorizer;
+use switchboard_testkit::canned;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use switchboard_http::HttpOptions;
 use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig, SessionError};
 use switchboard_testkit::canned::{self, read_request};
 use switchboard_testkit::wait::within;
-use switchboard_http::HttpOptions;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 

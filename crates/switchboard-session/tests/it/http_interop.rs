@@ -6,9 +6,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use switchboard_http::HttpOptions;
 use switchboard_session::{CallOptions, CancellationToken, EraChoice, Session, SessionError};
 use switchboard_testkit::wait::within;
-use switchboard_http::HttpOptions;
 use switchboard_wire::stdio::ShutdownGrace;
 
 use crate::support::*;
