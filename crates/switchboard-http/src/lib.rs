@@ -1,30 +1,38 @@
 //! The Streamable HTTP client transport, for both protocol eras.
 //!
-//! A driver task sits behind an in-memory pipe, so the session above sees an ordinary
-//! [`Connection`]: deadlines, cancellation, pagination and input rounds work unchanged. Each
-//! outgoing message becomes a POST with the headers its era needs, derived from the message
-//! itself:
-//! - legacy (after `initialize`): `Mcp-Session-Id` captured and echoed, `MCP-Protocol-Version`
-//!   after negotiation, a GET stream for server messages (requests wait, briefly, for its
-//!   response head so that nothing the server sends on it early is lost; 405 tolerated),
-//!   one transparent re-`initialize` when a known session answers 404, `DELETE` of the
-//!   session on close;
-//! - modern (a request whose `_meta` names a protocol version): `MCP-Protocol-Version` from
-//!   `_meta`, `Mcp-Method`, and `Mcp-Name` for `tools/call`, `resources/read` and
-//!   `prompts/get` (Base64 sentinel form for values that are not plain visible ASCII); no
-//!   session, no GET, no DELETE; cancelling a request closes its response stream.
+//! [`connect`] gives a [`switchboard_wire::Connection`] whose [`switchboard_wire::Transport`]
+//! turns each outgoing message into an HTTP request, so deadlines, cancellation, pagination
+//! and input rounds work as over stdio. The session says which era and version each message
+//! is sent under ([`switchboard_wire::MessageContext`]); the transport reads nothing back
+//! from the traffic to learn it:
+//! - legacy (no version yet, or a version before 2026-07-28): `Mcp-Session-Id` captured from
+//!   the `initialize` answer and echoed, `MCP-Protocol-Version` once negotiated, a GET
+//!   stream for server messages (requests wait, briefly, for its response head so that
+//!   nothing the server sends on it early is lost; 405 tolerated), one transparent
+//!   re-`initialize` when a known session answers 404, `DELETE` of the session on close,
+//!   and the 2024-11-05 HTTP+SSE fallback when `initialize` is refused without JSON-RPC;
+//! - modern (2026-07-28): `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for
+//!   `tools/call`, `resources/read` and `prompts/get` (Base64 sentinel form for values that
+//!   are not plain visible ASCII), `Mcp-Param-*` headers from the tools' `x-mcp-header`
+//!   annotations; no session, no GET, no DELETE; cancelling a request closes its response
+//!   stream.
 //!
-//! Answers come back as JSON bodies or SSE streams (both handled); an HTTP failure becomes a
-//! JSON-RPC error for the request it belongs to; an unreachable server closes the connection.
+//! Answers come back as JSON bodies or SSE streams (both handled) and enter the connection
+//! message by message. An HTTP failure fails the request it belongs to with a typed
+//! [`switchboard_wire::TransportError`] (status, a capped body excerpt); nothing is dressed
+//! up as a JSON-RPC error. An unreachable server closes the connection. Retries are
+//! explicit per-request state (`post.rs`).
 
+mod answer;
 mod authorize;
 mod driver;
 pub mod param_headers;
 mod plain_answer;
+mod post;
 pub mod sse;
+mod streams;
 
 pub use authorize::{AuthChallenge, Authorizer};
 pub use driver::{
-    HTTP_ERROR_CODE, HttpOptions, HttpSetupError, HttpTransport, connect, error_chain, header_text,
-    read_body,
+    HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, header_text, read_body,
 };

@@ -5,9 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use switchboard_http::HttpSetupError;
 use switchboard_wire::peer_text::{PeerLine, PeerText};
 use switchboard_wire::stdio::SpawnError;
-use switchboard_wire::{CloseReason, ErrorObject, Malformed, MalformedKind, WireError};
+use switchboard_wire::{
+    CloseReason, ErrorObject, Malformed, MalformedKind, TransportError, WireError,
+};
 
 /// Why a session operation failed. `isError` tool results are not errors: they are `Ok`.
 #[derive(Debug, thiserror::Error)]
@@ -16,6 +19,20 @@ pub enum SessionError {
     /// The server process could not be started.
     #[error(transparent)]
     Spawn(#[from] SpawnError),
+    /// The HTTP connection could not be set up from its settings (a bad URL or header).
+    #[error(transparent)]
+    HttpSetup(#[from] HttpSetupError),
+    /// The transport could not get an answer to this request (an HTTP status, a body over
+    /// its limit, a stream that ended first); the session stays usable.
+    #[error("server `{server}` gave no answer to `{method}`: {error}")]
+    Transport {
+        /// Server name.
+        server: Arc<str>,
+        /// The request's method.
+        method: String,
+        /// What the transport saw.
+        error: TransportError,
+    },
     /// The transport closed (process exited, stream ended); carries exit status and stderr tail.
     #[error("server `{server}`: {reason}")]
     Closed {
@@ -264,6 +281,20 @@ impl SessionError {
                     malformed,
                 },
             },
+            WireError::Transport { error, .. } => SessionError::Transport {
+                server: server.clone(),
+                method: method.to_owned(),
+                error,
+            },
+        }
+    }
+
+    /// The transport's failure, when that is what failed the request (its HTTP status is
+    /// [`TransportError::http_status`]).
+    pub fn transport_error(&self) -> Option<&TransportError> {
+        match self {
+            SessionError::Transport { error, .. } => Some(error),
+            _ => None,
         }
     }
 

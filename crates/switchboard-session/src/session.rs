@@ -20,7 +20,8 @@ use switchboard_wire::stdio::{
 };
 use switchboard_wire::{
     CloseReason, Connection, DEFAULT_MAX_FRAME_BYTES, ErrorObject, Inbound, Malformed,
-    Notification, PendingCall, RequestId, Response, UnexpectedReason, WireError, WireStats, codes,
+    MessageContext, Notification, PendingCall, RequestId, Response, UnexpectedReason, WireError,
+    WireStats, codes,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -253,6 +254,8 @@ struct Inner {
     client_capabilities: Value,
     /// The constant `_meta` entries of every request (modern era; empty for legacy).
     meta_prefix: MetaPrefix,
+    /// What the transport is told about every message: the negotiated version.
+    context: MessageContext,
     routes: Arc<ProgressRoutes>,
     events: broadcast::Sender<SessionEvent>,
     counters: Arc<Counters>,
@@ -391,11 +394,7 @@ impl Session {
         options: HttpOptions,
         config: SessionConfig,
     ) -> Result<Session, SessionError> {
-        let http = switchboard_http::connect(options).map_err(|e| SessionError::Protocol {
-            server: e.server.clone(),
-            method: "connect".into(),
-            detail: e.detail,
-        })?;
+        let http = switchboard_http::connect(options)?;
         let transport = Transport {
             connection: http.connection,
             inbound: http.inbound,
@@ -416,6 +415,7 @@ impl Session {
             process,
         } = transport;
         let server = config.server_name.clone();
+        connection.set_cancel_notice(cancel_notice);
         let (events, _) = broadcast::channel(config.event_capacity.max(1));
         let wiring = Wiring {
             server: server.clone(),
@@ -462,6 +462,7 @@ impl Session {
             version = %negotiated.protocol_version,
             "session ready"
         );
+        let negotiated_version = negotiated.protocol_version.clone();
         let meta_prefix = match negotiated.era {
             Era::Modern => MetaPrefix::modern(
                 &negotiated.protocol_version,
@@ -477,6 +478,7 @@ impl Session {
                 negotiated,
                 client_capabilities: wiring.client_capabilities,
                 meta_prefix,
+                context: MessageContext::version(&Arc::from(negotiated_version.as_str())),
                 routes: wiring.routes,
                 events: wiring.events,
                 counters: wiring.counters,
@@ -728,7 +730,7 @@ impl Session {
         let mut call = self
             .inner
             .connection
-            .send_request(id.clone(), method, Some(&params))
+            .send_request_in(&self.inner.context, id.clone(), method, Some(&params))
             .await
             .map_err(|e| self.wire_error(method, e))?;
         call.cancel_on_drop("subscription closed by the client");
@@ -990,7 +992,7 @@ impl Session {
                 .unwrap_or(inner.config.max_call_duration)
                 .max(idle);
         let mut deadline = (started + idle).min(ceiling);
-        let send = connection.send_request_with(id.clone(), method, Some(&params));
+        let send = connection.send_request_in(&inner.context, id.clone(), method, Some(&params));
         let mut call = match tokio::time::timeout_at(deadline, send).await {
             Ok(Ok(call)) => call,
             Ok(Err(error)) => return Err(self.wire_error(method, error)),
@@ -1403,9 +1405,10 @@ async fn send_discover(
         None,
     );
     let id = wiring.connection.allocate_id();
+    let context = MessageContext::version(&Arc::from(version));
     wiring
         .connection
-        .send_request(id, methods::SERVER_DISCOVER, Some(&params))
+        .send_request_in(&context, id, methods::SERVER_DISCOVER, Some(&params))
         .await
         .map_err(|e| SessionError::from_wire(&wiring.server, methods::SERVER_DISCOVER, e))
 }
@@ -1472,8 +1475,9 @@ async fn probe_then_initialize(
     match early {
         Ok(answer) => {
             let answer = match answer {
-                // A legacy server's sloppy "method not found" is no reason to stop.
-                Err(error) if error.is_bad_answer() => {
+                // A legacy server's sloppy "method not found" (an unreadable answer, an HTTP
+                // refusal of the probe) is no reason to stop.
+                Err(error) if is_no_modern_answer(&error) => {
                     tracing::debug!(server = %wiring.server, %error, "unreadable answer to server/discover");
                     return initialize(wiring, config, None).await;
                 }
@@ -1526,12 +1530,18 @@ async fn probe_then_initialize(
                         DiscoverOutcome::NotModern(_) | DiscoverOutcome::Refused(_) => init.await,
                     },
                     Ok(Err(_)) => init.await,
-                    Err(error) if error.is_bad_answer() => init.await,
+                    Err(error) if is_no_modern_answer(&error) => init.await,
                     Err(error) => Err(error),
                 },
             }
         }
     }
+}
+
+/// A failed `server/discover` probe that only says the server is not modern: its answer
+/// could not be read, or the transport got none (a legacy HTTP server refusing the POST).
+fn is_no_modern_answer(error: &SessionError) -> bool {
+    error.is_bad_answer() || error.transport_error().is_some()
 }
 
 /// `initialize` once every modern version was refused: a server that speaks the legacy
@@ -1623,7 +1633,11 @@ async fn initialize(
         .map(str::to_owned);
     wiring
         .connection
-        .notify(methods::INITIALIZED, None)
+        .notify_in(
+            &MessageContext::version(&Arc::from(version.as_str())),
+            methods::INITIALIZED,
+            None,
+        )
         .await
         .map_err(|e| SessionError::from_wire(server, methods::INITIALIZED, e))?;
     Ok(Negotiated {
@@ -1633,6 +1647,14 @@ async fn initialize(
         server_info,
         instructions,
     })
+}
+
+/// MCP's cancellation: `notifications/cancelled` naming the request and why.
+fn cancel_notice(id: &RequestId, reason: &str) -> (&'static str, Value) {
+    (
+        methods::CANCELLED,
+        json!({ "requestId": id, "reason": reason }),
+    )
 }
 
 // ---------------------------------------------------------------------------------------

@@ -5,6 +5,11 @@
 //! waiting caller through a oneshot channel: one task hop per message. Everything else the
 //! peer sends (requests, notifications, malformed frames, responses nobody waits for)
 //! arrives on the bounded [`Inbound`] channel, in order.
+//!
+//! What carries the messages is a [`Transport`]: a byte stream written line by line
+//! ([`Connection::start`]) or a message transport of another crate
+//! ([`Connection::start_with_transport`], e.g. Streamable HTTP), which hands what the peer
+//! sent to the connection's [`InboundSink`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -17,7 +22,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -28,6 +33,10 @@ use crate::message::{
     RequestLine, Response, codes,
 };
 use crate::peer_text::PeerText;
+use crate::transport::{
+    CancelNotice, MessageContext, OutgoingKind, OutgoingMessage, StreamTransport, Transport,
+    TransportError,
+};
 
 /// Default maximum size of one inbound frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -170,6 +179,17 @@ pub enum WireError {
         /// What was wrong with the frame (for one over the limit: its length and the limit).
         malformed: Malformed,
     },
+    /// The transport could not get an answer to this request (an HTTP failure); the
+    /// connection itself stays open.
+    #[error("the transport to `{peer}` failed request {id}: {error}")]
+    Transport {
+        /// The peer's name.
+        peer: Arc<str>,
+        /// The request's id.
+        id: RequestId,
+        /// What failed.
+        error: TransportError,
+    },
 }
 
 impl WireError {
@@ -177,7 +197,7 @@ impl WireError {
     pub fn close_reason(&self) -> Option<&CloseReason> {
         match self {
             WireError::Closed { reason, .. } => Some(reason),
-            WireError::BadAnswer { .. } => None,
+            WireError::BadAnswer { .. } | WireError::Transport { .. } => None,
         }
     }
 
@@ -190,7 +210,15 @@ impl WireError {
     pub fn bad_answer(&self) -> Option<&Malformed> {
         match self {
             WireError::BadAnswer { malformed, .. } => Some(malformed),
-            WireError::Closed { .. } => None,
+            WireError::Closed { .. } | WireError::Transport { .. } => None,
+        }
+    }
+
+    /// The transport's failure, when that is what failed the request.
+    pub fn transport_error(&self) -> Option<&TransportError> {
+        match self {
+            WireError::Transport { error, .. } => Some(error),
+            WireError::Closed { .. } | WireError::BadAnswer { .. } => None,
         }
     }
 }
@@ -216,11 +244,40 @@ pub type CloseProbe =
 /// What a waiting caller receives: the result still as JSON text, or the error object.
 type RawOutcome = Result<Box<RawValue>, ErrorObject>;
 type Waiter = oneshot::Sender<Result<RawOutcome, WireError>>;
-type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// What sends a connection's messages: a byte stream (called directly, the hot path) or a
+/// message transport.
+#[derive(Clone)]
+enum Sender {
+    Stream(Arc<StreamTransport>),
+    Messages(Arc<dyn Transport>),
+}
+
+impl Sender {
+    async fn send(&self, message: OutgoingMessage<'_>) -> Result<(), TransportError> {
+        match self {
+            Sender::Stream(stream) => stream.write(message.text).await,
+            Sender::Messages(transport) => transport.send(message).await,
+        }
+    }
+
+    async fn close(&self) {
+        match self {
+            Sender::Stream(stream) => stream.shutdown().await,
+            Sender::Messages(transport) => transport.close().await,
+        }
+    }
+}
+
+/// A cancellation notice that could not be written at once (its handle was dropped).
+struct DeferredCancel {
+    line: Vec<u8>,
+    of: RequestId,
+    context: MessageContext,
+}
 
 struct Shared {
     peer_name: Arc<str>,
-    writer: tokio::sync::Mutex<Option<BoxWriter>>,
     pending: Mutex<HashMap<RequestId, Waiter>>,
     next_id: AtomicI64,
     closed: watch::Sender<Option<CloseReason>>,
@@ -231,7 +288,12 @@ struct Shared {
     dropped_cancellations: AtomicU64,
     /// Events handed to the inbound channel so far (see [`Connection::inbound_delivered`]).
     inbound_delivered: AtomicU64,
-    deferred: mpsc::Sender<Vec<u8>>,
+    /// The inbound channel, until the connection closes (then `None`, so that its
+    /// receiver sees the end).
+    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    deferred: mpsc::Sender<DeferredCancel>,
+    cancel_notice: std::sync::OnceLock<CancelNotice>,
+    max_frame_bytes: usize,
 }
 
 const FIRST_ID: i64 = 1;
@@ -255,6 +317,7 @@ impl Drop for TaskOwner {
 #[derive(Clone)]
 pub struct Connection {
     shared: Arc<Shared>,
+    sender: Sender,
     _owner: Arc<TaskOwner>,
 }
 
@@ -268,8 +331,8 @@ impl fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Starts a connection reading frames from `reader` and writing to `writer`.
-    /// Must be called inside a tokio runtime.
+    /// Starts a connection reading frames from `reader` and writing to `writer`, one
+    /// message a line. Must be called inside a tokio runtime.
     pub fn start<R, W>(
         reader: R,
         writer: W,
@@ -280,12 +343,60 @@ impl Connection {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        let buffer = LineBuffer::new(options.max_frame_bytes);
+        let stream = Arc::new(StreamTransport::new(Box::new(writer)));
+        let (connection, sink, inbound) = Connection::assemble(options, Sender::Stream(stream));
+        let reader_task = tokio::spawn(read_loop(sink, reader, buffer, close_probe));
+        connection.own_task(reader_task);
+        (connection, inbound)
+    }
+
+    /// Starts a connection over a message transport. `make` receives the sink through
+    /// which the transport hands over what the peer sends, and returns the transport; the
+    /// connection owns it (it is dropped with the last handle). Must be called inside a
+    /// tokio runtime.
+    pub fn start_with_transport<T: Transport>(
+        options: ConnectionOptions,
+        make: impl FnOnce(InboundSink) -> Arc<T>,
+    ) -> (Connection, mpsc::Receiver<Inbound>) {
+        // The transport needs the sink, the connection needs the transport: build the
+        // shared part first, then the transport, then the handle.
+        let (shared, deferred_rx, inbound) = Connection::shared_part(&options);
+        let sink = InboundSink {
+            shared: shared.clone(),
+        };
+        let transport: Arc<dyn Transport> = make(sink);
+        let connection = Connection::with_shared(shared, Sender::Messages(transport), deferred_rx);
+        (connection, inbound)
+    }
+
+    fn assemble(
+        options: ConnectionOptions,
+        sender: Sender,
+    ) -> (Connection, InboundSink, mpsc::Receiver<Inbound>) {
+        let (shared, deferred_rx, inbound) = Connection::shared_part(&options);
+        let sink = InboundSink {
+            shared: shared.clone(),
+        };
+        (
+            Connection::with_shared(shared, sender, deferred_rx),
+            sink,
+            inbound,
+        )
+    }
+
+    fn shared_part(
+        options: &ConnectionOptions,
+    ) -> (
+        Arc<Shared>,
+        mpsc::Receiver<DeferredCancel>,
+        mpsc::Receiver<Inbound>,
+    ) {
         let (inbound_tx, inbound_rx) = mpsc::channel(options.inbound_capacity.max(1));
         let (deferred_tx, deferred_rx) = mpsc::channel(DEFERRED_CAPACITY);
         let (closed, _) = watch::channel(None);
         let shared = Arc::new(Shared {
             peer_name: options.peer_name.clone(),
-            writer: tokio::sync::Mutex::new(Some(Box::new(writer))),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(FIRST_ID),
             closed,
@@ -296,26 +407,36 @@ impl Connection {
             dropped_cancellations: AtomicU64::new(0),
             inbound_delivered: AtomicU64::new(0),
             deferred: deferred_tx,
+            cancel_notice: std::sync::OnceLock::new(),
+            max_frame_bytes: options.max_frame_bytes,
+            inbound: Mutex::new(Some(inbound_tx)),
         });
-        let reader_task = tokio::spawn(read_loop(
-            shared.clone(),
-            reader,
-            LineBuffer::new(options.max_frame_bytes),
-            inbound_tx,
-            close_probe,
-        ));
-        let deferred_task = tokio::spawn(deferred_loop(shared.clone(), deferred_rx));
+        (shared, deferred_rx, inbound_rx)
+    }
+
+    fn with_shared(
+        shared: Arc<Shared>,
+        sender: Sender,
+        deferred_rx: mpsc::Receiver<DeferredCancel>,
+    ) -> Connection {
+        let deferred_task =
+            tokio::spawn(deferred_loop(shared.clone(), sender.clone(), deferred_rx));
         let owner = TaskOwner {
-            tasks: vec![reader_task, deferred_task],
+            tasks: vec![deferred_task],
             extra: Mutex::new(Vec::new()),
         };
-        (
-            Connection {
-                shared,
-                _owner: Arc::new(owner),
-            },
-            inbound_rx,
-        )
+        Connection {
+            shared,
+            sender,
+            _owner: Arc::new(owner),
+        }
+    }
+
+    /// Sets how this connection cancels a request ([`PendingCall::cancel`], a handle
+    /// dropped with [`PendingCall::cancel_on_drop`]): the protocol above the wire layer
+    /// decides. Without one, cancelling only stops waiting. The first setting wins.
+    pub fn set_cancel_notice(&self, notice: CancelNotice) {
+        let _ = self.shared.cancel_notice.set(notice);
     }
 
     /// Makes the connection own `task`: it is aborted when the last handle is dropped (used
@@ -355,6 +476,19 @@ impl Connection {
         method: &str,
         params: Option<&P>,
     ) -> Result<PendingCall, WireError> {
+        self.send_request_in(&MessageContext::default(), id, method, params)
+            .await
+    }
+
+    /// [`Connection::send_request_with`] under a context the transport is told (the
+    /// protocol version; a cancellation of the request is sent under it too).
+    pub async fn send_request_in<P: Serialize + ?Sized>(
+        &self,
+        context: &MessageContext,
+        id: RequestId,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<PendingCall, WireError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&self.shared.pending);
@@ -369,6 +503,7 @@ impl Connection {
             rx,
             finished: false,
             cancel_on_drop: None,
+            context: context.clone(),
         };
         let mut line = Vec::with_capacity(256);
         RequestLine {
@@ -377,7 +512,11 @@ impl Connection {
             params,
         }
         .encode_line(&mut line);
-        self.write_frame(&line).await?;
+        let kind = OutgoingKind::Request {
+            id: &call.id,
+            method,
+        };
+        self.send_message(kind, &line, context).await?;
         Ok(call)
     }
 
@@ -394,9 +533,21 @@ impl Connection {
 
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Option<&Value>) -> Result<(), WireError> {
+        self.notify_in(&MessageContext::default(), method, params)
+            .await
+    }
+
+    /// [`Connection::notify`] under a context the transport is told.
+    pub async fn notify_in(
+        &self,
+        context: &MessageContext,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), WireError> {
         let mut line = Vec::with_capacity(128);
         Outgoing::Notification { method, params }.encode_line(&mut line);
-        self.write_frame(&line).await
+        self.send_message(OutgoingKind::Notification { method }, &line, context)
+            .await
     }
 
     /// How many events were handed to the inbound channel so far. Frames are handled in
@@ -414,6 +565,17 @@ impl Connection {
         id: &RequestId,
         outcome: Result<&Value, &ErrorObject>,
     ) -> Result<(), WireError> {
+        self.respond_in(&MessageContext::default(), id, outcome)
+            .await
+    }
+
+    /// [`Connection::respond`] under a context the transport is told.
+    pub async fn respond_in(
+        &self,
+        context: &MessageContext,
+        id: &RequestId,
+        outcome: Result<&Value, &ErrorObject>,
+    ) -> Result<(), WireError> {
         let mut line = Vec::with_capacity(128);
         match outcome {
             Ok(result) => Outgoing::Result { id, result }.encode_line(&mut line),
@@ -423,22 +585,26 @@ impl Connection {
             }
             .encode_line(&mut line),
         }
-        self.write_frame(&line).await
+        self.send_message(OutgoingKind::Response { id }, &line, context)
+            .await
     }
 
     /// Writes arbitrary bytes as they are (the checker uses this to send wrong traffic on
     /// purpose). A newline is not added.
     pub async fn send_raw(&self, bytes: &[u8]) -> Result<(), WireError> {
-        self.write_bytes(bytes).await
+        let message = OutgoingMessage {
+            kind: OutgoingKind::Raw,
+            text: bytes,
+            context: &MessageContext::default(),
+        };
+        let sent = self.sender.send(message).await;
+        self.sent(sent).await
     }
 
-    /// Closes our writing side (for a child process: its stdin). Pending requests stay
-    /// pending until the peer answers or the stream ends.
+    /// Closes our sending side (for a child process: its stdin; for an HTTP session: its
+    /// DELETE). Pending requests stay pending until the peer answers or the stream ends.
     pub async fn close_write(&self) {
-        let mut writer = self.shared.writer.lock().await;
-        if let Some(mut w) = writer.take() {
-            let _ = w.shutdown().await;
-        }
+        self.sender.close().await;
     }
 
     /// Why the connection closed, once it has.
@@ -491,19 +657,32 @@ impl Connection {
         }
     }
 
-    async fn write_frame(&self, line: &[u8]) -> Result<(), WireError> {
+    async fn send_message(
+        &self,
+        kind: OutgoingKind<'_>,
+        line: &[u8],
+        context: &MessageContext,
+    ) -> Result<(), WireError> {
         if let Some(tap) = &self.shared.tap {
             tap.frame(
                 Direction::Outbound,
                 line.strip_suffix(b"\n").unwrap_or(line),
             );
         }
-        self.write_bytes(line).await
+        let message = OutgoingMessage {
+            kind,
+            text: line,
+            context,
+        };
+        let sent = self.sender.send(message).await;
+        self.sent(sent).await
     }
 
-    async fn write_bytes(&self, bytes: &[u8]) -> Result<(), WireError> {
-        let Err(summary) = write_shared(&self.shared, bytes).await else {
-            return Ok(());
+    async fn sent(&self, sent: Result<(), TransportError>) -> Result<(), WireError> {
+        let summary = match sent {
+            Ok(()) => return Ok(()),
+            Err(TransportError::Closed { detail }) => detail,
+            Err(other) => other.to_string(),
         };
         // A failed write usually means the peer is gone; the reader learns why (exit status,
         // stderr tail) within moments, and that is the error worth reporting.
@@ -520,19 +699,6 @@ impl Connection {
     }
 }
 
-async fn write_shared(shared: &Shared, bytes: &[u8]) -> Result<(), String> {
-    let mut writer = shared.writer.lock().await;
-    let Some(w) = writer.as_mut() else {
-        return Err("our side of the connection is closed".into());
-    };
-    let written = async {
-        w.write_all(bytes).await?;
-        w.flush().await
-    }
-    .await;
-    written.map_err(|e| format!("could not write to the server: {e}"))
-}
-
 /// The handle of a request that was sent; it receives the response.
 pub struct PendingCall {
     connection: Connection,
@@ -540,6 +706,8 @@ pub struct PendingCall {
     rx: oneshot::Receiver<Result<RawOutcome, WireError>>,
     finished: bool,
     cancel_on_drop: Option<std::borrow::Cow<'static, str>>,
+    /// The context it was sent under; its cancellation goes under it too.
+    context: MessageContext,
 }
 
 impl fmt::Debug for PendingCall {
@@ -557,8 +725,9 @@ impl PendingCall {
         &self.id
     }
 
-    /// If the handle is dropped before the response arrives, send
-    /// `notifications/cancelled` with this reason (never set it for `initialize`).
+    /// If the handle is dropped before the response arrives, send the connection's
+    /// cancellation notice ([`Connection::set_cancel_notice`]) with this reason (never set
+    /// it for a request the protocol forbids cancelling, such as MCP's `initialize`).
     pub fn cancel_on_drop(&mut self, reason: impl Into<std::borrow::Cow<'static, str>>) {
         self.cancel_on_drop = Some(reason.into());
     }
@@ -587,15 +756,32 @@ impl PendingCall {
         outcome
     }
 
-    /// Gives up on the request now, sending `notifications/cancelled` with `reason`, and
-    /// waits for that notice to be written. A response that still arrives is counted as late.
+    /// Gives up on the request now, sending the connection's cancellation notice with
+    /// `reason`, and waits for it to be written (without a notice set, only stops
+    /// waiting). A response that still arrives is counted as late.
     pub async fn cancel(mut self, reason: &str) -> Result<(), WireError> {
         self.finished = true;
         self.forget();
-        let params = cancel_params(&self.id, reason);
+        let Some(line) = self.cancel_line(reason) else {
+            return Ok(());
+        };
+        let kind = OutgoingKind::Cancellation { of: &self.id };
         self.connection
-            .notify("notifications/cancelled", Some(&params))
+            .send_message(kind, &line, &self.context)
             .await
+    }
+
+    /// The cancellation notice for this request as a line, when the connection has one.
+    fn cancel_line(&self, reason: &str) -> Option<Vec<u8>> {
+        let notice = self.connection.shared.cancel_notice.get()?;
+        let (method, params) = notice(&self.id, reason);
+        let mut line = Vec::with_capacity(96);
+        Outgoing::Notification {
+            method,
+            params: Some(&params),
+        }
+        .encode_line(&mut line);
+        Some(line)
     }
 
     fn forget(&self) {
@@ -613,15 +799,16 @@ impl Drop for PendingCall {
             if self.connection.close_reason().is_some() {
                 return;
             }
-            let params = cancel_params(&self.id, &reason);
-            let mut line = Vec::with_capacity(96);
-            Outgoing::Notification {
-                method: "notifications/cancelled",
-                params: Some(&params),
-            }
-            .encode_line(&mut line);
+            let Some(line) = self.cancel_line(&reason) else {
+                return;
+            };
+            let deferred = DeferredCancel {
+                line,
+                of: self.id.clone(),
+                context: std::mem::take(&mut self.context),
+            };
             let shared = &self.connection.shared;
-            if shared.deferred.try_send(line).is_err() {
+            if shared.deferred.try_send(deferred).is_err() {
                 shared.dropped_cancellations.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -635,10 +822,6 @@ fn result_value(raw: &RawValue) -> Result<Value, ErrorObject> {
         .map_err(|e| ErrorObject::new(codes::PARSE_ERROR, format!("unreadable result: {e}")))
 }
 
-fn cancel_params(id: &RequestId, reason: &str) -> Value {
-    serde_json::json!({ "requestId": id, "reason": reason })
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A poisoned lock only means another thread panicked while holding it; the map is
     // still consistent (every operation on it is a single insert or remove).
@@ -647,28 +830,41 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-async fn deferred_loop(shared: Arc<Shared>, mut rx: mpsc::Receiver<Vec<u8>>) {
-    while let Some(line) = rx.recv().await {
+async fn deferred_loop(
+    shared: Arc<Shared>,
+    sender: Sender,
+    mut rx: mpsc::Receiver<DeferredCancel>,
+) {
+    while let Some(cancel) = rx.recv().await {
         if let Some(tap) = &shared.tap {
             tap.frame(
                 Direction::Outbound,
-                line.strip_suffix(b"\n").unwrap_or(&line),
+                cancel.line.strip_suffix(b"\n").unwrap_or(&cancel.line),
             );
         }
-        if write_shared(&shared, &line).await.is_err() {
+        let message = OutgoingMessage {
+            kind: OutgoingKind::Cancellation { of: &cancel.of },
+            text: &cancel.line,
+            context: &cancel.context,
+        };
+        if sender.send(message).await.is_err() {
             break;
         }
     }
 }
 
 async fn read_loop<R: AsyncRead + Unpin>(
-    shared: Arc<Shared>,
+    sink: InboundSink,
     mut reader: R,
     mut buffer: LineBuffer,
-    inbound: mpsc::Sender<Inbound>,
     close_probe: Option<CloseProbe>,
 ) {
+    let shared = &sink.shared;
     let limit = buffer.max_frame_bytes();
+    // The reader holds its own sender: no lock per frame on the hot path.
+    let Some(inbound) = lock(&shared.inbound).clone() else {
+        return;
+    };
     let summary = loop {
         match reader.read_buf(buffer.spare()).await {
             Ok(0) => {
@@ -677,7 +873,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                         frame,
                         end: FrameEnd::EndOfStream,
                     };
-                    dispatch(&shared, frame, limit, &inbound).await;
+                    dispatch(shared, frame, limit, &inbound).await;
                 }
                 break "the server closed its output".to_owned();
             }
@@ -687,12 +883,13 @@ async fn read_loop<R: AsyncRead + Unpin>(
                         frame,
                         end: FrameEnd::Newline,
                     };
-                    dispatch(&shared, frame, limit, &inbound).await;
+                    dispatch(shared, frame, limit, &inbound).await;
                 }
             }
             Err(e) => break format!("reading from the server failed: {e}"),
         }
     };
+    drop(inbound);
     let mut reason = CloseReason {
         summary,
         exit_status: None,
@@ -701,17 +898,105 @@ async fn read_loop<R: AsyncRead + Unpin>(
     if let Some(probe) = close_probe {
         reason = probe(reason).await;
     }
-    tracing::debug!(peer = %shared.peer_name, %reason, "connection closed");
-    let waiters: Vec<Waiter> = {
-        let mut pending = lock(&shared.pending);
-        shared.closed.send_replace(Some(reason.clone()));
-        pending.drain().map(|(_, waiter)| waiter).collect()
-    };
-    for waiter in waiters {
-        let _ = waiter.send(Err(WireError::Closed {
-            peer: shared.peer_name.clone(),
-            reason: reason.clone(),
-        }));
+    sink.close(reason);
+}
+
+/// Where a message transport hands over what the peer sent. Cloning gives another handle
+/// to the same connection; the sink does not keep the connection's tasks alive.
+#[derive(Clone)]
+pub struct InboundSink {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for InboundSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InboundSink")
+            .field("peer_name", &self.shared.peer_name)
+            .finish()
+    }
+}
+
+impl InboundSink {
+    /// The peer's name.
+    pub fn peer_name(&self) -> &Arc<str> {
+        &self.shared.peer_name
+    }
+
+    /// The largest message the connection accepts; a longer one is a malformed frame
+    /// (its answer id read, if it can be, to fail that request).
+    pub fn max_frame_bytes(&self) -> usize {
+        self.shared.max_frame_bytes
+    }
+
+    /// Hands over one message the peer sent (its JSON text; line breaks inside are
+    /// whitespace). It is decoded, routed to its waiting request or delivered as an
+    /// [`Inbound`] event, exactly like a line of a byte stream.
+    pub async fn message(&self, text: &[u8]) {
+        let shared = &self.shared;
+        let Some(inbound) = lock(&shared.inbound).clone() else {
+            return;
+        };
+        let frame = if text.len() > shared.max_frame_bytes {
+            Frame::Oversized {
+                len: text.len(),
+                id: crate::frame_id::answer_id(text),
+            }
+        } else {
+            Frame::Line(text)
+        };
+        let framed = Framed {
+            frame,
+            end: FrameEnd::Newline,
+        };
+        dispatch(shared, framed, shared.max_frame_bytes, &inbound).await;
+    }
+
+    /// Whether the request `id` still waits for its answer.
+    pub fn is_waiting(&self, id: &RequestId) -> bool {
+        lock(&self.shared.pending).contains_key(id)
+    }
+
+    /// Fails the request `id` with the transport's error (the connection stays open);
+    /// false when it no longer waits.
+    pub fn fail(&self, id: &RequestId, error: TransportError) -> bool {
+        let Some(waiter) = lock(&self.shared.pending).remove(id) else {
+            return false;
+        };
+        let error = WireError::Transport {
+            peer: self.shared.peer_name.clone(),
+            id: id.clone(),
+            error,
+        };
+        // A caller that stopped waiting meanwhile has nothing to learn.
+        let _ = waiter.send(Err(error));
+        true
+    }
+
+    /// Whether the connection is closed.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.borrow().is_some()
+    }
+
+    /// The transport is gone: the connection closes with `reason`, every waiting request
+    /// fails with it, and the inbound channel ends. Only the first close counts.
+    pub fn close(&self, reason: CloseReason) {
+        let shared = &self.shared;
+        let waiters: Vec<Waiter> = {
+            let mut pending = lock(&shared.pending);
+            if shared.closed.borrow().is_some() {
+                return;
+            }
+            tracing::debug!(peer = %shared.peer_name, %reason, "connection closed");
+            shared.closed.send_replace(Some(reason.clone()));
+            pending.drain().map(|(_, waiter)| waiter).collect()
+        };
+        lock(&shared.inbound).take();
+        for waiter in waiters {
+            let _ = waiter.send(Err(WireError::Closed {
+                peer: shared.peer_name.clone(),
+                reason: reason.clone(),
+            }));
+        }
     }
 }
 

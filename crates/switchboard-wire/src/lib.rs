@@ -21,11 +21,12 @@ pub mod proc;
 pub mod redact;
 pub mod stdio;
 mod transcript;
+pub mod transport;
 
 pub use connection::{
     CloseProbe, CloseReason, Connection, ConnectionOptions, DEFAULT_INBOUND_CAPACITY,
-    DEFAULT_MAX_FRAME_BYTES, Direction, FrameTap, Inbound, PendingCall, UnexpectedReason,
-    WireError, WireStats,
+    DEFAULT_MAX_FRAME_BYTES, Direction, FrameTap, Inbound, InboundSink, PendingCall,
+    UnexpectedReason, WireError, WireStats,
 };
 pub use envelope::needs_exact_path;
 pub use framing::{Frame, LineBuffer};
@@ -34,6 +35,10 @@ pub use message::{
     RequestId, Response, codes, decode, encode,
 };
 pub use transcript::Transcript;
+pub use transport::{
+    CancelNotice, HttpStatus, MessageContext, OutgoingKind, OutgoingMessage, Transport,
+    TransportError,
+};
 
 /// A short excerpt of peer bytes, safe to show on one line: lossy UTF-8, shown as
 /// [`peer_text::PeerLine`] does (controls, bidi and invisible characters escaped, newlines

@@ -36,6 +36,9 @@ pub(crate) enum Outcome {
     Timeout(Duration),
     /// The transport closed (the server exited).
     Closed(String),
+    /// The transport got no answer (an HTTP status without a message, a body over the
+    /// limit); what it saw.
+    NoAnswer(String),
     /// Anything else the session refused (a malformed result, a forbidden `resultType`).
     Other(String),
 }
@@ -58,6 +61,7 @@ impl Captured {
                 json!({"no_response": format!("no response within {} ms", after.as_millis())})
             }
             Outcome::Closed(reason) => json!({"transport_closed": reason}),
+            Outcome::NoAnswer(detail) => json!({"transport_failed": detail}),
             Outcome::Other(detail) => json!({"refused": detail}),
         };
         Exchange {
@@ -73,7 +77,10 @@ impl Captured {
 
     /// True when the server did not answer at all (silence or exit).
     pub(crate) fn unanswered(&self) -> bool {
-        matches!(self.outcome, Outcome::Timeout(_) | Outcome::Closed(_))
+        matches!(
+            self.outcome,
+            Outcome::Timeout(_) | Outcome::Closed(_) | Outcome::NoAnswer(_)
+        )
     }
 
     /// A short description of a non-answer.
@@ -86,6 +93,7 @@ impl Captured {
                     reason.lines().next().unwrap_or("")
                 )
             }
+            Outcome::NoAnswer(detail) => format!("no answer: {detail}"),
             Outcome::Other(detail) => detail.clone(),
             Outcome::Result(_) => "a result".into(),
             Outcome::Error(error) => format!("JSON-RPC error {}: {}", error.code, error.message),
@@ -130,6 +138,7 @@ pub(crate) fn outcome_of(error: SessionError) -> Outcome {
         SessionError::Rpc { error, .. } => Outcome::Error(error),
         SessionError::Timeout { after, .. } => Outcome::Timeout(after),
         SessionError::Closed { reason, .. } => Outcome::Closed(reason.to_string()),
+        SessionError::Transport { error, .. } => Outcome::NoAnswer(error.to_string()),
         other => Outcome::Other(other.to_string()),
     }
 }

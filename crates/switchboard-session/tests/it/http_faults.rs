@@ -122,12 +122,20 @@ async fn call_with_fault(
     outcome
 }
 
-fn rpc_message(outcome: &Result<switchboard_protocol::CallToolResult, SessionError>) -> String {
+/// The transport's failure as `status | message` (digits of the message masked): HTTP
+/// failures are typed transport errors, never dressed up as JSON-RPC errors.
+fn transport_failure(
+    outcome: &Result<switchboard_protocol::CallToolResult, SessionError>,
+) -> String {
     match outcome {
-        Err(SessionError::Rpc { error, .. }) => {
-            error.message.replace(|c: char| c.is_ascii_digit(), "N")
-        }
-        other => format!("not an RPC error: {other:?}"),
+        Err(SessionError::Transport { error, .. }) => format!(
+            "{} | {}",
+            error
+                .http_status()
+                .map_or_else(|| "-".to_owned(), |s| s.to_string()),
+            error.to_string().replace(|c: char| c.is_ascii_digit(), "N")
+        ),
+        other => format!("not a transport error: {other:?}"),
     }
 }
 
@@ -136,37 +144,37 @@ async fn each_http_fault_is_a_typed_error_within_its_deadline() {
     let cases = [
         (
             Fault::WrongContentType,
-            "HTTP NNN OK from http://NNN.N.N.N:NNNNN/mcp: <html>hello</html>",
+            "200 | HTTP NNN OK from http://NNN.N.N.N:NNNNN/mcp: <html>hello</html>",
         ),
         (
             Fault::EmptyOk,
-            "the server answered HTTP NNN OK with no response to the request",
+            "200 | the server answered HTTP NNN OK with no response to the request",
         ),
         (
             Fault::StreamEndsEarly,
-            "the server's event stream ended before it answered (HTTP NNN OK)",
+            "200 | the server's event stream ended before it answered (HTTP NNN OK)",
         ),
         (
             Fault::OtherId,
-            "the server answered this request's POST with a message for request NNNNN",
+            "200 | the server answered this request's POST with a message for request NNNNN",
         ),
         (
             Fault::Oversized,
-            "the server's response body is larger than the NNNNNN-byte limit",
+            "- | the server's response body is larger than the NNNNNN-byte limit",
         ),
         (
             Fault::Redirect,
-            "HTTP NNN Temporary Redirect from http://NNN.N.N.N:NNNNN/mcp",
+            "307 | HTTP NNN Temporary Redirect from http://NNN.N.N.N:NNNNN/mcp",
         ),
         (
             Fault::Unauthorized,
-            "HTTP NNN Unauthorized from http://NNN.N.N.N:NNNNN/mcp: the server requires authorization (configure an Authorization header)",
+            "401 | HTTP NNN Unauthorized from http://NNN.N.N.N:NNNNN/mcp: the server requires authorization (configure an Authorization header)",
         ),
     ];
     for (fault, expected) in cases {
         // A fault that waited for the deadline would be a timeout, not this answer.
         let outcome = call_with_fault(fault).await;
-        assert_eq!(rpc_message(&outcome), expected);
+        assert_eq!(transport_failure(&outcome), expected);
     }
 }
 

@@ -73,6 +73,52 @@ fn only_the_wire_crate_starts_processes() {
     );
 }
 
+/// The code of a source file without its unit tests (by convention the last item).
+fn without_tests(text: &str) -> &str {
+    text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
+}
+
+#[test]
+fn the_wire_crate_knows_no_mcp() {
+    let root = workspace_root();
+    let methods =
+        fs::read_to_string(root.join("crates/switchboard-protocol/src/methods.rs")).expect("methods.rs");
+    let names: Vec<String> = methods
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub const "))
+        .filter_map(|rest| rest.split_once("= \"").map(|(_, value)| value))
+        .filter_map(|value| value.split_once('"').map(|(name, _)| format!("\"{name}\"")))
+        .collect();
+    assert!(names.len() > 10, "read the method names: {names:?}");
+    let codes =
+        fs::read_to_string(root.join("crates/switchboard-protocol/src/lib.rs")).expect("lib.rs");
+    let codes: Vec<String> = codes
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub const "))
+        .filter_map(|rest| rest.split_once(": i64 = ").map(|(_, value)| value))
+        .map(|value| value.trim_end_matches(';').to_owned())
+        .collect();
+    assert!(codes.iter().any(|c| c == "-32020"), "read the MCP error codes: {codes:?}");
+    let mut found = Vec::new();
+    for (path, text) in rust_files() {
+        if !path.starts_with("crates/switchboard-wire/src/") {
+            continue;
+        }
+        let code = without_tests(&text);
+        let meta_prefix = "\"io.modelcontextprotocol/".to_owned();
+        for word in names.iter().chain(&codes).chain([&meta_prefix]) {
+            if code.contains(word.as_str()) {
+                found.push(format!("{path}: {word}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "switchboard-wire names MCP methods or error codes outside its tests (MCP belongs to \
+         protocol, session and http): {found:?}"
+    );
+}
+
 #[test]
 fn no_test_is_ignored() {
     let marker = ["#[", "ignore"].concat();

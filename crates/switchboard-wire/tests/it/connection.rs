@@ -175,6 +175,13 @@ async fn dropped_calls_send_a_cancellation_when_asked() {
         ConnectionOptions::new("peer"),
         ConnectionOptions::new("client"),
     );
+    // The protocol above the wire layer says what a cancellation looks like.
+    client.set_cancel_notice(|id, reason| {
+        (
+            "notifications/cancelled",
+            serde_json::json!({ "requestId": id, "reason": reason }),
+        )
+    });
     let mut call = client
         .send_request(client.allocate_id(), "tools/call", None)
         .await

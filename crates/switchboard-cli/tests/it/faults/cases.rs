@@ -1753,7 +1753,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: HTTP 200 OK from http://<canned-s>/mcp: <html><body><h1>Welcome to nginx!</h1></body></html> (code -32000), data: {"httpStatus":200,"contentType":"text/html","wwwAuthenticate":null}
+                switchboard: server `s` gave no answer to `tools/call`: HTTP 200 OK from http://<canned-s>/mcp: <html><body><h1>Welcome to nginx!</h1></body></html>
             "#]]),
         },
         status: Status::Holds,
@@ -1780,7 +1780,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server's event stream ended before it answered (HTTP 200 OK) (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` gave no answer to `tools/call`: the server's event stream ended before it answered (HTTP 200 OK)
             "#]]),
         },
         status: Status::Holds,
@@ -1807,7 +1807,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: HTTP 200 OK from http://<canned-s>/mcp: event: message\ndata: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}\n\n (code -32000), data: {"httpStatus":200,"contentType":"application/json","wwwAuthenticate":null}
+                switchboard: server `s` gave no answer to `tools/call`: HTTP 200 OK from http://<canned-s>/mcp: event: message\ndata: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}\n\n
             "#]]),
         },
         status: Status::Holds,
@@ -1834,7 +1834,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server answered HTTP 200 OK with no response to the request (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` gave no answer to `tools/call`: the server answered HTTP 200 OK with no response to the request
             "#]]),
         },
         status: Status::Holds,
@@ -1861,7 +1861,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server answered HTTP 202 Accepted with no response to the request (code -32000), data: {"httpStatus":202}
+                switchboard: server `s` gave no answer to `tools/call`: the server answered HTTP 202 Accepted with no response to the request
             "#]]),
         },
         status: Status::Holds,
@@ -1942,7 +1942,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server's event stream ended before it answered (HTTP 200 OK) (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` gave no answer to `tools/call`: the server's event stream ended before it answered (HTTP 200 OK)
             "#]]),
         },
         status: Status::Holds,
@@ -1969,7 +1969,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server's event stream ended before it answered (HTTP 200 OK) (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` gave no answer to `tools/call`: the server's event stream ended before it answered (HTTP 200 OK)
             "#]]),
         },
         status: Status::Holds,
@@ -1999,7 +1999,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server sent an event over the 16777216-byte size limit on this request's response stream (code -32000), data: {"limitBytes":16777216}
+                switchboard: server `s` gave no answer to `tools/call`: an event the server sent on this request's response stream is larger than the 16777216-byte limit
             "#]]),
         },
         status: Status::Holds,
@@ -2080,7 +2080,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: HTTP 307 Temporary Redirect from http://<canned-s>/mcp (code -32000), data: {"httpStatus":307,"contentType":"","wwwAuthenticate":null}
+                switchboard: server `s` gave no answer to `tools/call`: HTTP 307 Temporary Redirect from http://<canned-s>/mcp
             "#]]),
         },
         status: Status::Holds,
@@ -2107,7 +2107,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: reading the server's response failed: error decoding response body: error reading a body from connection: Connection reset by peer (os error 104) (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` gave no answer to `tools/call`: reading the server's response failed: error decoding response body: error reading a body from connection: Connection reset by peer (os error 104)
             "#]]),
         },
         status: Status::Holds,
@@ -2164,7 +2164,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server's response body is larger than the 16777216-byte limit (code -32000), data: {"httpStatus":200}
+                switchboard: server `s` gave no answer to `tools/call`: the server's response body is larger than the 16777216-byte limit
             "#]]),
         },
         status: Status::Holds,
@@ -2191,7 +2191,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: HTTP 500 Internal Server Error from http://<canned-s>/mcp: <html><body>Internal Server Error</body></html> (code -32000), data: {"httpStatus":500,"contentType":"text/html","wwwAuthenticate":null}
+                switchboard: server `s` gave no answer to `tools/call`: HTTP 500 Internal Server Error from http://<canned-s>/mcp: <html><body>Internal Server Error</body></html>
             "#]]),
         },
         status: Status::Holds,
@@ -2218,7 +2218,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: the server refused `initialize` (HTTP 405 Method Not Allowed), and the HTTP+SSE (2024-11-05) fallback failed too: refusing the message endpoint http://<tripwire>/messages: it is on another origin than http://<canned-s>/mcp (code -32000), data: {"httpStatus":405}
+                switchboard: server `s` gave no answer to `initialize`: the server refused `initialize` (HTTP 405 Method Not Allowed), and the HTTP+SSE (2024-11-05) fallback failed too: refusing the message endpoint http://<tripwire>/messages: it is on another origin than http://<canned-s>/mcp
             "#]]),
         },
         status: Status::Holds,
@@ -2325,7 +2325,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: the server sent an event over the 16777216-byte size limit on this request's response stream (code -32000), data: {"limitBytes":16777216}
+                switchboard: server `s` gave no answer to `tools/call`: an event the server sent on this request's response stream is larger than the 16777216-byte limit
             "#]]),
         },
         status: Status::Fixed { defect: 1 },
@@ -2352,7 +2352,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 1 column 38: {"jsonrpc":"2.0","id":2,"result":{"co\u{1}ntent":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 2 column 0: {"jsonrpc":"2.0","id":2,"result":{"co\nntent":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::FoundFixed,
@@ -4002,7 +4002,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401}
+                switchboard: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s`
             "#]]),
         },
         status: Status::Fixed { defect: 8 },
@@ -4032,7 +4032,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401}
+                switchboard: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s`
             "#]]),
         },
         status: Status::Fixed { defect: 8 },
@@ -4056,7 +4056,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 1
                 --- stdout
                 s (http)
-                  FAIL  initialize                   the handshake failed: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -N), data: {"httpStatus":N}
+                  FAIL  initialize                   the handshake failed: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s`
                   s: 0 passed, 1 failed, 0 warnings, 21 skipped in <n> s
                 --- stderr: empty
             "#]]),
@@ -4092,7 +4092,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
                 --- stderr
                 switchboard serve: 0 of 1 server(s) ready
-                  s: failed, retrying in <n>ms: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401} (0 tools)
+                  s: failed, retrying in <n>ms: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s` (0 tools)
             "#]]),
         },
         status: Status::Fixed { defect: 8 },
@@ -4119,7 +4119,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: authorization failed: server `s` needs you to log in first: run `switchboard login s` (code -32000), data: {"httpStatus":401}
+                switchboard: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s`
             "#]]),
         },
         status: Status::Fixed { defect: 8 },
@@ -4143,11 +4143,11 @@ pub(crate) static CASES: &[Case] = &[
                 exit 1
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server canned 1.0)
-                  warn  errors-actionable            the error for an unknown tool does not name the tool `switchboard-check-no-such-tool`
+                  FAIL  invalid-input                a call to an unknown tool got no answer: HTTP N Internal Server Error from http://N.N.N.N:N/<redacted>/mcp: <html><body>Internal Server Error</body></html>
                   FAIL  http-origin                  the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP N with a result; any web page the user visits can reach this local server through DNS rebinding
                   FAIL  http-session                 a request with a session id the server never issued was served (HTTP N (JSON-RPC error -N: Method not found)): the server does not check session ids (and N more)
                   warn  http-delete                  DELETE answered N, but the session still answers requests (HTTP N (JSON-RPC error -N: Method not found))
-                  s: 12 passed, 2 failed, 2 warnings, 6 skipped in <n> s
+                  s: 11 passed, 3 failed, 1 warnings, 7 skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -4175,7 +4175,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: HTTP 500 Internal Server Error from http://<canned-s>/mcp?key=***: <html><body>Internal Server Error</body></html> (code -32000), data: {"httpStatus":500,"contentType":"text/html","wwwAuthenticate":null}
+                switchboard: server `s` gave no answer to `tools/call`: HTTP 500 Internal Server Error from http://<canned-s>/mcp?key=***: <html><body>Internal Server Error</body></html>
             "#]]),
         },
         status: Status::Fixed { defect: 10 },
@@ -4199,7 +4199,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: HTTP 500 Internal Server Error from http://<canned-s>/mcp?key=***: <html><body>Internal Server Error</body></html> (code -32000), data: {"httpStatus":500,"contentType":"text/html","wwwAuthenticate":null}
+                switchboard: server `s` gave no answer to `initialize`: HTTP 500 Internal Server Error from http://<canned-s>/mcp?key=***: <html><body>Internal Server Error</body></html>
             "#]]),
         },
         status: Status::Fixed { defect: 10 },
@@ -4223,7 +4223,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: HTTP 500 Internal Server Error from http://***@<canned-s>/mcp: <html><body>Internal Server Error</body></html> (code -32000), data: {"httpStatus":500,"contentType":"text/html","wwwAuthenticate":null}
+                switchboard: server `s` gave no answer to `initialize`: HTTP 500 Internal Server Error from http://***@<canned-s>/mcp: <html><body>Internal Server Error</body></html>
             "#]]),
         },
         status: Status::Fixed { defect: 10 },
@@ -4250,7 +4250,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: authorization failed: refusing the resource metadata URL http://169.254.169.254/.well-known/oauth-protected-resource: its host is a link-local address (cloud metadata services answer there), never contacted (code -32000), data: {"httpStatus":401}
+                switchboard: server `s` gave no answer to `initialize`: authorization failed: refusing the resource metadata URL http://169.254.169.254/.well-known/oauth-protected-resource: its host is a link-local address (cloud metadata services answer there), never contacted
             "#]]),
         },
         status: Status::Fixed { defect: 8 },
@@ -4274,7 +4274,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `initialize` with an error: authorization failed: refusing the resource metadata URL https://10.0.0.1/.well-known/oauth-protected-resource: its host is a private-network address, and the MCP server is not on a private network (code -32000), data: {"httpStatus":401}
+                switchboard: server `s` gave no answer to `initialize`: authorization failed: refusing the resource metadata URL https://10.0.0.1/.well-known/oauth-protected-resource: its host is a private-network address, and the MCP server is not on a private network
             "#]]),
         },
         status: Status::Fixed { defect: 8 },
@@ -4761,7 +4761,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"}}}
-                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s` answered `tools/call` with an error: the server sent an event over the 16777216-byte size limit on this request's response stream (code -32000), data: {\"limitBytes\":16777216}"}],"isError":true}}
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s` gave no answer to `tools/call`: an event the server sent on this request's response stream is larger than the 16777216-byte limit"}],"isError":true}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (1 tools)
