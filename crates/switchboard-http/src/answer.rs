@@ -37,14 +37,19 @@ impl AnswerHeaders {
     pub(crate) fn of(response: &reqwest::Response) -> AnswerHeaders {
         AnswerHeaders {
             status: response.status(),
-            content_type: response
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v: &HeaderValue| v.to_str().ok())
-                .unwrap_or_default()
-                .to_ascii_lowercase(),
+            content_type: content_type_of(response),
         }
     }
+}
+
+/// An answer's `Content-Type`, lowercased (empty when absent or not text).
+pub(crate) fn content_type_of(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v: &HeaderValue| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
 }
 
 /// What became of a POST's answer.

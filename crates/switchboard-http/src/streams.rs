@@ -5,10 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::CONTENT_TYPE;
 use serde_json::Value;
 
-use crate::answer::{StreamCursor, deliver_event, deliver_value, read_event_stream};
+use crate::answer::{
+    StreamCursor, content_type_of, deliver_event, deliver_value, read_event_stream,
+};
 use crate::driver::{Driver, lock, read_capped};
 use crate::sse::{SseItem, SseParser};
 
@@ -24,13 +25,7 @@ pub(crate) async fn post_unanswered(driver: Arc<Driver>, body: Vec<u8>) {
     let builder = driver.with_session(driver.post(body));
     match builder.send().await {
         Ok(response) if response.status().is_success() => {
-            let content_type = response
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
-            if content_type.starts_with("text/event-stream") {
+            if content_type_of(&response).starts_with("text/event-stream") {
                 // The protocol asks for 202 here; a stream answers no request of ours, so
                 // nothing would ever close it: what it carries in time is delivered.
                 let mut cursor = StreamCursor::default();
@@ -94,12 +89,7 @@ pub(crate) async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), Strin
         .send()
         .await
         .map_err(|e| format!("GET {}: {}", driver.shown_url, crate::error_chain(&e)))?;
-    let content_type = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let content_type = content_type_of(&response);
     if !response.status().is_success() || !content_type.starts_with("text/event-stream") {
         return Err(format!(
             "GET {} answered {} ({content_type})",

@@ -81,8 +81,8 @@ fn without_tests(text: &str) -> &str {
 #[test]
 fn the_wire_crate_knows_no_mcp() {
     let root = workspace_root();
-    let methods =
-        fs::read_to_string(root.join("crates/switchboard-protocol/src/methods.rs")).expect("methods.rs");
+    let methods = fs::read_to_string(root.join("crates/switchboard-protocol/src/methods.rs"))
+        .expect("methods.rs");
     let names: Vec<String> = methods
         .lines()
         .filter_map(|line| line.trim().strip_prefix("pub const "))
@@ -98,7 +98,10 @@ fn the_wire_crate_knows_no_mcp() {
         .filter_map(|rest| rest.split_once(": i64 = ").map(|(_, value)| value))
         .map(|value| value.trim_end_matches(';').to_owned())
         .collect();
-    assert!(codes.iter().any(|c| c == "-32020"), "read the MCP error codes: {codes:?}");
+    assert!(
+        codes.iter().any(|c| c == "-32020"),
+        "read the MCP error codes: {codes:?}"
+    );
     let mut found = Vec::new();
     for (path, text) in rust_files() {
         if !path.starts_with("crates/switchboard-wire/src/") {
