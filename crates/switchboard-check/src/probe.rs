@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_http::HttpOptions;
-use switchboard_session::{Session, SessionConfig, SessionError, Transport};
+use switchboard_session::{ConnectionParts, Session, SessionConfig, SessionError};
 use switchboard_wire::Connection;
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions,
@@ -148,7 +148,7 @@ impl Probe {
             }
         })?;
         let connection = stdio.connection.clone();
-        let transport = Transport {
+        let transport = ConnectionParts {
             connection: stdio.connection,
             inbound: stdio.inbound,
             process: None,

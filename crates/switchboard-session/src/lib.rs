@@ -8,15 +8,16 @@
 //!
 //! The session knows one server and nothing about configuration files or other servers.
 
+mod config;
 mod error;
 mod handler;
 mod params;
 mod session;
 
+pub use config::{CallOptions, EraChoice, SessionConfig};
 pub use error::{ListingCap, SessionError};
 pub use handler::{ClientHandler, HandlerFuture, NoHandler};
 pub use session::{
-    CallOptions, EraChoice, Listing, ListingProblem, Negotiated, Session, SessionConfig,
-    SessionEvent, SessionStats, Transport,
+    ConnectionParts, Listing, ListingProblem, Negotiated, Session, SessionEvent, SessionStats,
 };
 pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,125 @@
+//! How a session is set up: the era to speak, its deadlines and caps, per-call options.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use switchboard_protocol::{Implementation, ProgressParams};
+use switchboard_wire::DEFAULT_MAX_FRAME_BYTES;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::{ClientHandler, NoHandler};
+
+/// Which protocol era to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EraChoice {
+    /// Probe with `server/discover`, fall back to `initialize`.
+    Auto,
+    /// Only `initialize`.
+    Legacy,
+    /// Only the stateless 2026-07-28 protocol.
+    Modern,
+}
+
+impl EraChoice {
+    /// The choice a configuration's `era` names (`legacy`, `modern`; anything else, or
+    /// nothing, is `auto`: config validation reports unknown names).
+    pub fn from_config(name: Option<&str>) -> EraChoice {
+        match name {
+            Some("legacy") => EraChoice::Legacy,
+            Some("modern") => EraChoice::Modern,
+            _ => EraChoice::Auto,
+        }
+    }
+}
+
+/// Session settings. [`SessionConfig::new`] gives the defaults.
+#[derive(Clone)]
+pub struct SessionConfig {
+    /// The server's name (from configuration), used in every error and log line.
+    pub server_name: Arc<str>,
+    /// Who we say we are.
+    pub client_info: Implementation,
+    /// Era selection.
+    pub era: EraChoice,
+    /// A pinned protocol version; `None` negotiates the newest both sides speak.
+    pub protocol_version: Option<String>,
+    /// Deadline for the whole connection setup (probe and handshake).
+    pub connect_timeout: Duration,
+    /// How long the `server/discover` probe may stay unanswered before `initialize` is sent too.
+    pub probe_timeout: Duration,
+    /// Default per-request deadline; progress notifications reset it for tool calls.
+    pub request_timeout: Duration,
+    /// Hard ceiling on a tool call, however much progress it reports.
+    pub max_call_duration: Duration,
+    /// Maximum pages followed in one listing.
+    pub max_list_pages: usize,
+    /// Maximum entries, valid or not, across one listing's pages; more fails the listing
+    /// with [`SessionError::ListingTooLarge`] before they are read. Default 10 000: hosts
+    /// hand tools to a model by the tens or hundreds (OpenAI's API takes at most 128 per
+    /// request), so this is far past any usable listing while bounding what a read listing
+    /// costs (a typed tool is a few KiB).
+    pub max_list_items: usize,
+    /// Maximum result bytes across one listing's pages. Default 32 MiB, twice the frame
+    /// cap: a single page may fill a frame, and a listing spread over pages gets that room
+    /// again. Without it a server paging fresh cursors could send 100 pages of 16 MiB.
+    pub max_list_bytes: usize,
+    /// Maximum `input_required` rounds for one request.
+    pub max_input_rounds: usize,
+    /// Capacity of the event channel; slow subscribers miss events (counted).
+    pub event_capacity: usize,
+    /// The host's handler for roots and input requests.
+    pub handler: Arc<dyn ClientHandler>,
+}
+
+impl SessionConfig {
+    /// Defaults: auto era, 30 s connect, 2 s probe, 60 s requests, 10 min ceiling.
+    pub fn new(server_name: &str) -> SessionConfig {
+        SessionConfig {
+            server_name: Arc::from(server_name),
+            client_info: Implementation {
+                name: "switchboard".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                title: Some("Switchboard".into()),
+            },
+            era: EraChoice::Auto,
+            protocol_version: None,
+            connect_timeout: Duration::from_secs(30),
+            probe_timeout: Duration::from_secs(2),
+            request_timeout: Duration::from_secs(60),
+            max_call_duration: Duration::from_secs(600),
+            max_list_pages: 100,
+            max_list_items: 10_000,
+            max_list_bytes: 2 * DEFAULT_MAX_FRAME_BYTES,
+            max_input_rounds: 8,
+            event_capacity: 1024,
+            handler: Arc::new(NoHandler),
+        }
+    }
+}
+
+impl fmt::Debug for SessionConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionConfig")
+            .field("server_name", &self.server_name)
+            .field("era", &self.era)
+            .field("protocol_version", &self.protocol_version)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-call options; unset fields take the session's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Deadline for this call (idle deadline for tool calls: progress resets it).
+    pub timeout: Option<Duration>,
+    /// Hard ceiling for this call.
+    pub max_duration: Option<Duration>,
+    /// Cancelling this token sends `notifications/cancelled` and ends the call.
+    pub cancel: Option<CancellationToken>,
+    /// Receives the call's progress notifications.
+    pub progress: Option<mpsc::Sender<ProgressParams>>,
+}

@@ -1,0 +1,207 @@
+//! One request under its deadlines (idle, extended by progress for tool calls; the
+//! ceiling; cancellation), and the input rounds of `input_required` answers.
+
+use super::*;
+
+/// What a request does with the server's progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Progress {
+    /// Always asks for it, and each notice extends the idle deadline (up to the ceiling):
+    /// tool calls, which may run long while reporting.
+    KeepsAlive,
+    /// Asks for it only when the caller has a sink for it; the deadline stays fixed.
+    ReportOnly,
+}
+
+impl Session {
+    /// A request that may answer `input_required` (tools/call, prompts/get, resources/read):
+    /// fulfils input requests and retries with a new id, up to the round cap. `read` turns
+    /// the result's JSON text into its `resultType` and the caller's type.
+    pub(super) async fn request_with_input<T>(
+        &self,
+        method: &str,
+        base: BaseParams<'_>,
+        options: &CallOptions,
+        progress: Progress,
+        read: impl Fn(&RawValue) -> (ResultType, Result<T, String>),
+    ) -> Result<T, SessionError> {
+        let mut input: Option<InputRound> = None;
+        for _round in 0..=self.inner.config.max_input_rounds {
+            let raw = self
+                .send_and_wait(method, base, input.as_ref(), options, progress)
+                .await?;
+            let (kind, result) = read(&raw);
+            match kind {
+                ResultType::Complete => {
+                    return result.map_err(|detail| self.protocol(method, detail));
+                }
+                ResultType::Other(other) => {
+                    return Err(self.protocol(method, format!("unknown `resultType` \"{other}\"")));
+                }
+                ResultType::InputRequired => {
+                    if self.inner.negotiated.era != Era::Modern {
+                        return Err(self
+                            .protocol(method, "`input_required` from a legacy-era server".into()));
+                    }
+                    let tree = read_tree(&raw)
+                        .1
+                        .map_err(|detail| self.protocol(method, detail))?;
+                    input = Some(self.fulfil_input(method, &tree).await?);
+                }
+            }
+        }
+        Err(self.protocol(
+            method,
+            format!(
+                "the server still wanted input after {} rounds",
+                self.inner.config.max_input_rounds
+            ),
+        ))
+    }
+
+    pub(super) async fn fulfil_input(
+        &self,
+        method: &str,
+        result: &Value,
+    ) -> Result<InputRound, SessionError> {
+        let requests = result.get("inputRequests");
+        let state = result.get("requestState").cloned();
+        if requests.is_none() && state.is_none() {
+            return Err(self.protocol(
+                method,
+                "`input_required` without `inputRequests` or `requestState`".into(),
+            ));
+        }
+        if let Some(state) = &state
+            && !state.is_string()
+        {
+            return Err(self.protocol(method, "`requestState` is not a string".into()));
+        }
+        let mut responses = Map::new();
+        if let Some(requests) = requests {
+            let requests = requests
+                .as_object()
+                .ok_or_else(|| self.protocol(method, "`inputRequests` is not an object".into()))?;
+            let handler = &self.inner.config.handler;
+            for (key, request) in requests {
+                let input_method = request.get("method").and_then(Value::as_str).unwrap_or("");
+                let input_params = request.get("params").cloned().unwrap_or(Value::Null);
+                let response = match input_method {
+                    methods::ELICITATION_CREATE if handler.supports_elicitation() => {
+                        handler.elicit(&self.inner.server, input_params).await
+                    }
+                    methods::ROOTS_LIST => match handler.roots() {
+                        Some(roots) => Ok(json!({ "roots": roots })),
+                        None => Err(ErrorObject::new(
+                            codes::METHOD_NOT_FOUND,
+                            "roots not declared",
+                        )),
+                    },
+                    _ => Err(ErrorObject::new(codes::METHOD_NOT_FOUND, "not declared")),
+                };
+                match response {
+                    Ok(value) => {
+                        responses.insert(key.clone(), value);
+                    }
+                    Err(_) => {
+                        return Err(self.protocol(
+                            method,
+                            format!("the server asked for `{input_method}` input, which this client did not declare"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(InputRound {
+            responses: Value::Object(responses),
+            state,
+        })
+    }
+
+    /// Sends one request (with the era's `_meta` envelope) and waits for its answer under the
+    /// deadlines, forwarding progress.
+    pub(super) async fn send_and_wait(
+        &self,
+        method: &str,
+        base: BaseParams<'_>,
+        input: Option<&InputRound>,
+        options: &CallOptions,
+        progress: Progress,
+    ) -> Result<Box<RawValue>, SessionError> {
+        let inner = &*self.inner;
+        let connection = &inner.connection;
+        let id = connection.allocate_id();
+        let wants_progress = progress == Progress::KeepsAlive || options.progress.is_some();
+        if let Some(sink) = &options.progress {
+            inner.routes.sinks().insert(id.clone(), sink.clone());
+        }
+        let _route = RouteGuard {
+            routes: &inner.routes,
+            id: id.clone(),
+            has_sink: options.progress.is_some(),
+        };
+        let params = RequestParams {
+            base,
+            input,
+            meta: &inner.meta_prefix,
+            progress_token: wants_progress.then_some(&id),
+        };
+        let idle = options.timeout.unwrap_or(inner.config.request_timeout);
+        let started = Instant::now();
+        let ceiling = started
+            + options
+                .max_duration
+                .unwrap_or(inner.config.max_call_duration)
+                .max(idle);
+        let mut deadline = (started + idle).min(ceiling);
+        let send = connection.send_request_in(&inner.context, id.clone(), method, Some(&params));
+        let mut call = match tokio::time::timeout_at(deadline, send).await {
+            Ok(Ok(call)) => call,
+            Ok(Err(error)) => return Err(self.wire_error(method, error)),
+            Err(_) => return Err(self.timeout(method, idle)),
+        };
+        call.cancel_on_drop("request abandoned by the caller");
+        let cancelled = async {
+            match &options.cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
+        loop {
+            tokio::select! {
+                biased;
+                outcome = call.response_raw() => {
+                    if options.progress.is_some() {
+                        // Progress the server sent before its result is in the inbound
+                        // stream already: let it reach the sink before the sink goes away.
+                        inner.routes.flushed(connection.inbound_delivered()).await;
+                    }
+                    return match outcome {
+                        Ok(Ok(result)) => Ok(result),
+                        Ok(Err(error)) => Err(SessionError::Rpc { server: inner.server.clone(), method: method.to_owned(), error }),
+                        Err(error) => Err(self.wire_error(method, error)),
+                    };
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    // Progress extends a tool call's idle deadline, never past the ceiling.
+                    if progress == Progress::KeepsAlive
+                        && let Some(last) = inner.routes.last_progress(&id)
+                        && (last + idle).min(ceiling) > deadline
+                    {
+                        deadline = (last + idle).min(ceiling);
+                        continue;
+                    }
+                    let after = deadline - started;
+                    let _ = call.cancel(&format!("timed out after {after:?}")).await;
+                    return Err(self.timeout(method, after));
+                }
+                () = &mut cancelled => {
+                    let reason = "cancelled by the client".to_owned();
+                    let _ = call.cancel(&reason).await;
+                    return Err(SessionError::Cancelled { server: inner.server.clone(), method: method.to_owned(), reason });
+                }
+            }
+        }
+    }
+}
