@@ -7,6 +7,7 @@
 //! [`ToolOutput`] boundary as the host's own tools; child tasks share the parent's live
 //! connections through proxies.
 
+pub mod connect;
 pub mod guards;
 pub mod naming;
 pub mod output;
