@@ -136,8 +136,7 @@ impl AuthorizationDriver for LoopbackDriver {
             say_usable_address(format_args!(
                 "switchboard: opening your browser to authorize; if it does not open, visit:\n  {authorization_url}"
             ));
-            if let Err(error) = switchboard_wire::proc::open_in_browser(authorization_url.as_str())
-            {
+            if let Err(error) = crate::browser::open_in_browser(authorization_url.as_str()) {
                 say(format_args!(
                     "switchboard: could not open a browser ({error}); open the address above yourself"
                 ));

@@ -6,6 +6,7 @@
 //! transport or protocol failure). Logs go to stderr; stdout carries only results. Every
 //! byte for a person goes out through `terminal`, which neutralises control sequences.
 
+mod browser;
 mod check;
 mod conformance;
 mod connect;
