@@ -301,10 +301,10 @@ fn an_http_entry_just_works() {
         .expect("start FastMCP over HTTP");
     let started = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "FastMCP did not listen"
-        );
+        // A hang detector, not a speed assertion.
+        if started.elapsed() >= Duration::from_secs(30) {
+            panic!("FastMCP did not listen");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     let path = config(serde_json::json!({

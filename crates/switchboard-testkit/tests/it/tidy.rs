@@ -257,3 +257,63 @@ fn the_cli_writes_to_the_terminal_only_through_its_terminal_module() {
         "the CLI writes past its terminal module: {offenders:#?}"
     );
 }
+
+/// The text of every assertion macro call in `text` (`assert!(…)`, `assert_eq!(…)`, …),
+/// from its name to its balanced closing parenthesis.
+fn assertions(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("assert") {
+        let call = &rest[at..];
+        let Some(open) = call.find('(') else { break };
+        let name = &call[..open];
+        let is_macro = name.ends_with('!')
+            && name[..name.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !is_macro {
+            rest = &call["assert".len()..];
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut end = call.len();
+        for (offset, c) in call[open..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + offset + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        found.push(&call[..end]);
+        rest = &call[end..];
+    }
+    found
+}
+
+#[test]
+fn no_test_asserts_on_wall_clock_time() {
+    // Tests bound their waits (a hang detector panics) and assert outcomes and order;
+    // a speed is measured by the benchmarks, never asserted.
+    let clock = ["elapsed", "()"].concat();
+    let offenders: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(path, _)| path.contains("/tests/"))
+        .flat_map(|(path, text)| {
+            assertions(&text)
+                .into_iter()
+                .filter(|call| call.contains(&clock))
+                .map(|call| format!("{path}: {}", call.lines().next().unwrap_or("")))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "tests asserting on wall-clock time: {offenders:#?}"
+    );
+}
