@@ -10,6 +10,7 @@ mod browser;
 mod check;
 mod conformance;
 mod connect;
+mod example_server;
 mod login;
 mod render;
 mod serve;
@@ -106,7 +107,7 @@ enum Command {
     /// Serve the bundled example MCP server on stdin/stdout.
     #[command(hide = true)]
     ExampleServer {
-        /// Fixture arguments.
+        /// `--name NAME`: the name the server reports (`switchboard-example` by default).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -127,7 +128,7 @@ const EXIT_SERVER: u8 = 3;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::ExampleServer { args } = cli.command {
-        return switchboard_testkit::fixture::run_fixture(args);
+        return example_server::run(args);
     }
     init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()

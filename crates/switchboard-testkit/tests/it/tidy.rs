@@ -176,6 +176,25 @@ fn the_crate_graph_is_the_documented_one() {
 }
 
 #[test]
+fn the_shipped_binary_links_no_test_fixture() {
+    // The testkit's fixture has deliberately broken modes (ignoring SIGTERM, forking
+    // grandchildren); the `switchboard` binary serves its bundled example on its own.
+    let manifest = fs::read_to_string(workspace_root().join("crates/switchboard-cli/Cargo.toml"))
+        .expect("the CLI's manifest");
+    let normal: String = manifest
+        .split("\n[")
+        .filter(|table| {
+            let name = table.split(']').next().unwrap_or("");
+            name.ends_with("dependencies") && !name.ends_with("dev-dependencies")
+        })
+        .collect();
+    assert!(
+        !normal.contains("switchboard-testkit"),
+        "switchboard-cli depends on switchboard-testkit outside [dev-dependencies]"
+    );
+}
+
+#[test]
 fn library_crates_stay_free_of_binary_only_dependencies() {
     let root = workspace_root();
     for library in [
