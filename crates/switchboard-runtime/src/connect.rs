@@ -120,3 +120,85 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
     ]);
     config
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchboard_config::{ListLimits, Origin};
+
+    fn entry(timeout: Option<u64>, startup_timeout: Option<u64>) -> ServerEntry {
+        ServerEntry {
+            name: "s".into(),
+            transport: TransportEntry::Stdio {
+                command: "server".into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+            },
+            enabled: true,
+            timeout: timeout.map(Duration::from_secs),
+            startup_timeout: startup_timeout.map(Duration::from_secs),
+            era: Some("legacy".into()),
+            protocol_version: Some("2025-06-18".into()),
+            list_limits: ListLimits {
+                pages: Some(3),
+                items: None,
+                bytes: Some(4096),
+            },
+            origin: Origin {
+                file: "test".into(),
+                line: None,
+            },
+            provenance: Default::default(),
+        }
+    }
+
+    /// (request, connect) deadlines in seconds.
+    fn deadlines(entry: &ServerEntry, overrides: &ConnectOverrides) -> (u64, u64) {
+        let config = session_config(entry, overrides);
+        (
+            config.request_timeout.as_secs(),
+            config.connect_timeout.as_secs(),
+        )
+    }
+
+    #[test]
+    fn overrides_beat_the_entry_and_defaults_fill_in_behind_it() {
+        let defaults = ConnectOverrides {
+            default_request_timeout: Some(Duration::from_secs(7)),
+            default_connect_timeout: Some(Duration::from_secs(8)),
+            ..ConnectOverrides::default()
+        };
+        assert_eq!(deadlines(&entry(None, None), &defaults), (7, 8));
+        assert_eq!(deadlines(&entry(Some(5), Some(6)), &defaults), (5, 6));
+        let flag = ConnectOverrides {
+            request_timeout: Some(Duration::from_secs(2)),
+            ..defaults
+        };
+        assert_eq!(deadlines(&entry(Some(5), Some(6)), &flag), (2, 6));
+        let session_defaults = SessionConfig::new("s");
+        assert_eq!(
+            deadlines(&entry(None, None), &ConnectOverrides::default()),
+            (
+                session_defaults.request_timeout.as_secs(),
+                session_defaults.connect_timeout.as_secs()
+            )
+        );
+    }
+
+    #[test]
+    fn the_entry_sets_era_version_and_listing_caps() {
+        let config = session_config(&entry(None, None), &ConnectOverrides::default());
+        let defaults = SessionConfig::new("s");
+        assert_eq!(config.era, EraChoice::Legacy);
+        assert_eq!(config.protocol_version.as_deref(), Some("2025-06-18"));
+        assert_eq!(
+            (
+                config.max_list_pages,
+                config.max_list_items,
+                config.max_list_bytes
+            ),
+            (3, defaults.max_list_items, 4096)
+        );
+    }
+}
