@@ -176,7 +176,7 @@ impl Main {
         let Some(reason) = self.probe.connection.close_reason() else {
             return true;
         };
-        let note = match &self.probe.process {
+        let note = match self.probe.process() {
             Some(process) => {
                 let status = process
                     .wait_exit(Duration::from_millis(500))

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use switchboard_config::{ListLimits, ServerEntry, TransportEntry};
+use switchboard_config::{ListLimits, Origin, ServerEntry, TransportEntry};
 use switchboard_http::Authorizer;
 use switchboard_session::EraChoice;
 use switchboard_wire::stdio::ProcessSpec;
@@ -135,6 +135,44 @@ impl ServerSpec {
             list_limits: entry.list_limits,
             authorizer: None,
             extra_secrets: entry.provenance.expanded_values().to_vec(),
+        }
+    }
+
+    /// The entry [`switchboard_runtime::connect`] connects to: this server as a
+    /// configuration would describe it, without timeouts of its own (the checker's options
+    /// set them).
+    pub(crate) fn to_entry(&self) -> ServerEntry {
+        let transport = match &self.transport {
+            TransportSpec::Stdio(process) => TransportEntry::Stdio {
+                command: process.program.clone(),
+                args: process.args.clone(),
+                env: process.env.clone(),
+                cwd: process.cwd.clone(),
+            },
+            TransportSpec::Http { url, headers } => TransportEntry::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+            },
+        };
+        let era = match self.era {
+            EraChoice::Auto => None,
+            EraChoice::Legacy => Some("legacy".to_owned()),
+            EraChoice::Modern => Some("modern".to_owned()),
+        };
+        ServerEntry {
+            name: self.name.clone(),
+            transport,
+            enabled: true,
+            timeout: None,
+            startup_timeout: None,
+            era,
+            protocol_version: self.protocol_version.clone(),
+            list_limits: self.list_limits,
+            origin: Origin {
+                file: "<server under check>".into(),
+                line: None,
+            },
+            provenance: Default::default(),
         }
     }
 

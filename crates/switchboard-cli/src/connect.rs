@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_config::{ConfigFile, Origin, ProcessEnv, ServerEntry, TransportEntry};
-use switchboard_http::{Authorizer, HttpOptions};
-use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
-use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
+use switchboard_http::Authorizer;
+use switchboard_runtime::connect::ConnectOverrides;
+use switchboard_session::{Session, SessionError};
+use switchboard_wire::stdio::ShutdownGrace;
 
 /// A configuration and where it came from.
 pub(crate) struct LoadedConfig {
@@ -97,66 +98,32 @@ impl ConnectedServer {
         request_timeout: Option<Duration>,
         authorizer: Option<Arc<dyn Authorizer>>,
     ) -> Result<ConnectedServer, SessionError> {
-        let config = session_config(entry, request_timeout);
-        match &entry.transport {
-            TransportEntry::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                let spec = ProcessSpec {
-                    program: command.clone(),
-                    args: args.clone(),
-                    env: env.clone(),
-                    cwd: cwd.clone(),
-                };
-                let session =
-                    Session::spawn_stdio(&spec, StdioOptions::new(&entry.name), config).await?;
-                Ok(ConnectedServer { session })
+        let authorizer = match (&entry.transport, authorizer) {
+            (TransportEntry::Stdio { .. }, _) => None,
+            (TransportEntry::Http { .. }, Some(authorizer)) => Some(authorizer),
+            (TransportEntry::Http { url, .. }, None) => {
+                Some(saved_login_authorizer(entry, url).map_err(|detail| {
+                    SessionError::Protocol {
+                        server: entry.name.as_str().into(),
+                        method: "connect".into(),
+                        detail,
+                    }
+                })?)
             }
-            TransportEntry::Http { url, headers } => {
-                let mut options = HttpOptions::new(&entry.name, url);
-                options.display_url = entry.display_url().unwrap_or(options.display_url);
-                options.headers = headers.clone();
-                options.authorizer = match authorizer {
-                    Some(authorizer) => Some(authorizer),
-                    None => Some(saved_login_authorizer(entry, url).map_err(|detail| {
-                        SessionError::Protocol {
-                            server: entry.name.as_str().into(),
-                            method: "connect".into(),
-                            detail,
-                        }
-                    })?),
-                };
-                let session = Session::connect_http(options, config).await?;
-                Ok(ConnectedServer { session })
-            }
-        }
+        };
+        let overrides = ConnectOverrides {
+            request_timeout,
+            authorizer,
+            ..ConnectOverrides::default()
+        };
+        let session = switchboard_runtime::connect::connect(entry, overrides).await?;
+        Ok(ConnectedServer { session })
     }
 
     /// Stops the server gracefully.
     pub(crate) async fn close(self) {
         let _ = self.session.shutdown(GRACE).await;
     }
-}
-
-fn session_config(entry: &ServerEntry, request_timeout: Option<Duration>) -> SessionConfig {
-    let mut config = SessionConfig::new(&entry.name);
-    if let Some(timeout) = request_timeout.or(entry.timeout) {
-        config.request_timeout = timeout;
-    }
-    if let Some(timeout) = entry.startup_timeout {
-        config.connect_timeout = timeout;
-    }
-    config.era = EraChoice::from_config(entry.era.as_deref());
-    config.protocol_version = entry.protocol_version.clone();
-    entry.list_limits.apply_to([
-        &mut config.max_list_pages,
-        &mut config.max_list_items,
-        &mut config.max_list_bytes,
-    ]);
-    config
 }
 
 /// The authorizer for every command but `login`: the tokens `switchboard login` saved,

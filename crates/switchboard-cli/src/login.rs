@@ -76,8 +76,18 @@ fn http_url(entry: &ServerEntry) -> Result<&str, String> {
     }
 }
 
+/// How the user approves the authorization request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Approval {
+    /// In a browser opened for them; the redirect comes back to a loopback listener.
+    Browser,
+    /// By visiting the printed address and pasting back the one the browser ends at
+    /// (`--no-browser`).
+    Paste,
+}
+
 /// Logs in to an HTTP server; returns the number of tools it offers once authorized.
-pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize, String> {
+pub(crate) async fn login(entry: &ServerEntry, approval: Approval) -> Result<usize, String> {
     let url = http_url(entry)?.to_owned();
     let store = token_store();
     // A login starts fresh: forget what was saved for this server.
@@ -86,15 +96,19 @@ pub(crate) async fn login(entry: &ServerEntry, no_browser: bool) -> Result<usize
         .map_err(|e| format!("could not listen on 127.0.0.1 for the callback: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let driver: Arc<dyn AuthorizationDriver> = if no_browser {
-        drop(listener);
-        Arc::new(PasteDriver)
-    } else {
-        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-        Arc::new(LoopbackDriver {
-            listener: Mutex::new(Some(listener)),
-        })
+    let driver: Arc<dyn AuthorizationDriver> = match approval {
+        Approval::Paste => {
+            drop(listener);
+            Arc::new(PasteDriver)
+        }
+        Approval::Browser => {
+            listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+            let listener =
+                tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+            Arc::new(LoopbackDriver {
+                listener: Mutex::new(Some(listener)),
+            })
+        }
     };
     let client = oauth_client(entry, &url, Acquire::Authorize(driver), redirect_uri)?;
     let server = crate::connect::ConnectedServer::connect_with(entry, None, Some(Arc::new(client)))
@@ -136,8 +150,7 @@ impl AuthorizationDriver for LoopbackDriver {
             say_usable_address(format_args!(
                 "switchboard: opening your browser to authorize; if it does not open, visit:\n  {authorization_url}"
             ));
-            if let Err(error) = switchboard_wire::proc::open_in_browser(authorization_url.as_str())
-            {
+            if let Err(error) = crate::browser::open_in_browser(authorization_url.as_str()) {
                 say(format_args!(
                     "switchboard: could not open a browser ({error}); open the address above yourself"
                 ));

@@ -6,9 +6,11 @@
 //! transport or protocol failure). Logs go to stderr; stdout carries only results. Every
 //! byte for a person goes out through `terminal`, which neutralises control sequences.
 
+mod browser;
 mod check;
 mod conformance;
 mod connect;
+mod example_server;
 mod login;
 mod render;
 mod serve;
@@ -105,7 +107,7 @@ enum Command {
     /// Serve the bundled example MCP server on stdin/stdout.
     #[command(hide = true)]
     ExampleServer {
-        /// Fixture arguments.
+        /// `--name NAME`: the name the server reports (`switchboard-example` by default).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -126,7 +128,7 @@ const EXIT_SERVER: u8 = 3;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::ExampleServer { args } = cli.command {
-        return switchboard_testkit::fixture::run_fixture(args);
+        return example_server::run(args);
     }
     init_logging();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -176,7 +178,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             json,
         } => {
             let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
-            tools(&loaded, server.as_deref(), json).await
+            tools(&loaded, server.as_deref(), Output::json_if(json)).await
         }
         Command::Call {
             config,
@@ -200,7 +202,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
                 tool: &tool,
                 arguments,
                 timeout,
-                json,
+                output: Output::json_if(json),
             };
             call(entry, &request).await
         }
@@ -213,7 +215,12 @@ async fn run(command: Command) -> Result<u8, Failure> {
         } => {
             let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
             let entry = pick_server(&loaded.file, &server)?;
-            let tools = login::login(entry, no_browser)
+            let approval = if no_browser {
+                login::Approval::Paste
+            } else {
+                login::Approval::Browser
+            };
+            let tools = login::login(entry, approval)
                 .await
                 .map_err(Failure::Server)?;
             say(format_args!(
@@ -296,7 +303,23 @@ fn pick_server<'a>(file: &'a ConfigFile, name: &str) -> Result<&'a ServerEntry, 
     }
 }
 
-async fn tools(loaded: &LoadedConfig, only: Option<&str>, json: bool) -> Result<u8, Failure> {
+/// How a command prints its results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// Text for people.
+    Text,
+    /// JSON (`--json`).
+    Json,
+}
+
+impl Output {
+    /// The output a `--json` flag asks for.
+    fn json_if(flag: bool) -> Output {
+        if flag { Output::Json } else { Output::Text }
+    }
+}
+
+async fn tools(loaded: &LoadedConfig, only: Option<&str>, output: Output) -> Result<u8, Failure> {
     let file = &loaded.file;
     let entries: Vec<&ServerEntry> = match only {
         Some(name) => vec![pick_server(file, name)?],
@@ -319,7 +342,7 @@ async fn tools(loaded: &LoadedConfig, only: Option<&str>, json: bool) -> Result<
     for (entry, listing) in entries.iter().zip(listings) {
         match listing {
             Ok(listed) => {
-                if json {
+                if output == Output::Json {
                     json_out.insert(entry.name.clone(), render::tools_json(&listed));
                 } else {
                     terminal::print(&render::tools_text(&entry.name, &listed));
@@ -331,7 +354,7 @@ async fn tools(loaded: &LoadedConfig, only: Option<&str>, json: bool) -> Result<
             }
         }
     }
-    if json {
+    if output == Output::Json {
         terminal::print_json(&Value::Object(json_out), JsonLayout::Compact);
     }
     Ok(if failed { EXIT_SERVER } else { 0 })
@@ -383,7 +406,7 @@ struct CallRequest<'a> {
     tool: &'a str,
     arguments: Option<Value>,
     timeout: Option<Duration>,
-    json: bool,
+    output: Output,
 }
 
 async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Failure> {
@@ -404,7 +427,7 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
     };
     server.close().await;
     let result = outcome?;
-    if request.json {
+    if request.output == Output::Json {
         terminal::print_json(&render::call_json(&result), JsonLayout::Compact);
     } else {
         terminal::print(&render::call_text(&result));

@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchboard_runtime::sources::{ConfigScopes, ServerSource};
-use switchboard_runtime::{Runtime, RuntimeOptions, Tool, ToolContext, ToolFuture, ToolOutput};
+use switchboard_runtime::{
+    ChildAccess, Runtime, RuntimeOptions, Tool, ToolContext, ToolFuture, ToolOutput,
+};
 
 /// A built-in tool: the host's own, behind the same boundary as bridged ones.
 struct Clock;
@@ -144,7 +146,7 @@ async fn main() -> anyhow::Result<()> {
         json!({"result": output.text_content(), "is_error": output.is_error}),
     );
 
-    let child = runtime.child(Some(true));
+    let child = runtime.child(ChildAccess::ParentServers);
     let proxy = child
         .tool("notes__echo")
         .ok_or_else(|| anyhow::anyhow!("the child sees no notes__echo"))?;

@@ -139,7 +139,8 @@ impl ToolLock {
     /// Writes the lock file.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         let value = json!({ "format": LOCK_FORMAT, "servers": self.servers });
-        let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&value)
+            .map_err(|e| format!("could not encode tool lock `{}`: {e}", path.display()))?;
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }

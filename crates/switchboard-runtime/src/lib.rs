@@ -7,6 +7,7 @@
 //! [`ToolOutput`] boundary as the host's own tools; child tasks share the parent's live
 //! connections through proxies.
 
+pub mod connect;
 pub mod guards;
 pub mod naming;
 pub mod output;
@@ -20,8 +21,8 @@ pub mod tool;
 pub use guards::{Finding, FindingKind, LockPolicy, ToolLock};
 pub use output::{OutputLimit, ToolOutput, Truncation};
 pub use runtime::{
-    ChildRuntime, LifecycleEvent, ProxyTool, ReloadReport, Runtime, RuntimeError, RuntimeOptions,
-    ServerOutcome, ServerRequestError, StartupReport,
+    ChildAccess, ChildRuntime, LifecycleEvent, ProxyTool, ReloadReport, Runtime, RuntimeError,
+    RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
 };
 pub use server::{
     AuthorizerFor, Authorizers, Capabilities, RestartPolicy, ServerPolicy, ServerState,

@@ -435,12 +435,15 @@ impl Runtime {
         TrustStore::load(&path)?.trust(configured)
     }
 
-    /// A view for a child task. `Some(true)` (explicitly enabled) shares this runtime's live
-    /// connections through proxies while it is enabled; `Some(false)` and `None` (omitted)
-    /// expose nothing. A child never discovers or starts servers itself.
-    pub fn child(&self, policy: Option<bool>) -> ChildRuntime {
+    /// A view for a child task: [`ChildAccess::ParentServers`] shares this runtime's live
+    /// connections through proxies while it is enabled; [`ChildAccess::Nothing`] (the
+    /// default) exposes nothing. A child never discovers or starts servers itself.
+    pub fn child(&self, access: ChildAccess) -> ChildRuntime {
         ChildRuntime {
-            parent: (policy == Some(true)).then(|| self.inner.clone()),
+            parent: match access {
+                ChildAccess::ParentServers => Some(self.inner.clone()),
+                ChildAccess::Nothing => None,
+            },
         }
     }
 
@@ -757,6 +760,17 @@ async fn publisher(
             runtime.record(LifecycleEvent::Republished { version });
         }
     }
+}
+
+/// What a child task's runtime reaches ([`Runtime::child`]). A host that was given no
+/// policy for the child uses the default, [`ChildAccess::Nothing`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ChildAccess {
+    /// No servers: the child sees no tools, prompts or resources.
+    #[default]
+    Nothing,
+    /// The parent's live connections, through proxies, while the parent is enabled.
+    ParentServers,
 }
 
 /// A child task's view of the runtime. It never discovers or starts servers.

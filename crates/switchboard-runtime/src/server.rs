@@ -13,14 +13,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_config::{ServerEntry, TransportEntry};
-use switchboard_http::{Authorizer, HttpOptions};
+use switchboard_http::Authorizer;
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
-use switchboard_session::{EraChoice, Session, SessionConfig, SessionError, SessionEvent};
-use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
+use switchboard_session::{Session, SessionError, SessionEvent};
+use switchboard_wire::stdio::ShutdownGrace;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::connect::{ConnectOverrides, connect};
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -465,33 +467,19 @@ async fn connect_and_list(
     entry: &ServerEntry,
     policy: &ServerPolicy,
 ) -> Result<Connected, SessionError> {
-    let config = session_config(entry, policy);
-    let session = match &entry.transport {
-        TransportEntry::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let spec = ProcessSpec {
-                program: command.clone(),
-                args: args.clone(),
-                env: env.clone(),
-                cwd: cwd.clone(),
-            };
-            Session::spawn_stdio(&spec, StdioOptions::new(&entry.name), config).await?
-        }
-        TransportEntry::Http { url, headers } => {
-            let mut options = HttpOptions::new(&entry.name, url);
-            options.display_url = entry.display_url().unwrap_or(options.display_url);
-            options.headers = headers.clone();
-            options.authorizer = policy
+    let overrides = ConnectOverrides {
+        default_request_timeout: Some(policy.request_timeout),
+        default_connect_timeout: Some(policy.connect_timeout),
+        authorizer: match &entry.transport {
+            TransportEntry::Http { .. } => policy
                 .authorizers
                 .as_ref()
-                .and_then(|source| (source.0)(entry));
-            Session::connect_http(options, config).await?
-        }
+                .and_then(|source| (source.0)(entry)),
+            TransportEntry::Stdio { .. } => None,
+        },
+        ..ConnectOverrides::default()
     };
+    let session = connect(entry, overrides).await?;
     let events = session.events();
     let listed = tokio::time::timeout(policy.connect_timeout, list_capabilities(&session)).await;
     match listed {
@@ -586,20 +574,6 @@ pub(crate) async fn list_capabilities(session: &Session) -> Result<Capabilities,
         }
     }
     Ok(capabilities)
-}
-
-fn session_config(entry: &ServerEntry, policy: &ServerPolicy) -> SessionConfig {
-    let mut config = SessionConfig::new(&entry.name);
-    config.connect_timeout = entry.startup_timeout.unwrap_or(policy.connect_timeout);
-    config.request_timeout = entry.timeout.unwrap_or(policy.request_timeout);
-    config.era = EraChoice::from_config(entry.era.as_deref());
-    config.protocol_version = entry.protocol_version.clone();
-    entry.list_limits.apply_to([
-        &mut config.max_list_pages,
-        &mut config.max_list_items,
-        &mut config.max_list_bytes,
-    ]);
-    config
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //!   wire and protocol types, with well-behaved modes (`good`, `many-tools`) and
 //!   deliberately broken ones (no reply, garbage on stdout, crashes, wrong ids, …), also
 //!   served over Streamable HTTP with `--http`.
-//!   The `switchboard-fixture` binary runs it; other binaries may call
-//!   [`fixture::run_fixture`] too.
+//!   The `switchboard-fixture` binary runs it (test binaries may call
+//!   [`fixture::run_fixture`] too; the shipped `switchboard` binary never links it).
 //! - [`locate`]: builds and finds the `switchboard-fixture` binary for tests in other
 //!   crates.
 //! - [`serve`]: HTTP servers for tests (the fixture behind its `--http` front end, real

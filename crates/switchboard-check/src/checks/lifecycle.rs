@@ -106,7 +106,7 @@ pub(crate) async fn reconnect(
         tokio::task::yield_now().await;
         tokio::time::sleep(delay).await;
         let killed_at = Instant::now();
-        match &first.process {
+        match first.process() {
             Some(process) => process.kill(),
             // Closing the client's side: the HTTP transport stops its requests (closing
             // their streams) and ends a legacy session with DELETE.
@@ -167,7 +167,7 @@ pub(crate) async fn reconnect(
             "the transport did not close after {dropped}"
         ))),
     }
-    if let Some(process) = &first.process {
+    if let Some(process) = first.process() {
         let _ = process.wait_exit(Duration::from_secs(1)).await;
         kill_tree(process).await;
     }
@@ -189,7 +189,7 @@ pub(crate) async fn reconnect(
     recorders.push(second.recorder.clone());
     evidence.notes.push(format!(
         "a fresh {} initialized in {} ms",
-        if second.process.is_some() {
+        if second.process().is_some() {
             "process"
         } else {
             "connection"
@@ -253,7 +253,7 @@ pub(crate) async fn shutdown(
         }
     };
     recorders.push(probe.recorder.clone());
-    let Some(process) = &probe.process else {
+    let Some(process) = probe.process() else {
         probe.close(grace).await;
         return CheckResult::skip(ids::SHUTDOWN, STDIO_ONLY);
     };

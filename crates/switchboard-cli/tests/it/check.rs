@@ -49,22 +49,22 @@ fn bundled_example_passes_every_applicable_check() {
         example (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
           pass  initialize                   handshake answered in N ms (legacy era, protocol 2025-11-25)
           pass  protocol-version             legacy era: asked for 2025-11-25, the server agreed
-          pass  capabilities                 declared: tools, prompts, resources, completions; each declared list answers, nothing undeclared was used
+          pass  capabilities                 declared: tools; each declared list answers, nothing undeclared was used
           pass  stdout-purity                4 process(es) watched; every stdout line was a JSON-RPC message
-          pass  tools-list                   6 tools in 1 page(s)
+          pass  tools-list                   4 tools in 1 page(s)
           pass  pagination                   one page, no `nextCursor`
-          pass  tool-names                   6 unique names, all valid
-          pass  input-schemas                6 input schemas are valid JSON Schemas with an object root
-          pass  no-credentials               35 texts scanned, nothing credential-looking
+          pass  tool-names                   4 unique names, all valid
+          pass  input-schemas                4 input schemas are valid JSON Schemas with an object root
+          pass  no-credentials               29 texts scanned, nothing credential-looking
           pass  tools-call                   `echo` answered a call with arguments derived from its schema
           pass  results-bounded              largest result 56 bytes (limit 102400)
           pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
           pass  errors-actionable            errors name the offending field and the unknown tool
           pass  unknown-tool                 reported as JSON-RPC error -32602
-          pass  response-ids                 11 responses, each with the id of its request
+          pass  response-ids                 9 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
-          pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 6 tools
+          pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 4 tools
           pass  shutdown                     exited N ms after stdin closed (exit status: 0), no process left behind
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only

@@ -67,10 +67,10 @@ fn assert_none_left(name: &str) {
         if left.is_empty() {
             return;
         }
-        assert!(
-            started.elapsed() < TEST_DEADLINE,
-            "processes of `{name}` still running: {left:?}"
-        );
+        // A hang detector, not a speed assertion.
+        if started.elapsed() >= TEST_DEADLINE {
+            panic!("processes of `{name}` still running: {left:?}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }

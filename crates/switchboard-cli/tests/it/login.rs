@@ -110,10 +110,10 @@ fn run(
     let mut output = String::new();
     let started = Instant::now();
     loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "switchboard {args:?} hung; output so far:\n{output}"
-        );
+        // A hang detector, not a speed assertion.
+        if started.elapsed() >= Duration::from_secs(60) {
+            panic!("switchboard {args:?} hung; output so far:\n{output}");
+        }
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(line) => {
                 if let (Some(answer), Some(url)) = (stdin_line, line.trim().strip_prefix("http")) {

@@ -88,16 +88,14 @@ fn bundled_example_lists_tools_without_config() {
     "#]]
     .assert_eq(&run.stderr);
     expect![[r#"
-        example: 6 tools (protocol 2025-11-25, legacy era, server switchboard-example 0.1.0)
-          echo          Returns the given text.
-                          (text: string)
-          add           Adds two integers.
-                          (a: integer, b: integer)
-          slow          Sleeps in steps, reporting progress after each; stops when cancelled.
-                          (duration_ms?: integer, steps?: integer)
-          fail          Always returns a tool error.
-          image         Returns a tiny PNG image and a caption.
-          change_tools  Adds a tool named extra_<n> and announces that the tool list changed.
+        example: 4 tools (protocol 2025-11-25, legacy era, server switchboard-example 0.1.0)
+          echo  Returns the given text.
+                  (text: string)
+          add   Adds two integers.
+                  (a: integer, b: integer)
+          slow  Sleeps in steps, reporting progress after each; stops when cancelled.
+                  (duration_ms?: integer, steps?: integer)
+          fail  Always returns a tool error.
     "#]]
     .assert_eq(&run.stdout);
 }
@@ -131,7 +129,13 @@ fn bundled_example_call_and_exit_codes() {
 
     let unknown = switchboard(&["call", "example", "nope"]);
     assert_eq!(unknown.code, 2);
-    assert!(unknown.stderr.contains("server `example` has no tool `nope`; its tools: echo, add, slow, fail, image, change_tools"), "{}", unknown.stderr);
+    assert!(
+        unknown
+            .stderr
+            .contains("server `example` has no tool `nope`; its tools: echo, add, slow, fail"),
+        "{}",
+        unknown.stderr
+    );
 
     let bad_args = switchboard(&["call", "example", "echo", "{text:"]);
     assert_eq!(bad_args.code, 2);
@@ -301,10 +305,10 @@ fn an_http_entry_just_works() {
         .expect("start FastMCP over HTTP");
     let started = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "FastMCP did not listen"
-        );
+        // A hang detector, not a speed assertion.
+        if started.elapsed() >= Duration::from_secs(30) {
+            panic!("FastMCP did not listen");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     let path = config(serde_json::json!({

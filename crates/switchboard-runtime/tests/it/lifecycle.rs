@@ -8,7 +8,9 @@ use std::time::Duration;
 use expect_test::expect;
 use serde_json::json;
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{LifecycleEvent, Runtime, RuntimeError, ServerState, Tool, ToolContext};
+use switchboard_runtime::{
+    ChildAccess, LifecycleEvent, Runtime, RuntimeError, ServerState, Tool, ToolContext,
+};
 
 use crate::support::*;
 
@@ -26,7 +28,7 @@ async fn nothing_starts_before_enable_and_one_process_per_server_however_many_ch
     );
     assert!(runtime.snapshot().tools.is_empty());
     assert!(
-        runtime.child(Some(true)).tools().is_empty(),
+        runtime.child(ChildAccess::ParentServers).tools().is_empty(),
         "a child of a disabled parent discovers nothing"
     );
 
@@ -39,7 +41,9 @@ async fn nothing_starts_before_enable_and_one_process_per_server_however_many_ch
     let pids = processes_with(&mark);
     assert_eq!(pids.len(), 2);
 
-    let children: Vec<_> = (0..3).map(|_| runtime.child(Some(true))).collect();
+    let children: Vec<_> = (0..3)
+        .map(|_| runtime.child(ChildAccess::ParentServers))
+        .collect();
     for child in &children {
         let echo = child.tool("alpha__echo").expect("proxy");
         let output = echo
@@ -55,10 +59,13 @@ async fn nothing_starts_before_enable_and_one_process_per_server_however_many_ch
     assert_eq!(runtime.live_processes(), 2);
 
     assert!(
-        runtime.child(Some(false)).tools().is_empty(),
+        runtime.child(ChildAccess::Nothing).tools().is_empty(),
         "explicitly disabled child"
     );
-    assert!(runtime.child(None).tools().is_empty(), "omitted policy");
+    assert!(
+        runtime.child(ChildAccess::default()).tools().is_empty(),
+        "omitted policy"
+    );
 
     runtime.dispose().await;
     no_processes_with(&mark).await;
@@ -173,7 +180,7 @@ async fn disable_unpublishes_and_withdraws_children_before_closing_transports() 
     let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
     enabled(&runtime).await;
     assert!(runtime.snapshot().system_prompt.contains("### alpha"));
-    let child = runtime.child(Some(true));
+    let child = runtime.child(ChildAccess::ParentServers);
     let slow = child.tool("alpha__slow").expect("proxy");
     let in_flight = tokio::spawn(async move {
         slow.call(

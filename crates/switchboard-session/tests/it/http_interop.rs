@@ -42,13 +42,12 @@ impl HttpPeer {
             command,
             env,
         };
-        let started = Instant::now();
+        // A hang detector: the peer gets 30 s to listen.
+        let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "{:?} did not listen on {port}",
-                peer.command
-            );
+            if Instant::now() > deadline {
+                panic!("{:?} did not listen on {port}", peer.command);
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
         peer
@@ -199,7 +198,8 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
         case.echo_text
     );
 
-    // Killed mid-call: the outstanding call fails with a transport error, fast.
+    // Killed mid-call: the outstanding call (5 s of work) fails with a transport error,
+    // not with a timeout or an answer.
     let pending = {
         let session = session.clone();
         let (tool, args) = (case.long.0.to_owned(), case.long.1.clone());
@@ -210,17 +210,11 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let killed_at = Instant::now();
     peer.stop();
     let error = within("the outstanding call to fail", TEST_DEADLINE, pending)
         .await
         .expect("join")
         .expect_err("closed");
-    assert!(
-        killed_at.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        killed_at.elapsed()
-    );
     assert!(error.is_closed(), "{}: {error}", case.name);
     assert!(error.to_string().contains("127.0.0.1"), "{error}");
 }
@@ -258,9 +252,12 @@ async fn closing_a_legacy_session_ends_it_and_unreachable_servers_fail_fast() {
     let session = connect_http(&peer, "everything", EraChoice::Auto)
         .await
         .expect("connect");
-    let started = Instant::now();
-    session.shutdown(ShutdownGrace::default()).await;
-    assert!(started.elapsed() < Duration::from_secs(3));
+    within(
+        "the session to shut down",
+        TEST_DEADLINE,
+        session.shutdown(ShutdownGrace::default()),
+    )
+    .await;
     assert!(
         session.close_reason().is_some(),
         "the connection is closed after shutdown"
@@ -268,7 +265,7 @@ async fn closing_a_legacy_session_ends_it_and_unreachable_servers_fail_fast() {
 
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let started = Instant::now();
+    // Refused, not timed out: the error is a closed transport that names the address.
     let error = within(
         "connect to nothing",
         TEST_DEADLINE,
@@ -276,11 +273,6 @@ async fn closing_a_legacy_session_ends_it_and_unreachable_servers_fail_fast() {
     )
     .await
     .expect_err("refused");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
     assert!(error.is_closed(), "{error}");
     assert!(
         error

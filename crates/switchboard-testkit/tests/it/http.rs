@@ -282,11 +282,10 @@ fn modern_requests_stream_progress_and_closing_the_stream_cancels() {
     drop(reader);
     let started = Instant::now();
     while !front.stderr().contains("fixture: cancelled request") {
-        assert!(
-            started.elapsed() < DEADLINE,
-            "no cancellation: {}",
-            front.stderr()
-        );
+        // A hang detector, not a speed assertion.
+        if started.elapsed() >= DEADLINE {
+            panic!("no cancellation: {}", front.stderr());
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(front.send("DELETE", &[], None).status, 405);
@@ -303,7 +302,10 @@ fn the_front_end_exits_when_stdin_closes() {
             assert!(status.success(), "{status}");
             break;
         }
-        assert!(started.elapsed() < DEADLINE, "still running");
+        // A hang detector, not a speed assertion.
+        if started.elapsed() >= DEADLINE {
+            panic!("still running");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }

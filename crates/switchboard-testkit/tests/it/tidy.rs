@@ -53,9 +53,11 @@ fn every_rust_file_starts_with_a_doc_comment() {
 #[test]
 fn only_the_wire_crate_starts_processes() {
     // Test code, fixtures (test peers) and the benchmark harness may start processes;
-    // product crates may not, except switchboard-wire.
+    // product crates may not, except switchboard-wire and the CLI's browser opener (one
+    // file, for `login`).
     let allowed = |path: &str| {
         path.starts_with("crates/switchboard-wire/")
+            || path == "crates/switchboard-cli/src/browser.rs"
             || path.starts_with("crates/switchboard-testkit/")
             || path.starts_with("crates/switchboard-bench/")
             || path.contains("/tests/")
@@ -223,6 +225,25 @@ fn the_crate_graph_is_the_documented_one() {
 }
 
 #[test]
+fn the_shipped_binary_links_no_test_fixture() {
+    // The testkit's fixture has deliberately broken modes (ignoring SIGTERM, forking
+    // grandchildren); the `switchboard` binary serves its bundled example on its own.
+    let manifest = fs::read_to_string(workspace_root().join("crates/switchboard-cli/Cargo.toml"))
+        .expect("the CLI's manifest");
+    let normal: String = manifest
+        .split("\n[")
+        .filter(|table| {
+            let name = table.split(']').next().unwrap_or("");
+            name.ends_with("dependencies") && !name.ends_with("dev-dependencies")
+        })
+        .collect();
+    assert!(
+        !normal.contains("switchboard-testkit"),
+        "switchboard-cli depends on switchboard-testkit outside [dev-dependencies]"
+    );
+}
+
+#[test]
 fn library_crates_stay_free_of_binary_only_dependencies() {
     let root = workspace_root();
     for library in [
@@ -302,5 +323,65 @@ fn the_cli_writes_to_the_terminal_only_through_its_terminal_module() {
     assert!(
         offenders.is_empty(),
         "the CLI writes past its terminal module: {offenders:#?}"
+    );
+}
+
+/// The text of every assertion macro call in `text` (`assert!(…)`, `assert_eq!(…)`, …),
+/// from its name to its balanced closing parenthesis.
+fn assertions(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("assert") {
+        let call = &rest[at..];
+        let Some(open) = call.find('(') else { break };
+        let name = &call[..open];
+        let is_macro = name.ends_with('!')
+            && name[..name.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !is_macro {
+            rest = &call["assert".len()..];
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut end = call.len();
+        for (offset, c) in call[open..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + offset + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        found.push(&call[..end]);
+        rest = &call[end..];
+    }
+    found
+}
+
+#[test]
+fn no_test_asserts_on_wall_clock_time() {
+    // Tests bound their waits (a hang detector panics) and assert outcomes and order;
+    // a speed is measured by the benchmarks, never asserted.
+    let clock = ["elapsed", "()"].concat();
+    let offenders: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(path, _)| path.contains("/tests/"))
+        .flat_map(|(path, text)| {
+            assertions(&text)
+                .into_iter()
+                .filter(|call| call.contains(&clock))
+                .map(|call| format!("{path}: {}", call.lines().next().unwrap_or("")))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "tests asserting on wall-clock time: {offenders:#?}"
     );
 }

@@ -619,10 +619,10 @@ fn launched_pid(report: &Path, launcher: &mut std::process::Child) -> i32 {
         if launcher.try_wait().ok().flatten().is_some() {
             panic!("switchboard-peak ended without starting switchboard: {text:?}");
         }
-        assert!(
-            started.elapsed() < LAUNCH_DEADLINE,
-            "switchboard-peak did not start switchboard within {LAUNCH_DEADLINE:?}"
-        );
+        // A hang detector, not a speed assertion.
+        if started.elapsed() >= LAUNCH_DEADLINE {
+            panic!("switchboard-peak did not start switchboard within {LAUNCH_DEADLINE:?}");
+        }
         std::thread::sleep(POLL);
     }
 }

@@ -1,0 +1,204 @@
+//! From a configuration entry to a connected session: the one place that turns a
+//! [`ServerEntry`] into a process spec or HTTP options and session settings. The runtime's
+//! supervisor, the CLI and the checker all connect through [`connect`], each adjusting what
+//! it needs through [`ConnectOverrides`].
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_http::{Authorizer, HttpOptions};
+use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
+use switchboard_wire::FrameTap;
+use switchboard_wire::stdio::{ProcessSpec, StdioOptions};
+
+/// What a caller sets beyond the entry. Every field is optional; `Default` connects as the
+/// entry says with the session's defaults.
+#[derive(Clone, Default)]
+pub struct ConnectOverrides {
+    /// The request deadline, replacing the entry's `timeout` (a `--timeout` flag).
+    pub request_timeout: Option<Duration>,
+    /// The request deadline when neither [`ConnectOverrides::request_timeout`] nor the
+    /// entry's `timeout` sets one (else the session's default).
+    pub default_request_timeout: Option<Duration>,
+    /// The handshake deadline when the entry sets no `startupTimeout` (else the session's
+    /// default).
+    pub default_connect_timeout: Option<Duration>,
+    /// How long the modern era's `server/discover` probe may take (else the session's
+    /// default).
+    pub probe_timeout: Option<Duration>,
+    /// The longest any call may run, progress or not (else the session's default).
+    pub max_call_duration: Option<Duration>,
+    /// The HTTP transport's TCP/TLS connect deadline (else the transport's default).
+    pub http_connect_timeout: Option<Duration>,
+    /// Credentials for an HTTP server; ignored for stdio.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// Sees every frame in both directions (the checker's recorder).
+    pub tap: Option<Arc<dyn FrameTap>>,
+}
+
+impl fmt::Debug for ConnectOverrides {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectOverrides")
+            .field("request_timeout", &self.request_timeout)
+            .field("default_request_timeout", &self.default_request_timeout)
+            .field("default_connect_timeout", &self.default_connect_timeout)
+            .field("probe_timeout", &self.probe_timeout)
+            .field("max_call_duration", &self.max_call_duration)
+            .field("http_connect_timeout", &self.http_connect_timeout)
+            .field("authorizer", &self.authorizer.is_some())
+            .field("tap", &self.tap.is_some())
+            .finish()
+    }
+}
+
+/// Starts (stdio) or connects to (HTTP) the server `entry` describes and initializes a
+/// session with it, within the handshake deadline. On failure a started process is killed.
+pub async fn connect(
+    entry: &ServerEntry,
+    overrides: ConnectOverrides,
+) -> Result<Session, SessionError> {
+    let config = session_config(entry, &overrides);
+    match &entry.transport {
+        TransportEntry::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let spec = ProcessSpec {
+                program: command.clone(),
+                args: args.clone(),
+                env: env.clone(),
+                cwd: cwd.clone(),
+            };
+            let mut options = StdioOptions::new(&entry.name);
+            options.connection.tap = overrides.tap;
+            Session::spawn_stdio(&spec, options, config).await
+        }
+        TransportEntry::Http { url, headers } => {
+            let mut options = HttpOptions::new(&entry.name, url);
+            options.display_url = entry.display_url().unwrap_or(options.display_url);
+            options.headers = headers.clone();
+            options.connection.tap = overrides.tap;
+            options.authorizer = overrides.authorizer;
+            if let Some(timeout) = overrides.http_connect_timeout {
+                options.connect_timeout = timeout;
+            }
+            Session::connect_http(options, config).await
+        }
+    }
+}
+
+/// The session settings for `entry`: its timeouts, era, pinned version and listing caps,
+/// with `overrides` applied.
+pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> SessionConfig {
+    let mut config = SessionConfig::new(&entry.name);
+    if let Some(timeout) = overrides
+        .request_timeout
+        .or(entry.timeout)
+        .or(overrides.default_request_timeout)
+    {
+        config.request_timeout = timeout;
+    }
+    if let Some(timeout) = entry.startup_timeout.or(overrides.default_connect_timeout) {
+        config.connect_timeout = timeout;
+    }
+    if let Some(timeout) = overrides.probe_timeout {
+        config.probe_timeout = timeout;
+    }
+    if let Some(duration) = overrides.max_call_duration {
+        config.max_call_duration = duration;
+    }
+    config.era = EraChoice::from_config(entry.era.as_deref());
+    config.protocol_version = entry.protocol_version.clone();
+    entry.list_limits.apply_to([
+        &mut config.max_list_pages,
+        &mut config.max_list_items,
+        &mut config.max_list_bytes,
+    ]);
+    config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchboard_config::{ListLimits, Origin};
+
+    fn entry(timeout: Option<u64>, startup_timeout: Option<u64>) -> ServerEntry {
+        ServerEntry {
+            name: "s".into(),
+            transport: TransportEntry::Stdio {
+                command: "server".into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+            },
+            enabled: true,
+            timeout: timeout.map(Duration::from_secs),
+            startup_timeout: startup_timeout.map(Duration::from_secs),
+            era: Some("legacy".into()),
+            protocol_version: Some("2025-06-18".into()),
+            list_limits: ListLimits {
+                pages: Some(3),
+                items: None,
+                bytes: Some(4096),
+            },
+            origin: Origin {
+                file: "test".into(),
+                line: None,
+            },
+            provenance: Default::default(),
+        }
+    }
+
+    /// (request, connect) deadlines in seconds.
+    fn deadlines(entry: &ServerEntry, overrides: &ConnectOverrides) -> (u64, u64) {
+        let config = session_config(entry, overrides);
+        (
+            config.request_timeout.as_secs(),
+            config.connect_timeout.as_secs(),
+        )
+    }
+
+    #[test]
+    fn overrides_beat_the_entry_and_defaults_fill_in_behind_it() {
+        let defaults = ConnectOverrides {
+            default_request_timeout: Some(Duration::from_secs(7)),
+            default_connect_timeout: Some(Duration::from_secs(8)),
+            ..ConnectOverrides::default()
+        };
+        assert_eq!(deadlines(&entry(None, None), &defaults), (7, 8));
+        assert_eq!(deadlines(&entry(Some(5), Some(6)), &defaults), (5, 6));
+        let flag = ConnectOverrides {
+            request_timeout: Some(Duration::from_secs(2)),
+            ..defaults
+        };
+        assert_eq!(deadlines(&entry(Some(5), Some(6)), &flag), (2, 6));
+        let session_defaults = SessionConfig::new("s");
+        assert_eq!(
+            deadlines(&entry(None, None), &ConnectOverrides::default()),
+            (
+                session_defaults.request_timeout.as_secs(),
+                session_defaults.connect_timeout.as_secs()
+            )
+        );
+    }
+
+    #[test]
+    fn the_entry_sets_era_version_and_listing_caps() {
+        let config = session_config(&entry(None, None), &ConnectOverrides::default());
+        let defaults = SessionConfig::new("s");
+        assert_eq!(config.era, EraChoice::Legacy);
+        assert_eq!(config.protocol_version.as_deref(), Some("2025-06-18"));
+        assert_eq!(
+            (
+                config.max_list_pages,
+                config.max_list_items,
+                config.max_list_bytes
+            ),
+            (3, defaults.max_list_items, 4096)
+        );
+    }
+}
