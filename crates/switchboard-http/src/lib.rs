@@ -23,7 +23,10 @@ pub mod param_headers;
 mod plain_answer;
 pub mod sse;
 
-pub use authorize::{AuthChallenge, Authorizer};
+pub use authorize::{
+    AuthChallenge, AuthorizeError, AuthorizeFuture, Authorizer, ChallengeOutcome, Credentials,
+    RequestTarget, with_credentials,
+};
 pub use driver::{
     HTTP_ERROR_CODE, HttpOptions, HttpSetupError, HttpTransport, connect, error_chain, header_text,
     read_body,
