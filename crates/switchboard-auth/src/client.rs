@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use switchboard_http::{
@@ -119,7 +119,7 @@ pub struct OAuthClient {
     /// The access token presented now.
     presented: Mutex<Option<Presented>>,
     /// This client's DPoP key, made when a server first binds tokens to one.
-    dpop: OnceLock<Dpop>,
+    dpop: Mutex<Option<Arc<Dpop>>>,
     /// When the current token should be refreshed (read before every request).
     refresh_at: Mutex<Option<SystemTime>>,
 }
@@ -166,7 +166,7 @@ impl OAuthClient {
             fetcher: tokio::sync::OnceCell::new(),
             state: tokio::sync::Mutex::new(AuthState::default()),
             presented: Mutex::new(None),
-            dpop: OnceLock::new(),
+            dpop: Mutex::new(None),
             refresh_at: Mutex::new(None),
         };
         if let Some(binding) = &client.config.store {
@@ -196,12 +196,19 @@ impl OAuthClient {
     }
 
     /// This client's DPoP key, made on first use; one per client.
-    fn dpop_key(&self) -> Result<&Dpop, AuthError> {
-        if let Some(dpop) = self.dpop.get() {
-            return Ok(dpop);
+    fn dpop_key(&self) -> Result<Arc<Dpop>, AuthError> {
+        let mut slot = self.dpop.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(dpop) = &*slot {
+            return Ok(dpop.clone());
         }
-        let fresh = Dpop::generate()?;
-        Ok(self.dpop.get_or_init(|| fresh))
+        let fresh = Arc::new(Dpop::generate()?);
+        *slot = Some(fresh.clone());
+        Ok(fresh)
+    }
+
+    /// The DPoP key, if this client has one.
+    fn current_dpop(&self) -> Option<Arc<Dpop>> {
+        self.dpop.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// What grants work with, for this client and server.
@@ -215,6 +222,18 @@ impl OAuthClient {
 
     /// Makes a saved login current (it is already in the store).
     fn install_saved(&self, state: &mut AuthState, saved: &SavedAuthorization) {
+        if let Some(exported) = &saved.dpop_key {
+            match Dpop::import(exported) {
+                Ok(dpop) => {
+                    *self.dpop.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(dpop))
+                }
+                Err(problem) => {
+                    // Tokens bound to a key we cannot use are no tokens.
+                    tracing::warn!(%problem, "the saved DPoP key cannot be used; ignoring the saved login");
+                    return;
+                }
+            }
+        }
         let tokens = Tokens::from_saved(saved);
         self.set_presented(&tokens);
         self.set_refresh_at(tokens.refresh_at);
@@ -233,12 +252,12 @@ impl OAuthClient {
     fn adopt(&self, state: &mut AuthState, tokens: Tokens) -> Result<(), StoreError> {
         self.set_presented(&tokens);
         self.set_refresh_at(tokens.refresh_at);
-        if tokens.dpop && self.config.store.is_some() {
-            // Bound to a key that lives only in this process: useless to another one.
-            tracing::debug!("DPoP-bound tokens are kept for this process only");
-        }
+        // Bound tokens are kept with the key they are bound to.
+        let dpop_key = match tokens.dpop {
+            true => self.current_dpop().map(|dpop| dpop.exported()),
+            false => None,
+        };
         let saved = match (&self.config.store, &state.client) {
-            (Some(_), Some(_)) if tokens.dpop => Ok(()),
             (Some(binding), Some(client)) => binding.store.save(&SavedAuthorization {
                 server_url: binding.server_url.clone(),
                 issuer: tokens.issuer.clone(),
@@ -253,6 +272,7 @@ impl OAuthClient {
                     .map(|since| since.as_secs()),
                 token_endpoint: tokens.endpoint.as_ref().map(|e| e.url.clone()),
                 resource: tokens.endpoint.as_ref().map(|e| e.resource.clone()),
+                dpop_key,
             }),
             _ => Ok(()),
         };
@@ -375,7 +395,7 @@ impl OAuthClient {
             None
         };
         match self
-            .grants(fetcher, dpop)
+            .grants(fetcher, dpop.as_deref())
             .refresh(endpoint, client, refresh_token)
             .await
         {
@@ -401,7 +421,7 @@ impl OAuthClient {
             .and_then(BearerChallenge::parse)
             .unwrap_or_default();
         // RFC 9449 §9: the MCP server wants its nonce in our proofs.
-        if let (Some(nonce), Some(dpop)) = (&challenge.dpop_nonce, self.dpop.get()) {
+        if let (Some(nonce), Some(dpop)) = (&challenge.dpop_nonce, self.current_dpop()) {
             let bound = self.presented().is_some_and(|p| p.dpop);
             if bound && bearer.get("error") == Some(USE_DPOP_NONCE) {
                 dpop.set_nonce(NonceFrom::ResourceServer, nonce);
@@ -469,7 +489,7 @@ impl OAuthClient {
         } else {
             None
         };
-        let grants = self.grants(fetcher, dpop);
+        let grants = self.grants(fetcher, dpop.as_deref());
         let tokens = match self.grant_for(&discovery, &client) {
             Grant::CrossAppAccess(identity) => {
                 grants
@@ -522,7 +542,7 @@ impl OAuthClient {
 impl Authorizer for OAuthClient {
     fn credentials(&self, request: &RequestTarget<'_>) -> Option<Credentials> {
         let presented = self.presented()?;
-        let dpop = match (presented.dpop, self.dpop.get()) {
+        let dpop = match (presented.dpop, self.current_dpop()) {
             (true, Some(dpop)) => {
                 let proof = dpop.proof(ProofFor {
                     method: request.method.as_str(),

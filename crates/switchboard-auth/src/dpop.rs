@@ -1,5 +1,5 @@
-//! DPoP (RFC 9449): one ES256 key per client, generated in memory and never written or
-//! shown; a fresh proof per HTTP request binding its method (`htm`), URL without query
+//! DPoP (RFC 9449): one ES256 key per client, generated in memory, never shown, and
+//! written only to the private token file with the tokens bound to it; a fresh proof per HTTP request binding its method (`htm`), URL without query
 //! or fragment (`htu`), time (`iat`), a unique `jti`, for a resource request the access
 //! token's hash (`ath`), and the server's nonce once it has asked for one (§8 at the
 //! token endpoint, §9 at the MCP server). The nonces are kept per server role. (The
@@ -8,6 +8,7 @@
 use std::fmt;
 use std::sync::Mutex;
 
+use base64::Engine;
 use ring::rand::SystemRandom;
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
@@ -35,6 +36,8 @@ pub(crate) enum NonceFrom {
 /// A client's DPoP key and the nonces servers gave it.
 pub(crate) struct Dpop {
     key: EcdsaKeyPair,
+    /// The key as PKCS#8, for the token file.
+    pkcs8: Vec<u8>,
     rng: SystemRandom,
     /// The public key as a JWK (no private part).
     jwk: Value,
@@ -67,11 +70,32 @@ impl Dpop {
     /// A new key.
     pub(crate) fn generate() -> Result<Dpop, AuthError> {
         let rng = SystemRandom::new();
-        let failed = || AuthError::Key(KeyProblem::SigningFailed);
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-            .map_err(|_| failed())?;
-        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
-            .map_err(|_| failed())?;
+            .map_err(|_| AuthError::Key(KeyProblem::SigningFailed))?;
+        Dpop::from_pkcs8(pkcs8.as_ref().to_vec())
+    }
+
+    /// The key a token file kept ([`Dpop::exported`]).
+    pub(crate) fn import(exported: &str) -> Result<Dpop, AuthError> {
+        let pkcs8 = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(exported)
+            .map_err(|_| AuthError::Key(KeyProblem::NotPem))?;
+        Dpop::from_pkcs8(pkcs8)
+    }
+
+    /// The key as the token file keeps it: PKCS#8, base64url.
+    pub(crate) fn exported(&self) -> String {
+        b64url(&self.pkcs8)
+    }
+
+    fn from_pkcs8(pkcs8: Vec<u8>) -> Result<Dpop, AuthError> {
+        let rng = SystemRandom::new();
+        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8, &rng)
+            .map_err(|_| {
+                AuthError::Key(KeyProblem::WrongKind {
+                    expected: "a P-256",
+                })
+            })?;
         // Uncompressed point: 0x04, then x and y (32 bytes each).
         let point = key.public_key().as_ref();
         let (x, y) = match point {
@@ -81,6 +105,7 @@ impl Dpop {
         let jwk = json!({"kty": "EC", "crv": "P-256", "x": b64url(x), "y": b64url(y)});
         Ok(Dpop {
             key,
+            pkcs8,
             rng,
             jwk,
             as_nonce: Mutex::new(None),
@@ -162,7 +187,6 @@ impl Dpop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use base64::Engine;
 
     fn decode(part: &str) -> Value {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -221,5 +245,8 @@ mod tests {
         assert_eq!(claims_again["htm"], "GET");
         assert!(dpop.nonce(NonceFrom::AuthorizationServer).is_none());
         assert!(!format!("{dpop:?}").contains(header["jwk"]["x"].as_str().expect("x")));
+        let kept = Dpop::import(&dpop.exported()).expect("the key comes back");
+        assert_eq!(kept.thumbprint(), dpop.thumbprint());
+        assert!(!format!("{dpop:?}").contains(&dpop.exported()));
     }
 }

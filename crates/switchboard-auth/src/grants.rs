@@ -77,7 +77,7 @@ impl Tokens {
             access: saved.access_token.clone(),
             refresh: saved.refresh_token.clone(),
             issuer: saved.issuer.clone(),
-            dpop: false,
+            dpop: saved.dpop_key.is_some(),
             endpoint: saved.token_endpoint.clone().map(|url| TokenEndpoint {
                 issuer: saved.issuer.clone(),
                 url,
@@ -85,7 +85,7 @@ impl Tokens {
                     .resource
                     .clone()
                     .unwrap_or_else(|| saved.server_url.trim_end_matches('/').to_owned()),
-                dpop: false,
+                dpop: saved.dpop_key.is_some(),
             }),
             expires_at,
             // The lifetime is not saved: refresh a margin before expiry.

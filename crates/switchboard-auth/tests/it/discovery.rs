@@ -41,7 +41,7 @@ fn login() -> Acquire {
 }
 
 /// A token file in a fresh directory private to this user.
-fn token_file(name: &str) -> std::path::PathBuf {
+pub(crate) fn token_file(name: &str) -> std::path::PathBuf {
     let dir = switchboard_testkit::locate::workspace_root()
         .join("target/auth-tests")
         .join(format!("discovery-{name}-{}", std::process::id()));

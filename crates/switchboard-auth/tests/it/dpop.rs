@@ -9,12 +9,12 @@ use std::sync::Arc;
 use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use switchboard_auth::{Acquire, OAuthClient};
+use switchboard_auth::{Acquire, OAuthClient, StoreBinding, TokenStore};
 use switchboard_http::{AuthChallenge, Authorizer, ChallengeOutcome, RequestTarget};
 use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
-use crate::discovery::{CodeDriver, challenge, config, server_metadata};
+use crate::discovery::{CodeDriver, challenge, config, server_metadata, token_file};
 
 /// A request header's value (names compared case-insensitively).
 fn header(request: &CannedRequest, name: &str) -> Option<String> {
@@ -231,4 +231,60 @@ async fn a_dpop_server_gets_proofs_with_its_nonces() {
         !shown.contains(retried.dpop.as_deref().expect("proof")),
         "{shown}"
     );
+}
+
+/// The key of a proof, as its header carries it.
+fn proof_key(proof: &str) -> Value {
+    decode(proof.split('.').next().expect("header"))["jwk"].clone()
+}
+
+#[tokio::test]
+async fn a_dpop_login_is_saved_with_its_key() {
+    let server = dpop_server().await;
+    let origin = server.origin().to_owned();
+    let mcp = url::Url::parse(&format!("{origin}/mcp")).expect("url");
+    let file = token_file("dpop-saved");
+    let binding = || StoreBinding {
+        store: TokenStore::new(&file),
+        server_url: mcp.to_string(),
+    };
+    let login = OAuthClient::new(config(
+        Acquire::Authorize(Arc::new(CodeDriver)),
+        Some(binding()),
+    ))
+    .expect("client");
+    let answered = within(
+        "the login",
+        TEST_DEADLINE,
+        login.answer_challenge(challenge(401, "DPoP", mcp.as_str(), None)),
+    )
+    .await;
+    assert!(
+        matches!(answered, Ok(ChallengeOutcome::Retry)),
+        "{answered:?}"
+    );
+    let target = RequestTarget {
+        method: &reqwest::Method::POST,
+        url: &mcp,
+    };
+    let logged_in = login.credentials(&target).expect("credentials");
+
+    // Another process: the saved login, presented with the same key.
+    let later = OAuthClient::new(config(
+        Acquire::SavedLogin {
+            server_name: "remote".into(),
+        },
+        Some(binding()),
+    ))
+    .expect("client");
+    let saved = later.credentials(&target).expect("the saved login");
+    assert_eq!(saved.authorization, "DPoP bound-token");
+    let proof = saved.dpop.expect("a proof");
+    verified_claims(&proof);
+    assert_eq!(
+        proof_key(&proof),
+        proof_key(logged_in.dpop.as_deref().expect("a proof"))
+    );
+    let text = std::fs::read_to_string(&file).expect("the token file");
+    assert!(text.contains("dpop_key"), "the key is kept with the tokens");
 }
