@@ -1,8 +1,9 @@
-//! `WWW-Authenticate: Bearer …` parameters (RFC 6750 §3, RFC 9728 §5.1).
+//! `WWW-Authenticate: Bearer …` parameters (RFC 6750 §3, RFC 9728 §5.1), and those of a
+//! `DPoP …` challenge (RFC 9449 §7.1), which carry the same names.
 
 use std::collections::BTreeMap;
 
-/// The parameters of a Bearer challenge, names lower-cased.
+/// The parameters of a Bearer (or DPoP) challenge, names lower-cased.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BearerChallenge {
     /// `name → value` with quotes and escapes removed.
@@ -10,10 +11,15 @@ pub struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// Parses the Bearer challenge out of a header value (other schemes are skipped).
+    /// Parses the Bearer challenge out of a header value, else the DPoP one (other
+    /// schemes are skipped).
     pub fn parse(header: &str) -> Option<BearerChallenge> {
-        let at = header.to_ascii_lowercase().find("bearer")?;
-        let mut rest = header[at + "bearer".len()..].trim_start();
+        let lower = header.to_ascii_lowercase();
+        let (at, scheme) = match lower.find("bearer") {
+            Some(at) => (at, "bearer"),
+            None => (scheme_at(&lower, "dpop")?, "dpop"),
+        };
+        let mut rest = header[at + scheme.len()..].trim_start();
         let mut params = BTreeMap::new();
         while !rest.is_empty() {
             let Some(eq) = rest.find('=') else { break };
@@ -72,6 +78,16 @@ impl BearerChallenge {
     }
 }
 
+/// Where `scheme` starts a challenge in `lower` (the lower-cased header): at the start or
+/// after a comma or space, followed by a space, a comma or the end.
+fn scheme_at(lower: &str, scheme: &str) -> Option<usize> {
+    lower.match_indices(scheme).map(|(at, _)| at).find(|&at| {
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + scheme.len()..].chars().next();
+        matches!(before, None | Some(' ' | ',')) && matches!(after, None | Some(' ' | ','))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +107,15 @@ mod tests {
             Some(0)
         );
         assert!(BearerChallenge::parse("Basic realm=x").is_none());
+        let dpop = BearerChallenge::parse(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="https://a.test/.well-known/oauth-protected-resource/dpop""#,
+        )
+        .expect("dpop");
+        assert_eq!(dpop.get("error"), Some("use_dpop_nonce"));
+        assert_eq!(
+            dpop.get("resource_metadata"),
+            Some("https://a.test/.well-known/oauth-protected-resource/dpop")
+        );
+        assert!(BearerChallenge::parse("Basic realm=\"dpop\"").is_none());
     }
 }

@@ -1,6 +1,7 @@
 //! The errors of an authorization, typed where a caller decides: a login is needed, a URL
-//! from the server was refused, the token file cannot be used. Everything else is still a
-//! message (`Failed`).
+//! from the server was refused, an endpoint did not answer or refused (with the OAuth
+//! `error` code), metadata or a response was unusable, the user's step failed, the token
+//! file cannot be used. Server text in messages is escaped; secrets never appear.
 
 use crate::policy::{UrlRefusal, UrlRole};
 
@@ -31,9 +32,330 @@ pub enum AuthError {
     /// The token file or its directory cannot be used.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
-    /// Any other failure, described.
+    /// A request to an authorization endpoint could not be sent or got no answer.
+    #[error("{}", unreachable_text(*.role, .url, .detail))]
+    Unreachable {
+        /// The endpoint it was for.
+        role: UrlRole,
+        /// Its URL.
+        url: String,
+        /// The network error, described.
+        detail: String,
+    },
+    /// An endpoint answered with an error status; `error` is the OAuth `error` code, if the
+    /// body had one (RFC 6749 §5.2).
+    #[error("{} ({}): {}", refusal_text(*.role), status_text(*.status), code_text(.error.as_deref()))]
+    Refused {
+        /// The endpoint: token, registration or identity provider's token endpoint.
+        role: UrlRole,
+        /// The HTTP status.
+        status: u16,
+        /// The OAuth `error` code (server text).
+        error: Option<String>,
+    },
+    /// A successful answer lacks a field it must have.
+    #[error("{}", missing_text(*.role, .field))]
+    MissingField {
+        /// The endpoint that answered.
+        role: UrlRole,
+        /// The field.
+        field: &'static str,
+    },
+    /// Resource or authorization-server metadata cannot be used.
     #[error("{0}")]
-    Failed(String),
+    InvalidMetadata(MetadataProblem),
+    /// The redirect back from the authorization endpoint was rejected.
+    #[error("{0}")]
+    InvalidAuthorizationResponse(ResponseProblem),
+    /// The user's step (the [`crate::AuthorizationDriver`]) failed.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    /// The authorization server offers no registration and no client is configured.
+    #[error(
+        "the authorization server offers no registration and no client is configured; register a client and configure its id"
+    )]
+    NoClientIdentity,
+    /// The server kept asking for more scope.
+    #[error("the server kept asking for more scope; gave up after {limit} step-up authorizations")]
+    TooManyStepUps {
+        /// The step-ups allowed.
+        limit: u32,
+    },
+    /// The server URL does not parse.
+    #[error("the server URL is not valid: {detail}")]
+    InvalidServerUrl {
+        /// The parser's message.
+        detail: String,
+    },
+    /// This client was asked to authorize another server than the one it serves.
+    #[error("this OAuth client authorizes {authorizes}, not {asked}")]
+    WrongServer {
+        /// The server it serves.
+        authorizes: String,
+        /// The server asked for.
+        asked: String,
+    },
+    /// A signing key (the client's `private_key_jwt` key or the DPoP key) cannot be used.
+    #[error("{0}")]
+    Key(KeyProblem),
+    /// The workload identity token cannot be read.
+    #[error("could not read the workload identity token from `{path}`: {detail}")]
+    WorkloadToken {
+        /// Where it was looked for.
+        path: String,
+        /// The I/O error, described.
+        detail: String,
+    },
+    /// The HTTP client or the system's randomness is not available.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// What is wrong with resource or authorization-server metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MetadataProblem {
+    /// The protected resource metadata has no `resource`.
+    NoResource,
+    /// It describes another resource than this server.
+    OtherResource {
+        /// What it describes (server text).
+        advertised: String,
+        /// This server's resource.
+        resource: String,
+    },
+    /// It lists no authorization server.
+    NoAuthorizationServer,
+    /// The named authorization server is not a URL.
+    IssuerNotUrl {
+        /// The issuer (server text).
+        issuer: String,
+        /// The parser's message.
+        detail: String,
+    },
+    /// The authorization server metadata names another issuer.
+    IssuerMismatch {
+        /// Where it was fetched.
+        url: String,
+        /// The issuer it names (server text).
+        advertised: String,
+        /// The issuer expected.
+        issuer: String,
+    },
+    /// A required endpoint is missing.
+    MissingEndpoint {
+        /// The metadata field.
+        name: &'static str,
+    },
+    /// PKCE with S256 is not advertised.
+    NoPkceS256,
+    /// A document could not be read.
+    Unreadable {
+        /// Its URL.
+        url: String,
+        /// Why.
+        detail: String,
+    },
+}
+
+impl std::fmt::Display for MetadataProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetadataProblem::NoResource => {
+                f.write_str("the protected resource metadata has no `resource`")
+            }
+            MetadataProblem::OtherResource {
+                advertised,
+                resource,
+            } => write!(
+                f,
+                "the protected resource metadata describes {}, not {resource}; refusing to authorize",
+                advertised.escape_debug()
+            ),
+            MetadataProblem::NoAuthorizationServer => {
+                f.write_str("the protected resource metadata lists no authorization server")
+            }
+            MetadataProblem::IssuerNotUrl { issuer, detail } => write!(
+                f,
+                "the authorization server `{}` is not a URL: {detail}",
+                issuer.escape_debug()
+            ),
+            MetadataProblem::IssuerMismatch {
+                url,
+                advertised,
+                issuer,
+            } => write!(
+                f,
+                "the authorization server metadata at {url} names issuer {advertised:?}, not {issuer:?}; refusing to use it"
+            ),
+            MetadataProblem::MissingEndpoint { name } => {
+                write!(f, "the authorization server metadata has no `{name}`")
+            }
+            MetadataProblem::NoPkceS256 => f.write_str(
+                "the authorization server does not advertise PKCE with S256; refusing to authorize without it",
+            ),
+            MetadataProblem::Unreadable { url, detail } => {
+                write!(f, "could not read {url}: {detail}")
+            }
+        }
+    }
+}
+
+/// Why the authorization response (the redirect back) was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResponseProblem {
+    /// It came from another issuer (RFC 9207).
+    WrongIssuer {
+        /// The `iss` it carried (server text).
+        got: String,
+        /// The issuer expected.
+        expected: String,
+    },
+    /// The server promised an `iss` and the response had none.
+    MissingIssuer,
+    /// Its `state` does not match the request.
+    StateMismatch,
+    /// The authorization was refused (the `error` parameter, server text).
+    Denied(String),
+    /// It has no `code`.
+    NoCode,
+}
+
+impl std::fmt::Display for ResponseProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResponseProblem::WrongIssuer { got, expected } => write!(
+                f,
+                "the authorization response came from issuer {got:?}, not {expected:?}; rejected"
+            ),
+            ResponseProblem::MissingIssuer => f.write_str(
+                "the authorization server promised an `iss` parameter but the response had none; rejected",
+            ),
+            ResponseProblem::StateMismatch => f.write_str(
+                "the authorization response's state does not match the request; rejected",
+            ),
+            ResponseProblem::Denied(error) => {
+                write!(f, "the authorization was refused: {}", error.escape_debug())
+            }
+            ResponseProblem::NoCode => f.write_str("the authorization response has no code"),
+        }
+    }
+}
+
+/// Why a signing key cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyProblem {
+    /// The configured key is not PEM (PKCS#8).
+    NotPem,
+    /// It is not a key of the configured algorithm.
+    WrongKind {
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// The algorithm is not supported.
+    UnsupportedAlgorithm(String),
+    /// Signing (or generating a key) failed.
+    SigningFailed,
+}
+
+impl std::fmt::Display for KeyProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyProblem::NotPem => f.write_str("the private key is not PEM (PKCS#8)"),
+            KeyProblem::WrongKind { expected } => {
+                write!(f, "the private key is not {expected} PKCS#8 key")
+            }
+            KeyProblem::UnsupportedAlgorithm(other) => write!(
+                f,
+                "client assertions signed with {} are not supported (ES256, RS256)",
+                other.escape_debug()
+            ),
+            KeyProblem::SigningFailed => f.write_str("signing the client assertion failed"),
+        }
+    }
+}
+
+/// Why the user's step of an authorization failed (see [`crate::AuthorizationDriver`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct DriverError {
+    /// What kind of failure.
+    pub kind: DriverErrorKind,
+    /// It, described for the user.
+    pub message: String,
+}
+
+/// The kind of a [`DriverError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DriverErrorKind {
+    /// The user (or the browser's callback) did not answer in time.
+    TimedOut,
+    /// The authorization endpoint could not be reached.
+    Unreachable,
+    /// What came back is not a usable redirect.
+    BadRedirect,
+    /// A local resource (listener, terminal) failed.
+    Local,
+}
+
+impl DriverError {
+    /// A failure of this kind, described.
+    pub fn new(kind: DriverErrorKind, message: impl Into<String>) -> DriverError {
+        DriverError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The user did not answer in time.
+    pub fn is_timed_out(&self) -> bool {
+        self.kind == DriverErrorKind::TimedOut
+    }
+}
+
+fn unreachable_text(role: UrlRole, url: &str, detail: &str) -> String {
+    match role {
+        UrlRole::TokenEndpoint => format!("the token endpoint did not answer: {detail}"),
+        UrlRole::RegistrationEndpoint => format!("client registration failed: {detail}"),
+        UrlRole::IdentityProviderTokenEndpoint => {
+            format!("the identity provider did not answer the token exchange: {detail}")
+        }
+        _ => format!("could not fetch {url}: {detail}"),
+    }
+}
+
+fn refusal_text(role: UrlRole) -> &'static str {
+    match role {
+        UrlRole::RegistrationEndpoint => "client registration was refused",
+        UrlRole::IdentityProviderTokenEndpoint => {
+            "the identity provider refused the token exchange"
+        }
+        _ => "the token request was refused",
+    }
+}
+
+fn status_text(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status).map_or_else(|_| status.to_string(), |s| s.to_string())
+}
+
+fn code_text(code: Option<&str>) -> String {
+    code.map_or_else(
+        || "no error code".to_owned(),
+        |e| e.escape_debug().to_string(),
+    )
+}
+
+fn missing_text(role: UrlRole, field: &str) -> String {
+    match role {
+        UrlRole::RegistrationEndpoint => format!("the registration response has no {field}"),
+        UrlRole::IdentityProviderTokenEndpoint => {
+            "the token exchange returned no identity assertion".to_owned()
+        }
+        _ => format!("the token response has no {field}"),
+    }
 }
 
 /// Why a login is needed.
@@ -86,6 +408,29 @@ impl AuthError {
         matches!(self, AuthError::Store(error) if error.is_not_private())
     }
 
+    /// An endpoint answered with an error status.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, AuthError::Refused { .. })
+    }
+
+    /// The OAuth `error` code of a refusal, if any (e.g. `invalid_grant`).
+    pub fn oauth_error(&self) -> Option<&str> {
+        match self {
+            AuthError::Refused { error, .. } => error.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// An authorization endpoint could not be reached.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, AuthError::Unreachable { .. })
+    }
+
+    /// Metadata could not be used.
+    pub fn is_invalid_metadata(&self) -> bool {
+        matches!(self, AuthError::InvalidMetadata(_))
+    }
+
     /// The refusal, if a URL was refused: what it was for, the URL, and why.
     pub fn refused_url(&self) -> Option<(UrlRole, &str, &UrlRefusal)> {
         match self {
@@ -107,17 +452,5 @@ impl AuthError {
             }
         };
         AuthError::RefusedUrl { role, url, reason }
-    }
-}
-
-impl From<String> for AuthError {
-    fn from(message: String) -> AuthError {
-        AuthError::Failed(message)
-    }
-}
-
-impl From<&str> for AuthError {
-    fn from(message: &str) -> AuthError {
-        AuthError::Failed(message.to_owned())
     }
 }

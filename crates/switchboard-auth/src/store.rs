@@ -57,6 +57,9 @@ pub struct SavedAuthorization {
     /// The RFC 8707 resource indicator the tokens were issued for (the protected
     /// resource's identifier, which may differ from `server_url`); sent again on refresh.
     pub resource: Option<String>,
+    /// For DPoP-bound tokens (RFC 9449), the client's ES256 key they are bound to (PKCS#8,
+    /// base64url): as secret as the refresh token, kept with it.
+    pub dpop_key: Option<String>,
 }
 
 impl std::fmt::Debug for SavedAuthorization {
@@ -66,6 +69,7 @@ impl std::fmt::Debug for SavedAuthorization {
             .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
             .field("token_endpoint", &self.token_endpoint)
+            .field("dpop_bound", &self.dpop_key.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -364,6 +368,7 @@ impl TokenStore {
                     expires_at: e.get("expires_at").and_then(Value::as_u64),
                     token_endpoint: text(e, "token_endpoint"),
                     resource: text(e, "resource"),
+                    dpop_key: text(e, "dpop_key"),
                 })
             })
             .collect())
@@ -378,7 +383,7 @@ impl TokenStore {
                     "client_secret": e.client_secret, "auth_method": e.auth_method,
                     "access_token": e.access_token, "refresh_token": e.refresh_token,
                     "expires_at": e.expires_at, "token_endpoint": e.token_endpoint,
-                    "resource": e.resource,
+                    "resource": e.resource, "dpop_key": e.dpop_key,
                 })
             })
             .collect();

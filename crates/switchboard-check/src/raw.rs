@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 use switchboard_http::sse::{SseItem, SseParser};
 use switchboard_http::{Authorizer, error_chain};
@@ -252,12 +252,7 @@ impl RawHttp {
                 )
         };
         builder = builder.headers(self.headers.clone());
-        if let Some(value) = self.authorizer.as_ref().and_then(|a| a.authorization())
-            && let Ok(mut value) = HeaderValue::from_str(&value)
-        {
-            value.set_sensitive(true);
-            builder = builder.header(AUTHORIZATION, value);
-        }
+        builder = switchboard_http::with_credentials(self.authorizer.as_deref(), builder);
         if let Some(origin) = &request.origin {
             builder = builder.header("origin", origin);
         }

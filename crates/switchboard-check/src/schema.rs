@@ -295,7 +295,21 @@ pub(crate) fn valid_arguments(schema: &Value, compiled: &Compiled) -> Option<Val
 pub(crate) struct Violation {
     pub(crate) arguments: Value,
     pub(crate) field: String,
+    /// What kind of violation it is.
+    pub(crate) kind: ViolationKind,
+    /// The violation, described for the report.
     pub(crate) how: String,
+}
+
+/// How arguments violate a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ViolationKind {
+    /// A property has a value of the wrong type.
+    WrongType,
+    /// A required property is left out.
+    MissingRequired,
+    /// A property is added where no other property is allowed.
+    Unexpected,
 }
 
 /// Values of each JSON type, to put where another type is expected.
@@ -355,6 +369,7 @@ pub(crate) fn violating_arguments(
                 return Some(Violation {
                     arguments,
                     field: name.clone(),
+                    kind: ViolationKind::WrongType,
                     how: format!(
                         "`{name}` given {described} where the schema says type {expected}"
                     ),
@@ -370,6 +385,7 @@ pub(crate) fn violating_arguments(
             return Some(Violation {
                 arguments,
                 field: (*name).to_owned(),
+                kind: ViolationKind::MissingRequired,
                 how: format!("required `{name}` left out"),
             });
         }
@@ -383,6 +399,7 @@ pub(crate) fn violating_arguments(
             return Some(Violation {
                 arguments,
                 field: field.to_owned(),
+                kind: ViolationKind::Unexpected,
                 how: format!("unexpected `{field}` added where no other property is allowed"),
             });
         }
@@ -536,7 +553,20 @@ mod tests {
         );
         let violation = violating_arguments(&schema, &compiled, &valid).expect("violable");
         assert_eq!(violation.field, "message");
+        assert_eq!(violation.kind, ViolationKind::WrongType);
         assert_eq!(violation.arguments["message"], json!(12345));
+
+        // A field whose name reads like the prose ("given") is still a missing one.
+        let untyped = json!({
+            "type": "object",
+            "properties": {"given_name": {"minLength": 1}},
+            "required": ["given_name"],
+        });
+        let compiled = compile(&untyped).expect("valid schema");
+        let valid = json!({"given_name": "Ada"});
+        let violation = violating_arguments(&untyped, &compiled, &valid).expect("violable");
+        assert_eq!(violation.kind, ViolationKind::MissingRequired);
+        assert!(violation.how.contains("given"), "{}", violation.how);
 
         let slow = json!({"type": "object", "properties": {
             "duration": {"type": "number", "description": "Duration in seconds", "default": 10},

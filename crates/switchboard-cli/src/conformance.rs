@@ -81,7 +81,7 @@ fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String
         want_refresh_tokens: true,
         max_step_ups: 2,
         acquire: switchboard_auth::Acquire::Authorize(Arc::new(
-            switchboard_auth::FollowRedirectDriver::new()?,
+            switchboard_auth::FollowRedirectDriver::new().map_err(|e| e.to_string())?,
         )),
         identity_assertion: text("idp_token_endpoint").zip(text("idp_id_token")).map(
             |(idp_token_endpoint, id_token)| switchboard_auth::IdentityAssertion {
@@ -90,6 +90,10 @@ fn oauth_client(context: &Value) -> Result<switchboard_auth::OAuthClient, String
                 idp_client_id: text("idp_client_id"),
             },
         ),
+        // The workload identity scenario hands over the workload's token.
+        workload_identity: text("valid_jwt").map(|token| switchboard_auth::WorkloadIdentity {
+            token: switchboard_auth::WorkloadToken::Value(token),
+        }),
         store: None,
     })
     .map_err(|e| e.to_string())

@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_auth::{
-    Acquire, AuthorizationDriver, BoxFuture, OAuthClient, OAuthConfig, StoreBinding, TokenStore,
+    Acquire, AuthorizationDriver, BoxFuture, DriverError, DriverErrorKind, OAuthClient,
+    OAuthConfig, StoreBinding, TokenStore,
 };
 use switchboard_config::{ServerEntry, TransportEntry};
 use url::Url;
@@ -58,6 +59,7 @@ pub(crate) fn oauth_client(
         max_step_ups: 2,
         acquire,
         identity_assertion: None,
+        workload_identity: None,
         store: Some(StoreBinding {
             store: token_store(),
             server_url: url.to_owned(),
@@ -139,14 +141,19 @@ struct LoopbackDriver {
 }
 
 impl AuthorizationDriver for LoopbackDriver {
-    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
+    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, DriverError>> {
         let listener = self
             .listener
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
         Box::pin(async move {
-            let listener = listener.ok_or("the callback listener was already used")?;
+            let listener = listener.ok_or_else(|| {
+                DriverError::new(
+                    DriverErrorKind::Local,
+                    "the callback listener was already used",
+                )
+            })?;
             say_usable_address(format_args!(
                 "switchboard: opening your browser to authorize; if it does not open, visit:\n  {authorization_url}"
             ));
@@ -157,21 +164,36 @@ impl AuthorizationDriver for LoopbackDriver {
             }
             let accepted = tokio::time::timeout(APPROVAL_DEADLINE, listener.accept()).await;
             let (mut socket, _) = accepted
-                .map_err(|_| "no approval arrived within 5 minutes".to_owned())?
-                .map_err(|e| e.to_string())?;
-            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+                .map_err(|_| {
+                    DriverError::new(
+                        DriverErrorKind::TimedOut,
+                        "no approval arrived within 5 minutes",
+                    )
+                })?
+                .map_err(local)?;
+            let port = listener.local_addr().map_err(local)?.port();
             use tokio::io::{AsyncReadExt, AsyncWriteExt};
             let mut request = vec![0u8; 8192];
             let read = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut request))
                 .await
-                .map_err(|_| "the browser's callback did not arrive".to_owned())?
-                .map_err(|e| e.to_string())?;
+                .map_err(|_| {
+                    DriverError::new(
+                        DriverErrorKind::TimedOut,
+                        "the browser's callback did not arrive",
+                    )
+                })?
+                .map_err(local)?;
             let head = String::from_utf8_lossy(&request[..read]);
             let target = head
                 .lines()
                 .next()
                 .and_then(|line| line.split_whitespace().nth(1))
-                .ok_or("the callback request was not HTTP")?
+                .ok_or_else(|| {
+                    DriverError::new(
+                        DriverErrorKind::BadRedirect,
+                        "the callback request was not HTTP",
+                    )
+                })?
                 .to_owned();
             let page = "<!doctype html><title>Switchboard</title><p>Authorization received. You can close this tab.";
             let response = format!(
@@ -179,8 +201,12 @@ impl AuthorizationDriver for LoopbackDriver {
                 page.len()
             );
             let _ = socket.write_all(response.as_bytes()).await;
-            Url::parse(&format!("http://127.0.0.1:{port}{target}"))
-                .map_err(|e| format!("the callback address is not a URL: {e}"))
+            Url::parse(&format!("http://127.0.0.1:{port}{target}")).map_err(|e| {
+                DriverError::new(
+                    DriverErrorKind::BadRedirect,
+                    format!("the callback address is not a URL: {e}"),
+                )
+            })
         })
     }
 }
@@ -189,7 +215,7 @@ impl AuthorizationDriver for LoopbackDriver {
 struct PasteDriver;
 
 impl AuthorizationDriver for PasteDriver {
-    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, String>> {
+    fn authorize(&self, authorization_url: Url) -> BoxFuture<'_, Result<Url, DriverError>> {
         Box::pin(async move {
             say_usable_address(format_args!(
                 "switchboard: open this address in a browser and approve:\n  {authorization_url}"
@@ -205,10 +231,30 @@ impl AuthorizationDriver for PasteDriver {
                 }),
             )
             .await
-            .map_err(|_| "no address was pasted within 5 minutes".to_owned())?
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("could not read the pasted address: {e}"))?;
-            Url::parse(line.trim()).map_err(|e| format!("the pasted text is not an address: {e}"))
+            .map_err(|_| {
+                DriverError::new(
+                    DriverErrorKind::TimedOut,
+                    "no address was pasted within 5 minutes",
+                )
+            })?
+            .map_err(local)?
+            .map_err(|e| {
+                DriverError::new(
+                    DriverErrorKind::Local,
+                    format!("could not read the pasted address: {e}"),
+                )
+            })?;
+            Url::parse(line.trim()).map_err(|e| {
+                DriverError::new(
+                    DriverErrorKind::BadRedirect,
+                    format!("the pasted text is not an address: {e}"),
+                )
+            })
         })
     }
+}
+
+/// A local failure (listener, socket, terminal) of the user's step.
+fn local(error: impl std::fmt::Display) -> DriverError {
+    DriverError::new(DriverErrorKind::Local, error.to_string())
 }

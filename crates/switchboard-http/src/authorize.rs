@@ -1,61 +1,176 @@
 //! The seam between the transport and whoever supplies credentials (the OAuth client in
-//! `switchboard-auth`): the `Authorizer` trait, the challenge it is handed, and the two
-//! places the driver consults it (credentials on a request, a challenge in an answer).
+//! `switchboard-auth`): the `Authorizer` trait, what it is told about each request (its
+//! method and URL, which DPoP proofs bind), the challenge it is handed and what it answers,
+//! and the two places the driver consults it (credentials on a request, a challenge in an
+//! answer).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 
 use reqwest::header::HeaderValue;
 
+/// A boxed future of the seam.
+pub type AuthorizeFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The request credentials are for: DPoP proofs bind its method (`htm`) and URL (`htu`).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestTarget<'a> {
+    /// The HTTP method.
+    pub method: &'a reqwest::Method,
+    /// The URL the request goes to.
+    pub url: &'a reqwest::Url,
+}
+
+/// The credentials for one request: the `Authorization` value and, for a DPoP-bound token,
+/// the proof for the `DPoP` header. Never shown (Debug redacts both).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The `Authorization` header value (`Bearer …` or `DPoP …`).
+    pub authorization: String,
+    /// The `DPoP` header value: a proof for this request.
+    pub dpop: Option<String>,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scheme = self.authorization.split(' ').next().unwrap_or("");
+        f.debug_struct("Credentials")
+            .field("scheme", &scheme)
+            .field("dpop", &self.dpop.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
 /// An authorization challenge from the server: a 401, or a 403 for insufficient scope.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct AuthChallenge {
     /// The HTTP status.
     pub status: u16,
     /// The `WWW-Authenticate` header, if any.
     pub www_authenticate: Option<String>,
+    /// The `DPoP-Nonce` header (RFC 9449 §9), if any.
+    pub dpop_nonce: Option<String>,
     /// The MCP endpoint that answered.
     pub resource: String,
     /// The `Authorization` value the failed request carried.
     pub presented: Option<String>,
 }
 
+impl fmt::Debug for AuthChallenge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthChallenge")
+            .field("status", &self.status)
+            .field("www_authenticate", &self.www_authenticate)
+            .field("dpop_nonce", &self.dpop_nonce)
+            .field("resource", &self.resource)
+            .field("presented", &self.presented.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// What an authorizer made of a challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChallengeOutcome {
+    /// New credentials (or a server nonce) are in place: send the request again.
+    Retry,
+    /// Nothing more can be done: the server refused the credentials.
+    Refused,
+}
+
+/// Why an authorizer could not answer a challenge: its own typed error, kept whole so a
+/// caller can [`downcast_ref`](AuthorizeError::downcast_ref) it (e.g. to
+/// `switchboard_auth::AuthError`) and decide.
+#[derive(Debug)]
+pub struct AuthorizeError(Box<dyn std::error::Error + Send + Sync>);
+
+impl AuthorizeError {
+    /// Wraps an authorizer's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> AuthorizeError {
+        AuthorizeError(Box::new(error))
+    }
+
+    /// The authorizer's error, if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl fmt::Display for AuthorizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for AuthorizeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
 /// Gives requests their credentials and obtains new ones when the server asks. Implemented
 /// by the OAuth client; the transport only calls it.
 pub trait Authorizer: Send + Sync {
-    /// The `Authorization` header value to send now, if any.
-    fn authorization(&self) -> Option<String>;
+    /// The credentials to send with `request` now, if any.
+    fn credentials(&self, request: &RequestTarget<'_>) -> Option<Credentials>;
 
-    /// Handles a challenge; `Ok(true)` means new credentials are ready and the request
-    /// should be sent again; `Err` explains why authorization failed.
+    /// Handles a challenge: [`ChallengeOutcome::Retry`] when the request should be sent
+    /// again; `Err` explains why authorization failed.
     fn challenge(
         &self,
         challenge: AuthChallenge,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<bool, String>> + Send + '_>>;
+    ) -> AuthorizeFuture<'_, Result<ChallengeOutcome, AuthorizeError>>;
 
     /// Called before each request is sent: the moment to renew credentials that are about
     /// to expire. The default does nothing.
-    fn before_send(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+    fn before_send(&self) -> AuthorizeFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }
 }
 
-/// `builder` with the authorizer's current credentials, if any.
-pub(crate) fn with_credentials(
+/// A header value that is never shown (reqwest's sensitive flag); `None` when it is not a
+/// valid header value.
+fn sensitive(value: &str) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(value).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// `builder` with the authorizer's credentials for the request it builds, if any: the
+/// `Authorization` header and, for DPoP-bound tokens, the `DPoP` proof (both marked
+/// sensitive).
+pub fn with_credentials(
     authorizer: Option<&dyn Authorizer>,
     builder: reqwest::RequestBuilder,
 ) -> reqwest::RequestBuilder {
-    match authorizer.and_then(|a| a.authorization()) {
-        Some(value) => match HeaderValue::from_str(&value) {
-            Ok(mut value) => {
-                value.set_sensitive(true);
-                builder.header(reqwest::header::AUTHORIZATION, value)
-            }
-            Err(_) => builder,
-        },
+    let Some(authorizer) = authorizer else {
+        return builder;
+    };
+    // The method and URL as the request will carry them (bodies here are in memory, so the
+    // copy is cheap).
+    let Some(request) = builder.try_clone().and_then(|b| b.build().ok()) else {
+        return builder;
+    };
+    let target = RequestTarget {
+        method: request.method(),
+        url: request.url(),
+    };
+    let Some(credentials) = authorizer.credentials(&target) else {
+        return builder;
+    };
+    let Some(authorization) = sensitive(&credentials.authorization) else {
+        return builder;
+    };
+    let builder = builder.header(reqwest::header::AUTHORIZATION, authorization);
+    match credentials.dpop.as_deref().and_then(sensitive) {
+        Some(proof) => builder.header("DPoP", proof),
         None => builder,
     }
 }
 
 /// Hands a 401, or a 403 for insufficient scope, to the authorizer. `None` when the answer
-/// is no challenge (or there is no authorizer); `Some(Ok(()))` to send the request again.
+/// is no challenge (or there is no authorizer); `Some(Ok(()))` to send the request again;
+/// `Some(Err(..))` describes the failure.
 pub(crate) async fn answer_challenge(
     authorizer: Option<&dyn Authorizer>,
     response: &reqwest::Response,
@@ -63,11 +178,14 @@ pub(crate) async fn answer_challenge(
 ) -> Option<Result<(), String>> {
     let authorizer = authorizer?;
     let status = response.status();
-    let www_authenticate = response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let www_authenticate = header(reqwest::header::WWW_AUTHENTICATE.as_str());
     let insufficient_scope = status == reqwest::StatusCode::FORBIDDEN
         && www_authenticate
             .as_deref()
@@ -75,15 +193,24 @@ pub(crate) async fn answer_challenge(
     if status != reqwest::StatusCode::UNAUTHORIZED && !insufficient_scope {
         return None;
     }
+    // What the request carried: the authorizer's current credentials (a proof made here is
+    // only read for its `Authorization` value, never sent).
+    let presented = authorizer
+        .credentials(&RequestTarget {
+            method: &reqwest::Method::POST,
+            url: resource,
+        })
+        .map(|c| c.authorization);
     let challenge = AuthChallenge {
         status: status.as_u16(),
         www_authenticate,
+        dpop_nonce: header("dpop-nonce"),
         resource: resource.to_string(),
-        presented: authorizer.authorization(),
+        presented,
     };
     Some(match authorizer.challenge(challenge).await {
-        Ok(true) => Ok(()),
-        Ok(false) => Err("the server refused the credentials".to_owned()),
-        Err(problem) => Err(problem),
+        Ok(ChallengeOutcome::Retry) => Ok(()),
+        Ok(ChallengeOutcome::Refused) => Err("the server refused the credentials".to_owned()),
+        Err(problem) => Err(problem.to_string()),
     })
 }

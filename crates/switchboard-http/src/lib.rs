@@ -32,7 +32,10 @@ mod post;
 pub mod sse;
 mod streams;
 
-pub use authorize::{AuthChallenge, Authorizer};
+pub use authorize::{
+    AuthChallenge, AuthorizeError, AuthorizeFuture, Authorizer, ChallengeOutcome, Credentials,
+    RequestTarget, with_credentials,
+};
 pub use driver::{
     HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, header_text, read_body,
 };

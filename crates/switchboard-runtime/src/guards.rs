@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use switchboard_protocol::Tool;
 
 use crate::sources::canonical;
+use crate::state_file::{StateFileError, StateFileKind, StateFileProblem};
 
 /// Something worth a person's attention, tied to a server (and a tool).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,24 +101,17 @@ const LOCK_FORMAT: &str = "switchboard-tool-lock/1";
 
 impl ToolLock {
     /// Reads a lock file; a missing file is an empty lock.
-    pub fn load(path: &Path) -> Result<ToolLock, String> {
+    pub fn load(path: &Path) -> Result<ToolLock, StateFileError> {
+        let failed = |problem| StateFileError::new(StateFileKind::ToolLock, path, problem);
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ToolLock::default()),
-            Err(e) => {
-                return Err(format!(
-                    "could not read tool lock `{}`: {e}",
-                    path.display()
-                ));
-            }
+            Err(e) => return Err(failed(StateFileProblem::Unreadable(e.to_string()))),
         };
         let value: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("tool lock `{}` is not valid JSON: {e}", path.display()))?;
+            .map_err(|e| failed(StateFileProblem::NotJson(e.to_string())))?;
         if value.get("format").and_then(Value::as_str) != Some(LOCK_FORMAT) {
-            return Err(format!(
-                "tool lock `{}` is not in the {LOCK_FORMAT} format",
-                path.display()
-            ));
+            return Err(failed(StateFileProblem::WrongFormat(LOCK_FORMAT)));
         }
         let mut lock = ToolLock::default();
         if let Some(servers) = value.get("servers").and_then(Value::as_object) {
@@ -137,15 +131,20 @@ impl ToolLock {
     }
 
     /// Writes the lock file.
-    pub fn save(&self, path: &Path) -> Result<(), String> {
+    pub fn save(&self, path: &Path) -> Result<(), StateFileError> {
         let value = json!({ "format": LOCK_FORMAT, "servers": self.servers });
         let text = serde_json::to_string_pretty(&value)
             .map_err(|e| format!("could not encode tool lock `{}`: {e}", path.display()))?;
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        std::fs::write(path, text + "\n")
-            .map_err(|e| format!("could not write tool lock `{}`: {e}", path.display()))
+        std::fs::write(path, text + "\n").map_err(|e| {
+            StateFileError::new(
+                StateFileKind::ToolLock,
+                path,
+                StateFileProblem::Unwritable(e.to_string()),
+            )
+        })
     }
 
     /// Records `tools` as the approved definitions of `server` (replacing earlier ones).

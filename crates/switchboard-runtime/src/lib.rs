@@ -16,6 +16,7 @@ pub mod schema;
 mod server;
 mod snapshot;
 pub mod sources;
+mod state_file;
 pub mod tool;
 
 pub use guards::{Finding, FindingKind, LockPolicy, ToolLock};
@@ -28,6 +29,7 @@ pub use server::{
     AuthorizerFor, Authorizers, Capabilities, RestartPolicy, ServerPolicy, ServerState,
 };
 pub use snapshot::{BridgedTool, FromServer, Snapshot};
+pub use state_file::{ApproveError, StateFileError, StateFileKind, StateFileProblem, TrustError};
 /// A host owns its servers' descendants, including those that daemonise, by holding the
 /// guard of [`adopt_orphans`] in its `main` (see [`switchboard_wire::orphans`]). Without
 /// it, stopping a server still kills every descendant that kept its marker.

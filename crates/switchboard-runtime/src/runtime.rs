@@ -25,6 +25,7 @@ use crate::output::{OutputLimit, ToolOutput};
 use crate::server::{ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock};
 use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
 use crate::sources::{self, ConfiguredServer, ServerSource, TrustStore};
+use crate::state_file::{ApproveError, TrustError};
 use crate::tool::{Tool, ToolContext, ToolFuture};
 
 /// Everything a runtime is built from.
@@ -398,18 +399,21 @@ impl Runtime {
     }
 
     /// Records the current definitions of `server`'s tools as approved in the lock file.
-    pub fn approve_tools(&self, server: &str) -> Result<(), String> {
+    pub fn approve_tools(&self, server: &str) -> Result<(), ApproveError> {
         let options = lock(&self.inner.options).clone();
         let Some(policy) = options.lock else {
-            return Err("no tool lock file is configured".into());
+            return Err(ApproveError::NoLockFile);
         };
         let shared = lock(&self.inner.roster)
             .iter()
             .find(|(name, _)| name == server)
             .map(|(_, s)| s.clone());
-        let capabilities = shared
-            .and_then(|s| s.capabilities())
-            .ok_or_else(|| format!("server `{server}` is not ready"))?;
+        let capabilities =
+            shared
+                .and_then(|s| s.capabilities())
+                .ok_or_else(|| ApproveError::NotReady {
+                    server: server.to_owned(),
+                })?;
         let mut tool_lock = ToolLock::load(&policy.path)?;
         tool_lock.approve(server, &capabilities.tools);
         tool_lock.save(&policy.path)?;
@@ -423,16 +427,18 @@ impl Runtime {
 
     /// Trusts the current definition of a project-scope server (takes effect on the next
     /// enable or reload).
-    pub fn trust(&self, server: &str) -> Result<(), String> {
+    pub fn trust(&self, server: &str) -> Result<(), TrustError> {
         let options = lock(&self.inner.options).clone();
-        let path = options.trust_store.ok_or("no trust store is configured")?;
+        let path = options.trust_store.ok_or(TrustError::NoTrustStore)?;
         let loaded = sources::load(&options.source, &ProcessEnv);
         let configured = loaded
             .servers
             .iter()
             .find(|s| s.entry.name == server)
-            .ok_or_else(|| format!("no server named `{server}` is configured"))?;
-        TrustStore::load(&path)?.trust(configured)
+            .ok_or_else(|| TrustError::UnknownServer {
+                server: server.to_owned(),
+            })?;
+        Ok(TrustStore::load(&path)?.trust(configured)?)
     }
 
     /// A view for a child task: [`ChildAccess::ParentServers`] shares this runtime's live
@@ -489,7 +495,7 @@ impl RuntimeInner {
         let trust = options.trust_store.as_deref().map(TrustStore::load);
         let mut problems = loaded.problems;
         if let Some(Err(problem)) = &trust {
-            problems.push((None, problem.clone()));
+            problems.push((None, problem.to_string()));
         }
         let servers = loaded
             .servers

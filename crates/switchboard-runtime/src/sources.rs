@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use switchboard_config::{ServerEntry, Variables};
 
+use crate::state_file::{StateFileError, StateFileKind, StateFileProblem};
+
 /// Which kind of file a definition came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
@@ -202,7 +204,8 @@ const TRUST_FORMAT: &str = "switchboard-trust/1";
 
 impl TrustStore {
     /// Reads the store; a missing file trusts nothing.
-    pub fn load(path: &Path) -> Result<TrustStore, String> {
+    pub fn load(path: &Path) -> Result<TrustStore, StateFileError> {
+        let failed = |problem| StateFileError::new(StateFileKind::TrustStore, path, problem);
         let mut store = TrustStore {
             path: path.to_owned(),
             trusted: BTreeSet::new(),
@@ -210,20 +213,12 @@ impl TrustStore {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(store),
-            Err(e) => {
-                return Err(format!(
-                    "could not read trust store `{}`: {e}",
-                    path.display()
-                ));
-            }
+            Err(e) => return Err(failed(StateFileProblem::Unreadable(e.to_string()))),
         };
         let value: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("trust store `{}` is not valid JSON: {e}", path.display()))?;
+            .map_err(|e| failed(StateFileProblem::NotJson(e.to_string())))?;
         if value.get("format").and_then(Value::as_str) != Some(TRUST_FORMAT) {
-            return Err(format!(
-                "trust store `{}` is not in the {TRUST_FORMAT} format",
-                path.display()
-            ));
+            return Err(failed(StateFileProblem::WrongFormat(TRUST_FORMAT)));
         }
         for item in value
             .get("trusted")
@@ -250,7 +245,7 @@ impl TrustStore {
     }
 
     /// Trusts this exact definition and saves the store (readable only by the user).
-    pub fn trust(&mut self, server: &ConfiguredServer) -> Result<(), String> {
+    pub fn trust(&mut self, server: &ConfiguredServer) -> Result<(), StateFileError> {
         self.trusted
             .insert((server.entry.name.clone(), server.trust_key.clone()));
         let trusted: Vec<Value> = self
@@ -264,8 +259,13 @@ impl TrustStore {
         if let Some(parent) = self.path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        std::fs::write(&self.path, text + "\n")
-            .map_err(|e| format!("could not write trust store `{}`: {e}", self.path.display()))?;
+        std::fs::write(&self.path, text + "\n").map_err(|e| {
+            StateFileError::new(
+                StateFileKind::TrustStore,
+                &self.path,
+                StateFileProblem::Unwritable(e.to_string()),
+            )
+        })?;
         restrict_permissions(&self.path);
         Ok(())
     }

@@ -15,7 +15,7 @@ use switchboard_http::AuthChallenge;
 use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
-fn config(acquire: Acquire, store: Option<StoreBinding>) -> OAuthConfig {
+pub(crate) fn config(acquire: Acquire, store: Option<StoreBinding>) -> OAuthConfig {
     OAuthConfig {
         client_name: "switchboard tests".into(),
         redirect_uri: "http://127.0.0.1:1/callback".into(),
@@ -25,6 +25,7 @@ fn config(acquire: Acquire, store: Option<StoreBinding>) -> OAuthConfig {
         max_step_ups: 2,
         acquire,
         identity_assertion: None,
+        workload_identity: None,
         store,
     }
 }
@@ -40,7 +41,7 @@ fn login() -> Acquire {
 }
 
 /// A token file in a fresh directory private to this user.
-fn token_file(name: &str) -> std::path::PathBuf {
+pub(crate) fn token_file(name: &str) -> std::path::PathBuf {
     let dir = switchboard_testkit::locate::workspace_root()
         .join("target/auth-tests")
         .join(format!("discovery-{name}-{}", std::process::id()));
@@ -51,7 +52,7 @@ fn token_file(name: &str) -> std::path::PathBuf {
     dir.join("tokens.json")
 }
 
-fn challenge(
+pub(crate) fn challenge(
     status: u16,
     www_authenticate: &str,
     resource: &str,
@@ -60,9 +61,21 @@ fn challenge(
     AuthChallenge {
         status,
         www_authenticate: Some(www_authenticate.to_owned()),
+        dpop_nonce: None,
         resource: resource.to_owned(),
         presented: presented.map(str::to_owned),
     }
+}
+
+/// Authorization-server metadata at `origin`: its endpoints there, PKCE with S256.
+pub(crate) fn server_metadata(origin: &str) -> serde_json::Value {
+    json!({
+        "issuer": origin,
+        "authorization_endpoint": format!("{origin}/authorize"),
+        "token_endpoint": format!("{origin}/token"),
+        "registration_endpoint": format!("{origin}/register"),
+        "code_challenge_methods_supported": ["S256"],
+    })
 }
 
 /// A complete authorization server: resource metadata for `mcp/mcp` (filled in once known),
@@ -79,13 +92,7 @@ async fn authorization_server(
                 "authorization_servers": [endpoints.get("issuer").and_then(|v| v.as_str()).unwrap_or(origin)],
             }),
             "/.well-known/oauth-authorization-server" => {
-                let mut metadata = json!({
-                    "issuer": origin,
-                    "authorization_endpoint": format!("{origin}/authorize"),
-                    "token_endpoint": format!("{origin}/token"),
-                    "registration_endpoint": format!("{origin}/register"),
-                    "code_challenge_methods_supported": ["S256"],
-                });
+                let mut metadata = server_metadata(origin);
                 if let (Some(metadata), Some(endpoints)) =
                     (metadata.as_object_mut(), endpoints.as_object())
                 {
@@ -430,7 +437,10 @@ async fn a_login_on_loopback_may_use_another_loopback_port() {
         )),
     )
     .await;
-    assert!(matches!(answered, Ok(true)), "{answered:?}");
+    assert!(
+        matches!(answered, Ok(switchboard_http::ChallengeOutcome::Retry)),
+        "{answered:?}"
+    );
     assert_eq!(
         paths(&other),
         [
@@ -443,21 +453,27 @@ async fn a_login_on_loopback_may_use_another_loopback_port() {
 }
 
 /// Approves at once: answers with the request's state and a code.
-struct CodeDriver;
+pub(crate) struct CodeDriver;
 
 impl switchboard_auth::AuthorizationDriver for CodeDriver {
     fn authorize(
         &self,
         authorization_url: url::Url,
-    ) -> switchboard_auth::BoxFuture<'_, Result<url::Url, String>> {
+    ) -> switchboard_auth::BoxFuture<'_, Result<url::Url, switchboard_auth::DriverError>> {
         let state = authorization_url
             .query_pairs()
             .find(|(k, _)| k == "state")
             .map(|(_, v)| v.into_owned())
             .unwrap_or_default();
         Box::pin(async move {
-            url::Url::parse(&format!("http://127.0.0.1:1/callback?code=c&state={state}"))
-                .map_err(|e| e.to_string())
+            url::Url::parse(&format!("http://127.0.0.1:1/callback?code=c&state={state}")).map_err(
+                |e| {
+                    switchboard_auth::DriverError::new(
+                        switchboard_auth::DriverErrorKind::BadRedirect,
+                        e.to_string(),
+                    )
+                },
+            )
         })
     }
 }

@@ -1,5 +1,7 @@
 //! OAuth client behaviour against loopback servers.
 
 mod discovery;
+mod dpop;
 mod refresh;
 mod store;
+mod workload;

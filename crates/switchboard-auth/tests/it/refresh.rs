@@ -120,9 +120,21 @@ fn client_with_saved_token(
             server_name: "protected".into(),
         },
         identity_assertion: None,
+        workload_identity: None,
         store: Some(StoreBinding { store, server_url }),
     })
     .expect("client")
+}
+
+/// The `Authorization` value the client would send to the MCP server now.
+fn authorization(client: &OAuthClient) -> Option<String> {
+    let url = url::Url::parse("http://127.0.0.1:1/mcp").expect("url");
+    client
+        .credentials(&switchboard_http::RequestTarget {
+            method: &reqwest::Method::POST,
+            url: &url,
+        })
+        .map(|c| c.authorization)
 }
 
 /// A token file in a fresh directory private to this user.
@@ -142,12 +154,12 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
     let (origin, forms, server) = authorization_server().await;
     let file = token_file("due");
     let client = client_with_saved_token(&origin, &file, 30);
-    assert_eq!(client.authorization().as_deref(), Some("Bearer stale"));
+    assert_eq!(authorization(&client).as_deref(), Some("Bearer stale"));
 
     tokio::time::timeout(DEADLINE, client.before_send())
         .await
         .expect("refresh in time");
-    assert_eq!(client.authorization().as_deref(), Some("Bearer fresh-1"));
+    assert_eq!(authorization(&client).as_deref(), Some("Bearer fresh-1"));
     tokio::time::timeout(DEADLINE, client.before_send())
         .await
         .expect("no second refresh");
@@ -195,7 +207,7 @@ async fn a_token_with_time_left_is_sent_as_it_is() {
     tokio::time::timeout(DEADLINE, client.before_send())
         .await
         .expect("no refresh");
-    assert_eq!(client.authorization().as_deref(), Some("Bearer stale"));
+    assert_eq!(authorization(&client).as_deref(), Some("Bearer stale"));
     assert!(forms.lock().expect("forms").requests.is_empty());
     server.abort();
     let _ = std::fs::remove_file(file);

@@ -11,7 +11,9 @@ use super::{Facts, Outcome, ToolSet, allowed, call, error_text, mentions, reques
 use crate::catalog::ids;
 use crate::options::Options;
 use crate::report::{CheckResult, Evidence, Finding};
-use crate::schema::{Violation, suggests_duration, valid_arguments, violating_arguments};
+use crate::schema::{
+    Violation, ViolationKind, suggests_duration, valid_arguments, violating_arguments,
+};
 
 /// Derived candidates tried for one successful call.
 const MAX_CANDIDATES: usize = 3;
@@ -254,7 +256,7 @@ fn pick_violation(tools: &ToolSet, options: &Options) -> Option<(String, Violati
         let Some(base) = base else { continue };
         if let Some(violation) = violating_arguments(&tool.input_schema, compiled, &base) {
             let long = suggests_duration(tool);
-            let typed = violation.how.contains("given");
+            let typed = violation.kind == ViolationKind::WrongType;
             candidates.push((long, !typed, tool.name.clone(), violation));
         }
     }
