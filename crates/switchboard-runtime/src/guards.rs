@@ -133,8 +133,13 @@ impl ToolLock {
     /// Writes the lock file.
     pub fn save(&self, path: &Path) -> Result<(), StateFileError> {
         let value = json!({ "format": LOCK_FORMAT, "servers": self.servers });
-        let text = serde_json::to_string_pretty(&value)
-            .map_err(|e| format!("could not encode tool lock `{}`: {e}", path.display()))?;
+        let text = serde_json::to_string_pretty(&value).map_err(|e| {
+            StateFileError::new(
+                StateFileKind::ToolLock,
+                path,
+                StateFileProblem::Unencodable(e.to_string()),
+            )
+        })?;
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }

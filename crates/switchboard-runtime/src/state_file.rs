@@ -35,6 +35,8 @@ pub enum StateFileProblem {
     WrongFormat(&'static str),
     /// It could not be written (the I/O error, described).
     Unwritable(String),
+    /// What it should hold could not be encoded (the encoder's message).
+    Unencodable(String),
 }
 
 /// A state file the runtime cannot use.
@@ -72,6 +74,7 @@ impl StateFileError {
                 format!("{kind} `{path}` is not in the {format} format")
             }
             StateFileProblem::Unwritable(e) => format!("could not write {kind} `{path}`: {e}"),
+            StateFileProblem::Unencodable(e) => format!("could not encode {kind} `{path}`: {e}"),
         }
     }
 }
