@@ -22,6 +22,18 @@ pub enum SessionError {
     /// The HTTP connection could not be set up from its settings (a bad URL or header).
     #[error(transparent)]
     HttpSetup(#[from] HttpSetupError),
+    /// The request's parameters could not be encoded as JSON; nothing was sent.
+    #[error(
+        "the parameters of `{method}` cannot be encoded as JSON ({detail}); nothing was sent to server `{server}`"
+    )]
+    Unencodable {
+        /// Server name.
+        server: Arc<str>,
+        /// The request's method.
+        method: String,
+        /// The encoder's message.
+        detail: String,
+    },
     /// The transport could not get an answer to this request (an HTTP status, a body over
     /// its limit, a stream that ended first); the session stays usable.
     #[error("server `{server}` gave no answer to `{method}`: {error}")]
@@ -280,6 +292,11 @@ impl SessionError {
                     method: method.to_owned(),
                     malformed,
                 },
+            },
+            WireError::Unencodable { detail, .. } => SessionError::Unencodable {
+                server: server.clone(),
+                method: method.to_owned(),
+                detail,
             },
             WireError::Transport { error, .. } => SessionError::Transport {
                 server: server.clone(),

@@ -179,6 +179,17 @@ pub enum WireError {
         /// What was wrong with the frame (for one over the limit: its length and the limit).
         malformed: Malformed,
     },
+    /// The request's parameters could not be encoded as JSON (a map with non-string keys);
+    /// nothing was sent.
+    #[error("the parameters of `{method}` for `{peer}` cannot be encoded as JSON: {detail}")]
+    Unencodable {
+        /// The peer's name.
+        peer: Arc<str>,
+        /// The request's method.
+        method: String,
+        /// The encoder's message.
+        detail: String,
+    },
     /// The transport could not get an answer to this request (an HTTP failure); the
     /// connection itself stays open.
     #[error("the transport to `{peer}` failed request {id}: {error}")]
@@ -197,7 +208,9 @@ impl WireError {
     pub fn close_reason(&self) -> Option<&CloseReason> {
         match self {
             WireError::Closed { reason, .. } => Some(reason),
-            WireError::BadAnswer { .. } | WireError::Transport { .. } => None,
+            WireError::BadAnswer { .. }
+            | WireError::Transport { .. }
+            | WireError::Unencodable { .. } => None,
         }
     }
 
@@ -210,7 +223,9 @@ impl WireError {
     pub fn bad_answer(&self) -> Option<&Malformed> {
         match self {
             WireError::BadAnswer { malformed, .. } => Some(malformed),
-            WireError::Closed { .. } | WireError::Transport { .. } => None,
+            WireError::Closed { .. }
+            | WireError::Transport { .. }
+            | WireError::Unencodable { .. } => None,
         }
     }
 
@@ -218,7 +233,9 @@ impl WireError {
     pub fn transport_error(&self) -> Option<&TransportError> {
         match self {
             WireError::Transport { error, .. } => Some(error),
-            WireError::Closed { .. } | WireError::BadAnswer { .. } => None,
+            WireError::Closed { .. }
+            | WireError::BadAnswer { .. }
+            | WireError::Unencodable { .. } => None,
         }
     }
 }
@@ -278,7 +295,8 @@ struct DeferredCancel {
 
 struct Shared {
     peer_name: Arc<str>,
-    pending: Mutex<HashMap<RequestId, Waiter>>,
+    /// Keyed by our own ids (a peer's ids only look up), so a fast hash is safe here.
+    pending: Mutex<HashMap<RequestId, Waiter, rustc_hash::FxBuildHasher>>,
     next_id: AtomicI64,
     closed: watch::Sender<Option<CloseReason>>,
     tap: Option<Arc<dyn FrameTap>>,
@@ -397,7 +415,7 @@ impl Connection {
         let (closed, _) = watch::channel(None);
         let shared = Arc::new(Shared {
             peer_name: options.peer_name.clone(),
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::default()),
             next_id: AtomicI64::new(FIRST_ID),
             closed,
             tap: options.tap.clone(),
@@ -489,6 +507,20 @@ impl Connection {
         method: &str,
         params: Option<&P>,
     ) -> Result<PendingCall, WireError> {
+        let mut line = Vec::with_capacity(256);
+        let encoded = RequestLine {
+            id: &id,
+            method,
+            params,
+        }
+        .encode_line(&mut line);
+        if let Err(error) = encoded {
+            return Err(WireError::Unencodable {
+                peer: self.shared.peer_name.clone(),
+                method: method.to_owned(),
+                detail: error.to_string(),
+            });
+        }
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&self.shared.pending);
@@ -505,13 +537,6 @@ impl Connection {
             cancel_on_drop: None,
             context: context.clone(),
         };
-        let mut line = Vec::with_capacity(256);
-        RequestLine {
-            id: &call.id,
-            method,
-            params,
-        }
-        .encode_line(&mut line);
         let kind = OutgoingKind::Request {
             id: &call.id,
             method,

@@ -121,7 +121,7 @@ impl LineBuffer {
     /// Takes the next complete frame, if any.
     pub fn next_frame(&mut self) -> Option<Frame<'_>> {
         let unread = &self.buf[self.scanned..];
-        match unread.iter().position(|b| *b == b'\n') {
+        match memchr::memchr(b'\n', unread) {
             Some(offset) => {
                 let end = self.scanned + offset;
                 let begin = self.start;

@@ -497,29 +497,29 @@ pub(crate) struct RequestLine<'a, P: ?Sized> {
     pub(crate) params: Option<&'a P>,
 }
 
-impl<P: Serialize + ?Sized> Serialize for RequestLine<'_, P> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("jsonrpc", "2.0")?;
-        map.serialize_entry("id", self.id)?;
-        map.serialize_entry("method", self.method)?;
-        if let Some(params) = self.params {
-            map.serialize_entry("params", params)?;
-        }
-        map.end()
-    }
-}
-
 impl<P: Serialize + ?Sized> RequestLine<'_, P> {
-    /// Appends the request and a newline to `buf`, like [`Outgoing::encode_line`]: the
-    /// parameters are `Value`s and raw JSON, whose serialisation into a Vec cannot fail.
-    pub(crate) fn encode_line(&self, buf: &mut Vec<u8>) {
+    /// Appends the request and a newline to `buf`, exactly as serialising the struct would
+    /// (the envelope's constant parts are written as they are, not escaped each time).
+    /// Parameters that cannot be serialised (a map with non-string keys) leave `buf` as it
+    /// was and return the encoder's error.
+    pub(crate) fn encode_line(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
         let start = buf.len();
-        if serde_json::to_writer(&mut *buf, self).is_err() {
+        let written = (|| {
+            buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            serde_json::to_writer(&mut *buf, self.id)?;
+            buf.extend_from_slice(b",\"method\":");
+            serde_json::to_writer(&mut *buf, self.method)?;
+            if let Some(params) = self.params {
+                buf.extend_from_slice(b",\"params\":");
+                serde_json::to_writer(&mut *buf, params)?;
+            }
+            buf.extend_from_slice(b"}\n");
+            Ok(())
+        })();
+        if written.is_err() {
             buf.truncate(start);
-            buf.extend_from_slice(b"{}");
         }
-        buf.push(b'\n');
+        written
     }
 }
 

@@ -313,6 +313,15 @@ struct Drain {
     max: Pin<Box<tokio::time::Sleep>>,
 }
 
+impl Drain {
+    fn start() -> Drain {
+        Drain {
+            quiet: Box::pin(tokio::time::sleep(EXIT_DRAIN_QUIET)),
+            max: Box::pin(tokio::time::sleep(EXIT_DRAIN_MAX)),
+        }
+    }
+}
+
 impl<R> StdoutUntilExit<R> {
     fn new(inner: R, shared: Arc<ProcessShared>) -> Self {
         let mut exit = shared.exit.clone();
@@ -345,19 +354,27 @@ impl<R: AsyncRead + Unpin> AsyncRead for StdoutUntilExit<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.drain.is_none() && this.exited.as_mut().poll(cx).is_ready() {
-            this.drain = Some(Drain {
-                quiet: Box::pin(tokio::time::sleep(EXIT_DRAIN_QUIET)),
-                max: Box::pin(tokio::time::sleep(EXIT_DRAIN_MAX)),
-            });
-        }
         if let Some(drain) = &mut this.drain
             && drain.max.as_mut().poll(cx).is_ready()
         {
             return this.end();
         }
         if let Poll::Ready(outcome) = Pin::new(&mut this.inner).poll_read(cx, buf) {
+            // Output that keeps coming is bounded by the drain too: an exit seen here starts
+            // it. (A plain look, no waker: the reader comes back for more at once.)
+            if this.drain.is_none() && this.shared.exit.borrow().is_some() {
+                this.drain = Some(Drain::start());
+            }
             return Poll::Ready(outcome);
+        }
+        // Only a read that has to wait registers for the exit: polling the exit future on
+        // every read would cost more than the read.
+        if this.drain.is_none() && this.exited.as_mut().poll(cx).is_ready() {
+            let mut drain = Drain::start();
+            if drain.max.as_mut().poll(cx).is_ready() {
+                return this.end();
+            }
+            this.drain = Some(drain);
         }
         let quiet_passed = this
             .drain

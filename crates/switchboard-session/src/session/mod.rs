@@ -1,6 +1,6 @@
 //! The session: era detection, handshake, requests with deadlines, and inbound dispatch.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,9 @@
 //! Progress bookkeeping: which calls want their progress, when it last came, and what
 //! the dispatch task has handled.
 
+use rustc_hash::FxHashMap;
+
+// Keyed by our own request ids (a server's progress token only looks up): a fast hash is safe.
 use super::*;
 
 /// Progress bookkeeping. Nothing is registered for an ordinary call: the dispatch task
@@ -9,9 +12,9 @@ use super::*;
 /// when the host asked to receive the progress.
 pub(super) struct ProgressRoutes {
     /// Hosts' progress sinks, by request id (= progress token).
-    pub(super) sinks: Mutex<HashMap<RequestId, mpsc::Sender<ProgressParams>>>,
+    pub(super) sinks: Mutex<FxHashMap<RequestId, mpsc::Sender<ProgressParams>>>,
     /// When progress last arrived, by request id; bounded by the pending requests.
-    pub(super) stamps: Mutex<HashMap<RequestId, Instant>>,
+    pub(super) stamps: Mutex<FxHashMap<RequestId, Instant>>,
     /// Inbound events the dispatch task has handled, compared with
     /// `Connection::inbound_delivered` by a call that wants all of its progress.
     pub(super) handled: watch::Sender<u64>,
@@ -37,11 +40,11 @@ pub(super) const MAX_PROGRESS_STAMPS: usize = 1024;
 impl ProgressRoutes {
     pub(super) fn sinks(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<RequestId, mpsc::Sender<ProgressParams>>> {
+    ) -> std::sync::MutexGuard<'_, FxHashMap<RequestId, mpsc::Sender<ProgressParams>>> {
         self.sinks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(super) fn stamps(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Instant>> {
+    pub(super) fn stamps(&self) -> std::sync::MutexGuard<'_, FxHashMap<RequestId, Instant>> {
         self.stamps.lock().unwrap_or_else(|p| p.into_inner())
     }
 

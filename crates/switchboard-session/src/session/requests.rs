@@ -160,6 +160,8 @@ impl Session {
             Ok(Err(error)) => return Err(self.wire_error(method, error)),
             Err(_) => return Err(self.timeout(method, idle)),
         };
+        let timer = tokio::time::sleep_until(deadline);
+        tokio::pin!(timer);
         call.cancel_on_drop("request abandoned by the caller");
         let cancelled = async {
             match &options.cancel {
@@ -183,13 +185,14 @@ impl Session {
                         Err(error) => Err(self.wire_error(method, error)),
                     };
                 }
-                () = tokio::time::sleep_until(deadline) => {
+                () = &mut timer => {
                     // Progress extends a tool call's idle deadline, never past the ceiling.
                     if progress == Progress::KeepsAlive
                         && let Some(last) = inner.routes.last_progress(&id)
                         && (last + idle).min(ceiling) > deadline
                     {
                         deadline = (last + idle).min(ceiling);
+                        timer.as_mut().reset(deadline);
                         continue;
                     }
                     let after = deadline - started;

@@ -271,3 +271,27 @@ async fn a_broken_answer_fails_its_request_at_once_by_its_own_id() {
     assert_eq!(client.stats().malformed_frames, 6);
     assert_eq!(client.pending_requests(), 0);
 }
+
+#[tokio::test]
+async fn parameters_that_cannot_be_encoded_are_an_error_and_nothing_is_sent() {
+    let ((client, _client_inbound), (_server, mut server_inbound)) = memory_pair(
+        ConnectionOptions::new("peer"),
+        ConnectionOptions::new("client"),
+    );
+    // JSON object keys must be strings: a map keyed by pairs cannot be encoded.
+    let params: std::collections::BTreeMap<(i32, i32), i32> = [((1, 2), 3)].into();
+    let sent = client
+        .send_request_with(client.allocate_id(), "tools/call", Some(&params))
+        .await;
+    let error = sent.expect_err("unencodable parameters");
+    assert!(
+        matches!(error, switchboard_wire::WireError::Unencodable { .. }),
+        "{error:?}"
+    );
+    assert_eq!(client.pending_requests(), 0);
+    client.close_write().await;
+    let next = tokio::time::timeout(std::time::Duration::from_secs(5), server_inbound.recv())
+        .await
+        .expect("the peer sees the end, not a message");
+    assert!(next.is_none(), "nothing was sent: {next:?}");
+}
