@@ -103,11 +103,12 @@ impl ConnectedServer {
             (TransportEntry::Http { .. }, Some(authorizer)) => Some(authorizer),
             (TransportEntry::Http { url, .. }, None) => {
                 Some(saved_login_authorizer(entry, url).map_err(|detail| {
-                    SessionError::Protocol {
+                    // The saved login (its token file) cannot be used: the HTTP setup
+                    // failed, not the server.
+                    SessionError::HttpSetup(switchboard_http::HttpSetupError {
                         server: entry.name.as_str().into(),
-                        method: "connect".into(),
                         detail,
-                    }
+                    })
                 })?)
             }
         };
