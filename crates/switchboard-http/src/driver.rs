@@ -2,13 +2,14 @@
 //! [`Transport`] that turns each outgoing message into the HTTP request its era needs
 //! (POSTs in `post.rs`, answers in `answer.rs`, event streams in `streams.rs`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::value::RawValue;
 use switchboard_protocol::Era;
 use switchboard_wire::transport::BoxFuture;
@@ -205,10 +206,12 @@ pub(crate) struct DriverState {
     pub(crate) legacy_version: Option<Arc<str>>,
     /// The last `initialize` params, to re-initialize once when the session expires.
     pub(crate) initialize_params: Option<Box<RawValue>>,
-    pub(crate) in_flight: HashMap<RequestId, AbortHandle>,
+    /// Keyed by the client's own ids (so are `listings` and `reissued`): a fast hash is
+    /// safe; the tools' header parameters, keyed by names the server chose, keep std's.
+    pub(crate) in_flight: FxHashMap<RequestId, AbortHandle>,
     pub(crate) failure: Option<String>,
     /// Modern `tools/list` requests whose answers must be checked for `x-mcp-header`.
-    pub(crate) listings: HashSet<RequestId>,
+    pub(crate) listings: FxHashSet<RequestId>,
     /// Header parameters of the tools listed so far, by tool name.
     pub(crate) param_headers: HashMap<String, ParamHeaders>,
     /// Where messages go for a 2024-11-05 HTTP+SSE server (its `endpoint` event).
@@ -216,7 +219,7 @@ pub(crate) struct DriverState {
     /// The task reading that server's event stream.
     pub(crate) sse_stream: Option<AbortHandle>,
     /// Re-issued modern requests: the id on the wire → the id the client used.
-    pub(crate) reissued: HashMap<RequestId, RequestId>,
+    pub(crate) reissued: FxHashMap<RequestId, RequestId>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
