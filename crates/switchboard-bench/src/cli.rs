@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// `switchboard-bench`: MCP stdio benchmarks (clients, servers and the driver).
+/// `switchboard-bench`: MCP stdio and Streamable HTTP benchmarks (clients, servers and the
+/// driver).
 #[derive(Debug, Parser)]
 #[command(name = "switchboard-bench", version, about)]
 pub struct Cli {
@@ -147,8 +148,8 @@ pub struct ReportArgs {
     /// Hand-written notes appended to the report.
     #[arg(long, default_value = "bench/NOTES.md")]
     pub notes: PathBuf,
-    /// Another results file whose scenario 4–6 measurements (if it has any) and scenario 3
-    /// (HTTP) rows (if it has any) replace those of `--json` (e.g. from `run --only
+    /// Another results file whose scenario 4–6 measurements (if it has any) and HTTP rows
+    /// (scenarios 3 and 8, if it has any) replace those of `--json` (e.g. from `run --only
     /// cold,scale,rss,oneshot --json target/bench/startup.json`).
     #[arg(long)]
     pub merge: Option<PathBuf>,

@@ -1224,30 +1224,19 @@ pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
             results.startup_settings = other.startup_settings;
             results.versions.inspector = other.versions.inspector;
         }
-        // Scenario 3 (HTTP) too, when the other run measured it.
-        if other
-            .summaries
-            .iter()
-            .any(|x| x.case.server == ServerKind::EverythingHttp)
-        {
+        // The HTTP scenarios (3 and 8) too, when the other run measured them.
+        let http = |server: ServerKind| {
+            server == ServerKind::EverythingHttp || server.http_era().is_some()
+        };
+        if other.summaries.iter().any(|x| http(x.case.server)) {
+            results.summaries.retain(|x| !http(x.case.server));
             results
                 .summaries
-                .retain(|x| x.case.server != ServerKind::EverythingHttp);
-            results.summaries.extend(
-                other
-                    .summaries
-                    .into_iter()
-                    .filter(|x| x.case.server == ServerKind::EverythingHttp),
-            );
+                .extend(other.summaries.into_iter().filter(|x| http(x.case.server)));
+            results.samples.retain(|x| !http(x.case.server));
             results
                 .samples
-                .retain(|x| x.case.server != ServerKind::EverythingHttp);
-            results.samples.extend(
-                other
-                    .samples
-                    .into_iter()
-                    .filter(|x| x.case.server == ServerKind::EverythingHttp),
-            );
+                .extend(other.samples.into_iter().filter(|x| http(x.case.server)));
         }
         results.load.retain(|(when, _)| !when.starts_with(what));
         results.load.push((
