@@ -20,6 +20,9 @@ pub struct GoalCheck {
     pub met: Option<bool>,
 }
 
+/// How the HTTP floor client is named in the tables.
+const RAW_HTTP_FLOOR: &str = "raw HTTP/1.1 floor (prebuilt bytes, no MCP)";
+
 fn find(results: &Results, regime: Regime, case: Case) -> Option<&Summary> {
     results
         .summaries
@@ -895,7 +898,8 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
         md,
         "* Instructions per call: `valgrind --tool=callgrind` on the client process only (servers run \
          natively), unpinned, sequential calls against the fixture (ours also against the rmcp server, which \
-         negotiates the 2026-07-28 era with us): (instructions of a {}-call run − those of a {}-call \
+         negotiates the 2026-07-28 era with us; over Streamable HTTP ours in both eras and rmcp's \
+         client against the trivial HTTP server, and the raw HTTP floor): (instructions of a {}-call run − those of a {}-call \
          run) / {}, which cancels start-up, handshake, warm-up and shutdown. Counts repeat to within \
          a fraction of a percent.\n",
         crate::callgrind::N_HIGH,
@@ -1249,7 +1253,7 @@ fn render_http(md: &mut String, results: &Results) {
                     _ => "canned (floor)",
                 };
                 let client = match row.case.client {
-                    ClientKind::Raw => "raw HTTP/1.1 floor (prebuilt bytes, no MCP)",
+                    ClientKind::Raw => RAW_HTTP_FLOOR,
                     other => other.describe(),
                 };
                 let _ = writeln!(md, "| {server} | {client} | {} |", figures(row, ours));
@@ -1307,10 +1311,14 @@ fn render_callgrind(md: &mut String, cg: &CallgrindReport) {
     for c in &cg.clients {
         let median = crate::stats::median(&c.per_call);
         let reps: Vec<String> = c.per_call.iter().map(|v| thousands(*v)).collect();
+        let client = match c.case.client {
+            ClientKind::Raw if c.case.server.http_era().is_some() => RAW_HTTP_FLOOR,
+            other => other.describe(),
+        };
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} |",
-            c.case.client.describe(),
+            client,
             c.case.server.name(),
             thousands(median),
             reps.join(" / "),
