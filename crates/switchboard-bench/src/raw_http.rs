@@ -80,6 +80,7 @@ pub fn run(args: &ClientArgs) -> anyhow::Result<RunResult> {
     let stream = TcpStream::connect(authority).with_context(|| format!("connecting to {url}"))?;
     stream.set_nodelay(true)?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(30)))?;
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::with_capacity(16 * 1024, stream);
     let mut round_trip = || -> anyhow::Result<()> {
