@@ -2,16 +2,18 @@
 # Switchboard's benchmarks, from a fresh clone (see BENCHMARKS.md):
 #
 #   scripts/bench.sh            full run: installs the peers, builds release binaries, runs
-#                               scenarios 1-3 (1 warm-up + 5 measured rounds, three CPU
-#                               regimes, HTTP unpinned only; callgrind) and the start-up
+#                               scenarios 1-3, 7 and 8 (1 warm-up + 5 measured rounds, three
+#                               CPU regimes, scenario 3 unpinned only; callgrind) and the start-up
 #                               scenarios 4-6 (1 warm-up + 10 rounds, unpinned), rewrites
-#                               BENCHMARKS.md and target/bench/results.json (~7 min)
+#                               BENCHMARKS.md and target/bench/results.json (~12 min)
 #   scripts/bench.sh --smoke    one tiny unpinned round (50 calls; ours, raw pipe, rmcp, TS,
-#                               Python; 3-server cold start, 200-tool catalog, one-shot CLI);
+#                               Python, HTTP both eras and its floor; 3-server cold start,
+#                               200-tool catalog, one-shot CLI);
 #                               writes target/bench/SMOKE.md and smoke-results.json only
 #
 # Any other arguments are passed to `switchboard-bench run` (try `--help`), e.g.
 #   scripts/bench.sh --rounds 7 --only seq/fixture --no-callgrind
+#   scripts/bench.sh --only http --no-callgrind   # the HTTP scenarios (3 and 8) only
 #   scripts/bench.sh --only cold,scale,rss,oneshot --json target/bench/startup.json \
 #     --out target/bench/STARTUP.md    # start-up scenarios only, then merge them into the
 #                                     # report of the last full run with
@@ -27,7 +29,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
 if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi

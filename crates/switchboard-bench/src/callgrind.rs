@@ -12,7 +12,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{Case, ClientKind, Paths, Regime, Scenario, ServerKind, run_bounded};
+use crate::driver::{
+    Case, ClientKind, Paths, Regime, Scenario, ServerKind, run_bounded, start_http_server,
+};
 
 /// Calls in the shorter run.
 pub const N_LOW: u64 = 1000;
@@ -86,7 +88,9 @@ impl CallgrindReport {
 }
 
 /// Runs the measurement (unpinned, sequential calls against the fixture; the raw client
-/// against the raw pipe server; ours also against the rmcp server, modern era).
+/// against the raw pipe server; ours also against the rmcp server, modern era; and over
+/// Streamable HTTP ours in both eras and rmcp's client against the trivial HTTP server, and
+/// the raw HTTP floor, each server started natively for each run).
 pub fn measure(paths: &Paths, warmup: u64) -> anyhow::Result<CallgrindReport> {
     let dir = paths.out_dir.join("callgrind");
     std::fs::create_dir_all(&dir).context("creating target/bench/callgrind")?;
@@ -96,6 +100,10 @@ pub fn measure(paths: &Paths, warmup: u64) -> anyhow::Result<CallgrindReport> {
         (ClientKind::Raw, ServerKind::RawPipe),
         // The rmcp server speaks the 2026-07-28 era with us: every request carries `_meta`.
         (ClientKind::Ours, ServerKind::RmcpPeer),
+        (ClientKind::Ours, ServerKind::TrivialHttp),
+        (ClientKind::Ours, ServerKind::TrivialHttpModern),
+        (ClientKind::Rmcp, ServerKind::TrivialHttp),
+        (ClientKind::Raw, ServerKind::RawHttp),
     ];
     let mut clients = Vec::new();
     let mut files: HashMap<(Case, usize, u64), PathBuf> = HashMap::new();
@@ -123,8 +131,13 @@ pub fn measure(paths: &Paths, warmup: u64) -> anyhow::Result<CallgrindReport> {
                 ];
                 argv.extend(paths.client_argv(&case, calls, warmup, 1, Regime::Unpinned));
                 let log = dir.join(format!("{stem}.log"));
+                let server = start_http_server(paths, server, Regime::Unpinned, &log)?;
+                if let Some(server) = &server {
+                    argv.extend(["--url".into(), server.url.clone()]);
+                }
                 run_bounded(&argv, &log, RUN_TIMEOUT)
                     .with_context(|| format!("callgrind run of {}", case.id()))?;
+                drop(server);
                 let total = total_instructions(&out)?;
                 eprintln!(
                     "bench: callgrind {} {calls} calls: {total} instructions",

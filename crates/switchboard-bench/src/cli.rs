@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// `switchboard-bench`: MCP stdio benchmarks (clients, servers and the driver).
+/// `switchboard-bench`: MCP stdio and Streamable HTTP benchmarks (clients, servers and the
+/// driver).
 #[derive(Debug, Parser)]
 #[command(name = "switchboard-bench", version, about)]
 pub struct Cli {
@@ -24,6 +25,14 @@ pub enum Command {
     RawPipeClient(ClientArgs),
     /// The other end of the floor: answers every line with the same canned JSON line.
     RawPipeServer,
+    /// The HTTP floor: a keep-alive HTTP/1.1 POST loop of prebuilt request bytes to `--url`
+    /// (`raw-http-server`), answers read by Content-Length, no MCP.
+    RawHttpClient(ClientArgs),
+    /// The other end of the HTTP floor: the same canned answer to every request.
+    RawHttpServer(HttpServerArgs),
+    /// A minimal blocking Streamable HTTP MCP server (keep-alive, JSON answers) with the
+    /// trivial server's `echo`, in the era given by `--era`.
+    TrivialHttpServer(HttpServerArgs),
     /// A minimal blocking Rust MCP server with one tool, `echo {text|message}` (or, with
     /// `--tools N`, a paged catalog of N echo tools).
     TrivialServer(TrivialArgs),
@@ -57,6 +66,40 @@ pub struct TrivialArgs {
     /// Tools per `tools/list` page with `--tools`.
     #[arg(long, default_value_t = 1000)]
     pub page_size: usize,
+}
+
+/// Arguments of the benchmark's own HTTP servers. They print their URL on stdout once
+/// listening and exit when stdin closes.
+#[derive(Debug, Clone, Args)]
+pub struct HttpServerArgs {
+    /// The loopback port to listen on (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// The protocol era spoken (`auto`: both, as a dual-era server).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub era: EraArg,
+}
+
+/// A protocol era to speak (clients: which handshake; servers: which requests they serve).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EraArg {
+    /// Clients probe with `server/discover` and fall back to `initialize`; servers serve both.
+    Auto,
+    /// `initialize` and sessions.
+    Legacy,
+    /// The stateless 2026-07-28 protocol.
+    Modern,
+}
+
+impl EraArg {
+    /// The flag value.
+    pub fn flag(self) -> &'static str {
+        match self {
+            EraArg::Auto => "auto",
+            EraArg::Legacy => "legacy",
+            EraArg::Modern => "modern",
+        }
+    }
 }
 
 /// Arguments of the runtime scenarios (`cold-start`, `scale`, `rss`).
@@ -105,8 +148,8 @@ pub struct ReportArgs {
     /// Hand-written notes appended to the report.
     #[arg(long, default_value = "bench/NOTES.md")]
     pub notes: PathBuf,
-    /// Another results file whose scenario 4–6 measurements (if it has any) and scenario 3
-    /// (HTTP) rows (if it has any) replace those of `--json` (e.g. from `run --only
+    /// Another results file whose scenario 4–6 measurements (if it has any) and HTTP rows
+    /// (scenarios 3 and 8, if it has any) replace those of `--json` (e.g. from `run --only
     /// cold,scale,rss,oneshot --json target/bench/startup.json`).
     #[arg(long)]
     pub merge: Option<PathBuf>,
@@ -173,9 +216,13 @@ pub struct ClientArgs {
     #[arg(long, value_enum, default_value = "current")]
     pub runtime: RuntimeKind,
     /// A Streamable HTTP server's URL to connect to instead of spawning `--server` (our
-    /// client and the TS client).
+    /// client, rmcp's, the TS client and the HTTP floor).
     #[arg(long)]
     pub url: Option<String>,
+    /// The era our client speaks (`auto`: probe, then fall back), and the era of the HTTP
+    /// floor's request bytes (`auto` sends the legacy ones).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub era: EraArg,
     /// The server's program and arguments (must be last).
     #[arg(long, required_unless_present = "url", num_args = 1.., allow_hyphen_values = true)]
     pub server: Vec<String>,

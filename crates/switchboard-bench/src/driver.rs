@@ -15,7 +15,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::callgrind::{self, CallgrindReport};
-use crate::cli::{ReportArgs, RunArgs};
+use crate::cli::{EraArg, ReportArgs, RunArgs};
 use crate::machine::{self, Machine, Versions};
 use crate::report;
 use crate::startup::{self, Metrics};
@@ -75,6 +75,18 @@ pub enum ServerKind {
     RawPipe,
     /// `switchboard serve` with the fixture behind it (scenario 7: one gateway hop).
     Gateway,
+    /// `switchboard-rmcp-peer --http PORT`, clients speaking the legacy era (scenario 8).
+    RmcpPeerHttp,
+    /// The same server, our client speaking the 2026-07-28 era to it (scenario 8).
+    RmcpPeerHttpModern,
+    /// `switchboard-bench trivial-http-server --era legacy` (scenario 8).
+    TrivialHttp,
+    /// `switchboard-bench trivial-http-server --era modern` (scenario 8).
+    TrivialHttpModern,
+    /// `switchboard-bench raw-http-server`: canned legacy answers, no MCP (scenario 8's floor).
+    RawHttp,
+    /// The same with the modern era's bytes.
+    RawHttpModern,
 }
 
 impl ServerKind {
@@ -88,6 +100,12 @@ impl ServerKind {
             ServerKind::EverythingHttp => "everything-http",
             ServerKind::RawPipe => "raw-pipe",
             ServerKind::Gateway => "gateway",
+            ServerKind::RmcpPeerHttp => "rmcp-peer-http",
+            ServerKind::RmcpPeerHttpModern => "rmcp-peer-http-modern",
+            ServerKind::TrivialHttp => "trivial-http",
+            ServerKind::TrivialHttpModern => "trivial-http-modern",
+            ServerKind::RawHttp => "raw-http",
+            ServerKind::RawHttpModern => "raw-http-modern",
         }
     }
 
@@ -107,6 +125,29 @@ impl ServerKind {
                 "`switchboard-bench raw-pipe-server` (canned line, no JSON parsing)"
             }
             ServerKind::Gateway => "`switchboard serve` with our fixture behind it (one hop more)",
+            ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
+                "rmcp 3.11.0 Streamable HTTP server (`switchboard-rmcp-peer --http`, tokio + hyper)"
+            }
+            ServerKind::TrivialHttp | ServerKind::TrivialHttpModern => {
+                "minimal blocking Rust Streamable HTTP server (`switchboard-bench trivial-http-server`)"
+            }
+            ServerKind::RawHttp | ServerKind::RawHttpModern => {
+                "`switchboard-bench raw-http-server` (canned answer, no JSON parsing)"
+            }
+        }
+    }
+
+    /// The era spoken, for the scenario 8 servers the driver starts for each client run
+    /// (`None`: a stdio server, or server-everything started once).
+    pub fn http_era(self) -> Option<EraArg> {
+        match self {
+            ServerKind::RmcpPeerHttp | ServerKind::TrivialHttp | ServerKind::RawHttp => {
+                Some(EraArg::Legacy)
+            }
+            ServerKind::RmcpPeerHttpModern
+            | ServerKind::TrivialHttpModern
+            | ServerKind::RawHttpModern => Some(EraArg::Modern),
+            _ => None,
         }
     }
 
@@ -471,7 +512,15 @@ impl Paths {
                 needed.extend([self.node.as_path(), &self.everything, &self.loopback])
             }
             ServerKind::Gateway => needed.extend([self.cli.as_path(), &self.fixture]),
-            ServerKind::Trivial | ServerKind::RawPipe => {}
+            ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
+                needed.push(&self.rmcp_peer)
+            }
+            ServerKind::Trivial
+            | ServerKind::RawPipe
+            | ServerKind::TrivialHttp
+            | ServerKind::TrivialHttpModern
+            | ServerKind::RawHttp
+            | ServerKind::RawHttpModern => {}
         }
         match case.client {
             ClientKind::Ts => needed.extend([self.node.as_path(), &self.ts_client]),
@@ -605,8 +654,51 @@ impl Paths {
                 "--config".into(),
                 s(&self.gateway_config),
             ],
+            // Scenario 8's servers are started by the driver ([`Paths::http_server_argv`]).
+            ServerKind::RmcpPeerHttp
+            | ServerKind::RmcpPeerHttpModern
+            | ServerKind::TrivialHttp
+            | ServerKind::TrivialHttpModern
+            | ServerKind::RawHttp
+            | ServerKind::RawHttpModern => Vec::new(),
         });
         argv
+    }
+
+    /// The command line of a scenario 8 server listening on `port`, in `regime`: on CPU 0
+    /// beside the client when pinned, on CPU 1 when split, anywhere when unpinned. `None`
+    /// for the other servers.
+    pub fn http_server_argv(
+        &self,
+        server: ServerKind,
+        regime: Regime,
+        port: u16,
+    ) -> Option<Vec<String>> {
+        let era = server.http_era()?;
+        let mut argv: Vec<String> = match regime {
+            Regime::Pinned => vec!["taskset".into(), "-c".into(), "0".into()],
+            Regime::Split => vec!["taskset".into(), "-c".into(), "1".into()],
+            Regime::Unpinned => Vec::new(),
+        };
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let port = port.to_string();
+        let ours = match server {
+            ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
+                argv.extend([s(&self.rmcp_peer), "--http".into(), port]);
+                return Some(argv);
+            }
+            ServerKind::RawHttp | ServerKind::RawHttpModern => "raw-http-server",
+            _ => "trivial-http-server",
+        };
+        argv.extend([
+            s(&self.bench),
+            ours.into(),
+            "--port".into(),
+            port,
+            "--era".into(),
+            era.flag().into(),
+        ]);
+        Some(argv)
     }
 
     /// The client's command line for `case` with `calls` timed calls (the server command
@@ -645,6 +737,9 @@ impl Paths {
                 "--runtime".into(),
                 "multi".into(),
             ],
+            ClientKind::Raw if case.server.http_era().is_some() => {
+                vec![s(&self.bench), "raw-http-client".into()]
+            }
             ClientKind::Raw => vec![s(&self.bench), "raw-pipe-client".into()],
             ClientKind::Ts => vec![s(&self.node), s(&self.ts_client)],
             ClientKind::Py => vec![s(&self.python), s(&self.py_client)],
@@ -663,7 +758,15 @@ impl Paths {
             "--text".into(),
             "hello".into(),
         ]);
-        if case.server == ServerKind::EverythingHttp {
+        if let Some(era) = case.server.http_era() {
+            // The driver appends `--url` once it has started the server.
+            if matches!(
+                case.client,
+                ClientKind::Ours | ClientKind::OursMulti | ClientKind::Raw
+            ) {
+                argv.extend(["--era".into(), era.flag().into()]);
+            }
+        } else if case.server == ServerKind::EverythingHttp {
             argv.extend(["--url".into(), self.http_url.clone().unwrap_or_default()]);
         } else {
             argv.push("--server".into());
@@ -704,6 +807,10 @@ pub fn cases(smoke: bool) -> Vec<Case> {
             case(Sequential, Fixture, Py),
             case(Pipelined, Fixture, Ours),
             case(Sequential, Gateway, Ours),
+            case(Sequential, TrivialHttp, Ours),
+            case(Sequential, TrivialHttpModern, Ours),
+            case(Sequential, RawHttp, Raw),
+            case(Sequential, RmcpPeerHttp, Rmcp),
         ];
     }
     let mut all = Vec::new();
@@ -722,6 +829,19 @@ pub fn cases(smoke: bool) -> Vec<Case> {
         }
     }
     all.push(case(Pipelined, RawPipe, Raw));
+    for server in [RmcpPeerHttp, TrivialHttp] {
+        for client in [Ours, OursMulti, Rmcp, RmcpMulti, Ts] {
+            all.push(case(Sequential, server, client));
+        }
+    }
+    // rmcp's and the TS SDK's clients only speak the legacy era.
+    for server in [RmcpPeerHttpModern, TrivialHttpModern] {
+        for client in [Ours, OursMulti] {
+            all.push(case(Sequential, server, client));
+        }
+    }
+    all.push(case(Sequential, RawHttp, Raw));
+    all.push(case(Sequential, RawHttpModern, Raw));
     all
 }
 
@@ -884,13 +1004,23 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
                     Scenario::Sequential => (calls, 1),
                     Scenario::Pipelined => (pipelined_calls, args.inflight),
                 };
-                let argv = paths.client_argv(&case, count, warmup_calls, inflight, regime);
+                let mut argv = paths.client_argv(&case, count, warmup_calls, inflight, regime);
                 let log = paths.out_dir.join("logs").join(format!(
                     "{}-{}.stderr",
                     case.id().replace('/', "_"),
                     regime.name()
                 ));
-                let outcome = run_client(&argv, regime, &log, case_timeout);
+                let outcome = match start_http_server(&paths, case.server, regime, &log) {
+                    Ok(server) => {
+                        if let Some(server) = &server {
+                            argv.extend(["--url".into(), server.url.clone()]);
+                        }
+                        let outcome = run_client(&argv, regime, &log, case_timeout);
+                        drop(server);
+                        outcome
+                    }
+                    Err(e) => Err(e),
+                };
                 match &outcome {
                     Ok(r) => eprintln!(
                         "bench: round {round} {:<8} {:<28} {:>9.0} calls/s  p50 {:>8.1} µs  p99 {:>8.1} µs",
@@ -1094,30 +1224,19 @@ pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
             results.startup_settings = other.startup_settings;
             results.versions.inspector = other.versions.inspector;
         }
-        // Scenario 3 (HTTP) too, when the other run measured it.
-        if other
-            .summaries
-            .iter()
-            .any(|x| x.case.server == ServerKind::EverythingHttp)
-        {
+        // The HTTP scenarios (3 and 8) too, when the other run measured them.
+        let http = |server: ServerKind| {
+            server == ServerKind::EverythingHttp || server.http_era().is_some()
+        };
+        if other.summaries.iter().any(|x| http(x.case.server)) {
+            results.summaries.retain(|x| !http(x.case.server));
             results
                 .summaries
-                .retain(|x| x.case.server != ServerKind::EverythingHttp);
-            results.summaries.extend(
-                other
-                    .summaries
-                    .into_iter()
-                    .filter(|x| x.case.server == ServerKind::EverythingHttp),
-            );
+                .extend(other.summaries.into_iter().filter(|x| http(x.case.server)));
+            results.samples.retain(|x| !http(x.case.server));
             results
                 .samples
-                .retain(|x| x.case.server != ServerKind::EverythingHttp);
-            results.samples.extend(
-                other
-                    .samples
-                    .into_iter()
-                    .filter(|x| x.case.server == ServerKind::EverythingHttp),
-            );
+                .extend(other.samples.into_iter().filter(|x| http(x.case.server)));
         }
         results.load.retain(|(when, _)| !when.starts_with(what));
         results.load.push((
@@ -1149,39 +1268,78 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Starts it and waits (≤ 30 s) until it accepts connections.
+    /// Starts server-everything and waits (≤ 30 s) until it accepts connections.
     pub fn start(paths: &Paths) -> anyhow::Result<HttpServer> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .context("finding a free port")?
-            .port();
+        let port = free_port()?;
         let log = File::create(paths.out_dir.join("logs/everything-http.stderr"))
             .context("creating the server log")?;
-        let child = Command::new(&paths.node)
+        let mut command = Command::new(&paths.node);
+        command
             .arg("--require")
             .arg(&paths.loopback)
             .arg(&paths.everything)
             .arg("streamableHttp")
             .env("PORT", port.to_string())
-            .stdin(Stdio::null())
+            .stderr(log);
+        HttpServer::spawn(command, port).context("starting server-everything streamableHttp")
+    }
+
+    /// Starts `command` (its stdin a pipe held open until drop: the benchmark's own servers
+    /// exit when it closes) and waits (≤ 30 s) until `port` accepts connections.
+    pub fn spawn(mut command: Command, port: u16) -> anyhow::Result<HttpServer> {
+        let child = command
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(log)
             .process_group(0)
             .spawn()
-            .context("starting server-everything streamableHttp")?;
-        let server = HttpServer {
+            .context("spawning")?;
+        let mut server = HttpServer {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
         };
         let started = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if started.elapsed() > Duration::from_secs(30) {
-                bail!("server-everything did not listen on {port} within 30 s");
+            if let Ok(Some(status)) = server.child.try_wait() {
+                bail!("the server exited ({status}) before listening on {port}");
             }
-            std::thread::sleep(Duration::from_millis(50));
+            if started.elapsed() > Duration::from_secs(30) {
+                bail!("the server did not listen on {port} within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
         Ok(server)
     }
+}
+
+/// A loopback port free right now.
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .context("finding a free port")?
+        .port())
+}
+
+/// For a scenario 8 case: its server, started in `regime` on a free port, its stderr
+/// appended to the client's log. `None` for the other servers.
+pub fn start_http_server(
+    paths: &Paths,
+    server: ServerKind,
+    regime: Regime,
+    client_log: &Path,
+) -> anyhow::Result<Option<HttpServer>> {
+    let port = free_port()?;
+    let Some(argv) = paths.http_server_argv(server, regime, port) else {
+        return Ok(None);
+    };
+    let (program, rest) = argv.split_first().context("empty server command")?;
+    let log_path = client_log.with_extension("server.stderr");
+    let log =
+        File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+    let mut command = Command::new(program);
+    command.args(rest).stderr(log);
+    HttpServer::spawn(command, port)
+        .with_context(|| format!("starting {} (see {})", server.name(), log_path.display()))
+        .map(Some)
 }
 
 impl Drop for HttpServer {

@@ -9,6 +9,9 @@
 //! - [`raw_pipe`]: the floor, two processes passing the same JSON bytes back and forth over
 //!   blocking pipes with no MCP logic;
 //! - [`trivial_server`]: a minimal blocking Rust MCP echo server;
+//! - [`trivial_http`]: the same over Streamable HTTP (keep-alive, either era), and
+//!   [`raw_http`], the HTTP floor: a keep-alive POST loop of prebuilt bytes against canned
+//!   answers (both on [`http1`], the least HTTP/1.1 they need);
 //! - [`startup`]: the start-up scenarios (cold start of many servers through
 //!   `switchboard-runtime`, a 10,000-tool catalog, RSS with many live servers, the one-shot
 //!   CLI's baseline and a wall-time/peak-RSS wrapper);
@@ -27,11 +30,14 @@
 pub mod callgrind;
 pub mod cli;
 pub mod driver;
+pub mod http1;
 pub mod machine;
 pub mod ours;
+pub mod raw_http;
 pub mod raw_pipe;
 pub mod report;
 pub mod rmcp_client;
 pub mod startup;
 pub mod stats;
+pub mod trivial_http;
 pub mod trivial_server;

@@ -11,7 +11,9 @@ use clap::Parser;
 use switchboard_bench::cli::{Cli, ClientArgs, Command};
 use switchboard_bench::startup::{self, Metrics};
 use switchboard_bench::stats::RunResult;
-use switchboard_bench::{driver, ours, raw_pipe, rmcp_client, trivial_server};
+use switchboard_bench::{
+    driver, ours, raw_http, raw_pipe, rmcp_client, trivial_http, trivial_server,
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -20,6 +22,13 @@ fn main() -> ExitCode {
         Command::ClientRmcp(args) => client("rmcp", &args, rmcp_client::run),
         Command::RawPipeClient(args) => client("raw", &args, raw_pipe::run),
         Command::RawPipeServer => raw_pipe::serve().map_err(anyhow::Error::from),
+        Command::RawHttpClient(args) => client("raw", &args, raw_http::run),
+        Command::RawHttpServer(args) => {
+            raw_http::serve(args.port, args.era).map_err(anyhow::Error::from)
+        }
+        Command::TrivialHttpServer(args) => {
+            trivial_http::serve(args.port, args.era).map_err(anyhow::Error::from)
+        }
         Command::TrivialServer(args) => {
             trivial_server::serve(args.tools, args.page_size).map_err(anyhow::Error::from)
         }

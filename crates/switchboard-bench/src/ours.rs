@@ -1,4 +1,4 @@
-//! Our client: a `switchboard-session` [`Session`] over stdio, making `tools/call` echo
+//! Our client: a `switchboard-session` [`Session`] over stdio or Streamable HTTP, making `tools/call` echo
 //! calls one at a time or with many in flight on the one connection.
 
 use std::time::{Duration, Instant};
@@ -7,11 +7,11 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use switchboard_http::HttpOptions;
 use switchboard_protocol::ContentBlock;
-use switchboard_session::{CallOptions, Session, SessionConfig};
+use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::task::JoinSet;
 
-use crate::cli::ClientArgs;
+use crate::cli::{ClientArgs, EraArg};
 use crate::stats::RunResult;
 
 /// Runs the benchmark on a runtime of the requested flavour and returns its result.
@@ -23,8 +23,14 @@ pub fn run(args: &ClientArgs) -> anyhow::Result<RunResult> {
 /// The benchmark itself, on the caller's runtime.
 pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
     let started = Instant::now();
+    let mut config = SessionConfig::new("bench");
+    config.era = match args.era {
+        EraArg::Auto => EraChoice::Auto,
+        EraArg::Legacy => EraChoice::Legacy,
+        EraArg::Modern => EraChoice::Modern,
+    };
     let session = if let Some(url) = &args.url {
-        Session::connect_http(HttpOptions::new("bench", url), SessionConfig::new("bench"))
+        Session::connect_http(HttpOptions::new("bench", url), config)
             .await
             .with_context(|| format!("connecting to {url}"))?
     } else {
@@ -37,13 +43,9 @@ pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
             env: Vec::new(),
             cwd: None,
         };
-        Session::spawn_stdio(
-            &spec,
-            StdioOptions::new("bench"),
-            SessionConfig::new("bench"),
-        )
-        .await
-        .with_context(|| format!("connecting to {spec:?}"))?
+        Session::spawn_stdio(&spec, StdioOptions::new("bench"), config)
+            .await
+            .with_context(|| format!("connecting to {spec:?}"))?
     };
     let init = started.elapsed();
     let protocol = Some(session.negotiated().protocol_version.clone());

@@ -20,6 +20,9 @@ pub struct GoalCheck {
     pub met: Option<bool>,
 }
 
+/// How the HTTP floor client is named in the tables.
+const RAW_HTTP_FLOOR: &str = "raw HTTP/1.1 floor (prebuilt bytes, no MCP)";
+
 fn find(results: &Results, regime: Regime, case: Case) -> Option<&Summary> {
     results
         .summaries
@@ -146,6 +149,7 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
             }),
             met: ours.map(|o| o >= floor),
         });
+        checks.extend(http_goals(results, regime));
         if let Some((direct, gateway)) = gateway_pair(results, regime) {
             let added = gateway.p50_us - direct.p50_us;
             checks.push(GoalCheck {
@@ -206,6 +210,83 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
         });
     }
     checks.extend(startup_goals(results));
+    checks
+}
+
+/// Scenario 8's goals in one regime: ours ≥ 2× rmcp's Streamable HTTP client against the
+/// rmcp server, and ≥ 0.6× the raw HTTP floor against the trivial HTTP server, each era.
+fn http_goals(results: &Results, regime: Regime) -> Vec<GoalCheck> {
+    use ClientKind::*;
+    use Scenario::*;
+    use ServerKind::*;
+    let seq = |server, client| rate(results, regime, Sequential, server, client);
+    // rmcp's client speaks only the legacy era: both eras of ours are held to its figure.
+    let rmcp_best = [Rmcp, RmcpMulti]
+        .into_iter()
+        .filter_map(|c| seq(RmcpPeerHttp, c))
+        .reduce(f64::max);
+    let check = |goal: String, ours: Option<f64>, other: Option<f64>, need: f64| {
+        let (measured, met) = match (ours, other) {
+            (Some(o), Some(t)) if t > 0.0 => (
+                format!(
+                    "{} vs {} calls/s = {:.2}×",
+                    thousands(o),
+                    thousands(t),
+                    o / t
+                ),
+                Some(o / t >= need),
+            ),
+            _ => ("not measured".into(), None),
+        };
+        GoalCheck {
+            goal,
+            regime: Some(regime),
+            measured,
+            met,
+        }
+    };
+    let mut checks = Vec::new();
+    for (era, rmcp_server, trivial, floor) in [
+        ("legacy", RmcpPeerHttp, TrivialHttp, RawHttp),
+        (
+            "2026-07-28",
+            RmcpPeerHttpModern,
+            TrivialHttpModern,
+            RawHttpModern,
+        ),
+    ] {
+        let has_any = [rmcp_server, trivial, floor].iter().any(|server| {
+            results
+                .summaries
+                .iter()
+                .any(|x| x.regime == regime && x.case.server == *server)
+        });
+        if !has_any {
+            continue;
+        }
+        checks.push(check(
+            format!(
+                "HTTP round trip ({era} era) vs the rmcp server ≥ 2× rmcp's Streamable HTTP \
+                 client{}",
+                if era == "legacy" {
+                    ""
+                } else {
+                    " (which speaks only the legacy era: its legacy figure)"
+                }
+            ),
+            seq(rmcp_server, Ours),
+            rmcp_best,
+            2.0,
+        ));
+        checks.push(check(
+            format!(
+                "HTTP round trip ({era} era) vs the trivial HTTP server ≥ 0.6× the raw HTTP floor"
+            ),
+            seq(trivial, Ours),
+            seq(floor, Raw),
+            0.6,
+        ));
+    }
     checks
 }
 
@@ -817,7 +898,8 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
         md,
         "* Instructions per call: `valgrind --tool=callgrind` on the client process only (servers run \
          natively), unpinned, sequential calls against the fixture (ours also against the rmcp server, which \
-         negotiates the 2026-07-28 era with us): (instructions of a {}-call run − those of a {}-call \
+         negotiates the 2026-07-28 era with us; over Streamable HTTP ours in both eras and rmcp's \
+         client against the trivial HTTP server, and the raw HTTP floor): (instructions of a {}-call run − those of a {}-call \
          run) / {}, which cancels start-up, handshake, warm-up and shutdown. Counts repeat to within \
          a fraction of a percent.\n",
         crate::callgrind::N_HIGH,
@@ -871,10 +953,11 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     }
 
     let has = |scenario| {
-        results
-            .summaries
-            .iter()
-            .any(|x| x.case.scenario == scenario && x.case.server != ServerKind::EverythingHttp)
+        results.summaries.iter().any(|x| {
+            x.case.scenario == scenario
+                && x.case.server != ServerKind::EverythingHttp
+                && x.case.server.http_era().is_none()
+        })
     };
     if has(Scenario::Sequential) {
         let _ = writeln!(
@@ -1037,6 +1120,7 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
 
     render_startup(&mut md, results);
     render_gateway(&mut md, results);
+    render_http(&mut md, results);
 
     if let Some(cg) = &results.callgrind {
         render_callgrind(&mut md, cg);
@@ -1079,6 +1163,106 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     md
 }
 
+/// Scenario 8: Streamable HTTP round trips against servers started per client run.
+fn render_http(md: &mut String, results: &Results) {
+    use ServerKind::*;
+    let in_scenario = |x: &&Summary| x.case.server.http_era().is_some();
+    if !results.summaries.iter().any(|x| in_scenario(&x)) {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "## Scenario 8: Streamable HTTP round trip on loopback, both eras ({} sequential \
+         `tools/call` echo calls)\n",
+        results.settings.calls
+    );
+    let _ = writeln!(
+        md,
+        "The driver starts the server afresh for every client run on a free 127.0.0.1 port and \
+         kills it afterwards. Servers: the rmcp 3.11.0 server (`switchboard-rmcp-peer --http`: \
+         rmcp's `StreamableHttpService`, default configuration, on hyper's HTTP/1 connection \
+         handler; it speaks both eras, so the same binary serves both tables), and \
+         `switchboard-bench trivial-http-server --era legacy|modern` (blocking std sockets, a \
+         thread per connection, keep-alive, `Content-Length` JSON answers: the HTTP \
+         counterpart of the trivial stdio server, to separate client cost from server cost). \
+         Clients: ours = `Session::connect_http` with the era set (`EraChoice::Legacy` / \
+         `Modern`); rmcp = `().serve(StreamableHttpClientTransport::from_uri(url))` \
+         (`transport-streamable-http-client-reqwest`, reqwest 0.13) + `peer.call_tool`; TS = \
+         `Client` + `StreamableHTTPClientTransport` (`bench/ts_client.mjs --url`); raw = \
+         `switchboard-bench raw-http-client`: one `TcpStream`, the request bytes our client \
+         sends (same headers and body) written with one `write`, the answer read by \
+         `Content-Length`, against `raw-http-server`'s canned answer — the floor of an HTTP/1.1 \
+         round trip on loopback. rmcp's and the TS SDK's clients speak only the legacy era \
+         (`initialize`): the 2026-07-28 tables have no rows for them. CPU placement: **pinned** \
+         = client and server each under `taskset -c 0` (one core; a tokio server or client then \
+         gets one worker, since the worker count follows the affinity); **split** = client \
+         under `taskset -c 0`, server under `taskset -c 1`; **unpinned** = no affinity. \
+         *ours ×* = our calls/s against the same server in the same era (for the floor row: \
+         against the trivial HTTP server) divided by the row's.\n"
+    );
+    for &regime in &results.settings.regimes {
+        for (era, servers, trivial) in [
+            (
+                "legacy era (`initialize`, `Mcp-Session-Id`)",
+                [RmcpPeerHttp, TrivialHttp, RawHttp],
+                TrivialHttp,
+            ),
+            (
+                "2026-07-28 era (stateless)",
+                [RmcpPeerHttpModern, TrivialHttpModern, RawHttpModern],
+                TrivialHttpModern,
+            ),
+        ] {
+            let rows: Vec<&Summary> = servers
+                .iter()
+                .flat_map(|server| {
+                    results
+                        .summaries
+                        .iter()
+                        .filter(move |x| x.regime == regime && x.case.server == *server)
+                })
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(md, "### {} — {}\n", era, regime.name());
+            let _ = writeln!(
+                md,
+                "| server | client | calls/s (median) | min–max | p50 | p99 | init | ours × |\n\
+                 |---|---|---:|---:|---:|---:|---:|---:|"
+            );
+            for row in rows {
+                let against = if row.case.client == ClientKind::Raw {
+                    trivial
+                } else {
+                    row.case.server
+                };
+                let ours = find(
+                    results,
+                    regime,
+                    Case {
+                        scenario: Scenario::Sequential,
+                        server: against,
+                        client: ClientKind::Ours,
+                    },
+                )
+                .map(|x| x.calls_per_s);
+                let server = match row.case.server {
+                    RmcpPeerHttp | RmcpPeerHttpModern => "rmcp",
+                    TrivialHttp | TrivialHttpModern => "trivial",
+                    _ => "canned (floor)",
+                };
+                let client = match row.case.client {
+                    ClientKind::Raw => RAW_HTTP_FLOOR,
+                    other => other.describe(),
+                };
+                let _ = writeln!(md, "| {server} | {client} | {} |", figures(row, ours));
+            }
+            let _ = writeln!(md);
+        }
+    }
+}
+
 fn table_header(md: &mut String) {
     let _ = writeln!(
         md,
@@ -1087,23 +1271,31 @@ fn table_header(md: &mut String) {
 }
 
 fn table_row(md: &mut String, row: &Summary, ours: Option<f64>, floor: bool) {
+    let _ = writeln!(
+        md,
+        "| {}{} | {} |",
+        row.case.client.describe(),
+        if floor { " (own server)" } else { "" },
+        figures(row, ours)
+    );
+}
+
+/// A row's figures: `calls/s | min–max | p50 | p99 | init | ours ×` (`ours`: our calls/s
+/// to divide by the row's).
+fn figures(row: &Summary, ours: Option<f64>) -> String {
     let ratio = match ours {
         Some(o) if row.calls_per_s > 0.0 => format!("{:.2}×", o / row.calls_per_s),
         _ => "–".into(),
     };
-    let _ = writeln!(
-        md,
-        "| {}{} | {} | {}–{} | {} | {} | {:.0} ms | {} |",
-        row.case.client.describe(),
-        if floor { " (own server)" } else { "" },
+    format!(
+        "{} | {}–{} | {} | {} | {:.0} ms | {ratio}",
         thousands(row.calls_per_s),
         thousands(row.calls_per_s_min),
         thousands(row.calls_per_s_max),
         us(row.p50_us),
         us(row.p99_us),
         row.init_ms,
-        ratio
-    );
+    )
 }
 
 fn render_callgrind(md: &mut String, cg: &CallgrindReport) {
@@ -1119,10 +1311,14 @@ fn render_callgrind(md: &mut String, cg: &CallgrindReport) {
     for c in &cg.clients {
         let median = crate::stats::median(&c.per_call);
         let reps: Vec<String> = c.per_call.iter().map(|v| thousands(*v)).collect();
+        let client = match c.case.client {
+            ClientKind::Raw if c.case.server.http_era().is_some() => RAW_HTTP_FLOOR,
+            other => other.describe(),
+        };
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} |",
-            c.case.client.describe(),
+            client,
             c.case.server.name(),
             thousands(median),
             reps.join(" / "),

@@ -1,5 +1,6 @@
-//! The official Rust SDK's client (`rmcp` 3.11.0, `client` + `transport-child-process`):
-//! the same measurement as [`crate::ours`], the way rmcp's documentation writes a client.
+//! The official Rust SDK's client (`rmcp` 3.11.0, `client` + `transport-child-process`,
+//! and over HTTP `transport-streamable-http-client-reqwest`): the same measurement as
+//! [`crate::ours`], the way rmcp's documentation writes a client.
 
 use std::time::{Duration, Instant};
 
@@ -7,7 +8,7 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::{Peer, RoleClient};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::task::JoinSet;
 
 use crate::cli::ClientArgs;
@@ -21,14 +22,21 @@ pub fn run(args: &ClientArgs) -> anyhow::Result<RunResult> {
 
 /// The benchmark itself, on the caller's runtime.
 pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
-    let Some((program, server_args)) = args.server.split_first() else {
-        bail!("--server needs a command");
-    };
-    let mut command = tokio::process::Command::new(program);
-    command.args(server_args);
     let started = Instant::now();
-    let transport = TokioChildProcess::new(command).context("spawning the server")?;
-    let client = ().serve(transport).await.context("initializing")?;
+    let client = if let Some(url) = &args.url {
+        let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+        ().serve(transport)
+            .await
+            .with_context(|| format!("initializing with {url}"))?
+    } else {
+        let Some((program, server_args)) = args.server.split_first() else {
+            bail!("--server needs a command");
+        };
+        let mut command = tokio::process::Command::new(program);
+        command.args(server_args);
+        let transport = TokioChildProcess::new(command).context("spawning the server")?;
+        ().serve(transport).await.context("initializing")?
+    };
     let init = started.elapsed();
     let protocol = client
         .peer_info()

@@ -100,7 +100,7 @@ fn catalog_pages(tools: usize, page_size: usize) -> Vec<String> {
     pages
 }
 
-fn answer_to(method: &str, params: &Value) -> Result<Value, (i64, String)> {
+pub(crate) fn answer_to(method: &str, params: &Value) -> Result<Value, (i64, String)> {
     match method {
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or("");

@@ -2,14 +2,19 @@
 //! client (in process) and the rmcp client against the fixture, sequential and pipelined,
 //! our client against the trivial server, and the raw pipe floor through the driver's
 //! process runner; our client over Streamable HTTP (when the node peers are installed) and
-//! through `switchboard serve` (when the CLI is built); and
+//! through `switchboard serve` (when the CLI is built); scenario 8's servers started by the
+//! driver, with our client in both eras, rmcp's Streamable HTTP client and the raw HTTP
+//! floor against them; and
 //! each start-up scenario (cold start, scale, RSS, one-shot CLI, its baseline and the
 //! Inspector CLI) at a tiny size. Counts only — no timing assertions.
 
 use std::time::Duration;
 
-use switchboard_bench::cli::{ClientArgs, RuntimeKind, StartupArgs};
-use switchboard_bench::driver::{HttpServer, Paths, Regime, run_bounded, run_client};
+use switchboard_bench::cli::{ClientArgs, EraArg, RuntimeKind, StartupArgs};
+use switchboard_bench::driver::{
+    Case, ClientKind, HttpServer, Paths, Regime, Scenario, ServerKind, run_bounded, run_client,
+    start_http_server,
+};
 use switchboard_bench::{ours, rmcp_client, startup};
 
 /// Hard bound on each step (they take milliseconds).
@@ -27,6 +32,7 @@ fn args(server: Vec<String>, calls: u64, inflight: usize) -> ClientArgs {
         text: "hello".into(),
         runtime: RuntimeKind::Current,
         url: None,
+        era: EraArg::Auto,
         server,
     }
 }
@@ -306,4 +312,53 @@ async fn our_client_through_the_gateway() {
         .expect("bounded")
         .expect("run through the gateway");
     assert_eq!(result.calls, 10);
+}
+
+/// Scenario 8 as the driver runs it, tiny: each server started in the unpinned regime, each
+/// client's command line from [`Paths::client_argv`] with the server's URL appended, run
+/// through the process runner.
+#[test]
+fn http_scenario_servers_and_clients() {
+    let root = switchboard_testkit::locate::workspace_root();
+    let mut paths = Paths::discover(Some(&root)).expect("paths");
+    paths.bench = BENCH.into();
+    paths.rmcp_peer = switchboard_testkit::locate::rmcp_peer_bin();
+    let dir = temp_dir("http");
+    let case = |server, client| Case {
+        scenario: Scenario::Sequential,
+        server,
+        client,
+    };
+    // (server, client, protocol negotiated; "" for the floor, which negotiates nothing)
+    let legacy = "2025-11-25";
+    let modern = "2026-07-28";
+    let cases = [
+        (ServerKind::TrivialHttp, ClientKind::Ours, legacy),
+        (ServerKind::TrivialHttpModern, ClientKind::Ours, modern),
+        (ServerKind::TrivialHttp, ClientKind::Rmcp, legacy),
+        (ServerKind::RmcpPeerHttp, ClientKind::Ours, legacy),
+        (ServerKind::RmcpPeerHttpModern, ClientKind::Ours, modern),
+        (ServerKind::RmcpPeerHttp, ClientKind::Rmcp, legacy),
+        (ServerKind::RawHttp, ClientKind::Raw, ""),
+        (ServerKind::RawHttpModern, ClientKind::Raw, ""),
+    ];
+    for (server, client, protocol) in cases {
+        let case = case(server, client);
+        let log = dir.join(format!("{}.stderr", case.id().replace('/', "_")));
+        let server = start_http_server(&paths, case.server, Regime::Unpinned, &log)
+            .expect("server started")
+            .expect("a scenario 8 server");
+        let mut argv = paths.client_argv(&case, 8, 2, 1, Regime::Unpinned);
+        argv.extend(["--url".into(), server.url.clone()]);
+        let result = run_client(&argv, Regime::Unpinned, &log, STEP)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", case.id()));
+        assert_eq!(
+            (result.calls, result.protocol.as_deref().unwrap_or("")),
+            (8, protocol),
+            "{}",
+            case.id()
+        );
+        drop(server);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
