@@ -452,6 +452,13 @@ async fn soak(plan: &SoakPlan) -> SoakReport {
     let stderr_task = tokio::spawn(keep_tail(stderr, stderr_tail.clone()));
     let (connection, inbound) =
         Connection::start(stdout, stdin, ConnectionOptions::new("gateway"), None);
+    // The soak's cancellations are MCP's, as a host's would be.
+    connection.set_cancel_notice(|id, reason| {
+        (
+            switchboard_protocol::methods::CANCELLED,
+            serde_json::json!({ "requestId": id, "reason": reason }),
+        )
+    });
     let shared = Arc::new(Soak {
         plan: plan.clone(),
         connection: connection.clone(),
