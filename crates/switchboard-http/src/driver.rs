@@ -283,8 +283,11 @@ impl Driver {
                     body,
                     sending,
                 };
+                // The state stays locked until the task is in the table: a task that ends
+                // at once (on another worker) must find its entry to remove it.
+                let mut state = lock(&self.state);
                 let handle = self.spawn(crate::post::post_request(self.clone(), request));
-                lock(&self.state).in_flight.insert(id.clone(), handle);
+                state.in_flight.insert(id.clone(), handle);
             }
             OutgoingKind::Cancellation { of } => {
                 // Closing the response stream cancels in the modern era; legacy servers are
