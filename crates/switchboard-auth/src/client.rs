@@ -540,6 +540,15 @@ impl OAuthClient {
 }
 
 impl Authorizer for OAuthClient {
+    fn server_nonce(&self, nonce: &str) {
+        // Only proofs for a DPoP-bound token carry a resource server's nonce.
+        if self.presented().is_some_and(|p| p.dpop)
+            && let Some(dpop) = self.current_dpop()
+        {
+            dpop.set_nonce(NonceFrom::ResourceServer, nonce);
+        }
+    }
+
     fn credentials(&self, request: &RequestTarget<'_>) -> Option<Credentials> {
         let presented = self.presented()?;
         let dpop = match (presented.dpop, self.current_dpop()) {

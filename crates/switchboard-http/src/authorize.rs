@@ -126,6 +126,24 @@ pub trait Authorizer: Send + Sync {
     fn before_send(&self) -> AuthorizeFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }
+
+    /// The server named the DPoP nonce to use from now on (a `DPoP-Nonce` header on an
+    /// answer that was no challenge, RFC 9449 §8.2). The default ignores it.
+    fn server_nonce(&self, _nonce: &str) {}
+}
+
+/// Hands a `DPoP-Nonce` header of an answer that is no challenge to the authorizer.
+pub(crate) fn note_server_nonce(authorizer: Option<&dyn Authorizer>, response: &reqwest::Response) {
+    let Some(authorizer) = authorizer else {
+        return;
+    };
+    if let Some(nonce) = response
+        .headers()
+        .get("dpop-nonce")
+        .and_then(|v| v.to_str().ok())
+    {
+        authorizer.server_nonce(nonce);
+    }
 }
 
 /// A header value that is never shown (reqwest's sensitive flag); `None` when it is not a

@@ -191,6 +191,7 @@ pub(crate) async fn post_request(driver: std::sync::Arc<Driver>, mut request: Ou
             }
             return finish(&driver, &request);
         }
+        crate::authorize::note_server_nonce(driver.authorizer.as_deref(), &response);
         if modern
             && status == reqwest::StatusCode::BAD_REQUEST
             && request.method == methods::TOOLS_CALL

@@ -224,6 +224,15 @@ async fn a_dpop_server_gets_proofs_with_its_nonces() {
         "rs-nonce-1"
     );
 
+    // A nonce the MCP server sends on an answer that is no challenge is used from then on
+    // (RFC 9449 §8.2), without a failed request first.
+    switchboard_http::Authorizer::server_nonce(&client, "rs-nonce-2");
+    let renewed = client.credentials(&target).expect("credentials");
+    assert_eq!(
+        verified_claims(renewed.dpop.as_deref().expect("a proof"))["nonce"],
+        "rs-nonce-2"
+    );
+
     // Nothing secret in Debug output.
     let shown = format!("{client:?} {retried:?}");
     assert!(!shown.contains("bound-token"), "{shown}");
