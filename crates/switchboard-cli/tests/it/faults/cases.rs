@@ -3471,8 +3471,11 @@ pub(crate) static CASES: &[Case] = &[
     Case {
         name: "gateway-passes-upstream-answers-unchanged",
         area: Area::Gateway,
-        hostile: "calls through the gateway get a result with `structuredContent` and `_meta`, one with `isError`, and no answer within the deadline",
-        servers: &[Server::Fixture(&[])],
+        hostile: "calls through the gateway get a result with `structuredContent` and `_meta`, one with `isError`, a JSON-RPC error with data, and no answer within the deadline",
+        servers: &[
+            Server::Fixture(&[]),
+            Server::Fixture(&["--mode", "hostile-text"]),
+        ],
         settings: QUICK,
         command: Cmd::Serve {
             script: ServeScript::Lines(&[
@@ -3481,24 +3484,27 @@ pub(crate) static CASES: &[Case] = &[
                 r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s__add","arguments":{"a":2,"b":3}}}"#,
                 r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"s__fail","arguments":{}}}"#,
                 r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"s__slow","arguments":{"duration_ms":60000,"steps":1}}}"#,
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t__rpc_error","arguments":{}}}"#,
             ]),
             close: Close::AfterAnswers,
         },
         outcome: Outcome {
             exit: Exit::Success,
-            says: "results pass as the server sent them; the timeout is a JSON-RPC error naming the server and how long the gateway waited",
+            says: "results and the server's JSON-RPC error (code, message, data) pass as the server sent them; the timeout is a JSON-RPC error naming the server and how long the gateway waited",
             checks: &[Check::GatewayAnswersEveryRequest],
             deadline: HANG,
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (613 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5},"_meta":{"fixture.switchboard.test/tool":"add"}}}
                 {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"this tool always fails"}],"isError":true}}
                 {"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow","data":{"server":"s","waitedMs":2000}}}
+                {"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"it broke: \u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b]8;;\u001b\\ bell\u0007 return\r over \u{9b}31m csi \u{202e}reversed","data":{"detail":"\u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b… (432 bytes)
                 --- stderr
-                switchboard serve: 1 of 1 server(s) ready
+                switchboard serve: 2 of 2 server(s) ready
                   s: ready (6 tools)
+                  t: ready (10 tools)
             "###]]),
         },
         status: Status::Holds,
