@@ -74,8 +74,8 @@ pub enum RuntimeError {
     Disposed,
 }
 
-/// Why a request the host sends to one server ([`Runtime::get_prompt`],
-/// [`Runtime::read_resource`]) failed.
+/// Why a request the host sends to one server ([`Runtime::call_tool_raw`],
+/// [`Runtime::get_prompt`], [`Runtime::read_resource`]) failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerRequestError {
@@ -92,6 +92,22 @@ pub enum ServerRequestError {
         server: String,
         /// Its state.
         state: String,
+    },
+    /// No tool of that exported name is in the current snapshot
+    /// ([`Runtime::call_tool_raw`] only).
+    #[error("no tool is named `{name}`")]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+    },
+    /// The arguments are not a JSON object or do not fit the tool's input schema; nothing
+    /// was sent ([`Runtime::call_tool_raw`] only).
+    #[error("{detail}")]
+    InvalidArguments {
+        /// The tool's exported name.
+        tool: String,
+        /// What is wrong, naming the tool.
+        detail: String,
     },
     /// The server answered with an error, or the session failed.
     #[error(transparent)]
@@ -344,6 +360,31 @@ impl Runtime {
             .filter_map(|(_, shared)| shared.session())
             .filter(|session| session.process().is_some_and(|p| p.exit_status().is_none()))
             .count()
+    }
+
+    /// Calls the tool exported as `name` in the current snapshot and returns the server's
+    /// result unchanged (`isError`, `structuredContent`, `_meta` and every content block as
+    /// the server sent them), for hosts that serve MCP themselves, such as a gateway. The
+    /// call is routed, its arguments checked against the bridged schema and its server
+    /// waited for as a bridged tool call is; the context's cancellation, progress sink and
+    /// timeout apply as there. Unlike [`Tool::call`](crate::Tool::call), nothing is turned
+    /// into a [`ToolOutput`](crate::ToolOutput): an upstream JSON-RPC error, a timeout or a
+    /// failed session is a typed [`ServerRequestError`], and no output bound applies
+    /// beyond the connection's frame cap.
+    pub async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: ToolContext,
+    ) -> Result<Value, ServerRequestError> {
+        let tool =
+            self.snapshot()
+                .tool(name)
+                .cloned()
+                .ok_or_else(|| ServerRequestError::UnknownTool {
+                    name: name.to_owned(),
+                })?;
+        snapshot::call_raw(&tool, arguments, context).await
     }
 
     /// Gets a prompt from `server` (the raw MCP result: `description`, `messages`), waiting

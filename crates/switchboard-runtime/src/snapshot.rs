@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate};
-use switchboard_session::{CallOptions, SessionError};
+use switchboard_session::{CallOptions, Session, SessionError};
 use tokio_util::sync::CancellationToken;
 
 use crate::guards::{self, Finding, FindingKind};
 use crate::naming::{ToolRoute, assign_names};
 use crate::output::{OutputLimit, ToolOutput};
+use crate::runtime::ServerRequestError;
 use crate::schema::{ArgumentValidator, SchemaProblem, normalize};
 use crate::server::{Capabilities, ServerShared, lock};
 use crate::tool::{Tool, ToolContext, ToolFuture};
@@ -141,52 +142,13 @@ impl Tool for BridgedTool {
 }
 
 async fn call_bridged(tool: &BridgedInner, arguments: Value, context: ToolContext) -> ToolOutput {
-    let arguments = match arguments {
-        Value::Null => json!({}),
-        object @ Value::Object(_) => object,
-        other => {
-            return ToolOutput::error(format!(
-                "arguments for `{}` must be a JSON object, not {other}",
-                tool.exported_name
-            ));
-        }
+    let call = match prepare(tool, arguments, context).await {
+        Ok(call) => call,
+        Err(refusal) => return ToolOutput::error(refusal.to_string()),
     };
-    let validator = tool
-        .validator
-        .get_or_init(|| ArgumentValidator::new(&tool.schema));
-    if let Ok(validator) = validator
-        && let Err(problems) = validator.check(&arguments)
-    {
-        return ToolOutput::error(format!(
-            "invalid arguments for `{}`: {problems}",
-            tool.exported_name
-        ));
-    }
-    let Some(server) = tool.router.server(&tool.server) else {
-        return ToolOutput::error(format!(
-            "MCP server `{}` is no longer configured",
-            tool.server
-        ));
-    };
-    let wait = context
-        .timeout
-        .unwrap_or(tool.router.ready_wait)
-        .min(tool.router.ready_wait);
-    let session = tokio::select! {
-        ready = server.ready_session(wait) => match ready {
-            Ok(session) => session,
-            Err(state) => return ToolOutput::error(format!("MCP server `{}` is not available ({state})", tool.server)),
-        },
-        () = context.cancel.cancelled() => return ToolOutput::error("the call was cancelled"),
-    };
-    let options = CallOptions {
-        timeout: context.timeout,
-        max_duration: None,
-        cancel: Some(context.cancel.clone()),
-        progress: context.progress.clone(),
-    };
-    match session
-        .call_tool(&tool.wire_name, Some(arguments), &options)
+    match call
+        .session
+        .call_tool(&tool.wire_name, Some(call.arguments), &call.options)
         .await
     {
         Ok(result) => {
@@ -198,6 +160,114 @@ async fn call_bridged(tool: &BridgedInner, arguments: Value, context: ToolContex
         )),
         Err(error) => ToolOutput::error(format!("MCP error: {error}")),
     }
+}
+
+/// A bridged call as the server sent its result, for hosts that serve MCP
+/// ([`Runtime::call_tool_raw`](crate::Runtime::call_tool_raw)): the same checks and
+/// routing as [`call_bridged`], no [`ToolOutput`] conversion and no output bound (the
+/// connection's frame cap bounds the result).
+pub(crate) async fn call_raw(
+    tool: &BridgedTool,
+    arguments: Value,
+    context: ToolContext,
+) -> Result<Value, ServerRequestError> {
+    let tool = &*tool.inner;
+    let call = prepare(tool, arguments, context)
+        .await
+        .map_err(|refusal| match refusal {
+            Refusal::Arguments(detail) => ServerRequestError::InvalidArguments {
+                tool: tool.exported_name.clone(),
+                detail,
+            },
+            Refusal::NotConfigured(server) => ServerRequestError::NotConfigured { server },
+            Refusal::Unavailable { server, state } => {
+                ServerRequestError::Unavailable { server, state }
+            }
+            Refusal::Cancelled => ServerRequestError::Session(SessionError::Cancelled {
+                server: tool.server.as_str().into(),
+                method: switchboard_protocol::methods::TOOLS_CALL.to_owned(),
+                reason: "cancelled while waiting for the server to be ready".to_owned(),
+            }),
+        })?;
+    Ok(call
+        .session
+        .call_tool_raw(&tool.wire_name, Some(call.arguments), &call.options)
+        .await?)
+}
+
+/// Why a bridged call was not sent.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// The arguments are not an object, or do not fit the schema (the whole message).
+    #[error("{0}")]
+    Arguments(String),
+    #[error("MCP server `{0}` is no longer configured")]
+    NotConfigured(String),
+    #[error("MCP server `{server}` is not available ({state})")]
+    Unavailable { server: String, state: String },
+    #[error("the call was cancelled")]
+    Cancelled,
+}
+
+/// A call ready to be sent: checked arguments, a ready session, the call's options.
+struct Prepared {
+    session: Session,
+    arguments: Value,
+    options: CallOptions,
+}
+
+/// Checks the arguments against the tool's schema and waits (bounded) for its server.
+async fn prepare(
+    tool: &BridgedInner,
+    arguments: Value,
+    context: ToolContext,
+) -> Result<Prepared, Refusal> {
+    let arguments = match arguments {
+        Value::Null => json!({}),
+        object @ Value::Object(_) => object,
+        other => {
+            return Err(Refusal::Arguments(format!(
+                "arguments for `{}` must be a JSON object, not {other}",
+                tool.exported_name
+            )));
+        }
+    };
+    let validator = tool
+        .validator
+        .get_or_init(|| ArgumentValidator::new(&tool.schema));
+    if let Ok(validator) = validator
+        && let Err(problems) = validator.check(&arguments)
+    {
+        return Err(Refusal::Arguments(format!(
+            "invalid arguments for `{}`: {problems}",
+            tool.exported_name
+        )));
+    }
+    let Some(server) = tool.router.server(&tool.server) else {
+        return Err(Refusal::NotConfigured(tool.server.clone()));
+    };
+    let wait = context
+        .timeout
+        .unwrap_or(tool.router.ready_wait)
+        .min(tool.router.ready_wait);
+    let session = tokio::select! {
+        ready = server.ready_session(wait) => ready.map_err(|state| Refusal::Unavailable {
+            server: tool.server.clone(),
+            state: state.to_string(),
+        })?,
+        () = context.cancel.cancelled() => return Err(Refusal::Cancelled),
+    };
+    let options = CallOptions {
+        timeout: context.timeout,
+        max_duration: None,
+        cancel: Some(context.cancel),
+        progress: context.progress,
+    };
+    Ok(Prepared {
+        session,
+        arguments,
+        options,
+    })
 }
 
 /// Inputs for building a snapshot.

@@ -10,16 +10,23 @@
 //!   [`GatewayOptions::startup_wait`]), so a client that lists right after `initialize`
 //!   sees every server that came up; later changes are announced with
 //!   `notifications/tools/list_changed`.
-//! - `tools/call` runs through the runtime's bridge (argument validation, deadlines,
-//!   restarts, output bound). `notifications/cancelled` from the client cancels the call
-//!   upstream and its answer is dropped, as the protocol asks; the upstream server's
+//! - `tools/call` goes through [`Runtime::call_tool_raw`] (routing, argument validation
+//!   against the bridged schema, deadlines, waiting for a restarting server), not through
+//!   the agent-facing [`Tool`]/`ToolOutput` conversion: the server's result passes
+//!   unchanged (`isError`, `structuredContent`, `_meta`, every content block), and so does
+//!   its JSON-RPC error (code, message, data). Arguments that do not fit the schema get a
+//!   result with `isError` saying why (nothing is sent). A timeout, a server that closed or
+//!   is unavailable, a transport failure and an answer that cannot be passed on are
+//!   JSON-RPC errors with the gateway's [`codes`], naming the server (and, for a timeout,
+//!   how long the gateway waited). `notifications/cancelled` from the client cancels the
+//!   call upstream and its answer is dropped, as the protocol asks; the upstream server's
 //!   progress is forwarded under the client's progress token.
 //! - `prompts/list` names each prompt `<server>__<prompt>` like tools; `prompts/get` goes to
 //!   its server. `resources/list` and `resources/templates/list` pass URIs through
 //!   unchanged (a URI or template an earlier server already listed is left out);
 //!   `resources/read` goes to the server that listed the URI, else to the first server with
 //!   a template whose fixed prefix the URI starts with, else -32002. Server errors are
-//!   passed through as they are.
+//!   passed through as they are; other failures get the gateway's [`codes`] as for tools.
 //! - Each list is announced with its `list_changed` notification when it changes after
 //!   the client listed it.
 //! - An unknown tool is a JSON-RPC error (-32602) naming it; a frame that is not JSON-RPC
@@ -83,7 +90,9 @@ pub const MAX_PENDING_REPLIES: usize = 256;
 pub const CLOSE_FLUSH: Duration = Duration::from_secs(2);
 
 /// The gateway's own JSON-RPC error codes (in the range JSON-RPC leaves to
-/// implementations; MCP reserves -32020 and above).
+/// implementations; MCP reserves -32020 and above, and gives -32002 to "resource not
+/// found" in the protocol versions the gateway serves). An upstream server's own error is
+/// passed on with its own code, never with one of these.
 pub mod codes {
     /// The client closed the connection (stdin EOF) and the request was not finished
     /// within the close grace; it was cancelled upstream. (-32000 is "connection closed"
@@ -93,6 +102,20 @@ pub mod codes {
     /// [`MAX_IN_FLIGHT`](super::MAX_IN_FLIGHT) requests. Sending it again after an answer
     /// arrives is safe.
     pub const BUSY: i64 = -32003;
+    /// The upstream server did not answer within its deadline (a cancellation was sent to
+    /// it). The message names the server and how long the gateway waited; `data` holds
+    /// `server` and `waitedMs`. (-32001 is "request timeout" in the TypeScript SDK's
+    /// vocabulary too.)
+    pub const UPSTREAM_TIMEOUT: i64 = -32001;
+    /// The upstream server could not take the request: its connection closed (the process
+    /// exited; it is being restarted), its transport failed (an HTTP status, a stream that
+    /// ended first), or it is not ready or no longer configured. The message names the
+    /// server and what happened; `data` holds `server`. The call may or may not have run.
+    pub const UPSTREAM_UNAVAILABLE: i64 = -32005;
+    /// The upstream server's answer could not be passed on: malformed, over the frame
+    /// limit, or not a tool result. The message names the server and what was wrong;
+    /// `data` holds `server`.
+    pub const UPSTREAM_BAD_ANSWER: i64 = -32006;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -865,10 +888,49 @@ async fn forward(shared: &Shared, request: &Request) -> Result<Value, ErrorObjec
         };
         shared.runtime.read_resource(&server, uri).await
     };
-    outcome.map_err(|error| match error {
-        ServerRequestError::Session(SessionError::Rpc { error, .. }) => error,
-        other => ErrorObject::new(INTERNAL_ERROR, other.to_string()),
-    })
+    outcome.map_err(upstream_error)
+}
+
+/// A failed request to an upstream server as the client sees it: the server's own
+/// JSON-RPC error unchanged, else one of the gateway's [`codes`] naming the server.
+fn upstream_error(error: ServerRequestError) -> ErrorObject {
+    let mut message = error.to_string();
+    if let ServerRequestError::Session(SessionError::Closed { .. }) = &error {
+        message.push_str(
+            "\nThe server is being restarted; the request was not retried because it may have had effects.",
+        );
+    }
+    let (code, server, waited) = match error {
+        ServerRequestError::Session(SessionError::Rpc { error, .. }) => return error,
+        ServerRequestError::Session(SessionError::Timeout { server, after, .. }) => {
+            (codes::UPSTREAM_TIMEOUT, server.to_string(), Some(after))
+        }
+        ServerRequestError::Session(
+            SessionError::Closed { server, .. } | SessionError::Transport { server, .. },
+        ) => (codes::UPSTREAM_UNAVAILABLE, server.to_string(), None),
+        ServerRequestError::NotConfigured { server }
+        | ServerRequestError::Unavailable { server, .. } => {
+            (codes::UPSTREAM_UNAVAILABLE, server, None)
+        }
+        ServerRequestError::Session(
+            SessionError::MalformedAnswer { server, .. }
+            | SessionError::AnswerTooLarge { server, .. }
+            | SessionError::Protocol { server, .. },
+        ) => (codes::UPSTREAM_BAD_ANSWER, server.to_string(), None),
+        ServerRequestError::UnknownTool { .. } | ServerRequestError::InvalidArguments { .. } => {
+            return ErrorObject::new(INVALID_PARAMS, message);
+        }
+        _ => return ErrorObject::new(INTERNAL_ERROR, message),
+    };
+    let mut data = json!({ "server": server });
+    if let Some(waited) = waited {
+        data["waitedMs"] = json!(u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+    }
+    ErrorObject {
+        code,
+        message,
+        data: Some(data),
+    }
 }
 
 /// The server that listed `uri`, else the first whose template's fixed prefix it starts with.
@@ -901,23 +963,12 @@ async fn call(shared: &Shared, request: Request, ticket: Ticket) {
         () = ticket.cancel.cancelled() => return,
     }
     let snapshot = shared.runtime.snapshot();
-    let Some(tool) = snapshot.tool(name).cloned() else {
-        let message = if name.is_empty() {
-            "tools/call needs `params.name`, the tool's name".to_owned()
-        } else {
-            format!(
-                "unknown tool `{name}`: this gateway has {} tools (tools/list shows them)",
-                snapshot.tools.len()
-            )
-        };
-        answer(
-            shared,
-            &ticket,
-            Err(ErrorObject::new(INVALID_PARAMS, message)),
-        )
-        .await;
+    if snapshot.tool(name).is_none() {
+        let error = unknown_tool(name, snapshot.tools.len());
+        answer(shared, &ticket, Err(error)).await;
         return;
-    };
+    }
+    let tools = snapshot.tools.len();
     drop(snapshot);
     let (progress_tx, mut progress_rx) = mpsc::channel::<ProgressParams>(PROGRESS_BUFFER);
     let context = ToolContext {
@@ -940,8 +991,8 @@ async fn call(shared: &Shared, request: Request, ticket: Ticket) {
             }
         }
     };
-    let mut running = tool.call(arguments, context);
-    let output = loop {
+    let mut running = std::pin::pin!(shared.runtime.call_tool_raw(name, arguments, context));
+    let outcome = loop {
         tokio::select! {
             output = &mut running => break output,
             Some(progress) = progress_rx.recv() => forward(progress).await,
@@ -955,5 +1006,26 @@ async fn call(shared: &Shared, request: Request, ticket: Ticket) {
     while let Ok(progress) = progress_rx.try_recv() {
         forward(progress).await;
     }
-    answer(shared, &ticket, Ok(output.to_json())).await;
+    let outcome = outcome.or_else(|error| match error {
+        // Refused before anything was sent: a tool execution error the model can act on,
+        // as MCP asks for input validation errors.
+        ServerRequestError::InvalidArguments { detail, .. } => Ok(json!({
+            "content": [{"type": "text", "text": detail}],
+            "isError": true,
+        })),
+        // The snapshot changed between the lookup and the call.
+        ServerRequestError::UnknownTool { .. } => Err(unknown_tool(name, tools)),
+        other => Err(upstream_error(other)),
+    });
+    answer(shared, &ticket, outcome).await;
+}
+
+/// The error for a `tools/call` whose name the gateway does not know.
+fn unknown_tool(name: &str, tools: usize) -> ErrorObject {
+    let message = if name.is_empty() {
+        "tools/call needs `params.name`, the tool's name".to_owned()
+    } else {
+        format!("unknown tool `{name}`: this gateway has {tools} tools (tools/list shows them)")
+    };
+    ErrorObject::new(INVALID_PARAMS, message)
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_runtime::{OutputLimit, Runtime, Tool, ToolContext};
+use switchboard_runtime::{OutputLimit, Runtime, ServerRequestError, Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -50,6 +50,45 @@ async fn arguments_are_validated_before_sending_with_an_actionable_error() {
     let output = add.call(json!([1, 2]), ToolContext::default()).await;
     assert!(output.is_error && output.text_content().contains("must be a JSON object"));
     runtime.dispose().await;
+}
+
+#[tokio::test]
+async fn a_raw_call_returns_the_servers_result_or_a_typed_error() {
+    let mark = marker("raw");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    let add = runtime
+        .call_tool_raw(
+            "alpha__add",
+            json!({"a": 40, "b": 2}),
+            ToolContext::default(),
+        )
+        .await
+        .expect("a result");
+    // Every member as the server sent it, `_meta` included; no `isError` added.
+    expect_test::expect![[r#"{"content":[{"type":"text","text":"42"}],"structuredContent":{"sum":42},"_meta":{"fixture.switchboard.test/tool":"add"}}"#]]
+    .assert_eq(&add.to_string());
+    let refused = runtime
+        .call_tool_raw("alpha__add", json!({"a": "forty"}), ToolContext::default())
+        .await
+        .expect_err("refused before sending");
+    assert!(
+        matches!(
+            &refused,
+            ServerRequestError::InvalidArguments { tool, .. } if tool == "alpha__add"
+        ),
+        "{refused:?}"
+    );
+    let unknown = runtime
+        .call_tool_raw("alpha__nothing", json!({}), ToolContext::default())
+        .await
+        .expect_err("no such tool");
+    assert!(
+        matches!(&unknown, ServerRequestError::UnknownTool { name } if name == "alpha__nothing"),
+        "{unknown:?}"
+    );
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
 }
 
 #[tokio::test]

@@ -446,6 +446,39 @@ impl Session {
         arguments: Option<Value>,
         options: &CallOptions,
     ) -> Result<CallToolResult, SessionError> {
+        self.call_tool_reading(name, arguments, options, |raw| {
+            CallToolResult::from_json_text(raw.get())
+        })
+        .await
+    }
+
+    /// Calls a tool and returns its result as the server sent it (every member kept:
+    /// `isError`, `structuredContent`, `_meta`, content blocks as they are), for hosts
+    /// that pass results on. The result is checked to be a tool result first (an object
+    /// whose `content` and `isError` have the right types); one that is not is
+    /// [`SessionError::Protocol`]. Deadlines, progress and cancellation as in
+    /// [`Session::call_tool`].
+    pub async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value, SessionError> {
+        self.call_tool_reading(name, arguments, options, |raw| {
+            let (kind, checked) = CallToolResult::from_json_text(raw.get());
+            (kind, checked.and_then(|_| read_tree(raw).1))
+        })
+        .await
+    }
+
+    /// `tools/call` with `read` turning the result text into the caller's type.
+    async fn call_tool_reading<T>(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        options: &CallOptions,
+        read: impl Fn(&RawValue) -> (ResultType, Result<T, String>),
+    ) -> Result<T, SessionError> {
         self.require(
             self.inner.negotiated.capabilities.tools.is_some(),
             "tools",
@@ -460,7 +493,7 @@ impl Session {
             base,
             options,
             Progress::KeepsAlive,
-            |raw| CallToolResult::from_json_text(raw.get()),
+            read,
         )
         .await
     }

@@ -76,7 +76,7 @@ async fn handshake_tools_and_errors() {
         .await;
     assert_eq!(
         add,
-        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"42"}],"structuredContent":{"sum":42}}}"#
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"42"}],"structuredContent":{"sum":42},"_meta":{"fixture.switchboard.test/tool":"add"}}}"#
     );
     let fail = fixture
         .call(8, "tools/call", json!({"name": "fail", "arguments": {}}))

@@ -3187,8 +3187,8 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (613 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s`: the server process exited (exit status: 3)\n--- last stderr output ---\nfixture: crashing on purpose\nThe server is being restarted; the call was not retried because it may have had effects."}],"isError":true}}
-                {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"still here"}],"isError":false}}
+                {"jsonrpc":"2.0","id":2,"error":{"code":-32005,"message":"server `s`: the server process exited (exit status: 3)\n--- last stderr output ---\nfixture: crashing on purpose\nThe server is being restarted; the request was not retried because it may have had effects.","data":{"server":"s"}}}
+                {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"still here"}]}}
                 --- stderr
                 switchboard serve: 2 of 2 server(s) ready
                   s: ready (6 tools)
@@ -3383,7 +3383,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (43 tools)
@@ -3423,7 +3423,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown tool `s__schema_recursive_ref`: this gateway has 12 tools (tools/list shows them)"}}
                 {"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unknown tool `s__schema_network_ref`: this gateway has 12 tools (tools/list shows them)"}}
-                {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"schema_deep_anyof called"}],"isError":false}}
+                {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"schema_deep_anyof called"}]}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (16 tools)
@@ -3450,20 +3450,61 @@ pub(crate) static CASES: &[Case] = &[
         },
         outcome: Outcome {
             exit: Exit::Success,
-            says: "each call is answered with a result or a JSON-RPC error naming the server",
+            says: "each call is answered: the server's own error and results as it sent them, a malformed answer with a JSON-RPC error naming the server",
             checks: &[Check::GatewayAnswersEveryRequest],
             deadline: HANG,
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (563 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {\"jsonrpc\":\"2.0\",\"id\":<id>,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]},\"error\":{\"code\":-32000,\"message\":\"also failed\"}}; the … (422 bytes)
-                {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"MCP error: server `s` answered `tools/call` with an error: failed with a lot of data (code -32000), data: \"dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd… (519 bytes)
-                {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"red\u001b[31m title\u001b]0;owned\u0007 bidi\u{202e}txet\u{202c} zero\u{200b}width c1\u{9b}2J"}],"isError":false}}
-                {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"MCP error: server `s` broke the protocol in `tools/call`: the tool result is not valid JSON: number out of range at line 1 column 78"}],"isError":true}}
+                {"jsonrpc":"2.0","id":2,"error":{"code":-32006,"message":"server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {\"jsonrpc\":\"2.0\",\"id\":<id>,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]},\"error\":{\"code\":-32000,\"message\":\"also failed\"}}; the server is broken: rep… (406 bytes)
+                {"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"failed with a lot of data","data":"ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd… (2097248 bytes)
+                {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"red\u001b[31m title\u001b]0;owned\u0007 bidi\u{202e}txet\u{202c} zero\u{200b}width c1\u{9b}2J"}]}}
+                {"jsonrpc":"2.0","id":5,"error":{"code":-32006,"message":"server `s` broke the protocol in `tools/call`: the tool result is not valid JSON: number out of range at line 1 column 78","data":{"server":"s"}}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (43 tools)
+            "###]]),
+        },
+        status: Status::Holds,
+    },
+    Case {
+        name: "gateway-passes-upstream-answers-unchanged",
+        area: Area::Gateway,
+        hostile: "calls through the gateway get a result with `structuredContent` and `_meta`, one with `isError`, a JSON-RPC error with data, and no answer within the deadline",
+        servers: &[
+            Server::Fixture(&[]),
+            Server::Fixture(&["--mode", "hostile-text"]),
+        ],
+        settings: QUICK,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s__add","arguments":{"a":2,"b":3}}}"#,
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"s__fail","arguments":{}}}"#,
+                r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"s__slow","arguments":{"duration_ms":60000,"steps":1}}}"#,
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t__rpc_error","arguments":{}}}"#,
+            ]),
+            close: Close::AfterAnswers,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "results and the server's JSON-RPC error (code, message, data) pass as the server sent them; the timeout is a JSON-RPC error naming the server and how long the gateway waited",
+            checks: &[Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"},"instructions":"## MCP Server Instructions\n\nThe following instructions come from MCP servers. They … (613 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5},"_meta":{"fixture.switchboard.test/tool":"add"}}}
+                {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"this tool always fails"}],"isError":true}}
+                {"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow","data":{"server":"s","waitedMs":2000}}}
+                {"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"it broke: \u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b]8;;\u001b\\ bell\u0007 return\r over \u{9b}31m csi \u{202e}reversed","data":{"detail":"\u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b… (432 bytes)
+                --- stderr
+                switchboard serve: 2 of 2 server(s) ready
+                  s: ready (6 tools)
+                  t: ready (10 tools)
             "###]]),
         },
         status: Status::Holds,
@@ -4761,7 +4802,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"}}}
-                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"MCP error: server `s` gave no answer to `tools/call`: an event the server sent on this request's response stream is larger than the 16777216-byte limit"}],"isError":true}}
+                {"jsonrpc":"2.0","id":2,"error":{"code":-32005,"message":"server `s` gave no answer to `tools/call`: an event the server sent on this request's response stream is larger than the 16777216-byte limit","data":{"server":"s"}}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (1 tools)
@@ -4798,45 +4839,45 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true}},"serverInfo":{"name":"switchboard","title":"Switchboard gateway","version":"0.1.0"}}}
-                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":11,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":13,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":14,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":15,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":16,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":18,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":19,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":20,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":21,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":23,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":24,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":25,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":26,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":27,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":28,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":29,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":30,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":31,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":32,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":33,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":34,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":35,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":36,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":37,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":38,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":39,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
-                {"jsonrpc":"2.0","id":40,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}
+                {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":11,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":13,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":14,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":15,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":16,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":18,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":19,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":20,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":21,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":23,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":24,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":25,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":26,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":27,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":28,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":29,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":30,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":31,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":32,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":33,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":34,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":35,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":36,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":37,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":38,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":39,"result":{"content":[{"type":"text","text":"ok"}]}}
+                {"jsonrpc":"2.0","id":40,"result":{"content":[{"type":"text","text":"ok"}]}}
                 … (161 more lines)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
