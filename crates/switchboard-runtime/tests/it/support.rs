@@ -39,6 +39,7 @@ pub(crate) fn fixture_entry(name: &str, marker: &str, extra: &[&str]) -> ServerE
         era: None,
         protocol_version: None,
         list_limits: Default::default(),
+        tool_filter: Default::default(),
         origin: Origin {
             file: "<test>".into(),
             line: None,
