@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use switchboard_config::ToolFilter;
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate};
 use switchboard_session::{CallOptions, SessionError};
 use tokio_util::sync::CancellationToken;
@@ -200,12 +201,19 @@ async fn call_bridged(tool: &BridgedInner, arguments: Value, context: ToolContex
     }
 }
 
+/// One server's part of a snapshot: what it listed and which of its tools to publish.
+pub(crate) struct ServerInput {
+    pub(crate) name: String,
+    pub(crate) capabilities: Arc<Capabilities>,
+    pub(crate) tool_filter: Arc<ToolFilter>,
+}
+
 /// Inputs for building a snapshot.
 pub(crate) struct SnapshotInput<'a> {
     pub(crate) version: u64,
     pub(crate) enabled: bool,
     /// Ready (or reconnecting) servers and their capabilities, in configuration order.
-    pub(crate) servers: Vec<(String, Arc<Capabilities>)>,
+    pub(crate) servers: Vec<ServerInput>,
     pub(crate) router: &'a Arc<CallRouter>,
     pub(crate) instructions_limit: usize,
     /// Tool definitions approved before, for change detection (`None`: no lock file).
@@ -214,8 +222,10 @@ pub(crate) struct SnapshotInput<'a> {
     pub(crate) strict: bool,
 }
 
-/// Builds a snapshot: names assigned over all servers at once, schemas normalised (tools
-/// whose schema cannot be used are left out with a finding), descriptions linted.
+/// Builds a snapshot: tools the entry's filter leaves out dropped before anything else sees
+/// them (no name, route, lock comparison or lint), names assigned over all servers at once,
+/// schemas normalised (tools whose schema cannot be used are left out with a finding),
+/// descriptions linted.
 pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     let mut snapshot = Snapshot {
         version: input.version,
@@ -224,7 +234,12 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     };
     let mut routes = Vec::new();
     let mut definitions: HashMap<ToolRoute, &switchboard_protocol::Tool> = HashMap::new();
-    for (server, capabilities) in &input.servers {
+    for ServerInput {
+        name: server,
+        capabilities,
+        tool_filter,
+    } in &input.servers
+    {
         for problem in &capabilities.problems {
             snapshot.findings.push(Finding {
                 server: server.clone(),
@@ -233,7 +248,11 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
                 detail: problem.clone(),
             });
         }
-        for tool in &capabilities.tools {
+        for tool in capabilities
+            .tools
+            .iter()
+            .filter(|t| tool_filter.allows(&t.name))
+        {
             let route = ToolRoute {
                 server: server.clone(),
                 tool: tool.name.clone(),

@@ -105,6 +105,23 @@ pub(crate) async fn no_processes_with(marker: &str) {
     .await;
 }
 
+/// Calls the fixture's `add` tool by its exported name in `snapshot` and checks the sum.
+pub(crate) async fn assert_adds(snapshot: &switchboard_runtime::Snapshot, tool: &str) {
+    use switchboard_runtime::Tool;
+    let output = snapshot
+        .tool(tool)
+        .unwrap_or_else(|| panic!("no tool `{tool}`"))
+        .call(
+            serde_json::json!({"a": 40, "b": 2}),
+            switchboard_runtime::ToolContext::default(),
+        )
+        .await;
+    assert_eq!(
+        output.structured_content,
+        Some(serde_json::json!({"sum": 42}))
+    );
+}
+
 /// Enables, asserting success.
 pub(crate) async fn enabled(runtime: &Runtime) -> switchboard_runtime::StartupReport {
     within("enable", Duration::from_secs(30), runtime.enable())
