@@ -248,6 +248,9 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
                 detail: problem.clone(),
             });
         }
+        snapshot
+            .findings
+            .extend(unmatched_patterns(server, capabilities, tool_filter));
         for tool in capabilities
             .tools
             .iter()
@@ -346,6 +349,36 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     }
     snapshot.system_prompt = system_prompt(&snapshot.instructions);
     snapshot
+}
+
+/// A finding for each pattern of `filter` that matches none of the listed tools. Patterns
+/// are named by their place in the list, not their text (it may come from a variable).
+fn unmatched_patterns(
+    server: &str,
+    capabilities: &Capabilities,
+    filter: &ToolFilter,
+) -> Vec<Finding> {
+    let lists = [
+        ("enabledTools", filter.enabled().unwrap_or_default()),
+        ("disabledTools", filter.disabled()),
+    ];
+    let mut findings = Vec::new();
+    for (list, patterns) in lists {
+        for (i, pattern) in patterns.iter().enumerate() {
+            if !capabilities.tools.iter().any(|t| pattern.matches(&t.name)) {
+                findings.push(Finding {
+                    server: server.to_owned(),
+                    tool: None,
+                    kind: FindingKind::UnmatchedFilter,
+                    detail: format!(
+                        "`{list}[{i}]` matches none of the {} tools the server lists; check its spelling",
+                        capabilities.tools.len()
+                    ),
+                });
+            }
+        }
+    }
+    findings
 }
 
 fn bound_chars(text: &str, limit: usize) -> String {

@@ -1,12 +1,12 @@
 //! Per-tool filtering: an entry's `enabledTools`/`disabledTools` decide which of a real
 //! server's tools are published and callable, and a reload that changes only the filter
-//! takes effect on the running server.
+//! takes effect on the running server; a pattern that matches nothing is a finding.
 
 use std::time::Duration;
 
 use switchboard_config::{ServerEntry, ToolFilter, ToolPattern};
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{ChildAccess, Runtime, Snapshot, Tool};
+use switchboard_runtime::{ChildAccess, FindingKind, Runtime, Snapshot, Tool};
 
 use crate::support::*;
 
@@ -51,6 +51,14 @@ async fn filtered_out_tools_are_neither_listed_nor_callable() {
         ]
     "#]]
     .assert_debug_eq(&names_of(&snapshot, "alpha"));
+    assert!(
+        !snapshot
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::UnmatchedFilter),
+        "every pattern matches a tool: {:?}",
+        snapshot.findings
+    );
     // The other server is not filtered: it keeps every tool, `slow` included.
     assert!(snapshot.tool("beta__slow").is_some());
     let counts: Vec<(String, usize)> = report
@@ -78,7 +86,8 @@ async fn a_reload_that_changes_only_the_filter_applies_it_without_restarting() {
     assert_eq!(names_of(&runtime.snapshot(), "alpha"), ["alpha__echo"]);
     let pid = runtime.servers()[0].pid;
     assert!(pid.is_some());
-    let second = filtered(first, None, &["echo", "c*", "?mage"]);
+    // `ech0` is a typo: it hides nothing, and a finding says so.
+    let second = filtered(first, None, &["echo", "c*", "?mage", "ech0"]);
     runtime.set_source(ServerSource::Entries(vec![second]));
     let report = within("reload", Duration::from_secs(30), runtime.reload())
         .await
@@ -96,6 +105,18 @@ async fn a_reload_that_changes_only_the_filter_applies_it_without_restarting() {
     "#]]
     .assert_debug_eq(&names_of(&snapshot, "alpha"));
     assert!(snapshot.tool("alpha__echo").is_none());
+    let unmatched: Vec<String> = snapshot
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::UnmatchedFilter)
+        .map(|f| format!("{}: {}", f.server, f.detail))
+        .collect();
+    expect_test::expect![[r#"
+        [
+            "alpha: `disabledTools[3]` matches none of the 6 tools the server lists; check its spelling",
+        ]
+    "#]]
+    .assert_debug_eq(&unmatched);
     runtime.dispose().await;
     no_processes_with(&mark).await;
 }
