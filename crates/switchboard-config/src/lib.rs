@@ -703,19 +703,29 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         .as_object()
         .ok_or_else(|| fail("the entry must be an object".into()))?;
     let provenance = RefCell::new(Provenance::default());
-    let expand = |field: &str, text: &str| {
+    // Expands `text`, recorded under `field.recorded` and named in errors as `field.written`.
+    let expand_field = |field: FieldNames<'_>, text: &str| {
         let mut substituted = Vec::new();
         let value = expand_tracked(text, cx.vars, &mut substituted).map_err(|var| {
             fail(format!(
-                "`{field}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}"
+                "`{}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}",
+                field.written
             ))
         })?;
         if value != text {
             let mut provenance = provenance.borrow_mut();
             provenance.expanded.extend(substituted);
-            provenance.written.push((field.to_owned(), text.to_owned()));
+            let recorded = field.recorded.to_owned();
+            provenance.written.push((recorded, text.to_owned()));
         }
         Ok(value)
+    };
+    let expand = |field: &str, text: &str| {
+        let names = FieldNames {
+            recorded: field,
+            written: field,
+        };
+        expand_field(names, text)
     };
     let string = |field: &str| -> Result<Option<String>, EntryError> {
         match object.get(field) {
@@ -840,7 +850,7 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         items: count("maxListItems")?,
         bytes: count("maxListBytes")?,
     };
-    let tool_filter = read_tool_filter(object, cx.dialect, &expand).map_err(fail)?;
+    let tool_filter = read_tool_filter(object, cx.dialect, &expand_field).map_err(fail)?;
     let era = string("era")?;
     if let Some(era) = &era
         && !matches!(era.as_str(), "auto" | "legacy" | "modern")
@@ -865,12 +875,20 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
     })
 }
 
+/// A field's name as provenance records it (the common spelling, which displays use) and
+/// as the file wrote it (for errors).
+#[derive(Clone, Copy)]
+struct FieldNames<'a> {
+    recorded: &'a str,
+    written: &'a str,
+}
+
 /// Reads the entry's allow and deny lists in its dialect's spellings; the error is the
-/// entry error's detail. `expand` expands a pattern (`field` names it, `enabledTools[2]`).
+/// entry error's detail. `expand` expands a pattern.
 fn read_tool_filter(
     object: &Map<String, Value>,
     dialect: Dialect,
-    expand: &dyn Fn(&str, &str) -> Result<String, EntryError>,
+    expand: &dyn Fn(FieldNames<'_>, &str) -> Result<String, EntryError>,
 ) -> Result<ToolFilter, String> {
     let keys = dialect.tool_list_keys();
     if let Some((key, why)) = keys
@@ -909,9 +927,13 @@ fn read_tool_filter(
             let Value::String(text) = item else {
                 return Err(format!("`{key}[{i}]` must be a string"));
             };
-            // Recorded under the common spelling, the one displays use.
-            let field = format!("{}[{i}]", spellings[0]);
-            let text = expand(&field, text).map_err(|e| e.detail)?;
+            let recorded = format!("{}[{i}]", spellings[0]);
+            let written = format!("{key}[{i}]");
+            let names = FieldNames {
+                recorded: &recorded,
+                written: &written,
+            };
+            let text = expand(names, text).map_err(|e| e.detail)?;
             ToolPattern::new(&text).map_err(|e| match e {
                 ToolFilterError::EmptyPattern => format!("`{key}[{i}]` is empty"),
                 other => format!("`{key}[{i}]`: {other}"),
@@ -1277,8 +1299,13 @@ mod tests {
             ok common allow=None deny=[rm]
             err /h/config.toml:10: server `gemini`: `excludeTools` is Gemini's spelling (its JSON settings); here write `disabled_tools`"#]]
         .assert_eq(&filters(toml, "/h/config.toml"));
-        let file = parse(json, Path::new("/p/mcp.json"), &BTreeMap::new());
-        let common = file.expect("parses").servers.remove(0).expect("common");
+        let vars: BTreeMap<String, String> = [("PREFIX".to_owned(), "read".to_owned())].into();
+        let mut file = parse(json, Path::new("/p/mcp.json"), &vars).expect("parses");
+        let gemini = file.servers.remove(1).expect("gemini");
+        // Shown in the common spelling, the pattern from a variable as written.
+        expect![[r#"{"type":"stdio","command":"x","args":[],"env":{},"enabled":true,"enabledTools":["${PREFIX}_*"],"disabledTools":["delete?"]}"#]]
+            .assert_eq(&gemini.redacted().to_string());
+        let common = file.servers.remove(0).expect("common");
         let passed: Vec<&str> = ["read_file", "read_secret", "list", "write"]
             .into_iter()
             .filter(|tool| common.tool_filter.allows(tool))
@@ -1300,7 +1327,7 @@ mod tests {
             "long": {{ "command": "x", "enabledTools": ["{long}"] }},
             "many": {{ "command": "x", "excludeTools": [{many}] }},
             "twice": {{ "command": "x", "enabledTools": ["a"], "includeTools": ["b"] }},
-            "unset": {{ "command": "x", "disabledTools": ["${{NOPE}}"] }},
+            "unset": {{ "command": "x", "excludeTools": ["${{NOPE}}"] }},
             "null": {{ "command": "x", "enabledTools": null }}
         }}}}"#
         );
@@ -1311,7 +1338,7 @@ mod tests {
             err /p/mcp.json:5: server `long`: `enabledTools[0]`: a tool pattern is 257 bytes long; at most 256 are allowed
             err /p/mcp.json:6: server `many`: `excludeTools` has 1001 patterns; at most 1000 are allowed
             err /p/mcp.json:7: server `twice`: `enabledTools` and `includeTools` are the same list; keep one
-            err /p/mcp.json:8: server `unset`: `disabledTools[0]` uses ${NOPE}, which is not set; set it, or write ${NOPE:-default}
+            err /p/mcp.json:8: server `unset`: `excludeTools[0]` uses ${NOPE}, which is not set; set it, or write ${NOPE:-default}
             ok null allow=None deny=[]"#]]
         .assert_eq(&filters(&text, "/p/mcp.json"));
     }
