@@ -70,6 +70,7 @@ pub fn entry(name: &str, command: &Path, args: Vec<String>) -> ServerEntry {
         era: None,
         protocol_version: None,
         list_limits: Default::default(),
+        tool_filter: Default::default(),
         origin: Origin {
             file: "<bench>".into(),
             line: None,

@@ -168,6 +168,7 @@ impl ServerSpec {
             era,
             protocol_version: self.protocol_version.clone(),
             list_limits: self.list_limits,
+            tool_filter: Default::default(),
             origin: Origin {
                 file: "<server under check>".into(),
                 line: None,

@@ -59,6 +59,7 @@ fn bundled_example() -> Result<ConfigFile, String> {
         era: None,
         protocol_version: None,
         list_limits: Default::default(),
+        tool_filter: Default::default(),
         origin: Origin {
             file: "<bundled example>".into(),
             line: None,

@@ -363,10 +363,17 @@ async fn tools(loaded: &LoadedConfig, only: Option<&str>, output: Output) -> Res
 async fn list_one(entry: &ServerEntry) -> Result<render::ListedTools, SessionError> {
     let server = ConnectedServer::connect(entry, None).await?;
     let listed = match server.session.list_tools().await {
-        Ok(listing) => Ok(render::ListedTools {
-            negotiated: server.session.negotiated().clone(),
-            listing,
-        }),
+        Ok(mut listing) => {
+            let listed = listing.items.len();
+            listing
+                .items
+                .retain(|tool| entry.tool_filter.allows(&tool.name));
+            Ok(render::ListedTools {
+                negotiated: server.session.negotiated().clone(),
+                left_out: listed - listing.items.len(),
+                listing,
+            })
+        }
         Err(e) => Err(e),
     };
     server.close().await;
@@ -410,6 +417,12 @@ struct CallRequest<'a> {
 }
 
 async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Failure> {
+    if !entry.tool_filter.allows(request.tool) {
+        return Err(Failure::Usage(format!(
+            "server `{}` has no tool `{}` here: the entry's enabledTools/disabledTools leave it out ({})",
+            entry.name, request.tool, entry.origin
+        )));
+    }
     let server = ConnectedServer::connect(entry, request.timeout)
         .await
         .map_err(|e| Failure::Server(e.to_string()))?;
@@ -423,7 +436,7 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
         .await;
     let outcome = match outcome {
         Ok(result) => Ok(result),
-        Err(error) => Err(explain_call_error(&server, request.tool, error).await),
+        Err(error) => Err(explain_call_error(&server, entry, request.tool, error).await),
     };
     server.close().await;
     let result = outcome?;
@@ -443,15 +456,26 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
 }
 
 /// Adds what the user can do next to a failed call. A tool name the server does not have is
-/// the caller's mistake (exit 2), shown with the list of tools it does have.
-async fn explain_call_error(server: &ConnectedServer, tool: &str, error: SessionError) -> Failure {
+/// the caller's mistake (exit 2), shown with the list of tools it does have (those the
+/// entry's filter lets through).
+async fn explain_call_error(
+    server: &ConnectedServer,
+    entry: &ServerEntry,
+    tool: &str,
+    error: SessionError,
+) -> Failure {
     let message = error.to_string();
     if error.rpc_error().is_none() {
         return Failure::Server(message);
     }
     match server.session.list_tools().await {
         Ok(listing) if !listing.items.iter().any(|t| t.name == tool) => {
-            let names: Vec<&str> = listing.items.iter().map(|t| t.name.as_str()).collect();
+            let names: Vec<&str> = listing
+                .items
+                .iter()
+                .map(|t| t.name.as_str())
+                .filter(|name| entry.tool_filter.allows(name))
+                .collect();
             Failure::Usage(format!(
                 "{message}\nserver `{}` has no tool `{tool}`; its tools: {}",
                 server.session.server_name(),

@@ -9,7 +9,10 @@ use switchboard_session::{Listing, ListingProblem, Negotiated};
 /// A server's tools, with what was negotiated.
 pub(crate) struct ListedTools {
     pub(crate) negotiated: Negotiated,
+    /// The tools the entry's filter lets through.
     pub(crate) listing: Listing<Tool>,
+    /// How many listed tools the entry's filter left out.
+    pub(crate) left_out: usize,
 }
 
 fn first_line(text: &str, max_chars: usize) -> String {
@@ -94,6 +97,12 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
             out.push_str(&format!("  {:width$}    ({params})\n", ""));
         }
     }
+    if listed.left_out > 0 {
+        out.push_str(&format!(
+            "  ({} left out by the entry's enabledTools/disabledTools)\n",
+            listed.left_out
+        ));
+    }
     for problem in &listed.listing.problems {
         out.push_str(&format!(
             "  warning: page {}: {}\n",
@@ -106,13 +115,17 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
 /// The JSON listing of one server's tools (definitions as received).
 pub(crate) fn tools_json(listed: &ListedTools) -> Value {
     let n = &listed.negotiated;
-    json!({
+    let mut out = json!({
         "protocolVersion": n.protocol_version,
         "era": n.era.to_string(),
         "serverInfo": n.server_info,
         "tools": listed.listing.items.iter().map(|t| t.raw.clone()).collect::<Vec<_>>(),
         "problems": listed.listing.problems.iter().map(problem_json).collect::<Vec<_>>(),
-    })
+    });
+    if listed.left_out > 0 {
+        out["leftOut"] = listed.left_out.into();
+    }
+    out
 }
 
 /// A listing problem as JSON: the entry as a tree, or as its text under `entryText` when it

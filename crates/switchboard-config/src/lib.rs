@@ -9,8 +9,13 @@
 //! (fields with an expansion are shown as written), and [`ServerEntry::secrets`] lists
 //! them for hiding wherever else they might turn up (errors, stderr tails, reports).
 //!
-//! Accepted shapes: `{"mcpServers": {...}}` (Claude, Cursor and most clients) and
-//! `{"servers": {...}}` (VS Code).
+//! Accepted shapes: `{"mcpServers": {...}}` (Claude, Cursor, Gemini and most clients),
+//! `{"servers": {...}}` (VS Code) and, for a `.toml` file, Codex's `[mcp_servers.NAME]`.
+//! An entry's tool filter ([`ToolFilter`], in `filter`) is `enabledTools`/`disabledTools`
+//! everywhere, also Gemini's `includeTools`/`excludeTools` in JSON and Codex's
+//! `enabled_tools`/`disabled_tools` in TOML.
+
+mod filter;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -20,6 +25,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use switchboard_wire::redact::{Secrets, url_for_display, url_secret_values};
+
+pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
 
 /// How to reach a server. `Debug` shows names of environment entries and headers, never values.
 #[derive(Clone, PartialEq, Eq)]
@@ -64,6 +71,8 @@ pub struct ServerEntry {
     /// Caps on one listing of its tools, prompts or resources, where the entry raises or
     /// lowers them.
     pub list_limits: ListLimits,
+    /// Which of its tools are used (`enabledTools`, `disabledTools`); the default, every one.
+    pub tool_filter: ToolFilter,
     /// Where it was defined.
     pub origin: Origin,
     /// What `${VAR}` expansions put in it, and its fields as written.
@@ -268,6 +277,20 @@ impl ServerEntry {
             }
         }
         out.insert("enabled".into(), self.enabled.into());
+        let patterns = |field: &str, list: &[ToolPattern]| -> Value {
+            let shown = list
+                .iter()
+                .enumerate()
+                .map(|(i, p)| self.shown(&format!("{field}[{i}]"), p.as_str()).into());
+            Value::Array(shown.collect())
+        };
+        if let Some(list) = self.tool_filter.enabled() {
+            out.insert("enabledTools".into(), patterns("enabledTools", list));
+        }
+        if !self.tool_filter.disabled().is_empty() {
+            let list = self.tool_filter.disabled();
+            out.insert("disabledTools".into(), patterns("disabledTools", list));
+        }
         Value::Object(out)
     }
 }
@@ -438,6 +461,7 @@ pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile
                     base: &base,
                     vars,
                     origin,
+                    dialect: Dialect::Json,
                 },
             )
         })
@@ -496,6 +520,7 @@ fn parse_codex_toml(
                     base: &base,
                     vars,
                     origin,
+                    dialect: Dialect::CodexToml,
                 },
             )
         })
@@ -609,6 +634,63 @@ struct EntryContext<'a> {
     base: &'a Path,
     vars: &'a dyn Variables,
     origin: Origin,
+    dialect: Dialect,
+}
+
+/// Which client's files an entry is read from: it decides the spellings of the keys that
+/// clients spell differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// `mcp.json` and its relatives (Claude, Cursor, VS Code, Gemini).
+    Json,
+    /// Codex's `config.toml`.
+    CodexToml,
+}
+
+impl Dialect {
+    /// The keys read as the allow list and as the deny list, the common spelling first;
+    /// then the other dialects' spellings, which are refused here (a filter silently
+    /// ignored would let through tools meant to be left out).
+    fn tool_list_keys(self) -> ToolListKeys {
+        match self {
+            Dialect::Json => ToolListKeys {
+                enabled: &["enabledTools", "includeTools"],
+                disabled: &["disabledTools", "excludeTools"],
+                foreign: &[
+                    (
+                        "enabled_tools",
+                        "Codex's spelling (its config.toml); here write `enabledTools`",
+                    ),
+                    (
+                        "disabled_tools",
+                        "Codex's spelling (its config.toml); here write `disabledTools`",
+                    ),
+                ],
+            },
+            Dialect::CodexToml => ToolListKeys {
+                enabled: &["enabledTools", "enabled_tools"],
+                disabled: &["disabledTools", "disabled_tools"],
+                foreign: &[
+                    (
+                        "includeTools",
+                        "Gemini's spelling (its JSON settings); here write `enabled_tools`",
+                    ),
+                    (
+                        "excludeTools",
+                        "Gemini's spelling (its JSON settings); here write `disabled_tools`",
+                    ),
+                ],
+            },
+        }
+    }
+}
+
+/// The spellings of the tool lists in one dialect.
+struct ToolListKeys {
+    enabled: &'static [&'static str],
+    disabled: &'static [&'static str],
+    /// Another dialect's keys, each with what to say about it.
+    foreign: &'static [(&'static str, &'static str)],
 }
 
 fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<ServerEntry, EntryError> {
@@ -621,19 +703,29 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         .as_object()
         .ok_or_else(|| fail("the entry must be an object".into()))?;
     let provenance = RefCell::new(Provenance::default());
-    let expand = |field: &str, text: &str| {
+    // Expands `text`, recorded under `field.recorded` and named in errors as `field.written`.
+    let expand_field = |field: FieldNames<'_>, text: &str| {
         let mut substituted = Vec::new();
         let value = expand_tracked(text, cx.vars, &mut substituted).map_err(|var| {
             fail(format!(
-                "`{field}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}"
+                "`{}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}",
+                field.written
             ))
         })?;
         if value != text {
             let mut provenance = provenance.borrow_mut();
             provenance.expanded.extend(substituted);
-            provenance.written.push((field.to_owned(), text.to_owned()));
+            let recorded = field.recorded.to_owned();
+            provenance.written.push((recorded, text.to_owned()));
         }
         Ok(value)
+    };
+    let expand = |field: &str, text: &str| {
+        let names = FieldNames {
+            recorded: field,
+            written: field,
+        };
+        expand_field(names, text)
     };
     let string = |field: &str| -> Result<Option<String>, EntryError> {
         match object.get(field) {
@@ -758,6 +850,7 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         items: count("maxListItems")?,
         bytes: count("maxListBytes")?,
     };
+    let tool_filter = read_tool_filter(object, cx.dialect, &expand_field).map_err(fail)?;
     let era = string("era")?;
     if let Some(era) = &era
         && !matches!(era.as_str(), "auto" | "legacy" | "modern")
@@ -776,9 +869,81 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         era,
         protocol_version: string("protocolVersion")?,
         list_limits,
+        tool_filter,
         origin: cx.origin.clone(),
         provenance: provenance.into_inner(),
     })
+}
+
+/// A field's name as provenance records it (the common spelling, which displays use) and
+/// as the file wrote it (for errors).
+#[derive(Clone, Copy)]
+struct FieldNames<'a> {
+    recorded: &'a str,
+    written: &'a str,
+}
+
+/// Reads the entry's allow and deny lists in its dialect's spellings; the error is the
+/// entry error's detail. `expand` expands a pattern.
+fn read_tool_filter(
+    object: &Map<String, Value>,
+    dialect: Dialect,
+    expand: &dyn Fn(FieldNames<'_>, &str) -> Result<String, EntryError>,
+) -> Result<ToolFilter, String> {
+    let keys = dialect.tool_list_keys();
+    if let Some((key, why)) = keys
+        .foreign
+        .iter()
+        .find(|(key, _)| object.contains_key(*key))
+    {
+        return Err(format!("`{key}` is {why}"));
+    }
+    let list = |spellings: &[&str]| -> Result<Option<Vec<ToolPattern>>, String> {
+        let given: Vec<&str> = spellings
+            .iter()
+            .copied()
+            .filter(|key| object.get(*key).is_some_and(|v| !v.is_null()))
+            .collect();
+        let key = match given.as_slice() {
+            [] => return Ok(None),
+            [key] => *key,
+            [first, second, ..] => {
+                return Err(format!(
+                    "`{first}` and `{second}` are the same list; keep one"
+                ));
+            }
+        };
+        let Some(Value::Array(items)) = object.get(key) else {
+            return Err(format!("`{key}` must be a list of tool names or patterns"));
+        };
+        if items.len() > ToolFilter::MAX_PATTERNS {
+            return Err(format!(
+                "`{key}` has {} patterns; at most {} are allowed",
+                items.len(),
+                ToolFilter::MAX_PATTERNS
+            ));
+        }
+        let patterns = items.iter().enumerate().map(|(i, item)| {
+            let Value::String(text) = item else {
+                return Err(format!("`{key}[{i}]` must be a string"));
+            };
+            let recorded = format!("{}[{i}]", spellings[0]);
+            let written = format!("{key}[{i}]");
+            let names = FieldNames {
+                recorded: &recorded,
+                written: &written,
+            };
+            let text = expand(names, text).map_err(|e| e.detail)?;
+            ToolPattern::new(&text).map_err(|e| match e {
+                ToolFilterError::EmptyPattern => format!("`{key}[{i}]` is empty"),
+                other => format!("`{key}[{i}]`: {other}"),
+            })
+        });
+        patterns.collect::<Result<Vec<_>, _>>().map(Some)
+    };
+    let enabled = list(keys.enabled)?;
+    let disabled = list(keys.disabled)?.unwrap_or_default();
+    ToolFilter::new(enabled, disabled).map_err(|e| e.to_string())
 }
 
 /// Expands `${VAR}` and `${VAR:-default}`; returns the name of an unset variable without a
@@ -1087,6 +1252,95 @@ mod tests {
             ServerEntry { name: "local", config: Object {"type": String("stdio"), "command": String("run-${TOKEN}"), "args": Array [String("--token=${TOKEN}"), String("--plain")], "env": Object {}, "cwd": String("d-${TOKEN}"), "enabled": Bool(true)}, origin: Origin { file: "/p/mcp.json", line: Some(3) } }
             Stdio { arg_count: 2, env_names: [], .. }
             None"#]].assert_eq(&shown);
+    }
+
+    /// Each entry's filter as `name allow=[..] deny=[..]`, or its error.
+    fn filters(text: &str, path: &str) -> String {
+        let vars: BTreeMap<String, String> = [("PREFIX".to_owned(), "read".to_owned())].into();
+        let file = parse(text, Path::new(path), &vars).expect("parses");
+        let shown: Vec<String> = file
+            .servers
+            .iter()
+            .map(|s| match s {
+                Ok(entry) => {
+                    let list = |l: &[ToolPattern]| {
+                        l.iter()
+                            .map(ToolPattern::as_str)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    };
+                    let allow = entry.tool_filter.enabled().map(list);
+                    let deny = list(entry.tool_filter.disabled());
+                    format!("ok {} allow={allow:?} deny=[{deny}]", entry.name)
+                }
+                Err(e) => format!("err {e}"),
+            })
+            .collect();
+        shown.join("\n")
+    }
+
+    #[test]
+    fn tool_filters_in_each_dialect() {
+        let json = r#"{"mcpServers": {
+            "common": { "command": "x", "enabledTools": ["read_*", "list"], "disabledTools": ["*_secret"] },
+            "gemini": { "command": "x", "includeTools": ["${PREFIX}_*"], "excludeTools": ["delete?"] },
+            "none": { "command": "x", "enabledTools": [] },
+            "codex": { "command": "x", "disabled_tools": ["rm"] }
+        }}"#;
+        expect![[r#"
+            ok common allow=Some("read_*,list") deny=[*_secret]
+            ok gemini allow=Some("read_*") deny=[delete?]
+            ok none allow=Some("") deny=[]
+            err /p/mcp.json:5: server `codex`: `disabled_tools` is Codex's spelling (its config.toml); here write `disabledTools`"#]]
+        .assert_eq(&filters(json, "/p/mcp.json"));
+        let toml = "[mcp_servers.codex]\ncommand = \"x\"\nenabled_tools = [\"read_*\"]\ndisabled_tools = [\"read_secret\"]\n\n[mcp_servers.common]\ncommand = \"x\"\ndisabledTools = [\"rm\"]\n\n[mcp_servers.gemini]\ncommand = \"x\"\nexcludeTools = [\"rm\"]\n";
+        expect![[r#"
+            ok codex allow=Some("read_*") deny=[read_secret]
+            ok common allow=None deny=[rm]
+            err /h/config.toml:10: server `gemini`: `excludeTools` is Gemini's spelling (its JSON settings); here write `disabled_tools`"#]]
+        .assert_eq(&filters(toml, "/h/config.toml"));
+        let vars: BTreeMap<String, String> = [("PREFIX".to_owned(), "read".to_owned())].into();
+        let mut file = parse(json, Path::new("/p/mcp.json"), &vars).expect("parses");
+        let gemini = file.servers.remove(1).expect("gemini");
+        // Shown in the common spelling, the pattern from a variable as written.
+        expect![[r#"{"type":"stdio","command":"x","args":[],"env":{},"enabled":true,"enabledTools":["${PREFIX}_*"],"disabledTools":["delete?"]}"#]]
+            .assert_eq(&gemini.redacted().to_string());
+        let common = file.servers.remove(0).expect("common");
+        let passed: Vec<&str> = ["read_file", "read_secret", "list", "write"]
+            .into_iter()
+            .filter(|tool| common.tool_filter.allows(tool))
+            .collect();
+        assert_eq!(passed, ["read_file", "list"], "deny wins over allow");
+        expect![[r#"{"type":"stdio","command":"x","args":[],"env":{},"enabled":true,"enabledTools":["read_*","list"],"disabledTools":["*_secret"]}"#]]
+            .assert_eq(&common.redacted().to_string());
+    }
+
+    #[test]
+    fn tool_filter_errors_name_the_entry_and_its_line() {
+        let long = "x".repeat(ToolPattern::MAX_LEN + 1);
+        let many = vec!["\"t\""; ToolFilter::MAX_PATTERNS + 1].join(",");
+        let text = format!(
+            r#"{{"mcpServers": {{
+            "text": {{ "command": "x", "enabledTools": "read_*" }},
+            "number": {{ "command": "x", "disabledTools": ["ok", 7] }},
+            "empty": {{ "command": "x", "disabledTools": [""] }},
+            "long": {{ "command": "x", "enabledTools": ["{long}"] }},
+            "many": {{ "command": "x", "excludeTools": [{many}] }},
+            "twice": {{ "command": "x", "enabledTools": ["a"], "includeTools": ["b"] }},
+            "unset": {{ "command": "x", "excludeTools": ["${{NOPE}}"] }},
+            "null": {{ "command": "x", "enabledTools": null }}
+        }}}}"#
+        );
+        expect![[r#"
+            err /p/mcp.json:2: server `text`: `enabledTools` must be a list of tool names or patterns
+            err /p/mcp.json:3: server `number`: `disabledTools[1]` must be a string
+            err /p/mcp.json:4: server `empty`: `disabledTools[0]` is empty
+            err /p/mcp.json:5: server `long`: `enabledTools[0]`: a tool pattern is 257 bytes long; at most 256 are allowed
+            err /p/mcp.json:6: server `many`: `excludeTools` has 1001 patterns; at most 1000 are allowed
+            err /p/mcp.json:7: server `twice`: `enabledTools` and `includeTools` are the same list; keep one
+            err /p/mcp.json:8: server `unset`: `excludeTools[0]` uses ${NOPE}, which is not set; set it, or write ${NOPE:-default}
+            ok null allow=None deny=[]"#]]
+        .assert_eq(&filters(&text, "/p/mcp.json"));
     }
 
     #[test]

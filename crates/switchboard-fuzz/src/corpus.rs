@@ -69,6 +69,7 @@ const JSON_CONFIGS: &[&str] = &[
     r#"{"servers": {"vscode": {"type": "stdio", "command": "python", "args": ["-m", "server"], "cwd": "${HOME}"}, "both": {"command": "x", "url": "http://h"}, "kind": {"type": "carrier-pigeon", "url": "x"}}}"#,
     r#"{"mcpServers": {"a": {"command": "x", "timeout": "2m", "era": "${TOKEN}"}, "b": {"url": "http://127.0.0.1:1/mcp", "type": "${TOKEN}"}, "c\u0041": {"command": "y"}}}"#,
     r#"{"mcpServers": []}"#,
+    r#"{"mcpServers": {"f": {"command": "x", "enabledTools": ["read_*", "?ist", "${TOKEN}"], "disabledTools": ["*_secret"]}, "g": {"command": "x", "includeTools": [], "excludeTools": ["", 3]}, "h": {"command": "x", "enabledTools": "x", "disabled_tools": ["y"]}}}"#,
     "{\"mcpServers\": {\"a\": {\"command\": \"x\",}}}",
 ];
 
@@ -78,6 +79,7 @@ const TOML_CONFIGS: &[&str] = &[
     "[mcp_servers.\"quoted name\"]\ncommand = \"x\"\ncwd = \"sub\"\n\n[mcp_servers.bad]\nargs = 3\n",
     "mcp_servers = { inline = { command = \"x\" } }\n",
     "[other]\nkey = 1\n",
+    "[mcp_servers.f]\ncommand = \"x\"\nenabled_tools = [\"read_*\", \"${TOKEN}\"]\ndisabled_tools = [\"*_secret\"]\n\n[mcp_servers.g]\ncommand = \"x\"\nexcludeTools = [\"y\"]\n",
     "[mcp_servers.a]\ncommand = \"\"\"\nmulti\nline\"\"\"\n",
 ];
 

@@ -145,6 +145,7 @@ mod tests {
                 items: None,
                 bytes: Some(4096),
             },
+            tool_filter: Default::default(),
             origin: Origin {
                 file: "test".into(),
                 line: None,

@@ -59,6 +59,9 @@ pub enum FindingKind {
     InvalidSchema,
     /// An entry the listing could not use.
     ListingProblem,
+    /// A pattern of the entry's tool filter that matches none of the server's tools (a
+    /// typo there hides a wanted tool or publishes one meant to be left out).
+    UnmatchedFilter,
 }
 
 /// A definition change against the lock file.

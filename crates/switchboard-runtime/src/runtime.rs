@@ -6,7 +6,8 @@
 //! unpublishes (tools, prompts, resources, instructions, and with them the system-prompt
 //! section), withdraws children's access (cancelling their calls in flight), and only then
 //! closes every transport and child process. Reload reconciles the configuration: unchanged
-//! servers keep their connections and their tools never disappear; changed servers restart;
+//! servers keep their connections and their tools never disappear (a changed tool filter is
+//! applied to them without reconnecting); changed servers restart;
 //! removed ones close; added ones start.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -166,7 +167,8 @@ impl fmt::Display for StartupReport {
 /// What a reload did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReloadReport {
-    /// Servers whose definition did not change: same connection.
+    /// Servers whose definition did not change (or only its tool filter, applied to the
+    /// running server): same connection.
     pub kept: Vec<String>,
     /// Servers whose definition changed: restarted.
     pub restarted: Vec<String>,
@@ -439,7 +441,9 @@ impl Runtime {
         shared.session()?.process().map(|p| p.stderr_tail())
     }
 
-    /// Records the current definitions of `server`'s tools as approved in the lock file.
+    /// Records the current definitions of `server`'s tools as approved in the lock file: the
+    /// tools its entry's filter lets through (a tool left out was never shown, so it is
+    /// new to the lock when a filter lets it in later).
     pub fn approve_tools(&self, server: &str) -> Result<(), ApproveError> {
         let options = lock(&self.inner.options).clone();
         let Some(policy) = options.lock else {
@@ -449,14 +453,14 @@ impl Runtime {
             .iter()
             .find(|(name, _)| name == server)
             .map(|(_, s)| s.clone());
-        let capabilities =
-            shared
-                .and_then(|s| s.capabilities())
-                .ok_or_else(|| ApproveError::NotReady {
-                    server: server.to_owned(),
-                })?;
+        let tools = shared
+            .filter(|s| s.capabilities().is_some())
+            .map(|s| s.allowed_tools())
+            .ok_or_else(|| ApproveError::NotReady {
+                server: server.to_owned(),
+            })?;
         let mut tool_lock = ToolLock::load(&policy.path)?;
-        tool_lock.approve(server, &capabilities.tools);
+        tool_lock.approve(server, &tools);
         tool_lock.save(&policy.path)?;
         *lock(&self.inner.tool_lock) = Some(tool_lock);
         if self.inner.enabled.load(Ordering::SeqCst) {
@@ -652,8 +656,11 @@ impl RuntimeInner {
                 same_definition(&old.entry, &server.entry) && was_idle == blocked.is_some()
             });
             let supervisor = match (old, unchanged) {
-                (Some(old), true) => {
+                (Some(mut old), true) => {
                     report.kept.push(name.clone());
+                    // The filter is applied at publication: the next snapshot uses the new one.
+                    old.shared.set_tool_filter(&server.entry.tool_filter);
+                    old.entry.tool_filter = server.entry.tool_filter.clone();
                     old
                 }
                 (old, _) => {
@@ -709,7 +716,14 @@ impl RuntimeInner {
         let servers = if enabled {
             lock(&self.roster)
                 .iter()
-                .filter_map(|(name, shared)| shared.capabilities().map(|c| (name.clone(), c)))
+                .filter_map(|(name, shared)| {
+                    let capabilities = shared.capabilities()?;
+                    Some(snapshot::ServerInput {
+                        name: name.clone(),
+                        capabilities,
+                        tool_filter: shared.tool_filter(),
+                    })
+                })
                 .collect()
         } else {
             Vec::new()
@@ -735,7 +749,7 @@ impl RuntimeInner {
             .map(|(name, shared)| ServerOutcome {
                 name: name.clone(),
                 state: shared.state.borrow().clone(),
-                tools: shared.capabilities().map_or(0, |c| c.tools.len()),
+                tools: shared.allowed_tools().len(),
                 pid: shared.session().and_then(|s| s.pid()),
             })
             .collect()
@@ -748,7 +762,8 @@ struct Configured {
     problems: Vec<(Option<String>, String)>,
 }
 
-/// Definitions are the same when everything but their position in the file is.
+/// Definitions are the same when everything but their position in the file and their tool
+/// filter is (a new filter is applied to the running server's tools).
 fn same_definition(old: &ServerEntry, new: &ServerEntry) -> bool {
     old.transport == new.transport
         && old.enabled == new.enabled

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_config::{ServerEntry, ToolFilter, TransportEntry};
 use switchboard_http::Authorizer;
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
 use switchboard_session::{Session, SessionError, SessionEvent};
@@ -179,18 +179,23 @@ pub(crate) struct ServerShared {
     /// The live session while ready.
     pub(crate) session: Mutex<Option<Session>>,
     /// What to publish: set when ready, kept during backoff, cleared when broken or stopped.
+    /// Its tools are all the server listed; the filter picks those published.
     pub(crate) capabilities: Mutex<Option<Arc<Capabilities>>>,
+    /// The entry's tool filter, applied when the snapshot is built (a reload that changes
+    /// only the filter replaces it here without reconnecting).
+    tool_filter: Mutex<Arc<ToolFilter>>,
     /// Successful connections so far (1 after the first start).
     pub(crate) connections: Mutex<u32>,
 }
 
 impl ServerShared {
-    pub(crate) fn new(name: &str, state: ServerState) -> Arc<ServerShared> {
+    pub(crate) fn new(entry: &ServerEntry, state: ServerState) -> Arc<ServerShared> {
         Arc::new(ServerShared {
-            name: name.to_owned(),
+            name: entry.name.clone(),
             state: watch::channel(state).0,
             session: Mutex::new(None),
             capabilities: Mutex::new(None),
+            tool_filter: Mutex::new(Arc::new(entry.tool_filter.clone())),
             connections: Mutex::new(0),
         })
     }
@@ -201,6 +206,26 @@ impl ServerShared {
 
     pub(crate) fn capabilities(&self) -> Option<Arc<Capabilities>> {
         lock(&self.capabilities).clone()
+    }
+
+    pub(crate) fn tool_filter(&self) -> Arc<ToolFilter> {
+        lock(&self.tool_filter).clone()
+    }
+
+    pub(crate) fn set_tool_filter(&self, filter: &ToolFilter) {
+        *lock(&self.tool_filter) = Arc::new(filter.clone());
+    }
+
+    /// The listed tools the filter lets through.
+    pub(crate) fn allowed_tools(&self) -> Vec<McpTool> {
+        let filter = self.tool_filter();
+        self.capabilities().map_or_else(Vec::new, |c| {
+            c.tools
+                .iter()
+                .filter(|t| filter.allows(&t.name))
+                .cloned()
+                .collect()
+        })
     }
 
     fn set_state(&self, state: ServerState) {
@@ -258,7 +283,7 @@ impl Supervisor {
         policy: ServerPolicy,
         signals: mpsc::UnboundedSender<ServerSignal>,
     ) -> Supervisor {
-        let shared = ServerShared::new(&entry.name, ServerState::Configured);
+        let shared = ServerShared::new(&entry, ServerState::Configured);
         let stop = CancellationToken::new();
         let task = tokio::spawn(supervise(SuperviseArgs {
             shared: shared.clone(),
@@ -277,7 +302,7 @@ impl Supervisor {
 
     /// A slot for a server that is not started (disabled or untrusted).
     pub(crate) fn idle(entry: ServerEntry, reason: String) -> Supervisor {
-        let shared = ServerShared::new(&entry.name, ServerState::Disabled { reason });
+        let shared = ServerShared::new(&entry, ServerState::Disabled { reason });
         Supervisor {
             shared,
             entry,

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use switchboard_config::ToolFilter;
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate};
 use switchboard_session::{CallOptions, Session, SessionError};
 use tokio_util::sync::CancellationToken;
@@ -270,12 +271,19 @@ async fn prepare(
     })
 }
 
+/// One server's part of a snapshot: what it listed and which of its tools to publish.
+pub(crate) struct ServerInput {
+    pub(crate) name: String,
+    pub(crate) capabilities: Arc<Capabilities>,
+    pub(crate) tool_filter: Arc<ToolFilter>,
+}
+
 /// Inputs for building a snapshot.
 pub(crate) struct SnapshotInput<'a> {
     pub(crate) version: u64,
     pub(crate) enabled: bool,
     /// Ready (or reconnecting) servers and their capabilities, in configuration order.
-    pub(crate) servers: Vec<(String, Arc<Capabilities>)>,
+    pub(crate) servers: Vec<ServerInput>,
     pub(crate) router: &'a Arc<CallRouter>,
     pub(crate) instructions_limit: usize,
     /// Tool definitions approved before, for change detection (`None`: no lock file).
@@ -284,8 +292,10 @@ pub(crate) struct SnapshotInput<'a> {
     pub(crate) strict: bool,
 }
 
-/// Builds a snapshot: names assigned over all servers at once, schemas normalised (tools
-/// whose schema cannot be used are left out with a finding), descriptions linted.
+/// Builds a snapshot: tools the entry's filter leaves out dropped before anything else sees
+/// them (no name, route, lock comparison or lint), names assigned over all servers at once,
+/// schemas normalised (tools whose schema cannot be used are left out with a finding),
+/// descriptions linted.
 pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     let mut snapshot = Snapshot {
         version: input.version,
@@ -294,7 +304,12 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     };
     let mut routes = Vec::new();
     let mut definitions: HashMap<ToolRoute, &switchboard_protocol::Tool> = HashMap::new();
-    for (server, capabilities) in &input.servers {
+    for ServerInput {
+        name: server,
+        capabilities,
+        tool_filter,
+    } in &input.servers
+    {
         for problem in &capabilities.problems {
             snapshot.findings.push(Finding {
                 server: server.clone(),
@@ -303,7 +318,14 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
                 detail: problem.clone(),
             });
         }
-        for tool in &capabilities.tools {
+        snapshot
+            .findings
+            .extend(unmatched_patterns(server, capabilities, tool_filter));
+        for tool in capabilities
+            .tools
+            .iter()
+            .filter(|t| tool_filter.allows(&t.name))
+        {
             let route = ToolRoute {
                 server: server.clone(),
                 tool: tool.name.clone(),
@@ -397,6 +419,36 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     }
     snapshot.system_prompt = system_prompt(&snapshot.instructions);
     snapshot
+}
+
+/// A finding for each pattern of `filter` that matches none of the listed tools. Patterns
+/// are named by their place in the list, not their text (it may come from a variable).
+fn unmatched_patterns(
+    server: &str,
+    capabilities: &Capabilities,
+    filter: &ToolFilter,
+) -> Vec<Finding> {
+    let lists = [
+        ("enabledTools", filter.enabled().unwrap_or_default()),
+        ("disabledTools", filter.disabled()),
+    ];
+    let mut findings = Vec::new();
+    for (list, patterns) in lists {
+        for (i, pattern) in patterns.iter().enumerate() {
+            if !capabilities.tools.iter().any(|t| pattern.matches(&t.name)) {
+                findings.push(Finding {
+                    server: server.to_owned(),
+                    tool: None,
+                    kind: FindingKind::UnmatchedFilter,
+                    detail: format!(
+                        "`{list}[{i}]` matches none of the {} tools the server lists; check its spelling",
+                        capabilities.tools.len()
+                    ),
+                });
+            }
+        }
+    }
+    findings
 }
 
 fn bound_chars(text: &str, limit: usize) -> String {

@@ -6,6 +6,7 @@ mod conformance;
 mod descendants;
 mod discovery;
 mod faults;
+mod filter;
 mod hostile_text;
 mod login;
 mod secrets;

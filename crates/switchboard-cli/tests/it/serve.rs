@@ -14,12 +14,12 @@ use tokio_util::sync::CancellationToken;
 use crate::{config, fixture_entry};
 
 /// How long the gateway gets to stop after stdin closes (it stops its servers first).
-const GRACE: ShutdownGrace = ShutdownGrace {
+pub(crate) const GRACE: ShutdownGrace = ShutdownGrace {
     after_stdin_close: Duration::from_secs(5),
     after_sigterm: Duration::from_secs(1),
 };
 
-async fn gateway(servers: Value) -> Session {
+pub(crate) async fn gateway(servers: Value) -> Session {
     let path = config(servers);
     let spec = ProcessSpec {
         program: env!("CARGO_BIN_EXE_switchboard").into(),
@@ -44,14 +44,18 @@ async fn gateway(servers: Value) -> Session {
     .expect("the gateway initializes")
 }
 
-async fn tool_names(session: &Session) -> Vec<String> {
+pub(crate) async fn tool_names(session: &Session) -> Vec<String> {
     let listing = within("tools/list", TEST_DEADLINE, session.list_tools())
         .await
         .expect("listed");
     listing.items.into_iter().map(|t| t.name).collect()
 }
 
-async fn call(session: &Session, tool: &str, arguments: Value) -> Result<String, String> {
+pub(crate) async fn call(
+    session: &Session,
+    tool: &str,
+    arguments: Value,
+) -> Result<String, String> {
     match within(
         "tools/call",
         TEST_DEADLINE,

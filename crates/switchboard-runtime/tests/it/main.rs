@@ -1,6 +1,7 @@
 //! Runtime tests against real fixture server processes: each sentence of the seed, and each
 //! weak spot of the system it describes, shown to hold.
 
+mod filter;
 mod lifecycle;
 mod support;
 mod tools;

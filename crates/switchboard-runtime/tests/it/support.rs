@@ -39,6 +39,7 @@ pub(crate) fn fixture_entry(name: &str, marker: &str, extra: &[&str]) -> ServerE
         era: None,
         protocol_version: None,
         list_limits: Default::default(),
+        tool_filter: Default::default(),
         origin: Origin {
             file: "<test>".into(),
             line: None,
@@ -102,6 +103,23 @@ pub(crate) async fn no_processes_with(marker: &str) {
         },
     )
     .await;
+}
+
+/// Calls the fixture's `add` tool by its exported name in `snapshot` and checks the sum.
+pub(crate) async fn assert_adds(snapshot: &switchboard_runtime::Snapshot, tool: &str) {
+    use switchboard_runtime::Tool;
+    let output = snapshot
+        .tool(tool)
+        .unwrap_or_else(|| panic!("no tool `{tool}`"))
+        .call(
+            serde_json::json!({"a": 40, "b": 2}),
+            switchboard_runtime::ToolContext::default(),
+        )
+        .await;
+    assert_eq!(
+        output.structured_content,
+        Some(serde_json::json!({"sum": 42}))
+    );
 }
 
 /// Enables, asserting success.

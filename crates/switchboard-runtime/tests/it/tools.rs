@@ -26,12 +26,7 @@ async fn names_are_provider_safe_and_route_to_the_right_server() {
             .iter()
             .all(|n| switchboard_runtime::naming::is_provider_safe(n))
     );
-    let output = snapshot
-        .tool("srv2__add")
-        .expect("tool")
-        .call(json!({"a": 40, "b": 2}), ToolContext::default())
-        .await;
-    assert_eq!(output.structured_content, Some(json!({"sum": 42})));
+    assert_adds(&snapshot, "srv2__add").await;
     runtime.dispose().await;
     no_processes_with(&mark).await;
 }
