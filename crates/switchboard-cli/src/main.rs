@@ -15,6 +15,7 @@ mod login;
 mod render;
 mod serve;
 mod terminal;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -11,6 +11,7 @@ use switchboard_server::gateway::{self, GatewayOptions};
 
 use crate::connect;
 use crate::terminal::say;
+use crate::watch::{ConfigWatch, Selection};
 
 /// Largest tool output passed through (bigger ones are cut with a marker saying so).
 const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -24,6 +25,10 @@ pub(crate) struct ServeArgs {
     /// Serve only this server (repeatable; default: every enabled server in the config).
     #[arg(long = "server", value_name = "NAME")]
     servers: Vec<String>,
+    /// Watch the config file: apply its edits to the running gateway (changed servers
+    /// restart, the rest keep running); a file that no longer parses is reported and ignored.
+    #[arg(long, requires = "config")]
+    watch: bool,
 }
 
 /// Serves until the client closes stdin or a SIGINT/SIGTERM arrives, then stops every
@@ -31,28 +36,18 @@ pub(crate) struct ServeArgs {
 pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     let loaded = connect::load_config(args.config.as_deref())?;
     let file = &loaded.file;
-    if let Some(unknown) = args.servers.iter().find(|name| file.find(name).is_none()) {
-        let configured: Vec<&str> = file.entries().map(|e| e.name.as_str()).collect();
-        return Err(format!(
-            "--server {unknown}: no server of that name in {}; configured: {}",
-            file.path.display(),
-            configured.join(", ")
-        ));
-    }
-    let selected = |name: &str| args.servers.is_empty() || args.servers.iter().any(|s| s == name);
-    for problem in file.servers.iter().filter_map(|s| s.as_ref().err()) {
-        if selected(&problem.name) {
+    let selection = Selection {
+        names: args.servers,
+    };
+    let entries = selection.entries(file)?;
+    for problem in file.errors() {
+        if selection.includes(&problem.name) {
             say(format_args!(
                 "switchboard serve: `{}` is left out: {}",
                 problem.name, problem.detail
             ));
         }
     }
-    let entries: Vec<ServerEntry> = file
-        .entries()
-        .filter(|entry| selected(&entry.name))
-        .cloned()
-        .collect();
     let mut options = RuntimeOptions::new(ServerSource::Entries(entries));
     options.output_limit = OutputLimit {
         max_bytes: MAX_OUTPUT_BYTES,
@@ -91,10 +86,18 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
         ));
     }
     let (stdin, stdout) = switchboard_wire::stdio::own_stdio();
+    let watch = if args.watch {
+        Some(ConfigWatch::start(&file.path, selection, runtime.clone())?)
+    } else {
+        None
+    };
     let served = gateway::serve(runtime.clone(), stdin, stdout, gateway);
     tokio::select! {
         end = served => tracing::debug!(?end, "the client closed the connection"),
         signal = shutdown_signal() => say(format_args!("switchboard serve: {signal}; stopping the servers")),
+    }
+    if let Some(watch) = watch {
+        watch.stop().await;
     }
     runtime.dispose().await;
     Ok(0)

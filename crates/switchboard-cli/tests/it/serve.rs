@@ -20,14 +20,20 @@ pub(crate) const GRACE: ShutdownGrace = ShutdownGrace {
 };
 
 pub(crate) async fn gateway(servers: Value) -> Session {
-    let path = config(servers);
+    gateway_for(&config(servers), &[]).await
+}
+
+/// `switchboard serve --config PATH FLAGS…`, initialized.
+pub(crate) async fn gateway_for(path: &std::path::Path, flags: &[&str]) -> Session {
+    let mut args = vec![
+        "serve".into(),
+        "--config".into(),
+        path.display().to_string(),
+    ];
+    args.extend(flags.iter().map(|flag| (*flag).to_owned()));
     let spec = ProcessSpec {
         program: env!("CARGO_BIN_EXE_switchboard").into(),
-        args: vec![
-            "serve".into(),
-            "--config".into(),
-            path.display().to_string(),
-        ],
+        args,
         env: Vec::new(),
         cwd: None,
     };
@@ -70,8 +76,28 @@ pub(crate) async fn call(
     }
 }
 
+/// Waits for the gateway's `notifications/tools/list_changed`.
+pub(crate) async fn tools_list_changed(
+    events: &mut tokio::sync::broadcast::Receiver<SessionEvent>,
+) {
+    within("notifications/tools/list_changed", TEST_DEADLINE, async {
+        loop {
+            match events.recv().await {
+                Ok(SessionEvent::Notification(n))
+                    if n.method == "notifications/tools/list_changed" =>
+                {
+                    break;
+                }
+                Ok(_) => {}
+                Err(error) => panic!("events ended: {error}"),
+            }
+        }
+    })
+    .await;
+}
+
 /// The processes whose parent is `pid`.
-fn children_of(pid: u32) -> Vec<u32> {
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
     let mut children = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -264,20 +290,7 @@ async fn progress_cancellation_and_list_changes_cross_the_gateway() {
     call(&session, "alpha__change_tools", json!({}))
         .await
         .expect("changed");
-    within("notifications/tools/list_changed", TEST_DEADLINE, async {
-        loop {
-            match events.recv().await {
-                Ok(SessionEvent::Notification(n))
-                    if n.method == "notifications/tools/list_changed" =>
-                {
-                    break;
-                }
-                Ok(_) => {}
-                Err(error) => panic!("events ended: {error}"),
-            }
-        }
-    })
-    .await;
+    tools_list_changed(&mut events).await;
     let after = tool_names(&session).await;
     let added: Vec<&String> = after.iter().filter(|t| !before.contains(t)).collect();
     assert_eq!(added, vec!["alpha__extra_1"]);

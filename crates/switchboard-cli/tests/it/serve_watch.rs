@@ -1,0 +1,139 @@
+//! `switchboard serve --watch`: editing the config file reaches the running gateway's
+//! client as `list_changed` and new tools; a broken edit is reported and changes nothing.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use expect_test::expect;
+use serde_json::{Value, json};
+use switchboard_session::Session;
+use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_wire::stdio::ShutdownStep;
+
+use crate::fixture_entry;
+use crate::serve::{GRACE, children_of, gateway_for, tool_names, tools_list_changed};
+
+/// A folder of its own (so the watched folder holds only this test's file) with `mcp.json`.
+fn config_folder(name: &str) -> PathBuf {
+    let dir = crate::workspace_root()
+        .join("target")
+        .join("cli-tests")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir.join("mcp.json")
+}
+
+fn servers_text(servers: &Value) -> String {
+    serde_json::to_string_pretty(&json!({ "mcpServers": servers })).expect("json")
+}
+
+/// Writes the file the way editors do: a new file beside it, renamed over it.
+fn replace(path: &Path, text: &str) {
+    let fresh = path.with_extension("json.tmp");
+    std::fs::write(&fresh, text).expect("write the new file");
+    std::fs::rename(&fresh, path).expect("rename it over the config");
+}
+
+/// The gateway's stderr once it holds `needle` `times` times (polled within the deadline).
+async fn stderr_with(session: &Session, needle: &str, times: usize) -> String {
+    within(
+        &format!("`{needle}` {times}x on stderr"),
+        TEST_DEADLINE,
+        async {
+            loop {
+                let stderr = session
+                    .process()
+                    .map(|p| p.stderr_tail())
+                    .unwrap_or_default();
+                if stderr.matches(needle).count() >= times {
+                    return stderr;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        },
+    )
+    .await
+}
+
+/// The stderr lines that mention reloading, the config path spelled `<config>`.
+fn reload_lines(stderr: &str, path: &Path) -> String {
+    stderr
+        .lines()
+        .filter(|line| line.contains("reload") || line.contains("server `"))
+        .map(|line| line.replace(&path.display().to_string(), "<config>") + "\n")
+        .collect()
+}
+
+#[tokio::test]
+async fn an_edited_config_reaches_the_client_and_a_broken_one_changes_nothing() {
+    let path = config_folder("watch");
+    let alpha = fixture_entry(&[]);
+    std::fs::write(&path, servers_text(&json!({ "alpha": alpha }))).expect("write config");
+    let session = gateway_for(&path, &["--watch"]).await;
+    let before = tool_names(&session).await;
+    assert_eq!(before.len(), 6, "alpha's tools: {before:?}");
+    let pid = session.pid().expect("a stdio gateway has a pid");
+    let first = children_of(pid);
+    assert_eq!(first.len(), 1, "one fixture server runs: {first:?}");
+
+    // A second server, written as editors do (new file, renamed over the old).
+    let mut events = session.events();
+    replace(
+        &path,
+        &servers_text(&json!({ "alpha": alpha, "beta": fixture_entry(&[]) })),
+    );
+    tools_list_changed(&mut events).await;
+    let after = tool_names(&session).await;
+    assert!(before.iter().all(|t| after.contains(t)), "{after:?}");
+    let added: Vec<&String> = after.iter().filter(|t| !before.contains(t)).collect();
+    expect![[r#"
+        [
+            "beta__add",
+            "beta__change_tools",
+            "beta__echo",
+            "beta__fail",
+            "beta__image",
+            "beta__slow",
+        ]
+    "#]]
+    .assert_debug_eq(&added);
+
+    let both = children_of(pid);
+    assert!(
+        both.len() == 2 && both.contains(&first[0]),
+        "alpha kept running beside the new beta: {first:?} then {both:?}"
+    );
+
+    // A file that no longer parses (written in place): reported with file and line, and
+    // both servers are still served.
+    std::fs::write(&path, "{\n  \"mcpServers\": {\n    \"alpha\": [\n").expect("write");
+    stderr_with(&session, "is not reloaded", 1).await;
+    // A bad entry is reported with its line too, and the running set stays.
+    replace(
+        &path,
+        &servers_text(&json!({ "alpha": alpha, "gamma": {"command": 7} })),
+    );
+    let stderr = stderr_with(&session, "is not reloaded", 2).await;
+    expect![[r#"
+        switchboard serve: config reloaded: added beta; removed none; restarted none; kept alpha
+        switchboard serve: <config>:4:1: invalid JSON: EOF while parsing a list at line 4 column 0; the config is not reloaded, the running servers stay
+        switchboard serve: <config>:7: server `gamma`: `command` must be a string
+        switchboard serve: the config is not reloaded, the running servers stay
+    "#]].assert_eq(&reload_lines(&stderr, &path));
+    assert_eq!(
+        tool_names(&session).await.len(),
+        12,
+        "both servers are still served"
+    );
+    assert_eq!(children_of(pid), both, "and neither was restarted");
+
+    // The watcher ends with the gateway: stdin EOF still stops it promptly.
+    let report = session.shutdown(GRACE).await;
+    let report = report.expect("a stdio gateway has a process");
+    assert_eq!(
+        (&report.step, report.descendants_killed),
+        (&ShutdownStep::StdinClosed, 0),
+        "the gateway exits on stdin EOF and leaves nothing behind: {report:?}"
+    );
+}
