@@ -11,7 +11,7 @@ use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, ShutdownStep, StdioOpt
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::{config, fixture_entry};
+use crate::{config, fixture_entry, switchboard};
 
 /// How long the gateway gets to stop after stdin closes (it stops its servers first).
 pub(crate) const GRACE: ShutdownGrace = ShutdownGrace {
@@ -20,14 +20,21 @@ pub(crate) const GRACE: ShutdownGrace = ShutdownGrace {
 };
 
 pub(crate) async fn gateway(servers: Value) -> Session {
+    gateway_with_flags(servers, &[]).await
+}
+
+/// [`gateway`] with more `serve` flags after `--config`.
+pub(crate) async fn gateway_with_flags(servers: Value, flags: &[&str]) -> Session {
     let path = config(servers);
+    let mut args = vec![
+        "serve".to_owned(),
+        "--config".into(),
+        path.display().to_string(),
+    ];
+    args.extend(flags.iter().map(|f| (*f).to_owned()));
     let spec = ProcessSpec {
         program: env!("CARGO_BIN_EXE_switchboard").into(),
-        args: vec![
-            "serve".into(),
-            "--config".into(),
-            path.display().to_string(),
-        ],
+        args,
         env: Vec::new(),
         cwd: None,
     };
@@ -68,6 +75,25 @@ pub(crate) async fn call(
         Err(SessionError::Rpc { error, .. }) => Err(format!("JSON-RPC error: {error}")),
         Err(other) => Err(format!("{other}")),
     }
+}
+
+/// Asserts that the gateway lists exactly these prompts (each a fixture's `greet`) and that
+/// the last one answers through it.
+async fn assert_prompts(session: &Session, expected: &[&str]) {
+    let prompts = within("prompts/list", TEST_DEADLINE, session.list_prompts())
+        .await
+        .expect("listed");
+    let names: Vec<&str> = prompts.items.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, expected);
+    let last = expected.last().expect("a prompt");
+    let greeting = within(
+        "prompts/get",
+        TEST_DEADLINE,
+        session.get_prompt(last, Some(json!({"name": "Ada"}))),
+    )
+    .await
+    .expect("got");
+    assert_eq!(greeting["messages"][0]["content"]["text"], "Hello, Ada!");
 }
 
 /// The processes whose parent is `pid`.
@@ -313,19 +339,7 @@ async fn prompts_and_resources_cross_the_gateway() {
         "beta": fixture_entry(&[]),
     }))
     .await;
-    let prompts = within("prompts/list", TEST_DEADLINE, session.list_prompts())
-        .await
-        .expect("listed");
-    let names: Vec<&str> = prompts.items.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["alpha__greet", "beta__greet"]);
-    let greeting = within(
-        "prompts/get",
-        TEST_DEADLINE,
-        session.get_prompt("beta__greet", Some(json!({"name": "Ada"}))),
-    )
-    .await
-    .expect("got");
-    assert_eq!(greeting["messages"][0]["content"]["text"], "Hello, Ada!");
+    assert_prompts(&session, &["alpha__greet", "beta__greet"]).await;
     let missing = within(
         "prompts/get",
         TEST_DEADLINE,
@@ -387,4 +401,99 @@ async fn prompts_and_resources_cross_the_gateway() {
     expect![[r#"server `gateway` answered `resources/read` with an error: no server behind this gateway offers the resource `elsewhere://nothing` (code -32002), data: {"uri":"elsewhere://nothing"}"#]]
     .assert_eq(&unknown.to_string());
     session.shutdown(GRACE).await;
+}
+
+#[tokio::test]
+async fn one_server_unprefixed_is_served_under_its_own_names() {
+    let servers = json!({
+        "fixture": fixture_entry(&["--mode", "bad-tool-names"]),
+        "other": fixture_entry(&[]),
+    });
+    let session = gateway_with_flags(servers, &["--server", "fixture", "--no-prefix"]).await;
+    // The fixture's own names, even one no provider would accept; its second `echo` cannot
+    // be told apart from the first by name, so only the first is served.
+    expect![[r#"
+        [
+            "add",
+            "bad name!",
+            "change_tools",
+            "echo",
+            "fail",
+            "image",
+            "slow",
+        ]
+    "#]]
+    .assert_debug_eq(&tool_names(&session).await);
+    let outcomes = [
+        call(&session, "echo", json!({"text": "unprefixed"})).await,
+        call(&session, "add", json!({"a": 2, "b": 3})).await,
+        // The fixture lists `bad name!` without implementing it: its own error shows the call
+        // reached it under that name.
+        call(&session, "bad name!", json!({})).await,
+        call(&session, "fixture__echo", json!({"text": "prefixed"})).await,
+    ];
+    expect![[r#"
+        [
+            Ok(
+                "unprefixed",
+            ),
+            Ok(
+                "5",
+            ),
+            Err(
+                "JSON-RPC error: unknown tool: bad name! (code -32602)",
+            ),
+            Err(
+                "JSON-RPC error: unknown tool `fixture__echo`: this gateway has 7 tools (tools/list shows them) (code -32602)",
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&outcomes);
+    assert_prompts(&session, &["greet"]).await;
+    session.shutdown(GRACE).await;
+}
+
+#[test]
+fn no_prefix_needs_one_known_server() {
+    let path = config(json!({
+        "alpha": fixture_entry(&[]),
+        "beta": fixture_entry(&[]),
+    }));
+    let path = path.display().to_string();
+    let runs = [
+        vec!["serve", "--config", &path, "--no-prefix"],
+        vec![
+            "serve",
+            "--config",
+            &path,
+            "--server",
+            "alpha",
+            "--server",
+            "beta",
+            "--no-prefix",
+        ],
+        vec![
+            "serve",
+            "--config",
+            &path,
+            "--server",
+            "gamma",
+            "--no-prefix",
+        ],
+    ];
+    let outcomes: Vec<String> = runs
+        .iter()
+        .map(|args| {
+            let run = switchboard(args);
+            let stderr = run.stderr.replace(&path, "CONFIG");
+            format!("exit {}: {}", run.code, stderr.trim_end())
+        })
+        .collect();
+    expect![[r#"
+        [
+            "exit 2: switchboard: --no-prefix needs `--server NAME`: it fronts one server under its own names",
+            "exit 2: switchboard: --no-prefix needs exactly one `--server NAME` (got 2): names of several servers could collide",
+            "exit 2: switchboard: --server gamma: no server of that name in CONFIG; configured: alpha, beta",
+        ]
+    "#]].assert_debug_eq(&outcomes);
 }
