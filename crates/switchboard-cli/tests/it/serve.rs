@@ -6,6 +6,7 @@ use std::time::Duration;
 use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_session::{CallOptions, Session, SessionConfig, SessionError, SessionEvent};
+use switchboard_testkit::locate::fixture_bin;
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, ShutdownStep, StdioOptions};
 use tokio::sync::mpsc;
@@ -23,6 +24,17 @@ pub(crate) async fn gateway(servers: Value) -> Session {
     gateway_with_flags(servers, &[]).await
 }
 
+/// The fixture server itself, without the gateway.
+async fn direct_fixture(args: &[&str]) -> Session {
+    let program = fixture_bin().display().to_string();
+    spawned(
+        "fixture",
+        program,
+        args.iter().map(|a| (*a).to_owned()).collect(),
+    )
+    .await
+}
+
 /// [`gateway`] with more `serve` flags after `--config`.
 pub(crate) async fn gateway_with_flags(servers: Value, flags: &[&str]) -> Session {
     let path = config(servers);
@@ -32,23 +44,24 @@ pub(crate) async fn gateway_with_flags(servers: Value, flags: &[&str]) -> Sessio
         path.display().to_string(),
     ];
     args.extend(flags.iter().map(|f| (*f).to_owned()));
+    spawned("gateway", env!("CARGO_BIN_EXE_switchboard").into(), args).await
+}
+
+/// A session with `program ARGS` over stdio, called `name`, after its handshake.
+async fn spawned(name: &str, program: String, args: Vec<String>) -> Session {
     let spec = ProcessSpec {
-        program: env!("CARGO_BIN_EXE_switchboard").into(),
+        program,
         args,
         env: Vec::new(),
         cwd: None,
     };
     within(
-        "the gateway's handshake",
+        "the handshake",
         TEST_DEADLINE,
-        Session::spawn_stdio(
-            &spec,
-            StdioOptions::new("gateway"),
-            SessionConfig::new("gateway"),
-        ),
+        Session::spawn_stdio(&spec, StdioOptions::new(name), SessionConfig::new(name)),
     )
     .await
-    .expect("the gateway initializes")
+    .unwrap_or_else(|e| panic!("{name} initializes: {e}"))
 }
 
 pub(crate) async fn tool_names(session: &Session) -> Vec<String> {
@@ -424,6 +437,12 @@ async fn one_server_unprefixed_is_served_under_its_own_names() {
         ]
     "#]]
     .assert_debug_eq(&tool_names(&session).await);
+    // A client of the server itself sees the same names (the gateway lists them sorted).
+    let direct = direct_fixture(&["--mode", "bad-tool-names"]).await;
+    let mut direct_names = tool_names(&direct).await;
+    direct_names.sort();
+    assert_eq!(direct_names, tool_names(&session).await);
+    direct.shutdown(GRACE).await;
     let outcomes = [
         call(&session, "echo", json!({"text": "unprefixed"})).await,
         call(&session, "add", json!({"a": 2, "b": 3})).await,
