@@ -37,7 +37,9 @@ pub enum Naming {
     #[default]
     Prefixed,
     /// Each tool's (prompt's) own name, unchanged; a name already taken by an earlier route
-    /// is not given again.
+    /// is not given again. The names are whatever the server chose, so they may not be
+    /// provider-safe: this is for hosts that serve MCP (a gateway fronting one server), not
+    /// for handing tools to a model provider.
     Unprefixed,
 }
 
