@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{Authorizers, OutputLimit, Runtime, RuntimeOptions};
 use switchboard_server::gateway::{self, GatewayOptions};
@@ -29,11 +30,16 @@ pub(crate) struct ServeArgs {
     /// restart, the rest keep running); a file that no longer parses is reported and ignored.
     #[arg(long, requires = "config")]
     watch: bool,
+    /// With exactly one `--server`: expose its tools and prompts under their own names
+    /// (not `<server>__<tool>`), so the gateway stands transparently in front of it.
+    #[arg(long)]
+    no_prefix: bool,
 }
 
 /// Serves until the client closes stdin or a SIGINT/SIGTERM arrives, then stops every
 /// server. Errors are usage errors (bad config, unknown `--server`).
 pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
+    let naming = naming(&args)?;
     let loaded = connect::load_config(args.config.as_deref())?;
     let file = &loaded.file;
     let selection = Selection {
@@ -54,6 +60,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
         spill_dir: None,
     };
     options.policy.authorizers = Some(Authorizers(Arc::new(saved_logins)));
+    options.naming = naming;
     let runtime = Runtime::new(options);
     let mut gateway = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
     gateway.on_started = Some(Box::new(move |report| {
@@ -101,6 +108,23 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     }
     runtime.dispose().await;
     Ok(0)
+}
+
+/// `--no-prefix` fronts one server: it needs exactly one `--server`.
+fn naming(args: &ServeArgs) -> Result<Naming, String> {
+    if !args.no_prefix {
+        return Ok(Naming::Prefixed);
+    }
+    match args.servers.as_slice() {
+        [_] => Ok(Naming::Unprefixed),
+        [] => Err(
+            "--no-prefix needs `--server NAME`: it fronts one server under its own names".into(),
+        ),
+        several => Err(format!(
+            "--no-prefix needs exactly one `--server NAME` (got {}): names of several servers could collide",
+            several.len()
+        )),
+    }
 }
 
 /// HTTP servers use the tokens saved by `switchboard login` (refreshed when needed).

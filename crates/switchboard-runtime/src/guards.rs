@@ -62,6 +62,8 @@ pub enum FindingKind {
     /// A pattern of the entry's tool filter that matches none of the server's tools (a
     /// typo there hides a wanted tool or publishes one meant to be left out).
     UnmatchedFilter,
+    /// A tool left out because, with unprefixed names, an earlier server's tool has its name.
+    NameTaken,
 }
 
 /// A definition change against the lock file.

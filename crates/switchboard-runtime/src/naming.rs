@@ -1,11 +1,16 @@
-//! Provider-safe names for bridged tools.
+//! Exported names for bridged tools (and the gateway's prompts).
 //!
-//! A bridged tool is exported as `<server>__<tool>`, sanitised to `^[a-zA-Z0-9_-]{1,64}$`
-//! (the strictest common provider rule). Characters outside the set become `_`; digits are
-//! kept. When a name is too long or collides with another, it is cut and given a short
-//! deterministic hash suffix of the raw identity, so the same server and tool always get the
-//! same name whatever else is configured. Calls are routed through the table built here,
-//! never by parsing a name back.
+//! By default ([`Naming::Prefixed`]) a bridged tool is exported as `<server>__<tool>`,
+//! sanitised to `^[a-zA-Z0-9_-]{1,64}$` (the strictest common provider rule). Characters
+//! outside the set become `_`; digits are kept. When a name is too long or collides with
+//! another, it is cut and given a short deterministic hash suffix of the raw identity, so
+//! the same server and tool always get the same name whatever else is configured.
+//!
+//! [`Naming::Unprefixed`] exports each item under its own name, byte for byte (no prefix, no
+//! sanitising, no length limit), for a host that fronts one server transparently. A name
+//! two servers share goes to the first in the order given; the others get none.
+//!
+//! Either way calls are routed through the table built here, never by parsing a name back.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -23,6 +28,47 @@ pub struct ToolRoute {
     pub server: String,
     /// The tool's name on the wire, untouched.
     pub tool: String,
+}
+
+/// How a runtime names what it exports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Naming {
+    /// `<server>__<tool>`, provider-safe ([`assign_names`]).
+    #[default]
+    Prefixed,
+    /// Each tool's (prompt's) own name, unchanged; a name already taken by an earlier route
+    /// is not given again. The names are whatever the server chose, so they may not be
+    /// provider-safe: this is for hosts that serve MCP (a gateway fronting one server), not
+    /// for handing tools to a model provider.
+    Unprefixed,
+}
+
+impl Naming {
+    /// The route table: exported name → route. With [`Naming::Unprefixed`], `routes` are
+    /// taken in the order given (a route whose name is taken gets none; see [`unnamed`]).
+    pub fn assign(self, routes: &[ToolRoute]) -> BTreeMap<String, ToolRoute> {
+        match self {
+            Naming::Prefixed => assign_names(routes),
+            Naming::Unprefixed => {
+                let mut names = BTreeMap::new();
+                for route in routes {
+                    names
+                        .entry(route.tool.clone())
+                        .or_insert_with(|| route.clone());
+                }
+                names
+            }
+        }
+    }
+}
+
+/// The routes of `routes` that `table` gives no name (left out because their name was taken).
+pub fn unnamed<'a>(
+    routes: &'a [ToolRoute],
+    table: &BTreeMap<String, ToolRoute>,
+) -> Vec<&'a ToolRoute> {
+    let named: HashSet<&ToolRoute> = table.values().collect();
+    routes.iter().filter(|r| !named.contains(r)).collect()
 }
 
 /// Assigns exported names to `(server, tool)` pairs: stable, unique, provider-safe.
@@ -172,6 +218,30 @@ mod tests {
                 a__x_y_35d885f9 -> a/x_y
                 a__x_y_7ace4eaa -> a/x.y"#]],
         );
+    }
+
+    #[test]
+    fn unprefixed_names_are_the_servers_own_and_the_first_keeps_a_shared_one() {
+        let routes: Vec<ToolRoute> = [("b", "read.file"), ("a", "read.file"), ("a", "ünï x")]
+            .iter()
+            .map(|(server, tool)| ToolRoute {
+                server: (*server).into(),
+                tool: (*tool).into(),
+            })
+            .collect();
+        let table = Naming::Unprefixed.assign(&routes);
+        let mut rendered: Vec<String> = table
+            .iter()
+            .map(|(name, r)| format!("{name} -> {}/{}", r.server, r.tool))
+            .collect();
+        for left_out in unnamed(&routes, &table) {
+            rendered.push(format!("(none) -> {}/{}", left_out.server, left_out.tool));
+        }
+        expect![[r#"
+            read.file -> b/read.file
+            ünï x -> a/ünï x
+            (none) -> a/read.file"#]]
+        .assert_eq(&rendered.join("\n"));
     }
 
     #[test]

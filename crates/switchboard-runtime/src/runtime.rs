@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::guards::{LockPolicy, ToolLock};
+use crate::naming::Naming;
 use crate::output::{OutputLimit, ToolOutput};
 use crate::server::{ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock};
 use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
@@ -46,6 +47,8 @@ pub struct RuntimeOptions {
     pub trust_store: Option<std::path::PathBuf>,
     /// How long a call waits for a reconnecting server before failing.
     pub ready_wait: Duration,
+    /// How tools are named in the snapshot (default `<server>__<tool>`).
+    pub naming: Naming,
 }
 
 impl RuntimeOptions {
@@ -59,6 +62,7 @@ impl RuntimeOptions {
             lock: None,
             trust_store: None,
             ready_wait: Duration::from_secs(10),
+            naming: Naming::Prefixed,
         }
     }
 }
@@ -738,6 +742,7 @@ impl RuntimeInner {
             instructions_limit: options.instructions_limit,
             lock: tool_lock.as_ref(),
             strict: options.lock.as_ref().is_some_and(|l| l.strict),
+            naming: options.naming,
         });
         self.snapshot.send_replace(Arc::new(snapshot));
         version

@@ -13,7 +13,7 @@ use switchboard_session::{CallOptions, Session, SessionError};
 use tokio_util::sync::CancellationToken;
 
 use crate::guards::{self, Finding, FindingKind};
-use crate::naming::{ToolRoute, assign_names};
+use crate::naming::{self, Naming, ToolRoute};
 use crate::output::{OutputLimit, ToolOutput};
 use crate::runtime::ServerRequestError;
 use crate::schema::{ArgumentValidator, SchemaProblem, normalize};
@@ -50,6 +50,8 @@ pub struct Snapshot {
     pub system_prompt: String,
     /// Problems found while bridging (invalid schemas, suspicious descriptions, changed definitions).
     pub findings: Vec<Finding>,
+    /// How the tools were named (a host naming prompts uses the same).
+    pub naming: Naming,
     index: HashMap<String, usize>,
 }
 
@@ -290,6 +292,8 @@ pub(crate) struct SnapshotInput<'a> {
     pub(crate) lock: Option<&'a guards::ToolLock>,
     /// Leave out new and changed tools until approved.
     pub(crate) strict: bool,
+    /// How exported names are made.
+    pub(crate) naming: Naming,
 }
 
 /// Builds a snapshot: tools the entry's filter leaves out dropped before anything else sees
@@ -300,6 +304,7 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     let mut snapshot = Snapshot {
         version: input.version,
         enabled: input.enabled,
+        naming: input.naming,
         ..Snapshot::default()
     };
     let mut routes = Vec::new();
@@ -381,7 +386,18 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
             });
         }
     }
-    for (exported_name, route) in assign_names(&routes) {
+    let table = input.naming.assign(&routes);
+    for left_out in naming::unnamed(&routes, &table) {
+        snapshot.findings.push(Finding {
+            server: left_out.server.clone(),
+            tool: Some(left_out.tool.clone()),
+            kind: FindingKind::NameTaken,
+            detail:
+                "left out: an earlier server's tool has the same name, and names are not prefixed"
+                    .into(),
+        });
+    }
+    for (exported_name, route) in table {
         let Some(definition) = definitions.get(&route) else {
             continue;
         };

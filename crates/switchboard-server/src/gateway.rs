@@ -5,11 +5,12 @@
 //! `initialize`. `initialize` waits for the servers' start a little (bounded by
 //! [`GatewayOptions::initialize_wait`]) so that its `instructions` carry theirs. The gateway
 //! offers tools, prompts and resources:
-//! - `tools/list` returns the runtime's snapshot (exported names `<server>__<tool>`, schemas
-//!   as bridged). It waits for the servers' start (bounded by
-//!   [`GatewayOptions::startup_wait`]), so a client that lists right after `initialize`
-//!   sees every server that came up; later changes are announced with
-//!   `notifications/tools/list_changed`.
+//! - `tools/list` returns the runtime's snapshot (exported names `<server>__<tool>`, or the
+//!   tools' own names when the runtime was built with
+//!   [`Naming::Unprefixed`](switchboard_runtime::naming::Naming), schemas as bridged). It
+//!   waits for the servers' start (bounded by [`GatewayOptions::startup_wait`]), so a
+//!   client that lists right after `initialize` sees every server that came up; later
+//!   changes are announced with `notifications/tools/list_changed`.
 //! - `tools/call` goes through [`Runtime::call_tool_raw`] (routing, argument validation
 //!   against the bridged schema, deadlines, waiting for a restarting server), not through
 //!   the agent-facing [`Tool`]/`ToolOutput` conversion: the server's result passes
@@ -21,9 +22,10 @@
 //!   how long the gateway waited). `notifications/cancelled` from the client cancels the
 //!   call upstream and its answer is dropped, as the protocol asks; the upstream server's
 //!   progress is forwarded under the client's progress token.
-//! - `prompts/list` names each prompt `<server>__<prompt>` like tools; `prompts/get` goes to
-//!   its server. `resources/list` and `resources/templates/list` pass URIs through
-//!   unchanged (a URI or template an earlier server already listed is left out);
+//! - `prompts/list` names each prompt as the snapshot names tools (`<server>__<prompt>`, or
+//!   its own name unprefixed); `prompts/get` goes to its server. `resources/list` and
+//!   `resources/templates/list` pass URIs through unchanged (a URI or template an earlier
+//!   server already listed is left out);
 //!   `resources/read` goes to the server that listed the URI, else to the first server with
 //!   a template whose fixed prefix the URI starts with, else -32002. Server errors are
 //!   passed through as they are; other failures get the gateway's [`codes`] as for tools.
@@ -59,7 +61,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_protocol::{LATEST_LEGACY_VERSION, LEGACY_VERSIONS, ProgressParams, methods};
-use switchboard_runtime::naming::{ToolRoute, assign_names};
+use switchboard_runtime::naming::ToolRoute;
 use switchboard_runtime::{
     Runtime, ServerRequestError, Snapshot, StartupReport, Tool, ToolContext,
 };
@@ -822,7 +824,8 @@ fn items<T: serde::Serialize>(items: &[switchboard_runtime::FromServer<T>], key:
     Value::Array(out)
 }
 
-/// Exported prompt names (`<server>__<prompt>`, as for tools) → (server, prompt name).
+/// Exported prompt names (named as the snapshot names tools: `<server>__<prompt>`, or the
+/// prompt's own name when the runtime does not prefix) → (server, prompt name).
 fn prompt_routes(snapshot: &Snapshot) -> std::collections::BTreeMap<String, ToolRoute> {
     let routes: Vec<ToolRoute> = snapshot
         .prompts
@@ -832,7 +835,7 @@ fn prompt_routes(snapshot: &Snapshot) -> std::collections::BTreeMap<String, Tool
             tool: entry.item.name.clone(),
         })
         .collect();
-    assign_names(&routes)
+    snapshot.naming.assign(&routes)
 }
 
 /// The prompts under their exported names.
@@ -847,6 +850,7 @@ fn prompt_definitions(snapshot: &Snapshot) -> Value {
             tool: entry.item.name.clone(),
         };
         let Some(name) = exported.get(&route) else {
+            tracing::debug!(server = %entry.server, prompt = %entry.item.name, "left out: an earlier server's prompt has the same name");
             continue;
         };
         if let Ok(mut prompt) = serde_json::to_value(&entry.item) {

@@ -6,12 +6,13 @@ use std::time::Duration;
 use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_session::{CallOptions, Session, SessionConfig, SessionError, SessionEvent};
+use switchboard_testkit::locate::fixture_bin;
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, ShutdownStep, StdioOptions};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::{config, fixture_entry};
+use crate::{config, fixture_entry, switchboard};
 
 /// How long the gateway gets to stop after stdin closes (it stops its servers first).
 pub(crate) const GRACE: ShutdownGrace = ShutdownGrace {
@@ -20,34 +21,51 @@ pub(crate) const GRACE: ShutdownGrace = ShutdownGrace {
 };
 
 pub(crate) async fn gateway(servers: Value) -> Session {
-    gateway_for(&config(servers), &[]).await
+    gateway_with_flags(servers, &[]).await
+}
+
+/// The fixture server itself, without the gateway.
+async fn direct_fixture(args: &[&str]) -> Session {
+    let program = fixture_bin().display().to_string();
+    spawned(
+        "fixture",
+        program,
+        args.iter().map(|a| (*a).to_owned()).collect(),
+    )
+    .await
+}
+
+/// [`gateway`] with more `serve` flags after `--config`.
+pub(crate) async fn gateway_with_flags(servers: Value, flags: &[&str]) -> Session {
+    gateway_for(&config(servers), flags).await
 }
 
 /// `switchboard serve --config PATH FLAGS…`, initialized.
 pub(crate) async fn gateway_for(path: &std::path::Path, flags: &[&str]) -> Session {
     let mut args = vec![
-        "serve".into(),
+        "serve".to_owned(),
         "--config".into(),
         path.display().to_string(),
     ];
-    args.extend(flags.iter().map(|flag| (*flag).to_owned()));
+    args.extend(flags.iter().map(|f| (*f).to_owned()));
+    spawned("gateway", env!("CARGO_BIN_EXE_switchboard").into(), args).await
+}
+
+/// A session with `program ARGS` over stdio, called `name`, after its handshake.
+async fn spawned(name: &str, program: String, args: Vec<String>) -> Session {
     let spec = ProcessSpec {
-        program: env!("CARGO_BIN_EXE_switchboard").into(),
+        program,
         args,
         env: Vec::new(),
         cwd: None,
     };
     within(
-        "the gateway's handshake",
+        "the handshake",
         TEST_DEADLINE,
-        Session::spawn_stdio(
-            &spec,
-            StdioOptions::new("gateway"),
-            SessionConfig::new("gateway"),
-        ),
+        Session::spawn_stdio(&spec, StdioOptions::new(name), SessionConfig::new(name)),
     )
     .await
-    .expect("the gateway initializes")
+    .unwrap_or_else(|e| panic!("{name} initializes: {e}"))
 }
 
 pub(crate) async fn tool_names(session: &Session) -> Vec<String> {
@@ -94,6 +112,25 @@ pub(crate) async fn tools_list_changed(
         }
     })
     .await;
+}
+
+/// Asserts that the gateway lists exactly these prompts (each a fixture's `greet`) and that
+/// the last one answers through it.
+async fn assert_prompts(session: &Session, expected: &[&str]) {
+    let prompts = within("prompts/list", TEST_DEADLINE, session.list_prompts())
+        .await
+        .expect("listed");
+    let names: Vec<&str> = prompts.items.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, expected);
+    let last = expected.last().expect("a prompt");
+    let greeting = within(
+        "prompts/get",
+        TEST_DEADLINE,
+        session.get_prompt(last, Some(json!({"name": "Ada"}))),
+    )
+    .await
+    .expect("got");
+    assert_eq!(greeting["messages"][0]["content"]["text"], "Hello, Ada!");
 }
 
 /// The processes whose parent is `pid`.
@@ -326,19 +363,7 @@ async fn prompts_and_resources_cross_the_gateway() {
         "beta": fixture_entry(&[]),
     }))
     .await;
-    let prompts = within("prompts/list", TEST_DEADLINE, session.list_prompts())
-        .await
-        .expect("listed");
-    let names: Vec<&str> = prompts.items.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["alpha__greet", "beta__greet"]);
-    let greeting = within(
-        "prompts/get",
-        TEST_DEADLINE,
-        session.get_prompt("beta__greet", Some(json!({"name": "Ada"}))),
-    )
-    .await
-    .expect("got");
-    assert_eq!(greeting["messages"][0]["content"]["text"], "Hello, Ada!");
+    assert_prompts(&session, &["alpha__greet", "beta__greet"]).await;
     let missing = within(
         "prompts/get",
         TEST_DEADLINE,
@@ -400,4 +425,105 @@ async fn prompts_and_resources_cross_the_gateway() {
     expect![[r#"server `gateway` answered `resources/read` with an error: no server behind this gateway offers the resource `elsewhere://nothing` (code -32002), data: {"uri":"elsewhere://nothing"}"#]]
     .assert_eq(&unknown.to_string());
     session.shutdown(GRACE).await;
+}
+
+#[tokio::test]
+async fn one_server_unprefixed_is_served_under_its_own_names() {
+    let servers = json!({
+        "fixture": fixture_entry(&["--mode", "bad-tool-names"]),
+        "other": fixture_entry(&[]),
+    });
+    let session = gateway_with_flags(servers, &["--server", "fixture", "--no-prefix"]).await;
+    // The fixture's own names, even one no provider would accept; its second `echo` cannot
+    // be told apart from the first by name, so only the first is served.
+    expect![[r#"
+        [
+            "add",
+            "bad name!",
+            "change_tools",
+            "echo",
+            "fail",
+            "image",
+            "slow",
+        ]
+    "#]]
+    .assert_debug_eq(&tool_names(&session).await);
+    // A client of the server itself sees the same names (the gateway lists them sorted).
+    let direct = direct_fixture(&["--mode", "bad-tool-names"]).await;
+    let mut direct_names = tool_names(&direct).await;
+    direct_names.sort();
+    assert_eq!(direct_names, tool_names(&session).await);
+    direct.shutdown(GRACE).await;
+    let outcomes = [
+        call(&session, "echo", json!({"text": "unprefixed"})).await,
+        call(&session, "add", json!({"a": 2, "b": 3})).await,
+        // The fixture lists `bad name!` without implementing it: its own error shows the call
+        // reached it under that name.
+        call(&session, "bad name!", json!({})).await,
+        call(&session, "fixture__echo", json!({"text": "prefixed"})).await,
+    ];
+    expect![[r#"
+        [
+            Ok(
+                "unprefixed",
+            ),
+            Ok(
+                "5",
+            ),
+            Err(
+                "JSON-RPC error: unknown tool: bad name! (code -32602)",
+            ),
+            Err(
+                "JSON-RPC error: unknown tool `fixture__echo`: this gateway has 7 tools (tools/list shows them) (code -32602)",
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&outcomes);
+    assert_prompts(&session, &["greet"]).await;
+    session.shutdown(GRACE).await;
+}
+
+#[test]
+fn no_prefix_needs_one_known_server() {
+    let path = config(json!({
+        "alpha": fixture_entry(&[]),
+        "beta": fixture_entry(&[]),
+    }));
+    let path = path.display().to_string();
+    let runs = [
+        vec!["serve", "--config", &path, "--no-prefix"],
+        vec![
+            "serve",
+            "--config",
+            &path,
+            "--server",
+            "alpha",
+            "--server",
+            "beta",
+            "--no-prefix",
+        ],
+        vec![
+            "serve",
+            "--config",
+            &path,
+            "--server",
+            "gamma",
+            "--no-prefix",
+        ],
+    ];
+    let outcomes: Vec<String> = runs
+        .iter()
+        .map(|args| {
+            let run = switchboard(args);
+            let stderr = run.stderr.replace(&path, "CONFIG");
+            format!("exit {}: {}", run.code, stderr.trim_end())
+        })
+        .collect();
+    expect![[r#"
+        [
+            "exit 2: switchboard: --no-prefix needs `--server NAME`: it fronts one server under its own names",
+            "exit 2: switchboard: --no-prefix needs exactly one `--server NAME` (got 2): names of several servers could collide",
+            "exit 2: switchboard: --server gamma: no server of that name in CONFIG; configured: alpha, beta",
+        ]
+    "#]].assert_debug_eq(&outcomes);
 }

@@ -3,5 +3,6 @@
 
 mod filter;
 mod lifecycle;
+mod naming;
 mod support;
 mod tools;
