@@ -313,7 +313,11 @@ impl Driver {
                 }
                 self.spawn(crate::streams::post_unanswered(self.clone(), body));
             }
-            OutgoingKind::Response { .. } | OutgoingKind::Raw => {
+            OutgoingKind::Response { .. } => {
+                self.spawn(crate::streams::post_unanswered(self.clone(), body));
+            }
+            // Raw bytes go as they were given (a line end included, if there is one).
+            OutgoingKind::Raw => {
                 let body = message.text.to_vec();
                 self.spawn(crate::streams::post_unanswered(self.clone(), body));
             }
@@ -338,6 +342,10 @@ impl Driver {
     /// Ends the connection from our side: stops the driver's tasks, ends a legacy session
     /// with DELETE (bounded), and closes the connection.
     async fn close(&self) {
+        // Nothing more is sent once the connection is being closed.
+        lock(&self.state)
+            .failure
+            .get_or_insert_with(|| "the HTTP connection was closed".to_owned());
         self.stop_tasks();
         let session_id = lock(&self.state).session_id.take();
         if let Some(session_id) = session_id {

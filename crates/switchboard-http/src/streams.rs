@@ -13,15 +13,27 @@ use crate::answer::{
 use crate::driver::{Driver, lock, read_capped};
 use crate::sse::{SseItem, SseParser};
 
-/// How long an event stream that answers a notification or response POST is read.
-const UNASKED_STREAM_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a notification or response POST may take, its answer (a body, or an event
+/// stream the protocol does not ask for) included.
+const UNASKED_DEADLINE: Duration = Duration::from_secs(10);
 /// How many times the legacy GET stream is opened again after it ended.
 const GET_STREAM_RECONNECTS: u32 = 5;
 /// How long a 2024-11-05 server has to announce its message endpoint.
 const ENDPOINT_DEADLINE: Duration = Duration::from_secs(10);
 
-/// POSTs a notification or response; answers are expected to be 202 with no body.
+/// POSTs a notification or response; answers are expected to be 202 with no body. No
+/// request waits for it, so the whole exchange is bounded by [`UNASKED_DEADLINE`].
 pub(crate) async fn post_unanswered(driver: Arc<Driver>, body: Vec<u8>) {
+    let exchange = post_and_read(&driver, body);
+    if tokio::time::timeout(UNASKED_DEADLINE, exchange)
+        .await
+        .is_err()
+    {
+        tracing::debug!(peer = %driver.peer, "gave up on the answer to a notification after {UNASKED_DEADLINE:?}");
+    }
+}
+
+async fn post_and_read(driver: &Driver, body: Vec<u8>) {
     let builder = driver.with_session(driver.post(body));
     match builder.send().await {
         Ok(response) if response.status().is_success() => {
@@ -29,17 +41,11 @@ pub(crate) async fn post_unanswered(driver: Arc<Driver>, body: Vec<u8>) {
                 // The protocol asks for 202 here; a stream answers no request of ours, so
                 // nothing would ever close it: what it carries in time is delivered.
                 let mut cursor = StreamCursor::default();
-                let read = read_event_stream(&driver, None, response, &mut cursor);
-                if tokio::time::timeout(UNASKED_STREAM_DEADLINE, read)
-                    .await
-                    .is_err()
-                {
-                    tracing::debug!(peer = %driver.peer, "closed an event stream that answered a notification");
-                }
+                read_event_stream(driver, None, response, &mut cursor).await;
             } else if let Ok(body) = read_capped(response, driver.max_body_bytes).await
                 && let Ok(value) = serde_json::from_slice::<Value>(&body)
             {
-                deliver_value(&driver, &value).await;
+                deliver_value(driver, &value).await;
             }
         }
         Ok(response) => {
