@@ -48,3 +48,9 @@ pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
 /// Modern subscription acknowledgement.
 pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+/// Sets the session's log level (legacy era).
+pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+/// Subscribes to a resource's updates (legacy era).
+pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+/// Ends a resource subscription (legacy era).
+pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";

@@ -1,10 +1,10 @@
 //! Switchboard as an MCP server.
 //!
-//! [`gateway::serve`] answers one MCP client (the 2025-11-25 family of protocol versions,
-//! with `initialize`) with the tools, prompts and resources of every server a
-//! [`switchboard_runtime::Runtime`] operates: tools and prompts under the runtime's exported
-//! names (`<server>__<name>`), resources under their own URIs. Calls go through the
-//! runtime's bridge, so they get its argument validation, deadlines, restarts and output
-//! bound; cancellation and progress travel both ways.
+//! [`core`] is what every MCP server built here shares: a [`core::Service`] answers typed
+//! requests, and the core serves it in both eras (2026-07-28 with per-request `_meta`, and
+//! `initialize` with 2025-11-25 and earlier) on the transports of this crate. The gateway
+//! ([`gateway`]) is one such service: the tools, prompts and resources of every server a
+//! [`switchboard_runtime::Runtime`] operates, passed through faithfully.
 
+pub mod core;
 pub mod gateway;
