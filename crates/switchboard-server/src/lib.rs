@@ -8,3 +8,4 @@
 
 pub mod core;
 pub mod gateway;
+pub mod stdio;
