@@ -9,3 +9,4 @@
 pub mod core;
 pub mod gateway;
 pub mod http;
+pub mod stdio;

@@ -25,7 +25,7 @@ use crate::core::{
     Answer, ClientFacts, REQUEST_NOTIFICATION_BUFFER, RequestContext, ServerNotification,
     ServiceRequest, finish,
 };
-use crate::gateway::codes::BUSY;
+use crate::stdio::codes::BUSY;
 
 /// The longest `initialize` and `server/discover` wait for the service's instructions.
 const INSTRUCTIONS_WAIT: Duration = Duration::from_secs(10);

@@ -13,7 +13,7 @@
 //!
 //! In front of everything: the `Origin` and (on loopback) `Host` checks (403), the optional
 //! bearer token (401), and caps on bodies (413), sessions, connections, streams and
-//! requests in flight (503, [`crate::gateway::codes::BUSY`]). `/healthz` answers 200 while
+//! requests in flight (503, [`crate::stdio::codes::BUSY`]). `/healthz` answers 200 while
 //! serving and 503 while draining. Shutdown stops accepting, gives the requests in flight
 //! a grace, then answers the rest with an error; listen streams get their final result.
 //!
@@ -102,7 +102,7 @@ impl Default for HttpLimits {
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 1024,
             max_in_flight: 1024,
-            max_in_flight_per_session: crate::gateway::MAX_IN_FLIGHT,
+            max_in_flight_per_session: crate::stdio::MAX_IN_FLIGHT,
             max_listen_streams: 256,
             max_connections: 1024,
             session_idle: Duration::from_secs(30 * 60),

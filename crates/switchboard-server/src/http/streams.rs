@@ -24,7 +24,7 @@ use crate::core::listen::{self, ListenFilter};
 use crate::core::{
     ClientFacts, REQUEST_NOTIFICATION_BUFFER, ServerNotification, ServiceEvent, finish,
 };
-use crate::gateway::codes::BUSY;
+use crate::stdio::codes::BUSY;
 
 /// A request whose answer is awaited.
 pub(super) struct Pending {
