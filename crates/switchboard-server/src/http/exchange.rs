@@ -226,7 +226,8 @@ async fn modern(shared: Arc<Shared>, headers: &HeaderMap, message: Message) -> R
         }
         Message::Request(request) => request,
     };
-    if let Err(refusal) = headers::check_modern(headers, &request) {
+    let header_params = |tool: &str| shared.service.header_params(tool);
+    if let Err(refusal) = headers::check_modern(headers, &request, &header_params) {
         return reply::refused(Some(&request.id), &refusal);
     }
     route_and_answer(shared, request, None).await

@@ -6,7 +6,9 @@
 //! must agree with its body: the version (`_meta` missing it: -32602), `Mcp-Method`, and
 //! `Mcp-Name` for `tools/call`, `prompts/get` (`params.name`) and `resources/read`
 //! (`params.uri`), read with optional whitespace trimmed and the Base64 sentinel decoded
-//! (`switchboard_http::header_text_decode`, the client's own rule read backwards).
+//! (`switchboard_http::header_text_decode`, the client's own rule read backwards), and the
+//! `Mcp-Param-*` headers of the arguments a tool marks with `x-mcp-header`
+//! ([`crate::core::Service::header_params`]; an absent or null argument expects none).
 //! Every refusal is 400 with a JSON-RPC error body: a dual-era client that gets a 400
 //! without one falls back to `initialize`.
 
@@ -95,8 +97,13 @@ pub(super) fn era(headers: &HeaderMap, message: &Message) -> Result<PostEra, Ref
     }
 }
 
-/// Checks a modern request's standard headers against its body.
-pub(super) fn check_modern(headers: &HeaderMap, request: &Request) -> Result<(), Refusal> {
+/// Checks a modern request's standard headers against its body; `header_params` gives a
+/// tool's `x-mcp-header` parameters, whose `Mcp-Param-*` headers a `tools/call` must carry.
+pub(super) fn check_modern(
+    headers: &HeaderMap,
+    request: &Request,
+    header_params: &dyn Fn(&str) -> Vec<(String, String)>,
+) -> Result<(), Refusal> {
     let version = header(headers, PROTOCOL_VERSION)?.unwrap_or_default();
     match params_version(request.params.as_ref()) {
         None => {
@@ -152,12 +159,42 @@ pub(super) fn check_modern(headers: &HeaderMap, request: &Request) -> Result<(),
         )));
     };
     match switchboard_http::header_text_decode(name) {
-        Some(decoded) if decoded == body_name => Ok(()),
-        Some(_) => Err(mismatch(format!(
-            "the `Mcp-Name` header differs from `params.{key}`"
-        ))),
-        None => Err(mismatch(
-            "the `Mcp-Name` header's `=?base64?…?=` value is not Base64 of UTF-8 text",
-        )),
+        Some(decoded) if decoded == body_name => {}
+        Some(_) => {
+            return Err(mismatch(format!(
+                "the `Mcp-Name` header differs from `params.{key}`"
+            )));
+        }
+        None => {
+            return Err(mismatch(
+                "the `Mcp-Name` header's `=?base64?…?=` value is not Base64 of UTF-8 text",
+            ));
+        }
     }
+    if request.method != methods::TOOLS_CALL {
+        return Ok(());
+    }
+    let arguments = request
+        .params
+        .as_ref()
+        .and_then(|params| params.get("arguments"));
+    for (header_name, property) in header_params(body_name) {
+        let value = arguments.and_then(|arguments| arguments.get(&property));
+        // An absent or null argument has no header to expect.
+        let Some(value) = value.filter(|value| !value.is_null()) else {
+            continue;
+        };
+        let name = format!("mcp-param-{}", header_name.to_ascii_lowercase());
+        let Some(sent) = header(headers, &name)? else {
+            return Err(mismatch(format!(
+                "missing the `Mcp-Param-{header_name}` header (the tool mirrors argument `{property}` into it)"
+            )));
+        };
+        if !switchboard_http::param_headers::header_carries(sent, value) {
+            return Err(mismatch(format!(
+                "the `Mcp-Param-{header_name}` header differs from argument `{property}`"
+            )));
+        }
+    }
+    Ok(())
 }

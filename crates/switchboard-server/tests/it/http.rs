@@ -254,6 +254,14 @@ async fn run_probes(running: &Running, probes: Vec<Probe>) -> String {
     lines.join("\n")
 }
 
+fn echo_body(arguments: Value) -> String {
+    modern_body(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": arguments}),
+    )
+}
+
 fn call_body(id: i64, tool: &str) -> String {
     modern_body(
         id,
@@ -293,6 +301,11 @@ async fn the_transport_rules_probe_by_probe() {
         post("modern tools/call, Mcp-Name with whitespace", with(m("tools/call"), &[("mcp-name", "  echo\t")]), call_body(1, "echo")),
         post("modern tools/call, Mcp-Name in Base64", with(m("tools/call"), &[("mcp-name", "=?base64?ZWNobw==?=")]), call_body(1, "echo")),
         post("modern tools/call, Mcp-Name bad Base64", with(m("tools/call"), &[("mcp-name", "=?base64?!!?=")]), call_body(1, "echo")),
+        post("modern tools/call, Mcp-Param-* match", with(call(), &[("mcp-param-region", "eu-west"), ("mcp-param-count", "42.0")]), echo_body(json!({"region": "eu-west", "count": 42}))),
+        post("modern tools/call, Mcp-Param-* in Base64", with(call(), &[("mcp-param-region", "=?base64?IGV1?=")]), echo_body(json!({"region": " eu"}))),
+        post("modern tools/call, Mcp-Param-* missing", call(), echo_body(json!({"region": "eu-west"}))),
+        post("modern tools/call, Mcp-Param-* differs", with(call(), &[("mcp-param-region", "us-east")]), echo_body(json!({"region": "eu-west"}))),
+        post("modern tools/call, Mcp-Param-* for a null argument", call(), echo_body(json!({"region": null}))),
         post("modern resources/read, Mcp-Name = uri", with(m("resources/read"), &[("mcp-name", "probe://a")]), modern_body(1, "resources/read", json!({"uri": "probe://a"}))),
         post("modern unknown tool", with(m("tools/call"), &[("mcp-name", "nope")]), call_body(1, "nope")),
         post("modern body without the version header", vec![("mcp-method", "tools/list".into())], list()),
@@ -353,6 +366,11 @@ async fn the_transport_rules_probe_by_probe() {
         modern tools/call, Mcp-Name with whitespace: 200 application/json result
         modern tools/call, Mcp-Name in Base64: 200 application/json result
         modern tools/call, Mcp-Name bad Base64: 400 application/json error -32020
+        modern tools/call, Mcp-Param-* match: 200 application/json result
+        modern tools/call, Mcp-Param-* in Base64: 200 application/json result
+        modern tools/call, Mcp-Param-* missing: 400 application/json error -32020
+        modern tools/call, Mcp-Param-* differs: 400 application/json error -32020
+        modern tools/call, Mcp-Param-* for a null argument: 200 application/json result
         modern resources/read, Mcp-Name = uri: 200 application/json result
         modern unknown tool: 200 application/json error -32602
         modern body without the version header: 400 application/json error -32020

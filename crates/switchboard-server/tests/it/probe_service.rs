@@ -1,6 +1,7 @@
 //! A small [`Service`] for transport tests: `echo` answers at once, `progress` reports
 //! progress (and a log message) before it answers, `slow` runs until it is cancelled (and
-//! records that it was), plus one resource and the events a test sends.
+//! records that it was), plus one resource and the events a test sends. `echo` mirrors its
+//! `region` and `count` arguments into `Mcp-Param-Region` and `Mcp-Param-Count`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -158,5 +159,15 @@ impl Service for ProbeService {
 
     fn events(&self) -> broadcast::Receiver<ServiceEvent> {
         self.events.subscribe()
+    }
+
+    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
+        match tool {
+            "echo" => vec![
+                ("Region".into(), "region".into()),
+                ("Count".into(), "count".into()),
+            ],
+            _ => Vec::new(),
+        }
     }
 }
