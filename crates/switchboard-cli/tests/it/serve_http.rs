@@ -1,7 +1,8 @@
 //! `switchboard serve --http`: the gateway over Streamable HTTP, as real processes. Our own
-//! client lists and calls through it in both eras, `switchboard check` passes its HTTP
-//! checks against it, a token is required when configured, and SIGTERM with a slow call in
-//! flight drains: the call is answered, the gateway exits, no server it started remains.
+//! client lists and calls through it in both eras, `switchboard check` passes against it
+//! in both eras (its HTTP checks too), a token is required when configured, and SIGTERM
+//! with a slow call in flight drains: the call is answered, the gateway exits, no server it
+//! started remains.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -140,7 +141,7 @@ fn our_client_lists_and_calls_through_serve_http_in_both_eras() {
 }
 
 #[test]
-fn check_passes_its_http_checks_against_serve_http() {
+fn check_passes_against_serve_http_in_both_eras() {
     let gateway = HttpGateway::start(&fixture_config("fx-check"), &[], &[]);
     let mut lines = Vec::new();
     for era in ["modern", "legacy"] {
@@ -153,18 +154,54 @@ fn check_passes_its_http_checks_against_serve_http() {
             .unwrap_or_default();
         for check in checks {
             let id = check["id"].as_str().unwrap_or("?");
-            if id.starts_with("http-") {
-                lines.push(format!(
-                    "{era}: {id} {}",
-                    check["status"].as_str().unwrap_or("?")
-                ));
-            }
+            lines.push(format!(
+                "{era}: {id} {}",
+                check["status"].as_str().unwrap_or("?")
+            ));
         }
     }
     expect![[r#"
+        modern: initialize pass
+        modern: protocol-version pass
+        modern: capabilities pass
+        modern: stdout-purity skip
+        modern: tools-list pass
+        modern: pagination pass
+        modern: tool-names pass
+        modern: input-schemas pass
+        modern: no-credentials pass
+        modern: tools-call pass
+        modern: results-bounded pass
+        modern: invalid-input pass
+        modern: errors-actionable pass
+        modern: unknown-tool pass
+        modern: response-ids pass
+        modern: notifications-not-responses pass
+        modern: cancellation pass
+        modern: reconnect pass
+        modern: shutdown skip
         modern: http-origin pass
         modern: http-session skip
         modern: http-delete skip
+        legacy: initialize pass
+        legacy: protocol-version pass
+        legacy: capabilities pass
+        legacy: stdout-purity skip
+        legacy: tools-list pass
+        legacy: pagination pass
+        legacy: tool-names pass
+        legacy: input-schemas pass
+        legacy: no-credentials pass
+        legacy: tools-call pass
+        legacy: results-bounded pass
+        legacy: invalid-input pass
+        legacy: errors-actionable pass
+        legacy: unknown-tool pass
+        legacy: response-ids pass
+        legacy: notifications-not-responses pass
+        legacy: cancellation pass
+        legacy: reconnect pass
+        legacy: shutdown skip
         legacy: http-origin pass
         legacy: http-session pass
         legacy: http-delete pass"#]]
