@@ -24,14 +24,14 @@ use crate::{config, fixture_entry, switchboard, switchboard_with_env};
 const PROCESS_BOUND: Duration = Duration::from_secs(60);
 
 /// A `switchboard serve --http 127.0.0.1:0` process, killed when dropped.
-struct HttpGateway {
+pub(crate) struct HttpGateway {
     child: Child,
     url: String,
     lines: mpsc::Receiver<String>,
 }
 
 impl HttpGateway {
-    fn start(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> HttpGateway {
+    pub(crate) fn start(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> HttpGateway {
         let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
@@ -66,6 +66,11 @@ impl HttpGateway {
                 return gateway;
             }
         }
+    }
+
+    /// The endpoint's URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
     }
 
     /// A client config naming the gateway `gw`, in this era.
