@@ -209,5 +209,6 @@ fn the_suites_transport_scenarios_pass_against_serve_http() {
         server-resources-list: 2 passed, 0 failed
         server-sep-2164-resource-not-found: 4 passed, 0 failed
         server-server-sse-multiple-streams: 1 passed, 0 failed
-        server-tools-list: 3 passed, 0 failed"#]].assert_eq(&lines.join("\n"));
+        server-tools-list: 3 passed, 0 failed"#]]
+    .assert_eq(&lines.join("\n"));
 }

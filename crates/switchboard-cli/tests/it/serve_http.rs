@@ -256,6 +256,27 @@ fn a_bearer_token_is_required_when_configured() {
     );
 }
 
+#[test]
+fn a_public_address_without_a_token_is_warned_about() {
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine: the bind fails after the warning.
+    let run = switchboard(&[
+        "serve",
+        "--http",
+        "192.0.2.1:0",
+        "--config",
+        &fixture_config("fx-public").display().to_string(),
+    ]);
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| !line.starts_with(' ') && !line.contains("server(s) ready"))
+        .collect();
+    expect![[r#"
+        exit 2
+        switchboard serve: warning: 192.0.2.1:0 is not a loopback address and no --bearer-token-env is set: anyone who can reach it can use every configured server
+        switchboard: cannot listen on 192.0.2.1:0: Cannot assign requested address (os error 99)"#]].assert_eq(&format!("exit {}\n{}", run.code, lines.join("\n")));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_drains_a_slow_call_and_leaves_no_server_behind() {
     let name = unique_name("http-drain");
