@@ -6,9 +6,9 @@
 //! mismatch); anything else belongs to a legacy session that an `initialize` without
 //! `Mcp-Session-Id` opens. Legacy sessions have a GET stream for what the server announces
 //! (list changes, updates of the resources the session subscribed to, log messages at its
-//! level) and end with DELETE or after an idle time. A request is answered with one JSON
-//! body, or with an event stream once its handler sends a notification first (progress, a
-//! log message); `subscriptions/listen` is always a stream. A modern client that goes away
+//! `logging/setLevel` level, every one before it sets one) and end with DELETE or after an
+//! idle time. A request is answered with one JSON body, or with an event stream once its
+//! handler sends a notification first (progress, a log message); `subscriptions/listen` is always a stream. A modern client that goes away
 //! cancels its request; a legacy one cancels with `notifications/cancelled`.
 //!
 //! In front of everything: the `Origin` and (on loopback) `Host` checks (403), the optional

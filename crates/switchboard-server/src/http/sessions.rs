@@ -16,7 +16,7 @@ use switchboard_wire::RequestId;
 use tokio_util::sync::CancellationToken;
 
 use super::HttpLimits;
-use crate::core::listen::MAX_RESOURCE_SUBSCRIPTIONS;
+use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS};
 use crate::core::{ClientFacts, LogLevel};
 
 /// Why a session could not be opened.
@@ -183,11 +183,12 @@ impl Session {
         lock(&self.state).log_level = Some(level);
     }
 
-    /// Whether a log message of this level goes to the session's GET stream.
+    /// Whether a log message of this level goes to the session's GET stream: at or above
+    /// its `logging/setLevel` level, or any before it set one (the legacy era's default).
     pub(super) fn wants_log(&self, level: LogLevel) -> bool {
         lock(&self.state)
             .log_level
-            .is_some_and(|wanted| level >= wanted)
+            .is_none_or(|wanted| level >= wanted)
     }
 
     /// Cancelled when the session ends.
@@ -280,8 +281,15 @@ impl Session {
         lock(&self.state).subscriptions.iter().cloned().collect()
     }
 
-    /// Whether an update of `uri` concerns the session.
+    /// Whether an update of `uri` concerns the session: a resource it subscribed to, or one
+    /// under it (as listen streams follow them).
     pub(super) fn follows(&self, uri: &str) -> bool {
-        lock(&self.state).subscriptions.contains(uri)
+        let state = lock(&self.state);
+        state.subscriptions.contains(uri)
+            || ListenFilter {
+                resource_uris: state.subscriptions.iter().cloned().collect(),
+                ..ListenFilter::default()
+            }
+            .follows(uri)
     }
 }

@@ -307,7 +307,14 @@ async fn pump_listen(shared: Arc<Shared>, listening: Listening) {
     } = listening;
     let (out, mut notifications) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
     let stop = shared.drain.child_token();
-    let listening = listen::listen(&id, &filter, shared.service.events(), out, stop.clone());
+    let listening = listen::listen_with_subscriptions(
+        shared.service.as_ref(),
+        &id,
+        &filter,
+        &facts,
+        out,
+        stop.clone(),
+    );
     let mut listening = std::pin::pin!(listening);
     let mut ticks = reply::keep_alive(shared.limits.keep_alive);
     loop {

@@ -817,3 +817,47 @@ async fn an_idle_session_expires() {
     assert_eq!(describe(ping).await, "404 application/json error -32600");
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_setlevel_a_session_hears_every_log_message_and_updates_under_what_it_follows() {
+    let running = Running::start(HttpServeOptions::default()).await;
+    let session = running.session().await;
+    let subscribed = running
+        .post(
+            &[("mcp-session-id", session.clone())],
+            legacy_body(2, "resources/subscribe", json!({"uri": "probe://dir/"})),
+        )
+        .await;
+    assert_eq!(describe(subscribed).await, "200 application/json result");
+    let stream = running
+        .client
+        .get(running.url())
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("a GET answer");
+    let mut events = Events::new(stream);
+    for event in [
+        ServiceEvent::Log(LogMessage {
+            level: LogLevel::Debug,
+            logger: None,
+            data: json!("quiet"),
+        }),
+        ServiceEvent::ResourceUpdated {
+            uri: "probe://elsewhere".into(),
+        },
+        ServiceEvent::ResourceUpdated {
+            uri: "probe://dir/file".into(),
+        },
+    ] {
+        running.service.announce(event);
+    }
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        lines.push(events.next().await.expect("an event").to_string());
+    }
+    expect![[r#"
+        {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"quiet"}}
+        {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"probe://dir/file"}}"#]].assert_eq(&lines.join("\n"));
+    running.stop().await;
+}
