@@ -538,8 +538,19 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
     };
     let cancel = shared.stop.child_token();
     if let Some(session) = &session {
-        if let ServiceRequest::Subscribe { uri } = &served.request
-            && !session.can_subscribe(uri)
+        // Once per session at the service: a repeated subscription, or an unsubscription
+        // of what the session does not follow, is answered here.
+        let settled = match &served.request {
+            ServiceRequest::Subscribe { uri } => session.subscribed(uri),
+            ServiceRequest::Unsubscribe { uri } => !session.subscribed(uri),
+            _ => false,
+        };
+        if settled {
+            let answer = finish::finish(Ok(json!({})), &method, &served.facts, &shared.info);
+            return reply::answer(&id, &answer, Era::Legacy);
+        }
+        if let ServiceRequest::Subscribe { .. } = &served.request
+            && !session.can_subscribe()
         {
             return reply::error(
                 StatusCode::OK,

@@ -221,6 +221,11 @@ impl HttpServer {
         let guard = guard::Guard::new(local_addr, &options)?;
         let limits = options.limits;
         let info = service.info().clone();
+        let tasks = TaskTracker::new();
+        let release = sessions::Release {
+            service: service.clone(),
+            tasks: tasks.clone(),
+        };
         Ok(HttpServer {
             listener,
             local_addr,
@@ -229,13 +234,13 @@ impl HttpServer {
                 info,
                 limits,
                 guard,
-                sessions: sessions::Sessions::new(limits),
+                sessions: sessions::Sessions::new(limits, release),
                 in_flight: Arc::new(AtomicUsize::new(0)),
                 listens: Arc::new(AtomicUsize::new(0)),
                 drain: CancellationToken::new(),
                 stop: CancellationToken::new(),
                 hard_stop: CancellationToken::new(),
-                tasks: TaskTracker::new(),
+                tasks,
             }),
         })
     }

@@ -2,7 +2,10 @@
 //!
 //! A session keeps the client's facts (negotiated version, capabilities, `logging/setLevel`
 //! level), its resource subscriptions, its requests in flight (so `notifications/cancelled`
-//! and DELETE can cancel them) and whether its GET stream is open. Ids are 32 random bytes
+//! and DELETE can cancel them) and whether its GET stream is open. A resource is
+//! subscribed to (at the service: a gateway follows it upstream) once per session, however
+//! often the session asks, and when the session ends each one it still follows is
+//! unsubscribed from (a task of the server's, bounded). Ids are 32 random bytes
 //! from the operating system, hex-encoded (visible ASCII). A session unused for
 //! [`HttpLimits::session_idle`](super::HttpLimits) with nothing in flight and no GET stream
 //! ends; an ended id is unknown (404) from then on. At most
@@ -14,10 +17,55 @@ use std::time::{Duration, Instant};
 
 use switchboard_wire::RequestId;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::HttpLimits;
 use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS};
-use crate::core::{ClientFacts, LogLevel};
+use crate::core::{ClientFacts, LogLevel, RequestContext, Service, ServiceRequest};
+
+/// The longest an ended session's unsubscriptions take, all of them.
+const RELEASE_WAIT: Duration = std::time::Duration::from_secs(10);
+
+/// Unsubscribes the resources of sessions that ended.
+#[derive(Clone)]
+pub(super) struct Release {
+    pub(super) service: Arc<dyn Service>,
+    pub(super) tasks: TaskTracker,
+}
+
+impl std::fmt::Debug for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Release")
+    }
+}
+
+impl Release {
+    fn unsubscribe(&self, facts: &ClientFacts, uris: Vec<String>) {
+        if uris.is_empty() {
+            return;
+        }
+        let service = self.service.clone();
+        let facts = facts.clone();
+        self.tasks.spawn(async move {
+            let all = async {
+                for uri in uris {
+                    // A fresh token: the session's requests were cancelled with it.
+                    let context =
+                        RequestContext::new(facts.clone(), CancellationToken::new(), None, None);
+                    if let Err(error) = service
+                        .handle(ServiceRequest::Unsubscribe { uri }, context)
+                        .await
+                    {
+                        tracing::debug!(%error, "an ended session's unsubscription failed");
+                    }
+                }
+            };
+            if tokio::time::timeout(RELEASE_WAIT, all).await.is_err() {
+                tracing::debug!("an ended session's unsubscriptions did not finish in time");
+            }
+        });
+    }
+}
 
 /// Why a session could not be opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +92,7 @@ pub(super) struct Sessions {
     max_sessions: usize,
     max_in_flight: usize,
     idle: Duration,
+    release: Release,
 }
 
 /// One legacy session.
@@ -55,6 +104,7 @@ pub(super) struct Session {
     /// Cancelled when the session ends (DELETE, expiry, shutdown).
     ended: CancellationToken,
     max_in_flight: usize,
+    release: Release,
 }
 
 #[derive(Debug)]
@@ -64,6 +114,8 @@ struct State {
     subscriptions: HashSet<String>,
     in_flight: HashMap<RequestId, CancellationToken>,
     stream_open: bool,
+    /// The session ended: nothing more is recorded in it.
+    over: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -71,12 +123,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Sessions {
-    pub(super) fn new(limits: HttpLimits) -> Sessions {
+    pub(super) fn new(limits: HttpLimits, release: Release) -> Sessions {
         Sessions {
             open: Mutex::new(HashMap::new()),
             max_sessions: limits.max_sessions,
             max_in_flight: limits.max_in_flight_per_session,
             idle: limits.session_idle,
+            release,
         }
     }
 
@@ -95,9 +148,11 @@ impl Sessions {
                 subscriptions: HashSet::new(),
                 in_flight: HashMap::new(),
                 stream_open: false,
+                over: false,
             }),
             ended: CancellationToken::new(),
             max_in_flight: self.max_in_flight,
+            release: self.release.clone(),
         });
         let mut open = lock(&self.open);
         if open.len() >= self.max_sessions {
@@ -197,14 +252,19 @@ impl Session {
     }
 
     fn end(&self) {
-        let in_flight: Vec<CancellationToken> = {
+        let (in_flight, followed): (Vec<CancellationToken>, Vec<String>) = {
             let mut state = lock(&self.state);
-            state.in_flight.drain().map(|(_, token)| token).collect()
+            state.over = true;
+            (
+                state.in_flight.drain().map(|(_, token)| token).collect(),
+                state.subscriptions.drain().collect(),
+            )
         };
         for token in in_flight {
             token.cancel();
         }
         self.ended.cancel();
+        self.release.unsubscribe(&self.facts, followed);
     }
 
     fn expired(&self, idle: Duration) -> bool {
@@ -258,16 +318,29 @@ impl Session {
     }
 
     /// Whether another resource can be subscribed to.
-    pub(super) fn can_subscribe(&self, uri: &str) -> bool {
-        let state = lock(&self.state);
-        state.subscriptions.contains(uri) || state.subscriptions.len() < MAX_RESOURCE_SUBSCRIPTIONS
+    pub(super) fn can_subscribe(&self) -> bool {
+        lock(&self.state).subscriptions.len() < MAX_RESOURCE_SUBSCRIPTIONS
     }
 
-    /// `resources/subscribe` succeeded.
+    /// Whether the session follows exactly this resource.
+    pub(super) fn subscribed(&self, uri: &str) -> bool {
+        lock(&self.state).subscriptions.contains(uri)
+    }
+
+    /// `resources/subscribe` succeeded at the service. A session that ended meanwhile
+    /// keeps nothing: the subscription is undone at once.
     pub(super) fn subscribe(&self, uri: String) {
-        let mut state = lock(&self.state);
-        if state.subscriptions.len() < MAX_RESOURCE_SUBSCRIPTIONS {
-            state.subscriptions.insert(uri);
+        let undo = {
+            let mut state = lock(&self.state);
+            if state.over || state.subscriptions.contains(&uri) {
+                Some(uri)
+            } else {
+                state.subscriptions.insert(uri);
+                None
+            }
+        };
+        if let Some(uri) = undo {
+            self.release.unsubscribe(&self.facts, vec![uri]);
         }
     }
 

@@ -861,3 +861,39 @@ async fn before_setlevel_a_session_hears_every_log_message_and_updates_under_wha
         {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"probe://dir/file"}}"#]].assert_eq(&lines.join("\n"));
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_subscribes_once_per_resource_and_unsubscribes_when_it_ends() {
+    let running = Running::start(HttpServeOptions::default()).await;
+    let session = running.session().await;
+    let on_session = [("mcp-session-id", session.clone())];
+    for (id, method, uri) in [
+        (2, "resources/subscribe", "probe://a"),
+        (3, "resources/subscribe", "probe://a"),
+        (4, "resources/unsubscribe", "probe://never"),
+        (5, "resources/subscribe", "probe://c"),
+    ] {
+        let answer = running
+            .post(&on_session, legacy_body(id, method, json!({ "uri": uri })))
+            .await;
+        assert_eq!(describe(answer).await, "200 application/json result");
+    }
+    let seen = |s: &crate::probe_service::Seen| (s.subscribed, s.unsubscribed);
+    assert_eq!(
+        running.service.seen.lock().map(|s| seen(&s)).ok(),
+        Some((2, 0))
+    );
+    let ended = running
+        .client
+        .delete(running.url())
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("a DELETE answer");
+    assert_eq!(ended.status(), 204);
+    running
+        .service
+        .until("both resources unsubscribed", |s| seen(s) == (2, 2))
+        .await;
+    running.stop().await;
+}

@@ -24,6 +24,10 @@ pub(crate) struct Seen {
     pub(crate) slow_started: usize,
     /// `slow` calls that saw their cancellation.
     pub(crate) slow_cancelled: usize,
+    /// `resources/subscribe` requests that reached the service.
+    pub(crate) subscribed: usize,
+    /// `resources/unsubscribe` requests that reached the service.
+    pub(crate) unsubscribed: usize,
 }
 
 /// The service.
@@ -147,9 +151,14 @@ impl Service for ProbeService {
                     async move { Ok(json!({ "contents": [{ "uri": read.uri, "text": "a" }] })) },
                 )
             }
-            ServiceRequest::Subscribe { .. } | ServiceRequest::Unsubscribe { .. } => {
-                Box::pin(async { Ok(json!({})) })
-            }
+            ServiceRequest::Subscribe { .. } => Box::pin(async move {
+                record(|seen| seen.subscribed += 1);
+                Ok(json!({}))
+            }),
+            ServiceRequest::Unsubscribe { .. } => Box::pin(async move {
+                record(|seen| seen.unsubscribed += 1);
+                Ok(json!({}))
+            }),
             other => {
                 let message = format!("{} is not offered", other.method());
                 Box::pin(async move { Err(ErrorObject::new(-32601, message)) })
