@@ -89,6 +89,18 @@ impl Running {
         id
     }
 
+    /// Ends a legacy session with DELETE.
+    async fn end_session(&self, session: &str) {
+        let ended = self
+            .client
+            .delete(self.url())
+            .header("mcp-session-id", session)
+            .send()
+            .await
+            .expect("a DELETE answer");
+        assert_eq!(ended.status(), 204);
+    }
+
     async fn post(&self, headers: &[(&str, String)], body: String) -> reqwest::Response {
         let mut request = self
             .client
@@ -619,14 +631,7 @@ async fn a_session_hears_what_it_asked_for_on_its_get_stream() {
     for _ in 0..3 {
         lines.push(events.next().await.expect("an event").to_string());
     }
-    let ended = running
-        .client
-        .delete(running.url())
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("a DELETE answer");
-    assert_eq!(ended.status(), 204);
+    running.end_session(&session).await;
     lines.extend(events.rest().await);
     expect![[r#"
         {"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}
@@ -883,14 +888,7 @@ async fn a_session_subscribes_once_per_resource_and_unsubscribes_when_it_ends() 
         running.service.seen.lock().map(|s| seen(&s)).ok(),
         Some((2, 0))
     );
-    let ended = running
-        .client
-        .delete(running.url())
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("a DELETE answer");
-    assert_eq!(ended.status(), 204);
+    running.end_session(&session).await;
     running
         .service
         .until("both resources unsubscribed", |s| seen(s) == (2, 2))
