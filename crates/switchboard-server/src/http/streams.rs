@@ -76,7 +76,13 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
             }
             reply::answer(&id, &answer, era)
         }
-        First::Outcome(None | Some(Outcome::Cancelled)) | First::Cancelled => {
+        First::Outcome(None) => {
+            if let Some(guard) = guard {
+                guard.disarm();
+            }
+            reply::answer(&id, &Err(vanished()), era)
+        }
+        First::Outcome(Some(Outcome::Cancelled)) | First::Cancelled => {
             if let Some(guard) = guard {
                 guard.disarm();
             }
@@ -100,6 +106,14 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
             stream
         }
     }
+}
+
+/// The answer to a request whose handler ended without one (it panicked).
+fn vanished() -> ErrorObject {
+    ErrorObject::new(
+        switchboard_wire::codes::INTERNAL_ERROR,
+        "the server failed while answering this request",
+    )
 }
 
 /// The pump of one request's event stream.
@@ -131,7 +145,12 @@ impl RequestStream {
                     }
                 }
                 settled = &mut self.outcome => {
-                    if let Ok(Outcome::Answer(answer)) = settled {
+                    let answer = match settled {
+                        Ok(Outcome::Answer(answer)) => Some(answer),
+                        Ok(Outcome::Cancelled) => None,
+                        Err(_) => Some(Err(vanished())),
+                    };
+                    if let Some(answer) = answer {
                         while let Ok(notification) = self.notifications.try_recv() {
                             if !self.writer.notification(&notification).await {
                                 return;

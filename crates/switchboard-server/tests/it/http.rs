@@ -319,6 +319,7 @@ async fn the_transport_rules_probe_by_probe() {
         post("modern tools/call, Mcp-Param-* differs", with(call(), &[("mcp-param-region", "us-east")]), echo_body(json!({"region": "eu-west"}))),
         post("modern tools/call, Mcp-Param-* for a null argument", call(), echo_body(json!({"region": null}))),
         post("modern resources/read, Mcp-Name = uri", with(m("resources/read"), &[("mcp-name", "probe://a")]), modern_body(1, "resources/read", json!({"uri": "probe://a"}))),
+        post("modern tool that panics", with(m("tools/call"), &[("mcp-name", "panic")]), call_body(1, "panic")),
         post("modern unknown tool", with(m("tools/call"), &[("mcp-name", "nope")]), call_body(1, "nope")),
         post("modern body without the version header", vec![("mcp-method", "tools/list".into())], list()),
         post("modern header, body without a version", m("tools/list"), legacy_body(1, "tools/list", json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}))),
@@ -384,6 +385,7 @@ async fn the_transport_rules_probe_by_probe() {
         modern tools/call, Mcp-Param-* differs: 400 application/json error -32020
         modern tools/call, Mcp-Param-* for a null argument: 200 application/json result
         modern resources/read, Mcp-Name = uri: 200 application/json result
+        modern tool that panics: 200 application/json error -32603
         modern unknown tool: 200 application/json error -32602
         modern body without the version header: 400 application/json error -32020
         modern header, body without a version: 400 application/json error -32602

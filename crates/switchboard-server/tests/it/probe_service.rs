@@ -1,6 +1,6 @@
 //! A small [`Service`] for transport tests: `echo` answers at once, `progress` reports
 //! progress (and a log message) before it answers, `slow` runs until it is cancelled (and
-//! records that it was), plus one resource and the events a test sends. `echo` mirrors its
+//! records that it was), `panic` panics, plus one resource and the events a test sends. `echo` mirrors its
 //! `region` and `count` arguments into `Mcp-Param-Region` and `Mcp-Param-Count`.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -128,6 +128,7 @@ impl Service for ProbeService {
                     context.progress(2.0, Some(2.0), None).await;
                     Ok(text("done"))
                 }),
+                "panic" => Box::pin(async { panic!("the probe's `panic` tool panics") }),
                 "slow" => Box::pin(async move {
                     record(|seen| seen.slow_started += 1);
                     tokio::select! {
