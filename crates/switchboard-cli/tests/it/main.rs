@@ -12,6 +12,7 @@ mod login;
 mod secrets;
 mod serve;
 mod serve_eof;
+mod serve_fidelity;
 mod serve_http;
 mod serve_watch;
 mod soak;
