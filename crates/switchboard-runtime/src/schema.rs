@@ -173,7 +173,9 @@ mod tests {
             json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
                    "properties": {"point": {"$ref": "#/$defs/point", "description": "where"}},
                    "$defs": {"point": {"type": "object", "properties": {"x": {"type": "integer"}}}}}),
-            expect![[r#"{"type":"object","properties":{"point":{"type":"object","properties":{"x":{"type":"integer"}},"description":"where"}}}"#]],
+            expect![[
+                r#"{"type":"object","properties":{"point":{"type":"object","properties":{"x":{"type":"integer"}},"description":"where"}}}"#
+            ]],
         );
         check(
             Value::Null,

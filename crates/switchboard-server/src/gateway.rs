@@ -393,6 +393,18 @@ impl Service for GatewayService {
     fn events(&self) -> broadcast::Receiver<ServiceEvent> {
         self.events.subscribe()
     }
+
+    /// The `x-mcp-header` parameters of the tool as the gateway lists it (an invalid
+    /// annotation marks none: the transport then checks no `Mcp-Param-*` for it).
+    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
+        let snapshot = self.core.runtime.snapshot();
+        snapshot
+            .tool(tool)
+            .and_then(|tool| {
+                switchboard_http::param_headers::header_params(tool.input_schema()).ok()
+            })
+            .unwrap_or_default()
+    }
 }
 
 impl Upstreams {
