@@ -136,8 +136,7 @@ fn response_of(content_type: &str, body: &str) -> Value {
             .lines()
             .filter_map(|line| line.strip_prefix("data:"))
             .map(str::trim)
-            .filter(|data| data.contains("\"id\""))
-            .last()
+            .rfind(|data| data.contains("\"id\""))
             .unwrap_or("null");
         serde_json::from_str(data).unwrap_or(Value::Null)
     } else {
