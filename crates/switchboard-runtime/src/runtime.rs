@@ -416,6 +416,30 @@ impl Runtime {
         Ok(session.read_resource(uri).await?)
     }
 
+    /// Asks `server` for completions (`completion/complete` with `params` as given: `ref`,
+    /// `argument`, `context`); the raw result, or `None` when the server offers no
+    /// completions.
+    pub async fn complete_raw(
+        &self,
+        server: &str,
+        params: Value,
+    ) -> Result<Option<Value>, ServerRequestError> {
+        let session = self.ready_session(server).await?;
+        if session.negotiated().capabilities.completions.is_none() {
+            return Ok(None);
+        }
+        let options = switchboard_session::CallOptions::default();
+        Ok(Some(
+            session
+                .request(
+                    switchboard_protocol::methods::COMPLETION_COMPLETE,
+                    Some(params),
+                    &options,
+                )
+                .await?,
+        ))
+    }
+
     async fn ready_session(
         &self,
         server: &str,

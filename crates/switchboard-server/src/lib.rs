@@ -11,3 +11,4 @@
 pub mod author;
 pub mod core;
 pub mod gateway;
+pub mod stdio;

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::{Value, json};
-use switchboard_session::{CallOptions, Session, SessionConfig, SessionError, SessionEvent};
+use switchboard_session::{
+    CallOptions, EraChoice, Session, SessionConfig, SessionError, SessionEvent,
+};
 use switchboard_testkit::locate::fixture_bin;
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, ShutdownStep, StdioOptions};
@@ -53,6 +55,13 @@ pub(crate) async fn gateway_for(path: &std::path::Path, flags: &[&str]) -> Sessi
 
 /// A session with `program ARGS` over stdio, called `name`, after its handshake.
 async fn spawned(name: &str, program: String, args: Vec<String>) -> Session {
+    spawned_in(EraChoice::Auto, name, program, args).await
+}
+
+/// [`spawned`], speaking the era chosen.
+async fn spawned_in(era: EraChoice, name: &str, program: String, args: Vec<String>) -> Session {
+    let mut config = SessionConfig::new(name);
+    config.era = era;
     let spec = ProcessSpec {
         program,
         args,
@@ -62,7 +71,7 @@ async fn spawned(name: &str, program: String, args: Vec<String>) -> Session {
     within(
         "the handshake",
         TEST_DEADLINE,
-        Session::spawn_stdio(&spec, StdioOptions::new(name), SessionConfig::new(name)),
+        Session::spawn_stdio(&spec, StdioOptions::new(name), config),
     )
     .await
     .unwrap_or_else(|e| panic!("{name} initializes: {e}"))
@@ -92,6 +101,29 @@ pub(crate) async fn call(
         Err(SessionError::Rpc { error, .. }) => Err(format!("JSON-RPC error: {error}")),
         Err(other) => Err(format!("{other}")),
     }
+}
+
+/// Opens a `subscriptions/listen` stream for the tool list when the session speaks the
+/// modern era (a legacy session hears list changes without one); keep it while waiting.
+pub(crate) async fn follow_tool_changes(
+    session: &Session,
+) -> Option<switchboard_wire::PendingCall> {
+    if session.negotiated().era != switchboard_protocol::Era::Modern {
+        return None;
+    }
+    let filter = switchboard_protocol::SubscriptionFilter {
+        tools_list_changed: true,
+        ..Default::default()
+    };
+    let (stream, honoured) = within(
+        "subscriptions/listen",
+        TEST_DEADLINE,
+        session.listen(&filter),
+    )
+    .await
+    .expect("a listen stream");
+    assert!(honoured.tools_list_changed, "{honoured:?}");
+    Some(stream)
 }
 
 /// Waits for the gateway's `notifications/tools/list_changed`.
@@ -262,6 +294,32 @@ async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
 }
 
 #[tokio::test]
+async fn a_legacy_client_hears_list_changes_after_initialize() {
+    let path = config(json!({"alpha": fixture_entry(&[])}));
+    let args = vec![
+        "serve".to_owned(),
+        "--config".into(),
+        path.display().to_string(),
+    ];
+    let session = spawned_in(
+        EraChoice::Legacy,
+        "gateway",
+        env!("CARGO_BIN_EXE_switchboard").into(),
+        args,
+    )
+    .await;
+    assert_eq!(session.negotiated().era, switchboard_protocol::Era::Legacy);
+    let before = tool_names(&session).await;
+    let mut events = session.events();
+    call(&session, "alpha__change_tools", json!({}))
+        .await
+        .expect("changed");
+    tools_list_changed(&mut events).await;
+    assert_eq!(tool_names(&session).await.len(), before.len() + 1);
+    session.shutdown(GRACE).await;
+}
+
+#[tokio::test]
 async fn progress_cancellation_and_list_changes_cross_the_gateway() {
     let session = gateway(json!({"alpha": fixture_entry(&[])})).await;
     let before = tool_names(&session).await;
@@ -324,6 +382,7 @@ async fn progress_cancellation_and_list_changes_cross_the_gateway() {
 
     // A server's new tool reaches the client as a list change.
     let mut events = session.events();
+    let _stream = follow_tool_changes(&session).await;
     call(&session, "alpha__change_tools", json!({}))
         .await
         .expect("changed");
@@ -422,7 +481,7 @@ async fn prompts_and_resources_cross_the_gateway() {
     )
     .await
     .expect_err("no server offers it");
-    expect![[r#"server `gateway` answered `resources/read` with an error: no server behind this gateway offers the resource `elsewhere://nothing` (code -32002), data: {"uri":"elsewhere://nothing"}"#]]
+    expect![[r#"server `gateway` answered `resources/read` with an error: no server behind this gateway offers the resource `elsewhere://nothing` (code -32602), data: {"uri":"elsewhere://nothing"}"#]]
     .assert_eq(&unknown.to_string());
     session.shutdown(GRACE).await;
 }

@@ -225,7 +225,7 @@ fn on_stdin_eof_every_request_in_flight_is_answered_then_the_gateway_exits() {
         3: result
         5: error -32600 "not a JSON-RPC request: not a JSON-RPC message: response has neither `result` nor `error` (24 bytes): {\"jsonrpc\":\"2.0\",\"id\":5}"
         6: error -32600 "not a JSON-RPC request: not a JSON-RPC message: `method` is not a string (35 bytes): {\"jsonrpc\":\"2.0\",\"id\":6,\"method\":7}"
-        8: error -32601 "method `no/such/method` is not offered by this gateway (it serves tools)"
+        8: error -32601 "method `no/such/method` is not offered by this server"
         9: result
         null: error -32700 "not a JSON-RPC request: non-JSON text on the protocol channel (16 bytes): this is not JSON""#]].assert_eq(&lines.join("\n"));
 }
@@ -295,7 +295,7 @@ fn stdin_eof_is_seen_with_more_calls_in_flight_than_the_gateway_serves_at_once()
     };
     expect![[r#"
         -32000 "cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"
-        -32003 "the gateway is busy: it is already working on 256 requests, the most it takes at once; this one was not started (send it again once an answer arrives)""#]].assert_eq(&format!("{}\n{}", first_of(-32000), first_of(-32003)));
+        -32003 "the server is busy: it is already working on 256 requests, the most it takes at once; this one was not started (send it again once an answer arrives)""#]].assert_eq(&format!("{}\n{}", first_of(-32000), first_of(-32003)));
     let refused = outcomes.get("error -32003").copied().unwrap_or(0);
     let unfinished = outcomes.get("error -32000").copied().unwrap_or(0);
     assert_eq!(refused + unfinished, calls as usize - 1, "{outcomes:?}");

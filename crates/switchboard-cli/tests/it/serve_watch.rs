@@ -11,7 +11,9 @@ use switchboard_testkit::wait::{TEST_DEADLINE, within};
 use switchboard_wire::stdio::ShutdownStep;
 
 use crate::fixture_entry;
-use crate::serve::{GRACE, children_of, gateway_for, tool_names, tools_list_changed};
+use crate::serve::{
+    GRACE, children_of, follow_tool_changes, gateway_for, tool_names, tools_list_changed,
+};
 
 /// A folder of its own (so the watched folder holds only this test's file) with `mcp.json`.
 fn config_folder(name: &str) -> PathBuf {
@@ -79,6 +81,7 @@ async fn an_edited_config_reaches_the_client_and_a_broken_one_changes_nothing() 
 
     // A second server, written as editors do (new file, renamed over the old).
     let mut events = session.events();
+    let _stream = follow_tool_changes(&session).await;
     replace(
         &path,
         &servers_text(&json!({ "alpha": alpha, "beta": fixture_entry(&[]) })),
