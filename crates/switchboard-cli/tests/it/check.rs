@@ -46,22 +46,22 @@ fn bundled_example_passes_every_applicable_check() {
     "#]]
     .assert_eq(&run.stderr);
     expect![[r#"
-        example (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
-          pass  initialize                   handshake answered in N ms (legacy era, protocol 2025-11-25)
-          pass  protocol-version             legacy era: asked for 2025-11-25, the server agreed
-          pass  capabilities                 declared: tools; each declared list answers, nothing undeclared was used
+        example (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          pass  initialize                   handshake answered in N ms (modern era, protocol 2026-07-28)
+          pass  protocol-version             modern era: `server/discover` lists 2026-07-28
+          pass  capabilities                 declared: tools, logging; each declared list answers, nothing undeclared was used
           pass  stdout-purity                4 process(es) watched; every stdout line was a JSON-RPC message
           pass  tools-list                   4 tools in 1 page(s)
           pass  pagination                   one page, no `nextCursor`
           pass  tool-names                   4 unique names, all valid
           pass  input-schemas                4 input schemas are valid JSON Schemas with an object root
-          pass  no-credentials               29 texts scanned, nothing credential-looking
+          pass  no-credentials               40 texts scanned, nothing credential-looking
           pass  tools-call                   `echo` answered a call with arguments derived from its schema
-          pass  results-bounded              largest result 56 bytes (limit 102400)
+          pass  results-bounded              largest result 176 bytes (limit 102400)
           pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
           pass  errors-actionable            errors name the offending field and the unknown tool
           pass  unknown-tool                 reported as JSON-RPC error -32602
-          pass  response-ids                 9 responses, each with the id of its request
+          pass  response-ids                 8 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 4 tools
@@ -72,6 +72,36 @@ fn bundled_example_passes_every_applicable_check() {
           example: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
+}
+
+#[test]
+fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
+    // Auto (above) settles on 2026-07-28; the example speaks the legacy era too.
+    let example = |era: &str| {
+        serde_json::json!({
+            "command": env!("CARGO_BIN_EXE_switchboard"),
+            "args": ["example-server"],
+            "era": era,
+        })
+    };
+    let cfg = config(serde_json::json!({
+        "legacy": example("legacy"),
+        "modern": example("modern"),
+    }));
+    let run = switchboard(&["check", "--config", &cfg.display().to_string()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let summary: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.contains("(stdio,") || line.contains(" passed, "))
+        .collect();
+    expect![[r#"
+        legacy (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
+          legacy: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+        modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          modern: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+        all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]]
+    .assert_eq(&normalize(&summary.join("\n")));
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {

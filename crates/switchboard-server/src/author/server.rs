@@ -21,6 +21,7 @@ use crate::core::{
     Answer, CacheHints, CallTool, Capabilities, GetPrompt, Page, ReadResource, RequestContext,
     ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
+use crate::stdio::{ServeEnd, StdioOptions};
 
 /// The result cap unless [`ServerBuilder::max_result_bytes`] sets another: 1 MiB of JSON.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
@@ -222,7 +223,7 @@ impl<T> Registry<T> {
 }
 
 /// An MCP server made of typed tools, prompts and resources: a [`Service`], so
-/// [`crate::stdio`] and [`crate::http`] serve it in both eras.
+/// the transports of this crate ([`crate::stdio`]) serve it in both eras.
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
@@ -257,6 +258,15 @@ impl Server {
     /// The server as the service the transports take.
     pub fn into_service(self) -> Arc<dyn Service> {
         Arc::new(self)
+    }
+
+    /// Serves one client on this process's stdin and stdout (as an MCP client starts a
+    /// stdio server) until stdin closes; then the calls in flight get the close grace of
+    /// [`StdioOptions::default`] to finish. For other streams or options, give
+    /// [`Server::into_service`] to [`crate::stdio::serve`].
+    pub async fn serve_stdio(self) -> ServeEnd {
+        let (stdin, stdout) = switchboard_wire::stdio::own_stdio();
+        crate::stdio::serve(self.into_service(), stdin, stdout, StdioOptions::default()).await
     }
 }
 
