@@ -26,7 +26,8 @@ pub use runtime::{
     RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
 };
 pub use server::{
-    AuthorizerFor, Authorizers, Capabilities, RestartPolicy, ServerPolicy, ServerState,
+    AuthorizerFor, Authorizers, Capabilities, NoticeKind, RestartPolicy, ServerNotice,
+    ServerPolicy, ServerState,
 };
 pub use snapshot::{BridgedTool, FromServer, Snapshot};
 pub use state_file::{ApproveError, StateFileError, StateFileKind, StateFileProblem, TrustError};

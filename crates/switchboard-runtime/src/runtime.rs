@@ -18,13 +18,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard_config::{ProcessEnv, ServerEntry};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::guards::{LockPolicy, ToolLock};
 use crate::naming::Naming;
 use crate::output::{OutputLimit, ToolOutput};
-use crate::server::{ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock};
+use crate::server::{
+    Links, ServerNotice, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
+};
 use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
 use crate::sources::{self, ConfiguredServer, ServerSource, TrustStore};
 use crate::state_file::{ApproveError, TrustError};
@@ -258,7 +260,12 @@ struct RuntimeInner {
     child_access: AtomicBool,
     journal: Mutex<VecDeque<LifecycleEvent>>,
     tool_lock: Mutex<Option<ToolLock>>,
+    /// Servers' log messages and resource updates, for hosts that pass them on.
+    notices: broadcast::Sender<ServerNotice>,
 }
+
+/// Server notices buffered for a slow host before it is told it lagged.
+const NOTICE_BUFFER: usize = 256;
 
 #[derive(Default)]
 struct Control {
@@ -291,6 +298,7 @@ impl Runtime {
                 child_access: AtomicBool::new(false),
                 journal: Mutex::new(VecDeque::new()),
                 tool_lock: Mutex::new(None),
+                notices: broadcast::channel(NOTICE_BUFFER).0,
             }),
         }
     }
@@ -414,6 +422,65 @@ impl Runtime {
     ) -> Result<Value, ServerRequestError> {
         let session = self.ready_session(server).await?;
         Ok(session.read_resource(uri).await?)
+    }
+
+    /// The servers' log messages and updates of subscribed resources, as they come (a host
+    /// that lags more than 256 behind is told how many it missed).
+    pub fn notices(&self) -> broadcast::Receiver<ServerNotice> {
+        self.inner.notices.subscribe()
+    }
+
+    /// Subscribes to updates of `uri` on `server` (`resources/subscribe`); the updates
+    /// arrive as [`ServerNotice`]s. `Ok(false)` when the server offers no subscriptions (or
+    /// speaks 2026-07-28, where subscriptions ride on listen streams).
+    pub async fn subscribe_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<bool, ServerRequestError> {
+        self.resource_subscription(
+            server,
+            uri,
+            switchboard_protocol::methods::RESOURCES_SUBSCRIBE,
+        )
+        .await
+    }
+
+    /// Ends a subscription made with [`Runtime::subscribe_resource`].
+    pub async fn unsubscribe_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<bool, ServerRequestError> {
+        self.resource_subscription(
+            server,
+            uri,
+            switchboard_protocol::methods::RESOURCES_UNSUBSCRIBE,
+        )
+        .await
+    }
+
+    async fn resource_subscription(
+        &self,
+        server: &str,
+        uri: &str,
+        method: &str,
+    ) -> Result<bool, ServerRequestError> {
+        let session = self.ready_session(server).await?;
+        let negotiated = session.negotiated();
+        let offered = negotiated.era == switchboard_protocol::Era::Legacy
+            && negotiated
+                .capabilities
+                .resources
+                .is_some_and(|resources| resources.subscribe);
+        if !offered {
+            return Ok(false);
+        }
+        let options = switchboard_session::CallOptions::default();
+        session
+            .request(method, Some(serde_json::json!({ "uri": uri })), &options)
+            .await?;
+        Ok(true)
     }
 
     /// Asks `server` for completions (`completion/complete` with `params` as given: `ref`,
@@ -613,7 +680,10 @@ impl RuntimeInner {
                 None => Supervisor::start(
                     server.entry.clone(),
                     options.policy.clone(),
-                    signals_tx.clone(),
+                    Links {
+                        signals: signals_tx.clone(),
+                        notices: self.notices.clone(),
+                    },
                 ),
             };
             order.push((server.entry.name.clone(), supervisor.shared.clone()));
@@ -703,7 +773,10 @@ impl RuntimeInner {
                         None => Supervisor::start(
                             server.entry.clone(),
                             options.policy.clone(),
-                            signals.clone(),
+                            Links {
+                                signals: signals.clone(),
+                                notices: self.notices.clone(),
+                            },
                         ),
                     };
                     starting.push(fresh.shared.clone());

@@ -12,6 +12,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::Value;
 use switchboard_config::{ServerEntry, ToolFilter, TransportEntry};
 use switchboard_http::Authorizer;
 use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
@@ -164,6 +165,64 @@ pub struct Capabilities {
     pub problems: Vec<String>,
 }
 
+/// A server's notification a host may want to pass on: a log message, or an update of a
+/// resource it subscribed to ([`Runtime::notices`](crate::Runtime::notices)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerNotice {
+    /// The server that sent it.
+    pub server: String,
+    /// What it said.
+    pub kind: NoticeKind,
+}
+
+/// What a [`ServerNotice`] says.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum NoticeKind {
+    /// `notifications/message`.
+    Log {
+        /// The level as the server named it (`debug` … `emergency`).
+        level: String,
+        /// The server's logger name, if any.
+        logger: Option<String>,
+        /// The message.
+        data: Value,
+    },
+    /// `notifications/resources/updated`.
+    ResourceUpdated {
+        /// The resource.
+        uri: String,
+    },
+}
+
+impl NoticeKind {
+    /// The notice a server notification carries, if it is one.
+    fn of(method: &str, params: Option<&Value>) -> Option<NoticeKind> {
+        let params = params?;
+        match method {
+            methods::LOG_MESSAGE => Some(NoticeKind::Log {
+                level: params.get("level")?.as_str()?.to_owned(),
+                logger: params
+                    .get("logger")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                data: params.get("data").cloned().unwrap_or(Value::Null),
+            }),
+            methods::RESOURCES_UPDATED => Some(NoticeKind::ResourceUpdated {
+                uri: params.get("uri")?.as_str()?.to_owned(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Where a supervisor reports: the runtime's republish signals and its notice feed.
+#[derive(Debug, Clone)]
+pub(crate) struct Links {
+    pub(crate) signals: mpsc::UnboundedSender<ServerSignal>,
+    pub(crate) notices: broadcast::Sender<ServerNotice>,
+}
+
 /// Something the supervisor tells the runtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ServerSignal {
@@ -278,18 +337,14 @@ pub(crate) struct Supervisor {
 
 impl Supervisor {
     /// Starts supervising `entry`.
-    pub(crate) fn start(
-        entry: ServerEntry,
-        policy: ServerPolicy,
-        signals: mpsc::UnboundedSender<ServerSignal>,
-    ) -> Supervisor {
+    pub(crate) fn start(entry: ServerEntry, policy: ServerPolicy, links: Links) -> Supervisor {
         let shared = ServerShared::new(&entry, ServerState::Configured);
         let stop = CancellationToken::new();
         let task = tokio::spawn(supervise(SuperviseArgs {
             shared: shared.clone(),
             entry: entry.clone(),
             policy,
-            signals,
+            links,
             stop: stop.clone(),
         }));
         Supervisor {
@@ -333,7 +388,7 @@ struct SuperviseArgs {
     shared: Arc<ServerShared>,
     entry: ServerEntry,
     policy: ServerPolicy,
-    signals: mpsc::UnboundedSender<ServerSignal>,
+    links: Links,
     stop: CancellationToken,
 }
 
@@ -342,9 +397,10 @@ async fn supervise(args: SuperviseArgs) {
         shared,
         entry,
         policy,
-        signals,
+        links,
         stop,
     } = args;
+    let signals = &links.signals;
     let mut failures: VecDeque<Instant> = VecDeque::new();
     let mut attempt = 0u32;
     loop {
@@ -362,7 +418,7 @@ async fn supervise(args: SuperviseArgs) {
                 let _ = signals.send(ServerSignal::Republish);
                 attempt = 0;
                 let outcome =
-                    watch_session(&shared, &session, events, &policy, &signals, &stop).await;
+                    watch_session(&shared, &session, events, &policy, &links, &stop).await;
                 drop(subscription);
                 *lock(&shared.session) = None;
                 match outcome {
@@ -437,9 +493,10 @@ async fn watch_session(
     session: &Session,
     mut events: broadcast::Receiver<SessionEvent>,
     policy: &ServerPolicy,
-    signals: &mpsc::UnboundedSender<ServerSignal>,
+    links: &Links,
     stop: &CancellationToken,
 ) -> WatchOutcome {
+    let signals = &links.signals;
     let declared = &session.negotiated().capabilities;
     let mut pending_relist = false;
     let debounce = tokio::time::sleep(Duration::from_secs(3600));
@@ -459,6 +516,12 @@ async fn watch_session(
                 }
             }
             event = events.recv() => {
+                if let Ok(SessionEvent::Notification(n)) = &event
+                    && let Some(kind) = NoticeKind::of(&n.method, n.params.as_ref())
+                {
+                    // No subscriber (no host that passes them on) is fine.
+                    let _ = links.notices.send(ServerNotice { server: shared.name.clone(), kind });
+                }
                 let relist = match event {
                     Ok(SessionEvent::Notification(n)) => match n.method.as_str() {
                         methods::TOOLS_LIST_CHANGED => declared.tools.is_some_and(|c| c.list_changed),

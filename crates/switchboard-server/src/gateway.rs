@@ -46,18 +46,20 @@ use serde_json::{Map, Value, json};
 use switchboard_protocol::ProgressParams;
 use switchboard_runtime::naming::ToolRoute;
 use switchboard_runtime::{
-    Runtime, ServerRequestError, Snapshot, StartupReport, Tool, ToolContext,
+    NoticeKind, Runtime, ServerNotice, ServerRequestError, Snapshot, StartupReport, Tool,
+    ToolContext,
 };
 use switchboard_session::SessionError;
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS};
+use switchboard_wire::peer_text::PeerText;
 use switchboard_wire::{ConnectionOptions, ErrorObject};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::core::{
-    Answer, CacheHints, Capabilities, RequestContext, ServerInfo, Service, ServiceEvent,
-    ServiceFuture, ServiceRequest,
+    Answer, CacheHints, Capabilities, LogLevel, LogMessage, RequestContext, ServerInfo, Service,
+    ServiceEvent, ServiceFuture, ServiceRequest,
 };
 use crate::stdio::{self, StdioOptions};
 
@@ -241,6 +243,7 @@ impl GatewayService {
             let _ = started_tx.send(true);
         });
         let listed_early = Arc::new(AtomicBool::new(false));
+        let notices = tokio::spawn(pass_notices(runtime.notices(), events.clone()));
         let watcher = tokio::spawn(watch_catalogs(
             runtime.subscribe(),
             started.clone(),
@@ -252,6 +255,7 @@ impl GatewayService {
                 runtime,
                 started,
                 listed_early,
+                subscriptions: Arc::default(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -263,15 +267,15 @@ impl GatewayService {
                     tools: true,
                     prompts: true,
                     resources: true,
-                    resource_subscriptions: false,
+                    resource_subscriptions: true,
                     completions: true,
-                    logging: false,
+                    logging: true,
                 },
                 cache: CacheHints::default(),
             },
             startup,
             events,
-            tasks: vec![enable, watcher],
+            tasks: vec![enable, watcher, notices],
         })
     }
 
@@ -290,6 +294,9 @@ struct Upstreams {
     /// Set when a list was answered before the servers finished starting (its client is
     /// then told every list changed when they have).
     listed_early: Arc<AtomicBool>,
+    /// Resources subscribed to upstream, by URI: how many clients (sessions or listen
+    /// streams) follow each; the upstream subscription ends with the last.
+    subscriptions: Arc<Mutex<HashMap<String, usize>>>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -439,12 +446,73 @@ impl Upstreams {
                     .map_err(upstream_error)
             }
             ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
-            ServiceRequest::Subscribe { .. } | ServiceRequest::Unsubscribe { .. } => {
-                Err(ErrorObject::new(
-                    switchboard_wire::codes::METHOD_NOT_FOUND,
-                    "this gateway does not offer resource subscriptions",
-                ))
+            ServiceRequest::Subscribe { uri } => {
+                let Some(server) = resource_owner(&snapshot, &uri) else {
+                    return Err(resource_not_found(&uri));
+                };
+                drop(snapshot);
+                self.subscribe(&server, &uri).await
             }
+            ServiceRequest::Unsubscribe { uri } => {
+                let Some(server) = resource_owner(&snapshot, &uri) else {
+                    return Ok(json!({}));
+                };
+                drop(snapshot);
+                self.unsubscribe(&server, &uri).await
+            }
+        }
+    }
+
+    /// Follows `uri` for one more client: the first subscribes upstream.
+    async fn subscribe(&self, server: &str, uri: &str) -> Answer {
+        let first = {
+            let mut followers = lock(&self.subscriptions);
+            let count = followers.entry(uri.to_owned()).or_default();
+            *count += 1;
+            *count == 1
+        };
+        if !first {
+            return Ok(json!({}));
+        }
+        let refused = match self.runtime.subscribe_resource(server, uri).await {
+            Ok(true) => return Ok(json!({})),
+            Ok(false) => ErrorObject::new(
+                INVALID_PARAMS,
+                format!(
+                    "the server `{server}` behind this gateway offers no subscriptions to \
+                     `{uri}`; read it again to see changes"
+                ),
+            ),
+            Err(error) => upstream_error(error),
+        };
+        self.release(uri);
+        Err(refused)
+    }
+
+    /// One client less follows `uri`: the last unsubscribes upstream.
+    async fn unsubscribe(&self, server: &str, uri: &str) -> Answer {
+        if self.release(uri) {
+            self.runtime
+                .unsubscribe_resource(server, uri)
+                .await
+                .map_err(upstream_error)?;
+        }
+        Ok(json!({}))
+    }
+
+    /// Counts one follower of `uri` off; true when it was the last.
+    fn release(&self, uri: &str) -> bool {
+        let mut followers = lock(&self.subscriptions);
+        match followers.get_mut(uri) {
+            Some(count) if *count > 1 => {
+                *count -= 1;
+                false
+            }
+            Some(_) => {
+                followers.remove(uri);
+                true
+            }
+            None => false,
         }
     }
 
@@ -552,6 +620,51 @@ impl Upstreams {
             ServerRequestError::UnknownTool { .. } => Err(unknown_tool(&name, tools)),
             other => Err(upstream_error(other)),
         })
+    }
+}
+
+/// Passes the servers' log messages (named after their server) and resource updates to the
+/// clients.
+async fn pass_notices(
+    mut notices: broadcast::Receiver<ServerNotice>,
+    events: broadcast::Sender<ServiceEvent>,
+) {
+    loop {
+        let notice = match notices.recv().await {
+            Ok(notice) => notice,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(
+                    missed,
+                    "server log messages or resource updates were missed"
+                );
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let event = match notice.kind {
+            NoticeKind::ResourceUpdated { uri } => ServiceEvent::ResourceUpdated { uri },
+            NoticeKind::Log {
+                level,
+                logger,
+                data,
+            } => {
+                let Some(level) = LogLevel::parse(&level) else {
+                    tracing::debug!(server = %notice.server, level = %PeerText(&level), "a log message with an unknown level");
+                    continue;
+                };
+                let logger = match logger {
+                    Some(logger) => format!("{}/{logger}", notice.server),
+                    None => notice.server,
+                };
+                ServiceEvent::Log(LogMessage {
+                    level,
+                    logger: Some(logger),
+                    data,
+                })
+            }
+            _ => continue,
+        };
+        let _ = events.send(event);
     }
 }
 

@@ -42,7 +42,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::finish::{self, discover_result, initialize_result, negotiate};
-use crate::core::listen::{ListenFilter, listen};
+use crate::core::listen::{ListenFilter, listen_with_subscriptions};
 use crate::core::route::{Routed, route};
 use crate::core::{
     ClientFacts, REQUEST_NOTIFICATION_BUFFER, RequestContext, ServerNotification, Service,
@@ -337,10 +337,9 @@ async fn announce(shared: &Shared, event: &ServiceEvent) {
                 .follows(uri);
                 follows.then(|| (methods::RESOURCES_UPDATED, Some(json!({ "uri": uri }))))
             }
+            // A legacy client that set no level hears every message (the era's default).
             ServiceEvent::Log(message)
-                if facts
-                    .log_level
-                    .is_some_and(|wanted| message.level >= wanted) =>
+                if facts.log_level.is_none_or(|wanted| message.level >= wanted) =>
             {
                 Some((methods::LOG_MESSAGE, Some(message.to_params())))
             }
@@ -615,10 +614,11 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
         Routed::Listen { filter, facts } => {
             let honoured = filter.honoured(info.capabilities);
             let (sender, receiver) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
-            let streaming = listen(
+            let streaming = listen_with_subscriptions(
+                shared.service.as_ref(),
                 &ticket.id,
                 &honoured,
-                shared.service.events(),
+                &facts,
                 sender,
                 ticket.cancel.clone(),
             );

@@ -586,3 +586,81 @@ fn no_prefix_needs_one_known_server() {
         ]
     "#]].assert_debug_eq(&outcomes);
 }
+
+/// Waits for a notification `method` and returns its params.
+async fn notification(
+    events: &mut tokio::sync::broadcast::Receiver<SessionEvent>,
+    method: &str,
+) -> Value {
+    within(method, TEST_DEADLINE, async {
+        loop {
+            match events.recv().await {
+                Ok(SessionEvent::Notification(n)) if n.method == method => {
+                    break n.params.unwrap_or(Value::Null);
+                }
+                Ok(_) => {}
+                Err(error) => panic!("events ended: {error}"),
+            }
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn log_messages_and_resource_updates_cross_the_gateway_in_both_eras() {
+    let path = config(json!({"alpha": fixture_entry(&[])}));
+    let args = || {
+        vec![
+            "serve".to_owned(),
+            "--config".into(),
+            path.display().to_string(),
+        ]
+    };
+    let program = || env!("CARGO_BIN_EXE_switchboard").to_owned();
+    let uri = "fixture://readme";
+    let options = CallOptions::default();
+
+    // Legacy: resources/subscribe, then the server's log message (named after it) and
+    // the update, as notifications.
+    let legacy = spawned_in(EraChoice::Legacy, "gateway", program(), args()).await;
+    let mut events = legacy.events();
+    within(
+        "resources/subscribe",
+        TEST_DEADLINE,
+        legacy.request("resources/subscribe", Some(json!({ "uri": uri })), &options),
+    )
+    .await
+    .expect("subscribed");
+    within("resources/read", TEST_DEADLINE, legacy.read_resource(uri))
+        .await
+        .expect("read");
+    let log = notification(&mut events, "notifications/message").await;
+    let updated = notification(&mut events, "notifications/resources/updated").await;
+    expect![[r#"
+        {"level":"notice","data":"read fixture://readme","logger":"alpha/fixture"}
+        {"uri":"fixture://readme"}"#]]
+    .assert_eq(&format!("{log}\n{updated}"));
+    legacy.shutdown(GRACE).await;
+
+    // Modern: a listen stream following the resource hears the update, tagged with it.
+    let modern = spawned_in(EraChoice::Modern, "gateway", program(), args()).await;
+    let filter = switchboard_protocol::SubscriptionFilter {
+        resource_subscriptions: vec![uri.to_owned()],
+        ..Default::default()
+    };
+    let mut events = modern.events();
+    let (_stream, honoured) = within(
+        "subscriptions/listen",
+        TEST_DEADLINE,
+        modern.listen(&filter),
+    )
+    .await
+    .expect("a listen stream");
+    assert_eq!(honoured.resource_subscriptions, vec![uri.to_owned()]);
+    within("resources/read", TEST_DEADLINE, modern.read_resource(uri))
+        .await
+        .expect("read");
+    let updated = notification(&mut events, "notifications/resources/updated").await;
+    assert_eq!(updated["uri"], uri, "{updated}");
+    modern.shutdown(GRACE).await;
+}

@@ -14,7 +14,10 @@ use switchboard_wire::RequestId;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::{Capabilities, ServerNotification, ServiceEvent};
+use super::{
+    Capabilities, ClientFacts, RequestContext, ServerNotification, Service, ServiceEvent,
+    ServiceRequest,
+};
 
 /// Resources one listen stream follows at most.
 pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
@@ -221,4 +224,43 @@ pub async fn listen(
         "resultType": super::finish::COMPLETE,
         "_meta": { meta::SUBSCRIPTION_ID: subscription },
     })
+}
+
+/// [`listen`] for a service: the resources the stream follows are subscribed to first (a
+/// gateway subscribes upstream) and unsubscribed from when it ends; a resource the service
+/// refuses is left out of the acknowledgement.
+pub async fn listen_with_subscriptions(
+    service: &dyn Service,
+    id: &RequestId,
+    filter: &ListenFilter,
+    facts: &ClientFacts,
+    out: mpsc::Sender<ServerNotification>,
+    stop: CancellationToken,
+) -> Value {
+    let context = || RequestContext::new(facts.clone(), stop.clone(), None, None);
+    let mut followed = ListenFilter {
+        resource_uris: Vec::new(),
+        ..filter.clone()
+    };
+    for uri in &filter.resource_uris {
+        let subscribed = service
+            .handle(ServiceRequest::Subscribe { uri: uri.clone() }, context())
+            .await;
+        match subscribed {
+            Ok(_) => followed.resource_uris.push(uri.clone()),
+            Err(error) => {
+                tracing::debug!(%uri, %error, "a listen stream's resource subscription was refused")
+            }
+        }
+    }
+    let events = service.events();
+    let result = listen(id, &followed, events, out, stop.clone()).await;
+    for uri in followed.resource_uris {
+        // Ends even when the stream was cancelled: a fresh token.
+        let context = RequestContext::new(facts.clone(), CancellationToken::new(), None, None);
+        let _ = service
+            .handle(ServiceRequest::Unsubscribe { uri }, context)
+            .await;
+    }
+    result
 }

@@ -12,7 +12,7 @@ async fn handshake_tools_and_errors() {
         .await;
     assert_eq!(
         response,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"prompts":{},"resources":{},"completions":{}},"serverInfo":{"name":"switchboard-fixture","version":"0.1.0"},"instructions":"Fixture server for Switchboard tests."}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"prompts":{},"resources":{"subscribe":true},"completions":{}},"serverInfo":{"name":"switchboard-fixture","version":"0.1.0"},"instructions":"Fixture server for Switchboard tests."}}"#
     );
     fixture.notify("notifications/initialized", json!({})).await;
 

@@ -13,7 +13,7 @@ async fn discover_and_call_without_initialize() {
         .await;
     assert_eq!(
         discover,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true},"prompts":{},"resources":{},"completions":{}},"instructions":"Fixture server for Switchboard tests.","ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"switchboard-fixture","version":"0.1.0"}}}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true},"prompts":{},"resources":{"subscribe":true},"completions":{}},"instructions":"Fixture server for Switchboard tests.","ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"switchboard-fixture","version":"0.1.0"}}}}"#
     );
 
     let echo = fixture
