@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use switchboard_check::{Options, ProcessSpec, ServerSpec};
+use switchboard_check::{EraChoice, Options, ProcessSpec, ServerSpec, Status};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -45,16 +45,32 @@ fn hello_example() -> PathBuf {
 }
 
 #[tokio::test]
-async fn the_example_passes_the_checker() {
-    let spec = ServerSpec::stdio(
-        "hello",
-        ProcessSpec {
-            program: hello_example().display().to_string(),
-            args: vec![],
-            env: vec![],
-            cwd: None,
-        },
-    );
-    let report = switchboard_check::run(&spec, &Options::default()).await;
-    assert!(report.passed(), "{}", report.render_text());
+async fn the_example_passes_the_checker_in_both_eras() {
+    let mut lines = Vec::new();
+    for era in [EraChoice::Auto, EraChoice::Legacy, EraChoice::Modern] {
+        let mut spec = ServerSpec::stdio(
+            "hello",
+            ProcessSpec {
+                program: hello_example().display().to_string(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+        );
+        spec.era = era;
+        let report = switchboard_check::run(&spec, &Options::default()).await;
+        assert!(report.passed(), "{era:?}:\n{}", report.render_text());
+        let counts = report.counts();
+        lines.push(format!(
+            "{era:?}: {} passed, {} failed, {} warnings; skipped: {}",
+            counts.pass,
+            counts.fail,
+            counts.warn,
+            report.ids_with(Status::Skip).join(", ")
+        ));
+    }
+    expect_test::expect![[r#"
+        Auto: 18 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-delete
+        Legacy: 18 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-delete
+        Modern: 18 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-delete"#]].assert_eq(&lines.join("\n"));
 }
