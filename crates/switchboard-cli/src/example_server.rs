@@ -145,17 +145,16 @@ fn default_steps() -> u64 {
 /// Sleeps `duration_ms` in `steps`, reporting progress after each step when the call asked
 /// for it. A cancelled call's future is dropped at its next sleep, so no progress follows.
 async fn slow(input: SlowInput, context: RequestContext) -> Result<String, ToolError> {
-    let step = Duration::from_millis(input.duration_ms / input.steps);
-    for done in 1..=input.steps {
+    // The schema keeps `steps` at 1 or more; `max` keeps a zero from dividing anyway.
+    let steps = input.steps.max(1);
+    let step = Duration::from_millis(input.duration_ms / steps);
+    for done in 1..=steps {
         tokio::time::sleep(step).await;
         context
-            .progress(done as f64, Some(input.steps as f64), None)
+            .progress(done as f64, Some(steps as f64), None)
             .await;
     }
-    Ok(format!(
-        "slept {} ms in {} steps",
-        input.duration_ms, input.steps
-    ))
+    Ok(format!("slept {} ms in {steps} steps", input.duration_ms))
 }
 
 async fn fail(_: NoArguments, _: RequestContext) -> Result<String, ToolError> {

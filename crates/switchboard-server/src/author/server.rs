@@ -419,7 +419,7 @@ impl Inner {
                 format!("invalid arguments for {subject}: {problem}"),
             )
         })?;
-        let messages = self.ended(&subject, guard::run(running, &context.cancel).await)?;
+        let messages = ended(&subject, guard::run(running, &context.cancel).await)?;
         self.bounded(&subject, prompt::result(&prompt.description, &messages))
             .map_err(|message| ErrorObject::new(INTERNAL_ERROR, message))
     }
@@ -438,29 +438,29 @@ impl Inner {
         };
         let subject = format!("resource `{}`", resource.uri);
         let running = (resource.read)(context.clone());
-        let contents = self.ended(&subject, guard::run(running, &context.cancel).await)?;
+        let contents = ended(&subject, guard::run(running, &context.cancel).await)?;
         self.bounded(&subject, resource.contents(contents))
             .map_err(|message| ErrorObject::new(INTERNAL_ERROR, message))
-    }
-
-    /// A prompt's or resource's handler's end as the value or the JSON-RPC error (these
-    /// have no error results).
-    fn ended<T>(&self, subject: &str, ended: Ended<T>) -> Result<T, ErrorObject> {
-        match ended {
-            Ended::Returned(Ok(value)) => Ok(value),
-            Ended::Returned(Err(error)) => Err(error
-                .as_protocol()
-                .cloned()
-                .unwrap_or_else(|| internal(&error))),
-            Ended::Panicked(message) => Err(ErrorObject::new(
-                INTERNAL_ERROR,
-                panicked(subject, &message),
-            )),
-            Ended::Cancelled => Err(cancelled()),
-        }
     }
 }
 
 fn internal(error: &ToolError) -> ErrorObject {
     ErrorObject::new(INTERNAL_ERROR, error.message())
+}
+
+/// A prompt's or resource's handler's end as the value or the JSON-RPC error (these
+/// have no error results).
+fn ended<T>(subject: &str, ended: Ended<T>) -> Result<T, ErrorObject> {
+    match ended {
+        Ended::Returned(Ok(value)) => Ok(value),
+        Ended::Returned(Err(error)) => Err(error
+            .as_protocol()
+            .cloned()
+            .unwrap_or_else(|| internal(&error))),
+        Ended::Panicked(message) => Err(ErrorObject::new(
+            INTERNAL_ERROR,
+            panicked(subject, &message),
+        )),
+        Ended::Cancelled => Err(cancelled()),
+    }
 }
