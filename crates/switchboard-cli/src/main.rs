@@ -75,9 +75,10 @@ enum Command {
     /// Check servers for MCP compatibility: the seven seed steps and the spec checks, with
     /// evidence. Exit codes: 0 no failures, 1 failures, 2 usage or configuration error.
     Check(check::CheckArgs),
-    /// Serve every configured server's tools as one MCP server on stdin/stdout (a gateway
-    /// for MCP clients; tools are named `<server>__<tool>`, or their own names with
-    /// `--server NAME --no-prefix`). Stops the servers when the client closes stdin.
+    /// Serve every configured server's tools as one MCP server on stdin/stdout, or over
+    /// Streamable HTTP with `--http ADDR` (a gateway for MCP clients; tools are named
+    /// `<server>__<tool>`, or their own names with `--server NAME --no-prefix`). Stops the
+    /// servers when the client closes stdin, or on SIGINT/SIGTERM.
     Serve(serve::ServeArgs),
     /// Log in to an HTTP server that needs OAuth; its tokens are saved for later commands.
     Login {

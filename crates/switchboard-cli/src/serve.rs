@@ -1,6 +1,8 @@
-//! `switchboard serve`: every configured server's tools as one MCP server on stdin/stdout
-//! (the gateway). Stdout carries only the protocol; the startup report and logs go to stderr.
+//! `switchboard serve`: every configured server's tools as one MCP server (the gateway), on
+//! stdin/stdout or, with `--http ADDR`, over Streamable HTTP at `http://ADDR/mcp`. Stdout
+//! carries only the protocol; the startup report, where it listens, and logs go to stderr.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -8,7 +10,9 @@ use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{Authorizers, OutputLimit, Runtime, RuntimeOptions};
-use switchboard_server::gateway::{self, GatewayOptions};
+use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
+use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
+use tokio_util::sync::CancellationToken;
 
 use crate::connect;
 use crate::terminal::say;
@@ -34,12 +38,27 @@ pub(crate) struct ServeArgs {
     /// (not `<server>__<tool>`), so the gateway stands transparently in front of it.
     #[arg(long)]
     no_prefix: bool,
+    /// Serve over Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0 picks a free
+    /// one) at `/mcp`, both protocol eras, instead of on stdin/stdout. `/healthz` answers
+    /// 200 while serving and 503 while draining.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// With --http: clients must send `Authorization: Bearer <token>` with the token read
+    /// from this environment variable.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    bearer_token_env: Option<String>,
+    /// With --http: also accept requests from this browser origin (repeatable; loopback
+    /// origins are always accepted), e.g. https://app.example.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origins: Vec<String>,
 }
 
-/// Serves until the client closes stdin or a SIGINT/SIGTERM arrives, then stops every
-/// server. Errors are usage errors (bad config, unknown `--server`).
+/// Serves until the client closes stdin (stdio) or a SIGINT/SIGTERM arrives (either), then
+/// stops every server. Errors are usage errors (bad config, unknown `--server`, an unset
+/// token variable, an address that cannot be bound).
 pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     let naming = naming(&args)?;
+    let bearer_token = bearer_token(args.bearer_token_env.as_deref())?;
     let loaded = connect::load_config(args.config.as_deref())?;
     let file = &loaded.file;
     let selection = Selection {
@@ -84,6 +103,40 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             }
         }
     }));
+    let watch = if args.watch {
+        Some(ConfigWatch::start(&file.path, selection, runtime.clone())?)
+    } else {
+        None
+    };
+    let served = match args.http {
+        Some(addr) => {
+            let options = HttpServeOptions {
+                allowed_origins: args.allow_origins,
+                bearer_token,
+                ..HttpServeOptions::default()
+            };
+            serve_http(HttpServing {
+                addr,
+                options,
+                runtime: runtime.clone(),
+                gateway,
+            })
+            .await
+        }
+        None => {
+            serve_stdio(runtime.clone(), gateway).await;
+            Ok(())
+        }
+    };
+    if let Some(watch) = watch {
+        watch.stop().await;
+    }
+    runtime.dispose().await;
+    served.map(|()| 0)
+}
+
+/// Serves one client on stdin/stdout until it closes stdin or a signal comes.
+async fn serve_stdio(runtime: Runtime, gateway: GatewayOptions) {
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         say(format_args!(
             "switchboard serve: stdin is a terminal. This command is an MCP server for an MCP \
@@ -93,21 +146,73 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
         ));
     }
     let (stdin, stdout) = switchboard_wire::stdio::own_stdio();
-    let watch = if args.watch {
-        Some(ConfigWatch::start(&file.path, selection, runtime.clone())?)
-    } else {
-        None
-    };
-    let served = gateway::serve(runtime.clone(), stdin, stdout, gateway);
+    let served = gateway::serve(runtime, stdin, stdout, gateway);
     tokio::select! {
         end = served => tracing::debug!(?end, "the client closed the connection"),
         signal = shutdown_signal() => say(format_args!("switchboard serve: {signal}; stopping the servers")),
     }
-    if let Some(watch) = watch {
-        watch.stop().await;
+}
+
+/// What `--http` serves, and where.
+struct HttpServing {
+    addr: SocketAddr,
+    options: HttpServeOptions,
+    runtime: Runtime,
+    gateway: GatewayOptions,
+}
+
+/// Serves over Streamable HTTP until a signal comes, then drains (requests in flight get
+/// their grace, listen streams their final result). Errors: the address cannot be bound.
+async fn serve_http(serving: HttpServing) -> Result<(), String> {
+    let HttpServing {
+        addr,
+        options,
+        runtime,
+        gateway,
+    } = serving;
+    if !addr.ip().is_loopback() && options.bearer_token.is_none() {
+        say(format_args!(
+            "switchboard serve: warning: {addr} is not a loopback address and no --bearer-token-env is set: anyone who can reach it can use every configured server"
+        ));
     }
-    runtime.dispose().await;
-    Ok(0)
+    let service = GatewayService::start(runtime, gateway);
+    let server = HttpServer::bind(addr, service.clone(), options)
+        .await
+        .map_err(|error| error.to_string())?;
+    say(format_args!(
+        "switchboard serve: listening on {}",
+        server.url()
+    ));
+    let shutdown = CancellationToken::new();
+    let mut served = tokio::spawn(server.serve(shutdown.clone()));
+    tokio::select! {
+        end = &mut served => {
+            tracing::debug!(?end, "the HTTP server ended");
+            return Ok(());
+        }
+        signal = shutdown_signal() => say(format_args!("switchboard serve: {signal}; draining, then stopping the servers")),
+    }
+    shutdown.cancel();
+    match served.await {
+        Ok(end) => tracing::debug!(?end, "the HTTP server drained"),
+        Err(error) => tracing::warn!(%error, "the HTTP server task failed"),
+    }
+    drop(service);
+    Ok(())
+}
+
+/// The token `--bearer-token-env VAR` names: the variable must be set and not empty.
+fn bearer_token(var: Option<&str>) -> Result<Option<BearerToken>, String> {
+    let Some(var) = var else {
+        return Ok(None);
+    };
+    let value = std::env::var(var).unwrap_or_default();
+    match BearerToken::new(value) {
+        Some(token) => Ok(Some(token)),
+        None => Err(format!(
+            "--bearer-token-env {var}: the environment variable `{var}` is not set or is empty; set it to the token clients must send"
+        )),
+    }
 }
 
 /// `--no-prefix` fronts one server: it needs exactly one `--server`.

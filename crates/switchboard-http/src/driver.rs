@@ -488,6 +488,24 @@ pub fn header_text(value: &str) -> String {
     }
 }
 
+/// A header value as the 2026-07-28 protocol reads it (the server side of
+/// [`header_text`]): optional whitespace around the value trimmed, then a
+/// `=?base64?…?=` sentinel decoded. `None` for a sentinel that is not valid Base64 of
+/// UTF-8 text.
+pub fn header_text_decode(value: &str) -> Option<String> {
+    let value = value.trim_matches([' ', '\t']);
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(value.to_owned()),
+    }
+}
+
 /// Reads a body up to the cap (an error past it, before reading more).
 pub async fn read_body(response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
     read_capped(response, cap).await.map_err(|e| e.to_string())
@@ -542,7 +560,7 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::header_text;
+    use super::{header_text, header_text_decode};
 
     #[test]
     fn header_values_use_the_base64_sentinel_when_needed() {
@@ -551,5 +569,18 @@ mod tests {
         assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
         assert_eq!(header_text("héllo"), "=?base64?aMOpbGxv?=");
         assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+    }
+
+    #[test]
+    fn header_values_decode_as_they_were_encoded() {
+        for value in ["get_weather", " padded", "héllo", "=?base64?x?=", "a\nb"] {
+            assert_eq!(
+                header_text_decode(&header_text(value)).as_deref(),
+                Some(value)
+            );
+        }
+        assert_eq!(header_text_decode("  tool \t").as_deref(), Some("tool"));
+        assert_eq!(header_text_decode("=?base64?!!?="), None);
+        assert_eq!(header_text_decode("=?base64?/w==?="), None);
     }
 }

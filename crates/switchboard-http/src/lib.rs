@@ -37,5 +37,6 @@ pub use authorize::{
     RequestTarget, with_credentials,
 };
 pub use driver::{
-    HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, header_text, read_body,
+    HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, header_text,
+    header_text_decode, read_body,
 };

@@ -97,6 +97,25 @@ pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
     }
 }
 
+/// Whether a received `Mcp-Param-*` header carries an argument's value (the server side
+/// of [`header_value`]): the header decoded (whitespace trimmed, the Base64 sentinel
+/// undone), then a string compared as it is, a boolean as `true`/`false`, a number
+/// numerically (`42.0` carries `42`). A header that does not decode carries nothing.
+pub fn header_carries(header: &str, value: &Value) -> bool {
+    let Some(decoded) = crate::header_text_decode(header) else {
+        return false;
+    };
+    match value {
+        Value::String(text) => decoded == *text,
+        Value::Bool(flag) => decoded == flag.to_string(),
+        Value::Number(number) => match (decoded.parse::<f64>(), number.as_f64()) {
+            (Ok(sent), Some(value)) => sent == value,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// Removes tools with invalid annotations from a `tools/list` result; returns each kept
 /// tool's header parameters and a warning per removed tool.
 pub fn filter_listing(result: &mut Value) -> (HashMap<String, ParamHeaders>, Vec<String>) {
@@ -199,5 +218,26 @@ mod tests {
             header_value(Some(&json!(9_007_199_254_740_993_i64))),
             Some(Err(_))
         ));
+    }
+
+    #[test]
+    fn received_headers_carry_the_values_they_were_made_from() {
+        for value in [
+            json!("eu-west"),
+            json!(" padded"),
+            json!("héllo"),
+            json!(42),
+            json!(true),
+        ] {
+            let Some(Ok(header)) = header_value(Some(&value)) else {
+                panic!("{value} has a header");
+            };
+            assert!(header_carries(&header, &value), "{value}");
+        }
+        assert!(header_carries("42.0", &json!(42)));
+        assert!(header_carries(" eu ", &json!("eu")));
+        assert!(!header_carries("eu", &json!("us")));
+        assert!(!header_carries("1", &json!(true)));
+        assert!(!header_carries("=?base64?!!?=", &json!("x")));
     }
 }

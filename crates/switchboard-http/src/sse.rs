@@ -155,6 +155,25 @@ impl SseParser {
     }
 }
 
+/// A comment that keeps a quiet stream open through proxies (a writer sends it now and
+/// then; readers skip it).
+pub const KEEP_ALIVE: &str = ": keep-alive\n\n";
+
+/// One event as a writer sends it: `event: message`, then one `data:` line per line of
+/// `data` (any of CR, LF or CRLF ends a line, as [`SseParser`] reads them), then the
+/// blank line that ends it.
+pub fn encode_event(data: &str) -> String {
+    let mut event = String::with_capacity(data.len() + 32);
+    event.push_str("event: message\n");
+    for line in data.split("\r\n").flat_map(|l| l.split(['\r', '\n'])) {
+        event.push_str("data: ");
+        event.push_str(line);
+        event.push('\n');
+    }
+    event.push('\n');
+    event
+}
+
 #[cfg(test)]
 mod tests {
     use expect_test::{Expect, expect};
@@ -246,5 +265,24 @@ mod tests {
             &[&format!("data: {}\n\n", "y".repeat(58))],
             expect!["Oversized { limit: 64 }"],
         );
+    }
+
+    #[test]
+    fn written_events_read_back_as_written() {
+        for data in ["{\"a\":1}", "two\nlines", "cr\r\nlf", ""] {
+            let mut parser = SseParser::new(1024);
+            let mut text = String::from(KEEP_ALIVE);
+            text.push_str(&encode_event(data));
+            let items = parser.push(text.as_bytes());
+            let expected = data.replace("\r\n", "\n");
+            assert_eq!(
+                items,
+                vec![SseItem::Event(SseEvent {
+                    event: "message".into(),
+                    data: expected,
+                    ..SseEvent::default()
+                })]
+            );
+        }
     }
 }

@@ -40,10 +40,10 @@ pub fn normalize(schema: &Value) -> Result<Value, SchemaProblem> {
     }
     let mut out = inline(schema, schema, 0)?;
     if let Value::Object(object) = &mut out {
-        object.remove("$schema");
-        object.remove("$defs");
-        object.remove("definitions");
-        object.remove("$id");
+        object.shift_remove("$schema");
+        object.shift_remove("$defs");
+        object.shift_remove("definitions");
+        object.shift_remove("$id");
         object.entry("type").or_insert_with(|| json!("object"));
     }
     add_properties(&mut out);
@@ -174,7 +174,7 @@ mod tests {
                    "properties": {"point": {"$ref": "#/$defs/point", "description": "where"}},
                    "$defs": {"point": {"type": "object", "properties": {"x": {"type": "integer"}}}}}),
             expect![[
-                r#"{"properties":{"point":{"type":"object","properties":{"x":{"type":"integer"}},"description":"where"}},"type":"object"}"#
+                r#"{"type":"object","properties":{"point":{"type":"object","properties":{"x":{"type":"integer"}},"description":"where"}}}"#
             ]],
         );
         check(

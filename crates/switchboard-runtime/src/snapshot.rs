@@ -94,6 +94,8 @@ struct BridgedInner {
     description: String,
     schema: Value,
     read_only: bool,
+    /// The definition as the server sent it.
+    definition: Value,
     validator: OnceLock<Result<ArgumentValidator, SchemaProblem>>,
     router: Arc<CallRouter>,
 }
@@ -117,6 +119,13 @@ impl BridgedTool {
     /// The tool's name on the server.
     pub fn wire_name(&self) -> &str {
         &self.inner.wire_name
+    }
+
+    /// The tool's definition as its server sent it (`title`, `outputSchema`,
+    /// `annotations`, `_meta`, …), for hosts that serve it on; its name and input schema
+    /// as exported are [`Tool::name`] and [`Tool::input_schema`].
+    pub fn definition(&self) -> &Value {
+        &self.inner.definition
     }
 
     /// Whether the server marked it read-only (a hint, untrusted).
@@ -428,6 +437,7 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
                 description,
                 schema,
                 read_only: definition.is_read_only(),
+                definition: definition.raw.clone(),
                 validator: OnceLock::new(),
                 router: input.router.clone(),
             }),

@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use switchboard_protocol::ProgressParams;
-use switchboard_runtime::naming::ToolRoute;
+use switchboard_runtime::naming::{Naming, ToolRoute};
 use switchboard_runtime::{
     NoticeKind, Runtime, ServerNotice, ServerRequestError, Snapshot, StartupReport, Tool,
     ToolContext,
@@ -363,7 +363,15 @@ impl Service for GatewayService {
         let gateway = self.core.clone();
         Box::pin(async move {
             gateway.wait_for_start(gateway.initialize_wait).await;
-            let instructions = gateway.runtime.snapshot().system_prompt.clone();
+            let snapshot = gateway.runtime.snapshot();
+            // Fronting one server under its own names: its own instructions, as a client
+            // talking to it directly would get them.
+            if snapshot.naming == Naming::Unprefixed
+                && let [only] = snapshot.instructions.as_slice()
+            {
+                return Some(only.item.clone());
+            }
+            let instructions = snapshot.system_prompt.clone();
             (!instructions.is_empty()).then_some(instructions)
         })
     }
@@ -384,6 +392,18 @@ impl Service for GatewayService {
 
     fn events(&self) -> broadcast::Receiver<ServiceEvent> {
         self.events.subscribe()
+    }
+
+    /// The `x-mcp-header` parameters of the tool as the gateway lists it (an invalid
+    /// annotation marks none: the transport then checks no `Mcp-Param-*` for it).
+    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
+        let snapshot = self.core.runtime.snapshot();
+        snapshot
+            .tool(tool)
+            .and_then(|tool| {
+                switchboard_http::param_headers::header_params(tool.input_schema()).ok()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -677,16 +697,21 @@ fn resource_not_found(uri: &str) -> ErrorObject {
     }
 }
 
+/// A tool as the gateway lists it: its server's definition (title, output schema,
+/// annotations, `_meta`, …) under its exported name, with the input schema and description
+/// as bridged (normalised; what arguments are checked against).
 fn tool_definition(tool: &switchboard_runtime::BridgedTool) -> Value {
-    let mut definition = json!({
-        "name": tool.name(),
-        "description": tool.description(),
-        "inputSchema": tool.input_schema(),
-    });
-    if tool.read_only_hint() {
-        definition["annotations"] = json!({"readOnlyHint": true});
-    }
-    definition
+    let mut definition = match tool.definition() {
+        Value::Object(object) => object.clone(),
+        _ => Map::new(),
+    };
+    definition.insert("name".into(), Value::String(tool.name().to_owned()));
+    definition.insert(
+        "description".into(),
+        Value::String(tool.description().to_owned()),
+    );
+    definition.insert("inputSchema".into(), tool.input_schema().clone());
+    Value::Object(definition)
 }
 
 /// The lists a client can follow.
@@ -717,6 +742,7 @@ impl Catalog {
                     tool.name().hash(&mut hasher);
                     tool.description().hash(&mut hasher);
                     tool.input_schema().to_string().hash(&mut hasher);
+                    tool.definition().to_string().hash(&mut hasher);
                 }
             }
             Catalog::Prompts => prompt_definitions(snapshot).to_string().hash(&mut hasher),

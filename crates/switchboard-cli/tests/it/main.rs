@@ -11,7 +11,10 @@ mod hostile_text;
 mod login;
 mod secrets;
 mod serve;
+mod serve_balanced;
 mod serve_eof;
+mod serve_fidelity;
+mod serve_http;
 mod serve_watch;
 mod soak;
 

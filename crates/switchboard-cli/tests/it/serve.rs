@@ -59,7 +59,12 @@ async fn spawned(name: &str, program: String, args: Vec<String>) -> Session {
 }
 
 /// [`spawned`], speaking the era chosen.
-async fn spawned_in(era: EraChoice, name: &str, program: String, args: Vec<String>) -> Session {
+pub(crate) async fn spawned_in(
+    era: EraChoice,
+    name: &str,
+    program: String,
+    args: Vec<String>,
+) -> Session {
     let mut config = SessionConfig::new(name);
     config.era = era;
     let spec = ProcessSpec {

@@ -3,7 +3,9 @@
 //! `WWW-Authenticate: Bearer` challenges ([`BearerChallenge::parse`]).
 //!
 //! Input: one byte choosing the parser, then the text. Invariants: every header value made
-//! is a valid HTTP header value, and the plain or base64 form gives the original text back;
+//! is a valid HTTP header value, and the plain or base64 form gives the original text back
+//! (also as the server reads it: [`header_text_decode`], [`header_carries`]); any text read
+//! as a received header decodes or is refused without panicking;
 //! every header name kept is a valid `Mcp-Param-` header name, unique case-insensitively
 //! within its tool; a challenge's parameter names are lower-case; nothing panics.
 
@@ -11,8 +13,8 @@ use base64::Engine;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 use switchboard_auth::BearerChallenge;
-use switchboard_http::header_text;
-use switchboard_http::param_headers::{filter_listing, header_value};
+use switchboard_http::param_headers::{filter_listing, header_carries, header_value};
+use switchboard_http::{header_text, header_text_decode};
 
 use crate::input::Input;
 
@@ -82,6 +84,14 @@ fn check_header_text(text: &str) {
         None => sent.clone(),
     };
     assert_eq!(back, text, "{sent:?} does not give the text back");
+    assert_eq!(
+        header_text_decode(&sent).as_deref(),
+        Some(text),
+        "the server does not read {sent:?} back as {text:?}"
+    );
+    assert!(header_carries(&sent, &Value::String(text.to_owned())));
+    // The text as a header someone else sent: decoded or refused, never a panic.
+    let _ = header_text_decode(text);
 }
 
 fn check_listing(bytes: &[u8]) {
@@ -93,6 +103,10 @@ fn check_listing(bytes: &[u8]) {
             assert!(
                 HeaderValue::from_str(&text).is_ok(),
                 "{text:?} (for {value}) is not a valid header value"
+            );
+            assert!(
+                header_carries(&text, value),
+                "the server does not read {text:?} as {value}"
             );
         }
     });

@@ -80,7 +80,7 @@ fn modern(mut result: Map<String, Value>, method: &str, info: &ServerInfo) -> Ma
 }
 
 fn legacy(mut result: Map<String, Value>, facts: &ClientFacts) -> Answer {
-    match result.remove("resultType") {
+    match result.shift_remove("resultType") {
         Some(Value::String(kind)) if kind == INPUT_REQUIRED => {
             return Err(ErrorObject::new(
                 INTERNAL_ERROR,
@@ -94,8 +94,8 @@ fn legacy(mut result: Map<String, Value>, facts: &ClientFacts) -> Answer {
         }
         _ => {}
     }
-    result.remove("ttlMs");
-    result.remove("cacheScope");
+    result.shift_remove("ttlMs");
+    result.shift_remove("cacheScope");
     Ok(Value::Object(result))
 }
 

@@ -56,6 +56,13 @@ pub trait Service: Send + Sync + 'static {
     fn handle(&self, request: ServiceRequest, context: RequestContext) -> ServiceFuture<Answer>;
     /// The events this server announces, for one client (each client subscribes once).
     fn events(&self) -> broadcast::Receiver<ServiceEvent>;
+    /// A tool's `x-mcp-header` parameters (2026-07-28): `(header name, argument name)`
+    /// pairs whose `Mcp-Param-{Name}` headers the HTTP transport checks against a call's
+    /// arguments. None by default (a service whose tools mark none).
+    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
+        let _ = tool;
+        Vec::new()
+    }
 }
 
 /// The server's identity and capabilities.

@@ -340,7 +340,7 @@ fn service_request(
             if !params.get("argument").is_some_and(Value::is_object) {
                 return Err("completion/complete needs `argument`, an object".into());
             }
-            params.remove("_meta");
+            params.shift_remove("_meta");
             ServiceRequest::Complete(params)
         }
         _ => return Ok(None),

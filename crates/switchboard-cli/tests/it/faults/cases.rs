@@ -3223,7 +3223,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"t__change_tools… (1553 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
                   s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2) (0 tools)
@@ -3321,7 +3321,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"s__change_tools… (1553 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (6 tools)
@@ -3352,7 +3352,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"s__change_tools… (1553 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (6 tools)
@@ -4436,7 +4436,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"t__change_tools… (1553 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
                   s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 1) (0 tools)
@@ -4502,7 +4502,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"t__change_tools… (1553 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
                   s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2) (0 tools)
@@ -4536,7 +4536,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"s__change_tools… (1553 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (6 tools)
@@ -4765,7 +4765,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 0
                 --- stdout
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
-                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"annotations":{"readOnlyHint":true}},{"name":"s__change_tools… (1553 bytes)
+                {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (6 tools)

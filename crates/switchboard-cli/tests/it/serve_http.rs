@@ -1,0 +1,346 @@
+//! `switchboard serve --http`: the gateway over Streamable HTTP, as real processes. Our own
+//! client lists and calls through it in both eras, `switchboard check` passes against it
+//! in both eras (its HTTP checks too), a token is required when configured, and SIGTERM
+//! with a slow call in flight drains: the call is answered, the gateway exits, no server it
+//! started remains.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use expect_test::expect;
+use serde_json::json;
+use switchboard_http::HttpOptions;
+use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig};
+use switchboard_testkit::wait::{TEST_DEADLINE, within};
+
+use crate::descendants::{assert_none_left, unique_name};
+use crate::{config, fixture_entry, switchboard, switchboard_with_env};
+
+/// Longest wait for the gateway to say where it listens, and to exit after SIGTERM (hang
+/// detectors, not speed assertions).
+const PROCESS_BOUND: Duration = Duration::from_secs(60);
+
+/// A `switchboard serve --http 127.0.0.1:0` process, killed when dropped.
+pub(crate) struct HttpGateway {
+    child: Child,
+    url: String,
+    lines: mpsc::Receiver<String>,
+}
+
+impl HttpGateway {
+    pub(crate) fn start(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> HttpGateway {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .args(flags)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn switchboard serve --http");
+        let stderr = child.stderr.take().expect("stderr");
+        let (to, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if to.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut gateway = HttpGateway {
+            child,
+            url: String::new(),
+            lines,
+        };
+        loop {
+            let line = gateway
+                .lines
+                .recv_timeout(PROCESS_BOUND)
+                .expect("serve --http says where it listens");
+            if let Some(url) = line.strip_prefix("switchboard serve: listening on ") {
+                gateway.url = url.to_owned();
+                return gateway;
+            }
+        }
+    }
+
+    /// The endpoint's URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A client config naming the gateway `gw`, in this era.
+    fn client_config(&self, era: &str) -> String {
+        config(json!({ "gw": { "url": self.url, "era": era } }))
+            .display()
+            .to_string()
+    }
+
+    /// SIGTERM, then the exit code (bounded).
+    fn terminate(&mut self) -> Option<i32> {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("a pid"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code();
+            }
+            // A hang detector, not a speed assertion.
+            if started.elapsed() >= PROCESS_BOUND {
+                panic!("serve --http did not exit after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The stderr lines so far.
+    fn stderr(&self) -> Vec<String> {
+        self.lines.try_iter().collect()
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn fixture_config(name: &str) -> std::path::PathBuf {
+    config(json!({ "fx": fixture_entry(&["--name", name]) }))
+}
+
+#[test]
+fn our_client_lists_and_calls_through_serve_http_in_both_eras() {
+    let gateway = HttpGateway::start(&fixture_config("fx-eras"), &[], &[]);
+    let mut lines = Vec::new();
+    for era in ["modern", "legacy"] {
+        let client = gateway.client_config(era);
+        let tools = switchboard(&["tools", "--config", &client]);
+        assert_eq!(tools.code, 0, "{}", tools.stderr);
+        lines.push(format!(
+            "{era}: {}",
+            tools.stdout.lines().next().unwrap_or("")
+        ));
+        let call = switchboard(&[
+            "call",
+            "--config",
+            &client,
+            "gw",
+            "fx__echo",
+            r#"{"text":"hi"}"#,
+        ]);
+        assert_eq!(call.code, 0, "{}", call.stderr);
+        lines.push(format!("{era} call: {}", call.stdout.trim()));
+    }
+    expect![[r#"
+        modern: gw: 6 tools (protocol 2026-07-28, modern era, server switchboard 0.1.0)
+        modern call: hi
+        legacy: gw: 6 tools (protocol 2025-11-25, legacy era, server switchboard 0.1.0)
+        legacy call: hi"#]]
+    .assert_eq(&lines.join("\n"));
+}
+
+#[test]
+fn check_passes_against_serve_http_in_both_eras() {
+    let gateway = HttpGateway::start(&fixture_config("fx-check"), &[], &[]);
+    let mut lines = Vec::new();
+    for era in ["modern", "legacy"] {
+        let run = switchboard(&["check", "--config", &gateway.client_config(era), "--json"]);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+        let checks = report
+            .pointer("/servers/0/checks")
+            .and_then(|c| c.as_array())
+            .cloned()
+            .unwrap_or_default();
+        for check in checks {
+            let id = check["id"].as_str().unwrap_or("?");
+            lines.push(format!(
+                "{era}: {id} {}",
+                check["status"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    expect![[r#"
+        modern: initialize pass
+        modern: protocol-version pass
+        modern: capabilities pass
+        modern: stdout-purity skip
+        modern: tools-list pass
+        modern: pagination pass
+        modern: tool-names pass
+        modern: input-schemas pass
+        modern: no-credentials pass
+        modern: tools-call pass
+        modern: results-bounded pass
+        modern: invalid-input pass
+        modern: errors-actionable pass
+        modern: unknown-tool pass
+        modern: response-ids pass
+        modern: notifications-not-responses pass
+        modern: cancellation pass
+        modern: reconnect pass
+        modern: shutdown skip
+        modern: http-origin pass
+        modern: http-session skip
+        modern: http-delete skip
+        legacy: initialize pass
+        legacy: protocol-version pass
+        legacy: capabilities pass
+        legacy: stdout-purity skip
+        legacy: tools-list pass
+        legacy: pagination pass
+        legacy: tool-names pass
+        legacy: input-schemas pass
+        legacy: no-credentials pass
+        legacy: tools-call pass
+        legacy: results-bounded pass
+        legacy: invalid-input pass
+        legacy: errors-actionable pass
+        legacy: unknown-tool pass
+        legacy: response-ids pass
+        legacy: notifications-not-responses pass
+        legacy: cancellation pass
+        legacy: reconnect pass
+        legacy: shutdown skip
+        legacy: http-origin pass
+        legacy: http-session pass
+        legacy: http-delete pass"#]]
+    .assert_eq(&lines.join("\n"));
+}
+
+#[test]
+fn a_bearer_token_is_required_when_configured() {
+    let unset = switchboard_with_env(
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--bearer-token-env",
+            "SB_TEST_TOKEN_UNSET",
+        ],
+        &[],
+    );
+    let gateway = HttpGateway::start(
+        &fixture_config("fx-token"),
+        &["--bearer-token-env", "SB_TEST_TOKEN"],
+        &[("SB_TEST_TOKEN", "tok-123")],
+    );
+    let with_token = config(json!({ "gw": {
+        "url": gateway.url, "era": "modern", "headers": {"Authorization": "Bearer tok-123"}
+    }}));
+    let listed = switchboard(&["tools", "--config", &with_token.display().to_string()]);
+    let without = switchboard(&["tools", "--config", &gateway.client_config("modern")]);
+    let lines = [
+        format!(
+            "unset variable: exit {}: {}",
+            unset.code,
+            unset.stderr.trim()
+        ),
+        format!("with the token: exit {}", listed.code),
+        format!("without: exit {}", without.code),
+    ];
+    expect![[r#"
+        unset variable: exit 2: switchboard: --bearer-token-env SB_TEST_TOKEN_UNSET: the environment variable `SB_TEST_TOKEN_UNSET` is not set or is empty; set it to the token clients must send
+        with the token: exit 0
+        without: exit 3"#]].assert_eq(&lines.join("\n"));
+    assert!(
+        gateway
+            .stderr()
+            .iter()
+            .all(|line| !line.contains("tok-123"))
+    );
+}
+
+#[test]
+fn a_public_address_without_a_token_is_warned_about() {
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine: the bind fails after the warning.
+    let run = switchboard(&[
+        "serve",
+        "--http",
+        "192.0.2.1:0",
+        "--config",
+        &fixture_config("fx-public").display().to_string(),
+    ]);
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| !line.starts_with(' ') && !line.contains("server(s) ready"))
+        .collect();
+    expect![[r#"
+        exit 2
+        switchboard serve: warning: 192.0.2.1:0 is not a loopback address and no --bearer-token-env is set: anyone who can reach it can use every configured server
+        switchboard: cannot listen on 192.0.2.1:0: Cannot assign requested address (os error 99)"#]].assert_eq(&format!("exit {}\n{}", run.code, lines.join("\n")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_a_slow_call_and_leaves_no_server_behind() {
+    let name = unique_name("http-drain");
+    let mut gateway = HttpGateway::start(&fixture_config(&name), &[], &[]);
+    let mut config = SessionConfig::new("gw");
+    config.era = EraChoice::Modern;
+    let session = within(
+        "the handshake",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("gw", &gateway.url), config),
+    )
+    .await
+    .expect("connected");
+    let (progress, mut progressed) = tokio::sync::mpsc::channel(16);
+    let options = CallOptions {
+        timeout: Some(PROCESS_BOUND),
+        progress: Some(progress),
+        ..CallOptions::default()
+    };
+    let call = tokio::spawn(async move {
+        session
+            .call_tool(
+                "fx__slow",
+                Some(json!({"duration_ms": 600_000, "steps": 600})),
+                &options,
+            )
+            .await
+            .map(|result| format!("{result:?}"))
+            .map_err(|error| error.to_string())
+    });
+    within(
+        "the slow call's first progress",
+        TEST_DEADLINE,
+        progressed.recv(),
+    )
+    .await
+    .expect("progress");
+    let code = tokio::task::spawn_blocking(move || {
+        let code = gateway.terminate();
+        (code, gateway.stderr())
+    })
+    .await
+    .expect("terminated");
+    let answered = within("the call's end", PROCESS_BOUND, call)
+        .await
+        .expect("no panic");
+    let outcome = match &answered {
+        Ok(_) => "answered".to_owned(),
+        Err(error) => format!("failed: {error}"),
+    };
+    let stderr: Vec<String> = code
+        .1
+        .iter()
+        .filter(|line| line.starts_with("switchboard serve:"))
+        .cloned()
+        .collect();
+    expect![[r#"
+        exit Some(0)
+        call failed: server `gw` answered `tools/call` with an error: the server is shutting down; the request was cancelled unfinished (code -32603)
+        switchboard serve: 1 of 1 server(s) ready
+        switchboard serve: terminated; draining, then stopping the servers"#]].assert_eq(&format!(
+        "exit {:?}\ncall {outcome}\n{}",
+        code.0,
+        stderr.join("\n")
+    ));
+    assert_none_left(&name);
+}

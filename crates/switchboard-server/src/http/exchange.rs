@@ -1,0 +1,690 @@
+//! One HTTP request: the path and method, the guard, the body (capped in size and time),
+//! the era, the session, then the core's routing and the answer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{ALLOW, CONTENT_LENGTH, HeaderValue};
+use hyper::{HeaderMap, Method, Request, StatusCode};
+use serde_json::{Value, json};
+use switchboard_protocol::{Era, methods};
+use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
+use switchboard_wire::{ErrorObject, MalformedKind, Message, RequestId};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::headers::{self, PostEra, SESSION_ID};
+use super::reply::{self, Reply};
+use super::sessions::{OpenError, RegisterError, Session};
+use super::{HEALTH_PATH, MCP_PATH, Shared, streams};
+use crate::core::route::{self, Routed};
+use crate::core::{
+    Answer, ClientFacts, REQUEST_NOTIFICATION_BUFFER, RequestContext, ServerNotification,
+    ServiceRequest, finish,
+};
+use crate::stdio::codes::BUSY;
+
+/// The longest `initialize` and `server/discover` wait for the service's instructions.
+const INSTRUCTIONS_WAIT: Duration = Duration::from_secs(10);
+
+/// Answers one HTTP request.
+pub(super) async fn respond(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+    match (request.uri().path(), request.method()) {
+        (HEALTH_PATH, &Method::GET | &Method::HEAD) => {
+            if shared.drain.is_cancelled() {
+                reply::text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+            } else {
+                reply::text(StatusCode::OK, "ok\n")
+            }
+        }
+        (MCP_PATH, _) => mcp(shared, request).await,
+        _ => reply::text(
+            StatusCode::NOT_FOUND,
+            "not found; the MCP endpoint is /mcp\n",
+        ),
+    }
+}
+
+async fn mcp(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+    if let Err(refused) = shared.guard.admit(request.headers()) {
+        return refused;
+    }
+    if shared.drain.is_cancelled() {
+        return busy(
+            None,
+            "the server is shutting down; try again elsewhere or later",
+        );
+    }
+    match *request.method() {
+        Method::POST => post(shared, request).await,
+        Method::GET => get(&shared, request.headers()),
+        Method::DELETE => delete(&shared, request.headers()),
+        _ => not_allowed(Era::Legacy),
+    }
+}
+
+/// 405: a method the endpoint does not take (in the era the request speaks).
+fn not_allowed(era: Era) -> Reply {
+    let (allow, message) = match era {
+        Era::Modern => (
+            "POST",
+            "2026-07-28 has no sessions: the MCP endpoint takes POST only (GET and DELETE are for sessions of earlier versions)",
+        ),
+        Era::Legacy => (
+            "GET, POST, DELETE",
+            "the MCP endpoint takes POST, and GET and DELETE for sessions",
+        ),
+    };
+    let mut reply = reply::refusal(StatusCode::METHOD_NOT_ALLOWED, message);
+    reply
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    reply
+}
+
+fn busy(id: Option<&RequestId>, message: &str) -> Reply {
+    reply::error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        &ErrorObject::new(BUSY, message),
+    )
+}
+
+/// Why a body could not be read.
+enum BodyError {
+    TooLarge,
+    Slow,
+    Broken,
+}
+
+/// Reads a body up to the cap. A body over it is read on (and dropped) up to twice the cap,
+/// so that a client still sending it reads the 413 rather than a broken connection; a body
+/// declared larger than that is refused at once.
+async fn read_body(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Result<Vec<u8>, BodyError> {
+    let cap = shared.limits.max_body_bytes;
+    let drain_cap = cap.saturating_mul(2);
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > drain_cap as u64) {
+        return Err(BodyError::TooLarge);
+    }
+    let read = async move {
+        let mut body = body;
+        let mut kept = Vec::new();
+        let mut seen = 0usize;
+        while let Some(frame) = body.frame().await {
+            let Ok(frame) = frame else {
+                return Err(BodyError::Broken);
+            };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            seen = seen.saturating_add(data.len());
+            if seen > drain_cap {
+                return Err(BodyError::TooLarge);
+            }
+            if seen <= cap {
+                kept.extend_from_slice(&data);
+            }
+        }
+        if seen > cap {
+            return Err(BodyError::TooLarge);
+        }
+        Ok(kept)
+    };
+    tokio::time::timeout(shared.limits.body_read_timeout, read)
+        .await
+        .unwrap_or(Err(BodyError::Slow))
+}
+
+async fn post(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(&shared, &parts.headers, body).await {
+        Ok(bytes) => bytes,
+        Err(BodyError::TooLarge) => {
+            return reply::refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the request body is larger than this server's {}-byte limit",
+                    shared.limits.max_body_bytes
+                ),
+            );
+        }
+        Err(BodyError::Slow) => {
+            return reply::refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body did not arrive in time",
+            );
+        }
+        Err(BodyError::Broken) => {
+            return reply::refusal(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            );
+        }
+    };
+    let message = match switchboard_wire::decode(&bytes) {
+        Ok(message) => message,
+        Err(malformed) => {
+            let (code, text) = match &malformed.kind {
+                MalformedKind::Batch => (
+                    INVALID_REQUEST,
+                    "batches are not accepted: POST one JSON-RPC message per request".to_owned(),
+                ),
+                MalformedKind::InvalidUtf8
+                | MalformedKind::NotJson
+                | MalformedKind::InvalidJson(_) => {
+                    (PARSE_ERROR, format!("the body is not JSON: {malformed}"))
+                }
+                _ => (
+                    INVALID_REQUEST,
+                    format!("the body is not a JSON-RPC message: {malformed}"),
+                ),
+            };
+            return reply::error(
+                StatusCode::BAD_REQUEST,
+                malformed.request_id(),
+                &ErrorObject::new(code, text),
+            );
+        }
+    };
+    let era = match headers::era(&parts.headers, &message) {
+        Ok(era) => era,
+        Err(refusal) => {
+            let id = match &message {
+                Message::Request(request) => Some(&request.id),
+                _ => None,
+            };
+            return reply::refused(id, &refusal);
+        }
+    };
+    match era {
+        PostEra::Modern => modern(shared, &parts.headers, message).await,
+        PostEra::Legacy(version) => legacy(shared, &parts.headers, version, message).await,
+    }
+}
+
+async fn modern(shared: Arc<Shared>, headers: &HeaderMap, message: Message) -> Reply {
+    let request = match message {
+        // The 2026-07-28 protocol has no client notifications over HTTP; one is accepted
+        // and has no effect.
+        Message::Notification(_) => return reply::empty(StatusCode::ACCEPTED),
+        Message::Response(_) => {
+            return reply::refusal(
+                StatusCode::BAD_REQUEST,
+                "this server sends no requests, so it takes no responses",
+            );
+        }
+        Message::Request(request) => request,
+    };
+    let header_params = |tool: &str| shared.service.header_params(tool);
+    if let Err(refusal) = headers::check_modern(headers, &request, &header_params) {
+        return reply::refused(Some(&request.id), &refusal);
+    }
+    route_and_answer(shared, request, None).await
+}
+
+/// The session a legacy request names: `Err` with the answer when it names none (400) or
+/// one that is not live (404), or names it under another version (400).
+fn session_of(
+    shared: &Shared,
+    headers: &HeaderMap,
+    version: Option<&str>,
+) -> Result<Arc<Session>, Reply> {
+    let Some(id) = headers.get(SESSION_ID) else {
+        return Err(reply::refusal(
+            StatusCode::BAD_REQUEST,
+            "missing the `Mcp-Session-Id` header: open a session with `initialize` first (sent without one)",
+        ));
+    };
+    let session = id
+        .to_str()
+        .ok()
+        .and_then(|id| shared.sessions.get(id.trim()));
+    let Some(session) = session else {
+        return Err(reply::refusal(
+            StatusCode::NOT_FOUND,
+            "no such session (it ended, expired, or was never opened here): start a new one with `initialize`",
+        ));
+    };
+    if let Some(version) = version
+        && version != session.version()
+    {
+        return Err(reply::refusal(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "the `MCP-Protocol-Version` header ({version}) is not the version this session negotiated ({})",
+                session.version()
+            ),
+        ));
+    }
+    Ok(session)
+}
+
+async fn legacy(
+    shared: Arc<Shared>,
+    headers: &HeaderMap,
+    version: Option<String>,
+    message: Message,
+) -> Reply {
+    if let Message::Request(request) = &message
+        && request.method == methods::INITIALIZE
+        && !headers.contains_key(SESSION_ID)
+    {
+        let Message::Request(request) = message else {
+            return reply::refusal(StatusCode::BAD_REQUEST, "not a request");
+        };
+        return initialize(&shared, request).await;
+    }
+    let session = match session_of(&shared, headers, version.as_deref()) {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
+    match message {
+        Message::Notification(notification) => {
+            if notification.method == methods::CANCELLED
+                && let Some(id) = notification
+                    .params
+                    .as_ref()
+                    .and_then(|params| params.get("requestId"))
+                    .and_then(RequestId::from_json)
+            {
+                session.cancel(&id);
+            }
+            reply::empty(StatusCode::ACCEPTED)
+        }
+        Message::Response(response) => {
+            tracing::debug!(id = ?response.id, "a client response to a request this server never sent");
+            reply::empty(StatusCode::ACCEPTED)
+        }
+        Message::Request(request) => {
+            if request.method == methods::INITIALIZE {
+                return reply::error(
+                    StatusCode::BAD_REQUEST,
+                    Some(&request.id),
+                    &ErrorObject::new(
+                        INVALID_REQUEST,
+                        "this session is initialized already; to start a new one, send `initialize` without `Mcp-Session-Id`",
+                    ),
+                );
+            }
+            route_and_answer(shared, request, Some(session)).await
+        }
+    }
+}
+
+/// Routes a request (in its session, if it is legacy) and answers it.
+async fn route_and_answer(
+    shared: Arc<Shared>,
+    request: switchboard_wire::Request,
+    session: Option<Arc<Session>>,
+) -> Reply {
+    let facts = session.as_ref().map(|session| session.facts());
+    let routed = route::route(
+        &request.method,
+        request.params,
+        facts.as_ref(),
+        shared.info.capabilities,
+    );
+    let call = Call {
+        id: request.id,
+        method: request.method,
+        session,
+    };
+    dispatch(shared, call, routed).await
+}
+
+async fn instructions(shared: &Shared) -> Option<String> {
+    tokio::time::timeout(INSTRUCTIONS_WAIT, shared.service.instructions())
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn initialize(shared: &Shared, request: switchboard_wire::Request) -> Reply {
+    let routed = route::route(
+        &request.method,
+        request.params,
+        None,
+        shared.info.capabilities,
+    );
+    let init = match routed {
+        Routed::Initialize(init) => init,
+        Routed::Refused(refusal) => {
+            return reply::refused(Some(&request.id), &refusal);
+        }
+        _ => {
+            return reply::error(
+                StatusCode::BAD_REQUEST,
+                Some(&request.id),
+                &ErrorObject::new(INVALID_REQUEST, "`initialize` could not be read"),
+            );
+        }
+    };
+    let negotiated = finish::negotiate(init.requested.as_deref());
+    let result = finish::initialize_result(&shared.info, negotiated, instructions(shared).await);
+    let session = match shared.sessions.open(init.facts(negotiated)) {
+        Ok(session) => session,
+        Err(OpenError::Full) => {
+            return busy(
+                Some(&request.id),
+                "this server has as many sessions open as it allows; end one (DELETE) or try later",
+            );
+        }
+        Err(OpenError::NoRandomness) => {
+            return reply::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&request.id),
+                &ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "no session id could be made (the system's random source failed)",
+                ),
+            );
+        }
+    };
+    let mut answer = reply::result(&request.id, &result);
+    reply::set_header(&mut answer, SESSION_ID, session.id());
+    answer
+}
+
+/// The session a GET or DELETE names. 2026-07-28 has no sessions: a request in it gets
+/// 405.
+fn session_of_bodyless(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Reply> {
+    let version = headers
+        .get(headers::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim);
+    if version.is_some_and(|v| switchboard_protocol::MODERN_VERSIONS.contains(&v)) {
+        return Err(not_allowed(Era::Modern));
+    }
+    session_of(shared, headers, version)
+}
+
+fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
+    let session = match session_of_bodyless(shared, headers) {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
+    if !session.claim_stream() {
+        return reply::refusal(
+            StatusCode::CONFLICT,
+            "this session's GET stream is open already (one per session)",
+        );
+    }
+    streams::session_stream(shared.clone(), session)
+}
+
+fn delete(shared: &Shared, headers: &HeaderMap) -> Reply {
+    match session_of_bodyless(shared, headers) {
+        Ok(session) => {
+            shared.sessions.end(session.id());
+            reply::empty(StatusCode::NO_CONTENT)
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// A request on its way to an answer.
+pub(super) struct Call {
+    pub(super) id: RequestId,
+    pub(super) method: String,
+    /// The legacy session it belongs to.
+    pub(super) session: Option<Arc<Session>>,
+}
+
+async fn dispatch(shared: Arc<Shared>, call: Call, routed: Routed) -> Reply {
+    let era = if call.session.is_some() {
+        Era::Legacy
+    } else {
+        Era::Modern
+    };
+    match routed {
+        Routed::Refused(refusal) => reply::refused(Some(&call.id), &refusal),
+        Routed::Initialize(_) => reply::error(
+            StatusCode::BAD_REQUEST,
+            Some(&call.id),
+            &ErrorObject::new(
+                INVALID_REQUEST,
+                "`initialize` opens a session; send it without `Mcp-Session-Id`",
+            ),
+        ),
+        Routed::Ping => reply::result(&call.id, &json!({})),
+        Routed::SetLogLevel(level) => {
+            if let Some(session) = &call.session {
+                session.set_log_level(level);
+            }
+            reply::result(&call.id, &json!({}))
+        }
+        Routed::Discover(facts) => {
+            let result = finish::discover_result(&shared.info, instructions(&shared).await);
+            let answer = finish::finish(Ok(result), methods::SERVER_DISCOVER, &facts, &shared.info);
+            reply::answer(&call.id, &answer, era)
+        }
+        Routed::Listen { filter, facts } => streams::listen_stream(shared, call.id, filter, facts),
+        Routed::Serve {
+            request,
+            facts,
+            meta,
+        } => {
+            serve(
+                shared,
+                call,
+                Served {
+                    request,
+                    facts,
+                    meta,
+                },
+            )
+            .await
+        }
+    }
+}
+
+/// What the service is asked.
+struct Served {
+    request: ServiceRequest,
+    facts: ClientFacts,
+    meta: Option<serde_json::Map<String, Value>>,
+}
+
+/// A request counted in flight until dropped (and, in a session, registered there).
+pub(super) struct InFlight {
+    total: Arc<AtomicUsize>,
+    session: Option<(Arc<Session>, RequestId)>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.total.fetch_sub(1, Ordering::Relaxed);
+        if let Some((session, id)) = &self.session {
+            session.unregister(id);
+        }
+    }
+}
+
+/// How a handled request ended, for the HTTP side.
+pub(super) enum Outcome {
+    /// Its answer (or the shutdown's error).
+    Answer(Answer),
+    /// The client cancelled it (legacy): nothing is sent.
+    Cancelled,
+}
+
+async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
+    let Call {
+        id,
+        method,
+        session,
+    } = call;
+    if shared.in_flight.fetch_add(1, Ordering::Relaxed) >= shared.limits.max_in_flight {
+        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        return busy(
+            Some(&id),
+            "this server has as many requests in flight as it allows; try again shortly",
+        );
+    }
+    let mut in_flight = InFlight {
+        total: shared.in_flight.clone(),
+        session: None,
+    };
+    let cancel = shared.stop.child_token();
+    if let Some(session) = &session {
+        // Once per session at the service: a repeated subscription, or an unsubscription
+        // of what the session does not follow, is answered here.
+        let settled = match &served.request {
+            ServiceRequest::Subscribe { uri } => session.subscribed(uri),
+            ServiceRequest::Unsubscribe { uri } => !session.subscribed(uri),
+            _ => false,
+        };
+        if settled {
+            let answer = finish::finish(Ok(json!({})), &method, &served.facts, &shared.info);
+            return reply::answer(&id, &answer, Era::Legacy);
+        }
+        if let ServiceRequest::Subscribe { .. } = &served.request
+            && !session.can_subscribe()
+        {
+            return reply::error(
+                StatusCode::OK,
+                Some(&id),
+                &ErrorObject::new(
+                    switchboard_wire::codes::INVALID_PARAMS,
+                    format!(
+                        "this session follows {} resources already, the most it may",
+                        crate::core::listen::MAX_RESOURCE_SUBSCRIPTIONS
+                    ),
+                ),
+            );
+        }
+        match session.register(id.clone(), cancel.clone()) {
+            Ok(()) => in_flight.session = Some((session.clone(), id.clone())),
+            Err(RegisterError::Busy) => {
+                return busy(
+                    Some(&id),
+                    "this session has as many requests in flight as it allows; try again shortly",
+                );
+            }
+            Err(RegisterError::Duplicate) => {
+                return reply::error(
+                    StatusCode::BAD_REQUEST,
+                    Some(&id),
+                    &ErrorObject::new(
+                        INVALID_REQUEST,
+                        "a request with this id is in flight in this session already",
+                    ),
+                );
+            }
+        }
+    }
+    let era = served.facts.era;
+    let (notify, notifications) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
+    let (answered, outcome) = oneshot::channel();
+    let context = RequestContext::new(
+        served.facts.clone(),
+        cancel.clone(),
+        served.meta,
+        Some(notify),
+    );
+    let subscription = match &served.request {
+        ServiceRequest::Subscribe { uri } => Some((true, uri.clone())),
+        ServiceRequest::Unsubscribe { uri } => Some((false, uri.clone())),
+        _ => None,
+    };
+    let handler = shared.service.handle(served.request, context);
+    let task = Handling {
+        shared: shared.clone(),
+        method: method.clone(),
+        facts: served.facts,
+        cancel: cancel.clone(),
+        session: session.clone(),
+        subscription,
+        in_flight,
+        answered,
+    };
+    shared.tasks.spawn(task.run(handler));
+    streams::answer_request(
+        shared,
+        streams::Pending {
+            id,
+            era,
+            cancel,
+            notifications,
+            outcome,
+        },
+    )
+    .await
+}
+
+/// The task that runs one handler.
+struct Handling {
+    shared: Arc<Shared>,
+    method: String,
+    facts: ClientFacts,
+    cancel: CancellationToken,
+    session: Option<Arc<Session>>,
+    /// A (un)subscription to record in the session once the service accepted it.
+    subscription: Option<(bool, String)>,
+    in_flight: InFlight,
+    answered: oneshot::Sender<Outcome>,
+}
+
+impl Handling {
+    async fn run(self, handler: crate::core::ServiceFuture<Answer>) {
+        let Handling {
+            shared,
+            method,
+            facts,
+            cancel,
+            session,
+            subscription,
+            in_flight,
+            answered,
+        } = self;
+        let mut handler = handler;
+        // Biased: at shutdown the request's own token fires with the stop, and the
+        // shutdown's error (not whatever the cancelled handler says) is the answer.
+        let answer = tokio::select! {
+            biased;
+            () = shared.stop.cancelled() => None,
+            answer = &mut handler => Some(answer),
+        };
+        let Some(answer) = answer else {
+            let _ = answered.send(Outcome::Answer(Err(ErrorObject::new(
+                INTERNAL_ERROR,
+                "the server is shutting down; the request was cancelled unfinished",
+            ))));
+            tokio::select! {
+                _ = handler => {}
+                () = shared.hard_stop.cancelled() => {}
+            }
+            drop(in_flight);
+            return;
+        };
+        drop(in_flight);
+        if let (Ok(_), Some((subscribe, uri)), Some(session)) = (&answer, subscription, &session) {
+            if subscribe {
+                session.subscribe(uri);
+            } else {
+                session.unsubscribe(&uri);
+            }
+        }
+        let outcome =
+            if cancel.is_cancelled() && !shared.stop.is_cancelled() && facts.era == Era::Legacy {
+                Outcome::Cancelled
+            } else {
+                Outcome::Answer(finish::finish(answer, &method, &facts, &shared.info))
+            };
+        let _ = answered.send(outcome);
+    }
+}
+
+/// Notifications of a request, for the HTTP side.
+pub(super) type Notifications = mpsc::Receiver<ServerNotification>;

@@ -1,0 +1,197 @@
+//! Who may talk to the endpoint: the `Origin` check (a present origin that is not allowed
+//! gets 403: a web page must not reach a local server through DNS rebinding), the `Host`
+//! check on loopback (a name that does not resolve to loopback is a rebinding attempt:
+//! 403), and the optional bearer token (missing or wrong: 401 with
+//! `WWW-Authenticate: Bearer`), compared in constant time and never shown.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper::HeaderMap;
+use hyper::StatusCode;
+use hyper::header::{AUTHORIZATION, HOST, HeaderValue, ORIGIN, WWW_AUTHENTICATE};
+
+use super::reply::{self, Reply};
+use super::{HttpServeError, HttpServeOptions};
+
+/// A static bearer token clients must present. Its value is shown nowhere (`Debug` says
+/// `BearerToken(<redacted>)`).
+#[derive(Clone)]
+pub struct BearerToken(Arc<str>);
+
+impl BearerToken {
+    /// The token; `None` when it is empty.
+    pub fn new(token: impl Into<String>) -> Option<BearerToken> {
+        let token = token.into();
+        (!token.is_empty()).then(|| BearerToken(Arc::from(token)))
+    }
+
+    /// Whether `presented` is the token, in time independent of where they differ.
+    fn matches(&self, presented: &[u8]) -> bool {
+        let expected = self.0.as_bytes();
+        let mut difference = expected.len() ^ presented.len();
+        for (index, byte) in expected.iter().enumerate() {
+            let other = presented.get(index).copied().unwrap_or(!byte);
+            difference |= usize::from(byte ^ other);
+        }
+        std::hint::black_box(difference) == 0
+    }
+}
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
+    }
+}
+
+/// The checks in front of the endpoint.
+#[derive(Debug)]
+pub(super) struct Guard {
+    /// Bound to loopback: `Host` must name loopback too.
+    loopback: bool,
+    /// Allowed origins beyond loopback, normalised (lowercase, no trailing `/`).
+    origins: Vec<String>,
+    token: Option<BearerToken>,
+}
+
+impl Guard {
+    pub(super) fn new(
+        bound: SocketAddr,
+        options: &HttpServeOptions,
+    ) -> Result<Guard, HttpServeError> {
+        let origins = options
+            .allowed_origins
+            .iter()
+            .map(|origin| {
+                let normalised = normalise(origin);
+                match normalised.split_once("://") {
+                    Some((scheme, host))
+                        if !scheme.is_empty() && !host.is_empty() && !host.contains('/') =>
+                    {
+                        Ok(normalised)
+                    }
+                    _ => Err(HttpServeError::InvalidOrigin {
+                        origin: origin.clone(),
+                    }),
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Guard {
+            loopback: bound.ip().is_loopback(),
+            origins,
+            token: options.bearer_token.clone(),
+        })
+    }
+
+    /// `Ok` when the request may go on; else the refusal to send.
+    pub(super) fn admit(&self, headers: &HeaderMap) -> Result<(), Reply> {
+        if self.loopback
+            && let Some(host) = headers.get(HOST)
+            && !host
+                .to_str()
+                .is_ok_and(|host| is_loopback_host(authority_host(host)))
+        {
+            return Err(reply::refusal(
+                StatusCode::FORBIDDEN,
+                "this server listens on loopback and answers only requests addressed to a loopback host (DNS rebinding protection)",
+            ));
+        }
+        if let Some(origin) = headers.get(ORIGIN)
+            && !origin.to_str().is_ok_and(|origin| self.allows(origin))
+        {
+            return Err(reply::refusal(
+                StatusCode::FORBIDDEN,
+                "the request's Origin is not allowed (a server on loopback accepts loopback origins; allow others with --allow-origin)",
+            ));
+        }
+        if let Some(token) = &self.token {
+            let presented = headers
+                .get(AUTHORIZATION)
+                .and_then(|value| bearer(value.as_bytes()));
+            let challenge = match presented {
+                Some(presented) if token.matches(presented) => return Ok(()),
+                Some(_) => "Bearer error=\"invalid_token\"",
+                None => "Bearer",
+            };
+            let mut refused = reply::refusal(
+                StatusCode::UNAUTHORIZED,
+                "this server needs `Authorization: Bearer <token>` with its token",
+            );
+            refused
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+            return Err(refused);
+        }
+        Ok(())
+    }
+
+    fn allows(&self, origin: &str) -> bool {
+        let origin = normalise(origin);
+        if self.origins.contains(&origin) {
+            return true;
+        }
+        match origin.split_once("://") {
+            Some(("http" | "https", authority)) => is_loopback_host(authority_host(authority)),
+            _ => false,
+        }
+    }
+}
+
+fn normalise(origin: &str) -> String {
+    origin.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// The host of `host[:port]` or `[v6][:port]`.
+fn authority_host(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The token of `Bearer <token>` (scheme case-insensitive).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = value.split_at_checked(7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let start = rest.iter().position(|b| *b != b' ')?;
+    Some(rest[start..].trim_ascii_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_match_only_themselves_and_never_show() {
+        let Some(token) = BearerToken::new("s3cret") else {
+            panic!("a non-empty token");
+        };
+        assert!(token.matches(b"s3cret"));
+        for other in [&b"s3cre"[..], b"s3cret!", b"S3cret", b""] {
+            assert!(!token.matches(other));
+        }
+        assert_eq!(format!("{token:?}"), "BearerToken(<redacted>)");
+        assert!(BearerToken::new("").is_none());
+        assert_eq!(bearer(b"bearer  abc "), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"Basic abc"), None);
+    }
+
+    #[test]
+    fn hosts_and_origins() {
+        assert!(is_loopback_host(authority_host("localhost:8080")));
+        assert!(is_loopback_host(authority_host("[::1]:9")));
+        assert!(is_loopback_host(authority_host("127.0.0.1")));
+        assert!(!is_loopback_host(authority_host("evil.example:80")));
+        assert!(!is_loopback_host(authority_host("127.0.0.1.evil.example")));
+    }
+}

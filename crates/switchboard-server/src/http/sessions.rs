@@ -1,0 +1,368 @@
+//! Legacy sessions: what an `initialize` without `Mcp-Session-Id` opens.
+//!
+//! A session keeps the client's facts (negotiated version, capabilities, `logging/setLevel`
+//! level), its resource subscriptions, its requests in flight (so `notifications/cancelled`
+//! and DELETE can cancel them) and whether its GET stream is open. A resource is
+//! subscribed to (at the service: a gateway follows it upstream) once per session, however
+//! often the session asks, and when the session ends each one it still follows is
+//! unsubscribed from (a task of the server's, bounded). Ids are 32 random bytes
+//! from the operating system, hex-encoded (visible ASCII). A session unused for
+//! [`HttpLimits::session_idle`](super::HttpLimits) with nothing in flight and no GET stream
+//! ends; an ended id is unknown (404) from then on. At most
+//! [`HttpLimits::max_sessions`](super::HttpLimits) are open.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use switchboard_wire::RequestId;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::HttpLimits;
+use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS};
+use crate::core::{ClientFacts, LogLevel, RequestContext, Service, ServiceRequest};
+
+/// The longest an ended session's unsubscriptions take, all of them.
+const RELEASE_WAIT: Duration = std::time::Duration::from_secs(10);
+
+/// Unsubscribes the resources of sessions that ended.
+#[derive(Clone)]
+pub(super) struct Release {
+    pub(super) service: Arc<dyn Service>,
+    pub(super) tasks: TaskTracker,
+}
+
+impl std::fmt::Debug for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Release")
+    }
+}
+
+impl Release {
+    fn unsubscribe(&self, facts: &ClientFacts, uris: Vec<String>) {
+        if uris.is_empty() {
+            return;
+        }
+        let service = self.service.clone();
+        let facts = facts.clone();
+        self.tasks.spawn(async move {
+            let all = async {
+                for uri in uris {
+                    // A fresh token: the session's requests were cancelled with it.
+                    let context =
+                        RequestContext::new(facts.clone(), CancellationToken::new(), None, None);
+                    if let Err(error) = service
+                        .handle(ServiceRequest::Unsubscribe { uri }, context)
+                        .await
+                    {
+                        tracing::debug!(%error, "an ended session's unsubscription failed");
+                    }
+                }
+            };
+            if tokio::time::timeout(RELEASE_WAIT, all).await.is_err() {
+                tracing::debug!("an ended session's unsubscriptions did not finish in time");
+            }
+        });
+    }
+}
+
+/// Why a session could not be opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum OpenError {
+    /// As many sessions as allowed are open.
+    Full,
+    /// The operating system gave no random bytes.
+    NoRandomness,
+}
+
+/// Why a request could not be registered in its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RegisterError {
+    /// As many requests as allowed are in flight in the session.
+    Busy,
+    /// A request with this id is in flight in the session.
+    Duplicate,
+}
+
+/// The table of open sessions.
+#[derive(Debug)]
+pub(super) struct Sessions {
+    open: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    max_sessions: usize,
+    max_in_flight: usize,
+    idle: Duration,
+    release: Release,
+}
+
+/// One legacy session.
+#[derive(Debug)]
+pub(super) struct Session {
+    id: Arc<str>,
+    facts: ClientFacts,
+    state: Mutex<State>,
+    /// Cancelled when the session ends (DELETE, expiry, shutdown).
+    ended: CancellationToken,
+    max_in_flight: usize,
+    release: Release,
+}
+
+#[derive(Debug)]
+struct State {
+    log_level: Option<LogLevel>,
+    last_used: Instant,
+    subscriptions: HashSet<String>,
+    in_flight: HashMap<RequestId, CancellationToken>,
+    stream_open: bool,
+    /// The session ended: nothing more is recorded in it.
+    over: bool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Sessions {
+    pub(super) fn new(limits: HttpLimits, release: Release) -> Sessions {
+        Sessions {
+            open: Mutex::new(HashMap::new()),
+            max_sessions: limits.max_sessions,
+            max_in_flight: limits.max_in_flight_per_session,
+            idle: limits.session_idle,
+            release,
+        }
+    }
+
+    /// Opens a session for the facts an `initialize` left.
+    pub(super) fn open(&self, facts: ClientFacts) -> Result<Arc<Session>, OpenError> {
+        self.sweep();
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|_| OpenError::NoRandomness)?;
+        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let session = Arc::new(Session {
+            id: Arc::from(id),
+            facts,
+            state: Mutex::new(State {
+                log_level: None,
+                last_used: Instant::now(),
+                subscriptions: HashSet::new(),
+                in_flight: HashMap::new(),
+                stream_open: false,
+                over: false,
+            }),
+            ended: CancellationToken::new(),
+            max_in_flight: self.max_in_flight,
+            release: self.release.clone(),
+        });
+        let mut open = lock(&self.open);
+        if open.len() >= self.max_sessions {
+            return Err(OpenError::Full);
+        }
+        open.insert(session.id.clone(), session.clone());
+        Ok(session)
+    }
+
+    /// The live session with this id (and marks it used); `None` for an unknown, ended or
+    /// expired one.
+    pub(super) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let mut open = lock(&self.open);
+        let session = open.get(id)?.clone();
+        if session.expired(self.idle) {
+            open.remove(id);
+            drop(open);
+            session.end();
+            return None;
+        }
+        lock(&session.state).last_used = Instant::now();
+        Some(session)
+    }
+
+    /// Ends a session; `false` when there was none with this id.
+    pub(super) fn end(&self, id: &str) -> bool {
+        let removed = lock(&self.open).remove(id);
+        match removed {
+            Some(session) => {
+                session.end();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the sessions that have expired.
+    pub(super) fn sweep(&self) {
+        let expired: Vec<Arc<Session>> = {
+            let mut open = lock(&self.open);
+            let ids: Vec<Arc<str>> = open
+                .values()
+                .filter(|session| session.expired(self.idle))
+                .map(|session| session.id.clone())
+                .collect();
+            ids.iter().filter_map(|id| open.remove(id)).collect()
+        };
+        for session in expired {
+            session.end();
+        }
+    }
+
+    /// Ends every session (shutdown).
+    pub(super) fn end_all(&self) {
+        let all: Vec<Arc<Session>> = lock(&self.open).drain().map(|(_, s)| s).collect();
+        for session in all {
+            session.end();
+        }
+    }
+}
+
+impl Session {
+    /// The session's id.
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The version `initialize` negotiated.
+    pub(super) fn version(&self) -> &str {
+        &self.facts.protocol_version
+    }
+
+    /// The facts a request of this session is served under.
+    pub(super) fn facts(&self) -> ClientFacts {
+        ClientFacts {
+            log_level: lock(&self.state).log_level,
+            ..self.facts.clone()
+        }
+    }
+
+    /// `logging/setLevel`.
+    pub(super) fn set_log_level(&self, level: LogLevel) {
+        lock(&self.state).log_level = Some(level);
+    }
+
+    /// Whether a log message of this level goes to the session's GET stream: at or above
+    /// its `logging/setLevel` level, or any before it set one (the legacy era's default).
+    pub(super) fn wants_log(&self, level: LogLevel) -> bool {
+        lock(&self.state)
+            .log_level
+            .is_none_or(|wanted| level >= wanted)
+    }
+
+    /// Cancelled when the session ends.
+    pub(super) fn ended(&self) -> &CancellationToken {
+        &self.ended
+    }
+
+    fn end(&self) {
+        let (in_flight, followed): (Vec<CancellationToken>, Vec<String>) = {
+            let mut state = lock(&self.state);
+            state.over = true;
+            (
+                state.in_flight.drain().map(|(_, token)| token).collect(),
+                state.subscriptions.drain().collect(),
+            )
+        };
+        for token in in_flight {
+            token.cancel();
+        }
+        self.ended.cancel();
+        self.release.unsubscribe(&self.facts, followed);
+    }
+
+    fn expired(&self, idle: Duration) -> bool {
+        let state = lock(&self.state);
+        state.in_flight.is_empty() && !state.stream_open && state.last_used.elapsed() >= idle
+    }
+
+    /// Records a request in flight (its cancellation, for `notifications/cancelled`).
+    pub(super) fn register(
+        &self,
+        id: RequestId,
+        cancel: CancellationToken,
+    ) -> Result<(), RegisterError> {
+        let mut state = lock(&self.state);
+        if state.in_flight.contains_key(&id) {
+            return Err(RegisterError::Duplicate);
+        }
+        if state.in_flight.len() >= self.max_in_flight {
+            return Err(RegisterError::Busy);
+        }
+        state.in_flight.insert(id, cancel);
+        Ok(())
+    }
+
+    /// Forgets a request that ended.
+    pub(super) fn unregister(&self, id: &RequestId) {
+        let mut state = lock(&self.state);
+        state.in_flight.remove(id);
+        state.last_used = Instant::now();
+    }
+
+    /// `notifications/cancelled`: cancels the request, if it is in flight (else nothing).
+    pub(super) fn cancel(&self, id: &RequestId) {
+        let token = lock(&self.state).in_flight.get(id).cloned();
+        if let Some(token) = token {
+            token.cancel();
+        }
+    }
+
+    /// Claims the session's one GET stream; `false` when it is open already.
+    pub(super) fn claim_stream(&self) -> bool {
+        let mut state = lock(&self.state);
+        !std::mem::replace(&mut state.stream_open, true)
+    }
+
+    /// Releases the GET stream.
+    pub(super) fn release_stream(&self) {
+        let mut state = lock(&self.state);
+        state.stream_open = false;
+        state.last_used = Instant::now();
+    }
+
+    /// Whether another resource can be subscribed to.
+    pub(super) fn can_subscribe(&self) -> bool {
+        lock(&self.state).subscriptions.len() < MAX_RESOURCE_SUBSCRIPTIONS
+    }
+
+    /// Whether the session follows exactly this resource.
+    pub(super) fn subscribed(&self, uri: &str) -> bool {
+        lock(&self.state).subscriptions.contains(uri)
+    }
+
+    /// `resources/subscribe` succeeded at the service. A session that ended meanwhile
+    /// keeps nothing: the subscription is undone at once.
+    pub(super) fn subscribe(&self, uri: String) {
+        let undo = {
+            let mut state = lock(&self.state);
+            if state.over || state.subscriptions.contains(&uri) {
+                Some(uri)
+            } else {
+                state.subscriptions.insert(uri);
+                None
+            }
+        };
+        if let Some(uri) = undo {
+            self.release.unsubscribe(&self.facts, vec![uri]);
+        }
+    }
+
+    /// `resources/unsubscribe` succeeded.
+    pub(super) fn unsubscribe(&self, uri: &str) {
+        lock(&self.state).subscriptions.remove(uri);
+    }
+
+    /// The resources subscribed to.
+    pub(super) fn subscriptions(&self) -> Vec<String> {
+        lock(&self.state).subscriptions.iter().cloned().collect()
+    }
+
+    /// Whether an update of `uri` concerns the session: a resource it subscribed to, or one
+    /// under it (as listen streams follow them).
+    pub(super) fn follows(&self, uri: &str) -> bool {
+        let state = lock(&self.state);
+        state.subscriptions.contains(uri)
+            || ListenFilter {
+                resource_uris: state.subscriptions.iter().cloned().collect(),
+                ..ListenFilter::default()
+            }
+            .follows(uri)
+    }
+}

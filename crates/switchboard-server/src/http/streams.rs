@@ -1,0 +1,374 @@
+//! Event streams: a request's (once its handler sends a notification before its answer),
+//! a legacy session's GET stream, and `subscriptions/listen`.
+//!
+//! Each stream is pumped by a task the server owns; the pump ends when the stream is done,
+//! when the client goes away (the response body is dropped, or an event waits too long to
+//! be taken), or at shutdown. A modern request whose client goes away is cancelled (the
+//! guard on its token is dropped with the pump or with the response future); a legacy one
+//! is not (its answer then has nowhere to go and is dropped).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+use switchboard_protocol::{Era, methods};
+use switchboard_wire::{ErrorObject, RequestId};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::Shared;
+use super::exchange::{Notifications, Outcome};
+use super::reply::{self, Reply, SseWriter};
+use super::sessions::Session;
+use crate::core::listen::{self, ListenFilter};
+use crate::core::{
+    ClientFacts, REQUEST_NOTIFICATION_BUFFER, ServerNotification, ServiceEvent, finish,
+};
+use crate::stdio::codes::BUSY;
+
+/// A request whose answer is awaited.
+pub(super) struct Pending {
+    pub(super) id: RequestId,
+    pub(super) era: Era,
+    /// The request's cancellation (fires for the client's cancel and at shutdown).
+    pub(super) cancel: CancellationToken,
+    pub(super) notifications: Notifications,
+    pub(super) outcome: oneshot::Receiver<Outcome>,
+}
+
+/// What came first for a request.
+enum First {
+    Outcome(Option<Outcome>),
+    Notification(ServerNotification),
+    Cancelled,
+}
+
+/// The HTTP answer to a request: one JSON body when its answer comes before any
+/// notification, else an event stream that the answer ends.
+pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Reply {
+    let Pending {
+        id,
+        era,
+        cancel,
+        mut notifications,
+        mut outcome,
+    } = pending;
+    // Modern: dropping this future (the client went away before any answer) cancels.
+    let guard = (era == Era::Modern).then(|| cancel.clone().drop_guard());
+    let first = loop {
+        let client_cancelled = era == Era::Legacy && !shared.stop.is_cancelled();
+        break tokio::select! {
+            biased;
+            Some(notification) = notifications.recv() => First::Notification(notification),
+            settled = &mut outcome => First::Outcome(settled.ok()),
+            () = cancel.cancelled(), if client_cancelled => {
+                if shared.stop.is_cancelled() {
+                    continue;
+                }
+                First::Cancelled
+            }
+        };
+    };
+    match first {
+        First::Outcome(Some(Outcome::Answer(answer))) => {
+            if let Some(guard) = guard {
+                guard.disarm();
+            }
+            reply::answer(&id, &answer, era)
+        }
+        First::Outcome(None) => {
+            if let Some(guard) = guard {
+                guard.disarm();
+            }
+            reply::answer(&id, &Err(vanished()), era)
+        }
+        First::Outcome(Some(Outcome::Cancelled)) | First::Cancelled => {
+            if let Some(guard) = guard {
+                guard.disarm();
+            }
+            // Nothing is sent for a cancelled request: a stream that ends without it.
+            let (_writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
+            stream
+        }
+        First::Notification(notification) => {
+            let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
+            let pump = RequestStream {
+                shared: shared.clone(),
+                id,
+                era,
+                cancel,
+                notifications,
+                outcome,
+                writer,
+                _guard: guard,
+            };
+            shared.tasks.spawn(pump.run(notification));
+            stream
+        }
+    }
+}
+
+/// The answer to a request whose handler ended without one (it panicked).
+fn vanished() -> ErrorObject {
+    ErrorObject::new(
+        switchboard_wire::codes::INTERNAL_ERROR,
+        "the server failed while answering this request",
+    )
+}
+
+/// The pump of one request's event stream.
+struct RequestStream {
+    shared: Arc<Shared>,
+    id: RequestId,
+    era: Era,
+    cancel: CancellationToken,
+    notifications: Notifications,
+    outcome: oneshot::Receiver<Outcome>,
+    writer: SseWriter,
+    /// Modern: dropped (cancelling the request) when the pump ends before the answer.
+    _guard: Option<DropGuard>,
+}
+
+impl RequestStream {
+    async fn run(mut self, first: ServerNotification) {
+        if !self.writer.notification(&first).await {
+            return;
+        }
+        let mut ticks = reply::keep_alive(self.shared.limits.keep_alive);
+        loop {
+            let client_cancelled = self.era == Era::Legacy && !self.shared.stop.is_cancelled();
+            tokio::select! {
+                biased;
+                Some(notification) = self.notifications.recv() => {
+                    if !self.writer.notification(&notification).await {
+                        return;
+                    }
+                }
+                settled = &mut self.outcome => {
+                    let answer = match settled {
+                        Ok(Outcome::Answer(answer)) => Some(answer),
+                        Ok(Outcome::Cancelled) => None,
+                        Err(_) => Some(Err(vanished())),
+                    };
+                    if let Some(answer) = answer {
+                        while let Ok(notification) = self.notifications.try_recv() {
+                            if !self.writer.notification(&notification).await {
+                                return;
+                            }
+                        }
+                        if self.writer.answer(&self.id, &answer).await
+                            && let Some(guard) = self._guard.take()
+                        {
+                            guard.disarm();
+                        }
+                    }
+                    return;
+                }
+                () = self.cancel.cancelled(), if client_cancelled => {
+                    if !self.shared.stop.is_cancelled() {
+                        return;
+                    }
+                }
+                () = self.writer.closed() => return,
+                _ = ticks.tick() => {
+                    if !self.writer.keep_alive().await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A legacy session's GET stream (claimed by the caller): what the service announces,
+/// for this session.
+pub(super) fn session_stream(shared: Arc<Shared>, session: Arc<Session>) -> Reply {
+    let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
+    let events = shared.service.events();
+    shared
+        .tasks
+        .spawn(pump_session(shared.clone(), session, events, writer));
+    stream
+}
+
+/// The notification a service event is for a session, if it wants it.
+fn session_notification(
+    shared: &Shared,
+    session: &Session,
+    event: &ServiceEvent,
+) -> Option<ServerNotification> {
+    let capabilities = shared.info.capabilities;
+    let (method, params) = match event {
+        ServiceEvent::ToolsChanged if capabilities.tools => {
+            (methods::TOOLS_LIST_CHANGED, json!({}))
+        }
+        ServiceEvent::PromptsChanged if capabilities.prompts => {
+            (methods::PROMPTS_LIST_CHANGED, json!({}))
+        }
+        ServiceEvent::ResourcesChanged if capabilities.resources => {
+            (methods::RESOURCES_LIST_CHANGED, json!({}))
+        }
+        ServiceEvent::ResourceUpdated { uri } if session.follows(uri) => {
+            (methods::RESOURCES_UPDATED, json!({ "uri": uri }))
+        }
+        ServiceEvent::Log(message) if capabilities.logging && session.wants_log(message.level) => {
+            (methods::LOG_MESSAGE, message.to_params())
+        }
+        _ => return None,
+    };
+    Some(ServerNotification { method, params })
+}
+
+async fn pump_session(
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    mut events: broadcast::Receiver<ServiceEvent>,
+    writer: SseWriter,
+) {
+    let mut ticks = reply::keep_alive(shared.limits.keep_alive);
+    loop {
+        let pending: Vec<ServiceEvent> = tokio::select! {
+            () = shared.drain.cancelled() => break,
+            () = session.ended().cancelled() => break,
+            () = writer.closed() => break,
+            _ = ticks.tick() => {
+                if writer.keep_alive().await {
+                    continue;
+                }
+                break;
+            }
+            received = events.recv() => match received {
+                Ok(event) => vec![event],
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "a session's GET stream lagged; announcing every list as changed");
+                    let mut all = vec![
+                        ServiceEvent::ToolsChanged,
+                        ServiceEvent::PromptsChanged,
+                        ServiceEvent::ResourcesChanged,
+                    ];
+                    all.extend(session.subscriptions().into_iter().map(|uri| ServiceEvent::ResourceUpdated { uri }));
+                    all
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+        };
+        for event in &pending {
+            if let Some(notification) = session_notification(&shared, &session, event)
+                && !writer.notification(&notification).await
+            {
+                session.release_stream();
+                return;
+            }
+        }
+    }
+    session.release_stream();
+}
+
+/// A listen slot, released when dropped.
+struct ListenSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for ListenSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// `subscriptions/listen`: always a stream; the client ends it by going away, the server
+/// by answering it (at shutdown).
+pub(super) fn listen_stream(
+    shared: Arc<Shared>,
+    id: RequestId,
+    filter: ListenFilter,
+    facts: ClientFacts,
+) -> Reply {
+    if shared.listens.fetch_add(1, Ordering::Relaxed) >= shared.limits.max_listen_streams {
+        shared.listens.fetch_sub(1, Ordering::Relaxed);
+        return reply::error(
+            hyper::StatusCode::SERVICE_UNAVAILABLE,
+            Some(&id),
+            &ErrorObject::new(
+                BUSY,
+                "this server has as many listen streams open as it allows; try again later",
+            ),
+        );
+    }
+    let slot = ListenSlot(shared.listens.clone());
+    let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
+    let filter = filter.honoured(shared.info.capabilities);
+    shared.tasks.spawn(pump_listen(
+        shared.clone(),
+        Listening {
+            id,
+            filter,
+            facts,
+            writer,
+            _slot: slot,
+        },
+    ));
+    stream
+}
+
+struct Listening {
+    id: RequestId,
+    filter: ListenFilter,
+    facts: ClientFacts,
+    writer: SseWriter,
+    _slot: ListenSlot,
+}
+
+async fn pump_listen(shared: Arc<Shared>, listening: Listening) {
+    let Listening {
+        id,
+        filter,
+        facts,
+        writer,
+        _slot,
+    } = listening;
+    let (out, mut notifications) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
+    let stop = shared.drain.child_token();
+    let listening = listen::listen_with_subscriptions(
+        shared.service.as_ref(),
+        &id,
+        &filter,
+        &facts,
+        out,
+        stop.clone(),
+    );
+    let mut listening = std::pin::pin!(listening);
+    let mut ticks = reply::keep_alive(shared.limits.keep_alive);
+    loop {
+        tokio::select! {
+            biased;
+            Some(notification) = notifications.recv() => {
+                if !writer.notification(&notification).await {
+                    stop.cancel();
+                    break;
+                }
+            }
+            result = &mut listening => {
+                if shared.drain.is_cancelled() {
+                    while let Ok(notification) = notifications.try_recv() {
+                        if !writer.notification(&notification).await {
+                            return;
+                        }
+                    }
+                    let answer = finish::finish(Ok(result), methods::SUBSCRIPTIONS_LISTEN, &facts, &shared.info);
+                    writer.answer(&id, &answer).await;
+                }
+                return;
+            }
+            () = writer.closed() => {
+                stop.cancel();
+                break;
+            }
+            _ = ticks.tick() => {
+                if !writer.keep_alive().await {
+                    stop.cancel();
+                    break;
+                }
+            }
+        }
+    }
+    // The client went away: let the listen loop see its stop and end.
+    let _ = tokio::time::timeout(shared.limits.stream_write_timeout, listening).await;
+}
