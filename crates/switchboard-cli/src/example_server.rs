@@ -2,8 +2,11 @@
 //! MCP server on stdin/stdout that the command runs when no `--config` is given, written on
 //! the authoring kit (`switchboard_server::author`) and served by the core's stdio
 //! transport, so it speaks both eras (2026-07-28 and `initialize`). Tools only: `echo`,
-//! `add`, `slow` (progress, cancellation) and `fail`. It exits when stdin closes.
+//! `add`, `slow` (progress, cancellation) and `fail`. It exits when stdin closes. With
+//! `--http ADDR` it serves Streamable HTTP at `http://ADDR/mcp` instead (saying where on
+//! stderr) until SIGINT or SIGTERM, then drains.
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,6 +15,8 @@ use switchboard_server::author::schemars::JsonSchema;
 use switchboard_server::author::{
     BuildError, NoArguments, RequestContext, Server, Structured, Tool, ToolError,
 };
+use switchboard_server::http::HttpServeOptions;
+use tokio_util::sync::CancellationToken;
 
 /// `serverInfo.name` unless `--name` sets it.
 const DEFAULT_NAME: &str = "switchboard-example";
@@ -22,16 +27,17 @@ const MAX_SLOW_MS: u64 = 60_000;
 /// The most progress steps `slow` takes.
 const MAX_SLOW_STEPS: u64 = 100;
 
-/// Serves until stdin closes. `args` are what followed `example-server`.
+/// Serves until stdin closes (or, over HTTP, a signal). `args` are what followed
+/// `example-server`.
 pub(crate) fn run(args: Vec<String>) -> ExitCode {
-    let name = match parse_name(&args) {
-        Ok(name) => name,
+    let args = match parse_args(&args) {
+        Ok(args) => args,
         Err(problem) => {
             crate::terminal::say(format_args!("switchboard example-server: {problem}"));
             return ExitCode::from(2);
         }
     };
-    let server = match server(name) {
+    let server = match server(args.name) {
         Ok(server) => server,
         Err(error) => {
             crate::terminal::say(format_args!("switchboard example-server: {error}"));
@@ -50,19 +56,70 @@ pub(crate) fn run(args: Vec<String>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(server.serve_stdio());
-    ExitCode::SUCCESS
+    match args.http {
+        None => {
+            runtime.block_on(server.serve_stdio());
+            ExitCode::SUCCESS
+        }
+        Some(addr) => runtime.block_on(serve_http(server, addr)),
+    }
 }
 
-/// `--name NAME` (optional), nothing else.
-fn parse_name(args: &[String]) -> Result<String, String> {
-    match args {
-        [] => Ok(DEFAULT_NAME.to_owned()),
-        [flag, name] if flag == "--name" => Ok(name.clone()),
-        _ => Err(format!(
-            "unexpected arguments {args:?}; usage: example-server [--name NAME]"
-        )),
+const USAGE: &str = "usage: example-server [--name NAME] [--http ADDR]";
+
+/// What follows `example-server`.
+struct ExampleArgs {
+    /// `--name NAME`: `serverInfo.name`.
+    name: String,
+    /// `--http ADDR`: serve Streamable HTTP there instead of stdio.
+    http: Option<SocketAddr>,
+}
+
+/// `--name NAME` and `--http ADDR`, both optional, nothing else.
+fn parse_args(args: &[String]) -> Result<ExampleArgs, String> {
+    let mut parsed = ExampleArgs {
+        name: DEFAULT_NAME.to_owned(),
+        http: None,
+    };
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        let value = rest.next();
+        match (flag.as_str(), value) {
+            ("--name", Some(name)) => parsed.name = name.clone(),
+            ("--http", Some(addr)) => {
+                parsed.http = Some(addr.parse().map_err(|error| {
+                    format!("--http {addr}: {error}; give an address such as 127.0.0.1:8080")
+                })?);
+            }
+            _ => return Err(format!("unexpected arguments {args:?}; {USAGE}")),
+        }
     }
+    Ok(parsed)
+}
+
+/// Serves Streamable HTTP at `addr` until SIGINT or SIGTERM, then drains (requests in
+/// flight get their grace).
+async fn serve_http(server: Server, addr: SocketAddr) -> ExitCode {
+    let bound = match server.bind_http(addr, HttpServeOptions::default()).await {
+        Ok(bound) => bound,
+        Err(error) => {
+            crate::terminal::say(format_args!("switchboard example-server: {error}"));
+            return ExitCode::from(1);
+        }
+    };
+    crate::terminal::say(format_args!(
+        "switchboard example-server: listening on {}",
+        bound.url()
+    ));
+    let shutdown = CancellationToken::new();
+    let mut served = tokio::spawn(bound.serve(shutdown.clone()));
+    tokio::select! {
+        _ = &mut served => return ExitCode::SUCCESS,
+        _ = crate::serve::shutdown_signal() => {}
+    }
+    shutdown.cancel();
+    let _ = served.await;
+    ExitCode::SUCCESS
 }
 
 /// The example's four tools.

@@ -6,6 +6,7 @@ use expect_test::expect;
 
 use switchboard_testkit::serve::HttpServer;
 
+use crate::serve_http::HttpGateway;
 use crate::{config, fixture_entry, switchboard};
 
 /// Replaces timings (which vary) with `N`.
@@ -74,34 +75,79 @@ fn bundled_example_passes_every_applicable_check() {
     .assert_eq(&normalize(&run.stdout));
 }
 
+/// `switchboard check` (which must pass) against two entries, `legacy` and `modern`, made
+/// by `entry` for their era: the server lines, the skipped checks and the counts, timings
+/// as `N`.
+fn check_in_both_eras(entry: impl Fn(&str) -> serde_json::Value) -> String {
+    let cfg = config(serde_json::json!({
+        "legacy": entry("legacy"),
+        "modern": entry("modern"),
+    }));
+    let run = switchboard(&["check", "--config", &cfg.display().to_string()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| {
+            !line.starts_with(' ') || line.starts_with("  skip ") || line.contains(" passed, ")
+        })
+        .collect();
+    normalize(&lines.join("\n"))
+}
+
 #[test]
 fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
     // Auto (above) settles on 2026-07-28; the example speaks the legacy era too.
-    let example = |era: &str| {
+    let summary = check_in_both_eras(|era| {
         serde_json::json!({
             "command": env!("CARGO_BIN_EXE_switchboard"),
             "args": ["example-server"],
             "era": era,
         })
-    };
-    let cfg = config(serde_json::json!({
-        "legacy": example("legacy"),
-        "modern": example("modern"),
-    }));
-    let run = switchboard(&["check", "--config", &cfg.display().to_string()]);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let summary: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|line| line.contains("(stdio,") || line.contains(" passed, "))
-        .collect();
+    });
     expect![[r#"
         legacy (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
+          skip  http-origin                  applies to Streamable HTTP servers only
+          skip  http-session                 applies to Streamable HTTP servers only
+          skip  http-delete                  applies to Streamable HTTP servers only
           legacy: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+
         modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          skip  http-origin                  applies to Streamable HTTP servers only
+          skip  http-session                 applies to Streamable HTTP servers only
+          skip  http-delete                  applies to Streamable HTTP servers only
           modern: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+
         all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]]
-    .assert_eq(&normalize(&summary.join("\n")));
+    .assert_eq(&summary);
+}
+
+#[test]
+fn the_bundled_example_passes_over_http_in_both_eras() {
+    // Skipped: stdout-purity and shutdown (stdio's), and in the 2026-07-28 era, which has
+    // no sessions, the session checks.
+    let example = HttpGateway::launch(
+        &["example-server", "--http", "127.0.0.1:0"],
+        &[],
+        "switchboard example-server: listening on ",
+    );
+    let summary = check_in_both_eras(
+        |era| serde_json::json!({ "type": "http", "url": example.url(), "era": era }),
+    );
+    expect![[r#"
+        legacy (http, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
+          skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
+          legacy: 20 passed, 0 failed, 0 warnings, 2 skipped in N s
+
+        modern (http, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
+          skip  http-session                 the entry pins the 2026-07-28 protocol, which has no sessions
+          skip  http-delete                  the entry pins the 2026-07-28 protocol, which has no sessions
+          modern: 18 passed, 0 failed, 0 warnings, 4 skipped in N s
+
+        all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]].assert_eq(&summary);
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {

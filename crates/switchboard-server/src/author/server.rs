@@ -2,6 +2,7 @@
 //! a [`Service`] (so in both eras, on every transport of this crate).
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -21,6 +22,7 @@ use crate::core::{
     Answer, CacheHints, CallTool, Capabilities, GetPrompt, Page, ReadResource, RequestContext,
     ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
+use crate::http::{HttpServeError, HttpServeOptions, HttpServer};
 use crate::stdio::{ServeEnd, StdioOptions};
 
 /// The result cap unless [`ServerBuilder::max_result_bytes`] sets another: 1 MiB of JSON.
@@ -223,7 +225,7 @@ impl<T> Registry<T> {
 }
 
 /// An MCP server made of typed tools, prompts and resources: a [`Service`], so
-/// the transports of this crate ([`crate::stdio`]) serve it in both eras.
+/// the transports of this crate ([`crate::stdio`], [`crate::http`]) serve it in both eras.
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
@@ -258,6 +260,17 @@ impl Server {
     /// The server as the service the transports take.
     pub fn into_service(self) -> Arc<dyn Service> {
         Arc::new(self)
+    }
+
+    /// Binds a Streamable HTTP endpoint for the server at `http://ADDR/mcp` (port 0: any
+    /// free port, see [`HttpServer::local_addr`]); [`HttpServer::serve`] then serves every
+    /// client that connects, in both eras, until its shutdown token is cancelled.
+    pub async fn bind_http(
+        self,
+        addr: SocketAddr,
+        options: HttpServeOptions,
+    ) -> Result<HttpServer, HttpServeError> {
+        HttpServer::bind(addr, self.into_service(), options).await
     }
 
     /// Serves one client on this process's stdin and stdout (as an MCP client starts a
