@@ -7,10 +7,11 @@
 //! (`switchboard_runtime::schema::normalize` does). The root `title` schemars puts there
 //! (the Rust type's name) is dropped: it says nothing to a model.
 
+use jsonschema::ValidationError;
+use jsonschema::error::ValidationErrorKind;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
-use switchboard_runtime::schema::ArgumentValidator;
 
 /// The schema of what `T` deserializes from (a tool's or prompt's arguments).
 pub(crate) fn input_schema<T: JsonSchema + ?Sized>() -> Value {
@@ -60,22 +61,99 @@ pub(crate) fn require_object_root(schema: &Value) -> Result<(), String> {
     }
 }
 
+/// Problems one check reports at most (the first ones; enough to correct a call).
+const MAX_PROBLEMS: usize = 5;
+
+/// Argument names an "unknown argument" problem lists at most.
+const MAX_NAMES: usize = 16;
+
 /// A compiled argument check.
-#[derive(Debug)]
 pub(crate) struct Arguments {
-    validator: ArgumentValidator,
+    validator: jsonschema::Validator,
+    /// The top-level properties, for "not one of the arguments" problems.
+    names: Vec<String>,
+}
+
+impl std::fmt::Debug for Arguments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arguments")
+            .field("names", &self.names)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Arguments {
-    /// Compiles a derived schema.
+    /// Compiles a derived schema (no `$ref` leaves it: they are local).
     pub(crate) fn new(schema: &Value) -> Result<Arguments, String> {
-        ArgumentValidator::new(schema)
-            .map(|validator| Arguments { validator })
-            .map_err(|problem| problem.0)
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|error| format!("has a schema that is not valid JSON Schema: {error}"))?;
+        let names = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| properties.keys().cloned().collect())
+            .unwrap_or_default();
+        Ok(Arguments { validator, names })
     }
 
-    /// Checks arguments; the error names each offending key and what was expected.
+    /// Checks arguments; the error names each offending key and what was expected, so
+    /// that the model can correct its call.
     pub(crate) fn check(&self, arguments: &Value) -> Result<(), String> {
-        self.validator.check(arguments)
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(arguments)
+            .take(MAX_PROBLEMS)
+            .map(|error| self.describe(&error))
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    fn describe(&self, error: &ValidationError<'_>) -> String {
+        // `/to/city` → `to.city` (the instance path is a JSON pointer).
+        let at: Vec<String> = error
+            .instance_path()
+            .to_string()
+            .split('/')
+            .skip(1)
+            .map(|part| part.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        let at = at.join(".");
+        let key = |name: &str| match at.as_str() {
+            "" => format!("`{name}`"),
+            _ => format!("`{at}.{name}`"),
+        };
+        match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                let name = property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_owned);
+                format!("{} is required", key(&name))
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let named: Vec<String> = unexpected.iter().map(|name| key(name)).collect();
+                let named = named.join(", ");
+                if !at.is_empty() {
+                    format!("{named}: not a key `{at}` has")
+                } else if self.names.is_empty() {
+                    format!("{named}: this takes no arguments")
+                } else {
+                    let mut names: Vec<&str> = self
+                        .names
+                        .iter()
+                        .take(MAX_NAMES)
+                        .map(String::as_str)
+                        .collect();
+                    if self.names.len() > MAX_NAMES {
+                        names.push("…");
+                    }
+                    format!("{named}: not one of the arguments ({})", names.join(", "))
+                }
+            }
+            _ if at.is_empty() => format!("arguments: {error}"),
+            _ => format!("`{at}`: {error}"),
+        }
     }
 }

@@ -276,6 +276,10 @@ async fn arguments_are_checked_before_the_handler_runs() {
             "ship",
             json!({"to": address, "grams": 500, "colour": "red"}),
         ),
+        (
+            "ship",
+            json!({"to": {"street": "x", "city": "y", "zip": 1}, "grams": 500}),
+        ),
         ("ship", json!({"to": address, "grams": 4_294_967_296_u64})),
         (
             "ship",
@@ -298,7 +302,7 @@ async fn arguments_are_checked_before_the_handler_runs() {
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":500,"speed":"express"}
           → {"content":[{"type":"text","text":"{\"tracking\":\"Lyon-Express-500\"}"}],"structuredContent":{"tracking":"Lyon-Express-500"}}
         ship {"grams":500}
-          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: arguments: \"to\" is a required property"}],"isError":true}
+          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `to` is required"}],"isError":true}
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":"heavy"}
           → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `grams`: \"heavy\" is not of type \"integer\""}],"isError":true}
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":0}
@@ -306,9 +310,11 @@ async fn arguments_are_checked_before_the_handler_runs() {
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":500,"speed":"warp"}
           → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `speed`: \"warp\" is not one of \"standard\" or \"express\""}],"isError":true}
         ship {"to":{"street":"x"},"grams":500}
-          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `to`: \"city\" is a required property"}],"isError":true}
+          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `to.city` is required"}],"isError":true}
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":500,"colour":"red"}
-          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: arguments: Additional properties are not allowed ('colour' was unexpected)"}],"isError":true}
+          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `colour`: not one of the arguments (to, grams, speed, note)"}],"isError":true}
+        ship {"to":{"street":"x","city":"y","zip":1},"grams":500}
+          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `to.zip`: not a key `to` has"}],"isError":true}
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":4294967296}
           → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `grams`: 4294967296 is greater than the maximum of 30000"}],"isError":true}
         ship {"to":{"street":"1 Reef","city":"Atlantis"},"grams":5}
@@ -388,7 +394,7 @@ async fn a_panicking_handler_is_an_error_result_and_the_server_goes_on() {
     expect![[r#"
         {"content":[{"type":"text","text":"tool `explode` failed: its handler panicked (the flux capacitor is empty); this is a bug in the server, not in the request"}],"isError":true}
         {"content":[{"type":"text","text":"still here"}]}
-        {"content":[{"type":"text","text":"invalid arguments for tool `fine`: arguments: Additional properties are not allowed ('unexpected' was unexpected)"}],"isError":true}"#]]
+        {"content":[{"type":"text","text":"invalid arguments for tool `fine`: `unexpected`: this takes no arguments"}],"isError":true}"#]]
     .assert_eq(&lines.join("\n"));
 }
 
@@ -577,7 +583,7 @@ async fn prompts_and_resources() {
     expect![[r#"
         {"prompts":[{"name":"greet","description":"Greets someone.","arguments":[{"name":"name","description":"Whom to greet.","required":true},{"name":"language","description":"In which language (English if not given).","required":false}]}]}
         {"description":"Greets someone.","messages":[{"role":"user","content":{"type":"text","text":"Greet Ada in English."}},{"role":"assistant","content":{"type":"text","text":"Gladly."}}]}
-        error -32602: invalid arguments for prompt `greet`: arguments: "name" is a required property
+        error -32602: invalid arguments for prompt `greet`: `name` is required
         error -32602: unknown prompt `wave`; the prompts are: greet
         {"resources":[{"uri":"note://readme","name":"readme","description":"A note.","mimeType":"text/plain"},{"uri":"note://clock","name":"clock","mimeType":"text/plain"}]}
         {"contents":[{"uri":"note://readme","mimeType":"text/plain","text":"Read me."}]}
