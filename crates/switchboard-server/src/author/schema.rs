@@ -70,6 +70,8 @@ const MAX_NAMES: usize = 16;
 /// A compiled argument check.
 pub(crate) struct Arguments {
     validator: jsonschema::Validator,
+    /// The schema, to say what a missing key should have been.
+    schema: Value,
     /// The top-level properties, for "not one of the arguments" problems.
     names: Vec<String>,
 }
@@ -92,7 +94,11 @@ impl Arguments {
             .and_then(Value::as_object)
             .map(|properties| properties.keys().cloned().collect())
             .unwrap_or_default();
-        Ok(Arguments { validator, names })
+        Ok(Arguments {
+            validator,
+            schema: schema.clone(),
+            names,
+        })
     }
 
     /// Checks arguments; the error names each offending key and what was expected, so
@@ -130,7 +136,10 @@ impl Arguments {
                 let name = property
                     .as_str()
                     .map_or_else(|| property.to_string(), str::to_owned);
-                format!("{} is required", key(&name))
+                match self.expected(&error.schema_path().to_string(), &name) {
+                    Some(expected) => format!("{} is required ({expected})", key(&name)),
+                    None => format!("{} is required", key(&name)),
+                }
             }
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 let named: Vec<String> = unexpected.iter().map(|name| key(name)).collect();
@@ -155,5 +164,39 @@ impl Arguments {
             _ if at.is_empty() => format!("arguments: {error}"),
             _ => format!("`{at}`: {error}"),
         }
+    }
+
+    /// What the schema says property `name` of the object whose `required` keyword is at
+    /// `required_at` (a pointer into the schema) is: "a string", "one of …".
+    fn expected(&self, required_at: &str, name: &str) -> Option<String> {
+        let object = self
+            .schema
+            .pointer(required_at.strip_suffix("/required")?)?;
+        let mut property = object.get("properties")?.get(name)?;
+        if let Some(reference) = property.get("$ref").and_then(Value::as_str) {
+            property = self.schema.pointer(reference.strip_prefix('#')?)?;
+        }
+        if let Some(choices) = property.get("enum").and_then(Value::as_array) {
+            let choices: Vec<String> = choices.iter().map(Value::to_string).collect();
+            return Some(format!("one of {}", choices.join(", ")));
+        }
+        let kinds: Vec<&str> = match property.get("type")? {
+            Value::String(kind) => vec![kind.as_str()],
+            Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+            _ => return None,
+        };
+        let kinds: Vec<&str> = kinds
+            .into_iter()
+            .map(|kind| match kind {
+                "string" => "a string",
+                "integer" => "an integer",
+                "number" => "a number",
+                "boolean" => "a boolean",
+                "object" => "an object",
+                "array" => "an array",
+                _ => "null",
+            })
+            .collect();
+        Some(kinds.join(" or "))
     }
 }
