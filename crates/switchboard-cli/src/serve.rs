@@ -250,7 +250,7 @@ fn saved_logins(entry: &ServerEntry) -> Option<Arc<dyn switchboard_http::Authori
 }
 
 /// Resolves on SIGINT or SIGTERM, naming it.
-async fn shutdown_signal() -> &'static str {
+pub(crate) async fn shutdown_signal() -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut terminate) = signal(SignalKind::terminate()) else {
         let _ = tokio::signal::ctrl_c().await;

@@ -4,8 +4,11 @@
 //! requests, and the core serves it in both eras (2026-07-28 with per-request `_meta`, and
 //! `initialize` with 2025-11-25 and earlier) on the transports of this crate. The gateway
 //! ([`gateway`]) is one such service: the tools, prompts and resources of every server a
-//! [`switchboard_runtime::Runtime`] operates, passed through faithfully.
+//! [`switchboard_runtime::Runtime`] operates, passed through faithfully. The authoring
+//! kit ([`author`]) makes a service of typed Rust tools, prompts and resources: an MCP
+//! server in a few lines.
 
+pub mod author;
 pub mod core;
 pub mod gateway;
 pub mod http;

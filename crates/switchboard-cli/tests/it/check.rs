@@ -6,6 +6,7 @@ use expect_test::expect;
 
 use switchboard_testkit::serve::HttpServer;
 
+use crate::serve_http::HttpGateway;
 use crate::{config, fixture_entry, switchboard};
 
 /// Replaces timings (which vary) with `N`.
@@ -46,22 +47,22 @@ fn bundled_example_passes_every_applicable_check() {
     "#]]
     .assert_eq(&run.stderr);
     expect![[r#"
-        example (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
-          pass  initialize                   handshake answered in N ms (legacy era, protocol 2025-11-25)
-          pass  protocol-version             legacy era: asked for 2025-11-25, the server agreed
-          pass  capabilities                 declared: tools; each declared list answers, nothing undeclared was used
+        example (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          pass  initialize                   handshake answered in N ms (modern era, protocol 2026-07-28)
+          pass  protocol-version             modern era: `server/discover` lists 2026-07-28
+          pass  capabilities                 declared: tools, logging; each declared list answers, nothing undeclared was used
           pass  stdout-purity                4 process(es) watched; every stdout line was a JSON-RPC message
           pass  tools-list                   4 tools in 1 page(s)
           pass  pagination                   one page, no `nextCursor`
           pass  tool-names                   4 unique names, all valid
           pass  input-schemas                4 input schemas are valid JSON Schemas with an object root
-          pass  no-credentials               29 texts scanned, nothing credential-looking
+          pass  no-credentials               40 texts scanned, nothing credential-looking
           pass  tools-call                   `echo` answered a call with arguments derived from its schema
-          pass  results-bounded              largest result 56 bytes (limit 102400)
+          pass  results-bounded              largest result 176 bytes (limit 102400)
           pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
           pass  errors-actionable            errors name the offending field and the unknown tool
           pass  unknown-tool                 reported as JSON-RPC error -32602
-          pass  response-ids                 9 responses, each with the id of its request
+          pass  response-ids                 8 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 4 tools
@@ -72,6 +73,81 @@ fn bundled_example_passes_every_applicable_check() {
           example: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
+}
+
+/// `switchboard check` (which must pass) against two entries, `legacy` and `modern`, made
+/// by `entry` for their era: the server lines, the skipped checks and the counts, timings
+/// as `N`.
+fn check_in_both_eras(entry: impl Fn(&str) -> serde_json::Value) -> String {
+    let cfg = config(serde_json::json!({
+        "legacy": entry("legacy"),
+        "modern": entry("modern"),
+    }));
+    let run = switchboard(&["check", "--config", &cfg.display().to_string()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| {
+            !line.starts_with(' ') || line.starts_with("  skip ") || line.contains(" passed, ")
+        })
+        .collect();
+    normalize(&lines.join("\n"))
+}
+
+#[test]
+fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
+    // Auto (above) settles on 2026-07-28; the example speaks the legacy era too.
+    let summary = check_in_both_eras(|era| {
+        serde_json::json!({
+            "command": env!("CARGO_BIN_EXE_switchboard"),
+            "args": ["example-server"],
+            "era": era,
+        })
+    });
+    expect![[r#"
+        legacy (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
+          skip  http-origin                  applies to Streamable HTTP servers only
+          skip  http-session                 applies to Streamable HTTP servers only
+          skip  http-delete                  applies to Streamable HTTP servers only
+          legacy: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+
+        modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          skip  http-origin                  applies to Streamable HTTP servers only
+          skip  http-session                 applies to Streamable HTTP servers only
+          skip  http-delete                  applies to Streamable HTTP servers only
+          modern: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+
+        all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]]
+    .assert_eq(&summary);
+}
+
+#[test]
+fn the_bundled_example_passes_over_http_in_both_eras() {
+    // Skipped: stdout-purity and shutdown (stdio's), and in the 2026-07-28 era, which has
+    // no sessions, the session checks.
+    let example = HttpGateway::launch(
+        &["example-server", "--http", "127.0.0.1:0"],
+        &[],
+        "switchboard example-server: listening on ",
+    );
+    let summary = check_in_both_eras(
+        |era| serde_json::json!({ "type": "http", "url": example.url(), "era": era }),
+    );
+    expect![[r#"
+        legacy (http, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
+          skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
+          legacy: 20 passed, 0 failed, 0 warnings, 2 skipped in N s
+
+        modern (http, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
+          skip  http-session                 the entry pins the 2026-07-28 protocol, which has no sessions
+          skip  http-delete                  the entry pins the 2026-07-28 protocol, which has no sessions
+          modern: 18 passed, 0 failed, 0 warnings, 4 skipped in N s
+
+        all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]].assert_eq(&summary);
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {

@@ -93,7 +93,7 @@ fn bundled_example_lists_tools_without_config() {
     "#]]
     .assert_eq(&run.stderr);
     expect![[r#"
-        example: 4 tools (protocol 2025-11-25, legacy era, server switchboard-example 0.1.0)
+        example: 4 tools (protocol 2026-07-28, modern era, server switchboard-example 0.1.0)
           echo  Returns the given text.
                   (text: string)
           add   Adds two integers.

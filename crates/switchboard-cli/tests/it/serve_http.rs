@@ -32,16 +32,22 @@ pub(crate) struct HttpGateway {
 
 impl HttpGateway {
     pub(crate) fn start(config: &Path, flags: &[&str], env: &[(&str, &str)]) -> HttpGateway {
+        let config = config.to_str().expect("a UTF-8 config path");
+        let mut args = vec!["serve", "--http", "127.0.0.1:0", "--config", config];
+        args.extend_from_slice(flags);
+        HttpGateway::launch(&args, env, "switchboard serve: listening on ")
+    }
+
+    /// `switchboard ARGS`, serving HTTP once it says `{announcement}URL` on stderr.
+    pub(crate) fn launch(args: &[&str], env: &[(&str, &str)], announcement: &str) -> HttpGateway {
         let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args(["serve", "--http", "127.0.0.1:0", "--config"])
-            .arg(config)
-            .args(flags)
+            .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn switchboard serve --http");
+            .expect("spawn switchboard");
         let stderr = child.stderr.take().expect("stderr");
         let (to, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -60,8 +66,8 @@ impl HttpGateway {
             let line = gateway
                 .lines
                 .recv_timeout(PROCESS_BOUND)
-                .expect("serve --http says where it listens");
-            if let Some(url) = line.strip_prefix("switchboard serve: listening on ") {
+                .expect("the server says where it listens");
+            if let Some(url) = line.strip_prefix(announcement) {
                 gateway.url = url.to_owned();
                 return gateway;
             }
@@ -74,7 +80,7 @@ impl HttpGateway {
     }
 
     /// A client config naming the gateway `gw`, in this era.
-    fn client_config(&self, era: &str) -> String {
+    pub(crate) fn client_config(&self, era: &str) -> String {
         config(json!({ "gw": { "url": self.url, "era": era } }))
             .display()
             .to_string()

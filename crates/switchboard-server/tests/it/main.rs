@@ -1,5 +1,7 @@
 //! Integration tests of `switchboard-server`: the Streamable HTTP transport over real TCP,
-//! in front of a small service of the tests' own.
+//! in front of a small service of the tests' own; the authoring kit's example against the
+//! compatibility checker.
 
+mod author;
 mod http;
 mod probe_service;
