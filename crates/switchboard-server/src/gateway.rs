@@ -270,6 +270,7 @@ impl GatewayService {
                     resource_subscriptions: true,
                     completions: true,
                     logging: true,
+                    list_changes: true,
                 },
                 cache: CacheHints::default(),
             },

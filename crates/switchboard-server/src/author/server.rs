@@ -132,6 +132,7 @@ impl ServerBuilder {
             completions: false,
             // Every handler can log through its context.
             logging: true,
+            list_changes: false,
         };
         let (events, _) = broadcast::channel(1);
         Ok(Server {

@@ -591,8 +591,10 @@ async fn prompts_and_resources() {
         error -32002: no resource `note://nothing`; the resources are: note://readme, note://clock
         {"resourceTemplates":[]}"#]].assert_eq(&lines.join("\n"));
     let capabilities = server.info().capabilities.to_json();
-    expect![[r#"{"prompts":{"listChanged":true},"resources":{"listChanged":true},"logging":{}}"#]]
-        .assert_eq(&capabilities.to_string());
+    expect![[
+        r#"{"prompts":{"listChanged":false},"resources":{"listChanged":false},"logging":{}}"#
+    ]]
+    .assert_eq(&capabilities.to_string());
 }
 
 #[test]

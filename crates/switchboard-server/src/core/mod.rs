@@ -91,7 +91,7 @@ impl ServerInfo {
     }
 }
 
-/// What a server offers; each offered list announces its changes.
+/// What a server offers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Capabilities {
     /// `tools/list`, `tools/call`.
@@ -106,20 +106,24 @@ pub struct Capabilities {
     pub completions: bool,
     /// `notifications/message` (log messages).
     pub logging: bool,
+    /// Whether the offered lists announce their changes (`listChanged`): a server whose
+    /// lists never change says no.
+    pub list_changes: bool,
 }
 
 impl Capabilities {
     /// The `ServerCapabilities` object.
     pub fn to_json(self) -> Value {
         let mut object = Map::new();
+        let list = || json!({ "listChanged": self.list_changes });
         if self.tools {
-            object.insert("tools".into(), json!({ "listChanged": true }));
+            object.insert("tools".into(), list());
         }
         if self.prompts {
-            object.insert("prompts".into(), json!({ "listChanged": true }));
+            object.insert("prompts".into(), list());
         }
         if self.resources {
-            let mut resources = json!({ "listChanged": true });
+            let mut resources = list();
             if self.resource_subscriptions {
                 resources["subscribe"] = Value::Bool(true);
             }

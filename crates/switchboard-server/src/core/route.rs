@@ -395,6 +395,7 @@ mod tests {
             resource_subscriptions: true,
             completions: true,
             logging: true,
+            list_changes: true,
         }
     }
 

@@ -54,6 +54,7 @@ impl ProbeService {
                     resource_subscriptions: true,
                     completions: false,
                     logging: true,
+                    list_changes: true,
                 },
                 cache: CacheHints::default(),
             },
