@@ -45,8 +45,23 @@ pub(crate) struct ServeArgs {
     http: Option<SocketAddr>,
     /// With --http: clients must send `Authorization: Bearer <token>` with the token read
     /// from this environment variable.
-    #[arg(long, value_name = "VAR", requires = "http")]
+    #[arg(
+        long,
+        value_name = "VAR",
+        requires = "http",
+        conflicts_with = "oauth_issuer"
+    )]
     bearer_token_env: Option<String>,
+    /// With --http: the gateway is an OAuth protected resource of this authorization server
+    /// (its issuer URL): clients must send an access token it signed for --resource-url
+    /// (JWT, RS256 or ES256, checked against its published keys). The protected-resource
+    /// metadata is served at /.well-known/oauth-protected-resource/mcp.
+    #[arg(long, value_name = "URL", requires_all = ["http", "resource_url"])]
+    oauth_issuer: Option<String>,
+    /// With --oauth-issuer: the gateway's MCP endpoint as clients address it (e.g.
+    /// https://mcp.example.com/mcp): the audience its access tokens must name.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    resource_url: Option<String>,
     /// With --http: also accept requests from this browser origin (repeatable; loopback
     /// origins are always accepted), e.g. https://app.example.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
@@ -110,9 +125,14 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     };
     let served = match args.http {
         Some(addr) => {
+            let oauth = match (args.oauth_issuer, args.resource_url) {
+                (Some(issuer), Some(resource)) => Some(oauth_resource(issuer, resource).await?),
+                _ => None,
+            };
             let options = HttpServeOptions {
                 allowed_origins: args.allow_origins,
                 bearer_token,
+                oauth,
                 ..HttpServeOptions::default()
             };
             serve_http(HttpServing {
@@ -170,9 +190,9 @@ async fn serve_http(serving: HttpServing) -> Result<(), String> {
         runtime,
         gateway,
     } = serving;
-    if !addr.ip().is_loopback() && options.bearer_token.is_none() {
+    if !addr.ip().is_loopback() && options.bearer_token.is_none() && options.oauth.is_none() {
         say(format_args!(
-            "switchboard serve: warning: {addr} is not a loopback address and no --bearer-token-env is set: anyone who can reach it can use every configured server"
+            "switchboard serve: warning: {addr} is not a loopback address and neither --bearer-token-env nor --oauth-issuer is set: anyone who can reach it can use every configured server"
         ));
     }
     let service = GatewayService::start(runtime, gateway);
@@ -199,6 +219,18 @@ async fn serve_http(serving: HttpServing) -> Result<(), String> {
     }
     drop(service);
     Ok(())
+}
+
+/// The authorization server `--oauth-issuer` names, its metadata and keys read.
+async fn oauth_resource(
+    issuer: String,
+    resource: String,
+) -> Result<Arc<switchboard_server::http::oauth::OAuthResource>, String> {
+    let options = switchboard_server::http::oauth::OAuthResourceOptions { issuer, resource };
+    switchboard_server::http::oauth::OAuthResource::discover(options)
+        .await
+        .map(Arc::new)
+        .map_err(|error| format!("--oauth-issuer: {error}"))
 }
 
 /// The token `--bearer-token-env VAR` names: the variable must be set and not empty.

@@ -30,6 +30,26 @@ use crate::stdio::codes::BUSY;
 /// The longest `initialize` and `server/discover` wait for the service's instructions.
 const INSTRUCTIONS_WAIT: Duration = Duration::from_secs(10);
 
+/// Where the protected-resource metadata lives (RFC 9728; also with the endpoint's path).
+const PROTECTED_RESOURCE_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// The protected-resource metadata, when the server is an OAuth resource (else 404).
+fn protected_resource(shared: &Shared, request: &Request<Incoming>) -> Reply {
+    if let Err(refused) = shared.guard.admit_origin(request.headers()) {
+        return refused;
+    }
+    let suffix = &request.uri().path()[PROTECTED_RESOURCE_PATH.len()..];
+    match shared.guard.oauth() {
+        Some(oauth) if suffix.is_empty() || suffix == MCP_PATH => {
+            reply::json_document(StatusCode::OK, &oauth.metadata())
+        }
+        _ => reply::text(
+            StatusCode::NOT_FOUND,
+            "not found; the MCP endpoint is /mcp\n",
+        ),
+    }
+}
+
 /// Answers one HTTP request.
 pub(super) async fn respond(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
     match (request.uri().path(), request.method()) {
@@ -41,6 +61,9 @@ pub(super) async fn respond(shared: Arc<Shared>, request: Request<Incoming>) -> 
             }
         }
         (MCP_PATH, _) => mcp(shared, request).await,
+        (path, &Method::GET) if path.starts_with(PROTECTED_RESOURCE_PATH) => {
+            protected_resource(&shared, &request)
+        }
         _ => reply::text(
             StatusCode::NOT_FOUND,
             "not found; the MCP endpoint is /mcp\n",
@@ -49,7 +72,7 @@ pub(super) async fn respond(shared: Arc<Shared>, request: Request<Incoming>) -> 
 }
 
 async fn mcp(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
-    if let Err(refused) = shared.guard.admit(request.headers()) {
+    if let Err(refused) = shared.guard.admit(request.headers()).await {
         return refused;
     }
     if shared.drain.is_cancelled() {

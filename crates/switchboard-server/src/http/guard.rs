@@ -12,6 +12,7 @@ use hyper::HeaderMap;
 use hyper::StatusCode;
 use hyper::header::{AUTHORIZATION, HOST, HeaderValue, ORIGIN, WWW_AUTHENTICATE};
 
+use super::oauth::OAuthResource;
 use super::reply::{self, Reply};
 use super::{HttpServeError, HttpServeOptions};
 
@@ -53,6 +54,7 @@ pub(super) struct Guard {
     /// Allowed origins beyond loopback, normalised (lowercase, no trailing `/`).
     origins: Vec<String>,
     token: Option<BearerToken>,
+    oauth: Option<Arc<OAuthResource>>,
 }
 
 impl Guard {
@@ -77,15 +79,33 @@ impl Guard {
                 }
             })
             .collect::<Result<_, _>>()?;
+        if options.bearer_token.is_some() && options.oauth.is_some() {
+            return Err(HttpServeError::TwoAuthentications);
+        }
         Ok(Guard {
             loopback: bound.ip().is_loopback(),
             origins,
             token: options.bearer_token.clone(),
+            oauth: options.oauth.clone(),
         })
     }
 
+    /// The OAuth resource, if the server is one (its metadata is served).
+    pub(super) fn oauth(&self) -> Option<&OAuthResource> {
+        self.oauth.as_deref()
+    }
+
     /// `Ok` when the request may go on; else the refusal to send.
-    pub(super) fn admit(&self, headers: &HeaderMap) -> Result<(), Reply> {
+    pub(super) async fn admit(&self, headers: &HeaderMap) -> Result<(), Reply> {
+        self.admit_origin(headers)?;
+        if let Some(oauth) = &self.oauth {
+            return admit_oauth(oauth, headers).await;
+        }
+        self.admit_token(headers)
+    }
+
+    /// The `Host` and `Origin` checks (also in front of the public metadata).
+    pub(super) fn admit_origin(&self, headers: &HeaderMap) -> Result<(), Reply> {
         if self.loopback
             && let Some(host) = headers.get(HOST)
             && !host
@@ -105,6 +125,10 @@ impl Guard {
                 "the request's Origin is not allowed (a server on loopback accepts loopback origins; allow others with --allow-origin)",
             ));
         }
+        Ok(())
+    }
+
+    fn admit_token(&self, headers: &HeaderMap) -> Result<(), Reply> {
         if let Some(token) = &self.token {
             let presented = headers
                 .get(AUTHORIZATION)
@@ -136,6 +160,41 @@ impl Guard {
             _ => false,
         }
     }
+}
+
+/// A request to the OAuth protected resource: a valid access token, else 401 with the
+/// challenge that names the resource's metadata (and, for a token that was refused, why).
+async fn admit_oauth(oauth: &OAuthResource, headers: &HeaderMap) -> Result<(), Reply> {
+    let presented = headers
+        .get(AUTHORIZATION)
+        .and_then(|value| bearer(value.as_bytes()));
+    let problem = match presented {
+        Some(token) => match oauth.validate(token).await {
+            Ok(()) => return Ok(()),
+            Err(problem) => Some(problem),
+        },
+        None => None,
+    };
+    let metadata = oauth.metadata_url();
+    let challenge = match &problem {
+        Some(problem) => format!(
+            "Bearer resource_metadata=\"{metadata}\", error=\"invalid_token\", error_description=\"{problem}\""
+        ),
+        None => format!("Bearer resource_metadata=\"{metadata}\""),
+    };
+    let message = match &problem {
+        Some(problem) => {
+            format!("{problem}; get a token from the authorization server named at {metadata}")
+        }
+        None => format!(
+            "this server needs an OAuth access token (`Authorization: Bearer <token>`); its authorization server is named at {metadata}"
+        ),
+    };
+    let mut refused = reply::refusal(StatusCode::UNAUTHORIZED, &message);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        refused.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    Err(refused)
 }
 
 fn normalise(origin: &str) -> String {

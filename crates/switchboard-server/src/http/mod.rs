@@ -25,6 +25,7 @@
 mod exchange;
 mod guard;
 mod headers;
+pub mod oauth;
 mod reply;
 mod sessions;
 mod streams;
@@ -62,6 +63,10 @@ pub struct HttpServeOptions {
     pub allowed_origins: Vec<String>,
     /// The bearer token every request must carry (`Authorization: Bearer …`), if any.
     pub bearer_token: Option<BearerToken>,
+    /// The server as an OAuth protected resource: requests carry an access token its
+    /// authorization server signed for it ([`oauth::OAuthResource`]); exclusive with
+    /// [`HttpServeOptions::bearer_token`].
+    pub oauth: Option<std::sync::Arc<oauth::OAuthResource>>,
     /// Caps and timeouts.
     pub limits: HttpLimits,
 }
@@ -134,6 +139,9 @@ pub enum HttpServeError {
         /// The origin as given.
         origin: String,
     },
+    /// Both a static bearer token and an OAuth resource were given: one authenticates.
+    #[error("give a static bearer token or an OAuth authorization server, not both")]
+    TwoAuthentications,
 }
 
 impl HttpServeError {
@@ -145,6 +153,11 @@ impl HttpServeError {
     /// Whether an allowed origin was malformed.
     pub fn is_invalid_origin(&self) -> bool {
         matches!(self, HttpServeError::InvalidOrigin { .. })
+    }
+
+    /// Whether two ways of authenticating were given at once.
+    pub fn is_two_authentications(&self) -> bool {
+        matches!(self, HttpServeError::TwoAuthentications)
     }
 }
 

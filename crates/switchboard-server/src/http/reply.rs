@@ -96,6 +96,12 @@ fn json(status: StatusCode, message: &Outgoing<'_>) -> Reply {
     with_body(status, Some("application/json"), Some(Bytes::from(body)))
 }
 
+/// A JSON document (not JSON-RPC).
+pub(super) fn json_document(status: StatusCode, document: &Value) -> Reply {
+    let body = serde_json::to_vec(document).unwrap_or_default();
+    with_body(status, Some("application/json"), Some(Bytes::from(body)))
+}
+
 /// A JSON-RPC result.
 pub(super) fn result(id: &RequestId, result: &Value) -> Reply {
     json(StatusCode::OK, &Outgoing::Result { id, result })

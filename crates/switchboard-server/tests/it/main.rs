@@ -4,4 +4,5 @@
 
 mod author;
 mod http;
+mod oauth;
 mod probe_service;

@@ -1,0 +1,247 @@
+//! The HTTP transport as an OAuth protected resource, against an authorization server of
+//! the test's own (its metadata and key set over real TCP; tokens signed with ES256):
+//! the protected-resource metadata, the 401 challenge naming it, and every way a token
+//! can be wrong — each refused with what was wrong, none shown.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use expect_test::expect;
+use http_body_util::Full;
+use hyper::body::Bytes;
+use ring::rand::SystemRandom;
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use serde_json::{Value, json};
+use switchboard_server::http::oauth::{OAuthResource, OAuthResourceOptions};
+use switchboard_server::http::{HttpServeOptions, HttpServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::probe_service::ProbeService;
+
+const RESOURCE: &str = "https://mcp.test/mcp";
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A signing key and its public JWK.
+struct Signer {
+    pair: EcdsaKeyPair,
+    kid: String,
+}
+
+impl Signer {
+    fn new(kid: &str) -> Signer {
+        let random = SystemRandom::new();
+        let pkcs8 =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &random).expect("a key");
+        let pair =
+            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &random)
+                .expect("the key");
+        Signer {
+            pair,
+            kid: kid.into(),
+        }
+    }
+
+    fn jwk(&self) -> Value {
+        let point = self.pair.public_key().as_ref();
+        json!({
+            "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": self.kid,
+            "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
+            "y": URL_SAFE_NO_PAD.encode(&point[33..65]),
+        })
+    }
+
+    fn token(&self, header: Value, claims: Value) -> String {
+        let signed = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let signature = self
+            .pair
+            .sign(&SystemRandom::new(), signed.as_bytes())
+            .expect("signed");
+        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
+    }
+}
+
+/// The authorization server: metadata and a key set, counting key-set fetches.
+async fn authorization_server(keys: Value) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let issuer = format!("http://{}", listener.local_addr().expect("addr"));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let (served_issuer, counter) = (issuer.clone(), fetches.clone());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (issuer, counter, keys) = (served_issuer.clone(), counter.clone(), keys.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
+                    let body = match request.uri().path() {
+                        "/.well-known/oauth-authorization-server" => {
+                            json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")})
+                        }
+                        _ => {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                            json!({ "keys": keys })
+                        }
+                    };
+                    async move {
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                            Bytes::from(body.to_string()),
+                        )))
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
+        }
+    });
+    (issuer, fetches)
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
+    let signer = Signer::new("k1");
+    let stranger = Signer::new("k1");
+    let (issuer, fetches) = authorization_server(json!([signer.jwk()])).await;
+    let resource = OAuthResource::discover(OAuthResourceOptions {
+        issuer: issuer.clone(),
+        resource: RESOURCE.into(),
+    })
+    .await
+    .expect("the authorization server's metadata and keys");
+    let server = HttpServer::bind(
+        "127.0.0.1:0".parse().expect("an address"),
+        ProbeService::new(),
+        HttpServeOptions {
+            oauth: Some(Arc::new(resource)),
+            ..HttpServeOptions::default()
+        },
+    )
+    .await
+    .expect("bound");
+    let base = format!("http://{}", server.local_addr());
+    let shutdown = CancellationToken::new();
+    let served = tokio::spawn(server.serve(shutdown.clone()));
+    let client = reqwest::Client::builder()
+        .timeout(WAIT)
+        .build()
+        .expect("a client");
+
+    let metadata = client
+        .get(format!("{base}/.well-known/oauth-protected-resource/mcp"))
+        .send()
+        .await
+        .expect("metadata")
+        .text()
+        .await
+        .expect("a body");
+    let metadata: Value = serde_json::from_str(&metadata).expect("JSON");
+    assert_eq!(metadata["resource"], RESOURCE);
+    assert_eq!(metadata["authorization_servers"], json!([issuer]));
+
+    let header = |kid: &str| json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
+    let claims = |aud: Value, exp: u64| json!({"iss": issuer, "aud": aud, "exp": exp, "sub": "u1"});
+    let later = now() + 600;
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("no token", None),
+        (
+            "valid",
+            Some(signer.token(header("k1"), claims(json!(RESOURCE), later))),
+        ),
+        (
+            "valid, audience in a list",
+            Some(signer.token(header("k1"), claims(json!(["other", RESOURCE]), later))),
+        ),
+        (
+            "for another resource",
+            Some(signer.token(header("k1"), claims(json!("https://other.test/mcp"), later))),
+        ),
+        (
+            "expired",
+            Some(signer.token(header("k1"), claims(json!(RESOURCE), now() - 3600))),
+        ),
+        (
+            "another issuer",
+            Some(signer.token(
+                header("k1"),
+                json!({"iss": "https://evil.test", "aud": RESOURCE, "exp": later}),
+            )),
+        ),
+        (
+            "signed by another key with the same id",
+            Some(stranger.token(header("k1"), claims(json!(RESOURCE), later))),
+        ),
+        (
+            "an unknown key id",
+            Some(signer.token(header("k9"), claims(json!(RESOURCE), later))),
+        ),
+        (
+            "alg none",
+            Some(format!(
+                "{}.{}.",
+                URL_SAFE_NO_PAD.encode(json!({"alg": "none"}).to_string()),
+                URL_SAFE_NO_PAD.encode(claims(json!(RESOURCE), later).to_string())
+            )),
+        ),
+        ("not a JWT", Some("opaque-token".into())),
+    ];
+    let mut lines = Vec::new();
+    for (name, token) in &cases {
+        let mut request = client
+            .post(format!("{base}/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}})
+                .to_string(),
+            );
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("answered");
+        let status = response.status().as_u16();
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .replace(&base, "<base>");
+        let body = response.text().await.unwrap_or_default();
+        if let Some(token) = token {
+            assert!(!body.contains(token.as_str()) && !challenge.contains(token.as_str()));
+        }
+        lines.push(format!("{name}: {status} {challenge}"));
+    }
+    expect![[r#"
+        no token: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp"
+        valid: 200 -
+        valid, audience in a list: 200 -
+        for another resource: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token was issued for another resource, not this server"
+        expired: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token has expired"
+        another issuer: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token was issued by another authorization server"
+        signed by another key with the same id: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token's signature does not verify"
+        an unknown key id: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token's signing key is not one of the authorization server's"
+        alg none: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token is signed with an algorithm this server does not accept"
+        not a JWT: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token is not a JWT this server can read""#]]
+    .assert_eq(&lines.join("\n"));
+    // The key set was read at start; the unknown key id did not make it refetch within
+    // the minute (so made-up ids cost the authorization server nothing).
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
+    shutdown.cancel();
+    let _ = tokio::time::timeout(WAIT, served).await;
+}
