@@ -391,14 +391,34 @@ impl Runtime {
         arguments: Value,
         context: ToolContext,
     ) -> Result<Value, ServerRequestError> {
-        let tool =
-            self.snapshot()
-                .tool(name)
-                .cloned()
-                .ok_or_else(|| ServerRequestError::UnknownTool {
-                    name: name.to_owned(),
-                })?;
-        snapshot::call_raw(&tool, arguments, context).await
+        let tool = self.exported_tool(name)?;
+        snapshot::call_raw(&tool, arguments, context, None).await
+    }
+
+    /// [`Runtime::call_tool_raw`] made for a client of the host's own, as a 2026-07-28
+    /// gateway does: the client's capabilities go to the server in place of the session's,
+    /// a multi-round-trip `input_required` result comes back as the server sent it (for
+    /// the client to fulfil), and the client's retry carries its `inputResponses` and
+    /// `requestState` to the same server unchanged.
+    pub async fn call_tool_for_client(
+        &self,
+        name: &str,
+        arguments: Value,
+        for_client: switchboard_session::ForClient,
+        context: ToolContext,
+    ) -> Result<Value, ServerRequestError> {
+        let tool = self.exported_tool(name)?;
+        snapshot::call_raw(&tool, arguments, context, Some(for_client)).await
+    }
+
+    /// The tool exported as `name` in the current snapshot.
+    fn exported_tool(&self, name: &str) -> Result<crate::BridgedTool, ServerRequestError> {
+        self.snapshot()
+            .tool(name)
+            .cloned()
+            .ok_or_else(|| ServerRequestError::UnknownTool {
+                name: name.to_owned(),
+            })
     }
 
     /// Gets a prompt from `server` (the raw MCP result: `description`, `messages`), waiting

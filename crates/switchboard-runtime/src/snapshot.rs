@@ -178,13 +178,17 @@ async fn call_bridged(tool: &BridgedInner, arguments: Value, context: ToolContex
 /// ([`Runtime::call_tool_raw`](crate::Runtime::call_tool_raw)): the same checks and
 /// routing as [`call_bridged`], no [`ToolOutput`] conversion and no output bound (the
 /// connection's frame cap bounds the result).
+///
+/// With `for_client`, the call is made for a client of the host's own (its capabilities
+/// sent, an `input_required` result passed back: [`Session::call_tool_for_client`]).
 pub(crate) async fn call_raw(
     tool: &BridgedTool,
     arguments: Value,
     context: ToolContext,
+    for_client: Option<switchboard_session::ForClient>,
 ) -> Result<Value, ServerRequestError> {
     let tool = &*tool.inner;
-    let call = prepare(tool, arguments, context)
+    let mut call = prepare(tool, arguments, context)
         .await
         .map_err(|refusal| match refusal {
             Refusal::Arguments(detail) => ServerRequestError::InvalidArguments {
@@ -201,6 +205,13 @@ pub(crate) async fn call_raw(
                 reason: "cancelled while waiting for the server to be ready".to_owned(),
             }),
         })?;
+    if for_client.is_some() {
+        call.options.for_client = for_client;
+        return Ok(call
+            .session
+            .call_tool_for_client(&tool.wire_name, Some(call.arguments), &call.options)
+            .await?);
+    }
     Ok(call
         .session
         .call_tool_raw(&tool.wire_name, Some(call.arguments), &call.options)
@@ -274,6 +285,7 @@ async fn prepare(
         max_duration: None,
         cancel: Some(context.cancel),
         progress: context.progress,
+        for_client: None,
     };
     Ok(Prepared {
         session,

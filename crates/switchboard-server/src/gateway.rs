@@ -43,13 +43,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use switchboard_protocol::ProgressParams;
+use switchboard_protocol::{Era, ProgressParams};
 use switchboard_runtime::naming::{Naming, ToolRoute};
 use switchboard_runtime::{
     NoticeKind, Runtime, ServerNotice, ServerRequestError, Snapshot, StartupReport, Tool,
     ToolContext,
 };
-use switchboard_session::SessionError;
+use switchboard_session::{ForClient, SessionError};
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS};
 use switchboard_wire::peer_text::PeerText;
 use switchboard_wire::{ConnectionOptions, ErrorObject};
@@ -58,8 +58,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::core::{
-    Answer, CacheHints, Capabilities, LogLevel, LogMessage, RequestContext, ServerInfo, Service,
-    ServiceEvent, ServiceFuture, ServiceRequest,
+    Answer, CacheHints, CallTool, Capabilities, LogLevel, LogMessage, RequestContext, ServerInfo,
+    Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
 use crate::stdio::{self, StdioOptions};
 
@@ -437,7 +437,7 @@ impl Upstreams {
             })),
             ServiceRequest::CallTool(call) => {
                 drop(snapshot);
-                self.call(call.name, call.arguments, context).await
+                self.call(call, context).await
             }
             ServiceRequest::GetPrompt(get) => {
                 let Some(route) = prompt_routes(&snapshot).remove(&get.name) else {
@@ -585,12 +585,16 @@ impl Upstreams {
         }
     }
 
-    async fn call(
-        &self,
-        name: String,
-        arguments: Map<String, Value>,
-        context: RequestContext,
-    ) -> Answer {
+    /// `tools/call`. A 2026-07-28 client's call is made for it: its capabilities reach the
+    /// server, an `input_required` result comes back to it as the server sent it, and its
+    /// retry's `inputResponses` and `requestState` go to the same server (the tool's name
+    /// routes it) byte for byte; the gateway keeps no state between the rounds.
+    async fn call(&self, call: CallTool, context: RequestContext) -> Answer {
+        let CallTool {
+            name,
+            arguments,
+            input,
+        } = call;
         let snapshot = self.runtime.snapshot();
         if snapshot.tool(&name).is_none() {
             return Err(unknown_tool(&name, snapshot.tools.len()));
@@ -615,11 +619,27 @@ impl Upstreams {
                     .await;
             }
         };
-        let mut running = std::pin::pin!(self.runtime.call_tool_raw(
-            &name,
-            Value::Object(arguments),
-            tool_context
-        ));
+        let arguments = Value::Object(arguments);
+        let calling = async {
+            match context.client.era {
+                Era::Modern => {
+                    let for_client = ForClient {
+                        capabilities: Some((*context.client.capabilities).clone()),
+                        input_responses: input.responses.map(Value::Object),
+                        request_state: input.request_state,
+                    };
+                    self.runtime
+                        .call_tool_for_client(&name, arguments, for_client, tool_context)
+                        .await
+                }
+                Era::Legacy => {
+                    self.runtime
+                        .call_tool_raw(&name, arguments, tool_context)
+                        .await
+                }
+            }
+        };
+        let mut running = std::pin::pin!(calling);
         let outcome = loop {
             tokio::select! {
                 output = &mut running => break output,

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
 use switchboard_protocol::{Implementation, ProgressParams};
 use switchboard_wire::DEFAULT_MAX_FRAME_BYTES;
 use tokio::sync::mpsc;
@@ -122,4 +123,21 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives the call's progress notifications.
     pub progress: Option<mpsc::Sender<ProgressParams>>,
+    /// The call is made for a client of the caller's own (a gateway's): see [`ForClient`].
+    pub for_client: Option<ForClient>,
+}
+
+/// A tool call a host makes for a client of its own, as a 2026-07-28 gateway does: the
+/// client's declared capabilities go to the server in place of the session's (so the server
+/// asks only for input that client can give), and an `input_required` answer is returned
+/// to the caller as it came instead of being fulfilled here; the client's retry carries
+/// its `inputResponses` and `requestState` back ([`Session::call_tool_for_client`](crate::Session::call_tool_for_client)).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ForClient {
+    /// The client's capabilities for this request (2026-07-28 servers only).
+    pub capabilities: Option<Value>,
+    /// `inputResponses` of the client's retry.
+    pub input_responses: Option<Value>,
+    /// `requestState` of the client's retry, byte for byte.
+    pub request_state: Option<String>,
 }

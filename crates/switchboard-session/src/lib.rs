@@ -14,7 +14,7 @@ mod handler;
 mod params;
 mod session;
 
-pub use config::{CallOptions, EraChoice, SessionConfig};
+pub use config::{CallOptions, EraChoice, ForClient, SessionConfig};
 pub use error::{ListingCap, SessionError};
 pub use handler::{ClientHandler, HandlerFuture, NoHandler};
 pub use session::{

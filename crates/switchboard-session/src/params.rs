@@ -50,6 +50,27 @@ impl MetaPrefix {
     fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+
+    /// The same entries with other client capabilities (a gateway's client's); none in
+    /// the legacy era, where there are no entries.
+    pub(crate) fn with_capabilities(&self, capabilities: &Value) -> Option<MetaPrefix> {
+        if self.is_empty() {
+            return None;
+        }
+        let replacement = serde_json::value::to_raw_value(capabilities).ok()?;
+        let entries = self
+            .entries
+            .iter()
+            .map(|(key, value)| {
+                if *key == meta::CLIENT_CAPABILITIES {
+                    (*key, replacement.clone())
+                } else {
+                    (*key, value.clone())
+                }
+            })
+            .collect();
+        Some(MetaPrefix { entries })
+    }
 }
 
 /// What the caller asked for, before the session's additions.

@@ -120,6 +120,7 @@ pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
         max_duration: None,
         cancel: Some(token.clone()),
         progress: Some(progress_tx),
+        for_client: None,
     };
     let started = Instant::now();
     let call = session.call_tool(&long.tool, Some(long.arguments.clone()), &call_options);

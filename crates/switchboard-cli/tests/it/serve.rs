@@ -67,6 +67,12 @@ pub(crate) async fn spawned_in(
 ) -> Session {
     let mut config = SessionConfig::new(name);
     config.era = era;
+    spawned_with(config, program, args).await
+}
+
+/// [`spawned`] with these session settings.
+async fn spawned_with(config: SessionConfig, program: String, args: Vec<String>) -> Session {
+    let name = config.server_name.to_string();
     let spec = ProcessSpec {
         program,
         args,
@@ -76,7 +82,7 @@ pub(crate) async fn spawned_in(
     within(
         "the handshake",
         TEST_DEADLINE,
-        Session::spawn_stdio(&spec, StdioOptions::new(name), config),
+        Session::spawn_stdio(&spec, StdioOptions::new(&name), config),
     )
     .await
     .unwrap_or_else(|e| panic!("{name} initializes: {e}"))
@@ -668,4 +674,51 @@ async fn log_messages_and_resource_updates_cross_the_gateway_in_both_eras() {
     let updated = notification(&mut events, "notifications/resources/updated").await;
     assert_eq!(updated["uri"], uri, "{updated}");
     modern.shutdown(GRACE).await;
+}
+
+/// A client that can answer the user's questions: it says yes.
+struct SaysYes;
+
+impl switchboard_session::ClientHandler for SaysYes {
+    fn supports_elicitation(&self) -> bool {
+        true
+    }
+
+    fn elicit(&self, _server: &str, _params: Value) -> switchboard_session::HandlerFuture {
+        Box::pin(async { Ok(json!({"action": "accept", "content": {"ok": true}})) })
+    }
+}
+
+#[tokio::test]
+async fn a_modern_clients_multi_round_trip_call_crosses_the_gateway() {
+    let path = config(
+        json!({"alpha": fixture_entry(&["--era", "modern", "--undeclared-input", "refuse"])}),
+    );
+    let args = vec![
+        "serve".into(),
+        "--config".into(),
+        path.display().to_string(),
+    ];
+    let mut config = SessionConfig::new("gateway");
+    config.era = EraChoice::Modern;
+    config.handler = std::sync::Arc::new(SaysYes);
+    let session = spawned_with(config, env!("CARGO_BIN_EXE_switchboard").into(), args).await;
+    // The server asks (input_required, with its request state); the gateway hands that to
+    // us, our answer and the state go back through it, and the server finishes. The server
+    // asks only clients that declare elicitation: the gateway passed ours on.
+    let answered = call(&session, "alpha__confirm", json!({"question": "Proceed?"})).await;
+    assert_eq!(
+        answered,
+        Ok(r#"answer: {"action":"accept","content":{"ok":true}}"#.into())
+    );
+    session.shutdown(GRACE).await;
+
+    // A client that cannot answer is refused by the server, as the server decides.
+    let unable = gateway(
+        json!({"alpha": fixture_entry(&["--era", "modern", "--undeclared-input", "refuse"])}),
+    )
+    .await;
+    let refused = call(&unable, "alpha__confirm", json!({"question": "Proceed?"})).await;
+    expect![[r#"Err("JSON-RPC error: confirm asks the user: the client must declare `elicitation` (code -32021), data: {\"requiredCapabilities\":{\"elicitation\":{}}}")"#]].assert_eq(&format!("{refused:?}"));
+    unable.shutdown(GRACE).await;
 }

@@ -279,7 +279,7 @@ fn a_public_address_without_a_token_is_warned_about() {
         .collect();
     expect![[r#"
         exit 2
-        switchboard serve: warning: 192.0.2.1:0 is not a loopback address and no --bearer-token-env is set: anyone who can reach it can use every configured server
+        switchboard serve: warning: 192.0.2.1:0 is not a loopback address and neither --bearer-token-env nor --oauth-issuer is set: anyone who can reach it can use every configured server
         switchboard: cannot listen on 192.0.2.1:0: Cannot assign requested address (os error 99)"#]].assert_eq(&format!("exit {}\n{}", run.code, lines.join("\n")));
 }
 

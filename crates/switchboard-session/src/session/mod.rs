@@ -471,6 +471,65 @@ impl Session {
         .await
     }
 
+    /// Calls a tool for a client of the caller's own ([`CallOptions::for_client`]; a
+    /// gateway's): one request, with that client's capabilities and its retry's input
+    /// round, whose result comes back as the server sent it — a complete tool result, or
+    /// (2026-07-28) an `input_required` result for the client to fulfil and retry.
+    pub async fn call_tool_for_client(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value, SessionError> {
+        let method = methods::TOOLS_CALL;
+        self.require(
+            self.inner.negotiated.capabilities.tools.is_some(),
+            "tools",
+            method,
+        )?;
+        let input = options.for_client.as_ref().and_then(|client| {
+            let retry = client.input_responses.is_some() || client.request_state.is_some();
+            retry.then(|| InputRound {
+                responses: client.input_responses.clone().unwrap_or_else(|| json!({})),
+                state: client.request_state.clone().map(Value::String),
+            })
+        });
+        let base = BaseParams::ToolCall {
+            name,
+            arguments: arguments.as_ref(),
+        };
+        let raw = self
+            .send_and_wait(method, base, input.as_ref(), options, Progress::KeepsAlive)
+            .await?;
+        let (kind, checked) = CallToolResult::from_json_text(raw.get());
+        match kind {
+            ResultType::Complete => {
+                checked.map_err(|detail| self.protocol(method, detail))?;
+                read_tree(&raw)
+                    .1
+                    .map_err(|detail| self.protocol(method, detail))
+            }
+            ResultType::InputRequired if self.inner.negotiated.era == Era::Modern => {
+                let tree = read_tree(&raw)
+                    .1
+                    .map_err(|detail| self.protocol(method, detail))?;
+                if tree.get("inputRequests").is_none() && tree.get("requestState").is_none() {
+                    return Err(self.protocol(
+                        method,
+                        "`input_required` without `inputRequests` or `requestState`".into(),
+                    ));
+                }
+                Ok(tree)
+            }
+            ResultType::InputRequired => {
+                Err(self.protocol(method, "`input_required` from a legacy-era server".into()))
+            }
+            ResultType::Other(other) => {
+                Err(self.protocol(method, format!("unknown `resultType` \"{other}\"")))
+            }
+        }
+    }
+
     /// `tools/call` with `read` turning the result text into the caller's type.
     async fn call_tool_reading<T>(
         &self,

@@ -140,10 +140,15 @@ impl Session {
             id: id.clone(),
             has_sink: options.progress.is_some(),
         };
+        let for_client_meta = options
+            .for_client
+            .as_ref()
+            .and_then(|client| client.capabilities.as_ref())
+            .and_then(|capabilities| inner.meta_prefix.with_capabilities(capabilities));
         let params = RequestParams {
             base,
             input,
-            meta: &inner.meta_prefix,
+            meta: for_client_meta.as_ref().unwrap_or(&inner.meta_prefix),
             progress_token: wants_progress.then_some(&id),
         };
         let idle = options.timeout.unwrap_or(inner.config.request_timeout);
