@@ -14,10 +14,13 @@
 # Any other arguments are passed to `switchboard-bench run` (try `--help`), e.g.
 #   scripts/bench.sh --rounds 7 --only seq/fixture --no-callgrind
 #   scripts/bench.sh --only http --no-callgrind   # the HTTP scenarios (3 and 8) only
+#   scripts/bench.sh --only gateway --no-callgrind --json target/bench/gateway.json \
+#     --out target/bench/GATEWAY.md   # scenario 7 (stdio and --http hops, direct baseline)
 #   scripts/bench.sh --only cold,scale,rss,oneshot --json target/bench/startup.json \
 #     --out target/bench/STARTUP.md    # start-up scenarios only, then merge them into the
 #                                     # report of the last full run with
 #   target/release/switchboard-bench report --merge target/bench/startup.json [--save]
+#   (a merged run's cases replace the same cases of the last run; the others stay)
 # Environment: BENCH_TIMEOUT (seconds for the whole run, default 2400; smoke 300),
 # BENCH_BUILD_TIMEOUT (seconds for the release build, default 1800), BENCH_LOCKED (default 1:
 # build with --locked like scripts/test.sh; 0 lets cargo update Cargo.lock).
@@ -29,7 +32,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
 if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi

@@ -148,9 +148,10 @@ pub struct ReportArgs {
     /// Hand-written notes appended to the report.
     #[arg(long, default_value = "bench/NOTES.md")]
     pub notes: PathBuf,
-    /// Another results file whose scenario 4–6 measurements (if it has any) and HTTP rows
-    /// (scenarios 3 and 8, if it has any) replace those of `--json` (e.g. from `run --only
-    /// cold,scale,rss,oneshot --json target/bench/startup.json`).
+    /// Another results file whose scenario 4–6 measurements (if it has any) and whose
+    /// measured cases (each in the regimes it measured) replace those of `--json`; the other
+    /// cases stay (e.g. from `run --only cold,scale,rss,oneshot --json
+    /// target/bench/startup.json`, or `run --only gateway --json target/bench/gateway.json`).
     #[arg(long)]
     pub merge: Option<PathBuf>,
     /// With `--merge`: also write the merged results back to `--json`.

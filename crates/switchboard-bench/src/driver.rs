@@ -75,6 +75,14 @@ pub enum ServerKind {
     RawPipe,
     /// `switchboard serve` with the fixture behind it (scenario 7: one gateway hop).
     Gateway,
+    /// The fixture called directly in scenario 7's rounds: the gateway hops' baseline, its
+    /// own case so that a scenario 7 run merged into a full run keeps scenario 1's rows.
+    GatewayDirect,
+    /// `switchboard serve --http` with the fixture behind it, our client speaking the legacy
+    /// era to it (scenario 7: the HTTP gateway hop; started by the driver for each run).
+    GatewayHttp,
+    /// The same, our client speaking the 2026-07-28 era to it.
+    GatewayHttpModern,
     /// `switchboard-rmcp-peer --http PORT`, clients speaking the legacy era (scenario 8).
     RmcpPeerHttp,
     /// The same server, our client speaking the 2026-07-28 era to it (scenario 8).
@@ -100,6 +108,9 @@ impl ServerKind {
             ServerKind::EverythingHttp => "everything-http",
             ServerKind::RawPipe => "raw-pipe",
             ServerKind::Gateway => "gateway",
+            ServerKind::GatewayDirect => "gateway-direct",
+            ServerKind::GatewayHttp => "gateway-http",
+            ServerKind::GatewayHttpModern => "gateway-http-modern",
             ServerKind::RmcpPeerHttp => "rmcp-peer-http",
             ServerKind::RmcpPeerHttpModern => "rmcp-peer-http-modern",
             ServerKind::TrivialHttp => "trivial-http",
@@ -125,6 +136,10 @@ impl ServerKind {
                 "`switchboard-bench raw-pipe-server` (canned line, no JSON parsing)"
             }
             ServerKind::Gateway => "`switchboard serve` with our fixture behind it (one hop more)",
+            ServerKind::GatewayHttp | ServerKind::GatewayHttpModern => {
+                "`switchboard serve --http` with our fixture behind it (one HTTP hop more)"
+            }
+            ServerKind::GatewayDirect => "our fixture called directly (scenario 7's baseline)",
             ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
                 "rmcp 3.11.0 Streamable HTTP server (`switchboard-rmcp-peer --http`, tokio + hyper)"
             }
@@ -137,18 +152,34 @@ impl ServerKind {
         }
     }
 
-    /// The era spoken, for the scenario 8 servers the driver starts for each client run
-    /// (`None`: a stdio server, or server-everything started once).
+    /// The era spoken, for the HTTP servers the driver starts for each client run (scenario
+    /// 8's and the HTTP gateway; `None`: a stdio server, or server-everything started once).
     pub fn http_era(self) -> Option<EraArg> {
         match self {
-            ServerKind::RmcpPeerHttp | ServerKind::TrivialHttp | ServerKind::RawHttp => {
-                Some(EraArg::Legacy)
-            }
+            ServerKind::RmcpPeerHttp
+            | ServerKind::TrivialHttp
+            | ServerKind::RawHttp
+            | ServerKind::GatewayHttp => Some(EraArg::Legacy),
             ServerKind::RmcpPeerHttpModern
             | ServerKind::TrivialHttpModern
-            | ServerKind::RawHttpModern => Some(EraArg::Modern),
+            | ServerKind::RawHttpModern
+            | ServerKind::GatewayHttpModern => Some(EraArg::Modern),
             _ => None,
         }
+    }
+
+    /// Whether this is `switchboard serve` (stdio or HTTP) in front of the fixture, measured
+    /// against [`ServerKind::GatewayDirect`] (scenario 7).
+    pub fn is_gateway(self) -> bool {
+        matches!(
+            self,
+            ServerKind::Gateway | ServerKind::GatewayHttp | ServerKind::GatewayHttpModern
+        )
+    }
+
+    /// Whether this is one of scenario 8's HTTP servers.
+    pub fn in_http_scenario(self) -> bool {
+        self.http_era().is_some() && !self.is_gateway()
     }
 
     /// The name of the echo tool's string argument.
@@ -162,7 +193,9 @@ impl ServerKind {
     /// The echo tool's name on this server.
     pub fn echo_tool(self) -> &'static str {
         match self {
-            ServerKind::Gateway => "fixture__echo",
+            ServerKind::Gateway | ServerKind::GatewayHttp | ServerKind::GatewayHttpModern => {
+                "fixture__echo"
+            }
             _ => "echo",
         }
     }
@@ -505,13 +538,15 @@ impl Paths {
     pub fn missing_for(&self, case: &Case) -> Option<String> {
         let mut needed: Vec<&Path> = Vec::new();
         match case.server {
-            ServerKind::Fixture => needed.push(&self.fixture),
+            ServerKind::Fixture | ServerKind::GatewayDirect => needed.push(&self.fixture),
             ServerKind::RmcpPeer => needed.push(&self.rmcp_peer),
             ServerKind::Everything => needed.extend([self.node.as_path(), &self.everything]),
             ServerKind::EverythingHttp => {
                 needed.extend([self.node.as_path(), &self.everything, &self.loopback])
             }
-            ServerKind::Gateway => needed.extend([self.cli.as_path(), &self.fixture]),
+            ServerKind::Gateway | ServerKind::GatewayHttp | ServerKind::GatewayHttpModern => {
+                needed.extend([self.cli.as_path(), &self.fixture])
+            }
             ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
                 needed.push(&self.rmcp_peer)
             }
@@ -641,7 +676,7 @@ impl Paths {
             argv.extend(["taskset".into(), "-c".into(), "1".into()]);
         }
         argv.extend(match server {
-            ServerKind::Fixture => vec![s(&self.fixture)],
+            ServerKind::Fixture | ServerKind::GatewayDirect => vec![s(&self.fixture)],
             ServerKind::Trivial => vec![s(&self.bench), "trivial-server".into()],
             ServerKind::RmcpPeer => vec![s(&self.rmcp_peer)],
             ServerKind::Everything | ServerKind::EverythingHttp => {
@@ -654,8 +689,10 @@ impl Paths {
                 "--config".into(),
                 s(&self.gateway_config),
             ],
-            // Scenario 8's servers are started by the driver ([`Paths::http_server_argv`]).
-            ServerKind::RmcpPeerHttp
+            // The HTTP servers are started by the driver ([`Paths::http_server_argv`]).
+            ServerKind::GatewayHttp
+            | ServerKind::GatewayHttpModern
+            | ServerKind::RmcpPeerHttp
             | ServerKind::RmcpPeerHttpModern
             | ServerKind::TrivialHttp
             | ServerKind::TrivialHttpModern
@@ -665,9 +702,10 @@ impl Paths {
         argv
     }
 
-    /// The command line of a scenario 8 server listening on `port`, in `regime`: on CPU 0
-    /// beside the client when pinned, on CPU 1 when split, anywhere when unpinned. `None`
-    /// for the other servers.
+    /// The command line of an HTTP server the driver starts (scenario 8's, the HTTP gateway)
+    /// listening on `port`, in `regime`: on CPU 0 beside the client when pinned, on CPU 1
+    /// when split (the gateway's fixture inherits it), anywhere when unpinned. `None` for the
+    /// other servers.
     pub fn http_server_argv(
         &self,
         server: ServerKind,
@@ -685,6 +723,17 @@ impl Paths {
         let ours = match server {
             ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
                 argv.extend([s(&self.rmcp_peer), "--http".into(), port]);
+                return Some(argv);
+            }
+            ServerKind::GatewayHttp | ServerKind::GatewayHttpModern => {
+                argv.extend([
+                    s(&self.cli),
+                    "serve".into(),
+                    "--config".into(),
+                    s(&self.gateway_config),
+                    "--http".into(),
+                    format!("127.0.0.1:{port}"),
+                ]);
                 return Some(argv);
             }
             ServerKind::RawHttp | ServerKind::RawHttpModern => "raw-http-server",
@@ -806,7 +855,10 @@ pub fn cases(smoke: bool) -> Vec<Case> {
             case(Sequential, Fixture, Ts),
             case(Sequential, Fixture, Py),
             case(Pipelined, Fixture, Ours),
+            case(Sequential, GatewayDirect, Ours),
             case(Sequential, Gateway, Ours),
+            case(Sequential, GatewayHttp, Ours),
+            case(Sequential, GatewayHttpModern, Ours),
             case(Sequential, TrivialHttp, Ours),
             case(Sequential, TrivialHttpModern, Ours),
             case(Sequential, RawHttp, Raw),
@@ -822,7 +874,9 @@ pub fn cases(smoke: bool) -> Vec<Case> {
     all.push(case(Sequential, RawPipe, Raw));
     all.push(case(Sequential, EverythingHttp, Ours));
     all.push(case(Sequential, EverythingHttp, Ts));
-    all.push(case(Sequential, Gateway, Ours));
+    for gateway in [GatewayDirect, Gateway, GatewayHttp, GatewayHttpModern] {
+        all.push(case(Sequential, gateway, Ours));
+    }
     for server in [Fixture, Trivial, Everything] {
         for client in [Ours, OursMulti, Rmcp, RmcpMulti] {
             all.push(case(Pipelined, server, client));
@@ -906,7 +960,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             None => startup_cases.push(case),
         }
     }
-    if cases.iter().any(|c| c.server == ServerKind::Gateway) {
+    if cases.iter().any(|c| c.server.is_gateway()) {
         paths.write_gateway_config()?;
     }
     let http_server = if cases.iter().any(|c| c.server == ServerKind::EverythingHttp) {
@@ -1205,7 +1259,7 @@ pub fn run_startup(
 }
 
 /// `switchboard-bench report`: renders a saved results file again (with `--merge`, taking
-/// the start-up scenarios from a second results file).
+/// the start-up scenarios and every case it measured from a second results file).
 pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.json)
         .with_context(|| format!("reading {}", args.json.display()))?;
@@ -1214,40 +1268,7 @@ pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
         let text = std::fs::read_to_string(merge)
             .with_context(|| format!("reading {}", merge.display()))?;
         let other: Results = serde_json::from_str(&text).context("parsing the merged results")?;
-        let what = if other.startup.is_empty() {
-            "merged HTTP run"
-        } else {
-            "merged start-up run"
-        };
-        if !other.startup.is_empty() {
-            results.startup = other.startup;
-            results.startup_settings = other.startup_settings;
-            results.versions.inspector = other.versions.inspector;
-        }
-        // The HTTP scenarios (3 and 8) too, when the other run measured them.
-        let http = |server: ServerKind| {
-            server == ServerKind::EverythingHttp || server.http_era().is_some()
-        };
-        if other.summaries.iter().any(|x| http(x.case.server)) {
-            results.summaries.retain(|x| !http(x.case.server));
-            results
-                .summaries
-                .extend(other.summaries.into_iter().filter(|x| http(x.case.server)));
-            results.samples.retain(|x| !http(x.case.server));
-            results
-                .samples
-                .extend(other.samples.into_iter().filter(|x| http(x.case.server)));
-        }
-        results.load.retain(|(when, _)| !when.starts_with(what));
-        results.load.push((
-            format!("{what} started {}", other.started),
-            other
-                .load
-                .iter()
-                .map(|(when, l)| format!("{when}: {l}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
+        merge_results(&mut results, other);
         if args.save {
             std::fs::write(&args.json, serde_json::to_string_pretty(&results)?)
                 .with_context(|| format!("writing {}", args.json.display()))?;
@@ -1256,6 +1277,55 @@ pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
     let notes = std::fs::read_to_string(&args.notes).ok();
     std::fs::write(&args.out, report::render(&results, notes.as_deref()))
         .with_context(|| format!("writing {}", args.out.display()))
+}
+
+/// Puts `other`'s measurements into `results`: its start-up scenarios (if it ran them)
+/// replace those of `results`, and so does every case it measured, in each regime it
+/// measured it in (its summary and its samples); the other cases stay. Cases compared with
+/// each other (a gateway hop and its direct call, an HTTP client and its floor) should be
+/// merged together, from one run. The load it saw is added under a label naming its cases.
+pub fn merge_results(results: &mut Results, other: Results) {
+    let what = if other.startup.is_empty() {
+        let mut ids: Vec<String> = other.summaries.iter().map(|x| x.case.id()).collect();
+        ids.sort();
+        ids.dedup();
+        format!(
+            "merged run of {} ({} round(s))",
+            ids.join(", "),
+            other.settings.rounds
+        )
+    } else {
+        "merged start-up run".to_owned()
+    };
+    if !other.startup.is_empty() {
+        results.startup = other.startup;
+        results.startup_settings = other.startup_settings;
+        results.versions.inspector = other.versions.inspector;
+    }
+    let measured: Vec<(Regime, Case)> =
+        other.summaries.iter().map(|x| (x.regime, x.case)).collect();
+    let replaced = |regime: Regime, case: Case| measured.contains(&(regime, case));
+    results.summaries.retain(|x| !replaced(x.regime, x.case));
+    results.summaries.extend(other.summaries);
+    // The order [`summarise`] gives, which the tables follow.
+    results.summaries.sort_by_key(|x| (x.regime, x.case));
+    results.samples.retain(|x| !replaced(x.regime, x.case));
+    results.samples.extend(
+        other
+            .samples
+            .into_iter()
+            .filter(|x| replaced(x.regime, x.case)),
+    );
+    results.load.retain(|(when, _)| !when.starts_with(&what));
+    results.load.push((
+        format!("{what} started {}", other.started),
+        other
+            .load
+            .iter()
+            .map(|(when, l)| format!("{when}: {l}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
 }
 
 /// server-everything in `streamableHttp` mode on a free loopback port, for the whole run;
@@ -1524,4 +1594,107 @@ pub fn which(program: &str) -> bool {
     std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(regime: Regime, server: ServerKind, calls_per_s: f64) -> Summary {
+        Summary {
+            regime,
+            case: Case {
+                scenario: Scenario::Sequential,
+                server,
+                client: ClientKind::Ours,
+            },
+            rounds: 1,
+            failures: 0,
+            calls_per_s,
+            calls_per_s_min: calls_per_s,
+            calls_per_s_max: calls_per_s,
+            p50_us: 1.0,
+            p99_us: 1.0,
+            init_ms: 1.0,
+            protocol: None,
+        }
+    }
+
+    fn results(started: &str, summaries: Vec<Summary>) -> Results {
+        Results {
+            mode: "full".into(),
+            started: started.into(),
+            duration_s: 1.0,
+            settings: Settings {
+                rounds: 1,
+                warmup_round: true,
+                calls: 10,
+                pipelined_calls: 10,
+                inflight: 1,
+                warmup_calls: 1,
+                regimes: vec![Regime::Pinned, Regime::Split],
+            },
+            machine: Machine::default(),
+            versions: Versions::default(),
+            samples: Vec::new(),
+            summaries,
+            callgrind: None,
+            skipped: Vec::new(),
+            load: Vec::new(),
+            startup_settings: None,
+            startup: Vec::new(),
+        }
+    }
+
+    /// A merged run replaces exactly the cases it measured, in the regimes it measured them
+    /// in, and the rows keep the order the tables follow.
+    #[test]
+    fn a_merged_run_replaces_only_its_own_cases() {
+        use Regime::*;
+        use ServerKind::*;
+        let mut base = results(
+            "base",
+            vec![
+                summary(Pinned, Fixture, 1.0),
+                summary(Pinned, Gateway, 2.0),
+                summary(Pinned, TrivialHttp, 3.0),
+                summary(Split, Gateway, 4.0),
+            ],
+        );
+        let other = results(
+            "other",
+            vec![
+                summary(Pinned, Gateway, 20.0),
+                summary(Pinned, GatewayDirect, 10.0),
+                summary(Pinned, GatewayHttp, 30.0),
+            ],
+        );
+        merge_results(&mut base, other);
+        let rows: Vec<(Regime, &str, f64)> = base
+            .summaries
+            .iter()
+            .map(|x| (x.regime, x.case.server.name(), x.calls_per_s))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (Pinned, "fixture", 1.0),
+                (Pinned, "gateway", 20.0),
+                (Pinned, "gateway-direct", 10.0),
+                (Pinned, "gateway-http", 30.0),
+                (Pinned, "trivial-http", 3.0),
+                (Split, "gateway", 4.0),
+            ]
+        );
+        assert_eq!(
+            base.load
+                .iter()
+                .map(|(when, _)| when.as_str())
+                .collect::<Vec<_>>(),
+            vec![
+                "merged run of seq/gateway-direct/ours, seq/gateway-http/ours, \
+                 seq/gateway/ours (1 round(s)) started other"
+            ]
+        );
+    }
 }

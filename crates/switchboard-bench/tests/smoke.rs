@@ -2,11 +2,11 @@
 //! client (in process) and the rmcp client against the fixture, sequential and pipelined,
 //! our client against the trivial server, and the raw pipe floor through the driver's
 //! process runner; our client over Streamable HTTP (when the node peers are installed) and
-//! through `switchboard serve` (when the CLI is built); scenario 8's servers started by the
-//! driver, with our client in both eras, rmcp's Streamable HTTP client and the raw HTTP
-//! floor against them; and
-//! each start-up scenario (cold start, scale, RSS, one-shot CLI, its baseline and the
-//! Inspector CLI) at a tiny size. Counts only — no timing assertions.
+//! through `switchboard serve` on stdio and with `--http` in both eras (when the CLI is
+//! built); scenario 8's servers started by the driver, with our client in both eras, rmcp's
+//! Streamable HTTP client and the raw HTTP floor against them; and each start-up scenario
+//! (cold start, scale, RSS, one-shot CLI, its baseline and the Inspector CLI) at a tiny
+//! size. Counts only — no timing assertions.
 
 use std::time::Duration;
 
@@ -283,21 +283,31 @@ fn the_inspector_cli_makes_the_same_call() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[tokio::test]
-async fn our_client_through_the_gateway() {
-    // The CLI is built next to the fixture when the workspace's tests are built (as
-    // scripts/test.sh does); when only this crate's tests were built, this is skipped.
+/// The paths for scenario 7 (the built CLI and fixture, the gateway's config written into
+/// the temp dir `label`), or `None` when the CLI is not built: it is built next to the
+/// fixture when the workspace's tests are built (as scripts/test.sh does), not when only
+/// this crate's tests were.
+fn gateway_paths(label: &str) -> Option<Paths> {
     let fixture = switchboard_testkit::locate::fixture_bin();
     let cli = fixture.with_file_name("switchboard");
     if !cli.is_file() {
-        return;
+        return None;
     }
     let root = switchboard_testkit::locate::workspace_root();
     let mut paths = Paths::discover(Some(&root)).expect("paths");
+    paths.bench = BENCH.into();
     paths.fixture = fixture;
     paths.cli = cli;
-    paths.gateway_config = temp_dir("gateway").join("gateway-mcp.json");
+    paths.gateway_config = temp_dir(label).join("gateway-mcp.json");
     paths.write_gateway_config().expect("gateway config");
+    Some(paths)
+}
+
+#[tokio::test]
+async fn our_client_through_the_gateway() {
+    let Some(paths) = gateway_paths("gateway") else {
+        return;
+    };
     let case = switchboard_bench::driver::Case {
         scenario: switchboard_bench::driver::Scenario::Sequential,
         server: switchboard_bench::driver::ServerKind::Gateway,
@@ -314,9 +324,7 @@ async fn our_client_through_the_gateway() {
     assert_eq!(result.calls, 10);
 }
 
-/// Scenario 8 as the driver runs it, tiny: each server started in the unpinned regime, each
-/// client's command line from [`Paths::client_argv`] with the server's URL appended, run
-/// through the process runner.
+/// Scenario 8 as the driver runs it, tiny ([`eight_calls_over_http`] for each case).
 #[test]
 fn http_scenario_servers_and_clients() {
     let root = switchboard_testkit::locate::workspace_root();
@@ -344,21 +352,61 @@ fn http_scenario_servers_and_clients() {
     ];
     for (server, client, protocol) in cases {
         let case = case(server, client);
-        let log = dir.join(format!("{}.stderr", case.id().replace('/', "_")));
-        let server = start_http_server(&paths, case.server, Regime::Unpinned, &log)
-            .expect("server started")
-            .expect("a scenario 8 server");
-        let mut argv = paths.client_argv(&case, 8, 2, 1, Regime::Unpinned);
-        argv.extend(["--url".into(), server.url.clone()]);
-        let result = run_client(&argv, Regime::Unpinned, &log, STEP)
-            .unwrap_or_else(|e| panic!("{}: {e:#}", case.id()));
+        let result = eight_calls_over_http(&paths, &case, &dir);
         assert_eq!(
             (result.calls, result.protocol.as_deref().unwrap_or("")),
             (8, protocol),
             "{}",
             case.id()
         );
-        drop(server);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One HTTP case as the driver runs it: its server started unpinned by
+/// [`start_http_server`], the client's command line from [`Paths::client_argv`] with the
+/// server's URL appended, 8 calls through the process runner; logs in `dir`.
+fn eight_calls_over_http(
+    paths: &Paths,
+    case: &Case,
+    dir: &std::path::Path,
+) -> switchboard_bench::stats::RunResult {
+    let log = dir.join(format!("{}.stderr", case.id().replace('/', "_")));
+    let server = start_http_server(paths, case.server, Regime::Unpinned, &log)
+        .expect("server started")
+        .expect("an HTTP server the driver starts");
+    let mut argv = paths.client_argv(case, 8, 2, 1, Regime::Unpinned);
+    argv.extend(["--url".into(), server.url.clone()]);
+    let result = run_client(&argv, Regime::Unpinned, &log, STEP)
+        .unwrap_or_else(|e| panic!("{}: {e:#}", case.id()));
+    drop(server);
+    result
+}
+
+/// Scenario 7's HTTP gateway as the driver runs it, tiny: `switchboard serve --http` in
+/// front of the fixture, our client in both eras ([`eight_calls_over_http`]).
+#[test]
+fn our_client_through_the_http_gateway_in_both_eras() {
+    let Some(paths) = gateway_paths("http-gateway") else {
+        return;
+    };
+    let dir = temp_dir("http-gateway");
+    for (server, protocol) in [
+        (ServerKind::GatewayHttp, "2025-11-25"),
+        (ServerKind::GatewayHttpModern, "2026-07-28"),
+    ] {
+        let case = Case {
+            scenario: Scenario::Sequential,
+            server,
+            client: ClientKind::Ours,
+        };
+        let result = eight_calls_over_http(&paths, &case, &dir);
+        assert_eq!(
+            (result.calls, result.protocol.as_deref()),
+            (8, Some(protocol)),
+            "{}",
+            case.id()
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
