@@ -22,8 +22,8 @@ pub mod tool;
 pub use guards::{Finding, FindingKind, LockPolicy, ToolLock};
 pub use output::{OutputLimit, ToolOutput, Truncation};
 pub use runtime::{
-    ChildAccess, ChildRuntime, LifecycleEvent, ProxyTool, ReloadReport, Runtime, RuntimeError,
-    RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
+    ChildAccess, ChildRuntime, ClientRequest, LifecycleEvent, ProxyTool, ReloadReport, Runtime,
+    RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
 };
 pub use server::{
     AuthorizerFor, Authorizers, Capabilities, NoticeKind, RestartPolicy, ServerNotice,

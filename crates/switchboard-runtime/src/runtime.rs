@@ -121,6 +121,18 @@ pub enum ServerRequestError {
     Session(#[from] switchboard_session::SessionError),
 }
 
+/// A `prompts/get` or `resources/read` a host sends for a client of its own
+/// ([`Runtime::request_for_client`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientRequest {
+    /// `prompts/get` or `resources/read`.
+    pub method: &'static str,
+    /// The parameters (`name` and `arguments`, or `uri`), without `_meta`.
+    pub params: Value,
+    /// The client's capabilities and its retry's input.
+    pub for_client: switchboard_session::ForClient,
+}
+
 /// One server's outcome in a startup or reload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerOutcome {
@@ -409,6 +421,25 @@ impl Runtime {
     ) -> Result<Value, ServerRequestError> {
         let tool = self.exported_tool(name)?;
         snapshot::call_raw(&tool, arguments, context, Some(for_client)).await
+    }
+
+    /// `prompts/get` or `resources/read` sent to `server` for a client of the host's own, as
+    /// [`Runtime::call_tool_for_client`] does for tools (the client's capabilities sent, an
+    /// `input_required` result passed back, the retry's input forwarded). Waits for a
+    /// reconnecting server as [`Runtime::get_prompt`] does.
+    pub async fn request_for_client(
+        &self,
+        server: &str,
+        request: ClientRequest,
+    ) -> Result<Value, ServerRequestError> {
+        let session = self.ready_session(server).await?;
+        let options = switchboard_session::CallOptions {
+            for_client: Some(request.for_client),
+            ..switchboard_session::CallOptions::default()
+        };
+        Ok(session
+            .request_for_client(request.method, request.params, &options)
+            .await?)
     }
 
     /// The tool exported as `name` in the current snapshot.

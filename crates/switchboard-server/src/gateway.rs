@@ -46,8 +46,8 @@ use serde_json::{Map, Value, json};
 use switchboard_protocol::{Era, ProgressParams};
 use switchboard_runtime::naming::{Naming, ToolRoute};
 use switchboard_runtime::{
-    NoticeKind, Runtime, ServerNotice, ServerRequestError, Snapshot, StartupReport, Tool,
-    ToolContext,
+    ClientRequest, NoticeKind, Runtime, ServerNotice, ServerRequestError, Snapshot, StartupReport,
+    Tool, ToolContext,
 };
 use switchboard_session::{ForClient, SessionError};
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS};
@@ -58,8 +58,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::core::{
-    Answer, CacheHints, CallTool, Capabilities, LogLevel, LogMessage, RequestContext, ServerInfo,
-    Service, ServiceEvent, ServiceFuture, ServiceRequest,
+    Answer, CacheHints, CallTool, Capabilities, InputRound, LogLevel, LogMessage, RequestContext,
+    ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
 use crate::stdio::{self, StdioOptions};
 
@@ -451,20 +451,47 @@ impl Upstreams {
                     ));
                 };
                 drop(snapshot);
-                self.runtime
-                    .get_prompt(&route.server, &route.tool, get.arguments.map(Value::Object))
-                    .await
-                    .map_err(upstream_error)
+                let arguments = get.arguments.map(Value::Object);
+                match for_client(&context, get.input) {
+                    Some(for_client) => {
+                        let mut params = json!({ "name": route.tool });
+                        if let Some(arguments) = arguments {
+                            params["arguments"] = arguments;
+                        }
+                        let request = ClientRequest {
+                            method: switchboard_protocol::methods::PROMPTS_GET,
+                            params,
+                            for_client,
+                        };
+                        self.runtime
+                            .request_for_client(&route.server, request)
+                            .await
+                    }
+                    None => {
+                        self.runtime
+                            .get_prompt(&route.server, &route.tool, arguments)
+                            .await
+                    }
+                }
+                .map_err(upstream_error)
             }
             ServiceRequest::ReadResource(read) => {
                 let Some(server) = resource_owner(&snapshot, &read.uri) else {
                     return Err(resource_not_found(&read.uri));
                 };
                 drop(snapshot);
-                self.runtime
-                    .read_resource(&server, &read.uri)
-                    .await
-                    .map_err(upstream_error)
+                match for_client(&context, read.input) {
+                    Some(for_client) => {
+                        let request = ClientRequest {
+                            method: switchboard_protocol::methods::RESOURCES_READ,
+                            params: json!({ "uri": read.uri }),
+                            for_client,
+                        };
+                        self.runtime.request_for_client(&server, request).await
+                    }
+                    None => self.runtime.read_resource(&server, &read.uri).await,
+                }
+                .map_err(upstream_error)
             }
             ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
             ServiceRequest::Subscribe { uri } => {
@@ -621,18 +648,13 @@ impl Upstreams {
         };
         let arguments = Value::Object(arguments);
         let calling = async {
-            match context.client.era {
-                Era::Modern => {
-                    let for_client = ForClient {
-                        capabilities: Some((*context.client.capabilities).clone()),
-                        input_responses: input.responses.map(Value::Object),
-                        request_state: input.request_state,
-                    };
+            match for_client(&context, input) {
+                Some(for_client) => {
                     self.runtime
                         .call_tool_for_client(&name, arguments, for_client, tool_context)
                         .await
                 }
-                Era::Legacy => {
+                None => {
                     self.runtime
                         .call_tool_raw(&name, arguments, tool_context)
                         .await
@@ -707,6 +729,17 @@ async fn pass_notices(
         };
         let _ = events.send(event);
     }
+}
+
+/// What a 2026-07-28 client's request carries to the server it is made for: the client's
+/// capabilities and its retry's input round (none for a legacy client, whose session's
+/// input rounds are the gateway's).
+fn for_client(context: &RequestContext, input: InputRound) -> Option<ForClient> {
+    (context.client.era == Era::Modern).then(|| ForClient {
+        capabilities: Some((*context.client.capabilities).clone()),
+        input_responses: input.responses.map(Value::Object),
+        request_state: input.request_state,
+    })
 }
 
 /// "Resource not found" (-32002 in the legacy era; the core gives modern clients -32602).

@@ -487,32 +487,78 @@ impl Session {
             "tools",
             method,
         )?;
-        let input = options.for_client.as_ref().and_then(|client| {
-            let retry = client.input_responses.is_some() || client.request_state.is_some();
-            retry.then(|| InputRound {
-                responses: client.input_responses.clone().unwrap_or_else(|| json!({})),
-                state: client.request_state.clone().map(Value::String),
-            })
-        });
         let base = BaseParams::ToolCall {
             name,
             arguments: arguments.as_ref(),
         };
+        let input = for_client_round(options);
         let raw = self
             .send_and_wait(method, base, input.as_ref(), options, Progress::KeepsAlive)
             .await?;
         let (kind, checked) = CallToolResult::from_json_text(raw.get());
-        match kind {
-            ResultType::Complete => {
-                checked.map_err(|detail| self.protocol(method, detail))?;
-                read_tree(&raw)
-                    .1
-                    .map_err(|detail| self.protocol(method, detail))
+        if kind == ResultType::Complete {
+            checked.map_err(|detail| self.protocol(method, detail))?;
+        }
+        self.passed_back(method, kind, &raw)
+    }
+
+    /// `prompts/get` or `resources/read` (`params` as the client sent them, without
+    /// `_meta`) for a client of the caller's own, as [`Session::call_tool_for_client`] does
+    /// for tools.
+    pub async fn request_for_client(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Value, SessionError> {
+        let (offered, capability) = match method {
+            methods::PROMPTS_GET => (
+                self.inner.negotiated.capabilities.prompts.is_some(),
+                "prompts",
+            ),
+            methods::RESOURCES_READ => (
+                self.inner.negotiated.capabilities.resources.is_some(),
+                "resources",
+            ),
+            _ => {
+                return Err(self.protocol(
+                    method,
+                    "only tools/call, prompts/get and resources/read are made for a client".into(),
+                ));
             }
+        };
+        self.require(offered, capability, method)?;
+        let input = for_client_round(options);
+        let raw = self
+            .send_and_wait(
+                method,
+                BaseParams::Tree(&params),
+                input.as_ref(),
+                options,
+                Progress::ReportOnly,
+            )
+            .await?;
+        let (kind, _) = read_tree(&raw);
+        self.passed_back(method, kind, &raw)
+    }
+
+    /// A result made for a client: complete, or (2026-07-28) `input_required` with what
+    /// it needs; as a tree.
+    fn passed_back(
+        &self,
+        method: &str,
+        kind: ResultType,
+        raw: &RawValue,
+    ) -> Result<Value, SessionError> {
+        let tree = || {
+            read_tree(raw)
+                .1
+                .map_err(|detail| self.protocol(method, detail))
+        };
+        match kind {
+            ResultType::Complete => tree(),
             ResultType::InputRequired if self.inner.negotiated.era == Era::Modern => {
-                let tree = read_tree(&raw)
-                    .1
-                    .map_err(|detail| self.protocol(method, detail))?;
+                let tree = tree()?;
                 if tree.get("inputRequests").is_none() && tree.get("requestState").is_none() {
                     return Err(self.protocol(
                         method,
@@ -827,6 +873,17 @@ fn set_progress_token(mut params: Value, token: &RequestId) -> Value {
 }
 
 /// Reads a result's JSON text as a tree, with its `resultType`.
+/// The input round of a client's retry ([`CallOptions::for_client`]), if it is one.
+fn for_client_round(options: &CallOptions) -> Option<InputRound> {
+    options.for_client.as_ref().and_then(|client| {
+        let retry = client.input_responses.is_some() || client.request_state.is_some();
+        retry.then(|| InputRound {
+            responses: client.input_responses.clone().unwrap_or_else(|| json!({})),
+            state: client.request_state.clone().map(Value::String),
+        })
+    })
+}
+
 fn read_tree(raw: &RawValue) -> (ResultType, Result<Value, String>) {
     match serde_json::from_str::<Value>(raw.get()) {
         Ok(value) => (ResultType::of(&value), Ok(value)),
