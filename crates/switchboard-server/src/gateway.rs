@@ -698,8 +698,10 @@ fn resource_not_found(uri: &str) -> ErrorObject {
 }
 
 /// A tool as the gateway lists it: its server's definition (title, output schema,
-/// annotations, `_meta`, …) under its exported name, with the input schema and description
-/// as bridged (normalised; what arguments are checked against).
+/// annotations, `_meta`, …) under its exported name, with the description as bridged. The
+/// input schema is the server's own, keywords and all (`$schema`, `$defs`, `$anchor`, as
+/// JSON Schema 2020-12 clients expect them kept); arguments are checked against its
+/// normalised equivalent, which is listed only when the server sent no object schema.
 fn tool_definition(tool: &switchboard_runtime::BridgedTool) -> Value {
     let mut definition = match tool.definition() {
         Value::Object(object) => object.clone(),
@@ -710,7 +712,9 @@ fn tool_definition(tool: &switchboard_runtime::BridgedTool) -> Value {
         "description".into(),
         Value::String(tool.description().to_owned()),
     );
-    definition.insert("inputSchema".into(), tool.input_schema().clone());
+    if !definition.get("inputSchema").is_some_and(Value::is_object) {
+        definition.insert("inputSchema".into(), tool.input_schema().clone());
+    }
     Value::Object(definition)
 }
 
