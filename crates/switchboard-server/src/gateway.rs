@@ -467,14 +467,14 @@ impl Upstreams {
             }
             ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
             ServiceRequest::Subscribe { uri } => {
-                let Some(server) = resource_owner(&snapshot, &uri) else {
+                let Some(server) = subscription_owner(&snapshot, &uri) else {
                     return Err(resource_not_found(&uri));
                 };
                 drop(snapshot);
                 self.subscribe(&server, &uri).await
             }
             ServiceRequest::Unsubscribe { uri } => {
-                let Some(server) = resource_owner(&snapshot, &uri) else {
+                let Some(server) = subscription_owner(&snapshot, &uri) else {
                     return Ok(json!({}));
                 };
                 drop(snapshot);
@@ -879,6 +879,22 @@ fn resource_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
             !prefix.is_empty() && uri.starts_with(prefix)
         })
         .map(|t| t.server.clone())
+}
+
+/// The server a subscription to `uri` goes to: the resource's owner, or else, when only
+/// one server behind the gateway has resources, that one (a server may accept
+/// subscriptions to resources it does not list, and there is no one else to ask).
+fn subscription_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
+    resource_owner(snapshot, uri).or_else(|| {
+        let mut servers = snapshot.resources.iter().map(|entry| &entry.server).chain(
+            snapshot
+                .resource_templates
+                .iter()
+                .map(|entry| &entry.server),
+        );
+        let first = servers.next()?;
+        servers.all(|server| server == first).then(|| first.clone())
+    })
 }
 
 /// The error for a `tools/call` whose name the gateway does not know.
