@@ -495,14 +495,14 @@ impl Upstreams {
             }
             ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
             ServiceRequest::Subscribe { uri } => {
-                let Some(server) = resource_owner(&snapshot, &uri) else {
+                let Some(server) = subscription_owner(&snapshot, &uri) else {
                     return Err(resource_not_found(&uri));
                 };
                 drop(snapshot);
                 self.subscribe(&server, &uri).await
             }
             ServiceRequest::Unsubscribe { uri } => {
-                let Some(server) = resource_owner(&snapshot, &uri) else {
+                let Some(server) = subscription_owner(&snapshot, &uri) else {
                     return Ok(json!({}));
                 };
                 drop(snapshot);
@@ -752,8 +752,10 @@ fn resource_not_found(uri: &str) -> ErrorObject {
 }
 
 /// A tool as the gateway lists it: its server's definition (title, output schema,
-/// annotations, `_meta`, …) under its exported name, with the input schema and description
-/// as bridged (normalised; what arguments are checked against).
+/// annotations, `_meta`, …) under its exported name, with the description as bridged. The
+/// input schema is the server's own, keywords and all (`$schema`, `$defs`, `$anchor`, as
+/// JSON Schema 2020-12 clients expect them kept); arguments are checked against its
+/// normalised equivalent, which is listed only when the server sent no object schema.
 fn tool_definition(tool: &switchboard_runtime::BridgedTool) -> Value {
     let mut definition = match tool.definition() {
         Value::Object(object) => object.clone(),
@@ -764,7 +766,9 @@ fn tool_definition(tool: &switchboard_runtime::BridgedTool) -> Value {
         "description".into(),
         Value::String(tool.description().to_owned()),
     );
-    definition.insert("inputSchema".into(), tool.input_schema().clone());
+    if !definition.get("inputSchema").is_some_and(Value::is_object) {
+        definition.insert("inputSchema".into(), tool.input_schema().clone());
+    }
     Value::Object(definition)
 }
 
@@ -929,6 +933,22 @@ fn resource_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
             !prefix.is_empty() && uri.starts_with(prefix)
         })
         .map(|t| t.server.clone())
+}
+
+/// The server a subscription to `uri` goes to: the resource's owner, or else, when only
+/// one server behind the gateway has resources, that one (a server may accept
+/// subscriptions to resources it does not list, and there is no one else to ask).
+fn subscription_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
+    resource_owner(snapshot, uri).or_else(|| {
+        let mut servers = snapshot.resources.iter().map(|entry| &entry.server).chain(
+            snapshot
+                .resource_templates
+                .iter()
+                .map(|entry| &entry.server),
+        );
+        let first = servers.next()?;
+        servers.all(|server| server == first).then(|| first.clone())
+    })
 }
 
 /// The error for a `tools/call` whose name the gateway does not know.

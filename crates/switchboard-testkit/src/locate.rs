@@ -1,4 +1,5 @@
-//! Finds the `switchboard-fixture` binary for tests in other crates.
+//! Finds the `switchboard-fixture` binary (and the server crate's conformance example) for tests
+//! in other crates.
 //!
 //! Cargo only provides `CARGO_BIN_EXE_<name>` to the tests of the crate that owns the
 //! binary, so other crates call [`fixture_bin`], which builds it once per process with
@@ -60,18 +61,44 @@ fn build_fixture_bin() -> PathBuf {
         );
         return path;
     }
+    cargo_build(&["--bin", FIXTURE_BIN_NAME], Path::new(FIXTURE_BIN_NAME))
+}
+
+/// The server crate's `conformance_server` example (the conformance suite's server
+/// fixture), built on first use (once per process) with `cargo build --workspace --example
+/// conformance_server`.
+///
+/// # Panics
+///
+/// As [`fixture_bin`].
+pub fn conformance_server_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        cargo_build(
+            &["--example", "conformance_server"],
+            &Path::new("examples").join("conformance_server"),
+        )
+    })
+    .clone()
+}
+
+/// Runs `$CARGO build --workspace SELECTION` in the workspace root (bounded by
+/// [`FIXTURE_BUILD_DEADLINE`]) and returns `<target>/debug/<built>`.
+fn cargo_build(selection: &[&str], built: &Path) -> PathBuf {
     let root = workspace_root();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(&cargo);
     command
         .current_dir(&root)
-        .args(["build", "--workspace", "--bin", FIXTURE_BIN_NAME])
+        .args(["build", "--workspace"])
+        .args(selection)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let described = format!(
-        "`{} build --workspace --bin {FIXTURE_BIN_NAME}` in {}",
+        "`{} build --workspace {}` in {}",
         Path::new(&cargo).display(),
+        selection.join(" "),
         root.display()
     );
     let mut child = match command.spawn() {
@@ -105,7 +132,7 @@ fn build_fixture_bin() -> PathBuf {
         status.success(),
         "{described} failed ({status}):\n{build_output}"
     );
-    let path = target_dir(&root).join("debug").join(FIXTURE_BIN_NAME);
+    let path = target_dir(&root).join("debug").join(built);
     assert!(
         path.is_file(),
         "{described} succeeded but {} does not exist",

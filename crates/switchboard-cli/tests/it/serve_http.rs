@@ -40,7 +40,22 @@ impl HttpGateway {
 
     /// `switchboard ARGS`, serving HTTP once it says `{announcement}URL` on stderr.
     pub(crate) fn launch(args: &[&str], env: &[(&str, &str)], announcement: &str) -> HttpGateway {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        HttpGateway::launch_program(
+            Path::new(env!("CARGO_BIN_EXE_switchboard")),
+            args,
+            env,
+            announcement,
+        )
+    }
+
+    /// `PROGRAM ARGS` (any HTTP server), serving once it says `{announcement}URL` on stderr.
+    pub(crate) fn launch_program(
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        announcement: &str,
+    ) -> HttpGateway {
+        let mut child = Command::new(program)
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
