@@ -429,7 +429,8 @@ impl Conformance {
                     resource_subscriptions: true,
                     completions: true,
                     logging: true,
-                    ..Capabilities::default()
+                    // Its list-change triggers change the lists.
+                    list_changes: true,
                 },
                 cache: CacheHints::default(),
             },
