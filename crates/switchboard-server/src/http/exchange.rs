@@ -279,16 +279,27 @@ fn session_of(
             "no such session (it ended, expired, or was never opened here): start a new one with `initialize`",
         ));
     };
+    // An unsupported version is refused (400, as the transport asks); another version we
+    // speak than the one negotiated is served under the negotiated one (the 2025 clients
+    // of the official suite send one), said in the log.
     if let Some(version) = version
         && version != session.version()
     {
-        return Err(reply::refusal(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "the `MCP-Protocol-Version` header ({version}) is not the version this session negotiated ({})",
-                session.version()
-            ),
-        ));
+        if !switchboard_protocol::LEGACY_VERSIONS.contains(&version) {
+            return Err(reply::refusal(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "the `MCP-Protocol-Version` header ({}) is not a version this server speaks; this session negotiated {}",
+                    switchboard_wire::peer_text::PeerText(version),
+                    session.version()
+                ),
+            ));
+        }
+        tracing::debug!(
+            header = version,
+            negotiated = session.version(),
+            "a session request names another supported version; served under the negotiated one"
+        );
     }
     Ok(session)
 }

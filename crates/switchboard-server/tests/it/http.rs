@@ -351,6 +351,7 @@ async fn the_transport_rules_probe_by_probe() {
         post("legacy ping", s(&[]), legacy_body(2, "ping", json!({}))),
         post("legacy tools/list", s(&[("mcp-protocol-version", LEGACY)]), legacy_body(2, "tools/list", json!({}))),
         post("legacy, another version in the header", s(&[("mcp-protocol-version", "2025-06-18")]), legacy_body(2, "tools/list", json!({}))),
+        post("legacy, an unknown version in the header", s(&[("mcp-protocol-version", "1999-01-01")]), legacy_body(2, "tools/list", json!({}))),
         post("legacy initialize again", s(&[]), legacy_body(2, "initialize", json!({"protocolVersion": LEGACY, "capabilities": {}}))),
         post("legacy subscriptions/listen", s(&[]), legacy_body(2, "subscriptions/listen", json!({}))),
         post("legacy unknown method", s(&[]), legacy_body(2, "nope/nope", json!({}))),
@@ -416,7 +417,8 @@ async fn the_transport_rules_probe_by_probe() {
         legacy, made-up session: 404 application/json error -32600
         legacy ping: 200 application/json result
         legacy tools/list: 200 application/json result
-        legacy, another version in the header: 400 application/json error -32600
+        legacy, another version in the header: 200 application/json result
+        legacy, an unknown version in the header: 400 application/json error -32022
         legacy initialize again: 400 application/json error -32600
         legacy subscriptions/listen: 200 application/json error -32601
         legacy unknown method: 200 application/json error -32601
