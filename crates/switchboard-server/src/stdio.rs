@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_protocol::methods;
-use switchboard_wire::codes::{INVALID_REQUEST, PARSE_ERROR};
+use switchboard_wire::codes::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use switchboard_wire::{
     Connection, ConnectionOptions, ErrorObject, Inbound, Malformed, MalformedKind, Notification,
     Outgoing, Request, RequestId,
@@ -42,7 +42,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::finish::{self, discover_result, initialize_result, negotiate};
-use crate::core::listen::{ListenFilter, listen_with_subscriptions};
+use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS, listen_with_subscriptions};
 use crate::core::route::{Routed, route};
 use crate::core::{
     ClientFacts, REQUEST_NOTIFICATION_BUFFER, RequestContext, ServerNotification, Service,
@@ -649,8 +649,25 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
             // service is asked, so two at once do not both subscribe.
             let subscription = match &service_request {
                 ServiceRequest::Subscribe { uri } => {
-                    if !lock(&shared.session).subscriptions.insert(uri.clone()) {
-                        return answer(shared, &ticket, Ok(json!({}))).await;
+                    let claim = {
+                        let mut session = lock(&shared.session);
+                        if session.subscriptions.contains(uri) {
+                            Err(Ok(json!({})))
+                        } else if session.subscriptions.len() >= MAX_RESOURCE_SUBSCRIPTIONS {
+                            Err(Err(ErrorObject::new(
+                                INVALID_PARAMS,
+                                format!(
+                                    "this session already follows {MAX_RESOURCE_SUBSCRIPTIONS} \
+                                     resources, the most it may; unsubscribe from one first"
+                                ),
+                            )))
+                        } else {
+                            session.subscriptions.insert(uri.clone());
+                            Ok(())
+                        }
+                    };
+                    if let Err(answered) = claim {
+                        return answer(shared, &ticket, answered).await;
                     }
                     Some((uri.clone(), Following::Claimed))
                 }

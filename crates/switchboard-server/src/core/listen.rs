@@ -238,6 +238,9 @@ pub async fn listen_with_subscriptions(
     stop: CancellationToken,
 ) -> Value {
     let context = || RequestContext::new(facts.clone(), stop.clone(), None, None);
+    // Subscribed first, so an update that comes while the resources are being subscribed
+    // to is not missed.
+    let events = service.events();
     let mut followed = ListenFilter {
         resource_uris: Vec::new(),
         ..filter.clone()
@@ -253,7 +256,6 @@ pub async fn listen_with_subscriptions(
             }
         }
     }
-    let events = service.events();
     let result = listen(id, &followed, events, out, stop.clone()).await;
     for uri in followed.resource_uris {
         // Ends even when the stream was cancelled: a fresh token.
