@@ -10,7 +10,7 @@
 //! applied to them without reconnecting); changed servers restart;
 //! removed ones close; added ones start.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -274,7 +274,13 @@ struct RuntimeInner {
     tool_lock: Mutex<Option<ToolLock>>,
     /// Servers' log messages and resource updates, for hosts that pass them on.
     notices: broadcast::Sender<ServerNotice>,
+    /// The listen streams that follow one resource of a 2026-07-28 server each, by
+    /// (server, URI) ([`Runtime::subscribe_resource`]).
+    resource_streams: Mutex<HashMap<(String, String), switchboard_wire::PendingCall>>,
 }
+
+/// Resources of 2026-07-28 servers followed at once at most (a listen stream each).
+const MAX_RESOURCE_STREAMS: usize = 4096;
 
 /// Server notices buffered for a slow host before it is told it lagged.
 const NOTICE_BUFFER: usize = 256;
@@ -311,6 +317,7 @@ impl Runtime {
                 journal: Mutex::new(VecDeque::new()),
                 tool_lock: Mutex::new(None),
                 notices: broadcast::channel(NOTICE_BUFFER).0,
+                resource_streams: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -352,6 +359,7 @@ impl Runtime {
         if self.inner.enabled.load(Ordering::SeqCst) {
             self.inner.stop(&mut control).await;
         }
+        lock(&self.inner.resource_streams).clear();
     }
 
     /// Whether MCP is on.
@@ -481,9 +489,11 @@ impl Runtime {
         self.inner.notices.subscribe()
     }
 
-    /// Subscribes to updates of `uri` on `server` (`resources/subscribe`); the updates
-    /// arrive as [`ServerNotice`]s. `Ok(false)` when the server offers no subscriptions (or
-    /// speaks 2026-07-28, where subscriptions ride on listen streams).
+    /// Subscribes to updates of `uri` on `server`; the updates arrive as [`ServerNotice`]s.
+    /// A legacy server gets `resources/subscribe`; a 2026-07-28 one a `subscriptions/listen`
+    /// stream following that resource, kept open until [`Runtime::unsubscribe_resource`]
+    /// (or until the server's session ends: a restarted server is not subscribed again).
+    /// `Ok(false)` when the server offers no subscriptions (or does not honour this one).
     pub async fn subscribe_resource(
         &self,
         server: &str,
@@ -519,11 +529,35 @@ impl Runtime {
     ) -> Result<bool, ServerRequestError> {
         let session = self.ready_session(server).await?;
         let negotiated = session.negotiated();
-        let offered = negotiated.era == switchboard_protocol::Era::Legacy
-            && negotiated
-                .capabilities
-                .resources
-                .is_some_and(|resources| resources.subscribe);
+        let offered = negotiated
+            .capabilities
+            .resources
+            .is_some_and(|resources| resources.subscribe);
+        let key = (server.to_owned(), uri.to_owned());
+        if negotiated.era == switchboard_protocol::Era::Modern {
+            if method == switchboard_protocol::methods::RESOURCES_UNSUBSCRIBE {
+                // Dropping the stream's call cancels it.
+                return Ok(lock(&self.inner.resource_streams).remove(&key).is_some());
+            }
+            let room = lock(&self.inner.resource_streams).len() < MAX_RESOURCE_STREAMS;
+            if !offered || !room {
+                return Ok(false);
+            }
+            let filter = switchboard_protocol::SubscriptionFilter {
+                resource_subscriptions: vec![uri.to_owned()],
+                ..Default::default()
+            };
+            let (stream, honoured) = session.listen(&filter).await?;
+            if !honoured
+                .resource_subscriptions
+                .iter()
+                .any(|followed| followed == uri)
+            {
+                return Ok(false);
+            }
+            lock(&self.inner.resource_streams).insert(key, stream);
+            return Ok(true);
+        }
         if !offered {
             return Ok(false);
         }

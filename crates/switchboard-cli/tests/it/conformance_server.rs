@@ -81,10 +81,6 @@ const SCENARIOS_0_2_0: &[&str] = &[
 /// upstream, no `_meta` log level on requests to a 2026-07-28 one), and a server on this
 /// core sends a request's log messages only at a level the client asked for.
 const NO_UPSTREAM_LOG_LEVEL: &str = "upstream log level never set";
-/// The gateway's session with the example speaks 2026-07-28, which has no
-/// `resources/subscribe`; the runtime subscribes on legacy sessions only (an entry with
-/// `"era": "legacy"` passes these scenarios).
-const NO_MODERN_SUBSCRIPTIONS: &str = "no resource subscriptions on a 2026-07-28 upstream";
 /// Two SHOULD checks: the example's `test_trigger_tool_change` announces a list change
 /// without changing the list; the gateway re-lists, finds the list it serves unchanged and
 /// announces nothing (it announces what changed for its clients, not what a server said).
@@ -94,22 +90,10 @@ const NO_CHANGE_NO_ANNOUNCEMENT: &str = "an upstream announcement without a chan
 /// directly: (suite version, scenario, why).
 const GATEWAY_GAPS: &[(&str, &str, &str)] = &[
     ("0.1.16", "tools-call-with-logging", NO_UPSTREAM_LOG_LEVEL),
-    ("0.1.16", "resources-subscribe", NO_MODERN_SUBSCRIPTIONS),
-    ("0.1.16", "resources-unsubscribe", NO_MODERN_SUBSCRIPTIONS),
     (
         "0.2.0-alpha.12",
         "tools-call-with-logging",
         NO_UPSTREAM_LOG_LEVEL,
-    ),
-    (
-        "0.2.0-alpha.12",
-        "resources-subscribe",
-        NO_MODERN_SUBSCRIPTIONS,
-    ),
-    (
-        "0.2.0-alpha.12",
-        "resources-unsubscribe",
-        NO_MODERN_SUBSCRIPTIONS,
     ),
     (
         "0.2.0-alpha.12",
@@ -279,8 +263,8 @@ fn the_suites_server_scenarios_pass_against_the_example_directly_and_through_the
         0.1.16 resources-read-text: direct 1 passed 0 failed; gateway 1 passed 0 failed
         0.1.16 resources-read-binary: direct 1 passed 0 failed; gateway 1 passed 0 failed
         0.1.16 resources-templates-read: direct 1 passed 0 failed; gateway 1 passed 0 failed
-        0.1.16 resources-subscribe: direct 1 passed 0 failed; gateway 0 passed 1 failed
-        0.1.16 resources-unsubscribe: direct 1 passed 0 failed; gateway 0 passed 1 failed
+        0.1.16 resources-subscribe: direct 1 passed 0 failed; gateway 1 passed 0 failed
+        0.1.16 resources-unsubscribe: direct 1 passed 0 failed; gateway 1 passed 0 failed
         0.1.16 prompts-list: direct 1 passed 0 failed; gateway 1 passed 0 failed
         0.1.16 prompts-get-simple: direct 1 passed 0 failed; gateway 1 passed 0 failed
         0.1.16 prompts-get-with-args: direct 1 passed 0 failed; gateway 1 passed 0 failed
@@ -306,8 +290,8 @@ fn the_suites_server_scenarios_pass_against_the_example_directly_and_through_the
         0.2.0-alpha.12 resources-read-text: direct 2 passed 0 failed; gateway 2 passed 0 failed
         0.2.0-alpha.12 resources-read-binary: direct 2 passed 0 failed; gateway 2 passed 0 failed
         0.2.0-alpha.12 resources-templates-read: direct 2 passed 0 failed; gateway 2 passed 0 failed
-        0.2.0-alpha.12 resources-subscribe: direct 2 passed 0 failed; gateway 1 passed 1 failed
-        0.2.0-alpha.12 resources-unsubscribe: direct 2 passed 0 failed; gateway 1 passed 1 failed
+        0.2.0-alpha.12 resources-subscribe: direct 2 passed 0 failed; gateway 2 passed 0 failed
+        0.2.0-alpha.12 resources-unsubscribe: direct 2 passed 0 failed; gateway 2 passed 0 failed
         0.2.0-alpha.12 prompts-list: direct 2 passed 0 failed; gateway 2 passed 0 failed
         0.2.0-alpha.12 prompts-get-simple: direct 2 passed 0 failed; gateway 2 passed 0 failed
         0.2.0-alpha.12 prompts-get-with-args: direct 2 passed 0 failed; gateway 2 passed 0 failed
