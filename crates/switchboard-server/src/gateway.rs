@@ -15,7 +15,7 @@
 //!   changes are events ([`ServiceEvent::ToolsChanged`]), which the core announces.
 //! - `tools/call` goes through [`Runtime::call_tool_raw`] (routing, argument validation
 //!   against the bridged schema, deadlines, waiting for a restarting server), not through
-//!   the agent-facing [`Tool`](switchboard_runtime::Tool)/`ToolOutput` conversion: the
+//!   the agent-facing [`Tool`]/`ToolOutput` conversion: the
 //!   server's result passes unchanged (`isError`, `structuredContent`, `_meta`, every
 //!   content block), and so does its JSON-RPC error (code, message, data). Arguments that
 //!   do not fit the schema get a result with `isError` saying why (nothing is sent). A

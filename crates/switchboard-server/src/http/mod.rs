@@ -12,12 +12,17 @@
 //! cancels its request; a legacy one cancels with `notifications/cancelled`.
 //!
 //! In front of everything: the `Origin` and (on loopback) `Host` checks (403), the optional
-//! bearer token (401), and caps on bodies (413), sessions, connections, streams and
-//! requests in flight (503, [`crate::stdio::codes::BUSY`]). `/healthz` answers 200 while
-//! serving and 503 while draining. Shutdown stops accepting, gives the requests in flight
-//! a grace, then answers the rest with an error; listen streams get their final result.
+//! authentication (401: a static bearer token, or an OAuth access token checked by
+//! [`oauth::OAuthResource`], whose metadata is served at
+//! `/.well-known/oauth-protected-resource`), and caps on bodies (413), sessions,
+//! connections, streams and requests in flight (503, [`crate::stdio::codes::BUSY`]).
+//! `/healthz` answers 200 while serving; once draining, new connections are refused and a
+//! request on one already open gets 503. Shutdown stops accepting, gives the requests in
+//! flight a grace, then answers the rest with an error; listen streams get their final
+//! result.
 //!
-//! Files by job: `guard.rs` (Origin, Host, bearer token), `headers.rs` (the era and the
+//! Files by job: `guard.rs` (Origin, Host, bearer token), `oauth.rs` (the OAuth protected
+//! resource), `headers.rs` (the era and the
 //! 2026-07-28 header rules), `sessions.rs` (the legacy session table), `exchange.rs` (one
 //! HTTP request: reading, routing, answering), `streams.rs` (event streams: a request's,
 //! the GET stream, listen streams), `reply.rs` (response bodies and JSON-RPC encoding).
