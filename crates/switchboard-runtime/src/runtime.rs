@@ -483,6 +483,16 @@ impl Runtime {
         Ok(session.read_resource(uri).await?)
     }
 
+    /// Who `server` says it is (its `serverInfo`), while it is connected; display only
+    /// (self-asserted).
+    pub fn server_identity(&self, server: &str) -> Option<switchboard_protocol::Implementation> {
+        let shared = self.inner.router.server(server)?;
+        let session = lock(&shared.session);
+        session
+            .as_ref()
+            .and_then(|session| session.negotiated().server_info.clone())
+    }
+
     /// The servers' log messages and updates of subscribed resources, as they come (a host
     /// that lags more than 256 behind is told how many it missed).
     pub fn notices(&self) -> broadcast::Receiver<ServerNotice> {

@@ -197,6 +197,9 @@ where
 pub struct GatewayService {
     core: Upstreams,
     info: ServerInfo,
+    /// With unprefixed naming (one fronted server): that server's identity with the
+    /// gateway's capabilities, set when it first came up.
+    fronted: Arc<std::sync::OnceLock<ServerInfo>>,
     startup: Arc<Mutex<Option<StartupReport>>>,
     events: broadcast::Sender<ServiceEvent>,
     /// The enable and the snapshot watcher; stopped when the service goes.
@@ -230,9 +233,16 @@ impl GatewayService {
         let enabling = runtime.clone();
         let report_slot = startup.clone();
         let on_started = options.on_started.take();
+        let fronted: Arc<std::sync::OnceLock<ServerInfo>> = Arc::default();
+        let fronted_slot = fronted.clone();
+        let own_info = gateway_info(&options);
+        let fronting_info = own_info.clone();
         let enable = tokio::spawn(async move {
             match enabling.enable().await {
                 Ok(report) => {
+                    if let Some(info) = fronted_identity(&enabling, &report, &fronting_info) {
+                        let _ = fronted_slot.set(info);
+                    }
                     if let Some(hook) = on_started {
                         hook(&report);
                     }
@@ -259,21 +269,8 @@ impl GatewayService {
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
-            info: ServerInfo {
-                name: options.name,
-                title: Some("Switchboard gateway".into()),
-                version: options.version,
-                capabilities: Capabilities {
-                    tools: true,
-                    prompts: true,
-                    resources: true,
-                    resource_subscriptions: true,
-                    completions: true,
-                    logging: true,
-                    list_changes: true,
-                },
-                cache: CacheHints::default(),
-            },
+            info: own_info,
+            fronted,
             startup,
             events,
             tasks: vec![enable, watcher, notices],
@@ -284,6 +281,47 @@ impl GatewayService {
     pub fn startup_report(&self) -> Option<StartupReport> {
         lock(&self.startup).clone()
     }
+}
+
+/// The gateway's own identity and capabilities.
+fn gateway_info(options: &GatewayOptions) -> ServerInfo {
+    ServerInfo {
+        name: options.name.clone(),
+        title: Some("Switchboard gateway".into()),
+        version: options.version.clone(),
+        capabilities: Capabilities {
+            tools: true,
+            prompts: true,
+            resources: true,
+            resource_subscriptions: true,
+            completions: true,
+            logging: true,
+            list_changes: true,
+        },
+        cache: CacheHints::default(),
+    }
+}
+
+/// Fronting one server under its own names: that server's identity (as a client talking to
+/// it directly would see it) with the gateway's capabilities.
+fn fronted_identity(
+    runtime: &Runtime,
+    report: &StartupReport,
+    gateway: &ServerInfo,
+) -> Option<ServerInfo> {
+    if runtime.snapshot().naming != Naming::Unprefixed {
+        return None;
+    }
+    let [only] = report.servers.as_slice() else {
+        return None;
+    };
+    let identity = runtime.server_identity(&only.name)?;
+    Some(ServerInfo {
+        name: identity.name,
+        title: identity.title,
+        version: identity.version,
+        ..gateway.clone()
+    })
 }
 
 /// What a request's work needs of the gateway (cheap to clone into its future).
@@ -357,7 +395,7 @@ async fn watch_catalogs(
 
 impl Service for GatewayService {
     fn info(&self) -> &ServerInfo {
-        &self.info
+        self.fronted.get().unwrap_or(&self.info)
     }
 
     fn instructions(&self) -> ServiceFuture<Option<String>> {

@@ -594,7 +594,8 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
         Routed::Initialize(initialize) => {
             let negotiated = negotiate(initialize.requested.as_deref());
             let instructions = shared.service.instructions().await;
-            let result = initialize_result(info, negotiated, instructions);
+            // Read again after the wait: a gateway fronting one server takes on its identity.
+            let result = initialize_result(shared.service.info(), negotiated, instructions);
             let mut session = lock(&shared.session);
             let log_level = session.facts.as_ref().and_then(|facts| facts.log_level);
             session.facts = Some(ClientFacts {
@@ -617,6 +618,7 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
                 instructions = shared.service.instructions() => instructions,
                 () = ticket.cancel.cancelled() => return,
             };
+            let info = shared.service.info();
             finish::finish(
                 Ok(discover_result(info, instructions)),
                 methods::SERVER_DISCOVER,

@@ -523,6 +523,16 @@ async fn one_server_unprefixed_is_served_under_its_own_names() {
     let mut direct_names = tool_names(&direct).await;
     direct_names.sort();
     assert_eq!(direct_names, tool_names(&session).await);
+    // And the server's own identity and instructions, as it gives them.
+    assert_eq!(
+        session.negotiated().server_info,
+        direct.negotiated().server_info,
+        "the gateway fronting one server presents that server's serverInfo"
+    );
+    assert_eq!(
+        session.negotiated().instructions,
+        direct.negotiated().instructions
+    );
     direct.shutdown(GRACE).await;
     let outcomes = [
         call(&session, "echo", json!({"text": "unprefixed"})).await,

@@ -151,8 +151,8 @@ async fn the_gateway_answers_tool_calls_exactly_as_the_server_it_fronts() {
         rmcp add: same: {"content":[{"type":"text","text":"5"}],"isError":false}
         rmcp fail: same: {"content":[{"type":"text","text":"this tool always fails"}],"isError"
         rmcp slow: same: {"content":[{"type":"text","text":"done"}],"isError":false}
-        rmcp echo: same (+ serverInfo "switchboard"): {"resultType":"complete","content":[{"type":"text","text":"hi"}],"isEr
-        rmcp add: same (+ serverInfo "switchboard"): {"resultType":"complete","content":[{"type":"text","text":"5"}],"isErr
-        rmcp fail: same (+ serverInfo "switchboard"): {"resultType":"complete","content":[{"type":"text","text":"this tool a
-        rmcp slow: same (+ serverInfo "switchboard"): {"resultType":"complete","content":[{"type":"text","text":"done"}],"is"#]].assert_eq(&[everything_table, rmcp_legacy, rmcp_modern].join("\n"));
+        rmcp echo: same (+ serverInfo "switchboard-rmcp-peer"): {"resultType":"complete","content":[{"type":"text","text":"hi"}],"isEr
+        rmcp add: same (+ serverInfo "switchboard-rmcp-peer"): {"resultType":"complete","content":[{"type":"text","text":"5"}],"isErr
+        rmcp fail: same (+ serverInfo "switchboard-rmcp-peer"): {"resultType":"complete","content":[{"type":"text","text":"this tool a
+        rmcp slow: same (+ serverInfo "switchboard-rmcp-peer"): {"resultType":"complete","content":[{"type":"text","text":"done"}],"is"#]].assert_eq(&[everything_table, rmcp_legacy, rmcp_modern].join("\n"));
 }

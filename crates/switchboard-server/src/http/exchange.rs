@@ -367,7 +367,7 @@ async fn route_and_answer(
         &request.method,
         request.params,
         facts.as_ref(),
-        shared.info.capabilities,
+        shared.info().capabilities,
     );
     let call = Call {
         id: request.id,
@@ -389,7 +389,7 @@ async fn initialize(shared: &Shared, request: switchboard_wire::Request) -> Repl
         &request.method,
         request.params,
         None,
-        shared.info.capabilities,
+        shared.info().capabilities,
     );
     let init = match routed {
         Routed::Initialize(init) => init,
@@ -405,7 +405,10 @@ async fn initialize(shared: &Shared, request: switchboard_wire::Request) -> Repl
         }
     };
     let negotiated = finish::negotiate(init.requested.as_deref());
-    let result = finish::initialize_result(&shared.info, negotiated, instructions(shared).await);
+    // The instructions first: the identity is read after their wait (a gateway fronting one
+    // server takes on its identity once it is up).
+    let instructions = instructions(shared).await;
+    let result = finish::initialize_result(shared.info(), negotiated, instructions);
     let session = match shared.sessions.open(init.facts(negotiated)) {
         Ok(session) => session,
         Err(OpenError::Full) => {
@@ -499,8 +502,10 @@ async fn dispatch(shared: Arc<Shared>, call: Call, routed: Routed) -> Reply {
             reply::result(&call.id, &json!({}))
         }
         Routed::Discover(facts) => {
-            let result = finish::discover_result(&shared.info, instructions(&shared).await);
-            let answer = finish::finish(Ok(result), methods::SERVER_DISCOVER, &facts, &shared.info);
+            let instructions = instructions(&shared).await;
+            let result = finish::discover_result(shared.info(), instructions);
+            let answer =
+                finish::finish(Ok(result), methods::SERVER_DISCOVER, &facts, shared.info());
             reply::answer(&call.id, &answer, era)
         }
         Routed::Listen { filter, facts } => streams::listen_stream(shared, call.id, filter, facts),
@@ -580,7 +585,7 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
             _ => false,
         };
         if settled {
-            let answer = finish::finish(Ok(json!({})), &method, &served.facts, &shared.info);
+            let answer = finish::finish(Ok(json!({})), &method, &served.facts, shared.info());
             return reply::answer(&id, &answer, Era::Legacy);
         }
         if let ServiceRequest::Subscribe { .. } = &served.request
@@ -714,7 +719,7 @@ impl Handling {
             if cancel.is_cancelled() && !shared.stop.is_cancelled() && facts.era == Era::Legacy {
                 Outcome::Cancelled
             } else {
-                Outcome::Answer(finish::finish(answer, &method, &facts, &shared.info))
+                Outcome::Answer(finish::finish(answer, &method, &facts, shared.info()))
             };
         let _ = answered.send(outcome);
     }

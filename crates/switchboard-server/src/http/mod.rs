@@ -184,10 +184,17 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// Expired sessions are swept this often (at most; and whenever one is opened).
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
+impl Shared {
+    /// The service's identity and capabilities (read each time: a gateway fronting one
+    /// server takes on that server's identity once it is up).
+    fn info(&self) -> &ServerInfo {
+        self.service.info()
+    }
+}
+
 /// What every connection and request task shares.
 struct Shared {
     service: Arc<dyn Service>,
-    info: ServerInfo,
     limits: HttpLimits,
     guard: guard::Guard,
     sessions: sessions::Sessions,
@@ -216,7 +223,7 @@ impl std::fmt::Debug for HttpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpServer")
             .field("local_addr", &self.local_addr)
-            .field("server", &self.shared.info.name)
+            .field("server", &self.shared.info().name)
             .field("guard", &self.shared.guard)
             .field("limits", &self.shared.limits)
             .finish_non_exhaustive()
@@ -238,7 +245,6 @@ impl HttpServer {
             .map_err(|source| HttpServeError::Bind { addr, source })?;
         let guard = guard::Guard::new(local_addr, &options)?;
         let limits = options.limits;
-        let info = service.info().clone();
         let tasks = TaskTracker::new();
         let release = sessions::Release {
             service: service.clone(),
@@ -249,7 +255,6 @@ impl HttpServer {
             local_addr,
             shared: Arc::new(Shared {
                 service,
-                info,
                 limits,
                 guard,
                 sessions: sessions::Sessions::new(limits, release),

@@ -197,7 +197,7 @@ fn session_notification(
     session: &Session,
     event: &ServiceEvent,
 ) -> Option<ServerNotification> {
-    let capabilities = shared.info.capabilities;
+    let capabilities = shared.info().capabilities;
     let (method, params) = match event {
         ServiceEvent::ToolsChanged if capabilities.tools => {
             (methods::TOOLS_LIST_CHANGED, json!({}))
@@ -294,7 +294,7 @@ pub(super) fn listen_stream(
     }
     let slot = ListenSlot(shared.listens.clone());
     let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
-    let filter = filter.honoured(shared.info.capabilities);
+    let filter = filter.honoured(shared.info().capabilities);
     shared.tasks.spawn(pump_listen(
         shared.clone(),
         Listening {
@@ -352,7 +352,7 @@ async fn pump_listen(shared: Arc<Shared>, listening: Listening) {
                             return;
                         }
                     }
-                    let answer = finish::finish(Ok(result), methods::SUBSCRIPTIONS_LISTEN, &facts, &shared.info);
+                    let answer = finish::finish(Ok(result), methods::SUBSCRIPTIONS_LISTEN, &facts, shared.info());
                     writer.answer(&id, &answer).await;
                 }
                 return;
