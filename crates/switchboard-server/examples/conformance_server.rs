@@ -422,16 +422,7 @@ impl Conformance {
                 name: "switchboard-conformance".into(),
                 title: Some("Switchboard conformance fixture".into()),
                 version: env!("CARGO_PKG_VERSION").into(),
-                capabilities: Capabilities {
-                    tools: true,
-                    prompts: true,
-                    resources: true,
-                    resource_subscriptions: true,
-                    completions: true,
-                    logging: true,
-                    // Its list-change triggers change the lists.
-                    list_changes: true,
-                },
+                capabilities: Capabilities::EVERYTHING,
                 cache: CacheHints::default(),
             },
             events: broadcast::channel(16).0,

@@ -289,15 +289,7 @@ fn gateway_info(options: &GatewayOptions) -> ServerInfo {
         name: options.name.clone(),
         title: Some("Switchboard gateway".into()),
         version: options.version.clone(),
-        capabilities: Capabilities {
-            tools: true,
-            prompts: true,
-            resources: true,
-            resource_subscriptions: true,
-            completions: true,
-            logging: true,
-            list_changes: true,
-        },
+        capabilities: Capabilities::EVERYTHING,
         cache: CacheHints::default(),
     }
 }

@@ -112,6 +112,17 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// Everything offered, lists that change included (a gateway's offer).
+    pub const EVERYTHING: Capabilities = Capabilities {
+        tools: true,
+        prompts: true,
+        resources: true,
+        resource_subscriptions: true,
+        completions: true,
+        logging: true,
+        list_changes: true,
+    };
+
     /// The `ServerCapabilities` object.
     pub fn to_json(self) -> Value {
         let mut object = Map::new();

@@ -388,15 +388,7 @@ mod tests {
     use super::*;
 
     fn all() -> Capabilities {
-        Capabilities {
-            tools: true,
-            prompts: true,
-            resources: true,
-            resource_subscriptions: true,
-            completions: true,
-            logging: true,
-            list_changes: true,
-        }
+        Capabilities::EVERYTHING
     }
 
     fn summary(method: &str, params: Value) -> String {
