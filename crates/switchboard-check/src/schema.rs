@@ -75,7 +75,10 @@ pub(crate) fn schema_problems(schema: Option<&Value>, what: &str) -> Vec<String>
         return vec![format!("{what} is missing")];
     };
     let Value::Object(object) = schema else {
-        return vec![format!("{what} is not a JSON object but {}", kind(schema))];
+        return vec![format!(
+            "{what} is not a JSON object but {}",
+            switchboard_protocol::json_kind(schema)
+        )];
     };
     let mut problems = Vec::new();
     match object.get("type") {
@@ -89,17 +92,6 @@ pub(crate) fn schema_problems(schema: Option<&Value>, what: &str) -> Vec<String>
         problems.push(format!("{what} is not a valid JSON Schema: {error}"));
     }
     problems
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Builds values that satisfy a schema, following local `$ref`s.

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{Authorizers, OutputLimit, Runtime, RuntimeOptions};
+use switchboard_runtime::{Authorizers, HostHandler, OutputLimit, Runtime, RuntimeOptions};
 use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
+use switchboard_server::relay::ClientRelay;
 use tokio_util::sync::CancellationToken;
 
 use crate::connect;
@@ -95,8 +96,12 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     };
     options.policy.authorizers = Some(Authorizers(Arc::new(saved_logins)));
     options.naming = naming;
+    // The servers' questions during a call (elicitation, sampling) go to its client.
+    let relay = ClientRelay::new();
+    options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
     let runtime = Runtime::new(options);
     let mut gateway = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
+    gateway.relay = Some(relay);
     gateway.on_started = Some(Box::new(move |report| {
         let ready = report.ready().count();
         say(format_args!(

@@ -34,6 +34,20 @@ pub mod meta {
     pub const PROGRESS_TOKEN: &str = "progressToken";
 }
 
+/// A JSON value's kind as a message says it ("a string", "an object", "null"), for errors
+/// and findings about a value of the wrong shape.
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// MCP error codes beyond the JSON-RPC ones.
 pub mod error_codes {
     /// Resource not found (2025-11-25 and earlier).

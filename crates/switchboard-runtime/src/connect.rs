@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_http::{Authorizer, HttpOptions};
-use switchboard_session::{EraChoice, Session, SessionConfig, SessionError};
+use switchboard_session::{ClientHandler, EraChoice, Session, SessionConfig, SessionError};
 use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::{ProcessSpec, StdioOptions};
 
@@ -36,6 +36,9 @@ pub struct ConnectOverrides {
     pub authorizer: Option<Arc<dyn Authorizer>>,
     /// Sees every frame in both directions (the checker's recorder).
     pub tap: Option<Arc<dyn FrameTap>>,
+    /// Answers the server's requests to the host (else the session's default: nothing
+    /// declared).
+    pub handler: Option<Arc<dyn ClientHandler>>,
 }
 
 impl fmt::Debug for ConnectOverrides {
@@ -49,6 +52,7 @@ impl fmt::Debug for ConnectOverrides {
             .field("http_connect_timeout", &self.http_connect_timeout)
             .field("authorizer", &self.authorizer.is_some())
             .field("tap", &self.tap.is_some())
+            .field("handler", &self.handler.is_some())
             .finish()
     }
 }
@@ -110,6 +114,9 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
     }
     if let Some(duration) = overrides.max_call_duration {
         config.max_call_duration = duration;
+    }
+    if let Some(handler) = &overrides.handler {
+        config.handler = handler.clone();
     }
     config.era = EraChoice::from_config(entry.era.as_deref());
     config.protocol_version = entry.protocol_version.clone();

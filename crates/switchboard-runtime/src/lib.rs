@@ -26,7 +26,7 @@ pub use runtime::{
     RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
 };
 pub use server::{
-    AuthorizerFor, Authorizers, Capabilities, NoticeKind, RestartPolicy, ServerNotice,
+    AuthorizerFor, Authorizers, Capabilities, HostHandler, NoticeKind, RestartPolicy, ServerNotice,
     ServerPolicy, ServerState,
 };
 pub use snapshot::{BridgedTool, FromServer, Snapshot};

@@ -120,6 +120,19 @@ pub struct ServerPolicy {
     /// Gives HTTP servers their credentials (e.g. an OAuth client with the host's token
     /// store and login flow); `None` sends no authorization.
     pub authorizers: Option<Authorizers>,
+    /// Answers what servers ask the host (roots, elicitation, sampling) and decides the
+    /// client capabilities declared to them; `None` declares none and answers nothing.
+    pub host: Option<HostHandler>,
+}
+
+/// The host's side of server-to-client requests, for every server's session.
+#[derive(Clone)]
+pub struct HostHandler(pub Arc<dyn switchboard_session::ClientHandler>);
+
+impl fmt::Debug for HostHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HostHandler(..)")
+    }
 }
 
 /// Picks the authorizer for one HTTP server entry, or none.
@@ -144,6 +157,7 @@ impl Default for ServerPolicy {
             list_changed_debounce: Duration::from_millis(150),
             shutdown: ShutdownGrace::default(),
             authorizers: None,
+            host: None,
         }
     }
 }
@@ -565,6 +579,7 @@ async fn connect_and_list(
                 .and_then(|source| (source.0)(entry)),
             TransportEntry::Stdio { .. } => None,
         },
+        handler: policy.host.as_ref().map(|host| host.0.clone()),
         ..ConnectOverrides::default()
     };
     let session = connect(entry, overrides).await?;

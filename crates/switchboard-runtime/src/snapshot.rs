@@ -286,6 +286,7 @@ async fn prepare(
         cancel: Some(context.cancel),
         progress: context.progress,
         for_client: None,
+        log_messages: context.log_messages,
     };
     Ok(Prepared {
         session,

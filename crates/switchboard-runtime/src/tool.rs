@@ -23,6 +23,9 @@ pub struct ToolContext {
     pub progress: Option<mpsc::Sender<ProgressParams>>,
     /// Overrides the call's deadline.
     pub timeout: Option<Duration>,
+    /// Receives the server's log messages that can only be this call's (`params` of
+    /// `notifications/message`; see `CallOptions::log_messages`); else they are notices.
+    pub log_messages: Option<mpsc::Sender<serde_json::Value>>,
 }
 
 /// A tool the agent loop can call. Built-in tools and bridged MCP tools implement it alike

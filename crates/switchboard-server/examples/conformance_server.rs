@@ -4,10 +4,10 @@
 //! `requestState` is HMAC-protected, bound to its request and expiring.
 //!
 //! Run it on stdio (`cargo run -p switchboard-server --example conformance_server`) or on
-//! Streamable HTTP with `--http 127.0.0.1:0` (the URL is printed on stderr). The legacy
-//! scenarios in which a tool sends the client a request of its own (`sampling/createMessage`,
-//! `elicitation/create` during a call) are not served: the core has no server-to-client
-//! requests; 2026-07-28 clients get the same questions as `input_required` results.
+//! Streamable HTTP with `--http 127.0.0.1:0` (the URL is printed on stderr). In the legacy
+//! era a tool asks the client during the call (`sampling/createMessage`,
+//! `elicitation/create`, with [`RequestContext::ask_client`]); 2026-07-28 clients get the
+//! same questions as `input_required` results.
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -24,8 +24,8 @@ use switchboard_protocol::error_codes::{
     MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY,
 };
 use switchboard_server::core::{
-    Answer, CacheHints, CallTool, Capabilities, GetPrompt, InputRound, LogLevel, LogMessage,
-    RequestContext, ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
+    Answer, CacheHints, CallTool, Capabilities, ClientMethod, GetPrompt, InputRound, LogLevel,
+    LogMessage, RequestContext, ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
 use switchboard_server::http::{HttpServeOptions, HttpServer};
 use switchboard_server::stdio::StdioOptions;
@@ -101,6 +101,32 @@ fn tools() -> Value {
         tool(
             "test_missing_capability",
             "Needs the client's sampling capability (-32021 without).",
+        ),
+        json!({
+            "name": "test_sampling",
+            "description": "Asks the client's model to answer `prompt` (sampling/createMessage).",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "prompt": { "type": "string", "description": "The prompt." } },
+                "required": ["prompt"],
+            },
+        }),
+        json!({
+            "name": "test_elicitation",
+            "description": "Asks the user for a username and email, showing `message`.",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "message": { "type": "string", "description": "What the user is shown." } },
+                "required": ["message"],
+            },
+        }),
+        tool(
+            "test_elicitation_sep1034_defaults",
+            "Asks the user with defaults for every primitive type (SEP-1034).",
+        ),
+        tool(
+            "test_elicitation_sep1330_enums",
+            "Asks the user with every enum form (SEP-1330).",
         ),
         tool(
             "test_streaming_elicitation",
@@ -491,6 +517,33 @@ impl Conformance {
             .transpose()
     }
 
+    /// Asks the client: during the call (legacy), or with an `input_required` result whose
+    /// retry carries the answer (2026-07-28). A client that cannot be asked (or refuses)
+    /// makes the call an error saying why.
+    async fn ask(
+        &self,
+        call: &CallTool,
+        context: &RequestContext,
+        method: ClientMethod,
+        params: Value,
+    ) -> Result<Asked, ErrorObject> {
+        if context.client.era == Era::Modern {
+            if let Some(answer) = response(&call.input, "answer")? {
+                return Ok(Asked::Answered(Value::Object(answer.clone())));
+            }
+            let request = json!({ "method": method.method(), "params": params });
+            let binding = format!("tools/call {}", call.name);
+            let requests = Map::from_iter([("answer".to_owned(), request)]);
+            return Ok(Asked::InputRequired(
+                self.input_required(&binding, requests, None)?,
+            ));
+        }
+        match context.ask_client(method, params).await {
+            Ok(answer) => Ok(Asked::Answered(answer)),
+            Err(error) => Err(ErrorObject::new(INTERNAL_ERROR, error.to_string())),
+        }
+    }
+
     fn flow(&self, flow: Flow, call: &CallTool, context: &RequestContext) -> Answer {
         if context.client.era == Era::Legacy {
             return text_result_error(format!(
@@ -749,6 +802,66 @@ impl Conformance {
                 };
                 self.flow(Flow::Elicitation, &flow, &context)
             }
+            "test_sampling" => {
+                let Some(prompt) = call.arguments.get("prompt").and_then(Value::as_str) else {
+                    return text_result_error("`prompt` (a string) is required".into());
+                };
+                let params = json!({
+                    "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+                    "maxTokens": 100,
+                });
+                let answer = match self
+                    .ask(&call, &context, ClientMethod::Sampling, params)
+                    .await?
+                {
+                    Asked::Answered(answer) => answer,
+                    Asked::InputRequired(result) => return Ok(result),
+                };
+                let said = answer
+                    .pointer("/content/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                text_result(format!("LLM response: {said}"))
+            }
+            "test_elicitation" => {
+                let Some(message) = call.arguments.get("message").and_then(Value::as_str) else {
+                    return text_result_error("`message` (a string) is required".into());
+                };
+                let params = json!({
+                    "message": message,
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {
+                            "username": { "type": "string", "description": "User's response" },
+                            "email": { "type": "string", "description": "User's email address" },
+                        },
+                        "required": ["username", "email"],
+                    },
+                });
+                let answer = match self
+                    .ask(&call, &context, ClientMethod::Elicitation, params)
+                    .await?
+                {
+                    Asked::Answered(answer) => answer,
+                    Asked::InputRequired(result) => return Ok(result),
+                };
+                text_result(format!("User response: {answer}"))
+            }
+            "test_elicitation_sep1034_defaults" | "test_elicitation_sep1330_enums" => {
+                let params = if call.name == "test_elicitation_sep1034_defaults" {
+                    sep1034_defaults()
+                } else {
+                    sep1330_enums()
+                };
+                let answer = match self
+                    .ask(&call, &context, ClientMethod::Elicitation, params)
+                    .await?
+                {
+                    Asked::Answered(answer) => answer,
+                    Asked::InputRequired(result) => return Ok(result),
+                };
+                text_result(elicitation_completed(&answer))
+            }
             "test_param_headers" => match call.arguments.get("region").and_then(Value::as_str) {
                 Some(region) => text_result(format!("region: {region}")),
                 None => text_result_error("`region` (a string) is required".into()),
@@ -759,6 +872,68 @@ impl Conformance {
             other => Err(bad_params(format!("no tool named `{other}`"))),
         }
     }
+}
+
+/// What asking the client gave.
+enum Asked {
+    /// Its answer.
+    Answered(Value),
+    /// The call's result is to ask (2026-07-28: `input_required`).
+    InputRequired(Value),
+}
+
+/// An elicitation with a default for every primitive type (SEP-1034).
+fn sep1034_defaults() -> Value {
+    json!({
+        "message": "Defaults for every primitive type (SEP-1034)",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "description": "User name", "default": "John Doe" },
+                "age": { "type": "integer", "description": "User age", "default": 30 },
+                "score": { "type": "number", "description": "User score", "default": 95.5 },
+                "status": {
+                    "type": "string", "description": "User status",
+                    "enum": ["active", "inactive", "pending"], "default": "active",
+                },
+                "verified": { "type": "boolean", "description": "Verification status", "default": true },
+            },
+        },
+    })
+}
+
+/// An elicitation with every enum form (SEP-1330).
+fn sep1330_enums() -> Value {
+    json!({
+        "message": "Every enum form (SEP-1330)",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                "titledSingle": { "type": "string", "oneOf": [
+                    { "const": "value1", "title": "First Option" },
+                    { "const": "value2", "title": "Second Option" },
+                    { "const": "value3", "title": "Third Option" },
+                ]},
+                "legacyEnum": {
+                    "type": "string", "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": { "type": "array", "items": { "type": "string", "enum": ["option1", "option2", "option3"] } },
+                "titledMulti": { "type": "array", "items": { "anyOf": [
+                    { "const": "value1", "title": "First Choice" },
+                    { "const": "value2", "title": "Second Choice" },
+                    { "const": "value3", "title": "Third Choice" },
+                ]}},
+            },
+        },
+    })
+}
+
+fn elicitation_completed(answer: &Value) -> String {
+    let action = answer.get("action").and_then(Value::as_str).unwrap_or("?");
+    let content = answer.get("content").cloned().unwrap_or(Value::Null);
+    format!("Elicitation completed: action={action}, content={content}")
 }
 
 fn text_result_error(message: String) -> Answer {

@@ -61,6 +61,7 @@ use crate::core::{
     Answer, CacheHints, CallTool, Capabilities, InputRound, LogLevel, LogMessage, RequestContext,
     ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
+use crate::relay::{ClientRelay, WaitingRequest};
 use crate::stdio::{self, StdioOptions};
 
 pub use crate::stdio::{CLOSE_FLUSH, MAX_IN_FLIGHT, MAX_PENDING_REPLIES};
@@ -115,6 +116,11 @@ pub struct GatewayOptions {
     /// to finish; after it, each unfinished one is answered with
     /// [`codes::UNFINISHED_AT_CLOSE`].
     pub close_grace: Duration,
+    /// Passes the servers' questions during a call (elicitation, sampling) to the client
+    /// of the call; it must also be the runtime's host
+    /// ([`ServerPolicy::host`](switchboard_runtime::ServerPolicy)). `None`: the servers'
+    /// questions are answered by whatever host the runtime has.
+    pub relay: Option<ClientRelay>,
 }
 
 impl GatewayOptions {
@@ -128,6 +134,7 @@ impl GatewayOptions {
             initialize_wait: Duration::from_secs(5),
             on_started: None,
             close_grace: Duration::from_secs(5),
+            relay: None,
         }
     }
 }
@@ -142,6 +149,7 @@ impl fmt::Debug for GatewayOptions {
             .field("initialize_wait", &self.initialize_wait)
             .field("on_started", &self.on_started.is_some())
             .field("close_grace", &self.close_grace)
+            .field("relay", &self.relay.is_some())
             .finish()
     }
 }
@@ -266,6 +274,7 @@ impl GatewayService {
                 started,
                 listed_early,
                 subscriptions: Arc::default(),
+                relay: options.relay.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -328,11 +337,20 @@ struct Upstreams {
     /// Resources subscribed to upstream, by URI: how many clients (sessions or listen
     /// streams) follow each; the upstream subscription ends with the last.
     subscriptions: Arc<Mutex<HashMap<String, usize>>>,
+    /// Where the servers' questions during a request go.
+    relay: Option<ClientRelay>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
 
 impl Upstreams {
+    /// Registers a request to `server` with the relay for as long as the value lives.
+    fn waiting_on(&self, server: &str, context: &RequestContext) -> Option<WaitingRequest> {
+        self.relay
+            .as_ref()
+            .map(|relay| relay.waiting_on(server, context))
+    }
+
     /// Waits until the servers have started (or failed), at most `wait`.
     async fn wait_for_start(&self, wait: Duration) {
         let mut started = self.started.clone();
@@ -481,47 +499,55 @@ impl Upstreams {
                     ));
                 };
                 drop(snapshot);
+                let _waiting = self.waiting_on(&route.server, &context);
                 let arguments = get.arguments.map(Value::Object);
-                match for_client(&context, get.input) {
-                    Some(for_client) => {
-                        let mut params = json!({ "name": route.tool });
-                        if let Some(arguments) = arguments {
-                            params["arguments"] = arguments;
-                        }
-                        let request = ClientRequest {
-                            method: switchboard_protocol::methods::PROMPTS_GET,
-                            params,
-                            for_client,
-                        };
-                        self.runtime
-                            .request_for_client(&route.server, request)
-                            .await
-                    }
-                    None => {
-                        self.runtime
-                            .get_prompt(&route.server, &route.tool, arguments)
-                            .await
-                    }
+                let mut params = json!({ "name": route.tool });
+                if let Some(arguments) = &arguments {
+                    params["arguments"] = arguments.clone();
                 }
-                .map_err(upstream_error)
+                with_input_rounds(&context, get.input, |for_client| async {
+                    match for_client {
+                        Some(for_client) => {
+                            let request = ClientRequest {
+                                method: switchboard_protocol::methods::PROMPTS_GET,
+                                params: params.clone(),
+                                for_client,
+                            };
+                            self.runtime
+                                .request_for_client(&route.server, request)
+                                .await
+                        }
+                        None => {
+                            self.runtime
+                                .get_prompt(&route.server, &route.tool, arguments.clone())
+                                .await
+                        }
+                    }
+                })
+                .await
+                .map_err(Relayed::into_error)
             }
             ServiceRequest::ReadResource(read) => {
                 let Some(server) = resource_owner(&snapshot, &read.uri) else {
                     return Err(resource_not_found(&read.uri));
                 };
                 drop(snapshot);
-                match for_client(&context, read.input) {
-                    Some(for_client) => {
-                        let request = ClientRequest {
-                            method: switchboard_protocol::methods::RESOURCES_READ,
-                            params: json!({ "uri": read.uri }),
-                            for_client,
-                        };
-                        self.runtime.request_for_client(&server, request).await
+                let _waiting = self.waiting_on(&server, &context);
+                with_input_rounds(&context, read.input, |for_client| async {
+                    match for_client {
+                        Some(for_client) => {
+                            let request = ClientRequest {
+                                method: switchboard_protocol::methods::RESOURCES_READ,
+                                params: json!({ "uri": read.uri }),
+                                for_client,
+                            };
+                            self.runtime.request_for_client(&server, request).await
+                        }
+                        None => self.runtime.read_resource(&server, &read.uri).await,
                     }
-                    None => self.runtime.read_resource(&server, &read.uri).await,
-                }
-                .map_err(upstream_error)
+                })
+                .await
+                .map_err(Relayed::into_error)
             }
             ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
             ServiceRequest::Subscribe { uri } => {
@@ -653,16 +679,31 @@ impl Upstreams {
             input,
         } = call;
         let snapshot = self.runtime.snapshot();
-        if snapshot.tool(&name).is_none() {
+        let Some(tool) = snapshot.tool(&name) else {
             return Err(unknown_tool(&name, snapshot.tools.len()));
-        }
+        };
+        let server = tool.server().to_owned();
+        let _waiting = self.waiting_on(&server, &context);
         let tools = snapshot.tools.len();
         drop(snapshot);
         let (progress_tx, mut progress_rx) = mpsc::channel::<ProgressParams>(PROGRESS_BUFFER);
+        // A client that asked for a level hears the call's log messages on the call's own
+        // channel (the others hear the servers' messages as the gateway's own).
+        let (logs_tx, mut logs_rx) = mpsc::channel::<Value>(PROGRESS_BUFFER);
         let tool_context = ToolContext {
             cancel: context.cancel.clone(),
             progress: context.progress_token().is_some().then_some(progress_tx),
             timeout: None,
+            log_messages: context.client.log_level.is_some().then_some(logs_tx),
+        };
+        let pass_log = |params: Value| {
+            let context = &context;
+            let message = call_log(&server, &params);
+            async move {
+                if let Some(message) = message {
+                    context.log(message).await;
+                }
+            }
         };
         let forward = |progress: ProgressParams| {
             let context = &context;
@@ -677,8 +718,10 @@ impl Upstreams {
             }
         };
         let arguments = Value::Object(arguments);
-        let calling = async {
-            match for_client(&context, input) {
+        let calling = with_input_rounds(&context, input, |for_client| async {
+            let arguments = arguments.clone();
+            let tool_context = tool_context.clone();
+            match for_client {
                 Some(for_client) => {
                     self.runtime
                         .call_tool_for_client(&name, arguments, for_client, tool_context)
@@ -690,28 +733,35 @@ impl Upstreams {
                         .await
                 }
             }
-        };
+        });
         let mut running = std::pin::pin!(calling);
         let outcome = loop {
             tokio::select! {
                 output = &mut running => break output,
                 Some(progress) = progress_rx.recv() => forward(progress).await,
+                Some(params) = logs_rx.recv() => pass_log(params).await,
             }
         };
-        // Progress that arrived with the result goes out before it.
+        // Progress and log messages that arrived with the result go out before it.
         while let Ok(progress) = progress_rx.try_recv() {
             forward(progress).await;
         }
+        while let Ok(params) = logs_rx.try_recv() {
+            pass_log(params).await;
+        }
         outcome.or_else(|error| match error {
+            Relayed::Client(error) => Err(error),
             // Refused before anything was sent: a tool execution error the model can act on,
             // as MCP asks for input validation errors.
-            ServerRequestError::InvalidArguments { detail, .. } => Ok(json!({
+            Relayed::Upstream(ServerRequestError::InvalidArguments { detail, .. }) => Ok(json!({
                 "content": [{"type": "text", "text": detail}],
                 "isError": true,
             })),
             // The snapshot changed between the lookup and the call.
-            ServerRequestError::UnknownTool { .. } => Err(unknown_tool(&name, tools)),
-            other => Err(upstream_error(other)),
+            Relayed::Upstream(ServerRequestError::UnknownTool { .. }) => {
+                Err(unknown_tool(&name, tools))
+            }
+            Relayed::Upstream(other) => Err(upstream_error(other)),
         })
     }
 }
@@ -740,36 +790,149 @@ async fn pass_notices(
                 level,
                 logger,
                 data,
-            } => {
-                let Some(level) = LogLevel::parse(&level) else {
-                    tracing::debug!(server = %notice.server, level = %PeerText(&level), "a log message with an unknown level");
-                    continue;
-                };
-                let logger = match logger {
-                    Some(logger) => format!("{}/{logger}", notice.server),
-                    None => notice.server,
-                };
-                ServiceEvent::Log(LogMessage {
-                    level,
-                    logger: Some(logger),
-                    data,
-                })
-            }
+            } => match server_log(&notice.server, &level, logger.as_deref(), data) {
+                Some(message) => ServiceEvent::Log(message),
+                None => continue,
+            },
             _ => continue,
         };
         let _ = events.send(event);
     }
 }
 
-/// What a 2026-07-28 client's request carries to the server it is made for: the client's
-/// capabilities and its retry's input round (none for a legacy client, whose session's
-/// input rounds are the gateway's).
-fn for_client(context: &RequestContext, input: InputRound) -> Option<ForClient> {
-    (context.client.era == Era::Modern).then(|| ForClient {
-        capabilities: Some((*context.client.capabilities).clone()),
-        input_responses: input.responses.map(Value::Object),
-        request_state: input.request_state,
+/// A server's log message as the gateway passes it on: its logger named after the server
+/// (`<server>/<logger>`); `None` (said in the log) for a level MCP does not have.
+fn server_log(server: &str, level: &str, logger: Option<&str>, data: Value) -> Option<LogMessage> {
+    let Some(level) = LogLevel::parse(level) else {
+        tracing::debug!(server, level = %PeerText(level), "a log message with an unknown level");
+        return None;
+    };
+    let logger = match logger {
+        Some(logger) => format!("{server}/{logger}"),
+        None => server.to_owned(),
+    };
+    Some(LogMessage {
+        level,
+        logger: Some(logger),
+        data,
     })
+}
+
+/// A call's log message (`notifications/message` params) as the gateway passes it on.
+fn call_log(server: &str, params: &Value) -> Option<LogMessage> {
+    let level = params.get("level").and_then(Value::as_str).unwrap_or("");
+    let logger = params.get("logger").and_then(Value::as_str);
+    let data = params.get("data").cloned().unwrap_or(Value::Null);
+    server_log(server, level, logger, data)
+}
+
+/// Rounds of input a legacy client's request may take at most: a 2026-07-28 server asking
+/// for more is answered with an error.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// How a request made for a client failed.
+enum Relayed {
+    /// Upstream (or on the way there).
+    Upstream(ServerRequestError),
+    /// Asking the client for the input the server wanted.
+    Client(ErrorObject),
+}
+
+impl Relayed {
+    fn into_error(self) -> ErrorObject {
+        match self {
+            Relayed::Upstream(error) => upstream_error(error),
+            Relayed::Client(error) => error,
+        }
+    }
+}
+
+/// Sends a request for `context`'s client: `send` gets what goes with it (`None`: the
+/// gateway's own session's terms). A 2026-07-28 client's request goes once, with its
+/// capabilities and its retry's input; an `input_required` result is its to fulfil. A
+/// legacy client's request goes with its capabilities too, and when a 2026-07-28 server
+/// answers `input_required`, the gateway asks this client during the request (its
+/// questions go on this request's channel) and retries with the answers, at most
+/// [`MAX_INPUT_ROUNDS`] times.
+async fn with_input_rounds<F, Fut>(
+    context: &RequestContext,
+    input: InputRound,
+    send: F,
+) -> Result<Value, Relayed>
+where
+    F: Fn(Option<ForClient>) -> Fut,
+    Fut: std::future::Future<Output = Result<Value, ServerRequestError>>,
+{
+    let capabilities = Some((*context.client.capabilities).clone());
+    // The level the client wants goes with the request (a 2026-07-28 server reads it).
+    let log_level = context
+        .client
+        .log_level
+        .map(|level| level.as_str().to_owned());
+    if context.client.era == Era::Modern {
+        let for_client = ForClient {
+            capabilities,
+            input_responses: input.responses.map(Value::Object),
+            request_state: input.request_state,
+            log_level,
+        };
+        return send(Some(for_client)).await.map_err(Relayed::Upstream);
+    }
+    if context.session().is_none() {
+        // Nobody to ask: the session's own host answers, as for any caller.
+        return send(None).await.map_err(Relayed::Upstream);
+    }
+    let mut for_client = ForClient {
+        capabilities,
+        log_level,
+        ..ForClient::default()
+    };
+    for _round in 0..=MAX_INPUT_ROUNDS {
+        let result = send(Some(for_client.clone()))
+            .await
+            .map_err(Relayed::Upstream)?;
+        if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+            return Ok(result);
+        }
+        for_client.input_responses = Some(ask_for_input(context, &result).await?);
+        for_client.request_state = result
+            .get("requestState")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+    }
+    Err(Relayed::Client(ErrorObject::new(
+        INTERNAL_ERROR,
+        format!(
+            "the server still wanted input after {MAX_INPUT_ROUNDS} rounds of asking the client; \
+             the request was given up"
+        ),
+    )))
+}
+
+/// Asks the client each of an `input_required` result's `inputRequests`; the answers by
+/// key, as `inputResponses`.
+async fn ask_for_input(context: &RequestContext, result: &Value) -> Result<Value, Relayed> {
+    let requests = result.get("inputRequests").and_then(Value::as_object);
+    let mut responses = Map::new();
+    for (key, request) in requests.into_iter().flatten() {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let Some(method) = crate::core::ClientMethod::from_method(method) else {
+            return Err(Relayed::Client(ErrorObject::new(
+                INTERNAL_ERROR,
+                format!(
+                    "the server asked for `{}` input, which no client can be asked for",
+                    PeerText(method)
+                ),
+            )));
+        };
+        let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+        let answer = context
+            .ask_client(method, params)
+            .await
+            .map_err(|error| Relayed::Client(error.to_error_object()))?;
+        responses.insert(key.clone(), answer);
+    }
+    Ok(Value::Object(responses))
 }
 
 /// "Resource not found" (-32002 in the legacy era; the core gives modern clients -32602).

@@ -12,4 +12,5 @@ pub mod author;
 pub mod core;
 pub mod gateway;
 pub mod http;
+pub mod relay;
 pub mod stdio;

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_protocol::methods;
+use switchboard_protocol::{Era, methods};
 use switchboard_wire::codes::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use switchboard_wire::{
     Connection, ConnectionOptions, ErrorObject, Inbound, Malformed, MalformedKind, Notification,
@@ -45,8 +45,8 @@ use crate::core::finish::{self, discover_result, initialize_result, negotiate};
 use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS, listen_with_subscriptions};
 use crate::core::route::{Routed, route};
 use crate::core::{
-    ClientFacts, REQUEST_NOTIFICATION_BUFFER, RequestContext, ServerNotification, Service,
-    ServiceEvent, ServiceRequest,
+    ClientFacts, ClientQuestion, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER, RequestContext,
+    ServerNotification, Service, ServiceEvent, ServiceRequest, SessionKey,
 };
 
 /// Requests worked on at once at most; a request beyond them is refused at once with
@@ -124,6 +124,8 @@ struct Shared {
     service: Arc<dyn Service>,
     connection: Connection,
     session: Mutex<Session>,
+    /// The process is one legacy session: its requests' questions name it.
+    session_key: SessionKey,
     /// The requests being worked on; whoever takes a request's entry out answers it.
     in_flight: Mutex<InFlight>,
     counts: Mutex<ServeEnd>,
@@ -246,11 +248,19 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let (connection, mut inbound) = Connection::start(reader, writer, options.connection, None);
+    // A question whose request ended before the client answered is withdrawn.
+    connection.set_cancel_notice(|id, reason| {
+        (
+            methods::CANCELLED,
+            json!({ "requestId": id, "reason": reason }),
+        )
+    });
     let mut events = service.events();
     let shared = Arc::new(Shared {
         service,
         connection,
         session: Mutex::new(Session::default()),
+        session_key: SessionKey::fresh(),
         in_flight: Mutex::new(InFlight::default()),
         counts: Mutex::new(ServeEnd::default()),
     });
@@ -637,7 +647,8 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
                 sender,
                 ticket.cancel.clone(),
             );
-            let result = carrying(shared, &ticket, receiver, streaming).await;
+            let result =
+                carrying(shared, &ticket, Carried::notifications(receiver), streaming).await;
             finish::finish(Ok(result), methods::SUBSCRIPTIONS_LISTEN, &facts, info)
         }
         Routed::Serve {
@@ -682,12 +693,18 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
                 _ => None,
             };
             let (sender, receiver) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
-            let context =
+            let mut context =
                 RequestContext::new(facts.clone(), ticket.cancel.clone(), meta, Some(sender));
+            let mut carried = Carried::notifications(receiver);
+            if facts.era == Era::Legacy {
+                let (asks, questions) = mpsc::channel(QUESTION_BUFFER);
+                context = context.with_questions(asks, shared.session_key);
+                carried.questions = Some(questions);
+            }
             // A cancelled handler is let finish (it sees the cancellation and winds down: a
             // gateway tells its upstream server); its answer is then dropped.
             let handled = shared.service.handle(service_request, context);
-            let outcome = carrying(shared, &ticket, receiver, handled).await;
+            let outcome = carrying(shared, &ticket, carried, handled).await;
             if let (Err(_), Some((uri, Following::Claimed))) = (&outcome, subscription) {
                 lock(&shared.session).subscriptions.remove(&uri);
             }
@@ -716,16 +733,48 @@ fn is_stream_end(method: &str) -> bool {
     method == methods::SUBSCRIPTIONS_LISTEN
 }
 
+/// What a request's handler sends its client while it works: notifications, and (legacy)
+/// questions.
+struct Carried {
+    notifications: mpsc::Receiver<ServerNotification>,
+    questions: Option<mpsc::Receiver<ClientQuestion>>,
+}
+
+impl Carried {
+    fn notifications(notifications: mpsc::Receiver<ServerNotification>) -> Carried {
+        Carried {
+            notifications,
+            questions: None,
+        }
+    }
+}
+
+async fn next_question(
+    questions: &mut Option<mpsc::Receiver<ClientQuestion>>,
+) -> Option<ClientQuestion> {
+    match questions {
+        Some(questions) => questions.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Runs `work` while writing the notifications it sends to the client (under the request's
-/// own era rules, they are the request's); those sent before it finished go out before
-/// its answer.
+/// own era rules, they are the request's) and the questions it asks; those sent before it
+/// finished go out before its answer. A question still unanswered when the work ends is
+/// withdrawn (`notifications/cancelled`).
 async fn carrying<T>(
     shared: &Shared,
     ticket: &Ticket,
-    mut notifications: mpsc::Receiver<ServerNotification>,
+    carried: Carried,
     work: impl std::future::Future<Output = T>,
 ) -> T {
+    let Carried {
+        mut notifications,
+        mut questions,
+    } = carried;
     let mut work = std::pin::pin!(work);
+    // Questions waiting for their answers; aborted (withdrawing them) when the work ends.
+    let mut asked: JoinSet<()> = JoinSet::new();
     let outcome = loop {
         tokio::select! {
             outcome = &mut work => break outcome,
@@ -734,6 +783,14 @@ async fn carrying<T>(
                     send_notification(shared, notification).await;
                 }
             }
+            Some(question) = next_question(&mut questions) => {
+                // What the handler said before asking goes out first.
+                while let Ok(notification) = notifications.try_recv() {
+                    send_notification(shared, notification).await;
+                }
+                ask(shared, question, &mut asked).await;
+            }
+            Some(_) = asked.join_next(), if !asked.is_empty() => {}
         }
     };
     while let Ok(notification) = notifications.try_recv() {
@@ -742,6 +799,43 @@ async fn carrying<T>(
         }
     }
     outcome
+}
+
+/// Sends a question to the client; a task waits for its answer (or for the asker to give
+/// up, which withdraws the question).
+async fn ask(shared: &Shared, question: ClientQuestion, asked: &mut JoinSet<()>) {
+    let ClientQuestion {
+        method,
+        params,
+        mut reply,
+    } = question;
+    let id = shared.connection.allocate_id();
+    let mut call = match shared
+        .connection
+        .send_request(id, method.method(), Some(&params))
+        .await
+    {
+        Ok(call) => call,
+        Err(error) => {
+            tracing::debug!(%error, %method, "the client is gone; a question was not delivered");
+            return; // `reply` dropped: the asker sees the request ended
+        }
+    };
+    call.cancel_on_drop("the request that asked ended before the answer came");
+    asked.spawn(async move {
+        tokio::select! {
+            answer = call.response() => {
+                let answer = answer.unwrap_or_else(|error| {
+                    Err(ErrorObject::new(
+                        switchboard_wire::codes::INTERNAL_ERROR,
+                        format!("the client's answer did not arrive: {error}"),
+                    ))
+                });
+                let _ = reply.send(answer);
+            }
+            () = reply.closed() => {}
+        }
+    });
 }
 
 async fn send_notification(shared: &Shared, notification: ServerNotification) {

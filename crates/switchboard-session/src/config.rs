@@ -125,6 +125,11 @@ pub struct CallOptions {
     pub progress: Option<mpsc::Sender<ProgressParams>>,
     /// The call is made for a client of the caller's own (a gateway's): see [`ForClient`].
     pub for_client: Option<ForClient>,
+    /// Receives the `notifications/message` params that can only be this call's: those
+    /// that arrive while it is the session's one request in flight (a log message names no
+    /// request), before its result. They are then not session events; when the receiver
+    /// is behind, a message stays a session event.
+    pub log_messages: Option<mpsc::Sender<Value>>,
 }
 
 /// A tool call a host makes for a client of its own, as a 2026-07-28 gateway does: the
@@ -140,4 +145,7 @@ pub struct ForClient {
     pub input_responses: Option<Value>,
     /// `requestState` of the client's retry, byte for byte.
     pub request_state: Option<String>,
+    /// The log level the client wants for the request, as MCP names it (`"debug"` …;
+    /// 2026-07-28 servers only, as `_meta`).
+    pub log_level: Option<String>,
 }

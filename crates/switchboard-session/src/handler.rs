@@ -29,6 +29,23 @@ pub trait ClientHandler: Send + Sync + 'static {
         let _ = (server, params);
         Box::pin(async { Ok(serde_json::json!({ "action": "decline" })) })
     }
+
+    /// Whether to declare the sampling capability.
+    fn supports_sampling(&self) -> bool {
+        false
+    }
+
+    /// Answers a sampling request (legacy `sampling/createMessage`, or a modern input
+    /// request). Called only if [`ClientHandler::supports_sampling`] is true.
+    fn sample(&self, server: &str, params: Value) -> HandlerFuture {
+        let _ = (server, params);
+        Box::pin(async {
+            Err(ErrorObject::new(
+                switchboard_wire::codes::METHOD_NOT_FOUND,
+                "this client offers no sampling",
+            ))
+        })
+    }
 }
 
 /// A handler that exposes nothing.

@@ -12,6 +12,8 @@ use serde_json::value::RawValue;
 use switchboard_protocol::{Implementation, meta};
 use switchboard_wire::RequestId;
 
+use crate::config::ForClient;
+
 /// The constant `_meta` entries of every modern request, rendered once per session.
 #[derive(Debug, Default)]
 pub(crate) struct MetaPrefix {
@@ -51,24 +53,33 @@ impl MetaPrefix {
         self.entries.is_empty()
     }
 
-    /// The same entries with other client capabilities (a gateway's client's); none in
-    /// the legacy era, where there are no entries.
-    pub(crate) fn with_capabilities(&self, capabilities: &Value) -> Option<MetaPrefix> {
-        if self.is_empty() {
+    /// The entries for a request made for a gateway's client: its capabilities in place
+    /// of the session's, and the log level it wants; none in the legacy era (where there
+    /// are no entries) or when the client brings neither.
+    pub(crate) fn for_client(&self, client: &ForClient) -> Option<MetaPrefix> {
+        if self.is_empty() || (client.capabilities.is_none() && client.log_level.is_none()) {
             return None;
         }
-        let replacement = serde_json::value::to_raw_value(capabilities).ok()?;
-        let entries = self
+        let replacement = match &client.capabilities {
+            Some(capabilities) => Some(serde_json::value::to_raw_value(capabilities).ok()?),
+            None => None,
+        };
+        let mut entries: Vec<(&'static str, Box<RawValue>)> = self
             .entries
             .iter()
-            .map(|(key, value)| {
-                if *key == meta::CLIENT_CAPABILITIES {
+            .map(|(key, value)| match &replacement {
+                Some(replacement) if *key == meta::CLIENT_CAPABILITIES => {
                     (*key, replacement.clone())
-                } else {
-                    (*key, value.clone())
                 }
+                _ => (*key, value.clone()),
             })
             .collect();
+        if let Some(level) = &client.log_level {
+            entries.push((
+                meta::LOG_LEVEL,
+                serde_json::value::to_raw_value(level).ok()?,
+            ));
+        }
         Some(MetaPrefix { entries })
     }
 }

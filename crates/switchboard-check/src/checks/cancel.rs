@@ -121,6 +121,7 @@ pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
         cancel: Some(token.clone()),
         progress: Some(progress_tx),
         for_client: None,
+        log_messages: None,
     };
     let started = Instant::now();
     let call = session.call_tool(&long.tool, Some(long.arguments.clone()), &call_options);

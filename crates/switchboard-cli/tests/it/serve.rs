@@ -732,3 +732,103 @@ async fn a_modern_clients_multi_round_trip_call_crosses_the_gateway() {
     expect![[r#"Err("JSON-RPC error: confirm asks the user: the client must declare `elicitation` (code -32021), data: {\"requiredCapabilities\":{\"elicitation\":{}}}")"#]].assert_eq(&format!("{refused:?}"));
     unable.shutdown(GRACE).await;
 }
+
+/// A client whose user and model answer: the user gives a name and an email, the model
+/// says "Paris". It keeps what it was asked.
+#[derive(Default, Clone)]
+struct Answers {
+    asked: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl switchboard_session::ClientHandler for Answers {
+    fn supports_elicitation(&self) -> bool {
+        true
+    }
+
+    fn elicit(&self, _server: &str, params: Value) -> switchboard_session::HandlerFuture {
+        self.asked.lock().expect("not poisoned").push(params);
+        let answer =
+            json!({"action": "accept", "content": {"email": "ada@example.com", "username": "ada"}});
+        Box::pin(async move { Ok(answer) })
+    }
+
+    fn supports_sampling(&self) -> bool {
+        true
+    }
+
+    fn sample(&self, _server: &str, params: Value) -> switchboard_session::HandlerFuture {
+        self.asked.lock().expect("not poisoned").push(params);
+        let answer = json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"});
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+#[tokio::test]
+async fn a_servers_questions_during_a_call_reach_the_legacy_client_of_the_call() {
+    let example = switchboard_testkit::locate::conformance_server_bin();
+    // A legacy server asks during the call; a 2026-07-28 one answers `input_required`,
+    // which the gateway's session turns into the same questions to the client.
+    for era in ["legacy", "modern"] {
+        let path = config(json!({"conf": {"command": example.display().to_string(), "era": era}}));
+        let args = vec![
+            "serve".into(),
+            "--config".into(),
+            path.display().to_string(),
+            "--server".into(),
+            "conf".into(),
+            "--no-prefix".into(),
+        ];
+        let answers = Answers::default();
+        let mut config = SessionConfig::new("gateway");
+        config.era = EraChoice::Legacy;
+        config.handler = std::sync::Arc::new(answers.clone());
+        let session = spawned_with(
+            config,
+            env!("CARGO_BIN_EXE_switchboard").into(),
+            args.clone(),
+        )
+        .await;
+        let elicited = call(
+            &session,
+            "test_elicitation",
+            json!({"message": "Who are you?"}),
+        )
+        .await;
+        let sampled = call(
+            &session,
+            "test_sampling",
+            json!({"prompt": "Capital of France?"}),
+        )
+        .await;
+        expect![[r#"
+            Ok("User response: {\"action\":\"accept\",\"content\":{\"email\":\"ada@example.com\",\"username\":\"ada\"}}")
+            Ok("LLM response: Paris")"#]]
+        .assert_eq(&format!("{elicited:?}\n{sampled:?}"));
+        // The questions arrived as the server sent them. (The answer's members are in
+        // alphabetical order, which no map of either side reorders.)
+        let asked = answers.asked.lock().expect("not poisoned").clone();
+        assert_eq!(asked.len(), 2, "upstream {era}: {asked:?}");
+        assert_eq!(asked[0]["message"], "Who are you?", "upstream {era}");
+        assert_eq!(
+            asked[1]["messages"][0]["content"]["text"], "Capital of France?",
+            "upstream {era}"
+        );
+        session.shutdown(GRACE).await;
+
+        // A client that declared neither is not asked: the call fails, saying why.
+        let unable = spawned_in(
+            EraChoice::Legacy,
+            "gateway",
+            env!("CARGO_BIN_EXE_switchboard").into(),
+            args.clone(),
+        )
+        .await;
+        let refused = call(&unable, "test_sampling", json!({"prompt": "Capital?"})).await;
+        let refused = format!("{refused:?}");
+        assert!(
+            refused.contains("did not declare the `sampling` capability"),
+            "upstream {era}: {refused}"
+        );
+        unable.shutdown(GRACE).await;
+    }
+}

@@ -66,6 +66,7 @@ pub(crate) fn options(entries: Vec<ServerEntry>) -> RuntimeOptions {
             after_sigterm: Duration::from_secs(1),
         },
         authorizers: None,
+        host: None,
     };
     options.ready_wait = Duration::from_secs(5);
     options

@@ -77,6 +77,16 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// A question the client could not answer is a failure for the model to read (it says
+/// why: the client cannot be asked, refused, or did not answer in time), so `?` on
+/// [`RequestContext::ask_client`](crate::core::RequestContext::ask_client) reads well in a
+/// handler.
+impl From<crate::core::AskError> for ToolError {
+    fn from(error: crate::core::AskError) -> ToolError {
+        ToolError::new(error.to_string())
+    }
+}
+
 /// Why a server could not be built: a name used twice or not allowed, or a type whose
 /// schema cannot describe a tool's arguments or result.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -46,7 +46,7 @@ pub use resource::{Resource, ResourceContents};
 pub use server::{DEFAULT_MAX_RESULT_BYTES, Server, ServerBuilder};
 pub use tool::{NoArguments, Structured, Tool, ToolResult, ToolReturn};
 
-pub use crate::core::{LogLevel, LogMessage, RequestContext};
+pub use crate::core::{AskError, ClientMethod, LogLevel, LogMessage, RequestContext};
 /// The schema derive, re-exported so that a server's version matches this crate's.
 pub use schemars;
 /// The content blocks of results and messages.

@@ -662,3 +662,53 @@ fn what_cannot_be_served_is_refused_at_build() {
         resource `a://x` is registered twice (duplicate true, name false, schema false)
         built"#]].assert_eq(&lines.join("\n"));
 }
+
+#[tokio::test]
+async fn a_handler_asks_its_client_and_a_client_that_cannot_answer_is_a_result_for_the_model() {
+    let server = Server::builder("asking", "1")
+        .tool(Tool::new(
+            "name",
+            "Asks the user for their name.",
+            |_: NoArguments, context: RequestContext| async move {
+                let params = json!({ "message": "Your name?", "requestedSchema": {
+                    "type": "object", "properties": { "name": { "type": "string" } },
+                }});
+                let answer = context
+                    .ask_client(ClientMethod::Elicitation, params)
+                    .await?;
+                Ok(format!("hello, {}", answer["content"]["name"]))
+            },
+        ))
+        .build()
+        .expect("server");
+    // A client that declared elicitation, on a transport that carries questions.
+    let facts = ClientFacts {
+        capabilities: std::sync::Arc::new(json!({ "elicitation": {} })),
+        ..ClientFacts::legacy_default()
+    };
+    let (asks, mut asked) = mpsc::channel(4);
+    let declared = RequestContext::new(facts, CancellationToken::new(), None, None)
+        .with_questions(asks, crate::core::SessionKey::fresh());
+    let running = tokio::spawn({
+        let server = server.clone();
+        async move { answer(&server, call("name", json!({})), declared).await }
+    });
+    let question = tokio::time::timeout(HANG, asked.recv())
+        .await
+        .expect("asked in time")
+        .expect("a question");
+    assert_eq!(question.method, ClientMethod::Elicitation);
+    let _ = question.reply.send(Ok(
+        json!({ "action": "accept", "content": { "name": "Ada" } }),
+    ));
+    let answered = tokio::time::timeout(HANG, running)
+        .await
+        .expect("the call ends")
+        .expect("no panic");
+    // One that declared nothing is not asked.
+    let unable = answer(&server, call("name", json!({})), context()).await;
+    expect![[r#"
+        {"content":[{"type":"text","text":"hello, \"Ada\""}]}
+        {"content":[{"type":"text","text":"the client did not declare the `elicitation` capability, which `elicitation/create` needs"}],"isError":true}"#]]
+    .assert_eq(&format!("{answered}\n{unable}"));
+}

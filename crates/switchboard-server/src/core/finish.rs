@@ -42,7 +42,7 @@ pub fn finish(answer: Answer, method: &str, facts: &ClientFacts, info: &ServerIn
             INTERNAL_ERROR,
             format!(
                 "the server's answer to {method} is not a result object (it is {})",
-                kind(&other)
+                switchboard_protocol::json_kind(&other)
             ),
         )),
         (Err(mut error), Era::Modern) => {
@@ -97,17 +97,6 @@ fn legacy(mut result: Map<String, Value>, facts: &ClientFacts) -> Answer {
     result.shift_remove("ttlMs");
     result.shift_remove("cacheScope");
     Ok(Value::Object(result))
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The version `initialize` settles on: the client's when we speak it, else our newest.

@@ -21,6 +21,7 @@
 //! flight and their cancellation, and carry each request's notifications (progress, log
 //! messages) on the right channel.
 
+pub mod ask;
 pub mod finish;
 pub mod listen;
 pub mod route;
@@ -34,6 +35,11 @@ use serde_json::{Map, Value, json};
 use switchboard_protocol::{Era, methods};
 use switchboard_wire::ErrorObject;
 use tokio::sync::{broadcast, mpsc};
+
+pub use ask::{
+    AskError, CLIENT_ANSWER_DEADLINE, ClientAsker, ClientMethod, ClientQuestion, QUESTION_BUFFER,
+    SessionKey,
+};
 use tokio_util::sync::CancellationToken;
 
 /// A boxed future a service returns.
@@ -466,6 +472,9 @@ pub struct RequestContext {
     pub meta: Option<Map<String, Value>>,
     progress_token: Option<Value>,
     notifications: Option<mpsc::Sender<ServerNotification>>,
+    /// Where questions to the client go (legacy requests whose transport carries them),
+    /// and the session they belong to.
+    questions: Option<(mpsc::Sender<ClientQuestion>, SessionKey)>,
 }
 
 impl RequestContext {
@@ -488,6 +497,40 @@ impl RequestContext {
             meta,
             progress_token,
             notifications,
+            questions: None,
+        }
+    }
+
+    /// The context with a channel for questions to the client ([`RequestContext::ask_client`])
+    /// in the legacy session `session`; the transport carries them.
+    pub fn with_questions(
+        mut self,
+        questions: mpsc::Sender<ClientQuestion>,
+        session: SessionKey,
+    ) -> RequestContext {
+        self.questions = Some((questions, session));
+        self
+    }
+
+    /// The legacy session this request belongs to, when its transport carries questions.
+    pub fn session(&self) -> Option<SessionKey> {
+        self.questions.as_ref().map(|(_, session)| *session)
+    }
+
+    /// Asks the client (a legacy request only: elicitation, sampling, roots) and waits for
+    /// its answer, at most [`CLIENT_ANSWER_DEADLINE`] and never past the request's
+    /// cancellation. The client must have declared the method's capability.
+    pub async fn ask_client(&self, method: ClientMethod, params: Value) -> Result<Value, AskError> {
+        self.asker().ask(method, params).await
+    }
+
+    /// What asks this request's client, apart from the rest of the request (a gateway
+    /// keeps it while it waits on a server for the request).
+    pub fn asker(&self) -> ClientAsker {
+        ClientAsker {
+            client: self.client.clone(),
+            cancel: self.cancel.clone(),
+            questions: self.questions.clone(),
         }
     }
 

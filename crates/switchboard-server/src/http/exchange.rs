@@ -22,8 +22,8 @@ use super::sessions::{OpenError, RegisterError, Session};
 use super::{HEALTH_PATH, MCP_PATH, Shared, streams};
 use crate::core::route::{self, Routed};
 use crate::core::{
-    Answer, ClientFacts, REQUEST_NOTIFICATION_BUFFER, RequestContext, ServerNotification,
-    ServiceRequest, finish,
+    Answer, ClientFacts, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER, RequestContext,
+    ServerNotification, ServiceRequest, finish,
 };
 use crate::stdio::codes::BUSY;
 
@@ -337,7 +337,13 @@ async fn legacy(
             reply::empty(StatusCode::ACCEPTED)
         }
         Message::Response(response) => {
-            tracing::debug!(id = ?response.id, "a client response to a request this server never sent");
+            let answered = response
+                .id
+                .as_ref()
+                .is_some_and(|id| session.answer_question(id, response.outcome));
+            if !answered {
+                tracing::debug!(id = ?response.id, "a client answer to no open question (answered already, withdrawn, or never asked)");
+            }
             reply::empty(StatusCode::ACCEPTED)
         }
         Message::Request(request) => {
@@ -626,12 +632,23 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
     let era = served.facts.era;
     let (notify, notifications) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
     let (answered, outcome) = oneshot::channel();
-    let context = RequestContext::new(
+    let mut context = RequestContext::new(
         served.facts.clone(),
         cancel.clone(),
         served.meta,
         Some(notify),
     );
+    let questions = match &session {
+        Some(session) if era == Era::Legacy => {
+            let (asks, asked) = mpsc::channel(QUESTION_BUFFER);
+            context = context.with_questions(asks, session.key());
+            Some(streams::Questions {
+                asked,
+                session: session.clone(),
+            })
+        }
+        _ => None,
+    };
     let subscription = match &served.request {
         ServiceRequest::Subscribe { uri } => Some((true, uri.clone())),
         ServiceRequest::Unsubscribe { uri } => Some((false, uri.clone())),
@@ -656,6 +673,7 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
             era,
             cancel,
             notifications,
+            questions,
             outcome,
         },
     )

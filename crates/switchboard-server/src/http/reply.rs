@@ -207,6 +207,16 @@ impl SseWriter {
         .await
     }
 
+    /// Sends a request to the client (a question of a request being answered).
+    pub(super) async fn request(&self, id: &RequestId, method: &str, params: &Value) -> bool {
+        self.message(&Outgoing::Request {
+            id,
+            method,
+            params: Some(params),
+        })
+        .await
+    }
+
     /// Sends a request's answer.
     pub(super) async fn answer(&self, id: &RequestId, answer: &Answer) -> bool {
         match answer {

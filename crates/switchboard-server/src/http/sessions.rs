@@ -15,13 +15,18 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use switchboard_wire::RequestId;
+use switchboard_wire::{ErrorObject, RequestId};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::HttpLimits;
 use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS};
-use crate::core::{ClientFacts, LogLevel, RequestContext, Service, ServiceRequest};
+use crate::core::{ClientFacts, LogLevel, RequestContext, Service, ServiceRequest, SessionKey};
+
+/// Questions of one session waiting for the client's answer at most; a question beyond
+/// them is not sent (its asker hears that the request ended).
+pub(super) const MAX_OPEN_QUESTIONS: usize = 64;
 
 /// The longest an ended session's unsubscriptions take, all of them.
 const RELEASE_WAIT: Duration = std::time::Duration::from_secs(10);
@@ -105,7 +110,12 @@ pub(super) struct Session {
     ended: CancellationToken,
     max_in_flight: usize,
     release: Release,
+    /// What its requests' questions name.
+    key: SessionKey,
 }
+
+/// Where the client's answer to a question goes.
+type AnswerSlot = oneshot::Sender<Result<serde_json::Value, ErrorObject>>;
 
 #[derive(Debug)]
 struct State {
@@ -113,6 +123,9 @@ struct State {
     last_used: Instant,
     subscriptions: HashSet<String>,
     in_flight: HashMap<RequestId, CancellationToken>,
+    /// Questions sent to the client, by the id they went with, waiting for its answer.
+    questions: HashMap<RequestId, AnswerSlot>,
+    next_question: u64,
     stream_open: bool,
     /// The session ended: nothing more is recorded in it.
     over: bool,
@@ -147,12 +160,15 @@ impl Sessions {
                 last_used: Instant::now(),
                 subscriptions: HashSet::new(),
                 in_flight: HashMap::new(),
+                questions: HashMap::new(),
+                next_question: 0,
                 stream_open: false,
                 over: false,
             }),
             ended: CancellationToken::new(),
             max_in_flight: self.max_in_flight,
             release: self.release.clone(),
+            key: SessionKey::fresh(),
         });
         let mut open = lock(&self.open);
         if open.len() >= self.max_sessions {
@@ -255,6 +271,7 @@ impl Session {
         let (in_flight, followed): (Vec<CancellationToken>, Vec<String>) = {
             let mut state = lock(&self.state);
             state.over = true;
+            state.questions.clear();
             (
                 state.in_flight.drain().map(|(_, token)| token).collect(),
                 state.subscriptions.drain().collect(),
@@ -301,6 +318,50 @@ impl Session {
         let token = lock(&self.state).in_flight.get(id).cloned();
         if let Some(token) = token {
             token.cancel();
+        }
+    }
+
+    /// What the session's requests' questions name.
+    pub(super) fn key(&self) -> SessionKey {
+        self.key
+    }
+
+    /// Records a question about to be sent, with the id it goes with; `None` when the
+    /// session ended or has [`MAX_OPEN_QUESTIONS`] open.
+    pub(super) fn open_question(&self, reply: AnswerSlot) -> Option<RequestId> {
+        let mut state = lock(&self.state);
+        if state.over || state.questions.len() >= MAX_OPEN_QUESTIONS {
+            return None;
+        }
+        state.next_question += 1;
+        // Ids of their own kind: nobody mistakes them for the client's.
+        let id = RequestId::from(format!("q-{}", state.next_question).as_str());
+        state.questions.insert(id.clone(), reply);
+        Some(id)
+    }
+
+    /// The client's answer to a question: handed to its asker; `false` when no question
+    /// with this id is open (answered already, withdrawn, or never asked).
+    pub(super) fn answer_question(
+        &self,
+        id: &RequestId,
+        answer: Result<serde_json::Value, ErrorObject>,
+    ) -> bool {
+        let slot = lock(&self.state).questions.remove(id);
+        match slot {
+            Some(slot) => {
+                let _ = slot.send(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets questions whose request ended (their askers hear so).
+    pub(super) fn close_questions(&self, ids: &[RequestId]) {
+        let mut state = lock(&self.state);
+        for id in ids {
+            state.questions.remove(id);
         }
     }
 

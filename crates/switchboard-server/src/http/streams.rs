@@ -22,7 +22,8 @@ use super::reply::{self, Reply, SseWriter};
 use super::sessions::Session;
 use crate::core::listen::{self, ListenFilter};
 use crate::core::{
-    ClientFacts, REQUEST_NOTIFICATION_BUFFER, ServerNotification, ServiceEvent, finish,
+    ClientFacts, ClientQuestion, REQUEST_NOTIFICATION_BUFFER, ServerNotification, ServiceEvent,
+    finish,
 };
 use crate::stdio::codes::BUSY;
 
@@ -33,14 +34,52 @@ pub(super) struct Pending {
     /// The request's cancellation (fires for the client's cancel and at shutdown).
     pub(super) cancel: CancellationToken,
     pub(super) notifications: Notifications,
+    /// A legacy request's questions to its client, and its session (where the client
+    /// POSTs the answers).
+    pub(super) questions: Option<Questions>,
     pub(super) outcome: oneshot::Receiver<Outcome>,
+}
+
+/// A legacy request's questions: they go on its event stream, and the client answers them
+/// in its session.
+pub(super) struct Questions {
+    pub(super) asked: mpsc::Receiver<ClientQuestion>,
+    pub(super) session: Arc<Session>,
+}
+
+async fn next_question(questions: &mut Option<Questions>) -> Option<ClientQuestion> {
+    match questions {
+        Some(questions) => questions.asked.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The questions a request's stream sent that still wait for an answer; forgotten in the
+/// session when the stream ends (their askers then hear that the request ended).
+struct OpenQuestions {
+    session: Option<Arc<Session>>,
+    ids: Vec<RequestId>,
+}
+
+impl Drop for OpenQuestions {
+    fn drop(&mut self) {
+        if let Some(session) = &self.session {
+            session.close_questions(&self.ids);
+        }
+    }
 }
 
 /// What came first for a request.
 enum First {
     Outcome(Option<Outcome>),
-    Notification(ServerNotification),
+    Event(StreamEvent),
     Cancelled,
+}
+
+/// What turns a request's answer into an event stream.
+enum StreamEvent {
+    Notification(ServerNotification),
+    Question(ClientQuestion),
 }
 
 /// The HTTP answer to a request: one JSON body when its answer comes before any
@@ -51,6 +90,7 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
         era,
         cancel,
         mut notifications,
+        mut questions,
         mut outcome,
     } = pending;
     // Modern: dropping this future (the client went away before any answer) cancels.
@@ -59,7 +99,8 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
         let client_cancelled = era == Era::Legacy && !shared.stop.is_cancelled();
         break tokio::select! {
             biased;
-            Some(notification) = notifications.recv() => First::Notification(notification),
+            Some(notification) = notifications.recv() => First::Event(StreamEvent::Notification(notification)),
+            Some(question) = next_question(&mut questions) => First::Event(StreamEvent::Question(question)),
             settled = &mut outcome => First::Outcome(settled.ok()),
             () = cancel.cancelled(), if client_cancelled => {
                 if shared.stop.is_cancelled() {
@@ -90,19 +131,27 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
             let (_writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
             stream
         }
-        First::Notification(notification) => {
+        First::Event(event) => {
             let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
+            let open = OpenQuestions {
+                session: questions
+                    .as_ref()
+                    .map(|questions| questions.session.clone()),
+                ids: Vec::new(),
+            };
             let pump = RequestStream {
                 shared: shared.clone(),
                 id,
                 era,
                 cancel,
                 notifications,
+                questions,
+                open,
                 outcome,
                 writer,
                 _guard: guard,
             };
-            shared.tasks.spawn(pump.run(notification));
+            shared.tasks.spawn(pump.run(event));
             stream
         }
     }
@@ -123,6 +172,8 @@ struct RequestStream {
     era: Era,
     cancel: CancellationToken,
     notifications: Notifications,
+    questions: Option<Questions>,
+    open: OpenQuestions,
     outcome: oneshot::Receiver<Outcome>,
     writer: SseWriter,
     /// Modern: dropped (cancelling the request) when the pump ends before the answer.
@@ -130,8 +181,39 @@ struct RequestStream {
 }
 
 impl RequestStream {
-    async fn run(mut self, first: ServerNotification) {
-        if !self.writer.notification(&first).await {
+    /// Sends a question on the stream, recorded in the session for the client's answer;
+    /// `false` when the client is gone.
+    async fn ask(&mut self, question: ClientQuestion) -> bool {
+        let ClientQuestion {
+            method,
+            params,
+            reply,
+        } = question;
+        let Some(session) = self.open.session.clone() else {
+            return true; // `reply` dropped: the asker hears the request ended
+        };
+        // What the handler said before asking goes out first.
+        while let Ok(notification) = self.notifications.try_recv() {
+            if !self.writer.notification(&notification).await {
+                return false;
+            }
+        }
+        let Some(id) = session.open_question(reply) else {
+            tracing::debug!(%method, "the session has as many questions open as it may; one was not sent");
+            return true;
+        };
+        self.open.ids.push(id.clone());
+        self.writer.request(&id, method.method(), &params).await
+    }
+
+    async fn run(mut self, first: StreamEvent) {
+        let sent = match first {
+            StreamEvent::Notification(notification) => {
+                self.writer.notification(&notification).await
+            }
+            StreamEvent::Question(question) => self.ask(question).await,
+        };
+        if !sent {
             return;
         }
         let mut ticks = reply::keep_alive(self.shared.limits.keep_alive);
@@ -141,6 +223,11 @@ impl RequestStream {
                 biased;
                 Some(notification) = self.notifications.recv() => {
                     if !self.writer.notification(&notification).await {
+                        return;
+                    }
+                }
+                Some(question) = next_question(&mut self.questions) => {
+                    if !self.ask(question).await {
                         return;
                     }
                 }

@@ -4,6 +4,10 @@
 use super::progress::MAX_PROGRESS_STAMPS;
 use super::*;
 
+/// The server's requests waiting for the host's answer (elicitation, sampling) at most;
+/// one beyond them is refused at once, so a server that floods them grows nothing.
+pub(crate) const MAX_PENDING_HOST_ANSWERS: usize = 16;
+
 // ---------------------------------------------------------------------------------------
 // Inbound dispatch
 
@@ -47,11 +51,27 @@ pub(super) async fn handle_inbound(
             if notification.method == methods::PROGRESS {
                 route_progress(state, &notification);
             }
+            if notification.method == methods::LOG_MESSAGE
+                && route_log_message(state, &notification)
+            {
+                return;
+            }
             let _ = state.events.send(SessionEvent::Notification(notification));
         }
         Inbound::Request(request) => {
             let era = *state.era.lock().unwrap_or_else(|p| p.into_inner());
-            let answer = answer_server_request(state, era, &request.method, request.params.clone());
+            let answer = if handler_tasks.len() >= MAX_PENDING_HOST_ANSWERS {
+                ServerAnswer::Now(Err(ErrorObject::new(
+                    codes::INTERNAL_ERROR,
+                    format!(
+                        "{MAX_PENDING_HOST_ANSWERS} of this server's requests are waiting for \
+                         the client's answer already, the most it may have; ask again after one \
+                         is answered"
+                    ),
+                )))
+            } else {
+                answer_server_request(state, era, &request.method, request.params.clone())
+            };
             match answer {
                 ServerAnswer::Now(outcome) => {
                     let refused = outcome.is_err();
@@ -95,6 +115,23 @@ pub(super) async fn handle_inbound(
                 .send(SessionEvent::UnexpectedResponse { response, reason });
         }
     }
+}
+
+/// Hands a log message to the call it can only belong to: the session's one request in
+/// flight, when that call asked for its log messages. `false`: it stays a session event.
+fn route_log_message(state: &DispatchState, notification: &Notification) -> bool {
+    if state.routes.calls.load(Ordering::Relaxed) != 1 {
+        return false;
+    }
+    let logs = state.routes.logs();
+    let Some((id, sink)) = logs.iter().next().filter(|_| logs.len() == 1) else {
+        return false;
+    };
+    if !state.connection.is_pending(id) {
+        return false;
+    }
+    let params = notification.params.clone().unwrap_or(Value::Null);
+    sink.try_send(params).is_ok()
 }
 
 pub(super) fn route_progress(state: &DispatchState, notification: &Notification) {
@@ -165,6 +202,13 @@ pub(super) fn answer_server_request(
                 .handler
                 .elicit(&state.server, params.unwrap_or(Value::Null)),
         ),
+        methods::SAMPLING_CREATE_MESSAGE if state.handler.supports_sampling() => {
+            ServerAnswer::Later(
+                state
+                    .handler
+                    .sample(&state.server, params.unwrap_or(Value::Null)),
+            )
+        }
         _ => not_found(&format!("this client does not offer `{method}`")),
     }
 }

@@ -902,5 +902,8 @@ fn client_capabilities(handler: &dyn ClientHandler) -> Value {
     if handler.supports_elicitation() {
         capabilities.insert("elicitation".into(), json!({ "form": {} }));
     }
+    if handler.supports_sampling() {
+        capabilities.insert("sampling".into(), json!({}));
+    }
     Value::Object(capabilities)
 }

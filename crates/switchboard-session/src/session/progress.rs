@@ -13,6 +13,11 @@ use super::*;
 pub(super) struct ProgressRoutes {
     /// Hosts' progress sinks, by request id (= progress token).
     pub(super) sinks: Mutex<FxHashMap<RequestId, mpsc::Sender<ProgressParams>>>,
+    /// Hosts' log message sinks, by request id.
+    pub(super) logs: Mutex<FxHashMap<RequestId, mpsc::Sender<Value>>>,
+    /// Requests in flight through the session's calls (not its listen streams, whose
+    /// notifications name them).
+    pub(super) calls: std::sync::atomic::AtomicUsize,
     /// When progress last arrived, by request id; bounded by the pending requests.
     pub(super) stamps: Mutex<FxHashMap<RequestId, Instant>>,
     /// Inbound events the dispatch task has handled, compared with
@@ -24,6 +29,8 @@ impl Default for ProgressRoutes {
     fn default() -> Self {
         ProgressRoutes {
             sinks: Mutex::default(),
+            logs: Mutex::default(),
+            calls: std::sync::atomic::AtomicUsize::new(0),
             stamps: Mutex::default(),
             handled: watch::Sender::new(0),
         }
@@ -42,6 +49,12 @@ impl ProgressRoutes {
         &self,
     ) -> std::sync::MutexGuard<'_, FxHashMap<RequestId, mpsc::Sender<ProgressParams>>> {
         self.sinks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn logs(
+        &self,
+    ) -> std::sync::MutexGuard<'_, FxHashMap<RequestId, mpsc::Sender<Value>>> {
+        self.logs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(super) fn stamps(&self) -> std::sync::MutexGuard<'_, FxHashMap<RequestId, Instant>> {
@@ -69,12 +82,39 @@ pub(super) struct RouteGuard<'a> {
     pub(super) routes: &'a ProgressRoutes,
     pub(super) id: RequestId,
     pub(super) has_sink: bool,
+    pub(super) has_log_sink: bool,
+}
+
+impl<'a> RouteGuard<'a> {
+    /// Counts a call in flight until the guard is dropped.
+    pub(super) fn new(
+        routes: &'a ProgressRoutes,
+        id: RequestId,
+        has_sink: bool,
+        has_log_sink: bool,
+    ) -> RouteGuard<'a> {
+        routes
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        RouteGuard {
+            routes,
+            id,
+            has_sink,
+            has_log_sink,
+        }
+    }
 }
 
 impl Drop for RouteGuard<'_> {
     fn drop(&mut self) {
+        self.routes
+            .calls
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         if self.has_sink {
             self.routes.sinks().remove(&self.id);
+        }
+        if self.has_log_sink {
+            self.routes.logs().remove(&self.id);
         }
         let mut stamps = self.routes.stamps();
         if !stamps.is_empty() {

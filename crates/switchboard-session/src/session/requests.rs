@@ -90,23 +90,33 @@ impl Session {
                     methods::ELICITATION_CREATE if handler.supports_elicitation() => {
                         handler.elicit(&self.inner.server, input_params).await
                     }
+                    methods::SAMPLING_CREATE_MESSAGE if handler.supports_sampling() => {
+                        handler.sample(&self.inner.server, input_params).await
+                    }
                     methods::ROOTS_LIST => match handler.roots() {
                         Some(roots) => Ok(json!({ "roots": roots })),
                         None => Err(ErrorObject::new(
                             codes::METHOD_NOT_FOUND,
-                            "roots not declared",
+                            "it did not declare the capability",
                         )),
                     },
-                    _ => Err(ErrorObject::new(codes::METHOD_NOT_FOUND, "not declared")),
+                    _ => Err(ErrorObject::new(
+                        codes::METHOD_NOT_FOUND,
+                        "it did not declare the capability",
+                    )),
                 };
                 match response {
                     Ok(value) => {
                         responses.insert(key.clone(), value);
                     }
-                    Err(_) => {
+                    Err(error) => {
                         return Err(self.protocol(
                             method,
-                            format!("the server asked for `{input_method}` input, which this client did not declare"),
+                            format!(
+                                "the server asked for `{input_method}` input, which this client \
+                                 could not give: {}",
+                                switchboard_wire::peer_text::PeerText(&error.message)
+                            ),
                         ));
                     }
                 }
@@ -135,16 +145,19 @@ impl Session {
         if let Some(sink) = &options.progress {
             inner.routes.sinks().insert(id.clone(), sink.clone());
         }
-        let _route = RouteGuard {
-            routes: &inner.routes,
-            id: id.clone(),
-            has_sink: options.progress.is_some(),
-        };
+        if let Some(sink) = &options.log_messages {
+            inner.routes.logs().insert(id.clone(), sink.clone());
+        }
+        let _route = RouteGuard::new(
+            &inner.routes,
+            id.clone(),
+            options.progress.is_some(),
+            options.log_messages.is_some(),
+        );
         let for_client_meta = options
             .for_client
             .as_ref()
-            .and_then(|client| client.capabilities.as_ref())
-            .and_then(|capabilities| inner.meta_prefix.with_capabilities(capabilities));
+            .and_then(|client| inner.meta_prefix.for_client(client));
         let params = RequestParams {
             base,
             input,
@@ -179,9 +192,10 @@ impl Session {
             tokio::select! {
                 biased;
                 outcome = call.response_raw() => {
-                    if options.progress.is_some() {
-                        // Progress the server sent before its result is in the inbound
-                        // stream already: let it reach the sink before the sink goes away.
+                    if options.progress.is_some() || options.log_messages.is_some() {
+                        // Progress (and log messages) the server sent before its result are
+                        // in the inbound stream already: let them reach their sinks before
+                        // the sinks go away.
                         inner.routes.flushed(connection.inbound_delivered()).await;
                     }
                     return match outcome {

@@ -218,7 +218,7 @@ async fn multi_round_trip_input_is_fulfilled_and_state_echoed() {
         )
         .await
         .expect_err("refused");
-    expect!["server `fixture` broke the protocol in `tools/call`: the server asked for `elicitation/create` input, which this client did not declare"].assert_eq(&error.to_string());
+    expect!["server `fixture` broke the protocol in `tools/call`: the server asked for `elicitation/create` input, which this client could not give: it did not declare the capability"].assert_eq(&error.to_string());
     shutdown_clean(session).await;
 }
 
