@@ -67,6 +67,11 @@ pub(crate) struct ServeArgs {
     /// origins are always accepted), e.g. https://app.example.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allow_origins: Vec<String>,
+    /// With --http: close a legacy call's event stream once it has been open this many
+    /// milliseconds without the answer; its client resumes it (GET with Last-Event-ID,
+    /// 2025-11-25 polling), so long calls survive proxies that cut long responses.
+    #[arg(long, value_name = "MS", requires = "http", value_parser = clap::value_parser!(u64).range(10..))]
+    poll_after_ms: Option<u64>,
 }
 
 /// Serves until the client closes stdin (stdio) or a SIGINT/SIGTERM arrives (either), then
@@ -134,12 +139,13 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
                 (Some(issuer), Some(resource)) => Some(oauth_resource(issuer, resource).await?),
                 _ => None,
             };
-            let options = HttpServeOptions {
+            let mut options = HttpServeOptions {
                 allowed_origins: args.allow_origins,
                 bearer_token,
                 oauth,
                 ..HttpServeOptions::default()
             };
+            options.limits.poll_after = args.poll_after_ms.map(std::time::Duration::from_millis);
             serve_http(HttpServing {
                 addr,
                 options,

@@ -38,6 +38,13 @@ use tokio_util::sync::CancellationToken;
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A minimal WAV file (a header and one silent sample).
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA==";
+/// A legacy call's event stream is closed after this long without the answer, and the
+/// client resumes it (2025-11-25 polling).
+const POLL_AFTER: Duration = Duration::from_millis(500);
+/// How long `test_reconnection` runs: past [`POLL_AFTER`], so its stream is closed mid-call,
+/// and less than twice it, so the resumed stream carries the answer before its own poll.
+const RECONNECTION_CALL: Duration = Duration::from_millis(800);
+
 /// How long a `requestState` stays good.
 const STATE_LIFETIME: Duration = Duration::from_secs(300);
 /// The longest `requestState` accepted (ours are far shorter).
@@ -120,6 +127,10 @@ fn tools() -> Value {
                 "required": ["message"],
             },
         }),
+        tool(
+            "test_reconnection",
+            "Runs past the stream poll, so its stream is closed mid-call and resumed.",
+        ),
         tool(
             "test_elicitation_sep1034_defaults",
             "Asks the user with defaults for every primitive type (SEP-1034).",
@@ -862,6 +873,10 @@ impl Conformance {
                 };
                 text_result(elicitation_completed(&answer))
             }
+            "test_reconnection" => {
+                pause_for(&context, RECONNECTION_CALL.as_millis() as u64).await?;
+                text_result("Reconnection test completed successfully")
+            }
             "test_param_headers" => match call.arguments.get("region").and_then(Value::as_str) {
                 Some(region) => text_result(format!("region: {region}")),
                 None => text_result_error("`region` (a string) is required".into()),
@@ -1026,7 +1041,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         (Some("--http"), Some(addr)) => {
             let addr: SocketAddr = addr.parse()?;
-            let http = HttpServer::bind(addr, service, HttpServeOptions::default()).await?;
+            // Streams of calls that run long are polled (`test_reconnection` runs longer).
+            let mut options = HttpServeOptions::default();
+            options.limits.poll_after = Some(POLL_AFTER);
+            let http = HttpServer::bind(addr, service, options).await?;
             // The one line a launcher waits for.
             writeln!(std::io::stderr(), "listening on {}", http.url())?;
             http.serve(CancellationToken::new()).await;

@@ -784,6 +784,9 @@ async fn carrying<T>(
                 }
             }
             Some(question) = next_question(&mut questions) => {
+                if ticket.cancel.is_cancelled() {
+                    continue; // `question` dropped: the asker hears the request ended
+                }
                 // What the handler said before asking goes out first.
                 while let Ok(notification) = notifications.try_recv() {
                     send_notification(shared, notification).await;

@@ -17,9 +17,9 @@ use switchboard_testkit::locate::{conformance_server_bin, workspace_root};
 use crate::conformance::{RUNNER_BOUND, collect, spawn_runner};
 use crate::serve_http::HttpGateway;
 
-/// The scenarios of 0.1.16 the example serves. Left out: `server-sse-polling` (a server
-/// that closes its stream mid-call on purpose and resumes it from the client's
-/// `Last-Event-ID`; this server's streams are not resumable).
+/// The scenarios of 0.1.16: every server scenario. (`server-sse-polling` calls the
+/// example's `test_reconnection`, which runs past the 500 ms stream poll both servers use,
+/// so its stream is closed mid-call and resumed with `Last-Event-ID`.)
 const SCENARIOS_0_1_16: &[&str] = &[
     "server-initialize",
     "logging-set-level",
@@ -40,6 +40,7 @@ const SCENARIOS_0_1_16: &[&str] = &[
     "elicitation-sep1330-enums",
     "json-schema-2020-12",
     "server-sse-multiple-streams",
+    "server-sse-polling",
     "resources-list",
     "resources-read-text",
     "resources-read-binary",
@@ -54,9 +55,8 @@ const SCENARIOS_0_1_16: &[&str] = &[
     "dns-rebinding-protection",
 ];
 
-/// The scenarios of 0.2.0-alpha.12 the example serves: those of 0.1.16 (the same ones left
-/// out) and the 2026-07-28 ones. Left out besides: the `tasks-*` and `sep-2640-skills-*`
-/// extensions.
+/// The scenarios of 0.2.0-alpha.12 the example serves: those of 0.1.16 and the 2026-07-28
+/// ones. Left out: the `tasks-*` and `sep-2640-skills-*` extensions.
 const SCENARIOS_0_2_0: &[&str] = &[
     "server-session-lifecycle",
     "server-stateless",
@@ -227,7 +227,12 @@ fn the_suites_server_scenarios_pass_against_the_example_directly_and_through_the
     let direct =
         HttpGateway::launch_program(&example, &["--http", "127.0.0.1:0"], &[], "listening on ");
     let config = crate::config(json!({ "conf": { "command": example } }));
-    let gateway = HttpGateway::start(&config, &["--server", "conf", "--no-prefix"], &[]);
+    // The example polls its streams after 500 ms; the gateway the same.
+    let gateway = HttpGateway::start(
+        &config,
+        &["--server", "conf", "--no-prefix", "--poll-after-ms", "500"],
+        &[],
+    );
     let (lines, worse) = compare(
         "conformance-server",
         direct.url(),
@@ -254,6 +259,7 @@ fn the_suites_server_scenarios_pass_against_the_example_directly_and_through_the
         0.1.16 elicitation-sep1330-enums: direct 5 passed 0 failed; gateway 5 passed 0 failed
         0.1.16 json-schema-2020-12: direct 4 passed 0 failed; gateway 4 passed 0 failed
         0.1.16 server-sse-multiple-streams: direct 1 passed 0 failed; gateway 1 passed 0 failed
+        0.1.16 server-sse-polling: direct 3 passed 0 failed; gateway 3 passed 0 failed
         0.1.16 resources-list: direct 1 passed 0 failed; gateway 1 passed 0 failed
         0.1.16 resources-read-text: direct 1 passed 0 failed; gateway 1 passed 0 failed
         0.1.16 resources-read-binary: direct 1 passed 0 failed; gateway 1 passed 0 failed
@@ -285,6 +291,7 @@ fn the_suites_server_scenarios_pass_against_the_example_directly_and_through_the
         0.2.0-alpha.12 elicitation-sep1330-enums: direct 6 passed 0 failed; gateway 6 passed 0 failed
         0.2.0-alpha.12 json-schema-2020-12: direct 8 passed 0 failed; gateway 8 passed 0 failed
         0.2.0-alpha.12 server-sse-multiple-streams: direct 1 passed 0 failed; gateway 1 passed 0 failed
+        0.2.0-alpha.12 server-sse-polling: direct 3 passed 0 failed; gateway 3 passed 0 failed
         0.2.0-alpha.12 resources-list: direct 2 passed 0 failed; gateway 2 passed 0 failed
         0.2.0-alpha.12 resources-read-text: direct 2 passed 0 failed; gateway 2 passed 0 failed
         0.2.0-alpha.12 resources-read-binary: direct 2 passed 0 failed; gateway 2 passed 0 failed

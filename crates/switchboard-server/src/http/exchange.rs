@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::headers::{self, PostEra, SESSION_ID};
 use super::reply::{self, Reply};
+use super::resume;
 use super::sessions::{OpenError, RegisterError, Session};
 use super::{HEALTH_PATH, MCP_PATH, Shared, streams};
 use crate::core::route::{self, Routed};
@@ -29,6 +30,9 @@ use crate::stdio::codes::BUSY;
 
 /// The longest `initialize` and `server/discover` wait for the service's instructions.
 const INSTRUCTIONS_WAIT: Duration = Duration::from_secs(10);
+
+/// The header a resuming GET names its last event in.
+const LAST_EVENT_ID: &str = "last-event-id";
 
 /// Where the protected-resource metadata lives (RFC 9728; also with the endpoint's path).
 const PROTECTED_RESOURCE_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -457,6 +461,9 @@ fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
         Ok(session) => session,
         Err(refused) => return refused,
     };
+    if let Some(last) = headers.get(LAST_EVENT_ID) {
+        return resume_stream(shared, &session, last);
+    }
     if !session.claim_stream() {
         return reply::refusal(
             StatusCode::CONFLICT,
@@ -464,6 +471,26 @@ fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
         );
     }
     streams::session_stream(shared.clone(), session)
+}
+
+/// A GET with `Last-Event-ID`: resumes the request stream that event belongs to, from the
+/// event after it.
+fn resume_stream(shared: &Shared, session: &Session, last: &HeaderValue) -> Reply {
+    let Some((stream, after)) = last.to_str().ok().and_then(resume::parse_event_id) else {
+        return reply::refusal(
+            StatusCode::BAD_REQUEST,
+            "`Last-Event-ID` is not an event id of this server (`<stream>-<number>`)",
+        );
+    };
+    let (writer, reply) = reply::event_stream(shared.limits.stream_write_timeout);
+    match session.resume(stream, resume::Resume { after, writer }) {
+        Ok(()) => reply,
+        Err(_) => reply::refusal(
+            StatusCode::NOT_FOUND,
+            "no stream of this session to resume from that event (its request was answered \
+             and the answer taken, or it was never opened here)",
+        ),
+    }
 }
 
 fn delete(shared: &Shared, headers: &HeaderMap) -> Reply {

@@ -32,6 +32,7 @@ mod guard;
 mod headers;
 pub mod oauth;
 mod reply;
+mod resume;
 mod sessions;
 mod streams;
 
@@ -104,6 +105,12 @@ pub struct HttpLimits {
     pub stream_write_timeout: Duration,
     /// At shutdown, requests in flight get this long to finish before they are cancelled.
     pub shutdown_grace: Duration,
+    /// Polling (2025-11-25, SEP-1699): a legacy request still unanswered this long after
+    /// its event stream opened (or was resumed) has the stream closed, and its client
+    /// resumes it with a GET and `Last-Event-ID` after the priming event's `retry:` (this
+    /// long too). Keeps long calls alive behind proxies that cut long responses. `None`:
+    /// streams stay open until answered (they can still be resumed when lost).
+    pub poll_after: Option<Duration>,
 }
 
 impl Default for HttpLimits {
@@ -121,6 +128,7 @@ impl Default for HttpLimits {
             keep_alive: Duration::from_secs(15),
             stream_write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
+            poll_after: None,
         }
     }
 }

@@ -207,16 +207,6 @@ impl SseWriter {
         .await
     }
 
-    /// Sends a request to the client (a question of a request being answered).
-    pub(super) async fn request(&self, id: &RequestId, method: &str, params: &Value) -> bool {
-        self.message(&Outgoing::Request {
-            id,
-            method,
-            params: Some(params),
-        })
-        .await
-    }
-
     /// Sends a request's answer.
     pub(super) async fn answer(&self, id: &RequestId, answer: &Answer) -> bool {
         match answer {
@@ -229,6 +219,11 @@ impl SseWriter {
                 .await
             }
         }
+    }
+
+    /// Sends an event already encoded; `false` when the client is gone (or took too long).
+    pub(super) async fn raw(&self, bytes: Bytes) -> bool {
+        self.write(bytes).await
     }
 
     /// Sends a keep-alive comment.

@@ -16,11 +16,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use switchboard_wire::{ErrorObject, RequestId};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::HttpLimits;
+use super::resume::{MAX_RESUMABLE_STREAMS, Resume};
 use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS};
 use crate::core::{ClientFacts, LogLevel, RequestContext, Service, ServiceRequest, SessionKey};
 
@@ -126,6 +127,9 @@ struct State {
     /// Questions sent to the client, by the id they went with, waiting for its answer.
     questions: HashMap<RequestId, AnswerSlot>,
     next_question: u64,
+    /// Request streams that can be resumed, by number: where a resuming GET goes.
+    resumable: HashMap<u64, mpsc::Sender<Resume>>,
+    next_stream: u64,
     stream_open: bool,
     /// The session ended: nothing more is recorded in it.
     over: bool,
@@ -162,6 +166,8 @@ impl Sessions {
                 in_flight: HashMap::new(),
                 questions: HashMap::new(),
                 next_question: 0,
+                resumable: HashMap::new(),
+                next_stream: 0,
                 stream_open: false,
                 over: false,
             }),
@@ -272,6 +278,7 @@ impl Session {
             let mut state = lock(&self.state);
             state.over = true;
             state.questions.clear();
+            state.resumable.clear();
             (
                 state.in_flight.drain().map(|(_, token)| token).collect(),
                 state.subscriptions.drain().collect(),
@@ -362,6 +369,35 @@ impl Session {
         let mut state = lock(&self.state);
         for id in ids {
             state.questions.remove(id);
+        }
+    }
+
+    /// Numbers a request stream that can be resumed; `None` when the session ended or has
+    /// [`MAX_RESUMABLE_STREAMS`] already.
+    pub(super) fn open_stream(&self) -> Option<(u64, mpsc::Receiver<Resume>)> {
+        let mut state = lock(&self.state);
+        if state.over || state.resumable.len() >= MAX_RESUMABLE_STREAMS {
+            return None;
+        }
+        state.next_stream += 1;
+        let stream = state.next_stream;
+        let (resumes, resumed) = mpsc::channel(1);
+        state.resumable.insert(stream, resumes);
+        Some((stream, resumed))
+    }
+
+    /// Forgets a stream that can no longer be resumed.
+    pub(super) fn close_stream(&self, stream: u64) {
+        lock(&self.state).resumable.remove(&stream);
+    }
+
+    /// Hands a resuming client to its stream; `Err` gives it back when there is no such
+    /// stream (ended, or never opened).
+    pub(super) fn resume(&self, stream: u64, resume: Resume) -> Result<(), Resume> {
+        let sender = lock(&self.state).resumable.get(&stream).cloned();
+        match sender {
+            Some(sender) => sender.try_send(resume).map_err(|error| error.into_inner()),
+            None => Err(resume),
         }
     }
 

@@ -19,11 +19,12 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::Shared;
 use super::exchange::{Notifications, Outcome};
 use super::reply::{self, Reply, SseWriter};
+use super::resume::{DEFAULT_RETRY, REPLAY_KEEP, Resume, StreamOut, next_resume};
 use super::sessions::Session;
 use crate::core::listen::{self, ListenFilter};
 use crate::core::{
-    ClientFacts, ClientQuestion, REQUEST_NOTIFICATION_BUFFER, ServerNotification, ServiceEvent,
-    finish,
+    Answer, ClientFacts, ClientQuestion, REQUEST_NOTIFICATION_BUFFER, ServerNotification,
+    ServiceEvent, finish,
 };
 use crate::stdio::codes::BUSY;
 
@@ -72,14 +73,16 @@ impl Drop for OpenQuestions {
 /// What came first for a request.
 enum First {
     Outcome(Option<Outcome>),
-    Event(StreamEvent),
+    Event(StreamStart),
     Cancelled,
 }
 
 /// What turns a request's answer into an event stream.
-enum StreamEvent {
+enum StreamStart {
     Notification(ServerNotification),
     Question(ClientQuestion),
+    /// Polling: the stream opens and its client is let go at once.
+    Poll,
 }
 
 /// The HTTP answer to a request: one JSON body when its answer comes before any
@@ -95,13 +98,26 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
     } = pending;
     // Modern: dropping this future (the client went away before any answer) cancels.
     let guard = (era == Era::Modern).then(|| cancel.clone().drop_guard());
+    let session = questions
+        .as_ref()
+        .map(|questions| questions.session.clone());
+    // Polling: a legacy request unanswered this long gets a stream it is let go from.
+    let poll_after = shared.limits.poll_after.filter(|_| session.is_some());
+    let polling = async {
+        match poll_after {
+            Some(after) => tokio::time::sleep(after).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(polling);
     let first = loop {
         let client_cancelled = era == Era::Legacy && !shared.stop.is_cancelled();
         break tokio::select! {
             biased;
-            Some(notification) = notifications.recv() => First::Event(StreamEvent::Notification(notification)),
-            Some(question) = next_question(&mut questions) => First::Event(StreamEvent::Question(question)),
+            Some(notification) = notifications.recv() => First::Event(StreamStart::Notification(notification)),
+            Some(question) = next_question(&mut questions) => First::Event(StreamStart::Question(question)),
             settled = &mut outcome => First::Outcome(settled.ok()),
+            () = &mut polling => First::Event(StreamStart::Poll),
             () = cancel.cancelled(), if client_cancelled => {
                 if shared.stop.is_cancelled() {
                     continue;
@@ -133,10 +149,27 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
         }
         First::Event(event) => {
             let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
+            // A legacy request's stream can be resumed (while the session has room).
+            let numbered = session.as_ref().and_then(|session| {
+                session
+                    .open_stream()
+                    .map(|(number, resumes)| (session.clone(), number, resumes))
+            });
+            let (number, resumes, registration) = match numbered {
+                Some((session, number, resumes)) => (
+                    Some(number),
+                    Some(resumes),
+                    Some(StreamRegistration {
+                        session,
+                        stream: number,
+                    }),
+                ),
+                None => (None, None, None),
+            };
+            let retry = shared.limits.poll_after.unwrap_or(DEFAULT_RETRY);
+            let out = StreamOut::open(writer, number, retry).await;
             let open = OpenQuestions {
-                session: questions
-                    .as_ref()
-                    .map(|questions| questions.session.clone()),
+                session,
                 ids: Vec::new(),
             };
             let pump = RequestStream {
@@ -148,7 +181,9 @@ pub(super) async fn answer_request(shared: Arc<Shared>, pending: Pending) -> Rep
                 questions,
                 open,
                 outcome,
-                writer,
+                out,
+                resumes,
+                _registration: registration,
                 _guard: guard,
             };
             shared.tasks.spawn(pump.run(event));
@@ -175,14 +210,17 @@ struct RequestStream {
     questions: Option<Questions>,
     open: OpenQuestions,
     outcome: oneshot::Receiver<Outcome>,
-    writer: SseWriter,
+    out: StreamOut,
+    /// Clients resuming the stream (a resumable one).
+    resumes: Option<mpsc::Receiver<Resume>>,
+    _registration: Option<StreamRegistration>,
     /// Modern: dropped (cancelling the request) when the pump ends before the answer.
     _guard: Option<DropGuard>,
 }
 
 impl RequestStream {
     /// Sends a question on the stream, recorded in the session for the client's answer;
-    /// `false` when the client is gone.
+    /// `false` when the stream is over.
     async fn ask(&mut self, question: ClientQuestion) -> bool {
         let ClientQuestion {
             method,
@@ -194,7 +232,7 @@ impl RequestStream {
         };
         // What the handler said before asking goes out first.
         while let Ok(notification) = self.notifications.try_recv() {
-            if !self.writer.notification(&notification).await {
+            if !self.out.notification(&notification).await {
                 return false;
             }
         }
@@ -203,26 +241,42 @@ impl RequestStream {
             return true;
         };
         self.open.ids.push(id.clone());
-        self.writer.request(&id, method.method(), &params).await
+        self.out.request(&id, method.method(), &params).await
     }
 
-    async fn run(mut self, first: StreamEvent) {
+    /// When an attached client is let go to poll (a resumable stream, with polling on).
+    fn poll_deadline(&self) -> Option<tokio::time::Instant> {
+        let poll_after = self.shared.limits.poll_after?;
+        (self.out.attached() && self.out.resumable())
+            .then(|| tokio::time::Instant::now() + poll_after)
+    }
+
+    async fn run(mut self, first: StreamStart) {
         let sent = match first {
-            StreamEvent::Notification(notification) => {
-                self.writer.notification(&notification).await
+            StreamStart::Notification(notification) => self.out.notification(&notification).await,
+            StreamStart::Question(question) => self.ask(question).await,
+            StreamStart::Poll => {
+                self.out.detach();
+                true
             }
-            StreamEvent::Question(question) => self.ask(question).await,
         };
         if !sent {
             return;
         }
         let mut ticks = reply::keep_alive(self.shared.limits.keep_alive);
+        let mut poll_at = self.poll_deadline();
         loop {
             let client_cancelled = self.era == Era::Legacy && !self.shared.stop.is_cancelled();
+            let polling = async {
+                match poll_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
                 Some(notification) = self.notifications.recv() => {
-                    if !self.writer.notification(&notification).await {
+                    if !self.out.notification(&notification).await {
                         return;
                     }
                 }
@@ -238,16 +292,7 @@ impl RequestStream {
                         Err(_) => Some(Err(vanished())),
                     };
                     if let Some(answer) = answer {
-                        while let Ok(notification) = self.notifications.try_recv() {
-                            if !self.writer.notification(&notification).await {
-                                return;
-                            }
-                        }
-                        if self.writer.answer(&self.id, &answer).await
-                            && let Some(guard) = self._guard.take()
-                        {
-                            guard.disarm();
-                        }
+                        self.finish(answer).await;
                     }
                     return;
                 }
@@ -256,14 +301,80 @@ impl RequestStream {
                         return;
                     }
                 }
-                () = self.writer.closed() => return,
-                _ = ticks.tick() => {
-                    if !self.writer.keep_alive().await {
+                () = self.out.closed() => {
+                    if !self.out.resumable() {
                         return;
+                    }
+                    // A legacy request goes on: its client can resume the stream.
+                    self.out.detach();
+                    poll_at = None;
+                }
+                _ = ticks.tick() => {
+                    if !self.out.keep_alive().await {
+                        return;
+                    }
+                }
+                () = polling => {
+                    self.out.detach();
+                    poll_at = None;
+                }
+                Some(resume) = next_resume(&mut self.resumes) => {
+                    if self.out.attach(resume).await {
+                        poll_at = self.poll_deadline();
                     }
                 }
             }
         }
+    }
+
+    /// Sends the answer after what the handler said before it; a resumable stream whose
+    /// client is not attached waits (at most [`REPLAY_KEEP`]) for it to come back.
+    async fn finish(&mut self, answer: Answer) {
+        while let Ok(notification) = self.notifications.try_recv() {
+            if !self.out.notification(&notification).await {
+                return;
+            }
+        }
+        if self.out.answer(&self.id, &answer).await {
+            if let Some(guard) = self._guard.take() {
+                guard.disarm();
+            }
+            return;
+        }
+        if !self.out.resumable() {
+            return;
+        }
+        let ended = self
+            .open
+            .session
+            .as_ref()
+            .map(|session| session.ended().clone())
+            .unwrap_or_default();
+        let waiting = async {
+            while let Some(resume) = next_resume(&mut self.resumes).await {
+                if self.out.attach(resume).await && self.out.attached() {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            () = waiting => {}
+            () = tokio::time::sleep(REPLAY_KEEP) => {}
+            () = ended.cancelled() => {}
+            () = self.shared.hard_stop.cancelled() => {}
+        }
+    }
+}
+
+/// Forgets a resumable stream in its session when its pump ends.
+struct StreamRegistration {
+    session: Arc<Session>,
+    stream: u64,
+}
+
+impl Drop for StreamRegistration {
+    fn drop(&mut self) {
+        self.session.close_stream(self.stream);
     }
 }
 

@@ -210,8 +210,12 @@ async fn describe(response: reqwest::Response) -> String {
         "text/event-stream" => {
             let messages: Vec<String> = body
                 .lines()
-                .filter_map(|l| l.strip_prefix("data: "))
-                .map(|data| outcome(&serde_json::from_str(data).unwrap_or(Value::Null)))
+                .filter_map(|l| l.strip_prefix("data: ").or((l == "data:").then_some("")))
+                .map(|data| match data.trim() {
+                    // The priming event of a resumable stream: an id, `retry:`, no data.
+                    "" => "priming".to_owned(),
+                    data => outcome(&serde_json::from_str(data).unwrap_or(Value::Null)),
+                })
                 .collect();
             line.push_str(&format!(" [{}]", messages.join(", ")));
         }
@@ -425,7 +429,7 @@ async fn the_transport_rules_probe_by_probe() {
         legacy notifications/initialized: 202 -
         legacy notifications/cancelled (nothing in flight): 202 -
         legacy client response: 202 -
-        legacy progress tool: 200 text/event-stream [notifications/progress, notifications/progress, result] x-accel-buffering: no
+        legacy progress tool: 200 text/event-stream [priming, notifications/progress, notifications/progress, result] x-accel-buffering: no
         legacy logging/setLevel: 200 application/json result
         legacy DELETE: 204 -
         legacy DELETE, made-up session: 404 application/json error -32600
@@ -897,5 +901,93 @@ async fn a_session_subscribes_once_per_resource_and_unsubscribes_when_it_ends() 
         .service
         .until("both resources unsubscribed", |s| seen(s) == (2, 2))
         .await;
+    running.stop().await;
+}
+
+/// The events of an event-stream body: (id, data) pairs.
+fn events(body: &str) -> Vec<(Option<String>, String)> {
+    body.split("\n\n")
+        .filter(|event| !event.trim().is_empty() && !event.starts_with(':'))
+        .map(|event| {
+            let mut id = None;
+            let mut data = String::new();
+            for line in event.lines() {
+                if let Some(value) = line.strip_prefix("id: ") {
+                    id = Some(value.to_owned());
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    data.push_str(value.trim_start());
+                }
+            }
+            (id, data)
+        })
+        .collect()
+}
+
+/// A GET that resumes a session's stream from event `last`.
+async fn resume(running: &Running, session: &str, last: &str) -> reqwest::Response {
+    running
+        .client
+        .get(running.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("last-event-id", last)
+        .send()
+        .await
+        .expect("a GET answer")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_polled_legacy_stream_is_resumed_with_last_event_id_until_the_answer() {
+    let mut options = HttpServeOptions::default();
+    options.limits.poll_after = Some(Duration::from_millis(100));
+    let running = Running::start(options).await;
+    let session = running.session().await;
+    let headers = [
+        ("mcp-session-id", session.clone()),
+        ("mcp-protocol-version", LEGACY.to_owned()),
+    ];
+    // Unanswered after 100 ms: a stream that holds the priming event only, then closes.
+    let call = legacy_body(7, "tools/call", json!({"name": "wait", "arguments": {}}));
+    let first = running.post(&headers, call).await;
+    let body = tokio::time::timeout(WAIT, first.text())
+        .await
+        .expect("the polled stream ends")
+        .expect("a body");
+    assert!(body.contains("retry: 100"), "{body}");
+    let mut last = match events(&body).as_slice() {
+        [(Some(id), data)] if data.is_empty() => id.clone(),
+        other => panic!("one priming event, not {other:?}"),
+    };
+    // The client comes back with the last id it has, as often as the server lets it go.
+    let mut answer = None;
+    for _ in 0..50 {
+        let resumed = resume(&running, &session, &last).await;
+        assert_eq!(resumed.status(), 200, "resuming from {last}");
+        let body = tokio::time::timeout(WAIT, resumed.text())
+            .await
+            .expect("the resumed stream ends")
+            .expect("a body");
+        for (id, data) in events(&body) {
+            if let Some(id) = id {
+                last = id;
+            }
+            if let Ok(message) = serde_json::from_str::<Value>(&data)
+                && message["id"] == 7
+            {
+                answer = Some(message);
+            }
+        }
+        if answer.is_some() {
+            break;
+        }
+    }
+    let answer = answer.expect("the answer arrived on a resumed stream");
+    assert_eq!(answer["result"]["content"][0]["text"], "waited", "{answer}");
+    // Its events are gone once it was taken: resuming again finds nothing.
+    let again = resume(&running, &session, &last).await;
+    assert_eq!(again.status(), 404);
+    // An id that is not ours is refused.
+    let foreign = resume(&running, &session, "not-an-id").await;
+    assert_eq!(foreign.status(), 400);
     running.stop().await;
 }

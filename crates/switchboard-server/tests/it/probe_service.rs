@@ -1,6 +1,6 @@
 //! A small [`Service`] for transport tests: `echo` answers at once, `progress` reports
 //! progress (and a log message) before it answers, `slow` runs until it is cancelled (and
-//! records that it was), `panic` panics, plus one resource and the events a test sends. `echo` mirrors its
+//! records that it was), `panic` panics, `ask` (unlisted) asks the client for a name, `wait` (unlisted) answers after 300 ms, plus one resource and the events a test sends. `echo` mirrors its
 //! `region` and `count` arguments into `Mcp-Param-Region` and `Mcp-Param-Count`.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_server::core::{
-    Answer, CacheHints, Capabilities, LogLevel, LogMessage, RequestContext, ServerInfo, Service,
-    ServiceEvent, ServiceFuture, ServiceRequest,
+    Answer, CacheHints, Capabilities, ClientMethod, LogLevel, LogMessage, RequestContext,
+    ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
 use switchboard_wire::ErrorObject;
 use tokio::sync::{Notify, broadcast};
@@ -130,6 +130,29 @@ impl Service for ProbeService {
                     Ok(text("done"))
                 }),
                 "panic" => Box::pin(async { panic!("the probe's `panic` tool panics") }),
+                // Not listed: answers after 300 ms.
+                "wait" => Box::pin(async move {
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(300)) => Ok(text("waited")),
+                        () = context.cancel.cancelled() => Err(ErrorObject::new(-32800, "cancelled")),
+                    }
+                }),
+                // Not listed: asks the client for a name and answers with what it said.
+                "ask" => Box::pin(async move {
+                    let question = json!({ "message": "Name?", "requestedSchema": {
+                        "type": "object", "properties": { "name": { "type": "string" } },
+                    }});
+                    match context
+                        .ask_client(ClientMethod::Elicitation, question)
+                        .await
+                    {
+                        Ok(answer) => Ok(text(&answer.to_string())),
+                        Err(error) => Ok(json!({
+                            "content": [{ "type": "text", "text": error.to_string() }],
+                            "isError": true,
+                        })),
+                    }
+                }),
                 "slow" => Box::pin(async move {
                     record(|seen| seen.slow_started += 1);
                     tokio::select! {
