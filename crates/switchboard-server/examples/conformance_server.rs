@@ -40,10 +40,11 @@ const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA==";
 /// A legacy call's event stream is closed after this long without the answer, and the
 /// client resumes it (2025-11-25 polling).
-const POLL_AFTER: Duration = Duration::from_millis(500);
+const POLL_AFTER: Duration = Duration::from_millis(1000);
 /// How long `test_reconnection` runs: past [`POLL_AFTER`], so its stream is closed mid-call,
-/// and less than twice it, so the resumed stream carries the answer before its own poll.
-const RECONNECTION_CALL: Duration = Duration::from_millis(800);
+/// and less than twice it, so the resumed stream carries the answer before its own poll (half
+/// a poll of margin either way, for a loaded machine).
+const RECONNECTION_CALL: Duration = Duration::from_millis(1500);
 
 /// How long a `requestState` stays good.
 const STATE_LIFETIME: Duration = Duration::from_secs(300);

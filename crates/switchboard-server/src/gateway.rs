@@ -829,6 +829,9 @@ fn call_log(server: &str, params: &Value) -> Option<LogMessage> {
 /// Rounds of input a legacy client's request may take at most: a 2026-07-28 server asking
 /// for more is answered with an error.
 pub const MAX_INPUT_ROUNDS: usize = 8;
+/// Inputs one round may ask a legacy client for at most (each is a question to a person or
+/// a model): a server asking for more is answered with an error.
+pub const MAX_INPUT_REQUESTS: usize = 16;
 
 /// How a request made for a client failed.
 enum Relayed {
@@ -913,6 +916,18 @@ where
 /// key, as `inputResponses`.
 async fn ask_for_input(context: &RequestContext, result: &Value) -> Result<Value, Relayed> {
     let requests = result.get("inputRequests").and_then(Value::as_object);
+    if let Some(requests) = requests
+        && requests.len() > MAX_INPUT_REQUESTS
+    {
+        return Err(Relayed::Client(ErrorObject::new(
+            INTERNAL_ERROR,
+            format!(
+                "the server asked for {} inputs in one round, more than the {MAX_INPUT_REQUESTS} \
+                 a client is asked at once; the request was given up",
+                requests.len()
+            ),
+        )));
+    }
     let mut responses = Map::new();
     for (key, request) in requests.into_iter().flatten() {
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");

@@ -18,7 +18,7 @@ use crate::conformance::{RUNNER_BOUND, collect, spawn_runner};
 use crate::serve_http::HttpGateway;
 
 /// The scenarios of 0.1.16: every server scenario. (`server-sse-polling` calls the
-/// example's `test_reconnection`, which runs past the 500 ms stream poll both servers use,
+/// example's `test_reconnection`, which runs past the 1 s stream poll both servers use,
 /// so its stream is closed mid-call and resumed with `Last-Event-ID`.)
 const SCENARIOS_0_1_16: &[&str] = &[
     "server-initialize",
@@ -227,10 +227,10 @@ fn the_suites_server_scenarios_pass_against_the_example_directly_and_through_the
     let direct =
         HttpGateway::launch_program(&example, &["--http", "127.0.0.1:0"], &[], "listening on ");
     let config = crate::config(json!({ "conf": { "command": example } }));
-    // The example polls its streams after 500 ms; the gateway the same.
+    // The example polls its streams after 1 s; the gateway the same.
     let gateway = HttpGateway::start(
         &config,
-        &["--server", "conf", "--no-prefix", "--poll-after-ms", "500"],
+        &["--server", "conf", "--no-prefix", "--poll-after-ms", "1000"],
         &[],
     );
     let (lines, worse) = compare(
