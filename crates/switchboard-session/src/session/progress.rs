@@ -86,21 +86,27 @@ pub(super) struct RouteGuard<'a> {
 }
 
 impl<'a> RouteGuard<'a> {
-    /// Counts a call in flight until the guard is dropped.
-    pub(super) fn new(
+    /// Registers the call's progress and log message sinks (those `options` has) and
+    /// counts it in flight, until the guard is dropped.
+    pub(super) fn register(
         routes: &'a ProgressRoutes,
         id: RequestId,
-        has_sink: bool,
-        has_log_sink: bool,
+        options: &CallOptions,
     ) -> RouteGuard<'a> {
+        if let Some(sink) = &options.progress {
+            routes.sinks().insert(id.clone(), sink.clone());
+        }
+        if let Some(sink) = &options.log_messages {
+            routes.logs().insert(id.clone(), sink.clone());
+        }
         routes
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         RouteGuard {
             routes,
             id,
-            has_sink,
-            has_log_sink,
+            has_sink: options.progress.is_some(),
+            has_log_sink: options.log_messages.is_some(),
         }
     }
 }

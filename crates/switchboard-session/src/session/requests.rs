@@ -142,18 +142,7 @@ impl Session {
         let connection = &inner.connection;
         let id = connection.allocate_id();
         let wants_progress = progress == Progress::KeepsAlive || options.progress.is_some();
-        if let Some(sink) = &options.progress {
-            inner.routes.sinks().insert(id.clone(), sink.clone());
-        }
-        if let Some(sink) = &options.log_messages {
-            inner.routes.logs().insert(id.clone(), sink.clone());
-        }
-        let _route = RouteGuard::new(
-            &inner.routes,
-            id.clone(),
-            options.progress.is_some(),
-            options.log_messages.is_some(),
-        );
+        let _route = RouteGuard::register(&inner.routes, id.clone(), options);
         let for_client_meta = options
             .for_client
             .as_ref()
