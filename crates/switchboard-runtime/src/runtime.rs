@@ -300,6 +300,7 @@ impl Runtime {
             servers: Mutex::new(BTreeMap::new()),
             limit: options.output_limit.clone(),
             ready_wait: options.ready_wait,
+            stopping: AtomicBool::new(false),
         });
         Runtime {
             inner: Arc::new(RuntimeInner {
@@ -755,6 +756,7 @@ impl RuntimeInner {
     }
 
     async fn start(self: &Arc<Self>, control: &mut Control) {
+        self.router.stopping.store(false, Ordering::SeqCst);
         let options = self.options();
         if let Some(policy) = &options.lock {
             match ToolLock::load(&policy.path) {
@@ -808,6 +810,7 @@ impl RuntimeInner {
     }
 
     async fn stop(self: &Arc<Self>, control: &mut Control) {
+        self.router.stopping.store(true, Ordering::SeqCst);
         if let Some(publisher) = control.publisher.take() {
             publisher.abort();
         }
@@ -844,9 +847,15 @@ impl RuntimeInner {
         for (server, blocked) in &configured {
             let name = server.entry.name.clone();
             let old = control.servers.remove(&name);
+            // A server the breaker stopped is started again: whatever made it fail may be
+            // gone, and reload is how a host says "try again".
             let unchanged = old.as_ref().is_some_and(|old| {
-                let was_idle = matches!(*old.shared.state.borrow(), ServerState::Disabled { .. });
-                same_definition(&old.entry, &server.entry) && was_idle == blocked.is_some()
+                let state = old.shared.state.borrow();
+                let was_idle = matches!(*state, ServerState::Disabled { .. });
+                let broken = matches!(*state, ServerState::Broken { .. });
+                same_definition(&old.entry, &server.entry)
+                    && was_idle == blocked.is_some()
+                    && !broken
             });
             let supervisor = match (old, unchanged) {
                 (Some(mut old), true) => {
@@ -1002,22 +1011,26 @@ async fn stop_all(servers: Vec<Supervisor>) {
 }
 
 /// Republishes when a server's capabilities change after enable (ready again, re-listed,
-/// broken). Bursts are coalesced into one publication.
+/// broken). Bursts are coalesced into one publication. A change during a transition is
+/// published once the transition is over (it waits for the controller, so no half state is
+/// published, and none is lost: a reload that published before stopping the servers it
+/// retired is followed by this publication). A disable aborts the waiting publisher.
 async fn publisher(
     runtime: std::sync::Weak<RuntimeInner>,
     mut signals: mpsc::UnboundedReceiver<ServerSignal>,
 ) {
     while signals.recv().await.is_some() {
-        while signals.try_recv().is_ok() {}
         let Some(runtime) = runtime.upgrade() else {
             break;
         };
-        // A transition in progress publishes when it ends, with whatever changed meanwhile.
-        let idle = runtime.control.try_lock().is_ok();
-        if idle && runtime.enabled.load(Ordering::SeqCst) {
+        let control = runtime.control.lock().await;
+        // Whatever arrived while waiting is in this publication too.
+        while signals.try_recv().is_ok() {}
+        if runtime.enabled.load(Ordering::SeqCst) {
             let version = runtime.publish(true);
             runtime.record(LifecycleEvent::Republished { version });
         }
+        drop(control);
     }
 }
 

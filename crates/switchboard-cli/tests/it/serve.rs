@@ -220,7 +220,7 @@ async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
         .clone()
         .unwrap_or_default();
     assert!(
-        instructions.contains("### alpha\n\nFixture server for Switchboard tests.")
+        instructions.contains("### alpha\n\n```text\nFixture server for Switchboard tests.")
             && instructions.contains("### beta"),
         "{instructions}"
     );

@@ -317,19 +317,7 @@ async fn a_killed_server_fails_its_call_fast_backs_off_and_works_again() {
     let mark = marker("kill");
     let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
     enabled(&runtime).await;
-    let slow = runtime
-        .snapshot()
-        .tool("alpha__slow")
-        .expect("tool")
-        .clone();
-    let call = tokio::spawn(async move {
-        slow.call(
-            json!({"duration_ms": 10000, "steps": 100}),
-            ToolContext::default(),
-        )
-        .await
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let call = started_slow_call(&runtime, "alpha__slow").await;
     let old_pid = runtime.servers()[0].pid.expect("pid");
     nix_kill(old_pid);
     let output = within("the outstanding call to fail", TEST_DEADLINE, call)
@@ -530,4 +518,84 @@ async fn a_call_fails_at_once_when_its_server_exits_though_a_daemon_holds_stdout
     assert!(text.contains("exit status: 3"), "{text}");
     runtime.dispose().await;
     no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn a_list_change_while_a_reload_retires_a_server_is_published() {
+    let mark = marker("reload-change");
+    let alpha = fixture_entry("alpha", &mark, &[]);
+    // Ignores stdin EOF and SIGTERM: retiring it takes the whole stop grace.
+    let beta = fixture_entry("beta", &mark, &["--mode", "stubborn"]);
+    let runtime = Runtime::new(options(vec![alpha.clone(), beta]));
+    enabled(&runtime).await;
+    let before = runtime.snapshot().version;
+    runtime.set_source(ServerSource::Entries(vec![alpha]));
+    let reloading = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.reload().await }
+    });
+    // The reload publishes (beta's tools gone), then stops beta; meanwhile alpha's list
+    // changes.
+    within("the reload's publication", TEST_DEADLINE, async {
+        while runtime.snapshot().version == before {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    let changed = runtime
+        .snapshot()
+        .tool("alpha__change_tools")
+        .expect("tool")
+        .call(json!({}), ToolContext::default())
+        .await;
+    assert!(!changed.is_error, "{changed:?}");
+    within("reload", Duration::from_secs(30), reloading)
+        .await
+        .expect("join")
+        .expect("reload");
+    // What a host sees: alpha's new tool, published without anyone asking again.
+    within("alpha's new tool to be published", TEST_DEADLINE, async {
+        while runtime.snapshot().tool("alpha__extra_1").is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn reload_revives_a_server_the_breaker_stopped() {
+    let mark = marker("revive");
+    let dir = std::env::temp_dir().join(&mark);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    // The entry's command is a link: first to a program that fails at once, later to the
+    // fixture. The definition stays the same throughout.
+    let link = dir.join("server");
+    std::os::unix::fs::symlink("/bin/false", &link).expect("link");
+    let mut entry = fixture_entry("alpha", &mark, &[]);
+    if let switchboard_config::TransportEntry::Stdio { command, .. } = &mut entry.transport {
+        *command = link.display().to_string();
+    }
+    let runtime = Runtime::new(options(vec![entry]));
+    enabled(&runtime).await;
+    wait_state(&runtime, "alpha", "broken", |s| {
+        matches!(s, ServerState::Broken { .. })
+    })
+    .await;
+    std::fs::remove_file(&link).expect("unlink");
+    std::os::unix::fs::symlink(switchboard_testkit::locate::fixture_bin(), &link).expect("link");
+    let report = within("reload", Duration::from_secs(30), runtime.reload())
+        .await
+        .expect("reload");
+    assert_eq!(report.restarted, vec!["alpha".to_owned()], "{report:?}");
+    within("alpha's tools", TEST_DEADLINE, async {
+        while runtime.snapshot().tool("alpha__echo").is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+    let _ = std::fs::remove_dir_all(&dir);
 }

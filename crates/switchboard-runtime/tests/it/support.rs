@@ -151,3 +151,37 @@ pub(crate) async fn wait_state(
     })
     .await;
 }
+
+/// Starts a long `slow` call (20 s, progress every 100 ms) on `tool` and returns once its
+/// first progress arrived, so the call is in flight at the server.
+pub(crate) async fn started_slow_call(
+    runtime: &Runtime,
+    tool: &str,
+) -> tokio::task::JoinHandle<switchboard_runtime::ToolOutput> {
+    use switchboard_runtime::Tool as _;
+    let slow = runtime
+        .snapshot()
+        .tool(tool)
+        .expect("the slow tool")
+        .clone();
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(16);
+    let context = switchboard_runtime::ToolContext {
+        progress: Some(progress_tx),
+        ..switchboard_runtime::ToolContext::default()
+    };
+    let call = tokio::spawn(async move {
+        slow.call(
+            serde_json::json!({"duration_ms": 20000, "steps": 200}),
+            context,
+        )
+        .await
+    });
+    within(
+        "the slow call's first progress",
+        TEST_DEADLINE,
+        progress_rx.recv(),
+    )
+    .await
+    .expect("progress");
+    call
+}

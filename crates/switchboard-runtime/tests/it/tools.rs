@@ -358,3 +358,55 @@ async fn hosts_get_prompts_and_read_resources_by_server() {
     runtime.dispose().await;
     no_processes_with(&mark).await;
 }
+
+#[tokio::test]
+async fn an_error_output_is_bounded_like_a_result() {
+    let mark = marker("bound-error");
+    let mut runtime_options = options(vec![fixture_entry(
+        "alpha",
+        &mark,
+        &["--mode", "huge-result"],
+    )]);
+    runtime_options.output_limit = OutputLimit {
+        max_bytes: 10 * 1024,
+        spill_dir: None,
+    };
+    let runtime = Runtime::new(runtime_options);
+    enabled(&runtime).await;
+    // The server's JSON-RPC error carries a 256 KiB message.
+    let output = runtime
+        .snapshot()
+        .tool("alpha__fail")
+        .expect("tool")
+        .call(json!({}), ToolContext::default())
+        .await;
+    assert!(output.is_error);
+    assert!(output.size() <= 11 * 1024, "{} bytes", output.size());
+    let truncation = output.truncation.clone().expect("cut, and said so");
+    assert!(truncation.original_bytes > 256 * 1024, "{truncation:?}");
+    assert!(output.text_content().starts_with("MCP error: "));
+    runtime.dispose().await;
+}
+
+#[tokio::test]
+async fn a_call_in_flight_at_disable_says_mcp_was_disabled() {
+    let mark = marker("disable-msg");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    let call = started_slow_call(&runtime, "alpha__slow").await;
+    within("disable", TEST_DEADLINE, runtime.disable())
+        .await
+        .expect("disabled");
+    let output = within("the call at disable", TEST_DEADLINE, call)
+        .await
+        .expect("join");
+    assert!(output.is_error);
+    let text = output.text_content();
+    assert!(
+        text.contains("MCP was disabled while the call was in flight")
+            && !text.contains("restarted"),
+        "{text}"
+    );
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}

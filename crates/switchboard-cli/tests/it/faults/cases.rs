@@ -3186,7 +3186,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (660 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (826 bytes)
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32005,"message":"server `s`: the server process exited (exit status: 3)\n--- last stderr output ---\nfixture: crashing on purpose\nThe server is being restarted; the request was not retried because it may have had effects.","data":{"server":"s"}}}
                 {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"still here"}]}}
                 --- stderr
@@ -3222,7 +3222,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
@@ -3257,7 +3257,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{}}
                 {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"not a JSON-RPC request: non-JSON text on the protocol channel (16 bytes): this is not json"}}
                 --- stderr
@@ -3289,7 +3289,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method `no/such/method` is not offered by this server"}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
@@ -3320,7 +3320,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
@@ -3351,7 +3351,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
@@ -3382,7 +3382,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
@@ -3420,7 +3420,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown tool `s__schema_recursive_ref`: this gateway has 12 tools (tools/list shows them)"}}
                 {"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unknown tool `s__schema_network_ref`: this gateway has 12 tools (tools/list shows them)"}}
                 {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"schema_deep_anyof called"}]}}
@@ -3456,7 +3456,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32006,"message":"server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {\"jsonrpc\":\"2.0\",\"id\":<id>,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]},\"error\":{\"code\":-32000,\"message\":\"also failed\"}}; the server is broken: rep… (406 bytes)
                 {"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"failed with a lot of data","data":"ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd… (2097248 bytes)
                 {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"red\u001b[31m title\u001b]0;owned\u0007 bidi\u{202e}txet\u{202c} zero\u{200b}width c1\u{9b}2J"}]}}
@@ -3496,7 +3496,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (660 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (826 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5},"_meta":{"fixture.switchboard.test/tool":"add"}}}
                 {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"this tool always fails"}],"isError":true}}
                 {"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow","data":{"server":"s","waitedMs":2000}}}
@@ -4435,7 +4435,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
@@ -4501,7 +4501,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
@@ -4535,7 +4535,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
@@ -4566,7 +4566,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
                 {"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
                 {"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"cancelled unfinished: the client closed its input and this request did not finish within the 5s close grace"}}
@@ -4636,7 +4636,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"not a JSON-RPC request: not a JSON-RPC message: `method` is not a string (35 bytes): {\"jsonrpc\":\"2.0\",\"id\":<id>,\"method\":5}"}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
@@ -4764,7 +4764,7 @@ pub(crate) static CASES: &[Case] = &[
             transcript: Some(expect![[r###"
                 exit 0
                 --- stdout
-                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (610 bytes)
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
