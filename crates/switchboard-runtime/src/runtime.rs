@@ -79,6 +79,21 @@ pub enum RuntimeError {
     /// The runtime was disposed.
     #[error("the MCP runtime was disposed with its session")]
     Disposed,
+    /// Restart needs MCP to be on.
+    #[error("restart is only available while MCP is enabled; enable it first")]
+    RestartWhileDisabled,
+    /// No server of that name runs (it is not configured, or not since the last enable or
+    /// reload).
+    #[error("no MCP server named `{0}` is configured; reload after adding it")]
+    UnknownServer(String),
+    /// The server may not start (disabled in the configuration, or not trusted).
+    #[error("MCP server `{name}` is not started: {reason}")]
+    NotStartable {
+        /// The server.
+        name: String,
+        /// Why it may not start.
+        reason: String,
+    },
 }
 
 /// Why a request the host sends to one server ([`Runtime::call_tool_raw`],
@@ -345,6 +360,71 @@ impl Runtime {
             return Err(RuntimeError::ReloadWhileDisabled);
         }
         Ok(self.inner.reload(&mut control).await)
+    }
+
+    /// Stops server `name` and starts it again from the definition it runs with (a server
+    /// the breaker stopped too), then publishes; the other servers are untouched. Returns
+    /// its state once it settled (ready, or why not), as the startup report shows it.
+    pub async fn restart(&self, name: &str) -> Result<ServerOutcome, RuntimeError> {
+        let mut control = self.inner.control.lock().await;
+        if self.inner.disposed.load(Ordering::SeqCst) {
+            return Err(RuntimeError::Disposed);
+        }
+        if !self.inner.enabled.load(Ordering::SeqCst) {
+            return Err(RuntimeError::RestartWhileDisabled);
+        }
+        let Some(signals) = control.signals.clone() else {
+            return Err(RuntimeError::RestartWhileDisabled);
+        };
+        let Some(old) = control.servers.get(name) else {
+            return Err(RuntimeError::UnknownServer(name.to_owned()));
+        };
+        if let ServerState::Disabled { reason } = &*old.shared.state.borrow() {
+            return Err(RuntimeError::NotStartable {
+                name: name.to_owned(),
+                reason: reason.clone(),
+            });
+        }
+        let Some(old) = control.servers.remove(name) else {
+            return Err(RuntimeError::UnknownServer(name.to_owned()));
+        };
+        let entry = old.entry.clone();
+        // The old process goes first: a server may hold what its successor needs (a lock,
+        // a port).
+        old.stop().await;
+        let options = self.inner.options();
+        let fresh = Supervisor::start(
+            entry,
+            options.policy.clone(),
+            Links {
+                signals,
+                notices: self.inner.notices.clone(),
+            },
+        );
+        let shared = fresh.shared.clone();
+        control.servers.insert(name.to_owned(), fresh);
+        let roster: Vec<(String, Arc<ServerShared>)> = lock(&self.inner.roster)
+            .iter()
+            .map(|(server, current)| {
+                let current = if server == name {
+                    shared.clone()
+                } else {
+                    current.clone()
+                };
+                (server.clone(), current)
+            })
+            .collect();
+        self.inner.set_roster(roster);
+        settle(vec![shared], settle_deadline(&options)).await;
+        let version = self.inner.publish(true);
+        self.inner.record(LifecycleEvent::Republished { version });
+        let outcome = self
+            .inner
+            .outcomes()
+            .into_iter()
+            .find(|outcome| outcome.name == name)
+            .ok_or_else(|| RuntimeError::UnknownServer(name.to_owned()))?;
+        Ok(outcome)
     }
 
     /// Replaces where definitions come from (read by the next enable or reload).

@@ -599,3 +599,51 @@ async fn reload_revives_a_server_the_breaker_stopped() {
     no_processes_with(&mark).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn restart_starts_one_server_again_and_leaves_the_others() {
+    let mark = marker("restart");
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("alpha", &mark, &[]),
+        fixture_entry("beta", &mark, &[]),
+    ]));
+    enabled(&runtime).await;
+    let pid_of = |name: &str| {
+        runtime
+            .servers()
+            .into_iter()
+            .find(|server| server.name == name)
+            .and_then(|server| server.pid)
+    };
+    let (alpha_before, beta_before) = (
+        pid_of("alpha").expect("alpha"),
+        pid_of("beta").expect("beta"),
+    );
+    let outcome = within("restart", Duration::from_secs(30), runtime.restart("alpha"))
+        .await
+        .expect("restarted");
+    assert_eq!(outcome.state, ServerState::Ready, "{outcome:?}");
+    let alpha_after = pid_of("alpha").expect("alpha runs again");
+    assert_ne!(alpha_after, alpha_before, "a new process");
+    assert_eq!(pid_of("beta"), Some(beta_before), "beta untouched");
+    // The old process is gone, as a host sees it; the tools are published again.
+    within("the old alpha to exit", TEST_DEADLINE, async {
+        while !switchboard_wire::proc::group_members(alpha_before).is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(runtime.snapshot().tool("alpha__echo").is_some());
+    expect!["no MCP server named `gamma` is configured; reload after adding it"].assert_eq(
+        &runtime
+            .restart("gamma")
+            .await
+            .expect_err("unknown")
+            .to_string(),
+    );
+    runtime.disable().await.expect("disabled");
+    expect!["restart is only available while MCP is enabled; enable it first"]
+        .assert_eq(&runtime.restart("alpha").await.expect_err("off").to_string());
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
