@@ -328,7 +328,8 @@ impl RequestStream {
     }
 
     /// Sends the answer after what the handler said before it; a resumable stream whose
-    /// client is not attached waits (at most [`REPLAY_KEEP`]) for it to come back.
+    /// client is not attached waits (at most [`REPLAY_KEEP`], and not past the session's
+    /// end or the server's drain) for it to come back.
     async fn finish(&mut self, answer: Answer) {
         while let Ok(notification) = self.notifications.try_recv() {
             if !self.out.notification(&notification).await {
@@ -361,7 +362,8 @@ impl RequestStream {
             () = waiting => {}
             () = tokio::time::sleep(REPLAY_KEEP) => {}
             () = ended.cancelled() => {}
-            () = self.shared.hard_stop.cancelled() => {}
+            // Draining: no GET is served any more, so nobody can come back for it.
+            () = self.shared.drain.cancelled() => {}
         }
     }
 }
