@@ -8,6 +8,10 @@ use super::*;
 /// one beyond them is refused at once, so a server that floods them grows nothing.
 pub(crate) const MAX_PENDING_HOST_ANSWERS: usize = 16;
 
+/// The longest the host gets to answer one of the server's requests (an elicitation waits on
+/// a person, so it is generous); after it the server gets an error saying so.
+pub(crate) const HOST_ANSWER_DEADLINE: Duration = Duration::from_secs(600);
+
 // ---------------------------------------------------------------------------------------
 // Inbound dispatch
 
@@ -94,7 +98,16 @@ pub(super) async fn handle_inbound(
                     let connection = state.connection.clone();
                     let events = state.events.clone();
                     handler_tasks.spawn(async move {
-                        let outcome = future.await;
+                        let outcome = tokio::time::timeout(HOST_ANSWER_DEADLINE, future)
+                            .await
+                            .unwrap_or_else(|_| {
+                                Err(ErrorObject::new(
+                                    codes::INTERNAL_ERROR,
+                                    format!(
+                                        "the client did not answer within {HOST_ANSWER_DEADLINE:?}"
+                                    ),
+                                ))
+                            });
                         let refused = outcome.is_err();
                         let _ = connection.respond(&request.id, outcome.as_ref()).await;
                         let _ = events.send(SessionEvent::ServerRequest {
