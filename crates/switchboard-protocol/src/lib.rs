@@ -8,11 +8,13 @@
 
 mod call_result;
 mod list_page;
+mod log_level;
 pub mod methods;
 mod types;
 mod version;
 
 pub use list_page::{ListPage, NextCursor, PageEntries};
+pub use log_level::LogLevel;
 pub use types::*;
 pub use version::*;
 

@@ -1,19 +1,26 @@
 //! An example agent host: two built-in tools and the runtime's MCP tools in one registry.
 //!
-//! It goes through enable → call a bridged tool → a child task calls the same tool → reload
-//! with a changed config → disable → shutdown, printing one JSON line per step: the step,
-//! the published tool names, the snapshot version, and how many server processes the
-//! runtime owns. Run it with `cargo run -p switchboard-runtime --example agent_host`.
+//! It goes through enable → call a bridged tool → a child task calls the same tool → ask a
+//! server for its log messages → subscribe to a resource and hear it change → restart one
+//! server → reload with a changed config → disable → shutdown, printing one JSON line per
+//! step: the step, the published tool names, the snapshot version, how many server
+//! processes the runtime owns, and what the host heard from the runtime since the last
+//! step (server states with their reasons, publications that changed a server's lists or
+//! instructions, the servers' log messages and resource updates). Run it with
+//! `cargo run -p switchboard-runtime --example agent_host`.
 
 #![allow(clippy::print_stdout)]
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_runtime::sources::{ConfigScopes, ServerSource};
 use switchboard_runtime::{
-    ChildAccess, Runtime, RuntimeOptions, Tool, ToolContext, ToolFuture, ToolOutput,
+    ChildAccess, LogLevel, NoticeKind, Runtime, RuntimeOptions, ServerNotice, Tool, ToolContext,
+    ToolFuture, ToolOutput,
 };
+use tokio::sync::broadcast;
 
 /// A built-in tool: the host's own, behind the same boundary as bridged ones.
 struct Clock;
@@ -70,7 +77,72 @@ fn registry(builtins: &[Arc<dyn Tool>], runtime: &Runtime) -> Vec<Arc<dyn Tool>>
     tools
 }
 
-fn step(name: &str, runtime: &Runtime, builtins: &[Arc<dyn Tool>], extra: Value) {
+/// What the host heard from the runtime and has not shown yet, one line per notice.
+#[derive(Clone, Default)]
+struct Heard(Arc<Mutex<Vec<String>>>);
+
+impl Heard {
+    /// Follows the runtime's notices until the feed closes (the task's owner, `main`,
+    /// aborts it at the end).
+    fn follow(
+        &self,
+        mut notices: broadcast::Receiver<ServerNotice>,
+    ) -> tokio::task::JoinHandle<()> {
+        let heard = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let line = match notices.recv().await {
+                    // Debug quoting escapes whatever control characters a server wrote.
+                    Ok(notice) => format!("{}: {:?}", notice.server, notice.kind),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        format!("(missed {missed} notices)")
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                heard.lock().push(line);
+            }
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Everything heard since the last call.
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    /// Waits (at most 5 s) until a notice `pick` accepts arrives.
+    async fn wait_for(
+        &self,
+        mut notices: broadcast::Receiver<ServerNotice>,
+        pick: impl Fn(&NoticeKind) -> bool,
+    ) {
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            while let Ok(notice) = notices.recv().await {
+                if pick(&notice.kind) {
+                    return;
+                }
+            }
+        })
+        .await;
+        // Let the follower take it in too.
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn step(
+    name: &str,
+    runtime: &Runtime,
+    builtins: &[Arc<dyn Tool>],
+    heard: &Heard,
+    extra: Value,
+) {
+    // The follower runs on this thread: let it take in what was sent so far.
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
     let names: Vec<String> = registry(builtins, runtime)
         .iter()
         .map(|t| t.name().to_owned())
@@ -80,6 +152,7 @@ fn step(name: &str, runtime: &Runtime, builtins: &[Arc<dyn Tool>], extra: Value)
         "tools": names,
         "snapshot_version": runtime.snapshot().version,
         "live_server_processes": runtime.live_processes(),
+        "heard": heard.take(),
     });
     if let (Value::Object(line), Value::Object(extra)) = (&mut line, extra) {
         line.extend(extra);
@@ -89,7 +162,7 @@ fn step(name: &str, runtime: &Runtime, builtins: &[Arc<dyn Tool>], extra: Value)
 
 fn write_config(path: &std::path::Path, fixture: &str, second_era: &str) -> std::io::Result<()> {
     let config = json!({"mcpServers": {
-        "notes": {"command": fixture, "args": ["--name", "notes"]},
+        "notes": {"command": fixture, "args": ["--name", "notes", "--logging"]},
         "calc": {"command": fixture, "args": ["--name", "calc", "--era", second_era]},
     }});
     std::fs::write(
@@ -118,15 +191,19 @@ async fn main() -> anyhow::Result<()> {
         user_dir: None,
     };
     let runtime = Runtime::new(RuntimeOptions::new(ServerSource::Files(scopes)));
-    step("created", &runtime, &builtins, json!({}));
+    let heard = Heard::default();
+    let follower = heard.follow(runtime.notices());
+    step("created", &runtime, &builtins, &heard, json!({})).await;
 
     let report = runtime.enable().await?;
     step(
         "enable",
         &runtime,
         &builtins,
+        &heard,
         json!({"servers": report.servers.iter().map(|s| json!({"name": s.name, "state": s.state.to_string()})).collect::<Vec<_>>()}),
-    );
+    )
+    .await;
 
     let echo = runtime
         .snapshot()
@@ -143,8 +220,10 @@ async fn main() -> anyhow::Result<()> {
         "call",
         &runtime,
         &builtins,
+        &heard,
         json!({"result": output.text_content(), "is_error": output.is_error}),
-    );
+    )
+    .await;
 
     let child = runtime.child(ChildAccess::ParentServers);
     let proxy = child
@@ -160,8 +239,58 @@ async fn main() -> anyhow::Result<()> {
         "child_call",
         &runtime,
         &builtins,
+        &heard,
         json!({"result": output.text_content(), "child_tools": child.tools().len()}),
-    );
+    )
+    .await;
+
+    // Log messages at `notice` and above; the choice is applied again if `notes` restarts.
+    let level_set = runtime.set_log_level("notes", LogLevel::Notice).await?;
+    let logged = runtime.notices();
+    echo.call(json!({"text": "now with logs"}), ToolContext::default())
+        .await;
+    heard
+        .wait_for(logged, |kind| matches!(kind, NoticeKind::Log { .. }))
+        .await;
+    step(
+        "log_level",
+        &runtime,
+        &builtins,
+        &heard,
+        json!({"level_set": format!("{level_set:?}")}),
+    )
+    .await;
+
+    // A resource subscription: reading it makes the fixture announce an update.
+    let subscribed = runtime
+        .subscribe_resource("notes", "fixture://readme")
+        .await?;
+    let updates = runtime.notices();
+    runtime.read_resource("notes", "fixture://readme").await?;
+    heard
+        .wait_for(updates, |kind| {
+            matches!(kind, NoticeKind::ResourceUpdated { .. })
+        })
+        .await;
+    step(
+        "subscribe",
+        &runtime,
+        &builtins,
+        &heard,
+        json!({"subscribed": subscribed}),
+    )
+    .await;
+
+    // One server restarted from its definition; the other keeps its connection.
+    let restarted = runtime.restart("calc").await?;
+    step(
+        "restart",
+        &runtime,
+        &builtins,
+        &heard,
+        json!({"calc": restarted.state.to_string()}),
+    )
+    .await;
 
     write_config(&config, &fixture, "modern")?;
     let reload = runtime.reload().await?;
@@ -169,19 +298,24 @@ async fn main() -> anyhow::Result<()> {
         "reload",
         &runtime,
         &builtins,
+        &heard,
         json!({"kept": reload.kept, "restarted": reload.restarted, "added": reload.added, "removed": reload.removed}),
-    );
+    )
+    .await;
 
     runtime.disable().await?;
     step(
         "disable",
         &runtime,
         &builtins,
+        &heard,
         json!({"child_tools": child.tools().len()}),
-    );
+    )
+    .await;
 
     runtime.dispose().await;
-    step("shutdown", &runtime, &builtins, json!({}));
+    step("shutdown", &runtime, &builtins, &heard, json!({})).await;
+    follower.abort();
     let _ = std::fs::remove_dir_all(dir);
     Ok(())
 }

@@ -10,6 +10,7 @@
 pub mod connect;
 pub mod guards;
 pub mod naming;
+mod notice;
 pub mod output;
 mod runtime;
 pub mod schema;
@@ -20,17 +21,19 @@ mod state_file;
 pub mod tool;
 
 pub use guards::{Finding, FindingKind, LockPolicy, ToolLock};
+pub use notice::{ListKind, NOTICE_TEXT_LIMIT, NoticeKind, ServerNotice};
 pub use output::{OutputLimit, ToolOutput, Truncation};
 pub use runtime::{
     ChildAccess, ChildRuntime, ClientRequest, LifecycleEvent, ProxyTool, ReloadReport, Runtime,
     RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
 };
 pub use server::{
-    AuthorizerFor, Authorizers, Capabilities, HostHandler, NoticeKind, RestartPolicy, ServerNotice,
-    ServerPolicy, ServerState,
+    AuthorizerFor, Authorizers, Capabilities, HostHandler, RestartPolicy, ServerPolicy, ServerState,
 };
 pub use snapshot::{BridgedTool, FromServer, Snapshot};
 pub use state_file::{ApproveError, StateFileError, StateFileKind, StateFileProblem, TrustError};
+pub use switchboard_protocol::LogLevel;
+pub use switchboard_session::LevelSet;
 /// A host owns its servers' descendants, including those that daemonise, by holding the
 /// guard of [`adopt_orphans`] in its `main` (see [`switchboard_wire::orphans`]). Without
 /// it, stopping a server still kills every descendant that kept its marker.

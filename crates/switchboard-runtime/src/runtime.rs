@@ -23,9 +23,10 @@ use tokio::task::JoinHandle;
 
 use crate::guards::{LockPolicy, ToolLock};
 use crate::naming::Naming;
+use crate::notice::{ListKind, NoticeKind, ServerNotice};
 use crate::output::{OutputLimit, ToolOutput};
 use crate::server::{
-    Links, ServerNotice, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
+    Capabilities, Links, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
 };
 use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
 use crate::sources::{self, ConfiguredServer, ServerSource, TrustStore};
@@ -79,6 +80,13 @@ pub enum RuntimeError {
     /// The runtime was disposed.
     #[error("the MCP runtime was disposed with its session")]
     Disposed,
+    /// A disable arrived before this enable finished: the connections in progress were
+    /// cancelled and nothing runs.
+    #[error("MCP was disabled before enabling finished; nothing was started")]
+    EnableSuperseded,
+    /// An enable arrived before this disable finished: MCP is on again.
+    #[error("MCP was enabled again before disabling finished; it is on")]
+    DisableSuperseded,
     /// Restart needs MCP to be on.
     #[error("restart is only available while MCP is enabled; enable it first")]
     RestartWhileDisabled,
@@ -168,6 +176,10 @@ pub struct StartupReport {
     pub servers: Vec<ServerOutcome>,
     /// Definitions that could not be used (server name, problem).
     pub config_problems: Vec<(Option<String>, String)>,
+    /// What the published snapshot found worth a person's attention: instructions or tool
+    /// descriptions that read like orders to the model or hide characters, schemas left
+    /// out, tools changed since approval, listing problems.
+    pub warnings: Vec<crate::Finding>,
     /// The snapshot version published.
     pub version: u64,
 }
@@ -192,6 +204,9 @@ impl fmt::Display for StartupReport {
         }
         for (name, problem) in &self.config_problems {
             writeln!(f, "{}: {problem}", name.as_deref().unwrap_or("config"))?;
+        }
+        for warning in &self.warnings {
+            writeln!(f, "warning: {warning}")?;
         }
         Ok(())
     }
@@ -275,7 +290,8 @@ struct RuntimeInner {
     /// Serialises transitions; holds the running servers.
     control: tokio::sync::Mutex<Control>,
     /// The state callers want; read again after each transition step (latest wins).
-    desired: Mutex<bool>,
+    /// (A watch, so that a start in progress sees a disable arrive and cuts itself short.)
+    desired: watch::Sender<bool>,
     disposed: AtomicBool,
     enabled: AtomicBool,
     snapshot: watch::Sender<Arc<Snapshot>>,
@@ -287,8 +303,12 @@ struct RuntimeInner {
     child_access: AtomicBool,
     journal: Mutex<VecDeque<LifecycleEvent>>,
     tool_lock: Mutex<Option<ToolLock>>,
-    /// Servers' log messages and resource updates, for hosts that pass them on.
+    /// What servers say and do, for hosts that pass it on ([`Runtime::notices`]).
     notices: broadcast::Sender<ServerNotice>,
+    /// The log level the host chose per server, applied again after every reconnect.
+    log_levels: Arc<Mutex<HashMap<String, switchboard_protocol::LogLevel>>>,
+    /// What the last publication carried of each server, to tell hosts what changed.
+    published: Mutex<BTreeMap<String, PublishedServer>>,
     /// The listen streams that follow one resource of a 2026-07-28 server each, by
     /// (server, URI) ([`Runtime::subscribe_resource`]).
     resource_streams: Mutex<HashMap<(String, String), switchboard_wire::PendingCall>>,
@@ -321,7 +341,7 @@ impl Runtime {
             inner: Arc::new(RuntimeInner {
                 options: Mutex::new(options),
                 control: tokio::sync::Mutex::new(Control::default()),
-                desired: Mutex::new(false),
+                desired: watch::channel(false).0,
                 disposed: AtomicBool::new(false),
                 enabled: AtomicBool::new(false),
                 snapshot: watch::channel(Arc::new(Snapshot::default())).0,
@@ -333,6 +353,8 @@ impl Runtime {
                 journal: Mutex::new(VecDeque::new()),
                 tool_lock: Mutex::new(None),
                 notices: broadcast::channel(NOTICE_BUFFER).0,
+                log_levels: Arc::default(),
+                published: Mutex::new(BTreeMap::new()),
                 resource_streams: Mutex::new(HashMap::new()),
             }),
         }
@@ -340,12 +362,16 @@ impl Runtime {
 
     /// Turns MCP on: reads the configuration, starts every enabled, trusted server in
     /// parallel (each within its connect deadline), then publishes one snapshot. Returns the
-    /// startup report (the current one if already enabled).
+    /// startup report (the current one if already enabled). A disable (or dispose) that
+    /// arrives while servers are still connecting cuts it short: the connects are cancelled
+    /// at once, nothing is published, and this returns [`RuntimeError::EnableSuperseded`].
     pub async fn enable(&self) -> Result<StartupReport, RuntimeError> {
         self.transition(true).await
     }
 
-    /// Turns MCP off: unpublish, withdraw children's access, then close every server.
+    /// Turns MCP off: unpublish, withdraw children's access, then close every server (an
+    /// enable in progress is cut short). [`RuntimeError::DisableSuperseded`] when an enable
+    /// arrived before it finished and MCP is on again.
     pub async fn disable(&self) -> Result<(), RuntimeError> {
         self.transition(false).await.map(|_| ())
     }
@@ -393,14 +419,7 @@ impl Runtime {
         // a port).
         old.stop().await;
         let options = self.inner.options();
-        let fresh = Supervisor::start(
-            entry,
-            options.policy.clone(),
-            Links {
-                signals,
-                notices: self.inner.notices.clone(),
-            },
-        );
+        let fresh = Supervisor::start(entry, options.policy.clone(), self.inner.links(signals));
         let shared = fresh.shared.clone();
         control.servers.insert(name.to_owned(), fresh);
         let roster: Vec<(String, Arc<ServerShared>)> = lock(&self.inner.roster)
@@ -434,9 +453,10 @@ impl Runtime {
 
     /// Stops everything for good (as disable), then refuses further requests. Idempotent.
     pub async fn dispose(&self) {
+        // Said before waiting: an enable in progress cuts itself short.
+        self.inner.desired.send_replace(false);
         let mut control = self.inner.control.lock().await;
         self.inner.disposed.store(true, Ordering::SeqCst);
-        *lock(&self.inner.desired) = false;
         if self.inner.enabled.load(Ordering::SeqCst) {
             self.inner.stop(&mut control).await;
         }
@@ -574,10 +594,28 @@ impl Runtime {
             .and_then(|session| session.negotiated().server_info.clone())
     }
 
-    /// The servers' log messages and updates of subscribed resources, as they come (a host
-    /// that lags more than 256 behind is told how many it missed).
+    /// What the servers say and do, as it happens: their log messages, updates of
+    /// subscribed resources and other notifications; each server's state changes (ready,
+    /// failed and retrying, stopped by the breaker, with the reason); and which snapshot
+    /// version first carries a server's changed lists or instructions. Every notice is
+    /// bounded ([`NOTICE_TEXT_LIMIT`](crate::NOTICE_TEXT_LIMIT)); a host that lags more
+    /// than 256 behind is told how many it missed (`RecvError::Lagged`).
     pub fn notices(&self) -> broadcast::Receiver<ServerNotice> {
         self.inner.notices.subscribe()
+    }
+
+    /// Asks `server` for log messages at `level` and above (they arrive as
+    /// [`NoticeKind::Log`]): `logging/setLevel` to a legacy server, the level with every
+    /// request to a 2026-07-28 one. The choice is kept and applied again whenever the
+    /// server reconnects or restarts.
+    pub async fn set_log_level(
+        &self,
+        server: &str,
+        level: switchboard_protocol::LogLevel,
+    ) -> Result<switchboard_session::LevelSet, ServerRequestError> {
+        let session = self.ready_session(server).await?;
+        lock(&self.inner.log_levels).insert(server.to_owned(), level);
+        Ok(session.set_log_level(level).await?)
     }
 
     /// Subscribes to updates of `uri` on `server`; the updates arrive as [`ServerNotice`]s.
@@ -770,16 +808,20 @@ impl Runtime {
     }
 
     async fn transition(&self, want: bool) -> Result<StartupReport, RuntimeError> {
-        *lock(&self.inner.desired) = want;
+        self.inner.desired.send_replace(want);
         let mut control = self.inner.control.lock().await;
         loop {
             if self.inner.disposed.load(Ordering::SeqCst) {
                 return Err(RuntimeError::Disposed);
             }
-            let desired = *lock(&self.inner.desired);
+            let desired = *self.inner.desired.borrow();
             let enabled = self.inner.enabled.load(Ordering::SeqCst);
             if desired == enabled {
-                return Ok(control.report.clone());
+                return match (want, enabled) {
+                    (true, false) => Err(RuntimeError::EnableSuperseded),
+                    (false, true) => Err(RuntimeError::DisableSuperseded),
+                    _ => Ok(control.report.clone()),
+                };
             }
             if desired {
                 self.inner.start(&mut control).await;
@@ -802,6 +844,15 @@ impl RuntimeInner {
 
     fn options(&self) -> RuntimeOptions {
         lock(&self.options).clone()
+    }
+
+    /// What a supervisor reports to and reads from.
+    fn links(&self, signals: mpsc::UnboundedSender<ServerSignal>) -> Links {
+        Links {
+            signals,
+            notices: self.notices.clone(),
+            log_levels: self.log_levels.clone(),
+        }
     }
 
     /// Loads definitions and decides, per server, whether it may start.
@@ -857,10 +908,7 @@ impl RuntimeInner {
                 None => Supervisor::start(
                     server.entry.clone(),
                     options.policy.clone(),
-                    Links {
-                        signals: signals_tx.clone(),
-                        notices: self.notices.clone(),
-                    },
+                    self.links(signals_tx.clone()),
                 ),
             };
             order.push((server.entry.name.clone(), supervisor.shared.clone()));
@@ -868,11 +916,23 @@ impl RuntimeInner {
                 .servers
                 .insert(server.entry.name.clone(), supervisor);
         }
-        settle(
+        let settled = settle(
             order.iter().map(|(_, s)| s.clone()).collect(),
             settle_deadline(&options),
-        )
-        .await;
+        );
+        let mut desired = self.desired.subscribe();
+        let superseded = tokio::select! {
+            () = settled => false,
+            _ = desired.wait_for(|want| !*want) => true,
+        };
+        if superseded {
+            // Nothing was published: stopping the supervisors cancels their connects.
+            control.signals = None;
+            let servers: Vec<Supervisor> =
+                std::mem::take(&mut control.servers).into_values().collect();
+            stop_all(servers).await;
+            return;
+        }
         self.set_roster(order);
         self.enabled.store(true, Ordering::SeqCst);
         self.child_access.store(true, Ordering::SeqCst);
@@ -881,6 +941,7 @@ impl RuntimeInner {
         control.report = StartupReport {
             servers: self.outcomes(),
             config_problems: problems,
+            warnings: self.snapshot.borrow().findings.clone(),
             version,
         };
         // Signals sent while starting are reflected in the snapshot just published.
@@ -957,10 +1018,7 @@ impl RuntimeInner {
                         None => Supervisor::start(
                             server.entry.clone(),
                             options.policy.clone(),
-                            Links {
-                                signals: signals.clone(),
-                                notices: self.notices.clone(),
-                            },
+                            self.links(signals.clone()),
                         ),
                     };
                     starting.push(fresh.shared.clone());
@@ -984,6 +1042,7 @@ impl RuntimeInner {
         control.report = StartupReport {
             servers: self.outcomes(),
             config_problems: problems,
+            warnings: self.snapshot.borrow().findings.clone(),
             version,
         };
         report.startup = control.report.clone();
@@ -998,7 +1057,7 @@ impl RuntimeInner {
     /// Builds and swaps in a new snapshot; returns its version.
     fn publish(&self, enabled: bool) -> u64 {
         let options = self.options();
-        let servers = if enabled {
+        let servers: Vec<snapshot::ServerInput> = if enabled {
             lock(&self.roster)
                 .iter()
                 .filter_map(|(name, shared)| {
@@ -1013,6 +1072,16 @@ impl RuntimeInner {
         } else {
             Vec::new()
         };
+        let carried: BTreeMap<String, PublishedServer> = servers
+            .iter()
+            .map(|server| {
+                let published = PublishedServer {
+                    capabilities: server.capabilities.clone(),
+                    tool_filter: server.tool_filter.clone(),
+                };
+                (server.name.clone(), published)
+            })
+            .collect();
         let tool_lock = lock(&self.tool_lock).clone();
         let version = self.version.fetch_add(1, Ordering::SeqCst) + 1;
         let snapshot = snapshot::build(SnapshotInput {
@@ -1026,7 +1095,39 @@ impl RuntimeInner {
             naming: options.naming,
         });
         self.snapshot.send_replace(Arc::new(snapshot));
+        let before = std::mem::replace(&mut *lock(&self.published), carried.clone());
+        self.tell_changes(version, &before, &carried);
         version
+    }
+
+    /// Tells hosts which servers' lists and instructions the publication of `version`
+    /// changed.
+    fn tell_changes(
+        &self,
+        version: u64,
+        before: &BTreeMap<String, PublishedServer>,
+        after: &BTreeMap<String, PublishedServer>,
+    ) {
+        let names: std::collections::BTreeSet<&String> =
+            before.keys().chain(after.keys()).collect();
+        for name in names {
+            let (old, new) = (before.get(name), after.get(name));
+            let lists = PublishedServer::changed_lists(old, new);
+            let tell = |kind| {
+                let _ = self.notices.send(ServerNotice {
+                    server: name.clone(),
+                    kind,
+                });
+            };
+            if !lists.is_empty() {
+                tell(NoticeKind::ListsChanged { version, lists });
+            }
+            let instructions =
+                |p: Option<&PublishedServer>| p.and_then(|p| p.capabilities.instructions.clone());
+            if instructions(old) != instructions(new) {
+                tell(NoticeKind::InstructionsChanged { version });
+            }
+        }
     }
 
     fn outcomes(&self) -> Vec<ServerOutcome> {
@@ -1039,6 +1140,54 @@ impl RuntimeInner {
                 pid: shared.session().and_then(|s| s.pid()),
             })
             .collect()
+    }
+}
+
+/// What one publication carried of a server.
+#[derive(Clone)]
+struct PublishedServer {
+    capabilities: Arc<Capabilities>,
+    tool_filter: Arc<switchboard_config::ToolFilter>,
+}
+
+impl PublishedServer {
+    /// The tools a publication carried (those the filter lets through).
+    fn tools(published: Option<&PublishedServer>) -> Vec<&switchboard_protocol::Tool> {
+        published.map_or_else(Vec::new, |p| {
+            p.capabilities
+                .tools
+                .iter()
+                .filter(|t| p.tool_filter.allows(&t.name))
+                .collect()
+        })
+    }
+
+    /// The lists that differ between two publications of a server (absent: nothing
+    /// published).
+    fn changed_lists(
+        old: Option<&PublishedServer>,
+        new: Option<&PublishedServer>,
+    ) -> Vec<ListKind> {
+        if let (Some(old), Some(new)) = (old, new)
+            && Arc::ptr_eq(&old.capabilities, &new.capabilities)
+            && Arc::ptr_eq(&old.tool_filter, &new.tool_filter)
+        {
+            return Vec::new();
+        }
+        let empty = Capabilities::default();
+        let old_caps = old.map_or(&empty, |p| &*p.capabilities);
+        let new_caps = new.map_or(&empty, |p| &*p.capabilities);
+        let mut lists = Vec::new();
+        if PublishedServer::tools(old) != PublishedServer::tools(new) {
+            lists.push(ListKind::Tools);
+        }
+        if old_caps.prompts != new_caps.prompts {
+            lists.push(ListKind::Prompts);
+        }
+        if old_caps.resources != new_caps.resources || old_caps.templates != new_caps.templates {
+            lists.push(ListKind::Resources);
+        }
+        lists
     }
 }
 

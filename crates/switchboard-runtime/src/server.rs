@@ -7,15 +7,16 @@
 //! moves to `Failed` then `Backoff`; its last-known capabilities stay published while it
 //! reconnects, and are withdrawn when the breaker opens.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
 use switchboard_config::{ServerEntry, ToolFilter, TransportEntry};
 use switchboard_http::Authorizer;
-use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool as McpTool, methods};
+use switchboard_protocol::{
+    LogLevel, Prompt, Resource, ResourceTemplate, Tool as McpTool, methods,
+};
 use switchboard_session::{Session, SessionError, SessionEvent};
 use switchboard_wire::stdio::ShutdownGrace;
 use tokio::sync::{broadcast, mpsc, watch};
@@ -24,6 +25,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::connect::{ConnectOverrides, connect};
+use crate::notice::{NOTICE_TEXT_LIMIT, NoticeKind, ServerNotice, bounded_text};
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,62 +181,13 @@ pub struct Capabilities {
     pub problems: Vec<String>,
 }
 
-/// A server's notification a host may want to pass on: a log message, or an update of a
-/// resource it subscribed to ([`Runtime::notices`](crate::Runtime::notices)).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerNotice {
-    /// The server that sent it.
-    pub server: String,
-    /// What it said.
-    pub kind: NoticeKind,
-}
-
-/// What a [`ServerNotice`] says.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum NoticeKind {
-    /// `notifications/message`.
-    Log {
-        /// The level as the server named it (`debug` … `emergency`).
-        level: String,
-        /// The server's logger name, if any.
-        logger: Option<String>,
-        /// The message.
-        data: Value,
-    },
-    /// `notifications/resources/updated`.
-    ResourceUpdated {
-        /// The resource.
-        uri: String,
-    },
-}
-
-impl NoticeKind {
-    /// The notice a server notification carries, if it is one.
-    fn of(method: &str, params: Option<&Value>) -> Option<NoticeKind> {
-        let params = params?;
-        match method {
-            methods::LOG_MESSAGE => Some(NoticeKind::Log {
-                level: params.get("level")?.as_str()?.to_owned(),
-                logger: params
-                    .get("logger")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                data: params.get("data").cloned().unwrap_or(Value::Null),
-            }),
-            methods::RESOURCES_UPDATED => Some(NoticeKind::ResourceUpdated {
-                uri: params.get("uri")?.as_str()?.to_owned(),
-            }),
-            _ => None,
-        }
-    }
-}
-
-/// Where a supervisor reports: the runtime's republish signals and its notice feed.
+/// Where a supervisor reports (the runtime's republish signals and its notice feed) and
+/// what the host chose for every server (log levels, kept across reconnects).
 #[derive(Debug, Clone)]
 pub(crate) struct Links {
     pub(crate) signals: mpsc::UnboundedSender<ServerSignal>,
     pub(crate) notices: broadcast::Sender<ServerNotice>,
+    pub(crate) log_levels: Arc<Mutex<HashMap<String, LogLevel>>>,
 }
 
 /// Something the supervisor tells the runtime.
@@ -259,10 +212,16 @@ pub(crate) struct ServerShared {
     tool_filter: Mutex<Arc<ToolFilter>>,
     /// Successful connections so far (1 after the first start).
     pub(crate) connections: Mutex<u32>,
+    /// Where state changes are told (none for a server that never starts).
+    notices: Option<broadcast::Sender<ServerNotice>>,
 }
 
 impl ServerShared {
-    pub(crate) fn new(entry: &ServerEntry, state: ServerState) -> Arc<ServerShared> {
+    pub(crate) fn new(
+        entry: &ServerEntry,
+        state: ServerState,
+        notices: Option<broadcast::Sender<ServerNotice>>,
+    ) -> Arc<ServerShared> {
         Arc::new(ServerShared {
             name: entry.name.clone(),
             state: watch::channel(state).0,
@@ -270,6 +229,7 @@ impl ServerShared {
             capabilities: Mutex::new(None),
             tool_filter: Mutex::new(Arc::new(entry.tool_filter.clone())),
             connections: Mutex::new(0),
+            notices,
         })
     }
 
@@ -303,7 +263,14 @@ impl ServerShared {
 
     fn set_state(&self, state: ServerState) {
         tracing::debug!(server = %self.name, %state, "server state");
-        self.state.send_replace(state);
+        self.state.send_replace(state.clone());
+        if let Some(notices) = &self.notices {
+            // No subscriber (no host that listens) is fine.
+            let _ = notices.send(ServerNotice {
+                server: self.name.clone(),
+                kind: NoticeKind::State(state),
+            });
+        }
     }
 
     /// Waits until the server is ready (returns its session) or `deadline` passes, or the
@@ -352,7 +319,8 @@ pub(crate) struct Supervisor {
 impl Supervisor {
     /// Starts supervising `entry`.
     pub(crate) fn start(entry: ServerEntry, policy: ServerPolicy, links: Links) -> Supervisor {
-        let shared = ServerShared::new(&entry, ServerState::Configured);
+        let shared =
+            ServerShared::new(&entry, ServerState::Configured, Some(links.notices.clone()));
         let stop = CancellationToken::new();
         let task = tokio::spawn(supervise(SuperviseArgs {
             shared: shared.clone(),
@@ -371,7 +339,7 @@ impl Supervisor {
 
     /// A slot for a server that is not started (disabled or untrusted).
     pub(crate) fn idle(entry: ServerEntry, reason: String) -> Supervisor {
-        let shared = ServerShared::new(&entry, ServerState::Disabled { reason });
+        let shared = ServerShared::new(&entry, ServerState::Disabled { reason }, None);
         Supervisor {
             shared,
             entry,
@@ -424,7 +392,15 @@ async fn supervise(args: SuperviseArgs) {
             connected = connect_and_list(&entry, &policy) => connected,
         };
         let reason = match connected {
-            Ok((session, events, capabilities, subscription)) => {
+            Ok((session, events, mut capabilities, subscription)) => {
+                let level = lock(&links.log_levels).get(&entry.name).copied();
+                if let Some(level) = level
+                    && let Err(error) = session.set_log_level(level).await
+                {
+                    capabilities
+                        .problems
+                        .push(format!("logging/setLevel {level} failed: {error}"));
+                }
                 *lock(&shared.session) = Some(session.clone());
                 *lock(&shared.capabilities) = Some(Arc::new(capabilities));
                 *lock(&shared.connections) += 1;
@@ -530,9 +506,7 @@ async fn watch_session(
                 }
             }
             event = events.recv() => {
-                if let Ok(SessionEvent::Notification(n)) = &event
-                    && let Some(kind) = NoticeKind::of(&n.method, n.params.as_ref())
-                {
+                if let Some(kind) = notice_of(&event) {
                     // No subscriber (no host that passes them on) is fine.
                     let _ = links.notices.send(ServerNotice { server: shared.name.clone(), kind });
                 }
@@ -554,6 +528,33 @@ async fn watch_session(
                 }
             }
         }
+    }
+}
+
+/// What a session event tells the host: every notification but the list changes (those
+/// the supervisor acts on, and the host hears of the publication) and a listen stream's
+/// acknowledgement (the session's own business), unusable frames, and the runtime's own
+/// lag.
+fn notice_of(event: &Result<SessionEvent, broadcast::error::RecvError>) -> Option<NoticeKind> {
+    match event {
+        Ok(SessionEvent::Notification(n)) => match n.method.as_str() {
+            methods::TOOLS_LIST_CHANGED
+            | methods::PROMPTS_LIST_CHANGED
+            | methods::RESOURCES_LIST_CHANGED
+            | methods::SUBSCRIPTIONS_ACKNOWLEDGED => None,
+            method => Some(NoticeKind::of(method, n.params.as_ref())),
+        },
+        Ok(SessionEvent::Malformed(malformed)) => Some(NoticeKind::Unusable {
+            detail: bounded_text(&malformed.to_string(), NOTICE_TEXT_LIMIT),
+        }),
+        Ok(SessionEvent::UnexpectedResponse { reason, .. }) => Some(NoticeKind::Unusable {
+            detail: format!("an answer no request was waiting for ({reason:?})"),
+        }),
+        Ok(SessionEvent::ServerRequest { .. }) => None,
+        Err(broadcast::error::RecvError::Lagged(missed)) => Some(NoticeKind::Missed {
+            notifications: *missed,
+        }),
+        Err(broadcast::error::RecvError::Closed) => None,
     }
 }
 

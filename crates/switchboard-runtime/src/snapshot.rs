@@ -422,6 +422,15 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
             .as_deref()
             .filter(|t| !t.trim().is_empty())
         {
+            // Instructions reach the model as tool descriptions do: the same rules apply.
+            for (kind, detail) in guards::lint_text(text) {
+                snapshot.findings.push(Finding {
+                    server: server.clone(),
+                    tool: None,
+                    kind,
+                    detail: format!("instructions: {detail}"),
+                });
+            }
             snapshot.instructions.push(FromServer {
                 server: server.clone(),
                 item: bound_chars(text, input.instructions_limit),

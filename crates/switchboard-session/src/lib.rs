@@ -18,6 +18,7 @@ pub use config::{CallOptions, EraChoice, ForClient, SessionConfig};
 pub use error::{ListingCap, SessionError};
 pub use handler::{ClientHandler, HandlerFuture, NoHandler};
 pub use session::{
-    ConnectionParts, Listing, ListingProblem, Negotiated, Session, SessionEvent, SessionStats,
+    ConnectionParts, LevelSet, Listing, ListingProblem, Negotiated, Session, SessionEvent,
+    SessionStats,
 };
 pub use tokio_util::sync::CancellationToken;

@@ -2,6 +2,7 @@
 //! weak spot of the system it describes, shown to hold.
 
 mod filter;
+mod host;
 mod lifecycle;
 mod naming;
 mod support;

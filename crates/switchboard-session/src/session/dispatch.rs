@@ -52,8 +52,9 @@ pub(super) async fn handle_inbound(
     match inbound {
         Inbound::Notification(notification) => {
             state.counters.notifications.fetch_add(1, Ordering::Relaxed);
-            if notification.method == methods::PROGRESS {
-                route_progress(state, &notification);
+            // A call's progress goes to the call; only progress for no call is an event.
+            if notification.method == methods::PROGRESS && route_progress(state, &notification) {
+                return;
             }
             if notification.method == methods::LOG_MESSAGE
                 && route_log_message(state, &notification)
@@ -147,7 +148,9 @@ fn route_log_message(state: &DispatchState, notification: &Notification) -> bool
     sink.try_send(params).is_ok()
 }
 
-pub(super) fn route_progress(state: &DispatchState, notification: &Notification) {
+/// Routes progress to the request it names; `false` when it names none in flight (or is
+/// not progress anyone can read).
+pub(super) fn route_progress(state: &DispatchState, notification: &Notification) -> bool {
     let parsed: Option<ProgressParams> = notification
         .params
         .as_ref()
@@ -157,7 +160,7 @@ pub(super) fn route_progress(state: &DispatchState, notification: &Notification)
             .counters
             .stray_progress
             .fetch_add(1, Ordering::Relaxed);
-        return;
+        return false;
     };
     let token = RequestId::from_json(&progress.progress_token);
     let pending = token
@@ -173,7 +176,7 @@ pub(super) fn route_progress(state: &DispatchState, notification: &Notification)
             .counters
             .stray_progress
             .fetch_add(1, Ordering::Relaxed);
-        return;
+        return false;
     };
     if pending {
         let mut stamps = state.routes.stamps();
@@ -186,6 +189,7 @@ pub(super) fn route_progress(state: &DispatchState, notification: &Notification)
     if let Some(sink) = sink {
         let _ = sink.try_send(progress);
     }
+    true
 }
 
 pub(super) enum ServerAnswer {

@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 use switchboard_http::HttpOptions;
 use switchboard_protocol::{
     CallToolResult, DiscoverResult, Era, Implementation, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
-    ListPage, MODERN_VERSION, MODERN_VERSIONS, NextCursor, PageEntries, ProgressParams, Prompt,
-    Resource, ResourceTemplate, ResultType, ServerCapabilities, SubscriptionFilter, Tool,
+    ListPage, LogLevel, MODERN_VERSION, MODERN_VERSIONS, NextCursor, PageEntries, ProgressParams,
+    Prompt, Resource, ResourceTemplate, ResultType, ServerCapabilities, SubscriptionFilter, Tool,
     error_codes, meta, methods,
 };
 use switchboard_wire::stdio::{
@@ -36,7 +36,7 @@ mod negotiate;
 mod progress;
 mod requests;
 
-use crate::config::{CallOptions, EraChoice, SessionConfig};
+use crate::config::{CallOptions, EraChoice, ForClient, SessionConfig};
 use dispatch::{DispatchState, dispatch_loop};
 use negotiate::{cancel_notice, negotiate};
 use progress::{ProgressRoutes, RouteGuard};
@@ -81,7 +81,8 @@ pub struct Negotiated {
 /// Something the server sent that is not the response to a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
-    /// A notification (progress, list changes, logs, …).
+    /// A notification (list changes, logs, …; progress only when it names no request in
+    /// flight: a call's own progress goes to the call).
     Notification(Notification),
     /// A frame that was not a JSON-RPC message.
     Malformed(Malformed),
@@ -99,6 +100,17 @@ pub enum SessionEvent {
         /// Whether we answered it with an error.
         refused: bool,
     },
+}
+
+/// What [`Session::set_log_level`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelSet {
+    /// A legacy server acknowledged `logging/setLevel`.
+    Sent,
+    /// A 2026-07-28 server: the level goes with every later request.
+    OnEveryRequest,
+    /// The server declared no logging; nothing was sent.
+    NotOffered,
 }
 
 /// Counters for a session.
@@ -151,6 +163,10 @@ struct Inner {
     client_capabilities: Value,
     /// The constant `_meta` entries of every request (modern era; empty for legacy).
     meta_prefix: MetaPrefix,
+    /// The prefix with the log level [`Session::set_log_level`] chose (modern era), read
+    /// only once one was chosen.
+    leveled_prefix: std::sync::RwLock<Option<Arc<MetaPrefix>>>,
+    has_log_level: std::sync::atomic::AtomicBool,
     /// What the transport is told about every message: the negotiated version.
     context: MessageContext,
     routes: Arc<ProgressRoutes>,
@@ -300,6 +316,8 @@ impl Session {
                 negotiated,
                 client_capabilities: wiring.client_capabilities,
                 meta_prefix,
+                leveled_prefix: std::sync::RwLock::new(None),
+                has_log_level: std::sync::atomic::AtomicBool::new(false),
                 context: MessageContext::version(&Arc::from(negotiated_version.as_str())),
                 routes: wiring.routes,
                 events: wiring.events,
@@ -731,6 +749,59 @@ impl Session {
                 Ok(Ok(_)) => continue,
             }
         }
+    }
+
+    /// Asks the server for log messages at `level` and above: `logging/setLevel` to a
+    /// legacy server that declared logging; a 2026-07-28 server has no such method and
+    /// hears the level with every later request instead (`_meta`, unless a request names
+    /// its client's own level).
+    pub async fn set_log_level(&self, level: LogLevel) -> Result<LevelSet, SessionError> {
+        match self.inner.negotiated.era {
+            Era::Modern => {
+                let chosen = ForClient {
+                    log_level: Some(level.as_str().to_owned()),
+                    ..ForClient::default()
+                };
+                let prefix = self.inner.meta_prefix.for_client(&chosen).map(Arc::new);
+                *self
+                    .inner
+                    .leveled_prefix
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner()) = prefix;
+                self.inner
+                    .has_log_level
+                    .store(true, std::sync::atomic::Ordering::Release);
+                Ok(LevelSet::OnEveryRequest)
+            }
+            Era::Legacy => {
+                if self.inner.negotiated.capabilities.logging.is_none() {
+                    return Ok(LevelSet::NotOffered);
+                }
+                self.request(
+                    methods::LOGGING_SET_LEVEL,
+                    Some(json!({ "level": level.as_str() })),
+                    &CallOptions::default(),
+                )
+                .await?;
+                Ok(LevelSet::Sent)
+            }
+        }
+    }
+
+    /// The `_meta` prefix with the chosen log level, once one was chosen.
+    pub(super) fn leveled_prefix(&self) -> Option<Arc<MetaPrefix>> {
+        if !self
+            .inner
+            .has_log_level
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return None;
+        }
+        self.inner
+            .leveled_prefix
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Sends any request with the session's metadata and deadlines, and returns the raw result.

@@ -147,10 +147,17 @@ impl Session {
             .for_client
             .as_ref()
             .and_then(|client| inner.meta_prefix.for_client(client));
+        let leveled = match &for_client_meta {
+            Some(_) => None,
+            None => self.leveled_prefix(),
+        };
         let params = RequestParams {
             base,
             input,
-            meta: for_client_meta.as_ref().unwrap_or(&inner.meta_prefix),
+            meta: for_client_meta
+                .as_ref()
+                .or(leveled.as_deref())
+                .unwrap_or(&inner.meta_prefix),
             progress_token: wants_progress.then_some(&id),
         };
         let idle = options.timeout.unwrap_or(inner.config.request_timeout);

@@ -1,0 +1,294 @@
+//! What a host hears and decides: the notice feed (server states with their reasons, the
+//! publications that carry changed lists and instructions, the servers' own
+//! notifications), log levels per server, an enable a disable cuts short, and suspicious
+//! instructions in the startup report.
+
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard_runtime::{
+    LevelSet, LogLevel, NoticeKind, Runtime, RuntimeError, ServerNotice, ServerState, Tool,
+    ToolContext,
+};
+use tokio::sync::broadcast;
+
+use crate::support::*;
+
+/// Calls `tool` in the current snapshot with `arguments`, returning its text.
+async fn call(runtime: &Runtime, tool: &str, arguments: serde_json::Value) -> String {
+    let tool = runtime
+        .snapshot()
+        .tool(tool)
+        .unwrap_or_else(|| panic!("no tool `{tool}`"))
+        .clone();
+    tool.call(arguments, ToolContext::default())
+        .await
+        .text_content()
+}
+
+/// Waits for the first notice `pick` accepts, returning it.
+async fn heard(
+    notices: &mut broadcast::Receiver<ServerNotice>,
+    what: &str,
+    pick: impl Fn(&ServerNotice) -> bool,
+) -> ServerNotice {
+    within(what, TEST_DEADLINE, async {
+        loop {
+            match notices.recv().await {
+                Ok(notice) if pick(&notice) => return notice,
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => panic!("the notice feed closed"),
+            }
+        }
+    })
+    .await
+}
+
+/// Every notice up to and including the first `pick` accepts.
+async fn heard_until(
+    notices: &mut broadcast::Receiver<ServerNotice>,
+    what: &str,
+    pick: impl Fn(&ServerNotice) -> bool,
+) -> Vec<ServerNotice> {
+    within(what, TEST_DEADLINE, async {
+        let mut seen = Vec::new();
+        loop {
+            match notices.recv().await {
+                Ok(notice) => {
+                    let last = pick(&notice);
+                    seen.push(notice);
+                    if last {
+                        return seen;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    panic!("the test missed {missed} notices")
+                }
+                Err(broadcast::error::RecvError::Closed) => panic!("the notice feed closed"),
+            }
+        }
+    })
+    .await
+}
+
+/// A notice as a line of a snapshot: the server's own notifications and failure reasons
+/// left out (their text is the server's).
+fn line(notice: &ServerNotice) -> Option<String> {
+    let what = match &notice.kind {
+        NoticeKind::State(ServerState::Backoff { failures, .. }) => {
+            format!("state: failed ({failures} so far), retrying")
+        }
+        NoticeKind::State(state) => format!("state: {state}"),
+        NoticeKind::ListsChanged { version, lists } => {
+            format!("lists changed in version {version}: {lists:?}")
+        }
+        NoticeKind::InstructionsChanged { version } => {
+            format!("instructions changed in version {version}")
+        }
+        _ => return None,
+    };
+    Some(format!("{}: {what}", notice.server))
+}
+
+#[tokio::test]
+async fn the_host_hears_a_servers_life_states_publications_and_reasons() {
+    let mark = marker("life");
+    let runtime = Runtime::new(options(vec![fixture_entry("srv", &mark, &[])]));
+    let mut notices = runtime.notices();
+    enabled(&runtime).await;
+    // A list change the server announces: re-listed, then published.
+    call(&runtime, "srv__change_tools", json!({})).await;
+    let mut seen = heard_until(
+        &mut notices,
+        "the published tool change",
+        |n| matches!(&n.kind, NoticeKind::ListsChanged { version, .. } if *version > 1),
+    )
+    .await;
+    // The process dies (killed from outside): failed with a reason, then back, without the
+    // tool it had added.
+    let pid = runtime.servers()[0].pid.expect("a stdio server's pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let last_version = runtime.snapshot().version;
+    seen.extend(
+        heard_until(&mut notices, "the server's tools published again", |n| {
+            matches!(&n.kind, NoticeKind::ListsChanged { version, .. } if *version > last_version)
+        })
+        .await,
+    );
+    let reasons: Vec<&String> = seen
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NoticeKind::State(ServerState::Backoff { reason, .. }) => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reasons.len() == 1 && !reasons[0].is_empty(),
+        "one failure, and it says why: {reasons:?}"
+    );
+    within("disable", TEST_DEADLINE, runtime.disable())
+        .await
+        .expect("disable");
+    while let Ok(notice) = notices.try_recv() {
+        seen.push(notice);
+    }
+    let lines: Vec<String> = seen.iter().filter_map(line).collect();
+    expect_test::expect![[r#"
+        srv: state: connecting (attempt 1)
+        srv: state: ready
+        srv: lists changed in version 1: [Tools, Prompts, Resources]
+        srv: instructions changed in version 1
+        srv: lists changed in version 2: [Tools]
+        srv: state: failed (1 so far), retrying
+        srv: state: connecting (attempt 2)
+        srv: state: ready
+        srv: lists changed in version 3: [Tools]
+        srv: lists changed in version 4: [Tools, Prompts, Resources]
+        srv: instructions changed in version 4
+        srv: state: stopped"#]]
+    .assert_eq(&lines.join("\n"));
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn log_levels_reach_each_server_in_its_era_and_survive_a_restart() {
+    let mark = marker("levels");
+    let runtime = Runtime::new(options(vec![
+        fixture_entry("legacy", &mark, &["--logging"]),
+        fixture_entry("modern", &mark, &["--logging", "--era", "modern"]),
+        fixture_entry("quiet", &mark, &[]),
+    ]));
+    enabled(&runtime).await;
+    let mut notices = runtime.notices();
+    let set = |server: &'static str, level| {
+        let runtime = runtime.clone();
+        async move {
+            within(
+                "set the log level",
+                TEST_DEADLINE,
+                runtime.set_log_level(server, level),
+            )
+            .await
+            .expect("set the log level")
+        }
+    };
+    assert_eq!(set("legacy", LogLevel::Warning).await, LevelSet::Sent);
+    assert_eq!(
+        set("modern", LogLevel::Error).await,
+        LevelSet::OnEveryRequest
+    );
+    assert_eq!(set("quiet", LogLevel::Debug).await, LevelSet::NotOffered);
+    let logged = |server: &'static str| {
+        move |n: &ServerNotice| n.server == server && matches!(n.kind, NoticeKind::Log { .. })
+    };
+    call(&runtime, "legacy__echo", json!({"text": "hi"})).await;
+    let legacy = heard(&mut notices, "the legacy server's log", logged("legacy")).await;
+    call(&runtime, "modern__echo", json!({"text": "hi"})).await;
+    let modern = heard(&mut notices, "the modern server's log", logged("modern")).await;
+    // A restarted server gets the level again.
+    within("restart", TEST_DEADLINE, runtime.restart("legacy"))
+        .await
+        .expect("restart");
+    call(&runtime, "legacy__echo", json!({"text": "hi"})).await;
+    let restarted = heard(&mut notices, "the restarted server's log", logged("legacy")).await;
+    let shown: Vec<String> = [legacy, modern, restarted]
+        .iter()
+        .map(|n| format!("{}: {:?}", n.server, n.kind))
+        .collect();
+    expect_test::expect![[r#"
+        legacy: Log { level: "warning", logger: Some("fixture"), data: String("call at log level warning") }
+        modern: Log { level: "error", logger: Some("fixture"), data: String("call at log level error") }
+        legacy: Log { level: "warning", logger: Some("fixture"), data: String("call at log level warning") }"#]].assert_eq(&shown.join("\n"));
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn other_notifications_reach_the_host_and_a_host_that_lags_is_told() {
+    let mark = marker("other");
+    let runtime = Runtime::new(options(vec![fixture_entry(
+        "odd",
+        &mark,
+        &["--mode", "hostile-answers"],
+    )]));
+    enabled(&runtime).await;
+    let mut notices = runtime.notices();
+    call(&runtime, "odd__progress_chaos", json!({})).await;
+    let stray = heard(&mut notices, "the stray progress", |n| {
+        matches!(&n.kind, NoticeKind::Other { method, .. } if method == "notifications/progress")
+    })
+    .await;
+    expect_test::expect![[r#"ServerNotice { server: "odd", kind: Other { method: "notifications/progress", params: Object {"progressToken": String("nobody-asked"), "progress": Number(1), "total": Number(10)} } }"#]].assert_eq(&format!("{stray:?}"));
+    // A host that does not keep up loses notices, and is told how many.
+    let mut behind = runtime.notices();
+    call(&runtime, "odd__log_flood", json!({})).await;
+    let missed = within("the lag report", TEST_DEADLINE, async {
+        loop {
+            match behind.recv().await {
+                Err(broadcast::error::RecvError::Lagged(missed)) => return missed,
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Closed) => panic!("the notice feed closed"),
+            }
+        }
+    })
+    .await;
+    assert!(missed > 0);
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn a_disable_cuts_an_enable_short_while_a_server_never_answers() {
+    let mark = marker("cut");
+    let mut options = options(vec![
+        fixture_entry("silent", &mark, &["--mode", "no-init-reply"]),
+        fixture_entry("fine", &mark, &[]),
+    ]);
+    // Far beyond the test's own deadline: only cancelling the connect ends it in time.
+    options.policy.connect_timeout = Duration::from_secs(600);
+    let runtime = Runtime::new(options);
+    let enabling = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.enable().await }
+    });
+    within("both servers to start", TEST_DEADLINE, async {
+        while processes_with(&mark).len() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    within("disable", TEST_DEADLINE, runtime.disable())
+        .await
+        .expect("disable");
+    let outcome = within("the cut enable", TEST_DEADLINE, enabling)
+        .await
+        .expect("the enable task");
+    assert_eq!(outcome, Err(RuntimeError::EnableSuperseded));
+    assert!(!runtime.is_enabled());
+    assert!(runtime.snapshot().tools.is_empty(), "nothing was published");
+    no_processes_with(&mark).await;
+    runtime.dispose().await;
+}
+
+#[tokio::test]
+async fn instructions_that_poison_the_prompt_are_warnings_in_the_startup_report() {
+    let mark = marker("poison");
+    let runtime = Runtime::new(options(vec![fixture_entry(
+        "shady",
+        &mark,
+        &["--mode", "poisoned-instructions"],
+    )]));
+    let report = enabled(&runtime).await;
+    let warnings: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
+    expect_test::expect![[r#"
+        shady: HiddenCharacters: instructions: contains invisible or control characters (U+200B)
+        shady: InstructionLike: instructions: reads like instructions to the model or names secrets: <important>, </important>, do not tell the user, ~/.ssh, id_rsa"#]].assert_eq(&warnings.join("\n"));
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+}
