@@ -1,6 +1,7 @@
 //! Helpers: fixture entries with a unique marker, process counting, bounded waits.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use switchboard_config::{Origin, ServerEntry, TransportEntry};
@@ -72,23 +73,99 @@ pub(crate) fn options(entries: Vec<ServerEntry>) -> RuntimeOptions {
     options
 }
 
-/// Live processes whose command line contains `marker`.
-pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
+/// One entry of the process table.
+#[derive(Debug, Clone)]
+struct ProcessEntry {
+    pid: u32,
+    /// Start time in clock ticks since boot (so a reused pid is not mistaken for it).
+    start_time: u64,
+    zombie: bool,
+    cmdline: String,
+}
+
+impl ProcessEntry {
+    /// Whether both are the same process (a pid, started at that time).
+    fn same_process(&self, other: &ProcessEntry) -> bool {
+        self.pid == other.pid && self.start_time == other.start_time
+    }
+}
+
+/// Reads `/proc/<pid>/stat` and `/proc/<pid>/cmdline` (empty for a zombie).
+fn process_entry(pid: u32) -> Option<ProcessEntry> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain anything; fields follow the last ')'.
+    let fields: Vec<&str> = stat
+        .get(stat.rfind(')')? + 1..)?
+        .split_whitespace()
+        .collect();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    Some(ProcessEntry {
+        pid,
+        start_time: fields.get(19)?.parse().ok()?,
+        zombie: fields.first()? == &"Z",
+        cmdline: String::from_utf8_lossy(&cmdline).into_owned(),
+    })
+}
+
+fn process_table() -> Vec<ProcessEntry> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
-        })
+        .filter_map(process_entry)
+        .collect()
+}
+
+/// Processes seen alive with a marker of this test process on their command line. A zombie's
+/// command line reads empty, so a zombie is known by what it was when it lived.
+static SEEN: Mutex<Vec<ProcessEntry>> = Mutex::new(Vec::new());
+
+/// Whether `cmdline` carries a marker [`marker`] made in this test process.
+fn ours(cmdline: &str) -> bool {
+    let suffix = format!("-{}-", std::process::id());
+    cmdline.split('\0').any(|arg| {
+        arg.strip_prefix("rt-")
+            .is_some_and(|rest| rest.contains(&suffix))
+    })
+}
+
+/// Notes the live processes of every marker of this test process in [`SEEN`] (and forgets
+/// those gone), so their zombies are recognised later.
+fn note_ours(table: &[ProcessEntry]) -> std::sync::MutexGuard<'static, Vec<ProcessEntry>> {
+    let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    // Gone, or the pid now names another process.
+    seen.retain(|old| table.iter().any(|now| now.same_process(old)));
+    for entry in table {
+        if !entry.zombie && ours(&entry.cmdline) && !seen.iter().any(|old| old.same_process(entry))
+        {
+            seen.push(entry.clone());
+        }
+    }
+    seen
+}
+
+/// Notes the live processes of this test process's markers (see [`processes_with`]).
+pub(crate) fn note_live_processes() {
+    drop(note_ours(&process_table()));
+}
+
+/// Processes whose command line contains `marker`: live ones, and zombies (exited but not
+/// reaped by their parent), which are leftovers too. A zombie is recognised when a process
+/// of that pid and start time was seen alive with the marker: by this call, by an earlier
+/// one (for any marker of this test process) or by [`note_live_processes`].
+pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
+    let table = process_table();
+    let seen = note_ours(&table);
+    let was_marked = |entry: &ProcessEntry| {
+        seen.iter()
+            .any(|old| old.same_process(entry) && old.cmdline.contains(marker))
+    };
+    table
+        .iter()
+        .filter(|entry| entry.cmdline.contains(marker) || (entry.zombie && was_marked(entry)))
+        .map(|entry| entry.pid)
         .collect()
 }
 
@@ -123,11 +200,14 @@ pub(crate) async fn assert_adds(snapshot: &switchboard_runtime::Snapshot, tool: 
     );
 }
 
-/// Enables, asserting success.
+/// Enables, asserting success. The servers' processes are noted while they live (see
+/// [`processes_with`]), so they count as leftovers should they become zombies.
 pub(crate) async fn enabled(runtime: &Runtime) -> switchboard_runtime::StartupReport {
-    within("enable", Duration::from_secs(30), runtime.enable())
+    let report = within("enable", Duration::from_secs(30), runtime.enable())
         .await
-        .expect("enable")
+        .expect("enable");
+    note_live_processes();
+    report
 }
 
 /// Waits until `server` is in a state matching `pick`.
@@ -184,4 +264,31 @@ pub(crate) async fn started_slow_call(
     .await
     .expect("progress");
     call
+}
+
+/// The leftover count itself: a child that exited and that nobody waited for (a zombie,
+/// state `Z`) is still a leftover; once reaped, it is gone.
+#[tokio::test]
+async fn an_unreaped_child_counts_as_a_leftover() {
+    let mark = marker("zombie");
+    let mut child = std::process::Command::new(fixture_bin())
+        .args(["--name", &mark])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the fixture");
+    let pid = child.id();
+    assert_eq!(processes_with(&mark), [pid], "the live child");
+    // Stdin EOF: the fixture exits, and nobody waits for it yet.
+    drop(child.stdin.take());
+    within("the child to become a zombie", TEST_DEADLINE, async {
+        while !process_entry(pid).is_some_and(|entry| entry.zombie) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert_eq!(processes_with(&mark), [pid], "a zombie is a leftover");
+    child.wait().expect("reap the child");
+    assert!(processes_with(&mark).is_empty(), "reaped, it is gone");
 }
