@@ -49,6 +49,44 @@ pub(crate) fn fixture_entry(name: &str, marker: &str, extra: &[&str]) -> ServerE
     }
 }
 
+/// The `--exit-gate` file of fixtures that linger at stdin EOF until it exists. Dropped
+/// unopened (a test that failed), it opens, so no server is left waiting; dropped after
+/// [`ExitGate::open`], the file is removed.
+pub(crate) struct ExitGate {
+    path: std::path::PathBuf,
+    opened: bool,
+}
+
+impl ExitGate {
+    pub(crate) fn new(marker: &str) -> ExitGate {
+        ExitGate {
+            path: std::env::temp_dir().join(format!("{marker}.gate")),
+            opened: false,
+        }
+    }
+
+    /// The fixture flags that make a server wait for this gate.
+    pub(crate) fn flags(&self) -> [String; 2] {
+        ["--exit-gate".to_owned(), self.path.display().to_string()]
+    }
+
+    /// Lets the servers waiting at the gate exit.
+    pub(crate) fn open(&mut self) {
+        std::fs::write(&self.path, b"").expect("open the exit gate");
+        self.opened = true;
+    }
+}
+
+impl Drop for ExitGate {
+    fn drop(&mut self) {
+        if self.opened {
+            let _ = std::fs::remove_file(&self.path);
+        } else {
+            let _ = std::fs::write(&self.path, b"");
+        }
+    }
+}
+
 /// Options with short deadlines and fast restarts.
 pub(crate) fn options(entries: Vec<ServerEntry>) -> RuntimeOptions {
     let mut options = RuntimeOptions::new(ServerSource::Entries(entries));
@@ -264,6 +302,18 @@ pub(crate) async fn started_slow_call(
     .await
     .expect("progress");
     call
+}
+
+/// Asserts that no process carries `marker` now (no waiting: what has returned must
+/// already have stopped them).
+pub(crate) fn assert_no_processes_with(marker: &str, when: &str) {
+    let left = processes_with(marker);
+    assert!(left.is_empty(), "{when}, processes are left: {left:?}");
+}
+
+/// Whether `pid` is in the process table and not a zombie.
+pub(crate) fn is_running(pid: u32) -> bool {
+    process_entry(pid).is_some_and(|entry| !entry.zombie)
 }
 
 /// The leftover count itself: a child that exited and that nobody waited for (a zombie,
