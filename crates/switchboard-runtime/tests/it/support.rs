@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use switchboard_config::{Origin, ServerEntry, TransportEntry};
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{Runtime, RuntimeOptions, ServerPolicy};
+use switchboard_runtime::{Runtime, RuntimeOptions, ServerPolicy, Tool as _};
 use switchboard_testkit::locate::fixture_bin;
 pub(crate) use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
@@ -223,7 +223,6 @@ pub(crate) async fn no_processes_with(marker: &str) {
 
 /// Calls the fixture's `add` tool by its exported name in `snapshot` and checks the sum.
 pub(crate) async fn assert_adds(snapshot: &switchboard_runtime::Snapshot, tool: &str) {
-    use switchboard_runtime::Tool;
     let output = snapshot
         .tool(tool)
         .unwrap_or_else(|| panic!("no tool `{tool}`"))
@@ -276,32 +275,49 @@ pub(crate) async fn started_slow_call(
     runtime: &Runtime,
     tool: &str,
 ) -> tokio::task::JoinHandle<switchboard_runtime::ToolOutput> {
-    use switchboard_runtime::Tool as _;
     let slow = runtime
         .snapshot()
         .tool(tool)
         .expect("the slow tool")
         .clone();
+    started_slow_call_on(slow).await
+}
+
+/// [`started_slow_call`] on any tool (a child's proxy, say).
+pub(crate) async fn started_slow_call_on(
+    slow: impl switchboard_runtime::Tool + 'static,
+) -> tokio::task::JoinHandle<switchboard_runtime::ToolOutput> {
+    let (context, first_progress) = context_with_progress();
+    let call = tokio::spawn(async move { slow.call(slow_arguments(), context).await });
+    first_progress.await;
+    call
+}
+
+/// The arguments of a 20 s `slow` call with progress every 100 ms.
+pub(crate) fn slow_arguments() -> serde_json::Value {
+    serde_json::json!({"duration_ms": 20000, "steps": 200})
+}
+
+/// A call context with a progress sink, and a wait (bounded) for the first progress.
+pub(crate) fn context_with_progress() -> (
+    switchboard_runtime::ToolContext,
+    impl std::future::Future<Output = ()>,
+) {
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(16);
     let context = switchboard_runtime::ToolContext {
         progress: Some(progress_tx),
         ..switchboard_runtime::ToolContext::default()
     };
-    let call = tokio::spawn(async move {
-        slow.call(
-            serde_json::json!({"duration_ms": 20000, "steps": 200}),
-            context,
+    let first = async move {
+        within(
+            "the slow call's first progress",
+            TEST_DEADLINE,
+            progress_rx.recv(),
         )
         .await
-    });
-    within(
-        "the slow call's first progress",
-        TEST_DEADLINE,
-        progress_rx.recv(),
-    )
-    .await
-    .expect("progress");
-    call
+        .expect("progress");
+    };
+    (context, first)
 }
 
 /// Asserts that no process carries `marker` now (no waiting: what has returned must
