@@ -2,6 +2,7 @@
 //! weak spot of the system it describes, shown to hold.
 
 mod filter;
+mod http;
 mod lifecycle;
 mod naming;
 mod support;

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use switchboard_config::{Origin, ServerEntry, TransportEntry};
+use switchboard_config::{Origin, ServerEntry, ToolFilter, ToolPattern, TransportEntry};
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{Runtime, RuntimeOptions, ServerPolicy, Tool as _};
 use switchboard_testkit::locate::fixture_bin;
@@ -26,14 +26,58 @@ pub(crate) fn marker(label: &str) -> String {
 pub(crate) fn fixture_entry(name: &str, marker: &str, extra: &[&str]) -> ServerEntry {
     let mut args = vec!["--name".to_owned(), marker.to_owned()];
     args.extend(extra.iter().map(|a| (*a).to_owned()));
-    ServerEntry {
-        name: name.to_owned(),
-        transport: TransportEntry::Stdio {
+    entry(
+        name,
+        TransportEntry::Stdio {
             command: fixture_bin().display().to_string(),
             args,
             env: Vec::new(),
             cwd: None,
         },
+    )
+}
+
+/// An entry for the Streamable HTTP server at `url`.
+pub(crate) fn http_entry(name: &str, url: &str) -> ServerEntry {
+    entry(
+        name,
+        TransportEntry::Http {
+            url: url.to_owned(),
+            headers: Vec::new(),
+        },
+    )
+}
+
+/// `entry` with a tool filter: `enabledTools` (when given) and `disabledTools` patterns.
+pub(crate) fn filtered(
+    mut entry: ServerEntry,
+    enabled: Option<&[&str]>,
+    disabled: &[&str],
+) -> ServerEntry {
+    let patterns = |texts: &[&str]| -> Vec<ToolPattern> {
+        texts
+            .iter()
+            .map(|t| ToolPattern::new(t).expect("pattern"))
+            .collect()
+    };
+    entry.tool_filter = ToolFilter::new(enabled.map(patterns), patterns(disabled)).expect("filter");
+    entry
+}
+
+/// The exported names of `server`'s tools.
+pub(crate) fn names_of(snapshot: &switchboard_runtime::Snapshot, server: &str) -> Vec<String> {
+    snapshot
+        .tools
+        .iter()
+        .filter(|t| t.server() == server)
+        .map(|t| t.name().to_owned())
+        .collect()
+}
+
+fn entry(name: &str, transport: TransportEntry) -> ServerEntry {
+    ServerEntry {
+        name: name.to_owned(),
+        transport,
         enabled: true,
         timeout: None,
         startup_timeout: None,
