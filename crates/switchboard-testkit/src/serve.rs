@@ -197,6 +197,12 @@ impl HttpServer {
         &self.url
     }
 
+    /// The server's process id (for the fixture, its HTTP front end: each legacy session's
+    /// backend process is a child of it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The end of what the server wrote (stderr; stdout too for peers).
     pub fn output_tail(&self) -> String {
         let tail = self.output.lock().unwrap_or_else(PoisonError::into_inner);

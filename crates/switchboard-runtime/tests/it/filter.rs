@@ -4,32 +4,10 @@
 
 use std::time::Duration;
 
-use switchboard_config::{ServerEntry, ToolFilter, ToolPattern};
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{ChildAccess, FindingKind, Runtime, Snapshot, Tool};
+use switchboard_runtime::{ChildAccess, FindingKind, Runtime};
 
 use crate::support::*;
-
-fn filtered(mut entry: ServerEntry, enabled: Option<&[&str]>, disabled: &[&str]) -> ServerEntry {
-    let patterns = |texts: &[&str]| -> Vec<ToolPattern> {
-        texts
-            .iter()
-            .map(|t| ToolPattern::new(t).expect("pattern"))
-            .collect()
-    };
-    entry.tool_filter = ToolFilter::new(enabled.map(patterns), patterns(disabled)).expect("filter");
-    entry
-}
-
-/// The exported names of `server`'s tools.
-fn names_of(snapshot: &Snapshot, server: &str) -> Vec<String> {
-    snapshot
-        .tools
-        .iter()
-        .filter(|t| t.server() == server)
-        .map(|t| t.name().to_owned())
-        .collect()
-}
 
 #[tokio::test]
 async fn filtered_out_tools_are_neither_listed_nor_callable() {

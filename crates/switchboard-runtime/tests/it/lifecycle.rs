@@ -175,46 +175,65 @@ async fn duplicate_and_conflicting_requests_are_serialised_latest_wins() {
 }
 
 #[tokio::test]
-async fn disable_unpublishes_and_withdraws_children_before_closing_transports() {
+async fn disable_unpublishes_while_the_servers_still_run_and_returns_once_they_are_gone() {
     let mark = marker("order");
-    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    // Each server lingers at stdin EOF until the gate opens: it is still running when the
+    // empty snapshot comes out, for as long as this test looks.
+    let mut gate = ExitGate::new(&mark);
+    let [flag, path] = gate.flags();
+    let mut options = options(vec![
+        fixture_entry("alpha", &mark, &[&flag, &path]),
+        fixture_entry("beta", &mark, &[&flag, &path]),
+    ]);
+    // Longer than this test's every step: the servers end by themselves, never killed.
+    options.policy.shutdown.after_stdin_close = Duration::from_secs(60);
+    let runtime = Runtime::new(options);
     enabled(&runtime).await;
     assert!(runtime.snapshot().system_prompt.contains("### alpha"));
+    let mut servers = processes_with(&mark);
+    servers.sort_unstable();
+    assert_eq!(servers.len(), 2, "{servers:?}");
     let child = runtime.child(ChildAccess::ParentServers);
-    let slow = child.tool("alpha__slow").expect("proxy");
-    let in_flight = tokio::spawn(async move {
-        slow.call(
-            json!({"duration_ms": 10000, "steps": 100}),
-            ToolContext::default(),
-        )
-        .await
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(child.tool("beta__echo").is_some());
 
-    within("disable", TEST_DEADLINE, runtime.disable())
-        .await
-        .expect("disable");
-    let output = within("the child's call to end", TEST_DEADLINE, in_flight)
-        .await
-        .expect("join");
-    assert!(output.is_error);
+    let mut snapshots = runtime.subscribe();
+    snapshots.borrow_and_update();
+    let disabling = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.disable().await }
+    });
+    let empty = within(
+        "the empty snapshot, published while the servers still run",
+        TEST_DEADLINE,
+        snapshots.wait_for(|snapshot| snapshot.tools.is_empty()),
+    )
+    .await
+    .expect("the runtime publishes")
+    .clone();
+    // The moment the empty snapshot is out: nothing is offered, to the host or a child, and
+    // both servers still run.
     assert!(
-        output.text_content().contains("MCP access was withdrawn"),
-        "{}",
-        output.text_content()
+        !empty.enabled && empty.system_prompt.is_empty(),
+        "{empty:?}"
     );
-    let journal: Vec<String> = runtime.journal().iter().map(|e| format!("{e:?}")).collect();
-    expect![[r#"
-        Enabled { version: 1 }
-        Unpublished { version: 2 }
-        ChildAccessWithdrawn { cancelled_calls: 1 }
-        PromptRebuilt { version: 2 }
-        TransportsClosed { servers: 1 }"#]]
-    .assert_eq(&journal.join("\n"));
-    let snapshot = runtime.snapshot();
-    assert!(snapshot.tools.is_empty() && snapshot.system_prompt.is_empty() && !snapshot.enabled);
-    assert!(child.tools().is_empty());
-    no_processes_with(&mark).await;
+    assert!(child.tools().is_empty(), "a child still sees tools");
+    assert!(
+        servers.iter().all(|pid| is_running(*pid)),
+        "a server stopped before its tools were unpublished: {servers:?} of {:?}",
+        processes_with(&mark)
+    );
+    assert!(
+        !disabling.is_finished(),
+        "disable returned with the servers running"
+    );
+
+    gate.open();
+    within("disable", TEST_DEADLINE, disabling)
+        .await
+        .expect("join")
+        .expect("disable");
+    assert_no_processes_with(&mark, "once disable returned");
+    assert!(runtime.snapshot().tools.is_empty() && child.tools().is_empty());
 }
 
 #[tokio::test]

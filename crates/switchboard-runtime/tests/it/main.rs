@@ -3,6 +3,7 @@
 
 mod filter;
 mod host;
+mod http;
 mod lifecycle;
 mod naming;
 mod support;

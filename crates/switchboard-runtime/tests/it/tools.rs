@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_runtime::{OutputLimit, Runtime, ServerRequestError, Tool, ToolContext};
+use switchboard_runtime::{
+    ChildAccess, OutputLimit, Runtime, ServerRequestError, Tool, ToolContext,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
@@ -388,25 +390,49 @@ async fn an_error_output_is_bounded_like_a_result() {
     runtime.dispose().await;
 }
 
+/// Disables `runtime` while `call` is in flight, and returns the text of the error `call`
+/// ends with.
+async fn cut_by_disable(
+    runtime: &Runtime,
+    call: tokio::task::JoinHandle<switchboard_runtime::ToolOutput>,
+) -> String {
+    within("disable", TEST_DEADLINE, runtime.disable())
+        .await
+        .expect("disabled");
+    let output = within("the call cut by disable", TEST_DEADLINE, call)
+        .await
+        .expect("join");
+    assert!(output.is_error, "{output:?}");
+    output.text_content()
+}
+
 #[tokio::test]
 async fn a_call_in_flight_at_disable_says_mcp_was_disabled() {
     let mark = marker("disable-msg");
     let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
     enabled(&runtime).await;
     let call = started_slow_call(&runtime, "alpha__slow").await;
-    within("disable", TEST_DEADLINE, runtime.disable())
-        .await
-        .expect("disabled");
-    let output = within("the call at disable", TEST_DEADLINE, call)
-        .await
-        .expect("join");
-    assert!(output.is_error);
-    let text = output.text_content();
+    let text = cut_by_disable(&runtime, call).await;
     assert!(
         text.contains("MCP was disabled while the call was in flight")
             && !text.contains("restarted"),
         "{text}"
     );
+    assert_no_processes_with(&mark, "once disable returned");
     runtime.dispose().await;
-    no_processes_with(&mark).await;
+}
+
+#[tokio::test]
+async fn a_child_call_in_flight_at_disable_says_access_was_withdrawn() {
+    let mark = marker("disable-child");
+    let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    enabled(&runtime).await;
+    let child = runtime.child(ChildAccess::ParentServers);
+    let call = started_slow_call_on(child.tool("alpha__slow").expect("the child's proxy")).await;
+    expect_test::expect![
+        "MCP access was withdrawn while the call ran: the parent task turned MCP off"
+    ]
+    .assert_eq(&cut_by_disable(&runtime, call).await);
+    assert_no_processes_with(&mark, "once disable returned");
+    assert!(child.tools().is_empty());
 }

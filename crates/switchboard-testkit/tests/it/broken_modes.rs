@@ -133,6 +133,23 @@ async fn stubborn_survives_eof_and_sigterm() {
 }
 
 #[tokio::test]
+async fn exit_gate_holds_the_exit_until_the_file_exists() {
+    let gate = std::env::temp_dir().join(format!("fixture-exit-gate-{}", std::process::id()));
+    let _ = std::fs::remove_file(&gate);
+    let mut fixture = Fixture::spawn(&["--exit-gate", &gate.display().to_string()]);
+    assert_eq!(
+        fixture.call(1, "ping", json!({})).await,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+    fixture.close_stdin();
+    tokio::time::sleep(QUIET_PERIOD).await;
+    assert!(fixture.is_running(), "exited before the gate opened");
+    std::fs::write(&gate, b"").expect("open the gate");
+    assert!(fixture.wait_exit().await.success());
+    let _ = std::fs::remove_file(&gate);
+}
+
+#[tokio::test]
 async fn forks_grandchildren() {
     let mut fixture = Fixture::spawn(&["--mode", "forks-grandchild"]);
     assert_eq!(
