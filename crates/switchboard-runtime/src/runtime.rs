@@ -1362,7 +1362,7 @@ impl Tool for ProxyTool {
             parent.child_calls.finish(registration);
             if token.is_cancelled() && !parent.child_access.load(Ordering::SeqCst) {
                 return ToolOutput::error(
-                    "MCP access was withdrawn while the call ran: the parent task turned MCP off",
+                    "MCP was disabled while the call was in flight: the parent task turned MCP off, so the call was cancelled",
                 );
             }
             output

@@ -423,14 +423,14 @@ async fn a_call_in_flight_at_disable_says_mcp_was_disabled() {
 }
 
 #[tokio::test]
-async fn a_child_call_in_flight_at_disable_says_access_was_withdrawn() {
+async fn a_child_call_in_flight_at_disable_says_mcp_was_disabled() {
     let mark = marker("disable-child");
     let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
     enabled(&runtime).await;
     let child = runtime.child(ChildAccess::ParentServers);
     let call = started_slow_call_on(child.tool("alpha__slow").expect("the child's proxy")).await;
     expect_test::expect![
-        "MCP access was withdrawn while the call ran: the parent task turned MCP off"
+        "MCP was disabled while the call was in flight: the parent task turned MCP off, so the call was cancelled"
     ]
     .assert_eq(&cut_by_disable(&runtime, call).await);
     assert_no_processes_with(&mark, "once disable returned");
