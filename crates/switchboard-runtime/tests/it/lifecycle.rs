@@ -9,7 +9,7 @@ use expect_test::expect;
 use serde_json::json;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{
-    ChildAccess, LifecycleEvent, Runtime, RuntimeError, ServerState, Tool, ToolContext,
+    ChildAccess, NoticeKind, Runtime, RuntimeError, ServerState, Tool, ToolContext,
 };
 
 use crate::support::*;
@@ -153,6 +153,7 @@ async fn publication_is_atomic_and_waits_for_listing() {
 async fn duplicate_and_conflicting_requests_are_serialised_latest_wins() {
     let mark = marker("serial");
     let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
+    let mut notices = runtime.notices();
     let (a, b) = tokio::join!(runtime.enable(), runtime.enable());
     assert_eq!(
         a.expect("enable").version,
@@ -160,12 +161,17 @@ async fn duplicate_and_conflicting_requests_are_serialised_latest_wins() {
         "two enables, one start"
     );
     assert_eq!(processes_with(&mark).len(), 1);
-    let enables = runtime
-        .journal()
-        .iter()
-        .filter(|e| matches!(e, LifecycleEvent::Enabled { .. }))
-        .count();
-    assert_eq!(enables, 1);
+    // What a host hears: the server was started once.
+    let mut starts = 0;
+    while let Ok(notice) = notices.try_recv() {
+        if matches!(
+            notice.kind,
+            NoticeKind::State(ServerState::Connecting { .. })
+        ) {
+            starts += 1;
+        }
+    }
+    assert_eq!(starts, 1);
 
     let (enable, disable) = tokio::join!(runtime.enable(), runtime.disable());
     enable.expect("enable");

@@ -125,6 +125,22 @@ fn the_wire_crate_knows_no_mcp() {
 }
 
 #[test]
+fn no_test_reads_the_runtimes_own_journal() {
+    // Tests observe from outside (the process table, what a host or a child sees): a
+    // runtime that records the right order while doing the wrong thing must fail them.
+    let call = [".journal", "()"].concat();
+    let offenders: Vec<String> = rust_files()
+        .into_iter()
+        .filter(|(path, text)| path.contains("/tests/") && text.contains(&call))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "tests reading Runtime::journal: {offenders:#?}"
+    );
+}
+
+#[test]
 fn no_test_is_ignored() {
     let marker = ["#[", "ignore"].concat();
     let offenders: Vec<String> = rust_files()
