@@ -88,9 +88,50 @@ pub(crate) enum Approval {
     Paste,
 }
 
-/// Logs in to an HTTP server; returns the number of tools it offers once authorized.
-pub(crate) async fn login(entry: &ServerEntry, approval: Approval) -> Result<usize, String> {
-    let url = http_url(entry)?.to_owned();
+/// What a login did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LoginOutcome {
+    /// Authorized and saved; the server offers this many tools.
+    LoggedIn {
+        /// Tools it offers.
+        tools: usize,
+    },
+    /// The server asked for no authorization: nothing was saved, none is needed.
+    NotNeeded {
+        /// Tools it offers without one.
+        tools: usize,
+    },
+}
+
+/// Why a login failed: the command was wrong for this server (exit 2), or the server or
+/// the authorization failed (exit 3).
+#[derive(Debug)]
+pub(crate) enum LoginError {
+    /// Not a server one logs in to (a stdio server).
+    NotApplicable(String),
+    /// The server or the authorization failed.
+    Failed(String),
+}
+
+/// Logs in to an HTTP server.
+pub(crate) async fn login(
+    entry: &ServerEntry,
+    approval: Approval,
+) -> Result<LoginOutcome, LoginError> {
+    let url = http_url(entry)
+        .map_err(LoginError::NotApplicable)?
+        .to_owned();
+    authorize(entry, &url, approval)
+        .await
+        .map_err(LoginError::Failed)
+}
+
+async fn authorize(
+    entry: &ServerEntry,
+    url: &str,
+    approval: Approval,
+) -> Result<LoginOutcome, String> {
+    let url = url.to_owned();
     let store = token_store();
     // A login starts fresh: forget what was saved for this server.
     store.remove(&url).map_err(|e| e.to_string())?;
@@ -120,12 +161,9 @@ pub(crate) async fn login(entry: &ServerEntry, approval: Approval) -> Result<usi
     server.close().await;
     let tools = listed.map_err(|e| e.to_string())?;
     if store.load(&url).map_err(|e| e.to_string())?.is_none() {
-        say(format_args!(
-            "switchboard: server `{}` did not ask for authorization; nothing was saved",
-            entry.name
-        ));
+        return Ok(LoginOutcome::NotNeeded { tools });
     }
-    Ok(tools)
+    Ok(LoginOutcome::LoggedIn { tools })
 }
 
 /// Forgets a server's saved authorization; returns whether there was one.

@@ -6,6 +6,8 @@
 //! transport or protocol failure). Logs go to stderr; stdout carries only results. Every
 //! byte for a person goes out through `terminal`, which neutralises control sequences.
 
+mod arguments;
+mod browse;
 mod browser;
 mod check;
 mod conformance;
@@ -43,34 +45,70 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List the tools of one server, or of every enabled server.
+    /// List the tools of one server, or of every enabled server; with a tool's name, show
+    /// that tool whole (description, annotations, input and output schemas).
     Tools {
-        /// The config file (mcp.json). Without it, the bundled example server is used.
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
         /// Only this server.
         server: Option<String>,
-        /// Print JSON (the definitions as the servers sent them).
-        #[arg(long)]
-        json: bool,
+        /// Only this tool of the server, shown whole.
+        #[arg(requires = "server")]
+        tool: Option<String>,
     },
     /// Call one tool and print its result.
     Call {
-        /// The config file (mcp.json). Without it, the bundled example server is used.
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
         /// The server, by its name in the config.
         server: String,
         /// The tool, by its name on the server.
         tool: String,
-        /// Arguments as a JSON object, e.g. '{"text":"hi"}'.
-        arguments: Option<String>,
-        /// Deadline for the call, e.g. 30s, 500ms, 2m (progress from the server extends it).
-        #[arg(long, value_name = "DURATION")]
-        timeout: Option<String>,
-        /// Print the result as JSON.
+        /// Arguments: key=value pairs typed by the tool's schema (count=3 flag=true
+        /// tags=a tags=b point.x=1, a JSON literal where a value is complex), one JSON
+        /// object ('{"text":"hi"}'), - to read the JSON from stdin, or @FILE.
+        arguments: Vec<String>,
+        /// Send the arguments without checking them against the tool's input schema first.
         #[arg(long)]
-        json: bool,
+        no_check: bool,
+    },
+    /// List the prompts of one server, or of every enabled server.
+    Prompts {
+        #[command(flatten)]
+        common: Common,
+        /// Only this server.
+        server: Option<String>,
+    },
+    /// Get one prompt, its arguments given as NAME=VALUE.
+    Prompt {
+        #[command(flatten)]
+        common: Common,
+        /// The server, by its name in the config.
+        server: String,
+        /// The prompt, by its name on the server.
+        name: String,
+        /// The prompt's arguments, NAME=VALUE.
+        arguments: Vec<String>,
+    },
+    /// List the resources and resource templates of one server, or of every enabled server.
+    Resources {
+        #[command(flatten)]
+        common: Common,
+        /// Only this server.
+        server: Option<String>,
+    },
+    /// Read one resource: text to stdout; binary contents to --out FILE, or to stdout when
+    /// it is not a terminal.
+    Read {
+        #[command(flatten)]
+        common: Common,
+        /// The server, by its name in the config.
+        server: String,
+        /// The resource's URI.
+        uri: String,
+        /// Write the contents to this file.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
     /// Check servers for MCP compatibility: the seven seed steps and the spec checks, with
     /// evidence. Exit codes: 0 no failures, 1 failures, 2 usage or configuration error.
@@ -113,6 +151,54 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+}
+
+/// The flags every verb that talks to servers takes.
+#[derive(Debug, clap::Args)]
+struct Common {
+    /// The config file (mcp.json). Without it, the bundled example server is used.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Deadline for each request, e.g. 30s, 500ms, 2m (progress from the server extends
+    /// it). The start-up deadline is the entry's `startupTimeout`.
+    #[arg(long, value_name = "DURATION")]
+    timeout: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Common {
+    fn timeout(&self) -> Result<Option<Duration>, Failure> {
+        match &self.timeout {
+            Some(text) => switchboard_config::parse_duration(text)
+                .map(Some)
+                .map_err(|e| Failure::Usage(format!("--timeout: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    fn output(&self) -> Output {
+        Output::json_if(self.json)
+    }
+
+    fn load(&self) -> Result<LoadedConfig, Failure> {
+        connect::load_config(self.config.as_deref()).map_err(Failure::Usage)
+    }
+
+    /// What a verb asks of `loaded`: `only` that server, or every enabled one.
+    fn browse<'a>(
+        &self,
+        loaded: &'a LoadedConfig,
+        only: Option<&'a str>,
+    ) -> Result<browse::Browse<'a>, Failure> {
+        Ok(browse::Browse {
+            loaded,
+            only,
+            output: self.output(),
+            timeout: self.timeout()?,
+        })
+    }
 }
 
 /// What ends the program, with its exit code.
@@ -175,38 +261,73 @@ async fn run(command: Command) -> Result<u8, Failure> {
     let _orphans = adopt_orphans(&command);
     match command {
         Command::Tools {
-            config,
+            common,
             server,
-            json,
+            tool,
         } => {
-            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
-            tools(&loaded, server.as_deref(), Output::json_if(json)).await
+            let loaded = common.load()?;
+            let browse = common.browse(&loaded, server.as_deref())?;
+            match tool {
+                Some(tool) => one_tool(&browse, &tool).await,
+                None => tools(&browse).await,
+            }
         }
         Command::Call {
-            config,
+            common,
             server,
             tool,
             arguments,
-            timeout,
-            json,
+            no_check,
         } => {
-            let timeout = match timeout {
-                Some(text) => Some(
-                    switchboard_config::parse_duration(&text)
-                        .map_err(|e| Failure::Usage(format!("--timeout: {e}")))?,
-                ),
-                None => None,
-            };
-            let arguments = parse_arguments(arguments.as_deref())?;
-            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
+            let timeout = common.timeout()?;
+            let arguments =
+                arguments::ArgumentSource::from_words(&arguments).map_err(Failure::Usage)?;
+            let loaded = common.load()?;
             let entry = pick_server(&loaded.file, &server)?;
             let request = CallRequest {
                 tool: &tool,
                 arguments,
+                checked: if no_check {
+                    Checked::AsGiven
+                } else {
+                    Checked::AgainstSchema
+                },
                 timeout,
-                output: Output::json_if(json),
+                output: common.output(),
             };
             call(entry, &request).await
+        }
+        Command::Prompts { common, server } => {
+            let loaded = common.load()?;
+            browse::prompts(&common.browse(&loaded, server.as_deref())?).await
+        }
+        Command::Prompt {
+            common,
+            server,
+            name,
+            arguments,
+        } => {
+            let loaded = common.load()?;
+            let browse = common.browse(&loaded, Some(&server))?;
+            browse::prompt(&browse, &name, &arguments).await
+        }
+        Command::Resources { common, server } => {
+            let loaded = common.load()?;
+            browse::resources(&common.browse(&loaded, server.as_deref())?).await
+        }
+        Command::Read {
+            common,
+            server,
+            uri,
+            out,
+        } => {
+            let loaded = common.load()?;
+            let browse = common.browse(&loaded, Some(&server))?;
+            let target = match &out {
+                Some(path) => browse::ReadTarget::File(path),
+                None => browse::ReadTarget::Stdout,
+            };
+            browse::read(&browse, &uri, target).await
         }
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
@@ -222,12 +343,19 @@ async fn run(command: Command) -> Result<u8, Failure> {
             } else {
                 login::Approval::Browser
             };
-            let tools = login::login(entry, approval)
-                .await
-                .map_err(Failure::Server)?;
-            say(format_args!(
-                "switchboard: logged in to `{server}`; it offers {tools} tool(s)"
-            ));
+            match login::login(entry, approval).await {
+                Ok(login::LoginOutcome::LoggedIn { tools }) => say(format_args!(
+                    "switchboard: logged in to `{server}`; it offers {tools} tool(s)"
+                )),
+                Ok(login::LoginOutcome::NotNeeded { tools }) => say(format_args!(
+                    "switchboard: server `{server}` did not ask for authorization, so there is \
+                     nothing to log in to and nothing was saved; it offers {tools} tool(s) as it is"
+                )),
+                Err(login::LoginError::NotApplicable(message)) => {
+                    return Err(Failure::Usage(message));
+                }
+                Err(login::LoginError::Failed(message)) => return Err(Failure::Server(message)),
+            }
             Ok(0)
         }
         Command::Logout { config, server } => {
@@ -252,7 +380,14 @@ async fn run(command: Command) -> Result<u8, Failure> {
 fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanGuard> {
     let starts_servers = matches!(
         command,
-        Command::Tools { .. } | Command::Call { .. } | Command::Check(_) | Command::Serve(_)
+        Command::Tools { .. }
+            | Command::Call { .. }
+            | Command::Prompts { .. }
+            | Command::Prompt { .. }
+            | Command::Resources { .. }
+            | Command::Read { .. }
+            | Command::Check(_)
+            | Command::Serve(_)
     );
     if !starts_servers {
         return None;
@@ -263,19 +398,6 @@ fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanG
             tracing::debug!(%error, "orphans of servers are not adopted");
             None
         }
-    }
-}
-
-fn parse_arguments(text: Option<&str>) -> Result<Option<Value>, Failure> {
-    let Some(text) = text else { return Ok(None) };
-    match serde_json::from_str::<Value>(text) {
-        Ok(value @ Value::Object(_)) => Ok(Some(value)),
-        Ok(_) => Err(Failure::Usage(
-            "tool arguments must be a JSON object, e.g. '{\"text\":\"hi\"}'".into(),
-        )),
-        Err(e) => Err(Failure::Usage(format!(
-            "tool arguments are not valid JSON ({e}); write a JSON object, e.g. '{{\"text\":\"hi\"}}'"
-        ))),
     }
 }
 
@@ -321,24 +443,11 @@ impl Output {
     }
 }
 
-async fn tools(loaded: &LoadedConfig, only: Option<&str>, output: Output) -> Result<u8, Failure> {
-    let file = &loaded.file;
-    let entries: Vec<&ServerEntry> = match only {
-        Some(name) => vec![pick_server(file, name)?],
-        None => {
-            for error in file.errors() {
-                say(format_args!("switchboard: skipping {error}"));
-            }
-            file.entries().filter(|e| e.enabled).collect()
-        }
-    };
-    if entries.is_empty() {
-        return Err(Failure::Usage(format!(
-            "no enabled servers in {}",
-            file.path.display()
-        )));
-    }
-    let listings = futures_join_all(entries.iter().map(|entry| list_one(entry))).await;
+async fn tools(browse: &browse::Browse<'_>) -> Result<u8, Failure> {
+    let output = browse.output;
+    let entries = browse.entries()?;
+    let listings =
+        futures_join_all(entries.iter().map(|entry| list_one(entry, browse.timeout))).await;
     let mut failed = false;
     let mut json_out = serde_json::Map::new();
     for (entry, listing) in entries.iter().zip(listings) {
@@ -362,8 +471,11 @@ async fn tools(loaded: &LoadedConfig, only: Option<&str>, output: Output) -> Res
     Ok(if failed { EXIT_SERVER } else { 0 })
 }
 
-async fn list_one(entry: &ServerEntry) -> Result<render::ListedTools, SessionError> {
-    let server = ConnectedServer::connect(entry, None).await?;
+async fn list_one(
+    entry: &ServerEntry,
+    timeout: Option<Duration>,
+) -> Result<render::ListedTools, SessionError> {
+    let server = ConnectedServer::connect(entry, timeout).await?;
     let listed = match server.session.list_tools().await {
         Ok(mut listing) => {
             let listed = listing.items.len();
@@ -380,6 +492,33 @@ async fn list_one(entry: &ServerEntry) -> Result<render::ListedTools, SessionErr
     };
     server.close().await;
     listed
+}
+
+/// `switchboard tools SERVER TOOL`: one tool, whole.
+async fn one_tool(browse: &browse::Browse<'_>, name: &str) -> Result<u8, Failure> {
+    let entry = browse.entries()?[0];
+    let listed = list_one(entry, browse.timeout)
+        .await
+        .map_err(|e| Failure::Server(e.to_string()))?;
+    let Some(tool) = listed.listing.items.iter().find(|t| t.name == name) else {
+        let names: Vec<&str> = listed
+            .listing
+            .items
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        return Err(Failure::Usage(format!(
+            "server `{}` has no tool `{name}`; its tools: {}",
+            entry.name,
+            names.join(", ")
+        )));
+    };
+    if browse.output == Output::Json {
+        terminal::print_json(&tool.raw, JsonLayout::Compact);
+    } else {
+        terminal::print(&render::tool_text(&entry.name, tool));
+    }
+    Ok(0)
 }
 
 /// Runs futures concurrently on the current task and returns their outputs in order.
@@ -413,9 +552,19 @@ async fn futures_join_all<F: std::future::Future>(
 
 struct CallRequest<'a> {
     tool: &'a str,
-    arguments: Option<Value>,
+    arguments: arguments::ArgumentSource,
+    checked: Checked,
     timeout: Option<Duration>,
     output: Output,
+}
+
+/// Whether a call's arguments are checked against the tool's input schema before sending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    /// Checked (the default): a wrong key or type is said before anything is sent.
+    AgainstSchema,
+    /// Sent as given (`--no-check`), for seeing what the server itself does with them.
+    AsGiven,
 }
 
 async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Failure> {
@@ -428,13 +577,20 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
     let server = ConnectedServer::connect(entry, request.timeout)
         .await
         .map_err(|e| Failure::Server(e.to_string()))?;
+    let arguments = match call_arguments(&server, entry, request).await {
+        Ok(arguments) => arguments,
+        Err(failure) => {
+            server.close().await;
+            return Err(failure);
+        }
+    };
     let options = CallOptions {
         timeout: request.timeout,
         ..CallOptions::default()
     };
     let outcome = server
         .session
-        .call_tool(request.tool, request.arguments.clone(), &options)
+        .call_tool(request.tool, arguments, &options)
         .await;
     let outcome = match outcome {
         Ok(result) => Ok(result),
@@ -455,6 +611,70 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
         return Ok(EXIT_TOOL_ERROR);
     }
     Ok(0)
+}
+
+/// The arguments to send: pairs typed by the tool's input schema, and (unless
+/// `--no-check`) checked against it, so that a wrong key or type is said before anything
+/// is sent; a tool the server does not list is the caller's mistake.
+async fn call_arguments(
+    server: &ConnectedServer,
+    entry: &ServerEntry,
+    request: &CallRequest<'_>,
+) -> Result<Option<Value>, Failure> {
+    let needs_schema = matches!(request.arguments, arguments::ArgumentSource::Pairs(_))
+        || request.checked == Checked::AgainstSchema;
+    if !needs_schema {
+        return Ok(match &request.arguments {
+            arguments::ArgumentSource::Json(value) => Some(value.clone()),
+            _ => None,
+        });
+    }
+    let listing = server
+        .session
+        .list_tools()
+        .await
+        .map_err(|e| Failure::Server(e.to_string()))?;
+    let Some(tool) = listing.items.iter().find(|t| t.name == request.tool) else {
+        let names: Vec<&str> = listing
+            .items
+            .iter()
+            .map(|t| t.name.as_str())
+            .filter(|name| entry.tool_filter.allows(name))
+            .collect();
+        return Err(Failure::Usage(format!(
+            "server `{}` has no tool `{}`; its tools: {}",
+            entry.name,
+            request.tool,
+            names.join(", ")
+        )));
+    };
+    let schema = switchboard_runtime::schema::normalize(&tool.input_schema).ok();
+    let arguments =
+        match &request.arguments {
+            arguments::ArgumentSource::Nothing => None,
+            arguments::ArgumentSource::Json(value) => Some(value.clone()),
+            arguments::ArgumentSource::Pairs(pairs) => {
+                let schema = schema.clone().unwrap_or(Value::Bool(true));
+                Some(arguments::from_pairs(pairs, &schema).map_err(|problem| {
+                    Failure::Usage(format!("tool `{}`: {problem}", request.tool))
+                })?)
+            }
+        };
+    if request.checked == Checked::AgainstSchema
+        && let Some(schema) = &schema
+        && let Ok(validator) = switchboard_runtime::schema::ArgumentValidator::new(schema)
+        && let Err(problems) = validator.check(
+            arguments
+                .as_ref()
+                .unwrap_or(&Value::Object(Default::default())),
+        )
+    {
+        return Err(Failure::Usage(format!(
+            "invalid arguments for tool `{}`: {problems} (nothing was sent; --no-check sends them anyway)",
+            request.tool
+        )));
+    }
+    Ok(arguments)
 }
 
 /// Adds what the user can do next to a failed call. A tool name the server does not have is

@@ -28,31 +28,22 @@ fn first_line(text: &str, max_chars: usize) -> String {
     out
 }
 
-/// `name: type` for each property of an object schema, required ones first.
+/// `name: type` for each property of an object schema, required ones first (nested and
+/// `$ref` types named, not `any`).
 fn parameters(schema: &Value) -> String {
+    let schema = readable_schema(schema);
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return String::new();
     };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = required_names(&schema);
     let mut parts: Vec<(bool, String)> = properties
         .iter()
         .map(|(name, prop)| {
-            let kind = prop.get("type").map(|t| match t {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            let optional = if required.contains(&name.as_str()) {
-                ""
-            } else {
-                "?"
-            };
+            let is_required = required.contains(&name.as_str());
+            let optional = if is_required { "" } else { "?" };
             (
-                required.contains(&name.as_str()),
-                format!("{name}{optional}: {}", kind.as_deref().unwrap_or("any")),
+                is_required,
+                format!("{name}{optional}: {}", type_name(prop)),
             )
         })
         .collect();
@@ -62,6 +53,135 @@ fn parameters(schema: &Value) -> String {
         .map(|(_, p)| p)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The schema with its local `$ref`s inlined (as the runtime reads it), or as it came when
+/// it cannot be (a reference outside it, a recursion).
+fn readable_schema(schema: &Value) -> Value {
+    switchboard_runtime::schema::normalize(schema).unwrap_or_else(|_| schema.clone())
+}
+
+fn required_names(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// A schema's type in a few words: `string`, `integer|null`, `array of string`,
+/// `one of "a", "b"`, `object`, a `$ref` left as it is by its name.
+fn type_name(schema: &Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let values: Vec<String> = values.iter().map(Value::to_string).collect();
+        return format!("one of {}", values.join(", "));
+    }
+    if let Some(value) = schema.get("const") {
+        return format!("= {value}");
+    }
+    let kind = match schema.get("type") {
+        Some(Value::String(kind)) => Some(kind.clone()),
+        Some(Value::Array(kinds)) => Some(
+            kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("|"),
+        ),
+        _ => None,
+    };
+    match kind.as_deref() {
+        Some("array") => match schema.get("items") {
+            Some(items) => format!("array of {}", type_name(items)),
+            None => "array".to_owned(),
+        },
+        Some(kind) => kind.to_owned(),
+        None => {
+            for key in ["anyOf", "oneOf"] {
+                if let Some(alternatives) = schema.get(key).and_then(Value::as_array) {
+                    let names: Vec<String> = alternatives.iter().map(type_name).collect();
+                    return names.join(" | ");
+                }
+            }
+            if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+                return reference.rsplit('/').next().unwrap_or(reference).to_owned();
+            }
+            if schema.get("properties").is_some() {
+                return "object".to_owned();
+            }
+            "any".to_owned()
+        }
+    }
+}
+
+/// The full view of one tool: every word of its description, its annotations, and its
+/// input and output schemas as an indented outline.
+pub(crate) fn tool_text(server: &str, tool: &Tool) -> String {
+    let mut out = format!("{server} / {}", tool.name);
+    if let Some(title) = tool.raw.get("title").and_then(Value::as_str) {
+        out.push_str(&format!(" — {title}"));
+    }
+    out.push('\n');
+    if let Some(description) = &tool.description {
+        for line in description.lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    if let Some(annotations) = tool.raw.get("annotations").and_then(Value::as_object) {
+        let shown: Vec<String> = annotations
+            .iter()
+            .map(|(key, value)| format!("{key}: {value}"))
+            .collect();
+        out.push_str(&format!("annotations: {}\n", shown.join(", ")));
+    }
+    out.push_str("input:\n");
+    outline(&readable_schema(&tool.input_schema), 1, &mut out);
+    if let Some(output) = tool.raw.get("outputSchema") {
+        out.push_str("output:\n");
+        outline(&readable_schema(output), 1, &mut out);
+    }
+    out
+}
+
+/// The properties of an object schema, one per line, nested objects and arrays of
+/// objects indented below their key (at most 16 levels).
+fn outline(schema: &Value, depth: usize, out: &mut String) {
+    let indent = "  ".repeat(depth);
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        if depth == 1 {
+            out.push_str(&format!("{indent}(no parameters)\n"));
+        }
+        return;
+    };
+    if properties.is_empty() && depth == 1 {
+        out.push_str(&format!("{indent}(no parameters)\n"));
+    }
+    let required = required_names(schema);
+    for (name, property) in properties {
+        let marker = if required.contains(&name.as_str()) {
+            " (required)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("{indent}{name}: {}{marker}", type_name(property)));
+        if let Some(default) = property.get("default") {
+            out.push_str(&format!(", default {default}"));
+        }
+        if let Some(description) = property.get("description").and_then(Value::as_str) {
+            out.push_str(&format!(" — {}", description.trim()));
+        }
+        out.push('\n');
+        if depth >= 16 {
+            continue;
+        }
+        let nested = match property.get("items") {
+            Some(items) if items.get("properties").is_some() => items,
+            _ => property,
+        };
+        if nested.get("properties").is_some() {
+            outline(nested, depth + 1, out);
+        }
+    }
 }
 
 /// The human listing of one server's tools.
@@ -76,7 +196,7 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
         n.era,
         n.server_info
             .as_ref()
-            .map(|i| format!(", server {} {}", i.name, i.version))
+            .map(|i| format!(", server {}", format!("{} {}", i.name, i.version).trim()))
             .unwrap_or_default(),
     );
     let width = tools

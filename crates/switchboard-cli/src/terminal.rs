@@ -219,6 +219,17 @@ pub(crate) fn print(text: &str) {
     let _ = out.flush();
 }
 
+/// Writes bytes as they are to stdout when it is a pipe or a file (binary contents a user
+/// redirected); nothing when it is a terminal, which never gets raw bytes.
+pub(crate) fn write_bytes_to_pipe(bytes: &[u8]) {
+    let mut out = io::stdout().lock();
+    if out.is_terminal() {
+        return;
+    }
+    let _ = out.write_all(bytes);
+    let _ = out.flush();
+}
+
 /// Writes one line (a newline is added) to stderr.
 pub(crate) fn say(line: fmt::Arguments<'_>) {
     let mut err = Writer::new(Stream::Stderr);
@@ -283,6 +294,11 @@ pub(crate) fn json_text(value: &Value, layout: JsonLayout) -> String {
 /// Writes `value` as JSON (and a newline) to stdout.
 pub(crate) fn print_json(value: &Value, layout: JsonLayout) {
     print(&format!("{}\n", json_text(value, layout)));
+}
+
+/// True when stdout is a terminal.
+pub(crate) fn stdout_is_terminal() -> bool {
+    io::stdout().is_terminal()
 }
 
 /// True when stderr is a terminal.

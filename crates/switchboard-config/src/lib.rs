@@ -788,6 +788,16 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
             }
         }
         (None | Some("http" | "streamable-http" | "streamableHttp" | "sse"), None, Some(url)) => {
+            let scheme = url
+                .split_once("://")
+                .map(|(scheme, _)| scheme.to_ascii_lowercase());
+            if !matches!(scheme.as_deref(), Some("http" | "https")) {
+                return Err(fail(format!(
+                    "`url` {:?} is not an http:// or https:// URL; write it with its scheme, \
+                     e.g. \"http://localhost:8080/mcp\"",
+                    as_written("url", &url)
+                )));
+            }
             TransportEntry::Http {
                 url,
                 headers: pairs("headers")?,

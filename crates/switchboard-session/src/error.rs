@@ -55,8 +55,8 @@ pub enum SessionError {
     },
     /// No answer within the deadline. A cancellation was sent (except for `initialize`).
     #[error(
-        "server `{server}` did not answer `{method}` within {after:?}; raise the timeout \
-         (`--timeout`, or `timeout` in the server's configuration) if it is just slow{}",
+        "server `{server}` did not answer `{method}` within {after:?}; {}{}",
+        timeout_advice(method),
         tail_suffix(stderr_tail)
     )]
     Timeout {
@@ -257,6 +257,21 @@ impl std::fmt::Display for ListingCap {
             ListingCap::Items => "entry",
             ListingCap::Bytes => "size",
         })
+    }
+}
+
+/// The deadline a user can raise for a request that timed out: starting up is bounded by
+/// the entry's `startupTimeout`, every other request by `--timeout` or the entry's `timeout`.
+fn timeout_advice(method: &str) -> &'static str {
+    match method {
+        switchboard_protocol::methods::INITIALIZE
+        | switchboard_protocol::methods::SERVER_DISCOVER => {
+            "if it is just slow to start, raise `startupTimeout` in the server's configuration"
+        }
+        _ => {
+            "if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's \
+             configuration)"
+        }
     }
 }
 

@@ -219,3 +219,46 @@ fn login_saves_private_tokens_that_later_commands_use_and_never_print() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn login_says_when_there_is_nothing_to_log_in_to() {
+    let open = switchboard_testkit::serve::HttpServer::fixture(&[]);
+    let path = crate::config(serde_json::json!({
+        "open": { "type": "http", "url": open.url() },
+        "local": crate::fixture_entry(&[]),
+    }));
+    let path = path.to_str().expect("utf-8 path");
+    let dir = workspace_root()
+        .join("target/cli-tests")
+        .join(format!("login-none-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let tokens = dir.join("tokens.json");
+    let open_login = run(
+        &["login", "--config", path, "open", "--no-browser"],
+        &tokens,
+        None,
+    );
+    let local_login = run(
+        &["login", "--config", path, "local", "--no-browser"],
+        &tokens,
+        None,
+    );
+    let said = |run: &Run| {
+        run.output
+            .lines()
+            .filter(|line| line.starts_with("switchboard:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    expect_test::expect![[r#"
+        0 switchboard: server `open` did not ask for authorization, so there is nothing to log in to and nothing was saved; it offers 6 tool(s) as it is
+        2 switchboard: server `local` is a local (stdio) server: it takes credentials from its `env`, not from a login"#]].assert_eq(&format!(
+        "{} {}\n{} {}",
+        open_login.code,
+        said(&open_login),
+        local_login.code,
+        said(&local_login)
+    ));
+    assert!(!tokens.exists(), "nothing was saved");
+}

@@ -18,6 +18,7 @@ mod serve_fidelity;
 mod serve_http;
 mod serve_watch;
 mod soak;
+mod verbs;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -148,7 +149,7 @@ fn bundled_example_call_and_exit_codes() {
     assert!(
         bad_args
             .stderr
-            .contains("tool arguments are not valid JSON"),
+            .contains("the arguments from the command line are not valid JSON"),
         "{}",
         bad_args.stderr
     );

@@ -143,7 +143,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -167,7 +167,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: trailing characters at line 1 column 77: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]}} trailing garbage; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: trailing characters at line 1 column 77: {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"ok"}]}} trailing garbage; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -191,7 +191,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: EOF while parsing a string at line 1 column 37: {"jsonrpc":"2.0","id":3,"result":{"co; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: EOF while parsing a string at line 1 column 37: {"jsonrpc":"2.0","id":4,"result":{"co; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -215,7 +215,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: invalid UTF-8: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"bad ���( bytes"}]}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid UTF-8: {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"bad ���( bytes"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -239,7 +239,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: unexpected end of hex escape at line 1 column 81: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"alone \\ud800 here"}]}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: unexpected end of hex escape at line 1 column 81: {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"alone \\ud800 here"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -287,7 +287,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -480,7 +480,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `initialize` within 5s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `initialize` within 5s; if it is just slow to start, raise `startupTimeout` in the server's configuration
             "#]]),
         },
         status: Status::Holds,
@@ -507,7 +507,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `initialize` within 5s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `initialize` within 5s; if it is just slow to start, raise `startupTimeout` in the server's configuration
             "#]]),
         },
         status: Status::Holds,
@@ -606,7 +606,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]},"error":{"code":-32000,"message":"also failed"}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"ok"}]},"error":{"code":-32000,"message":"also failed"}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -630,7 +630,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]},"error":{"code":-32000,"message":"also failed"}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has both `result` and `error`: {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"ok"}]},"error":{"code":-32000,"message":"also failed"}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Fixed { defect: 7 },
@@ -654,7 +654,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has neither `result` nor `error`: {"jsonrpc":"2.0","id":3}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: response has neither `result` nor `error`: {"jsonrpc":"2.0","id":4}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -678,7 +678,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -702,7 +702,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -726,7 +726,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -750,7 +750,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: error `code` is missing or not an integer: {"jsonrpc":"2.0","id":3,"error":{"code":"boom","message":"the code is a string"}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: error `code` is missing or not an integer: {"jsonrpc":"2.0","id":4,"error":{"code":"boom","message":"the code is a string"}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -774,7 +774,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: error `message` is missing or not a string: {"jsonrpc":"2.0","id":3,"error":{"code":-32000}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: not a JSON-RPC message: error `message` is missing or not a string: {"jsonrpc":"2.0","id":4,"error":{"code":-32000}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -822,7 +822,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: `jsonrpc` missing or not "2.0": {"jsonrpc":"1.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: `jsonrpc` missing or not "2.0": {"jsonrpc":"1.0","id":4,"result":{"content":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::Holds,
@@ -867,7 +867,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -894,7 +894,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -939,7 +939,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `initialize` within 5s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `initialize` within 5s; if it is just slow to start, raise `startupTimeout` in the server's configuration
             "#]]),
         },
         status: Status::Holds,
@@ -1628,7 +1628,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/list` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/list` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
                 --- last stderr output ---
                 fixture: no longer reading stdin
             "#]]),
@@ -1654,7 +1654,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -1678,7 +1678,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -1699,7 +1699,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `initialize` within 5s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `initialize` within 5s; if it is just slow to start, raise `startupTimeout` in the server's configuration
             "#]]),
         },
         status: Status::Holds,
@@ -1807,7 +1807,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` gave no answer to `tools/call`: HTTP 200 OK from http://<canned-s>/mcp: event: message\ndata: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}\n\n
+                switchboard: server `s` gave no answer to `tools/call`: HTTP 200 OK from http://<canned-s>/mcp: event: message\ndata: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}]}}\n\n
             "#]]),
         },
         status: Status::Holds,
@@ -2053,7 +2053,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: Session not found (code -32001)
+                switchboard: server `s` answered `tools/list` with an error: Session not found (code -32001)
             "#]]),
         },
         status: Status::Holds,
@@ -2134,7 +2134,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow
+                switchboard: server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
             "#]]),
         },
         status: Status::Holds,
@@ -2352,7 +2352,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 2 column 0: {"jsonrpc":"2.0","id":2,"result":{"co\nntent":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
+                switchboard: server `s` answered `tools/call` with a malformed message: invalid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 2 column 0: {"jsonrpc":"2.0","id":3,"result":{"co\nntent":[{"type":"text","text":"ok"}]}}; the server is broken: report it to its authors
             "#]]),
         },
         status: Status::FoundFixed,
@@ -2637,13 +2637,13 @@ pub(crate) static CASES: &[Case] = &[
                   schema_required_string  Schema case schema_required_string.
                   schema_unknown_dialect  Schema case schema_unknown_dialect.
                   schema_network_ref      Schema case schema_network_ref.
-                                            (x?: any)
+                                            (x?: schema.json)
                   schema_recursive_ref    Schema case schema_recursive_ref.
-                                            (x?: any)
+                                            (x?: loop)
                   schema_deep_anyof       Schema case schema_deep_anyof.
-                                            (x?: any)
+                                            (x?: string | integer | null | integer | null | integer | null | integer | null | integer | null | integer | null | integer | null | integer | null | integer | null | integer | null | integer | null | integer | null)
                   schema_huge_enum        Schema case schema_huge_enum.
-                                            (x?: any)
+                                            (x?: one of "value_0", "value_1", "value_2", "value_3", "value_4", "value_5", "value_6", "value_7", "value_8", "value_9", "value_10", "value_11", "value_12", "value_13", "value_14", "value_15", "value_16", "value_17", "value_18", "value_19", "value_20", "value_21", "value_22", "value_23", "value_24", "value_25", "value_26", "value… (138929 bytes)
                 --- stderr: empty
             "#]]),
         },
@@ -3499,7 +3499,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (826 bytes)
                 {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5},"_meta":{"fixture.switchboard.test/tool":"add"}}}
                 {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"this tool always fails"}],"isError":true}}
-                {"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"server `s` did not answer `tools/call` within 2s; raise the timeout (`--timeout`, or `timeout` in the server's configuration) if it is just slow","data":{"server":"s","waitedMs":2000}}}
+                {"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"server `s` did not answer `tools/call` within 2s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)","data":{"server":"s","waitedMs":2000}}}
                 {"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"it broke: \u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b]8;;\u001b\\ bell\u0007 return\r over \u{9b}31m csi \u{202e}reversed","data":{"detail":"\u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b… (432 bytes)
                 --- stderr
                 switchboard serve: 2 of 2 server(s) ready
@@ -3610,8 +3610,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 2
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: unknown tool: nope (code -32602)
-                server `s` has no tool `nope`; its tools: echo, add, slow, fail, image, change_tools
+                switchboard: server `s` has no tool `nope`; its tools: echo, add, slow, fail, image, change_tools
             "#]]),
         },
         status: Status::Holds,
@@ -4374,8 +4373,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 2
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` answered `tools/call` with an error: unknown tool \u{1b}[2J\u{1b}]0;owned\u{7}\u{202e} (code -32602)
-                server `s` has no tool `nope`; its tools: echo, \u{1b}]0;owned\u{7}\u{1b}[2Jevil
+                switchboard: server `s` has no tool `nope`; its tools: echo, \u{1b}]0;owned\u{7}\u{1b}[2Jevil
             "#]]),
         },
         status: Status::Fixed { defect: 2 },
