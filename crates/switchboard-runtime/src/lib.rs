@@ -14,6 +14,7 @@ pub mod output;
 mod runtime;
 pub mod schema;
 mod server;
+pub mod skills;
 mod snapshot;
 pub mod sources;
 mod state_file;
@@ -29,6 +30,7 @@ pub use server::{
     AuthorizerFor, Authorizers, Capabilities, HostHandler, NoticeKind, RestartPolicy, ServerNotice,
     ServerPolicy, ServerState,
 };
+pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
 pub use snapshot::{BridgedTool, FromServer, Snapshot};
 pub use state_file::{ApproveError, StateFileError, StateFileKind, StateFileProblem, TrustError};
 /// A host owns its servers' descendants, including those that daemonise, by holding the

@@ -175,6 +175,17 @@ pub enum SkillError {
         /// The skill's `SKILL.md` URI.
         skill: String,
     },
+    /// A read of a skill's file from another server than the one it was loaded from
+    /// (a skill of one server never causes a read from another).
+    #[error("skill `{skill}` was loaded from MCP server `{loaded_from}`, not `{server}`")]
+    OtherServer {
+        /// The skill's `SKILL.md` URI.
+        skill: String,
+        /// The server it was loaded from.
+        loaded_from: String,
+        /// The server asked to read it.
+        server: String,
+    },
     /// The request failed.
     #[error(transparent)]
     Session(#[from] SessionError),
@@ -203,6 +214,8 @@ impl SkillError {
 /// read of the skill's files is checked against.
 #[derive(Debug, Clone)]
 pub struct LoadedSkill {
+    /// The server it was loaded from: its files are read from that server only.
+    pub server: Arc<str>,
     /// The entry the skill was loaded from.
     pub entry: SkillEntry,
     /// The whole `SKILL.md`, frontmatter included.
@@ -368,6 +381,7 @@ pub(crate) struct LoadedSkillBudget<'a> {
 /// Turns a verified `SKILL.md` into a loaded skill: UTF-8 text, a frontmatter that parses
 /// and equals the entry's field by field.
 pub(crate) fn accept_skill_md(
+    server: &Arc<str>,
     entry: &SkillEntry,
     bytes: Vec<u8>,
     integrity: Integrity,
@@ -391,6 +405,7 @@ pub(crate) fn accept_skill_md(
         SkillResources::Dynamic => u64::try_from(skill_md.len()).unwrap_or(u64::MAX),
     };
     Ok(LoadedSkill {
+        server: server.clone(),
         entry: entry.clone(),
         skill_md,
         integrity,
@@ -530,7 +545,7 @@ mod tests {
         if let Some(file) = file_to_read(entry, &entry.uri, &limits)? {
             verify_file(file, served)?;
         }
-        accept_skill_md(entry, served.to_vec(), integrity)
+        accept_skill_md(&Arc::from("s"), entry, served.to_vec(), integrity)
     }
 
     fn check_load(entry: &SkillEntry, served: &str, expect: Expect) {
@@ -668,6 +683,7 @@ mod tests {
             Some(Integrity::Unverified)
         );
         let skill = accept_skill_md(
+            &Arc::from("s"),
             &dynamic,
             SKILL_MD.as_bytes().to_vec(),
             Integrity::Unverified,
@@ -694,7 +710,7 @@ mod tests {
             .assert_eq(&shown(cap_unverified(&budget, "skill://pdf-processing/c", &[0; 201], &limits)));
         let tampered = SKILL_MD.replace("name: pdf-processing", "name: other");
         expect!["skill `skill://pdf-processing/SKILL.md`: its SKILL.md frontmatter differs from its entry's in `name`; not loaded (true)"]
-            .assert_eq(&shown(accept_skill_md(&dynamic, tampered.into_bytes(), Integrity::Unverified).map(|_| ())));
+            .assert_eq(&shown(accept_skill_md(&Arc::from("s"), &dynamic, tampered.into_bytes(), Integrity::Unverified).map(|_| ())));
     }
 
     #[test]

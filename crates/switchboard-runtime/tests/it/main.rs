@@ -4,5 +4,6 @@
 mod filter;
 mod lifecycle;
 mod naming;
+mod skills;
 mod support;
 mod tools;

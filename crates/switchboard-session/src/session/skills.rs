@@ -87,10 +87,10 @@ impl Session {
                 }
             }
         }
-        accept_skill_md(entry, content.bytes, integrity)
+        accept_skill_md(&self.inner.server, entry, content.bytes, integrity)
     }
 
-    /// Reads one file of a loaded skill: only a file its entry lists (any file inside the
+    /// Reads one file of a skill loaded from this server: only a file its entry lists (any file inside the
     /// skill's directory, for a dynamic skill), checked against the entry's size and digest
     /// before it is returned (capped, for a dynamic skill).
     pub async fn read_skill_file(
@@ -98,6 +98,13 @@ impl Session {
         skill: &LoadedSkill,
         uri: &str,
     ) -> Result<SkillContent, SkillError> {
+        if skill.server != self.inner.server {
+            return Err(SkillError::OtherServer {
+                skill: skill.entry.uri.clone(),
+                loaded_from: skill.server.to_string(),
+                server: self.inner.server.to_string(),
+            });
+        }
         let limits = &self.inner.config.skill_limits;
         let listed = file_to_read(&skill.entry, uri, limits)?;
         let content = self.read_file_bytes(uri).await?;
