@@ -6,7 +6,9 @@
 //!
 //! The client does what an ordinary host would: connect, list tools, and call the tools the
 //! scenario context names (`toolCalls`) or else each tool with arguments derived from its schema, accepting elicitations with the schema's defaults
-//! (a response stream the server closes early is resumed by the transport itself).
+//! (a response stream the server closes early is resumed by the transport itself). A
+//! server that declares the skills extension has its skills listed and, as an agent would
+//! ask for them, loaded and verified (see `use_skills`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +41,57 @@ impl ClientHandler for AcceptWithDefaults {
             }
         }
         Box::pin(async move { Ok(json!({"action": "accept", "content": content})) })
+    }
+}
+
+/// Which skills the conformance client's agent asks its host to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SkillRequests {
+    /// None: the host only builds its registry from the listing.
+    None,
+    /// Every listed skill, and then every file each loaded skill lists.
+    EachListed,
+}
+
+/// The skills extension as a host uses it: the listing alone builds the registry (no file
+/// is read); a skill is loaded when the agent asks for it, verified against its entry, and
+/// its files are read through the loaded skill. A skill or file that fails verification
+/// is logged and its content not used.
+async fn use_skills(session: &Session, agent: SkillRequests) {
+    let listing = match session.list_skills().await {
+        Ok(listing) => listing,
+        Err(error) => {
+            tracing::warn!(%error, "skills/list failed");
+            return;
+        }
+    };
+    for problem in &listing.problems {
+        tracing::warn!(detail = %problem.detail, "skills/list entry skipped");
+    }
+    if agent == SkillRequests::None {
+        return;
+    }
+    for entry in &listing.items {
+        let skill = match session.load_skill(entry).await {
+            Ok(skill) => skill,
+            Err(error) => {
+                tracing::warn!(skill = %entry.uri, %error, "skill not loaded");
+                continue;
+            }
+        };
+        let files: Vec<&str> = match &skill.entry.resources {
+            switchboard_protocol::SkillResources::Listed(files) => files
+                .iter()
+                .map(|file| file.uri.as_str())
+                .filter(|uri| *uri != skill.entry.uri)
+                .collect(),
+            switchboard_protocol::SkillResources::Dynamic => Vec::new(),
+        };
+        for uri in files {
+            if let Err(error) = session.read_skill_file(&skill, uri).await {
+                tracing::warn!(skill = %entry.uri, file = %uri, %error, "skill file not used");
+            }
+        }
     }
 }
 
@@ -121,6 +174,16 @@ pub(crate) async fn run(url: &str) -> Result<u8, String> {
     let session = Session::connect_http(options, config)
         .await
         .map_err(|e| e.to_string())?;
+    if session.offers_skills() {
+        let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+        // The prefetch scenario checks what a host reads before its agent asks for a
+        // skill, so there the agent asks for none.
+        let agent = match scenario.as_str() {
+            "sep-2640-client-no-prefetch" => SkillRequests::None,
+            _ => SkillRequests::EachListed,
+        };
+        use_skills(&session, agent).await;
+    }
     if session.negotiated().capabilities.tools.is_some() {
         let tools = session.list_tools().await.map_err(|e| e.to_string())?;
         // Newer suites name the exact calls to make in the scenario context.

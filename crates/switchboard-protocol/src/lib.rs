@@ -10,11 +10,18 @@ mod call_result;
 mod list_page;
 mod log_level;
 pub mod methods;
+mod read_result;
+mod skills;
 mod types;
 mod version;
 
 pub use list_page::{ListPage, NextCursor, PageEntries};
 pub use log_level::LogLevel;
+pub use read_result::{ReadResourceResult, ResourceContents};
+pub use skills::{
+    DYNAMIC_RESOURCES, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS_EXTENSION, Sha256Digest,
+    SkillEntry, SkillFile, SkillResources, declares_skills,
+};
 pub use types::*;
 pub use version::*;
 

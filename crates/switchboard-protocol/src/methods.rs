@@ -22,6 +22,10 @@ pub const RESOURCES_LIST: &str = "resources/list";
 pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
 /// Read a resource.
 pub const RESOURCES_READ: &str = "resources/read";
+/// List the skills a server serves (skills extension, SEP-2640).
+pub const SKILLS_LIST: &str = "skills/list";
+/// Get one skill's entry by its URI (skills extension, SEP-2640).
+pub const SKILLS_GET: &str = "skills/get";
 /// Argument completion.
 pub const COMPLETION_COMPLETE: &str = "completion/complete";
 /// Modern notification stream.

@@ -15,6 +15,7 @@ pub mod output;
 mod runtime;
 pub mod schema;
 mod server;
+pub mod skills;
 mod snapshot;
 pub mod sources;
 mod state_file;
@@ -30,6 +31,7 @@ pub use runtime::{
 pub use server::{
     AuthorizerFor, Authorizers, Capabilities, HostHandler, RestartPolicy, ServerPolicy, ServerState,
 };
+pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
 pub use snapshot::{BridgedTool, FromServer, Snapshot};
 pub use state_file::{ApproveError, StateFileError, StateFileKind, StateFileProblem, TrustError};
 pub use switchboard_protocol::LogLevel;

@@ -312,6 +312,8 @@ struct RuntimeInner {
     /// The listen streams that follow one resource of a 2026-07-28 server each, by
     /// (server, URI) ([`Runtime::subscribe_resource`]).
     resource_streams: Mutex<HashMap<(String, String), switchboard_wire::PendingCall>>,
+    /// The servers' skill listings, held for loading ([`Runtime::skills`]).
+    skills: crate::skills::SkillRegistry,
 }
 
 /// Resources of 2026-07-28 servers followed at once at most (a listen stream each).
@@ -356,6 +358,7 @@ impl Runtime {
                 log_levels: Arc::default(),
                 published: Mutex::new(BTreeMap::new()),
                 resource_streams: Mutex::new(HashMap::new()),
+                skills: crate::skills::SkillRegistry::default(),
             }),
         }
     }
@@ -695,6 +698,50 @@ impl Runtime {
             .request(method, Some(serde_json::json!({ "uri": uri })), &options)
             .await?;
         Ok(true)
+    }
+
+    /// The skills of the ready servers that declare the skills extension (SEP-2640): each
+    /// one's `skills/list`, read now and held for [`Runtime::load_skill`]. No skill file is
+    /// read.
+    pub async fn skills(&self) -> crate::skills::SkillCatalog {
+        let servers = lock(&self.inner.router.servers)
+            .iter()
+            .map(|(name, shared)| (name.clone(), shared.clone()))
+            .collect();
+        self.inner.skills.list(servers).await
+    }
+
+    /// Loads the skill whose `SKILL.md` is `uri` on `server`, from the entry the runtime
+    /// holds for it (listed again, or asked for with `skills/get`, when none is held for the
+    /// server's current connection): its `SKILL.md` is read and verified against the
+    /// entry (size, digest, frontmatter) before it is returned.
+    pub async fn load_skill(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<switchboard_session::LoadedSkill, crate::skills::SkillLoadError> {
+        let session = self.ready_session(server).await?;
+        let connection = self
+            .inner
+            .router
+            .server(server)
+            .map(|shared| shared.connection());
+        Ok(self
+            .inner
+            .skills
+            .load(server, connection, &session, uri)
+            .await?)
+    }
+
+    /// Reads a file of a loaded skill from the server it was loaded from: only a file its
+    /// entry lists, verified against it before it is returned.
+    pub async fn read_skill_file(
+        &self,
+        skill: &switchboard_session::LoadedSkill,
+        uri: &str,
+    ) -> Result<switchboard_session::SkillContent, crate::skills::SkillLoadError> {
+        let session = self.ready_session(&skill.server).await?;
+        Ok(session.read_skill_file(skill, uri).await?)
     }
 
     /// Asks `server` for completions (`completion/complete` with `params` as given: `ref`,

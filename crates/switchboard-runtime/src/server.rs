@@ -237,6 +237,11 @@ impl ServerShared {
         lock(&self.session).clone()
     }
 
+    /// Successful connections so far: a new count is a new session.
+    pub(crate) fn connection(&self) -> u32 {
+        *lock(&self.connections)
+    }
+
     pub(crate) fn capabilities(&self) -> Option<Arc<Capabilities>> {
         lock(&self.capabilities).clone()
     }

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::{ClientHandler, NoHandler};
+use crate::skills::SkillLimits;
 
 /// Which protocol era to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +69,8 @@ pub struct SessionConfig {
     pub max_list_bytes: usize,
     /// Maximum `input_required` rounds for one request.
     pub max_input_rounds: usize,
+    /// What loading a skill may read, and whether unverifiable skills load.
+    pub skill_limits: SkillLimits,
     /// Capacity of the event channel; slow subscribers miss events (counted).
     pub event_capacity: usize,
     /// The host's handler for roots and input requests.
@@ -94,6 +97,7 @@ impl SessionConfig {
             max_list_items: 10_000,
             max_list_bytes: 2 * DEFAULT_MAX_FRAME_BYTES,
             max_input_rounds: 8,
+            skill_limits: SkillLimits::default(),
             event_capacity: 1024,
             handler: Arc::new(NoHandler),
         }

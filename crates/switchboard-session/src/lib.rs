@@ -13,6 +13,7 @@ mod error;
 mod handler;
 mod params;
 mod session;
+mod skills;
 
 pub use config::{CallOptions, EraChoice, ForClient, SessionConfig};
 pub use error::{ListingCap, SessionError};
@@ -20,5 +21,9 @@ pub use handler::{ClientHandler, HandlerFuture, NoHandler};
 pub use session::{
     ConnectionParts, LevelSet, Listing, ListingProblem, Negotiated, Session, SessionEvent,
     SessionStats,
+};
+pub use skills::{
+    DynamicSkills, Integrity, LoadedSkill, SkillContent, SkillError, SkillLimits, first_difference,
+    parse_frontmatter, split_frontmatter, verify_file,
 };
 pub use tokio_util::sync::CancellationToken;

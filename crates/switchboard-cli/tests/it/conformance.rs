@@ -178,6 +178,58 @@ fn conformance_client_requirements_2026_07_28() {
     check_against_baseline("0.2.0-alpha.12", &["--requirements", "2026-07-28"], 30);
 }
 
+/// Per scenario under `out`, (successful checks, failed checks), and a line for each.
+fn counted(out: &Path) -> (BTreeMap<String, (usize, usize)>, String) {
+    let mut scenarios = BTreeMap::new();
+    collect(out, out, &mut scenarios);
+    let lines: Vec<String> = scenarios
+        .iter()
+        .map(|(name, (ok, bad))| format!("{name}: {ok} passed, {bad} failed"))
+        .collect();
+    (scenarios, lines.join("\n"))
+}
+
+/// The client scenarios of the skills extension (SEP-2640). Extension scenarios are on no
+/// spec timeline, so `--requirements` leaves them out: each runs by name.
+const SKILLS_SCENARIOS: &[&str] = &[
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+];
+
+#[test]
+fn conformance_client_skills_extension() {
+    let version = "0.2.0-alpha.12";
+    let out = workspace_root().join("target/conformance-tests/skills");
+    let _ = std::fs::remove_dir_all(&out);
+    let client = format!("{} conformance-client", env!("CARGO_BIN_EXE_switchboard"));
+    for scenario in SKILLS_SCENARIOS {
+        let args = [
+            "client",
+            "--command",
+            &client,
+            "--timeout",
+            "20000",
+            "--scenario",
+            scenario,
+        ];
+        run_runner(version, &args, &out);
+    }
+    let (scenarios, lines) = counted(&out);
+    expect_test::expect![[r#"
+        sep-2640-client-no-prefetch: 1 passed, 0 failed
+        sep-2640-client-verify-digest: 1 passed, 0 failed
+        sep-2640-client-verify-frontmatter: 1 passed, 0 failed
+        sep-2640-client-verify-size: 1 passed, 0 failed"#]]
+    .assert_eq(&lines);
+    assert!(
+        scenarios.len() == SKILLS_SCENARIOS.len()
+            && scenarios.values().all(|(ok, bad)| *ok > 0 && *bad == 0),
+        "skills scenarios (successes, failures): {scenarios:?}"
+    );
+}
+
 /// The server scenarios of the 2026-07-28 suite that test the transport and the core
 /// rather than the suite's own fixture tools (which no server behind the gateway has).
 const TRANSPORT_SCENARIOS: &[&str] = &[
@@ -204,12 +256,7 @@ fn the_suites_transport_scenarios_pass_against_serve_http() {
             &out,
         );
     }
-    let mut scenarios = BTreeMap::new();
-    collect(&out, &out, &mut scenarios);
-    let lines: Vec<String> = scenarios
-        .iter()
-        .map(|(name, (ok, bad))| format!("{name}: {ok} passed, {bad} failed"))
-        .collect();
+    let (_, lines) = counted(&out);
     expect_test::expect![[r#"
         server-caching: 8 passed, 0 failed
         server-dns-rebinding-protection: 2 passed, 0 failed
@@ -219,5 +266,5 @@ fn the_suites_transport_scenarios_pass_against_serve_http() {
         server-sep-2164-resource-not-found: 4 passed, 0 failed
         server-server-sse-multiple-streams: 1 passed, 0 failed
         server-tools-list: 3 passed, 0 failed"#]]
-    .assert_eq(&lines.join("\n"));
+    .assert_eq(&lines);
 }

@@ -6,5 +6,6 @@ mod host;
 mod http;
 mod lifecycle;
 mod naming;
+mod skills;
 mod support;
 mod tools;

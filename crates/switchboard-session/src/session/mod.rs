@@ -12,8 +12,8 @@ use switchboard_http::HttpOptions;
 use switchboard_protocol::{
     CallToolResult, DiscoverResult, Era, Implementation, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
     ListPage, LogLevel, MODERN_VERSION, MODERN_VERSIONS, NextCursor, PageEntries, ProgressParams,
-    Prompt, Resource, ResourceTemplate, ResultType, ServerCapabilities, SubscriptionFilter, Tool,
-    error_codes, meta, methods,
+    Prompt, ReadResourceResult, Resource, ResourceTemplate, ResultType, ServerCapabilities,
+    SubscriptionFilter, Tool, error_codes, meta, methods,
 };
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions, StdioTransport,
@@ -35,6 +35,7 @@ mod listing;
 mod negotiate;
 mod progress;
 mod requests;
+mod skills;
 
 use crate::config::{CallOptions, EraChoice, ForClient, SessionConfig};
 use dispatch::{DispatchState, dispatch_loop};
@@ -648,6 +649,24 @@ impl Session {
 
     /// Reads a resource (the raw result: `contents`).
     pub async fn read_resource(&self, uri: &str) -> Result<Value, SessionError> {
+        self.read_resource_reading(uri, read_tree).await
+    }
+
+    /// Reads a resource as typed contents, straight from the result's text (no tree).
+    pub async fn read_resource_contents(
+        &self,
+        uri: &str,
+    ) -> Result<ReadResourceResult, SessionError> {
+        self.read_resource_reading(uri, |raw| ReadResourceResult::from_json_text(raw.get()))
+            .await
+    }
+
+    /// `resources/read` with `read` turning the result text into the caller's type.
+    async fn read_resource_reading<T>(
+        &self,
+        uri: &str,
+        read: impl Fn(&RawValue) -> (ResultType, Result<T, String>),
+    ) -> Result<T, SessionError> {
         self.require(
             self.inner.negotiated.capabilities.resources.is_some(),
             "resources",
@@ -658,7 +677,7 @@ impl Session {
             BaseParams::Tree(&json!({ "uri": uri })),
             &CallOptions::default(),
             Progress::ReportOnly,
-            read_tree,
+            read,
         )
         .await
     }

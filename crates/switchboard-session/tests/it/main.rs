@@ -5,4 +5,5 @@ mod fixtures;
 mod http_faults;
 mod http_interop;
 mod interop;
+mod skills;
 mod support;
