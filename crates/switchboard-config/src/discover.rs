@@ -182,7 +182,7 @@ pub fn places(places: &Places) -> Vec<Place> {
     if let Some(user_file) = places.user_file() {
         add(
             user_file,
-            Layout::mcp_json(),
+            Layout::switchboard_user(),
             Scope::User,
             Client::Switchboard,
         );
@@ -259,6 +259,10 @@ pub struct Found {
     pub scope: Scope,
     /// Which client's file.
     pub client: Client,
+    /// The file.
+    pub path: PathBuf,
+    /// Where its servers are in it.
+    pub layout: Layout,
 }
 
 impl Found {
@@ -295,8 +299,13 @@ pub struct Discovered {
 
 /// Reads every place in order and merges their servers (the first definition of a name wins).
 pub fn discover(from: &Places, vars: &dyn Variables) -> Discovered {
+    discover_in(places(from), vars)
+}
+
+/// [`discover`] over a chosen list of places (one client's, say).
+pub fn discover_in(places: Vec<Place>, vars: &dyn Variables) -> Discovered {
     let mut discovered = Discovered::default();
-    for place in places(from) {
+    for place in places {
         if place.scope != Scope::Explicit && !place.path.is_file() {
             discovered.looked.push((place, Looked::Missing));
             continue;
@@ -319,6 +328,8 @@ pub fn discover(from: &Places, vars: &dyn Variables) -> Discovered {
                 server,
                 scope: place.scope,
                 client: place.client,
+                path: place.path.clone(),
+                layout: place.layout.clone(),
             };
             if discovered.servers.iter().any(|s| s.name() == name) {
                 discovered.shadowed.push(found);

@@ -68,6 +68,14 @@ impl Layout {
         }
     }
 
+    /// Switchboard's own user file: `mcpServers`, comments allowed.
+    pub fn switchboard_user() -> Layout {
+        Layout {
+            syntax: Syntax::Jsonc,
+            ..Layout::mcp_json()
+        }
+    }
+
     /// VS Code's `mcp.json`: `servers`, with comments.
     pub fn vscode() -> Layout {
         Layout {
