@@ -15,26 +15,32 @@ pub(crate) struct LoadedConfig {
     pub(crate) file: ConfigFile,
 }
 
-/// Reads `--config FILE`, or builds the bundled example (and says so on stderr).
+/// Reads `--config FILE`, or the discovered configuration (`config_cmd`), or, when nothing is
+/// found, builds the bundled example (and says on stderr where it looked).
 pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
-    match path {
-        Some(path) => {
-            let file = switchboard_config::load(path, &ProcessEnv).map_err(|e| e.to_string())?;
-            // From here on, nothing written to stderr shows the entries' secrets.
-            crate::terminal::hide_secrets(
-                file.entries()
-                    .flat_map(ServerEntry::secret_values)
-                    .collect(),
-            );
-            Ok(LoadedConfig { file })
-        }
-        None => {
-            crate::terminal::say(format_args!(
-                "switchboard: no --config given; using the bundled example server `example`"
-            ));
-            bundled_example().map(|file| LoadedConfig { file })
-        }
-    }
+    let file = match path {
+        Some(path) => switchboard_config::load(path, &ProcessEnv).map_err(|e| e.to_string())?,
+        None => match crate::config_cmd::discovered_config()? {
+            Ok(file) => file,
+            Err(looked) => {
+                crate::terminal::say(format_args!(
+                    "switchboard: no --config given and no servers found; using the bundled example server `example`"
+                ));
+                crate::terminal::say(format_args!("  looked in:"));
+                for line in looked {
+                    crate::terminal::say(format_args!("    {line}"));
+                }
+                return bundled_example().map(|file| LoadedConfig { file });
+            }
+        },
+    };
+    // From here on, nothing written to stderr shows the entries' secrets.
+    crate::terminal::hide_secrets(
+        file.entries()
+            .flat_map(ServerEntry::secret_values)
+            .collect(),
+    );
+    Ok(LoadedConfig { file })
 }
 
 /// One server, `example`, served by this very binary (`switchboard example-server`).

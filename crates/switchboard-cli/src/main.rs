@@ -10,6 +10,7 @@ mod arguments;
 mod browse;
 mod browser;
 mod check;
+mod config_cmd;
 mod conformance;
 mod connect;
 mod example_server;
@@ -137,6 +138,9 @@ enum Command {
         /// The server, by its name in the config.
         server: String,
     },
+    /// Where servers are configured, and changing it: `list`, `show`, `add`, `remove`,
+    /// `import`, `trust`. Exit codes: 0 done, 2 usage or configuration error.
+    Config(config_cmd::ConfigCommand),
     /// Run as the official conformance suite's client under test (scenario from the
     /// environment, server URL last).
     #[command(hide = true)]
@@ -369,6 +373,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             }
             Ok(0)
         }
+        Command::Config(command) => config_cmd::run(command).map_err(Failure::Usage),
         Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
         Command::ExampleServer { .. } => Ok(0),
     }

@@ -15,7 +15,10 @@
 //! everywhere, also Gemini's `includeTools`/`excludeTools` in JSON and Codex's
 //! `enabled_tools`/`disabled_tools` in TOML.
 
+pub mod discover;
+pub mod edit;
 mod filter;
+mod layout;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -27,6 +30,7 @@ use serde_json::{Map, Value};
 use switchboard_wire::redact::{Secrets, url_for_display, url_secret_values};
 
 pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
+pub use layout::{EntryDialect, Layout, MissingMap, Syntax, codex_form, common_form, strip_jsonc};
 
 /// How to reach a server. `Debug` shows names of environment entries and headers, never values.
 #[derive(Clone, PartialEq, Eq)]
@@ -413,40 +417,92 @@ pub fn load(path: &Path, vars: &dyn Variables) -> Result<ConfigFile, ConfigError
 /// Validates config text as if read from `path` (relative `cwd`s resolve against its folder).
 /// A `.toml` file is read in the Codex dialect (`[mcp_servers.NAME]`).
 pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile, ConfigError> {
-    if path.extension().is_some_and(|e| e == "toml") {
-        return parse_codex_toml(text, path, vars);
+    parse_as(text, path, &Layout::for_path(path), vars).map(|read| read.file)
+}
+
+/// A file read in a given [`Layout`]: its entries, and each entry as written (in the common
+/// spelling, nothing expanded) for copying, editing and trust keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadFile {
+    /// The validated entries.
+    pub file: ConfigFile,
+    /// Each entry's name and value as written, in the common spelling, in file order.
+    pub written: Vec<(String, Value)>,
+}
+
+impl ReadFile {
+    /// An entry as written, by name.
+    pub fn written(&self, name: &str) -> Option<&Value> {
+        self.written.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
-    let root: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+}
+
+/// Reads and validates a file in a given layout.
+pub fn load_as(
+    path: &Path,
+    layout: &Layout,
+    vars: &dyn Variables,
+) -> Result<ReadFile, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_owned(),
-        line: e.line(),
-        // serde_json says column 0 for an error right after a line break.
-        column: e.column().max(1),
-        detail: format!("invalid JSON: {e}"),
+        source,
     })?;
+    parse_as(&text, path, layout, vars)
+}
+
+/// Validates config text in a given layout, as if read from `path`.
+pub fn parse_as(
+    text: &str,
+    path: &Path,
+    layout: &Layout,
+    vars: &dyn Variables,
+) -> Result<ReadFile, ConfigError> {
+    let (root, plain) = parse_root(text, path, layout.syntax)?;
     let shape = |detail: &str| ConfigError::Shape {
         path: path.to_owned(),
         detail: detail.to_owned(),
     };
-    let root = root
-        .as_object()
-        .ok_or_else(|| shape("the file must hold a JSON object with a `mcpServers` map"))?;
-    let (map_key, servers) = match (root.get("mcpServers"), root.get("servers")) {
-        (Some(Value::Object(map)), _) => ("mcpServers", map),
-        (None, Some(Value::Object(map))) => ("servers", map),
-        (Some(_), _) | (None, Some(_)) => {
+    let found = layout
+        .maps
+        .iter()
+        .find_map(|keys| value_at(&root, keys).map(|map| (keys, map)));
+    let empty = Map::new();
+    let (map_path, servers) = match found {
+        Some((keys, Value::Object(map))) => (keys.as_slice(), map),
+        Some(_) if layout.syntax == Syntax::Toml => {
+            return Err(shape("`mcp_servers` must be a table of servers"));
+        }
+        Some(_) => {
             return Err(shape(
                 "`mcpServers` must be an object mapping names to server entries",
             ));
         }
-        (None, None) => {
+        None if layout.missing_map == MissingMap::IsEmpty => (&[][..], &empty),
+        None if layout.syntax == Syntax::Toml => {
+            return Err(shape("no `[mcp_servers.NAME]` tables found"));
+        }
+        None if root.is_object() => {
             return Err(shape(
                 "no `mcpServers` map found (expected `{\"mcpServers\": {\"name\": {\"command\": …}}}`)",
+            ));
+        }
+        None => {
+            return Err(shape(
+                "the file must hold a JSON object with a `mcpServers` map",
             ));
         }
     };
     let base = path.parent().map(Path::to_owned).unwrap_or_default();
     let file = path.display().to_string();
-    let lines = json_entry_lines(text, map_key);
+    let lines = match layout.syntax {
+        Syntax::Toml => toml_entry_lines(text, map_path),
+        Syntax::Json | Syntax::Jsonc => json_entry_lines(&plain, map_path),
+    };
+    let dialect = match layout.syntax {
+        Syntax::Toml => Dialect::CodexToml,
+        Syntax::Json | Syntax::Jsonc => Dialect::Json,
+    };
+    let mut written = Vec::new();
     let servers = servers
         .iter()
         .map(|(name, value)| {
@@ -454,97 +510,76 @@ pub fn parse(text: &str, path: &Path, vars: &dyn Variables) -> Result<ConfigFile
                 file: file.clone(),
                 line: lines.get(name.as_str()).copied(),
             };
+            if layout.dialect == EntryDialect::Zed && layout::is_zed_extension(value) {
+                return Err(EntryError {
+                    name: name.clone(),
+                    detail: "provided by a Zed extension; Switchboard cannot start it".into(),
+                    origin,
+                });
+            }
+            let common = common_form(layout.dialect, value.clone());
+            written.push((name.clone(), common.clone()));
             read_entry(
                 name,
-                value,
+                &common,
                 &EntryContext {
                     base: &base,
                     vars,
                     origin,
-                    dialect: Dialect::Json,
+                    dialect,
                 },
             )
         })
         .collect();
-    Ok(ConfigFile {
-        path: path.to_owned(),
-        servers,
-    })
-}
-
-/// The Codex dialect: `[mcp_servers.NAME]` tables with `command`, `args`, `env`, `cwd`,
-/// `url`, `http_headers`, `enabled`, `startup_timeout_sec`, `tool_timeout_sec`. Field names
-/// are mapped to the common dialect, then validated the same way.
-fn parse_codex_toml(
-    text: &str,
-    path: &Path,
-    vars: &dyn Variables,
-) -> Result<ConfigFile, ConfigError> {
-    let table: toml::Table = toml::from_str(text).map_err(|e| {
-        let offset = e.span().map_or(0, |span| span.start).min(text.len());
-        let before = &text[..offset];
-        ConfigError::Syntax {
+    Ok(ReadFile {
+        file: ConfigFile {
             path: path.to_owned(),
-            line: before.matches('\n').count() + 1,
-            column: offset - before.rfind('\n').map_or(0, |i| i + 1) + 1,
-            detail: format!("invalid TOML: {}", e.message()),
-        }
-    })?;
-    let shape = |detail: &str| ConfigError::Shape {
-        path: path.to_owned(),
-        detail: detail.to_owned(),
-    };
-    let Some(servers) = table.get("mcp_servers") else {
-        return Err(shape("no `[mcp_servers.NAME]` tables found"));
-    };
-    let servers: Value = serde_json::to_value(servers)
-        .map_err(|e| shape(&format!("unreadable `mcp_servers`: {e}")))?;
-    let Value::Object(servers) = servers else {
-        return Err(shape("`mcp_servers` must be a table of servers"));
-    };
-    let base = path.parent().map(Path::to_owned).unwrap_or_default();
-    let file = path.display().to_string();
-    let lines = toml_entry_lines(text);
-    let servers = servers
-        .into_iter()
-        .map(|(name, value)| {
-            let origin = Origin {
-                file: file.clone(),
-                line: lines.get(name.as_str()).copied(),
-            };
-            let value = codex_to_common(value);
-            read_entry(
-                &name,
-                &value,
-                &EntryContext {
-                    base: &base,
-                    vars,
-                    origin,
-                    dialect: Dialect::CodexToml,
-                },
-            )
-        })
-        .collect();
-    Ok(ConfigFile {
-        path: path.to_owned(),
-        servers,
+            servers,
+        },
+        written,
     })
 }
 
-fn codex_to_common(value: Value) -> Value {
-    let Value::Object(object) = value else {
-        return value;
-    };
-    let renamed = object.into_iter().map(|(key, value)| {
-        let key = match key.as_str() {
-            "http_headers" => "headers".to_owned(),
-            "startup_timeout_sec" => "startupTimeout".to_owned(),
-            "tool_timeout_sec" => "timeout".to_owned(),
-            _ => key,
-        };
-        (key, value)
-    });
-    Value::Object(renamed.collect())
+/// The document as a JSON value, and (for JSON) the text with comments blanked out.
+fn parse_root(text: &str, path: &Path, syntax: Syntax) -> Result<(Value, String), ConfigError> {
+    match syntax {
+        Syntax::Toml => {
+            let table: toml::Table = toml::from_str(text).map_err(|e| {
+                let offset = e.span().map_or(0, |span| span.start).min(text.len());
+                let before = &text[..offset];
+                ConfigError::Syntax {
+                    path: path.to_owned(),
+                    line: before.matches('\n').count() + 1,
+                    column: offset - before.rfind('\n').map_or(0, |i| i + 1) + 1,
+                    detail: format!("invalid TOML: {}", e.message()),
+                }
+            })?;
+            let root = serde_json::to_value(table).map_err(|e| ConfigError::Shape {
+                path: path.to_owned(),
+                detail: format!("unreadable TOML: {e}"),
+            })?;
+            Ok((root, String::new()))
+        }
+        Syntax::Json | Syntax::Jsonc => {
+            let plain = match syntax {
+                Syntax::Jsonc => layout::strip_jsonc(text),
+                Syntax::Json | Syntax::Toml => text.to_owned(),
+            };
+            let root: Value = serde_json::from_str(&plain).map_err(|e| ConfigError::Syntax {
+                path: path.to_owned(),
+                line: e.line(),
+                // serde_json says column 0 for an error right after a line break.
+                column: e.column().max(1),
+                detail: format!("invalid JSON: {e}"),
+            })?;
+            Ok((root, plain))
+        }
+    }
+}
+
+/// The value at a key path of objects.
+fn value_at<'a>(root: &'a Value, keys: &[String]) -> Option<&'a Value> {
+    keys.iter().try_fold(root, |value, key| value.get(key))
 }
 
 /// 1-based line of `offset` in `text`.
@@ -556,23 +591,41 @@ fn line_at(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// 1-based line of each server's name in a JSON file: the keys of the object that is the
-/// top-level `map_key`'s value, however they are written (escapes included), each at its
-/// first appearance. The text is valid JSON (it was parsed before).
-fn json_entry_lines(text: &str, map_key: &str) -> BTreeMap<String, usize> {
+/// 1-based line of each server's name in a JSON file: the keys of the object at key path
+/// `map_path`, however they are written (escapes included), each at its first appearance.
+/// The text is valid JSON (it was parsed before; comments blanked).
+fn json_entry_lines(text: &str, map_path: &[String]) -> BTreeMap<String, usize> {
     let bytes = text.as_bytes();
     let mut lines = BTreeMap::new();
-    // Open containers: whether each is an object, and whether it is the server map.
-    let mut open: Vec<(bool, bool)> = Vec::new();
-    // The last key read directly in the root object.
-    let mut root_key: Option<String> = None;
+    if map_path.is_empty() {
+        return lines;
+    }
+    // Open containers: whether each is an object, whether it lies on the map's key path,
+    // and the last key read directly in it.
+    struct Open {
+        object: bool,
+        on_path: bool,
+        key: Option<String>,
+    }
+    let mut open: Vec<Open> = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
         match bytes[at] {
             b'{' | b'[' => {
-                let is_map =
-                    bytes[at] == b'{' && open.len() == 1 && root_key.as_deref() == Some(map_key);
-                open.push((bytes[at] == b'{', is_map));
+                let on_path = match open.last() {
+                    None => true,
+                    Some(parent) => {
+                        parent.on_path
+                            && parent.object
+                            && open.len() <= map_path.len()
+                            && parent.key.as_deref() == Some(map_path[open.len() - 1].as_str())
+                    }
+                };
+                open.push(Open {
+                    object: bytes[at] == b'{',
+                    on_path,
+                    key: None,
+                });
                 at += 1;
             }
             b'}' | b']' => {
@@ -594,12 +647,14 @@ fn json_entry_lines(text: &str, map_key: &str) -> BTreeMap<String, usize> {
                 let Ok(key) = serde_json::from_str::<String>(token) else {
                     continue;
                 };
-                match open.as_slice() {
-                    [(true, _)] => root_key = Some(key),
-                    [(true, _), (true, true)] => {
-                        lines.entry(key).or_insert_with(|| line_at(text, start));
+                let depth = open.len();
+                if let Some(container) = open.last_mut() {
+                    if container.on_path && container.object && depth == map_path.len() + 1 {
+                        lines
+                            .entry(key.clone())
+                            .or_insert_with(|| line_at(text, start));
                     }
-                    _ => {}
+                    container.key = Some(key);
                 }
             }
             _ => at += 1,
@@ -610,21 +665,24 @@ fn json_entry_lines(text: &str, map_key: &str) -> BTreeMap<String, usize> {
 
 /// 1-based line of each server's name in a Codex TOML file (`[mcp_servers.NAME]`, dotted
 /// keys and inline tables alike).
-fn toml_entry_lines(text: &str) -> BTreeMap<String, usize> {
+fn toml_entry_lines(text: &str, map_path: &[String]) -> BTreeMap<String, usize> {
     let Ok(root) = toml::de::DeTable::parse(text) else {
         return BTreeMap::new();
     };
-    let servers = root
-        .get_ref()
-        .iter()
-        .find(|(key, _)| key.get_ref().as_ref() == "mcp_servers");
-    let Some((_, servers)) = servers else {
-        return BTreeMap::new();
-    };
-    let toml::de::DeValue::Table(servers) = servers.get_ref() else {
-        return BTreeMap::new();
-    };
-    servers
+    let mut table = root.get_ref();
+    for key in map_path {
+        let found = table
+            .iter()
+            .find(|(k, _)| k.get_ref().as_ref() == key.as_str());
+        let Some((_, value)) = found else {
+            return BTreeMap::new();
+        };
+        let toml::de::DeValue::Table(inner) = value.get_ref() else {
+            return BTreeMap::new();
+        };
+        table = inner;
+    }
+    table
         .iter()
         .map(|(key, _)| (key.get_ref().to_string(), line_at(text, key.span().start)))
         .collect()

@@ -171,6 +171,13 @@ fn raw_entries(path: &Path) -> BTreeMap<String, Value> {
         .unwrap_or_default()
 }
 
+/// The trust key of a definition as written (before expansion): equal definitions have
+/// equal keys however their keys are ordered. A host that reads project files itself keys
+/// its [`ConfiguredServer`]s with it.
+pub fn trust_key(written: &Value) -> String {
+    hash(written)
+}
+
 fn hash(value: &Value) -> String {
     let digest = Sha256::digest(canonical(value).to_string().as_bytes());
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()

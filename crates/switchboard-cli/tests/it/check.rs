@@ -42,10 +42,8 @@ fn normalize(text: &str) -> String {
 fn bundled_example_passes_every_applicable_check() {
     let run = switchboard(&["check"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    expect![[r#"
-        switchboard: no --config given; using the bundled example server `example`
-    "#]]
-    .assert_eq(&run.stderr);
+    expect!["switchboard: no --config given and no servers found; using the bundled example server `example`"]
+    .assert_eq(run.stderr.lines().next().unwrap_or_default());
     expect![[r#"
         example (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           pass  initialize                   handshake answered in N ms (modern era, protocol 2026-07-28)

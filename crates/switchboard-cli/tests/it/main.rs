@@ -2,6 +2,7 @@
 //! bundled example, fixture servers and the real interop peers.
 
 mod check;
+mod config_verbs;
 mod conformance;
 mod conformance_server;
 mod descendants;
@@ -39,10 +40,20 @@ fn switchboard(args: &[&str]) -> Run {
     switchboard_with_env(args, &[])
 }
 
-/// [`switchboard`] with extra environment variables.
+/// An empty home directory, so that no test reads the real one's MCP client files.
+fn empty_home() -> PathBuf {
+    let home = workspace_root().join("target/cli-tests/empty-home");
+    std::fs::create_dir_all(&home).expect("mkdir empty home");
+    home
+}
+
+/// [`switchboard`] with extra environment variables (`HOME` an empty directory unless set).
 fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(args)
+        .env("HOME", empty_home())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SWITCHBOARD_CONFIG")
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -90,10 +101,28 @@ fn fixture_entry(args: &[&str]) -> serde_json::Value {
 fn bundled_example_lists_tools_without_config() {
     let run = switchboard(&["tools"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    let root = workspace_root().display().to_string();
     expect![[r#"
-        switchboard: no --config given; using the bundled example server `example`
+        switchboard: no --config given and no servers found; using the bundled example server `example`
+          looked in:
+            $SWITCHBOARD_CONFIG (not set)
+            ./.mcp.json: not found
+            ./mcp.json: not found
+            ./.vscode/mcp.json: not found
+            ./.cursor/mcp.json: not found
+            ./.gemini/settings.json: not found
+            ./.codex/config.toml: not found
+            ~/.config/switchboard/mcp.json: not found
+            ~/.claude.json (projects.$ROOT/crates/switchboard-cli): not found
+            ~/.claude.json: not found
+            ~/.config/Claude/claude_desktop_config.json: not found
+            ~/.cursor/mcp.json: not found
+            ~/.config/Code/User/mcp.json: not found
+            ~/.codex/config.toml: not found
+            ~/.gemini/settings.json: not found
+            ~/.config/zed/settings.json: not found
     "#]]
-    .assert_eq(&run.stderr);
+    .assert_eq(&run.stderr.replace(&root, "$ROOT"));
     expect![[r#"
         example: 4 tools (protocol 2026-07-28, modern era, server switchboard-example 0.1.0)
           echo  Returns the given text.

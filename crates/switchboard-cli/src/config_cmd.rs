@@ -1,0 +1,741 @@
+//! `switchboard config`: where servers are configured (`list`, `show`), and changing that
+//! (`add`, `remove`, `import`, `trust`); and the discovery every command uses without
+//! `--config` (`discovered_config`).
+//!
+//! Discovery and editing are `switchboard-config`'s; trust of project definitions is the
+//! runtime's `TrustStore`, keyed as the runtime keys it. This file decides which file a verb
+//! works on and renders what it did.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use switchboard_config::discover::{self, Client, Discovered, Found, Looked, Place, Places, Scope};
+use switchboard_config::edit::{self, EditError};
+use switchboard_config::{ConfigFile, EntryError, Layout, ProcessEnv, ServerEntry, TransportEntry};
+use switchboard_runtime::sources::{self, ConfiguredServer, TrustStore};
+
+use crate::terminal::{self, JsonLayout};
+
+#[derive(Debug, Args)]
+struct Common {
+    /// Work on this file only, instead of the discovered ones.
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Verb {
+    /// Every configured server: name, source file and line, enabled, command or URL.
+    List,
+    /// One server's entry, secrets redacted.
+    Show {
+        /// The server.
+        name: String,
+    },
+    /// Add a server: `add NAME -- CMD ARGS...` or `add NAME --url URL`.
+    Add {
+        /// The server's name.
+        name: String,
+        /// Which file: the project's `.mcp.json` or the user's
+        /// `~/.config/switchboard/mcp.json` (the default).
+        #[arg(long, value_enum)]
+        scope: Option<ScopeArg>,
+        /// A remote server's URL.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// A local server's command and arguments, after `--`.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Remove a server (from the file its definition comes from, unless a scope or
+    /// `--config` names another).
+    Remove {
+        /// The server.
+        name: String,
+        /// From the project's `.mcp.json` or the user's file.
+        #[arg(long, value_enum)]
+        scope: Option<ScopeArg>,
+    },
+    /// Copy another client's servers into our file (names we already have are skipped).
+    Import {
+        /// Whose servers.
+        #[arg(long, value_enum)]
+        from: ImportFrom,
+        /// Into the project's `.mcp.json` or the user's file (the default).
+        #[arg(long, value_enum)]
+        scope: Option<ScopeArg>,
+    },
+    /// Trust a project file's definition of a server, so that it may start.
+    Trust {
+        /// The server.
+        name: String,
+    },
+}
+
+/// The scope of our own files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ScopeArg {
+    /// `.mcp.json` in the current directory.
+    Project,
+    /// `~/.config/switchboard/mcp.json`.
+    User,
+}
+
+/// The clients `import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ImportFrom {
+    /// Claude Code (`~/.claude.json`, this project's part and the user's) and Claude Desktop.
+    Claude,
+    /// Cursor (`.cursor/mcp.json`, `~/.cursor/mcp.json`).
+    Cursor,
+    /// VS Code (`.vscode/mcp.json`, the user's `mcp.json`).
+    Vscode,
+    /// Codex (`.codex/config.toml`, `~/.codex/config.toml`).
+    Codex,
+    /// Gemini CLI (`.gemini/settings.json`, `~/.gemini/settings.json`).
+    Gemini,
+}
+
+impl ImportFrom {
+    fn clients(self) -> &'static [Client] {
+        match self {
+            ImportFrom::Claude => &[Client::ClaudeCode, Client::ClaudeDesktop],
+            ImportFrom::Cursor => &[Client::Cursor],
+            ImportFrom::Vscode => &[Client::VsCode],
+            ImportFrom::Codex => &[Client::Codex],
+            ImportFrom::Gemini => &[Client::Gemini],
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ImportFrom::Claude => "claude",
+            ImportFrom::Cursor => "cursor",
+            ImportFrom::Vscode => "vscode",
+            ImportFrom::Codex => "codex",
+            ImportFrom::Gemini => "gemini",
+        }
+    }
+}
+
+/// `switchboard config VERB`, with the `--config`/`--json` every verb takes.
+#[derive(Debug, Args)]
+pub(crate) struct ConfigCommand {
+    #[command(flatten)]
+    common: Common,
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+/// Runs a verb; an error is a usage or configuration error (exit 2).
+pub(crate) fn run(command: ConfigCommand) -> Result<u8, String> {
+    let places = current_places()?;
+    let common = &command.common;
+    let output = Output {
+        json: common.json,
+        places: &places,
+    };
+    match command.verb {
+        Verb::List => list(&read(&places, common.config.as_deref())?, &output),
+        Verb::Show { name } => show(&read(&places, common.config.as_deref())?, &name, &output),
+        Verb::Add {
+            name,
+            scope,
+            url,
+            command,
+        } => {
+            let entry = match (url, command.as_slice()) {
+                (Some(url), []) => json!({"type": "http", "url": url}),
+                (None, [program, args @ ..]) => json!({"command": program, "args": args}),
+                _ => {
+                    return Err(
+                        "say how to reach it: `config add NAME -- CMD ARGS...` or `config add NAME --url URL`".into(),
+                    );
+                }
+            };
+            let target = target_file(&places, common.config.as_deref(), scope)?;
+            add(&target, &name, &entry, &output)
+        }
+        Verb::Remove { name, scope } => {
+            let target = match (common.config.as_deref(), scope) {
+                (None, None) => defining_file(&places, &name)?,
+                (config, scope) => target_file(&places, config, scope)?,
+            };
+            remove(&target, &name, &output)
+        }
+        Verb::Import { from, scope } => {
+            let target = target_file(&places, common.config.as_deref(), scope)?;
+            import(&places, from, &target, &output)
+        }
+        Verb::Trust { name } => trust(&places, &name, &output),
+    }
+}
+
+fn current_places() -> Result<Places, String> {
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    Ok(Places::from_vars(&cwd, &ProcessEnv))
+}
+
+/// How a verb prints.
+struct Output<'a> {
+    json: bool,
+    places: &'a Places,
+}
+
+impl Output<'_> {
+    /// A path as people read it: `./…` under the project directory, `~/…` under home.
+    fn path(&self, path: &Path) -> String {
+        if let Ok(rest) = path.strip_prefix(&self.places.project_dir) {
+            return format!("./{}", rest.display());
+        }
+        if let Some(home) = &self.places.home
+            && let Ok(rest) = path.strip_prefix(home)
+        {
+            return format!("~/{}", rest.display());
+        }
+        path.display().to_string()
+    }
+
+    fn origin(&self, file: &str, line: Option<usize>) -> String {
+        let path = self.path(Path::new(file));
+        match line {
+            Some(line) => format!("{path}:{line}"),
+            None => path,
+        }
+    }
+
+    fn done(&self, value: Value, text: &str) -> Result<u8, String> {
+        if self.json {
+            terminal::print_json(&value, JsonLayout::Compact);
+        } else {
+            terminal::print(text);
+        }
+        Ok(0)
+    }
+}
+
+/// The servers a verb looks at: the named file's, or the discovered ones.
+fn read(places: &Places, config: Option<&Path>) -> Result<Discovered, String> {
+    match config {
+        Some(path) => {
+            let place = Place {
+                path: path.to_owned(),
+                layout: Layout::for_path(path),
+                scope: Scope::Explicit,
+                client: Client::Switchboard,
+                part: None,
+            };
+            let discovered = discover::discover_in(vec![place], &ProcessEnv);
+            match discovered.looked.first() {
+                Some((_, Looked::Failed(error))) => Err(error.to_string()),
+                _ => Ok(discovered),
+            }
+        }
+        None => Ok(discover::discover(places, &ProcessEnv)),
+    }
+}
+
+/// Whether a project definition may start: trusted in the user's trust store.
+fn trusted(found: &Found, store: Option<&TrustStore>) -> bool {
+    if found.scope != Scope::Project {
+        return true;
+    }
+    match (&found.server, store) {
+        (Ok(entry), Some(store)) => store.is_trusted(&configured(entry, found)),
+        _ => false,
+    }
+}
+
+fn configured(entry: &ServerEntry, found: &Found) -> ConfiguredServer {
+    ConfiguredServer {
+        entry: entry.clone(),
+        scope: match found.scope {
+            Scope::Explicit => sources::Scope::Explicit,
+            Scope::Project => sources::Scope::Project,
+            Scope::User => sources::Scope::User,
+        },
+        trust_key: sources::trust_key(&found.written),
+    }
+}
+
+fn trust_store(places: &Places) -> Option<TrustStore> {
+    let path = places.trust_file()?;
+    match TrustStore::load(&path) {
+        Ok(store) => Some(store),
+        Err(error) => {
+            terminal::say(format_args!(
+                "switchboard: {error}; no project server is trusted"
+            ));
+            None
+        }
+    }
+}
+
+/// What every command reads without `--config`: the discovered servers, project ones not yet
+/// trusted standing as entry errors that say how to trust them; `Err` with the places
+/// looked at when nothing was found.
+pub(crate) fn discovered_config() -> Result<Result<ConfigFile, Vec<String>>, String> {
+    let places = current_places()?;
+    let found = discover::discover(&places, &ProcessEnv);
+    let output = Output {
+        json: false,
+        places: &places,
+    };
+    for (_, looked) in &found.looked {
+        if let Looked::Failed(error) = looked {
+            terminal::say(format_args!("switchboard: skipping {error}"));
+        }
+    }
+    if found.servers.is_empty() {
+        return Ok(Err(looked_at(&found, &output)));
+    }
+    let store = trust_store(&places);
+    let servers = found
+        .servers
+        .iter()
+        .map(|server| match &server.server {
+            Ok(entry) if !trusted(server, store.as_ref()) => Err(EntryError {
+                name: entry.name.clone(),
+                detail: format!(
+                    "defined in a project file and not trusted yet; run `switchboard config trust {}` to let it start",
+                    entry.name
+                ),
+                origin: entry.origin.clone(),
+            }),
+            other => other.clone(),
+        })
+        .collect();
+    let mut files: Vec<String> = Vec::new();
+    for server in &found.servers {
+        let file = output.path(&server.path);
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    Ok(Ok(ConfigFile {
+        path: PathBuf::from(files.join(", ")),
+        servers,
+    }))
+}
+
+/// Each place looked at, as a line.
+fn looked_at(found: &Discovered, output: &Output<'_>) -> Vec<String> {
+    let mut lines = Vec::new();
+    if output.places.named_file.is_none() {
+        lines.push(format!("${} (not set)", discover::CONFIG_VAR));
+    }
+    for (place, looked) in &found.looked {
+        let part = place
+            .part
+            .as_deref()
+            .map(|part| format!(" ({part})"))
+            .unwrap_or_default();
+        let what = match looked {
+            Looked::Missing => "not found".to_owned(),
+            Looked::Read(0) => "no servers".to_owned(),
+            Looked::Read(n) => format!("{n} server(s)"),
+            Looked::Failed(_) => "unreadable".to_owned(),
+        };
+        lines.push(format!("{}{part}: {what}", output.path(&place.path)));
+    }
+    if output.places.home.is_none() {
+        lines.push("$HOME is not set: no user file was read".into());
+    }
+    lines
+}
+
+/// A stdio entry's command line or an HTTP entry's URL, as it may be shown.
+fn transport_text(entry: &ServerEntry) -> String {
+    let redacted = entry.redacted();
+    match &entry.transport {
+        TransportEntry::Stdio { .. } => {
+            let mut words = vec![redacted["command"].as_str().unwrap_or_default().to_owned()];
+            words.extend(
+                redacted["args"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|arg| arg.as_str().map(str::to_owned)),
+            );
+            words.join(" ")
+        }
+        TransportEntry::Http { .. } => entry.display_url().unwrap_or_default(),
+    }
+}
+
+fn server_json(found: &Found, store: Option<&TrustStore>, output: &Output<'_>) -> Value {
+    let mut value = json!({
+        "name": found.name(),
+        "scope": found.scope.as_str(),
+        "client": found.client.as_str(),
+        "trusted": trusted(found, store),
+    });
+    match &found.server {
+        Ok(entry) => {
+            value["source"] = json!({"file": output.path(&found.path), "line": entry.origin.line});
+            value["enabled"] = entry.enabled.into();
+            value["transport"] = match &entry.transport {
+                TransportEntry::Stdio { .. } => {
+                    json!({"type": "stdio", "command": transport_text(entry)})
+                }
+                TransportEntry::Http { .. } => {
+                    json!({"type": "http", "url": transport_text(entry)})
+                }
+            };
+        }
+        Err(error) => {
+            value["source"] = json!({"file": output.path(&found.path), "line": error.origin.line});
+            value["error"] = error.detail.clone().into();
+        }
+    }
+    value
+}
+
+fn list(found: &Discovered, output: &Output<'_>) -> Result<u8, String> {
+    let store = trust_store(output.places);
+    if output.json {
+        let servers: Vec<Value> = found
+            .servers
+            .iter()
+            .map(|s| server_json(s, store.as_ref(), output))
+            .collect();
+        let shadowed: Vec<Value> = found
+            .shadowed
+            .iter()
+            .map(|s| server_json(s, store.as_ref(), output))
+            .collect();
+        let value =
+            json!({"servers": servers, "shadowed": shadowed, "looked": looked_at(found, output)});
+        return output.done(value, "");
+    }
+    if found.servers.is_empty() {
+        let mut text = String::from("no servers configured; looked in:\n");
+        for line in looked_at(found, output) {
+            text.push_str(&format!("  {line}\n"));
+        }
+        return output.done(Value::Null, &text);
+    }
+    let header = ["NAME", "SOURCE", "STATE", "TRANSPORT"].map(str::to_owned);
+    let rows: Vec<[String; 4]> = std::iter::once(header)
+        .chain(found.servers.iter().map(|server| {
+            let (source, state, transport) = describe(server, store.as_ref(), output);
+            [server.name().to_owned(), source, state, transport]
+        }))
+        .collect();
+    let width = |column: usize| {
+        rows.iter()
+            .map(|r| r[column].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (name_width, source_width, state_width) = (width(0), width(1), width(2));
+    let mut text = String::new();
+    for [name, source, state, transport] in &rows {
+        text.push_str(&format!(
+            "{name:name_width$}  {source:source_width$}  {state:state_width$}  {transport}\n"
+        ));
+    }
+    for server in &found.shadowed {
+        let (file, line) = match &server.server {
+            Ok(entry) => (&entry.origin.file, entry.origin.line),
+            Err(error) => (&error.origin.file, error.origin.line),
+        };
+        text.push_str(&format!(
+            "(`{}` at {} is ignored: an earlier file defines it)\n",
+            server.name(),
+            output.origin(file, line)
+        ));
+    }
+    output.done(Value::Null, &text)
+}
+
+/// A server's source, state and transport (or error), for the list.
+fn describe(
+    server: &Found,
+    store: Option<&TrustStore>,
+    output: &Output<'_>,
+) -> (String, String, String) {
+    match &server.server {
+        Ok(entry) => {
+            let state = match (entry.enabled, trusted(server, store)) {
+                (false, _) => "disabled",
+                (true, false) => "untrusted",
+                (true, true) => "enabled",
+            };
+            let source = output.origin(&entry.origin.file, entry.origin.line);
+            (source, state.to_owned(), transport_text(entry))
+        }
+        Err(error) => (
+            output.origin(&error.origin.file, error.origin.line),
+            "error".to_owned(),
+            error.detail.clone(),
+        ),
+    }
+}
+
+fn show(found: &Discovered, name: &str, output: &Output<'_>) -> Result<u8, String> {
+    let server = winning(found, name)?;
+    let store = trust_store(output.places);
+    let mut value = server_json(server, store.as_ref(), output);
+    let entry = match &server.server {
+        Ok(entry) => entry,
+        Err(error) => return Err(error.to_string()),
+    };
+    value["entry"] = entry.redacted();
+    let mut text = format!(
+        "{name}: {} ({} {}, {})\n",
+        output.origin(&entry.origin.file, entry.origin.line),
+        server.client.as_str(),
+        server.scope.as_str(),
+        if trusted(server, store.as_ref()) {
+            "trusted"
+        } else {
+            "not trusted: run `switchboard config trust NAME`"
+        }
+    );
+    text.push_str(&terminal::json_text(&entry.redacted(), JsonLayout::Pretty));
+    text.push('\n');
+    output.done(value, &text)
+}
+
+/// The definition of `name` that wins.
+fn winning<'a>(found: &'a Discovered, name: &str) -> Result<&'a Found, String> {
+    found
+        .servers
+        .iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| no_such_server(found, name))
+}
+
+fn no_such_server(found: &Discovered, name: &str) -> String {
+    let names: Vec<&str> = found.servers.iter().map(Found::name).collect();
+    format!(
+        "no server named `{name}`; configured: {}",
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    )
+}
+
+/// A file to edit and its layout.
+struct Target {
+    path: PathBuf,
+    layout: Layout,
+    scope: Scope,
+}
+
+fn target_file(
+    places: &Places,
+    config: Option<&Path>,
+    scope: Option<ScopeArg>,
+) -> Result<Target, String> {
+    match (config, scope) {
+        (Some(_), Some(_)) => Err("give `--config FILE` or `--scope`, not both".into()),
+        (Some(path), None) => Ok(Target {
+            path: path.to_owned(),
+            layout: Layout::for_path(path),
+            scope: Scope::Explicit,
+        }),
+        (None, Some(ScopeArg::Project)) => Ok(Target {
+            path: places.project_file(),
+            layout: Layout::mcp_json(),
+            scope: Scope::Project,
+        }),
+        (None, Some(ScopeArg::User) | None) => Ok(Target {
+            path: places
+                .user_file()
+                .ok_or("neither $XDG_CONFIG_HOME nor $HOME is set: no user file; use --scope project or --config FILE")?,
+            layout: Layout::switchboard_user(),
+            scope: Scope::User,
+        }),
+    }
+}
+
+/// The file whose definition of `name` wins.
+fn defining_file(places: &Places, name: &str) -> Result<Target, String> {
+    let found = discover::discover(places, &ProcessEnv);
+    let server = winning(&found, name)?;
+    Ok(Target {
+        path: server.path.clone(),
+        layout: server.layout.clone(),
+        scope: server.scope,
+    })
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(format!("could not read `{}`: {e}", path.display())),
+    }
+}
+
+fn add(target: &Target, name: &str, entry: &Value, output: &Output<'_>) -> Result<u8, String> {
+    let text = read_text(&target.path)?;
+    let edited = edit::add_server(&text, &target.path, &target.layout, name, entry)
+        .map_err(|e| e.to_string())?;
+    edit::write_atomically(&target.path, &edited).map_err(|e| e.to_string())?;
+    let mut note = String::new();
+    // A definition the user just wrote is one they trust.
+    if target.scope == Scope::Project {
+        trust_written(output.places, target, name)?;
+        note = "; trusted, as you added it".into();
+    }
+    let file = output.path(&target.path);
+    output.done(
+        json!({"added": name, "file": file, "scope": target.scope.as_str()}),
+        &format!("added `{name}` to {file}{note}\n"),
+    )
+}
+
+/// Trusts the definition of `name` now in the target file.
+fn trust_written(places: &Places, target: &Target, name: &str) -> Result<(), String> {
+    let place = Place {
+        path: target.path.clone(),
+        layout: target.layout.clone(),
+        scope: Scope::Project,
+        client: Client::Switchboard,
+        part: None,
+    };
+    let found = discover::discover_in(vec![place], &ProcessEnv);
+    let server = found
+        .servers
+        .iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "`{name}` is not in {} after adding it",
+                target.path.display()
+            )
+        })?;
+    trust_found(places, server)
+}
+
+fn trust_found(places: &Places, server: &Found) -> Result<(), String> {
+    let entry = server.server.as_ref().map_err(|e| e.to_string())?;
+    let path = places
+        .trust_file()
+        .ok_or("neither $XDG_CONFIG_HOME nor $HOME is set: nowhere to keep the trust store")?;
+    let mut store = TrustStore::load(&path).map_err(|e| e.to_string())?;
+    store
+        .trust(&configured(entry, server))
+        .map_err(|e| e.to_string())
+}
+
+fn remove(target: &Target, name: &str, output: &Output<'_>) -> Result<u8, String> {
+    let text = read_text(&target.path)?;
+    let edited = edit::remove_server(&text, &target.path, &target.layout, name)
+        .map_err(|e| e.to_string())?;
+    edit::write_atomically(&target.path, &edited).map_err(|e| e.to_string())?;
+    let file = output.path(&target.path);
+    output.done(
+        json!({"removed": name, "file": file}),
+        &format!("removed `{name}` from {file}\n"),
+    )
+}
+
+fn import(
+    places: &Places,
+    from: ImportFrom,
+    target: &Target,
+    output: &Output<'_>,
+) -> Result<u8, String> {
+    let sources: Vec<Place> = discover::places(places)
+        .into_iter()
+        .filter(|place| from.clients().contains(&place.client) && place.path != target.path)
+        // A project's definitions stay project definitions: copied into a user or named
+        // file they would start without the trust they need.
+        .filter(|place| place.scope == Scope::User || target.scope == Scope::Project)
+        .collect();
+    let found = discover::discover_in(sources, &ProcessEnv);
+    let mut text = read_text(&target.path)?;
+    let mut imported = Vec::new();
+    let mut skipped = Vec::new();
+    for server in found.servers.iter().chain(&found.shadowed) {
+        let name = server.name();
+        let origin = output.path(&server.path);
+        if server.written.is_null() {
+            skipped.push(json!({"name": name, "from": origin, "reason": "cannot be copied (no definition of its own)"}));
+            continue;
+        }
+        if imported.iter().any(|i: &Value| i["name"] == name) {
+            skipped.push(
+                json!({"name": name, "from": origin, "reason": "imported from an earlier file"}),
+            );
+            continue;
+        }
+        match edit::add_server(&text, &target.path, &target.layout, name, &server.written) {
+            Ok(edited) => {
+                text = edited;
+                imported.push(json!({"name": name, "from": origin}));
+            }
+            Err(EditError::AlreadyExists { .. }) => {
+                skipped.push(json!({"name": name, "from": origin, "reason": "the name exists"}));
+            }
+            Err(error) => return Err(error.to_string()),
+        }
+    }
+    if !imported.is_empty() {
+        edit::write_atomically(&target.path, &text).map_err(|e| e.to_string())?;
+    }
+    let file = output.path(&target.path);
+    let mut shown = if imported.is_empty() {
+        format!("nothing imported from {} into {file}\n", from.as_str())
+    } else {
+        format!("imported from {} into {file}:\n", from.as_str())
+    };
+    for item in &imported {
+        shown.push_str(&format!(
+            "  {} (from {})\n",
+            item["name"].as_str().unwrap_or_default(),
+            item["from"].as_str().unwrap_or_default()
+        ));
+    }
+    if !skipped.is_empty() {
+        shown.push_str("skipped:\n");
+        for item in &skipped {
+            shown.push_str(&format!(
+                "  {} (from {}): {}\n",
+                item["name"].as_str().unwrap_or_default(),
+                item["from"].as_str().unwrap_or_default(),
+                item["reason"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    if found
+        .looked
+        .iter()
+        .all(|(_, looked)| matches!(looked, Looked::Missing))
+    {
+        shown.push_str(&format!("(no {} file was found)\n", from.as_str()));
+    }
+    output.done(
+        json!({"from": from.as_str(), "file": file, "imported": imported, "skipped": skipped}),
+        &shown,
+    )
+}
+
+fn trust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, String> {
+    let found = discover::discover(places, &ProcessEnv);
+    let server = winning(&found, name)?;
+    if server.scope != Scope::Project {
+        let file = output.path(&server.path);
+        return output.done(
+            json!({"trusted": name, "file": file, "needed": false}),
+            &format!("`{name}` comes from {file}, not a project file: it needs no trust\n"),
+        );
+    }
+    trust_found(places, server)?;
+    let file = output.path(&server.path);
+    output.done(
+        json!({"trusted": name, "file": file, "needed": true}),
+        &format!("trusted `{name}` as defined in {file}; a changed definition needs trust again\n"),
+    )
+}

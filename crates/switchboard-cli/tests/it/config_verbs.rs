@@ -1,0 +1,335 @@
+//! `switchboard config` and discovery, run as the real binary in a sandbox: a fake home
+//! and a project directory (the current directory), so no test reads the real home.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use expect_test::expect;
+use switchboard_testkit::locate::{fixture_bin, workspace_root};
+
+/// The secret every test's `${TOKEN}` expands to: it must never be printed.
+const TOKEN: &str = "tok-5ecret-value";
+
+struct Sandbox {
+    root: PathBuf,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Sandbox {
+    fn new(test: &str) -> Sandbox {
+        let root = workspace_root()
+            .join("target/cli-tests")
+            .join(format!("config-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let sandbox = Sandbox {
+            home: root.join("home"),
+            project: root.join("project"),
+            root,
+        };
+        std::fs::create_dir_all(&sandbox.home).expect("mkdir home");
+        std::fs::create_dir_all(&sandbox.project).expect("mkdir project");
+        sandbox
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// Runs `switchboard ARGS` in the project directory with the fake home.
+    fn run(&self, args: &[&str]) -> Run {
+        let output = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env("TOKEN", TOKEN)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("SWITCHBOARD_CONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run switchboard");
+        let clean = |bytes: &[u8]| {
+            String::from_utf8_lossy(bytes)
+                .replace(&self.root.display().to_string(), "$ROOT")
+                .replace(&fixture_bin().display().to_string(), "$FIXTURE")
+        };
+        let run = Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: clean(&output.stdout),
+            stderr: clean(&output.stderr),
+        };
+        assert!(
+            !run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN),
+            "a secret was shown: {}{}",
+            run.stdout,
+            run.stderr
+        );
+        run
+    }
+
+    fn read(&self, path: &Path) -> String {
+        std::fs::read_to_string(path).expect("read")
+    }
+}
+
+/// A project `.mcp.json`, a VS Code file with comments, and the user's Claude Code, Codex
+/// and Gemini files; `shared` is defined twice.
+fn populated(test: &str) -> Sandbox {
+    let sandbox = Sandbox::new(test);
+    let fixture = fixture_bin().display().to_string();
+    sandbox.write(
+        &sandbox.project.join(".mcp.json"),
+        &format!(
+            r#"{{
+  "mcpServers": {{
+    "local": {{ "command": "{fixture}", "env": {{ "API_KEY": "${{TOKEN}}" }} }},
+    "shared": {{ "command": "from-project" }}
+  }}
+}}
+"#
+        ),
+    );
+    sandbox.write(
+        &sandbox.project.join(".vscode/mcp.json"),
+        "{\n  // the team's servers\n  \"servers\": {\n    \"code\": { \"type\": \"stdio\", \"command\": \"code-server\", },\n  },\n}\n",
+    );
+    let claude = serde_json::json!({
+        "numStartups": 4,
+        "mcpServers": {
+            "shared": {"command": "from-user"},
+            "remote": {"type": "http", "url": "https://me:${TOKEN}@api.example/mcp?key=${TOKEN}", "headers": {"Authorization": "Bearer ${TOKEN}"}}
+        },
+        "projects": {
+            sandbox.project.display().to_string(): {"mcpServers": {"here-only": {"command": "here"}}}
+        }
+    });
+    sandbox.write(
+        &sandbox.home.join(".claude.json"),
+        &serde_json::to_string_pretty(&claude).expect("json"),
+    );
+    sandbox.write(
+        &sandbox.home.join(".codex/config.toml"),
+        "model = \"o3\"\n\n# docs for the agent\n[mcp_servers.docs]\ncommand = \"docs\"\nenabled = false\n",
+    );
+    sandbox.write(
+        &sandbox.home.join(".gemini/settings.json"),
+        r#"{"mcpServers": {"gem": {"httpUrl": "https://g.example/mcp"}}}"#,
+    );
+    sandbox
+}
+
+#[test]
+fn list_and_show_say_where_each_server_comes_from() {
+    let sandbox = populated("list");
+    let list = sandbox.run(&["config", "list"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    expect![[r#"
+        NAME       SOURCE                     STATE      TRANSPORT
+        local      ./.mcp.json:3              untrusted  $FIXTURE
+        shared     ./.mcp.json:4              untrusted  from-project
+        code       ./.vscode/mcp.json:4       untrusted  code-server
+        here-only  ~/.claude.json:18          enabled    here
+        remote     ~/.claude.json:7           enabled    https://***@api.example/mcp?key=***
+        docs       ~/.codex/config.toml:4     disabled   docs
+        gem        ~/.gemini/settings.json:1  enabled    https://g.example/mcp
+        (`shared` at ~/.claude.json:4 is ignored: an earlier file defines it)
+    "#]]
+    .assert_eq(&list.stdout);
+    let json = sandbox.run(&["config", "list", "--json"]);
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    expect![[r#"
+        {
+          "name": "here-only",
+          "scope": "user",
+          "client": "claude-code",
+          "trusted": true,
+          "source": {
+            "file": "~/.claude.json",
+            "line": 18
+          },
+          "enabled": true,
+          "transport": {
+            "type": "stdio",
+            "command": "here"
+          }
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&value["servers"][3]).expect("json"));
+    let show = sandbox.run(&["config", "show", "remote"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    expect![[r#"
+        remote: ~/.claude.json:7 (claude-code user, trusted)
+        {
+          "type": "http",
+          "url": "https://***@api.example/mcp?key=***",
+          "headers": {
+            "Authorization": "<redacted>"
+          },
+          "enabled": true
+        }
+    "#]]
+    .assert_eq(&show.stdout);
+    let local = sandbox.run(&["config", "show", "local", "--json"]);
+    expect![[r#"
+        {"name":"local","scope":"project","client":"claude-code","trusted":false,"source":{"file":"./.mcp.json","line":3},"enabled":true,"transport":{"type":"stdio","command":"$FIXTURE"},"entry":{"type":"stdio","command":"$FIXTURE","args":[],"env":{"API_KEY":"<redacted>"},"enabled":true}}
+    "#]]
+    .assert_eq(&local.stdout);
+    let missing = sandbox.run(&["config", "show", "nope"]);
+    assert_eq!(missing.code, 2);
+    expect![[r#"
+        switchboard: no server named `nope`; configured: local, shared, code, here-only, remote, docs, gem
+    "#]]
+    .assert_eq(&missing.stderr);
+}
+
+#[test]
+fn project_servers_start_only_once_trusted() {
+    let sandbox = populated("trust");
+    let untrusted = sandbox.run(&["call", "local", "echo", r#"{"text":"hi"}"#]);
+    assert_eq!(untrusted.code, 2, "{}", untrusted.stderr);
+    expect![[r#"
+        switchboard: $ROOT/project/.mcp.json:3: server `local`: defined in a project file and not trusted yet; run `switchboard config trust local` to let it start
+    "#]]
+    .assert_eq(&untrusted.stderr);
+    let trust = sandbox.run(&["config", "trust", "local"]);
+    assert_eq!(trust.code, 0, "{}", trust.stderr);
+    expect![[r#"
+        trusted `local` as defined in ./.mcp.json; a changed definition needs trust again
+    "#]]
+    .assert_eq(&trust.stdout);
+    let call = sandbox.run(&["call", "local", "echo", r#"{"text":"hi"}"#]);
+    assert_eq!(
+        (call.code, call.stdout.as_str()),
+        (0, "hi\n"),
+        "{}",
+        call.stderr
+    );
+    // A changed definition needs trust again.
+    let changed = sandbox
+        .read(&sandbox.project.join(".mcp.json"))
+        .replace("API_KEY", "OTHER_KEY");
+    sandbox.write(&sandbox.project.join(".mcp.json"), &changed);
+    let again = sandbox.run(&["call", "local", "echo", r#"{"text":"hi"}"#]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+}
+
+#[test]
+fn add_remove_and_import_keep_the_file_as_it_was() {
+    let sandbox = populated("edit");
+    let user_file = sandbox.home.join(".config/switchboard/mcp.json");
+    let original =
+        "{\n  // mine\n  \"mcpServers\": {\n    \"gem\": { \"command\": \"my-gem\" }\n  }\n}\n";
+    sandbox.write(&user_file, original);
+    let add = sandbox.run(&["config", "add", "new", "--", "npx", "-y", "pkg"]);
+    assert_eq!(add.code, 0, "{}", add.stderr);
+    let url = sandbox.run(&[
+        "config",
+        "add",
+        "web",
+        "--url",
+        "https://w.example/mcp",
+        "--json",
+    ]);
+    expect![[r#"
+        {"added":"web","file":"~/.config/switchboard/mcp.json","scope":"user"}
+    "#]]
+    .assert_eq(&url.stdout);
+    expect![[r#"
+        {
+          // mine
+          "mcpServers": {
+            "gem": { "command": "my-gem" },
+            "new": {
+              "command": "npx",
+              "args": [
+                "-y",
+                "pkg"
+              ]
+            },
+            "web": {
+              "type": "http",
+              "url": "https://w.example/mcp"
+            }
+          }
+        }
+    "#]]
+    .assert_eq(&sandbox.read(&user_file));
+    let taken = sandbox.run(&["config", "add", "new", "--", "other"]);
+    assert_eq!(taken.code, 2);
+    expect![[r#"
+        switchboard: $ROOT/home/.config/switchboard/mcp.json: a server named `new` already exists
+    "#]]
+    .assert_eq(&taken.stderr);
+    for name in ["web", "new"] {
+        let remove = sandbox.run(&["config", "remove", name]);
+        assert_eq!(remove.code, 0, "{}", remove.stderr);
+    }
+    assert_eq!(
+        sandbox.read(&user_file),
+        original,
+        "add then remove is the identity"
+    );
+    let import = sandbox.run(&["config", "import", "--from", "claude"]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    expect![[r#"
+        imported from claude into ~/.config/switchboard/mcp.json:
+          here-only (from ~/.claude.json)
+          shared (from ~/.claude.json)
+          remote (from ~/.claude.json)
+    "#]]
+    .assert_eq(&import.stdout);
+    let codex = sandbox.run(&["config", "import", "--from", "codex", "--scope", "project"]);
+    expect![[r#"
+        imported from codex into ./.mcp.json:
+          docs (from ~/.codex/config.toml)
+    "#]]
+    .assert_eq(&codex.stdout);
+    assert!(
+        sandbox
+            .read(&sandbox.project.join(".mcp.json"))
+            .contains("\"docs\": {\n      \"command\": \"docs\",\n      \"enabled\": false\n    }"),
+        "{}",
+        sandbox.read(&sandbox.project.join(".mcp.json"))
+    );
+    let gemini = sandbox.run(&["config", "import", "--from", "gemini"]);
+    expect![[r#"
+        nothing imported from gemini into ~/.config/switchboard/mcp.json
+        skipped:
+          gem (from ~/.gemini/settings.json): the name exists
+    "#]]
+    .assert_eq(&gemini.stdout);
+    let neither = sandbox.run(&["config", "add", "x"]);
+    assert_eq!(neither.code, 2);
+    expect![[r#"
+        switchboard: say how to reach it: `config add NAME -- CMD ARGS...` or `config add NAME --url URL`
+    "#]]
+    .assert_eq(&neither.stderr);
+}
+
+#[test]
+fn the_named_file_comes_first() {
+    let sandbox = populated("named");
+    let named = sandbox.root.join("named.json");
+    sandbox.write(
+        &named,
+        r#"{"mcpServers": {"shared": {"command": "from-named"}}}"#,
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["config", "show", "shared", "--json"])
+        .current_dir(&sandbox.project)
+        .env("HOME", &sandbox.home)
+        .env("SWITCHBOARD_CONFIG", &named)
+        .output()
+        .expect("run");
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(value["entry"]["command"], "from-named", "{value}");
+    assert_eq!(value["scope"], "explicit");
+}
