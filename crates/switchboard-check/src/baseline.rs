@@ -66,6 +66,9 @@ pub struct BaselineOutcome {
     pub unexpected: Vec<String>,
     /// Entries whose checks now pass: remove them.
     pub stale: Vec<String>,
+    /// Entries that cover no check of any server checked here (a misspelt check id reads
+    /// as a server name), with their line: said, so a typo does not go unnoticed.
+    pub unmatched: Vec<String>,
 }
 
 fn unquote(text: &str) -> &str {
@@ -205,6 +208,9 @@ impl Baseline {
                 .filter(|(r, c)| entry.covers(&r.server, c.id) && c.status != Status::Skip)
                 .peekable();
             if covered.peek().is_none() {
+                outcome
+                    .unmatched
+                    .push(format!("{} (line {})", entry.written(), entry.line));
                 continue;
             }
             if covered.all(|(_, c)| c.status == Status::Pass) {

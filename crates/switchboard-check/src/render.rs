@@ -164,6 +164,11 @@ pub(crate) fn set_text(set: &ReportSet) -> String {
                 "stale baseline entries (they pass now: remove them)",
                 &baseline.stale,
             ),
+            (
+                "baseline entries that match no check of the servers checked here (a misspelt \
+                 check id reads as a server name)",
+                &baseline.unmatched,
+            ),
         ] {
             if !list.is_empty() {
                 let _ = writeln!(out, "{title}: {}", list.join(", "));

@@ -444,6 +444,7 @@ impl ReportSet {
             match &self.baseline {
                 Some(b) => json!({
                     "expected": b.expected, "unexpected": b.unexpected, "stale": b.stale,
+                    "unmatched": b.unmatched,
                 }),
                 None => Value::Null,
             },

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{Authorizers, HostHandler, OutputLimit, Runtime, RuntimeOptions};
+use switchboard_runtime::{
+    Authorizers, HostHandler, OutputLimit, Runtime, RuntimeOptions, ServerState,
+};
 use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
 use switchboard_server::relay::ClientRelay;
@@ -117,15 +119,20 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             // A failed server's state ends with the tail of its stderr, over several lines.
             let state = server.state.to_string();
             let mut lines = state.lines();
-            say(format_args!(
-                "  {}: {} ({} tools)",
-                server.name,
-                lines.next().unwrap_or(""),
-                server.tools
-            ));
+            let first = lines.next().unwrap_or("");
+            match server.state {
+                ServerState::Ready => say(format_args!(
+                    "  {}: {first} ({} tools)",
+                    server.name, server.tools
+                )),
+                _ => say(format_args!("  {}: {first}", server.name)),
+            }
             for line in lines {
                 say(format_args!("    {line}"));
             }
+        }
+        for warning in &report.warnings {
+            say(format_args!("  warning: {warning}"));
         }
     }));
     let watch = if args.watch {

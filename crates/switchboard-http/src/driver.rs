@@ -361,6 +361,7 @@ impl Driver {
             summary: "the HTTP connection was closed".into(),
             exit_status: None,
             stderr_tail: None,
+            unreachable: None,
         });
     }
 
@@ -446,6 +447,15 @@ impl Driver {
 
     /// The server cannot be reached: close the connection with this reason.
     pub(crate) fn fail(&self, reason: String) {
+        self.fail_with(reason, None);
+    }
+
+    /// Closes the connection because nothing answered at the server's address.
+    pub(crate) fn fail_unreachable(&self, reason: String) {
+        self.fail_with(reason, Some(self.shown_url.clone()));
+    }
+
+    fn fail_with(&self, reason: String, unreachable: Option<String>) {
         let mut state = lock(&self.state);
         if state.failure.is_some() {
             return;
@@ -457,6 +467,7 @@ impl Driver {
             summary: reason,
             exit_status: None,
             stderr_tail: None,
+            unreachable,
         });
         self.stop_tasks();
     }

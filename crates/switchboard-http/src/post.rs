@@ -158,6 +158,16 @@ pub(crate) async fn post_request(driver: std::sync::Arc<Driver>, mut request: Ou
             // server that is really gone fails it too.
             Err(_) => match request_builder(&driver, &request).send().await {
                 Ok(response) => response,
+                // Nothing accepted the connection: the server is not running there.
+                Err(error) if error.is_connect() => {
+                    driver.fail_unreachable(format!(
+                        "could not reach {} (is the server running? start it, or correct the \
+                         entry's `url`): {}",
+                        driver.shown_url,
+                        crate::error_chain(&error)
+                    ));
+                    return;
+                }
                 Err(error) => {
                     driver.fail(format!(
                         "could not reach {}: {}",

@@ -390,6 +390,7 @@ async fn supervise(args: SuperviseArgs) {
     let signals = &links.signals;
     let mut failures: VecDeque<Instant> = VecDeque::new();
     let mut attempt = 0u32;
+    let mut last_reason: Option<String> = None;
     loop {
         shared.set_state(ServerState::Connecting { attempt });
         let connected = tokio::select! {
@@ -428,7 +429,16 @@ async fn supervise(args: SuperviseArgs) {
         };
         // The reason can quote the entry's secrets back (a stderr tail, a server's answer).
         let reason = entry.secrets().redact(&reason).into_owned();
-        tracing::warn!(server = %entry.name, %reason, "server failed");
+        // Said once per new reason, on one line (the whole reason, stderr tail and all, is
+        // in the server's state and the host's notices); a crash loop repeating itself is
+        // a debug line.
+        let headline = reason.lines().next().unwrap_or("").to_owned();
+        if last_reason.as_deref() == Some(reason.as_str()) {
+            tracing::debug!(server = %entry.name, reason = %headline, "server failed again");
+        } else {
+            tracing::warn!(server = %entry.name, reason = %headline, "server failed");
+        }
+        last_reason = Some(reason.clone());
         let now = Instant::now();
         failures.push_back(now);
         while failures

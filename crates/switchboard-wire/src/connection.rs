@@ -133,6 +133,9 @@ pub struct CloseReason {
     pub exit_status: Option<String>,
     /// The last lines the process wrote to stderr.
     pub stderr_tail: Option<String>,
+    /// The address nothing answered at, when the transport never reached its peer (an
+    /// HTTP server that is not running, or a wrong URL).
+    pub unreachable: Option<String>,
 }
 
 impl fmt::Display for CloseReason {
@@ -649,6 +652,7 @@ impl Connection {
                     summary: "connection dropped".into(),
                     exit_status: None,
                     stderr_tail: None,
+                    unreachable: None,
                 };
             }
         }
@@ -718,6 +722,7 @@ impl Connection {
                 summary,
                 exit_status: None,
                 stderr_tail: None,
+                unreachable: None,
             },
         };
         Err(self.closed_error(reason))
@@ -775,6 +780,7 @@ impl PendingCall {
                 summary: "connection dropped".into(),
                 exit_status: None,
                 stderr_tail: None,
+                unreachable: None,
             })),
         };
         self.finished = true;
@@ -919,6 +925,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
         summary,
         exit_status: None,
         stderr_tail: None,
+        unreachable: None,
     };
     if let Some(probe) = close_probe {
         reason = probe(reason).await;

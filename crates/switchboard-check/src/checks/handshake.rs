@@ -122,8 +122,20 @@ pub(crate) fn judge_failed(failure: &StartFailure, transport: Transport) -> Vec<
         (StartError::Session(_), _) => format!("the handshake failed: {error_line}"),
     };
     evidence.notes.push(format!("error: {error_line}"));
+    let mut initialize = CheckResult::finding(ids::INITIALIZE, summary, evidence);
+    // Nothing answered at the address: no fault of the server's to fix, it is not running.
+    if let StartError::Session(SessionError::Closed { reason, .. }) = &failure.error
+        && let Some(address) = &reason.unreachable
+    {
+        initialize.summary = format!("nothing answers at {address}: {error_line}");
+        initialize.fix = Some(
+            "Start the server (or correct the entry's `url`), then check again: no server \
+             answered, so none of its behaviour was checked."
+                .into(),
+        );
+    }
     vec![
-        CheckResult::finding(ids::INITIALIZE, summary, evidence),
+        initialize,
         CheckResult::skip(
             ids::PROTOCOL_VERSION,
             "the handshake did not complete (see `initialize`)",

@@ -189,7 +189,12 @@ fn json_and_junit_reports_and_exit_1_on_failure() {
 fn a_baseline_excuses_known_failures_and_flags_stale_entries() {
     let cfg = good_and_ignores_cancel();
     let baseline = cfg.with_extension("baseline.yml");
-    std::fs::write(&baseline, "server:\n  - stubborn-cancel:cancellation\n").expect("write");
+    // `cancelation` is misspelt: it reads as a server name, and is said to match nothing.
+    std::fs::write(
+        &baseline,
+        "server:\n  - stubborn-cancel:cancellation\n  - cancelation\n",
+    )
+    .expect("write");
     let run = switchboard(&[
         "check",
         "--config",
@@ -206,6 +211,14 @@ fn a_baseline_excuses_known_failures_and_flags_stale_entries() {
     assert!(
         run.stdout
             .contains("expected by the baseline: stubborn-cancel:cancellation"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "baseline entries that match no check of the servers checked here (a misspelt check \
+             id reads as a server name): cancelation (line 3)"
+        ),
         "{}",
         run.stdout
     );
@@ -346,4 +359,43 @@ fn usage_and_configuration_errors_exit_2() {
 
     let bad_timeout = switchboard(&["check", "--timeout", "soon"]);
     assert_eq!(bad_timeout.code, 2);
+}
+
+#[test]
+fn a_server_that_is_not_running_is_said_to_be_unreachable_not_broken() {
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let cfg = config(serde_json::json!({ "down": {"type": "http", "url": url} }));
+    let cfg = cfg.display().to_string();
+    let check = switchboard(&["check", "--config", &cfg]);
+    let tools = switchboard(&["tools", "--config", &cfg]);
+    let first_lines: Vec<String> = check
+        .stdout
+        .lines()
+        .take(4)
+        .chain(tools.stderr.lines())
+        .map(|line| line.replace(&port.to_string(), "PORT"))
+        .map(|line| match line.split_once("): ") {
+            // The OS's own words for the refusal vary; ours come first.
+            Some((ours, _)) if line.contains("could not reach") => format!("{ours}): …"),
+            _ => line,
+        })
+        .collect();
+    expect![[r#"
+        1 3
+        down (http)
+          FAIL  initialize                   nothing answers at http://127.0.0.1:PORT/mcp: server `down`: could not reach http://127.0.0.1:PORT/mcp (is the server running? start it, or correct the entry's `url`): …
+                spec: basic/lifecycle#initialization (error)
+                fix:  Start the server (or correct the entry's `url`), then check again: no server answered, so none of its behaviour was checked.
+        switchboard: server `down`: could not reach http://127.0.0.1:PORT/mcp (is the server running? start it, or correct the entry's `url`): …"#]].assert_eq(&format!(
+        "{} {}\n{}",
+        check.code,
+        tools.code,
+        first_lines.join("\n")
+    ));
 }

@@ -285,6 +285,10 @@ async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
         .unwrap_or_default();
     assert!(stderr.contains("2 of 3 server(s) ready"), "{stderr}");
     assert!(stderr.contains("broken: failed"), "{stderr}");
+    // A failed server's line ends with its reason, not a tool count; its retries fail for
+    // the same reason and are not warned about again.
+    assert!(!stderr.contains("(0 tools)"), "{stderr}");
+    assert!(stderr.matches("server failed").count() <= 1, "{stderr}");
 
     // Closing stdin ends the gateway, and it ends its servers.
     let report = session.shutdown(GRACE).await;

@@ -2292,7 +2292,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s`: could not reach http://<closed-port>/mcp: error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)
+                switchboard: server `s`: could not reach http://<closed-port>/mcp (is the server running? start it, or correct the entry's `url`): error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)
             "#]]),
         },
         status: Status::Holds,
@@ -3226,7 +3226,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
-                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2) (0 tools)
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2)
                     --- last stderr output ---
                     fixture: bad configuration, exiting
                   t: ready (6 tools)
@@ -3427,6 +3427,10 @@ pub(crate) static CASES: &[Case] = &[
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
                   s: ready (16 tools)
+                  warning: s/schema_network_ref: InvalidSchema: left out: `$ref` to "http://<tripwire>/schema.json" points outside the schema; it is not fetched
+                  warning: s/schema_recursive_ref: InvalidSchema: left out: `$ref` "#/$defs/loop" nests deeper than 16 levels (recursive schema)
+                  warning: s/schema_string: InvalidSchema: left out: `inputSchema` is not an object: "object"
+                  warning: s/schema_type_5: InvalidSchema: left out: the root of `inputSchema` must have type "object", not 5
             "###]]),
         },
         status: Status::Holds,
@@ -3505,6 +3509,8 @@ pub(crate) static CASES: &[Case] = &[
                 switchboard serve: 2 of 2 server(s) ready
                   s: ready (6 tools)
                   t: ready (10 tools)
+                  warning: t/hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed: HiddenCharacters: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
+                  warning: t/shout: HiddenCharacters: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
             "###]]),
         },
         status: Status::Holds,
@@ -4132,7 +4138,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
                 --- stderr
                 switchboard serve: 0 of 1 server(s) ready
-                  s: failed, retrying in <n>ms: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s` (0 tools)
+                  s: failed, retrying in <n>ms: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s`
             "#]]),
         },
         status: Status::Fixed { defect: 8 },
@@ -4437,7 +4443,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
-                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 1) (0 tools)
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 1)
                     --- last stderr output ---
                     starting\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[31m red \u{202e}evil
                   t: ready (6 tools)
@@ -4503,7 +4509,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
-                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2) (0 tools)
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2)
                     --- last stderr output ---
                     fixture: bad configuration, exiting
                   t: ready (6 tools)
@@ -4916,7 +4922,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
                 --- stderr
                 switchboard serve: 0 of 1 server(s) ready
-                  s: failed, retrying in <n>ms: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (if the listing is genuine, raise the cap: `maxListItems` in the server's config entry, or `max_list_items` in a host's session configuration) (0 tools)
+                  s: failed, retrying in <n>ms: server `s` sent a `tools/list` listing over its entry cap: 100000 entries, more than 10000; nothing of it is used (if the listing is genuine, raise the cap: `maxListItems` in the server's config entry, or `max_list_items` in a host's session configuration)
             "#]]),
         },
         status: Status::Fixed { defect: 6 },
