@@ -47,18 +47,25 @@ pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
 fn bundled_example() -> Result<ConfigFile, String> {
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot locate the switchboard executable: {e}"))?;
+    let transport = TransportEntry::Stdio {
+        command: exe.display().to_string(),
+        args: vec![
+            "example-server".into(),
+            "--name".into(),
+            "switchboard-example".into(),
+        ],
+        env: Vec::new(),
+        cwd: None,
+    };
+    Ok(one_server_config("example", transport, "<bundled example>"))
+}
+
+/// A configuration of one server built in code (`source` stands where a file's path
+/// would), with every setting at its default.
+pub(crate) fn one_server_config(name: &str, transport: TransportEntry, source: &str) -> ConfigFile {
     let entry = ServerEntry {
-        name: "example".into(),
-        transport: TransportEntry::Stdio {
-            command: exe.display().to_string(),
-            args: vec![
-                "example-server".into(),
-                "--name".into(),
-                "switchboard-example".into(),
-            ],
-            env: Vec::new(),
-            cwd: None,
-        },
+        name: name.into(),
+        transport,
         enabled: true,
         timeout: None,
         startup_timeout: None,
@@ -67,15 +74,15 @@ fn bundled_example() -> Result<ConfigFile, String> {
         list_limits: Default::default(),
         tool_filter: Default::default(),
         origin: Origin {
-            file: "<bundled example>".into(),
+            file: source.into(),
             line: None,
         },
         provenance: Default::default(),
     };
-    Ok(ConfigFile {
-        path: PathBuf::from("<bundled example>"),
+    ConfigFile {
+        path: PathBuf::from(source),
         servers: vec![Ok(entry)],
-    })
+    }
 }
 
 /// A connected server for one command.

@@ -6,6 +6,7 @@
 //! transport or protocol failure). Logs go to stderr; stdout carries only results. Every
 //! byte for a person goes out through `terminal`, which neutralises control sequences.
 
+mod adhoc;
 mod arguments;
 mod browse;
 mod browser;
@@ -17,6 +18,7 @@ mod example_server;
 mod login;
 mod render;
 mod serve;
+mod status;
 mod terminal;
 mod watch;
 
@@ -49,22 +51,27 @@ enum Command {
     /// List the tools of one server, or of every enabled server; with a tool's name, show
     /// that tool whole (description, annotations, input and output schemas).
     Tools {
-        #[command(flatten)]
-        common: Common,
-        /// Only this server.
+        /// Only this server (left out with an ad-hoc server).
         server: Option<String>,
         /// Only this tool of the server, shown whole.
         #[arg(requires = "server")]
         tool: Option<String>,
-    },
-    /// Call one tool and print its result.
-    Call {
         #[command(flatten)]
         common: Common,
-        /// The server, by its name in the config.
-        server: String,
+    },
+    /// Call one tool and print its result.
+    #[command(
+        override_usage = "switchboard call [OPTIONS] SERVER TOOL [ARGUMENTS]...\n       \
+switchboard call [OPTIONS] --url URL TOOL [ARGUMENTS]...\n       \
+switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
+    )]
+    Call {
+        /// The server, by its name in the config (left out with an ad-hoc server).
+        #[arg(required_unless_present_any = ["url", "command"])]
+        server: Option<String>,
         /// The tool, by its name on the server.
-        tool: String,
+        #[arg(required_unless_present_any = ["url", "command"])]
+        tool: Option<String>,
         /// Arguments: key=value pairs typed by the tool's schema (count=3 flag=true
         /// tags=a tags=b point.x=1, a JSON literal where a value is complex), one JSON
         /// object ('{"text":"hi"}'), - to read the JSON from stdin, or @FILE.
@@ -72,44 +79,61 @@ enum Command {
         /// Send the arguments without checking them against the tool's input schema first.
         #[arg(long)]
         no_check: bool,
+        #[command(flatten)]
+        common: Common,
     },
     /// List the prompts of one server, or of every enabled server.
     Prompts {
+        /// Only this server (left out with an ad-hoc server).
+        server: Option<String>,
         #[command(flatten)]
         common: Common,
-        /// Only this server.
-        server: Option<String>,
     },
     /// Get one prompt, its arguments given as NAME=VALUE.
     Prompt {
-        #[command(flatten)]
-        common: Common,
-        /// The server, by its name in the config.
-        server: String,
+        /// The server, by its name in the config (left out with an ad-hoc server).
+        #[arg(required_unless_present_any = ["url", "command"])]
+        server: Option<String>,
         /// The prompt, by its name on the server.
-        name: String,
+        #[arg(required_unless_present_any = ["url", "command"])]
+        name: Option<String>,
         /// The prompt's arguments, NAME=VALUE.
         arguments: Vec<String>,
+        #[command(flatten)]
+        common: Common,
     },
     /// List the resources and resource templates of one server, or of every enabled server.
     Resources {
+        /// Only this server (left out with an ad-hoc server).
+        server: Option<String>,
         #[command(flatten)]
         common: Common,
-        /// Only this server.
-        server: Option<String>,
     },
     /// Read one resource: text to stdout; binary contents to --out FILE, or to stdout when
     /// it is not a terminal.
     Read {
-        #[command(flatten)]
-        common: Common,
-        /// The server, by its name in the config.
-        server: String,
+        /// The server, by its name in the config (left out with an ad-hoc server).
+        #[arg(required_unless_present_any = ["url", "command"])]
+        server: Option<String>,
         /// The resource's URI.
-        uri: String,
+        #[arg(required_unless_present_any = ["url", "command"])]
+        uri: Option<String>,
         /// Write the contents to this file.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Start servers (the named ones, or every enabled one) in parallel and show each one's
+    /// state: ready or why not, era and protocol version, its tools, prompts and resources,
+    /// how long it took to start, and warnings (descriptions that read like instructions,
+    /// tool names on several servers, more tools than clients take). Exit codes: 0 all
+    /// ready, 2 usage or configuration error, 3 any failed.
+    Status {
+        /// Only these servers (left out with an ad-hoc server).
+        servers: Vec<String>,
+        #[command(flatten)]
+        common: Common,
     },
     /// Check servers for MCP compatibility: the seven seed steps and the spec checks, with
     /// evidence. Exit codes: 0 no failures, 1 failures, 2 usage or configuration error.
@@ -170,6 +194,14 @@ struct Common {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// An ad-hoc HTTP server instead of a config file, named `adhoc`: `--url
+    /// https://host/mcp`. Leave SERVER out: `call --url URL TOOL key=value`.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["config", "command"])]
+    url: Option<String>,
+    /// An ad-hoc stdio server instead of a config file, named `adhoc`: its command and
+    /// arguments after `--`. Leave SERVER out: `call TOOL key=value -- node server.js`.
+    #[arg(last = true, value_name = "CMD", conflicts_with = "config")]
+    command: Vec<String>,
 }
 
 impl Common {
@@ -187,7 +219,18 @@ impl Common {
     }
 
     fn load(&self) -> Result<LoadedConfig, Failure> {
-        connect::load_config(self.config.as_deref()).map_err(Failure::Usage)
+        match adhoc::AdHoc::from_flags(self.url.as_deref(), &self.command)? {
+            Some(adhoc) => Ok(adhoc.config()),
+            None => connect::load_config(self.config.as_deref()).map_err(Failure::Usage),
+        }
+    }
+
+    /// The verb's positional words, SERVER first: an ad-hoc server takes SERVER's place.
+    fn words(&self, given: impl IntoIterator<Item = String>) -> adhoc::Words {
+        adhoc::Words::new(
+            adhoc::AdHoc::given(self.url.as_deref(), &self.command),
+            given,
+        )
     }
 
     /// What a verb asks of `loaded`: `only` that server, or every enabled one.
@@ -269,6 +312,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
             server,
             tool,
         } => {
+            let mut words = common.words(server.into_iter().chain(tool));
+            let (server, tool) = (words.optional(), words.optional());
+            words.no_more()?;
             let loaded = common.load()?;
             let browse = common.browse(&loaded, server.as_deref())?;
             match tool {
@@ -283,9 +329,11 @@ async fn run(command: Command) -> Result<u8, Failure> {
             arguments,
             no_check,
         } => {
+            let mut words = common.words(server.into_iter().chain(tool).chain(arguments));
+            let (server, tool) = (words.required("SERVER")?, words.required("TOOL")?);
             let timeout = common.timeout()?;
             let arguments =
-                arguments::ArgumentSource::from_words(&arguments).map_err(Failure::Usage)?;
+                arguments::ArgumentSource::from_words(&words.rest()).map_err(Failure::Usage)?;
             let loaded = common.load()?;
             let entry = pick_server(&loaded.file, &server)?;
             let request = CallRequest {
@@ -302,6 +350,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
             call(entry, &request).await
         }
         Command::Prompts { common, server } => {
+            let mut words = common.words(server);
+            let server = words.optional();
+            words.no_more()?;
             let loaded = common.load()?;
             browse::prompts(&common.browse(&loaded, server.as_deref())?).await
         }
@@ -311,11 +362,16 @@ async fn run(command: Command) -> Result<u8, Failure> {
             name,
             arguments,
         } => {
+            let mut words = common.words(server.into_iter().chain(name).chain(arguments));
+            let (server, name) = (words.required("SERVER")?, words.required("NAME")?);
             let loaded = common.load()?;
             let browse = common.browse(&loaded, Some(&server))?;
-            browse::prompt(&browse, &name, &arguments).await
+            browse::prompt(&browse, &name, &words.rest()).await
         }
         Command::Resources { common, server } => {
+            let mut words = common.words(server);
+            let server = words.optional();
+            words.no_more()?;
             let loaded = common.load()?;
             browse::resources(&common.browse(&loaded, server.as_deref())?).await
         }
@@ -325,6 +381,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
             uri,
             out,
         } => {
+            let mut words = common.words(server.into_iter().chain(uri));
+            let (server, uri) = (words.required("SERVER")?, words.required("URI")?);
+            words.no_more()?;
             let loaded = common.load()?;
             let browse = common.browse(&loaded, Some(&server))?;
             let target = match &out {
@@ -332,6 +391,12 @@ async fn run(command: Command) -> Result<u8, Failure> {
                 None => browse::ReadTarget::Stdout,
             };
             browse::read(&browse, &uri, target).await
+        }
+        Command::Status { common, servers } => {
+            let words = common.words(servers);
+            let servers = words.rest();
+            let loaded = common.load()?;
+            status::run(&common.browse(&loaded, None)?, &servers).await
         }
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
@@ -391,6 +456,7 @@ fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanG
             | Command::Prompt { .. }
             | Command::Resources { .. }
             | Command::Read { .. }
+            | Command::Status { .. }
             | Command::Check(_)
             | Command::Serve(_)
     );

@@ -19,6 +19,7 @@ mod serve_fidelity;
 mod serve_http;
 mod serve_watch;
 mod soak;
+mod status;
 mod verbs;
 
 use std::path::PathBuf;

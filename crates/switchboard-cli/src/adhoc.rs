@@ -1,0 +1,125 @@
+//! Ad-hoc servers, given on the command line instead of a config file: `--url URL` (an
+//! HTTP server) or `-- CMD ARGS...` (a stdio server). The server is named [`ADHOC_NAME`]
+//! and takes the place of the SERVER word: `call --url URL TOOL key=value`,
+//! `call TOOL key=value -- node server.js`. No config file is read when one is given.
+
+use std::collections::VecDeque;
+
+use switchboard_config::{ServerEntry, TransportEntry};
+
+use crate::Failure;
+use crate::connect::{LoadedConfig, one_server_config};
+
+/// The name of the ad-hoc server, in output and where a SERVER word would be.
+pub(crate) const ADHOC_NAME: &str = "adhoc";
+
+/// Where the configuration of an ad-hoc server is said to come from.
+const SOURCE: &str = "<ad-hoc server>";
+
+/// An ad-hoc server, checked.
+pub(crate) struct AdHoc {
+    transport: TransportEntry,
+}
+
+impl AdHoc {
+    /// The server `--url` or the words after `--` give, if any; a URL that is not http(s)
+    /// is a usage error. (clap keeps both from being given at once.)
+    pub(crate) fn from_flags(
+        url: Option<&str>,
+        command: &[String],
+    ) -> Result<Option<AdHoc>, Failure> {
+        let transport = match (url, command) {
+            (Some(url), _) => TransportEntry::Http {
+                url: checked_url(url)?,
+                headers: Vec::new(),
+            },
+            (None, [program, args @ ..]) => TransportEntry::Stdio {
+                command: program.clone(),
+                args: args.to_vec(),
+                env: Vec::new(),
+                cwd: None,
+            },
+            (None, []) => return Ok(None),
+        };
+        Ok(Some(AdHoc { transport }))
+    }
+
+    /// The ad-hoc server's name when one is given (before it is checked), for [`Words`].
+    pub(crate) fn given(url: Option<&str>, command: &[String]) -> Option<&'static str> {
+        (url.is_some() || !command.is_empty()).then_some(ADHOC_NAME)
+    }
+
+    /// A configuration of this one server; its URL's credentials and query values are
+    /// hidden on stderr from now on, as a config file's secrets are.
+    pub(crate) fn config(self) -> LoadedConfig {
+        let file = one_server_config(ADHOC_NAME, self.transport, SOURCE);
+        crate::terminal::hide_secrets(
+            file.entries()
+                .flat_map(ServerEntry::secret_values)
+                .collect(),
+        );
+        LoadedConfig { file }
+    }
+}
+
+/// `url` when it is an absolute http:// or https:// URL with a host.
+fn checked_url(url: &str) -> Result<String, Failure> {
+    let parsed = url::Url::parse(url);
+    let usable = parsed
+        .as_ref()
+        .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+    if usable {
+        return Ok(url.to_owned());
+    }
+    Err(Failure::Usage(format!(
+        "--url {} is not an http:// or https:// URL; write it with its scheme, e.g. \
+         --url http://localhost:8080/mcp",
+        switchboard_wire::redact::url_for_display(url)
+    )))
+}
+
+/// A verb's positional words in order, SERVER first: with an ad-hoc server, its name
+/// stands first and every word the user gave moves one place on (clap read the first of
+/// them as SERVER).
+pub(crate) struct Words {
+    words: VecDeque<String>,
+}
+
+impl Words {
+    pub(crate) fn new(adhoc: Option<&str>, given: impl IntoIterator<Item = String>) -> Words {
+        Words {
+            words: adhoc.map(str::to_owned).into_iter().chain(given).collect(),
+        }
+    }
+
+    /// The next word, if there is one.
+    pub(crate) fn optional(&mut self) -> Option<String> {
+        self.words.pop_front()
+    }
+
+    /// The next word, which the verb needs (`what` names it in the usage error).
+    pub(crate) fn required(&mut self, what: &str) -> Result<String, Failure> {
+        self.words.pop_front().ok_or_else(|| {
+            Failure::Usage(format!(
+                "give the {what}: with an ad-hoc server, leave SERVER out and give the \
+                     other words in their order (see --help)"
+            ))
+        })
+    }
+
+    /// The words left.
+    pub(crate) fn rest(self) -> Vec<String> {
+        self.words.into()
+    }
+
+    /// A usage error when words are left: with an ad-hoc server there is no SERVER word.
+    pub(crate) fn no_more(self) -> Result<(), Failure> {
+        match self.words.front() {
+            None => Ok(()),
+            Some(extra) => Err(Failure::Usage(format!(
+                "unexpected `{extra}`: with an ad-hoc server (--url, or a command after --) \
+                 leave SERVER out; the server is named `{ADHOC_NAME}`"
+            ))),
+        }
+    }
+}
