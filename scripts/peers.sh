@@ -29,6 +29,7 @@ EVERYTHING="$OUT/npm/node_modules/@modelcontextprotocol/server-everything/dist/i
 VENV_PY="$OUT/venv/bin/python"
 INSPECTOR="$OUT/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 HAPROXY="$OUT/debian/bin/haproxy"
+TMUX_BIN="$OUT/debian/bin/tmux"
 
 FORCE=0
 case "${1:-}" in
@@ -118,7 +119,9 @@ node_ok() { [ -x "$NODE22" ] && [ "$("$NODE22" --version)" = "v$NODE_VERSION" ];
 npm_ok() { [ -f "$EVERYTHING" ]; }
 venv_ok() { [ -x "$VENV_PY" ]; }
 inspector_ok() { [ -f "$INSPECTOR" ]; }
-debian_ok() { [ -x "$HAPROXY" ] && "$HAPROXY" -v >/dev/null 2>&1; }
+debian_ok() {
+  [ -x "$HAPROXY" ] && "$HAPROXY" -v >/dev/null 2>&1 && [ -x "$TMUX_BIN" ] && "$TMUX_BIN" -V >/dev/null 2>&1
+}
 conformance_ok() {
   for v in $CONFORMANCE_VERSIONS; do
     [ -f "$OUT/conformance-$v/node_modules/@modelcontextprotocol/conformance/package.json" ] || return 1
@@ -193,7 +196,8 @@ if up_to_date "$OUT/inspector" "$inspector_hash" inspector_ok; then :; else
   echo "$inspector_hash" >"$OUT/inspector/.stamp"
 fi
 
-# --- 6. Debian packages (haproxy for the load-balancer test), unpacked without root ---
+# --- 6. Debian packages (haproxy for the load-balancer test, tmux for the terminal tests),
+# unpacked without root ---
 if up_to_date "$OUT/debian" "$debian_hash" debian_ok; then :; else
   need apt-get "Debian's apt downloads the pinned packages"
   need dpkg "dpkg unpacks them"
@@ -219,7 +223,13 @@ LD_LIBRARY_PATH="$OUT/debian/root/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\
   exec "$OUT/debian/root/usr/sbin/haproxy" "\$@"
 WRAP
   chmod +x "$HAPROXY"
-  debian_ok || die "haproxy was unpacked but $HAPROXY -v does not run"
+  cat >"$TMUX_BIN" <<WRAP
+#!/bin/sh
+LD_LIBRARY_PATH="$OUT/debian/root/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" \\
+  exec "$OUT/debian/root/usr/bin/tmux" "\$@"
+WRAP
+  chmod +x "$TMUX_BIN"
+  debian_ok || die "haproxy and tmux were unpacked but $HAPROXY -v or $TMUX_BIN -V does not run"
   echo "$debian_hash" >"$OUT/debian/.stamp"
 fi
 
