@@ -76,8 +76,10 @@ npm_ci_folder() { # NAME
   rm -rf "${OUT:?}/$name"
   mkdir -p "$OUT/$name"
   cp "$IN/$name/package.json" "$IN/$name/package-lock.json" "$OUT/$name/"
-  run_step "$name" "$NPM" ci --prefix "$OUT/$name" --ignore-scripts --no-audit --no-fund \
-    --no-update-notifier --loglevel=warn
+  # In the folder, not with --prefix: npm 11.19 takes a --prefix folder's name for the
+  # root package's and then finds the lock file out of sync.
+  (cd "$OUT/$name" && run_step "$name" "$NPM" ci --ignore-scripts --no-audit --no-fund \
+    --no-update-notifier --loglevel=warn)
 }
 
 # Hash of a component's inputs: file names and contents plus extra strings.
