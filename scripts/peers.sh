@@ -29,6 +29,7 @@ EVERYTHING="$OUT/npm/node_modules/@modelcontextprotocol/server-everything/dist/i
 VENV_PY="$OUT/venv/bin/python"
 INSPECTOR="$OUT/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 HAPROXY="$OUT/debian/bin/haproxy"
+TMUX_BIN="$OUT/debian/bin/tmux"
 
 FORCE=0
 case "${1:-}" in
@@ -75,8 +76,10 @@ npm_ci_folder() { # NAME
   rm -rf "${OUT:?}/$name"
   mkdir -p "$OUT/$name"
   cp "$IN/$name/package.json" "$IN/$name/package-lock.json" "$OUT/$name/"
-  run_step "$name" "$NPM" ci --prefix "$OUT/$name" --ignore-scripts --no-audit --no-fund \
-    --no-update-notifier --loglevel=warn
+  # In the folder, not with --prefix: npm 11.19 takes a --prefix folder's name for the
+  # root package's and then finds the lock file out of sync.
+  (cd "$OUT/$name" && run_step "$name" "$NPM" ci --ignore-scripts --no-audit --no-fund \
+    --no-update-notifier --loglevel=warn)
 }
 
 # Hash of a component's inputs: file names and contents plus extra strings.
@@ -118,7 +121,9 @@ node_ok() { [ -x "$NODE22" ] && [ "$("$NODE22" --version)" = "v$NODE_VERSION" ];
 npm_ok() { [ -f "$EVERYTHING" ]; }
 venv_ok() { [ -x "$VENV_PY" ]; }
 inspector_ok() { [ -f "$INSPECTOR" ]; }
-debian_ok() { [ -x "$HAPROXY" ] && "$HAPROXY" -v >/dev/null 2>&1; }
+debian_ok() {
+  [ -x "$HAPROXY" ] && "$HAPROXY" -v >/dev/null 2>&1 && [ -x "$TMUX_BIN" ] && "$TMUX_BIN" -V >/dev/null 2>&1
+}
 conformance_ok() {
   for v in $CONFORMANCE_VERSIONS; do
     [ -f "$OUT/conformance-$v/node_modules/@modelcontextprotocol/conformance/package.json" ] || return 1
@@ -193,7 +198,8 @@ if up_to_date "$OUT/inspector" "$inspector_hash" inspector_ok; then :; else
   echo "$inspector_hash" >"$OUT/inspector/.stamp"
 fi
 
-# --- 6. Debian packages (haproxy for the load-balancer test), unpacked without root ---
+# --- 6. Debian packages (haproxy for the load-balancer test, tmux for the terminal tests),
+# unpacked without root ---
 if up_to_date "$OUT/debian" "$debian_hash" debian_ok; then :; else
   need apt-get "Debian's apt downloads the pinned packages"
   need dpkg "dpkg unpacks them"
@@ -219,7 +225,13 @@ LD_LIBRARY_PATH="$OUT/debian/root/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\
   exec "$OUT/debian/root/usr/sbin/haproxy" "\$@"
 WRAP
   chmod +x "$HAPROXY"
-  debian_ok || die "haproxy was unpacked but $HAPROXY -v does not run"
+  cat >"$TMUX_BIN" <<WRAP
+#!/bin/sh
+LD_LIBRARY_PATH="$OUT/debian/root/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" \\
+  exec "$OUT/debian/root/usr/bin/tmux" "\$@"
+WRAP
+  chmod +x "$TMUX_BIN"
+  debian_ok || die "haproxy and tmux were unpacked but $HAPROXY -v or $TMUX_BIN -V does not run"
   echo "$debian_hash" >"$OUT/debian/.stamp"
 fi
 

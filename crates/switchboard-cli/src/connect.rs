@@ -129,6 +129,7 @@ impl ConnectedServer {
         let overrides = ConnectOverrides {
             request_timeout,
             authorizer,
+            tap: crate::trace::tap_for(entry),
             ..ConnectOverrides::default()
         };
         let session = switchboard_runtime::connect::connect(entry, overrides).await?;

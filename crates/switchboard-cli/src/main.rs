@@ -11,22 +11,25 @@ mod arguments;
 mod browse;
 mod browser;
 mod check;
+mod completions;
 mod config_cmd;
 mod conformance;
 mod connect;
 mod example_server;
 mod login;
+mod progress;
 mod render;
 mod serve;
 mod status;
 mod terminal;
+mod trace;
 mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::Value;
 use switchboard_config::{ConfigFile, ServerEntry};
 use switchboard_session::{CallOptions, SessionError};
@@ -39,9 +42,14 @@ use crate::terminal::{JsonLayout, say};
 #[command(name = "switchboard", version, about, long_about = None)]
 #[command(
     after_help = "Exit codes: 0 success, 1 the tool reported an error, 2 usage or configuration error, \
-3 server, transport or protocol failure.\nLogs: set SWITCHBOARD_LOG=debug (they go to stderr)."
+3 server, transport or protocol failure.\nLogs: set SWITCHBOARD_LOG=debug (they go to stderr). \
+Frames: --trace, or SWITCHBOARD_TRACE=FILE to append them to FILE."
 )]
 struct Cli {
+    /// Write every JSON-RPC frame both ways to stderr as NDJSON (secrets redacted);
+    /// SWITCHBOARD_TRACE=FILE appends them to FILE instead.
+    #[arg(long, global = true)]
+    trace: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -165,6 +173,13 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// Where servers are configured, and changing it: `list`, `show`, `add`, `remove`,
     /// `import`, `trust`. Exit codes: 0 done, 2 usage or configuration error.
     Config(config_cmd::ConfigCommand),
+    /// Print the completion script for a shell (verbs and flags), e.g.
+    /// `switchboard completions bash > ~/.local/share/bash-completion/completions/switchboard`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Run as the official conformance suite's client under test (scenario from the
     /// environment, server URL last).
     #[command(hide = true)]
@@ -265,7 +280,18 @@ fn main() -> ExitCode {
     if let Command::ExampleServer { args } = cli.command {
         return example_server::run(args);
     }
+    if let Command::Completions { shell } = cli.command {
+        terminal::print_generated(&completions::script(shell, Cli::command()));
+        return ExitCode::SUCCESS;
+    }
     init_logging();
+    let _trace = match trace::start(cli.trace.then_some(trace::TraceDestination::Stderr)) {
+        Ok(guard) => guard,
+        Err(message) => {
+            say(format_args!("switchboard: {message}"));
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -440,7 +466,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
         }
         Command::Config(command) => config_cmd::run(command).map_err(Failure::Usage),
         Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
-        Command::ExampleServer { .. } => Ok(0),
+        Command::ExampleServer { .. } | Command::Completions { .. } => Ok(0),
     }
 }
 
@@ -655,14 +681,17 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
             return Err(failure);
         }
     };
+    let progress = progress::CallProgress::for_call(request.tool);
     let options = CallOptions {
         timeout: request.timeout,
+        progress: progress.sender(),
         ..CallOptions::default()
     };
     let outcome = server
         .session
         .call_tool(request.tool, arguments, &options)
         .await;
+    progress.finish();
     let outcome = match outcome {
         Ok(result) => Ok(result),
         Err(error) => Err(explain_call_error(&server, entry, request.tool, error).await),

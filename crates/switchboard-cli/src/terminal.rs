@@ -11,9 +11,13 @@
 //! answers as asked for (`check` reports come redacted by the checker itself).
 //! JSON goes out through [`print_json`]: the same value, with those characters written as
 //! `\uXXXX` escapes. Our own terminal control (the progress line of `check`) is written by
-//! [`status_line`] around sanitised text. Log lines carry no colour: the sanitiser lets no
-//! escape sequence through, ours included, and an allow-list for our own would be one a
-//! server could forge.
+//! [`status_line`] around sanitised text, and a call's progress bar is drawn by indicatif
+//! ([`progress_bar`]) with text sanitised by [`shown_on_stderr`]. Colour is ours only and
+//! added after sanitising: the level word of a log line, at the start of the event's
+//! first line where no server text can be ([`Colouring`]: on a terminal, honouring
+//! `NO_COLOR` and `CLICOLOR_FORCE`); the sanitiser lets no escape sequence of the text
+//! through. Generated text of our own that a program reads (shell completion scripts)
+//! goes out as it is through [`print_generated`].
 //!
 //! `switchboard serve`'s stdout is the protocol channel and is not written here
 //! (`switchboard_wire::stdio::own_stdio` owns it); its startup report goes to stderr here.
@@ -26,6 +30,28 @@ use serde_json::Value;
 use serde_json::ser::{CharEscape, Formatter};
 use switchboard_wire::peer_text::{needs_escape, neutralize};
 use switchboard_wire::redact::Secrets;
+
+/// Whether our own styling goes to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Colouring {
+    /// Colour (a terminal without `NO_COLOR`, or `CLICOLOR_FORCE` set).
+    Styled,
+    /// No escape codes at all.
+    Plain,
+}
+
+/// Decided once, by anstream's rules: `CLICOLOR_FORCE` forces colour, `NO_COLOR`,
+/// `CLICOLOR=0` and `TERM=dumb` turn it off, and otherwise colour only on a terminal.
+static STDERR_COLOURING: LazyLock<Colouring> =
+    LazyLock::new(|| match anstream::AutoStream::choice(&io::stderr()) {
+        anstream::ColorChoice::Never => Colouring::Plain,
+        _ => Colouring::Styled,
+    });
+
+/// Whether our own styling goes to stderr.
+pub(crate) fn stderr_colouring() -> Colouring {
+    *STDERR_COLOURING
+}
 
 /// Secret values of the loaded configuration, hidden on stderr.
 static SECRETS: LazyLock<RwLock<Secrets>> = LazyLock::new(|| RwLock::new(Secrets::default()));
@@ -105,10 +131,20 @@ impl Sanitizer {
     }
 }
 
+/// Whether a [`Writer`] styles the level word of the log event it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LevelStyle {
+    /// Not (yet) written: its first output is styled.
+    Pending,
+    /// Written, or not a log event, or no colour.
+    Off,
+}
+
 /// A sanitising writer to stdout or stderr (see [`Sanitizer`]).
 pub(crate) struct Writer {
     stream: Stream,
     sanitizer: Sanitizer,
+    level_style: LevelStyle,
 }
 
 impl Writer {
@@ -124,13 +160,22 @@ impl Writer {
                 secrets,
                 pending: Vec::new(),
             },
+            level_style: LevelStyle::Off,
         }
     }
 
-    fn write_out(&self, text: &str) -> io::Result<()> {
+    fn write_out(&mut self, text: &str) -> io::Result<()> {
         if text.is_empty() {
             return Ok(());
         }
+        if self.level_style == LevelStyle::Pending {
+            self.level_style = LevelStyle::Off;
+            return self.write_raw(&style_level(text));
+        }
+        self.write_raw(text)
+    }
+
+    fn write_raw(&self, text: &str) -> io::Result<()> {
         match self.stream {
             Stream::Stdout => io::stdout().lock().write_all(text.as_bytes()),
             Stream::Stderr => io::stderr().lock().write_all(text.as_bytes()),
@@ -165,6 +210,28 @@ impl Drop for Writer {
         let _ = self.write_out(&rest);
         let _ = self.flush_stream();
     }
+}
+
+/// `text` (sanitised, a log event's first output) with its level word coloured: the
+/// formatter writes the timestamp, spaces, then the level, before any text of the event.
+fn style_level(text: &str) -> String {
+    let Some((timestamp, rest)) = text.split_once(' ') else {
+        return text.to_owned();
+    };
+    let after_padding = rest.trim_start_matches(' ');
+    let padding = &rest[..rest.len() - after_padding.len()];
+    let level = after_padding.split([' ', '\n']).next().unwrap_or_default();
+    let colour = match level {
+        "ERROR" => anstyle::AnsiColor::Red,
+        "WARN" => anstyle::AnsiColor::Yellow,
+        "INFO" => anstyle::AnsiColor::Green,
+        "DEBUG" => anstyle::AnsiColor::Blue,
+        "TRACE" => anstyle::AnsiColor::Magenta,
+        _ => return text.to_owned(),
+    };
+    let style = anstyle::Style::new().fg_color(Some(colour.into())).bold();
+    let tail = &after_padding[level.len()..];
+    format!("{timestamp} {padding}{style}{level}{style:#}{tail}")
 }
 
 /// The length of `bytes` without an incomplete UTF-8 sequence at its end.
@@ -216,6 +283,15 @@ fn decode(mut bytes: &[u8]) -> String {
 pub(crate) fn print(text: &str) {
     let mut out = Writer::new(Stream::Stdout);
     let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Writes text this program generated from its own definitions, and that another program
+/// reads, to stdout as it is (a shell completion script: no server's or user's text is in
+/// it, and the shell needs its tabs and quoting byte for byte).
+pub(crate) fn print_generated(text: &[u8]) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text);
     let _ = out.flush();
 }
 
@@ -313,6 +389,25 @@ pub(crate) fn status_line(text: &str) {
     prompt(text);
 }
 
+/// `text` as it may be drawn on stderr inside our own terminal control (a progress
+/// bar's message): secrets replaced, controls made visible, on one line.
+pub(crate) fn shown_on_stderr(text: &str) -> String {
+    let mut sanitizer = Sanitizer {
+        secrets: Secrecy::HideKnown,
+        pending: Vec::new(),
+    };
+    let mut shown = sanitizer.push(text.as_bytes());
+    shown.push_str(&sanitizer.finish());
+    shown.replace('\n', " ")
+}
+
+/// A progress bar drawn on stderr (indicatif hides it when stderr is not a terminal);
+/// its template is ours and its messages come through [`shown_on_stderr`].
+pub(crate) fn progress_bar(style: indicatif::ProgressStyle) -> indicatif::ProgressBar {
+    indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr())
+        .with_style(style)
+}
+
 /// Erases the current stderr line.
 pub(crate) fn clear_status_line() {
     let mut stderr = io::stderr().lock();
@@ -328,7 +423,11 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogOutput {
     type Writer = Writer;
 
     fn make_writer(&'a self) -> Writer {
-        Writer::new(Stream::Stderr)
+        let mut writer = Writer::new(Stream::Stderr);
+        if stderr_colouring() == Colouring::Styled {
+            writer.level_style = LevelStyle::Pending;
+        }
+        writer
     }
 }
 
@@ -456,6 +555,29 @@ mod tests {
             pending: Vec::new(),
         };
         assert_eq!(results.push(b"s3cret-value\r\n"), "s3cret-value\\u{d}\n");
+    }
+
+    #[test]
+    fn only_the_level_word_of_a_log_line_is_coloured() {
+        expect_test::expect![[r#"
+            "2026-01-01T00:00:00.000000Z  \u{1b}[1m\u{1b}[33mWARN\u{1b}[0m switchboard: x WARN y\n"
+            "2026-01-01T00:00:00.000000Z \u{1b}[1m\u{1b}[31mERROR\u{1b}[0m\n"
+            "not a log line\n"
+        "#]]
+        .assert_eq(&format!(
+            "{:?}\n{:?}\n{:?}\n",
+            style_level("2026-01-01T00:00:00.000000Z  WARN switchboard: x WARN y\n"),
+            style_level("2026-01-01T00:00:00.000000Z ERROR\n"),
+            style_level("not a log line\n"),
+        ));
+    }
+
+    #[test]
+    fn text_for_our_own_drawing_is_one_safe_line() {
+        assert_eq!(
+            shown_on_stderr("step \u{1b}[31m1\nof 2"),
+            "step \\u{1b}[31m1 of 2"
+        );
     }
 
     #[test]

@@ -1018,7 +1018,14 @@ impl InboundSink {
             if shared.closed.borrow().is_some() {
                 return;
             }
-            tracing::debug!(peer = %shared.peer_name, %reason, "connection closed");
+            // Without the stderr tail: each stderr line was logged once as it came
+            // (target `switchboard::stderr`); errors still carry the tail.
+            tracing::debug!(
+                peer = %shared.peer_name,
+                summary = %PeerText(&reason.summary),
+                exit_status = reason.exit_status.as_deref().unwrap_or("-"),
+                "connection closed"
+            );
             shared.closed.send_replace(Some(reason.clone()));
             pending.drain().map(|(_, waiter)| waiter).collect()
         };

@@ -2,6 +2,7 @@
 //! bundled example, fixture servers and the real interop peers.
 
 mod check;
+mod completions;
 mod config_verbs;
 mod conformance;
 mod conformance_server;
@@ -20,6 +21,8 @@ mod serve_http;
 mod serve_watch;
 mod soak;
 mod status;
+mod terminal_ui;
+mod trace;
 mod verbs;
 
 use std::path::PathBuf;

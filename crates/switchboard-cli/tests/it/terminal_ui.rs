@@ -1,0 +1,216 @@
+//! What a person sees: a long call's progress drawn on a real terminal (a tmux pane, its
+//! screen read with `capture-pane`), coloured unless `NO_COLOR`; and on a pipe neither
+//! progress nor escape codes unless `CLICOLOR_FORCE` asks for colour.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use switchboard_testkit::locate::workspace_root;
+
+use crate::{config, empty_home, fixture_entry, switchboard_with_env};
+
+/// How long a screen may take to show what a test waits for.
+const SCREEN_DEADLINE: Duration = Duration::from_secs(30);
+
+fn fixture_config() -> String {
+    let path = config(serde_json::json!({ "fx": fixture_entry(&[]) }));
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+/// The tmux to drive: `scripts/peers.sh`'s unpacked one, else the system's.
+fn tmux_bin() -> PathBuf {
+    let unpacked = workspace_root().join("target/peers/debian/bin/tmux");
+    if unpacked.exists() {
+        return unpacked;
+    }
+    let system = PathBuf::from("tmux");
+    let found = Command::new(&system)
+        .arg("-V")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        found,
+        "tmux is missing: run scripts/peers.sh (scripts/test.sh does)"
+    );
+    system
+}
+
+static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// A tmux server of our own (its own socket), one pane running a shell command; killed
+/// when dropped.
+struct Pane {
+    tmux: PathBuf,
+    socket: String,
+}
+
+/// Whether a capture shows the escape sequences of the text's attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Capture {
+    Text,
+    WithEscapes,
+}
+
+impl Pane {
+    fn run(command: &str) -> Pane {
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let pane = Pane {
+            tmux: tmux_bin(),
+            socket: format!("switchboard-test-{}-{n}", std::process::id()),
+        };
+        let started = pane.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "150",
+            "-y",
+            "40",
+            command,
+        ]);
+        assert!(
+            started.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+        pane
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new(&self.tmux)
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    fn capture(&self, capture: Capture) -> String {
+        let mut args = vec!["capture-pane", "-p"];
+        if capture == Capture::WithEscapes {
+            args.push("-e");
+        }
+        String::from_utf8_lossy(&self.tmux(&args).stdout).into_owned()
+    }
+
+    /// The screen once `shown` holds for it; panics with the screen after the deadline.
+    fn wait_for(&self, what: &str, shown: impl Fn(&str) -> bool) -> String {
+        let started = Instant::now();
+        loop {
+            let screen = self.capture(Capture::Text);
+            if shown(&screen) {
+                return screen;
+            }
+            if started.elapsed() > SCREEN_DEADLINE {
+                panic!("the screen never showed {what}:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// The shell command for the pane: `switchboard ARGS` in a clean environment plus `env`,
+/// then its exit code, then a pause that keeps the pane's screen.
+fn pane_command(args: &str, env: &str) -> String {
+    format!(
+        "env -u NO_COLOR -u CLICOLOR_FORCE -u CLICOLOR -u SWITCHBOARD_CONFIG -u XDG_CONFIG_HOME \
+         -u SWITCHBOARD_LOG -u SWITCHBOARD_TRACE HOME={home} {env} {bin} {args}; echo EXIT=$?; sleep 120",
+        home = empty_home().display(),
+        bin = env!("CARGO_BIN_EXE_switchboard"),
+    )
+}
+
+const SLOW_CALL: &str = "call fx slow duration_ms=6000 steps=6";
+
+#[test]
+fn a_long_call_shows_the_servers_progress_on_a_terminal_in_colour() {
+    let path = fixture_config();
+    let pane = Pane::run(&pane_command(&format!("{SLOW_CALL} --config {path}"), ""));
+    let screen = pane.wait_for("a progress line", |s| {
+        s.contains("slow: ") && s.contains("/6 step")
+    });
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("slow: ") && l.contains("/6 step"))
+    );
+    let styled = pane.capture(Capture::WithEscapes);
+    assert!(
+        styled.contains("\u{1b}["),
+        "the bar is coloured:\n{styled:?}"
+    );
+    let done = pane.wait_for("the result", |s| s.contains("EXIT=0"));
+    assert!(done.contains("done"), "{done}");
+    assert!(
+        !done.contains("/6 step"),
+        "the progress line is cleared:\n{done}"
+    );
+}
+
+#[test]
+fn no_color_keeps_every_escape_code_off_the_terminal() {
+    let path = fixture_config();
+    let pane = Pane::run(&pane_command(
+        &format!("{SLOW_CALL} --config {path}"),
+        "NO_COLOR=1 SWITCHBOARD_LOG=debug",
+    ));
+    pane.wait_for("a progress line", |s| s.contains("/6 step"));
+    assert_plain("during the call", &pane.capture(Capture::WithEscapes));
+    pane.wait_for("the result", |s| s.contains("EXIT=0"));
+    let after = pane.capture(Capture::WithEscapes);
+    assert!(
+        after.contains("DEBUG"),
+        "the debug logs are shown:\n{after}"
+    );
+    assert_plain("after the call", &after);
+}
+
+/// A screen (captured with its escapes) with no escape code on it.
+fn assert_plain(when: &str, screen: &str) {
+    assert!(
+        !screen.contains('\u{1b}'),
+        "escape codes {when} with NO_COLOR:\n{screen:?}"
+    );
+}
+
+#[test]
+fn piped_stderr_gets_neither_progress_nor_colour_unless_forced() {
+    let path = fixture_config();
+    let call = [
+        "call",
+        "fx",
+        "slow",
+        "duration_ms=300",
+        "steps=3",
+        "--config",
+        &path,
+    ];
+    let quiet = switchboard_with_env(&call, &[]);
+    assert_eq!(quiet.code, 0, "{}", quiet.stderr);
+    assert_eq!(quiet.stderr, "", "no progress on a pipe");
+    let logged = switchboard_with_env(&call, &[("SWITCHBOARD_LOG", "debug")]);
+    assert!(logged.stderr.contains("DEBUG"), "{}", logged.stderr);
+    assert!(!logged.stderr.contains('\u{1b}'), "{:?}", logged.stderr);
+    let forced = switchboard_with_env(
+        &call,
+        &[("SWITCHBOARD_LOG", "debug"), ("CLICOLOR_FORCE", "1")],
+    );
+    assert!(
+        forced.stderr.contains("\u{1b}[34mDEBUG\u{1b}[0m"),
+        "CLICOLOR_FORCE colours the level: {:?}",
+        forced.stderr
+    );
+    assert!(
+        !forced.stderr.contains("/3 step"),
+        "still no progress on a pipe"
+    );
+}
