@@ -34,7 +34,10 @@ from mcp.types import ToolAnnotations
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 
-mcp = FastMCP("switchboard-fastmcp-peer", version="0.1.0", log_level="WARNING")
+try:
+    mcp = FastMCP("switchboard-fastmcp-peer", version="0.1.0", log_level="WARNING")
+except TypeError:  # mcp 1.x takes no `version`
+    mcp = FastMCP("switchboard-fastmcp-peer", log_level="WARNING")
 
 
 @mcp.tool(annotations=READ_ONLY)

@@ -155,7 +155,7 @@ impl ServerSpec {
             },
         };
         let era = match self.era {
-            EraChoice::Auto => None,
+            EraChoice::Auto | EraChoice::AutoLegacyFirst => None,
             EraChoice::Legacy => Some("legacy".to_owned()),
             EraChoice::Modern => Some("modern".to_owned()),
         };

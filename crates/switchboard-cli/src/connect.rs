@@ -6,9 +6,12 @@ use std::time::Duration;
 
 use switchboard_config::{ConfigFile, Origin, ProcessEnv, ServerEntry, TransportEntry};
 use switchboard_http::Authorizer;
+use switchboard_protocol::Era;
 use switchboard_runtime::connect::ConnectOverrides;
 use switchboard_session::{Session, SessionError};
 use switchboard_wire::stdio::ShutdownGrace;
+
+use crate::era_memo::EraMemo;
 
 /// A configuration and where it came from.
 pub(crate) struct LoadedConfig {
@@ -126,14 +129,27 @@ impl ConnectedServer {
                 })?)
             }
         };
+        let memo = EraMemo::for_entry(entry);
+        let era_hint = memo.as_ref().and_then(EraMemo::recall);
         let overrides = ConnectOverrides {
             request_timeout,
             authorizer,
             tap: crate::trace::tap_for(entry),
+            era_hint,
             ..ConnectOverrides::default()
         };
-        let session = switchboard_runtime::connect::connect(entry, overrides).await?;
-        Ok(ConnectedServer { session })
+        let connected = switchboard_runtime::connect::connect(entry, overrides).await;
+        if let Some(memo) = &memo {
+            match &connected {
+                Ok(session) => memo.remember(session.negotiated().era),
+                // The hint may be what failed: the next connect probes afresh.
+                Err(_) if era_hint == Some(Era::Legacy) => memo.forget(),
+                Err(_) => {}
+            }
+        }
+        Ok(ConnectedServer {
+            session: connected?,
+        })
     }
 
     /// Stops the server gracefully.

@@ -15,6 +15,7 @@ mod completions;
 mod config_cmd;
 mod conformance;
 mod connect;
+mod era_memo;
 mod example_server;
 mod login;
 mod progress;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_http::{Authorizer, HttpOptions};
+use switchboard_protocol::Era;
 use switchboard_session::{ClientHandler, EraChoice, Session, SessionConfig, SessionError};
 use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::{ProcessSpec, StdioOptions};
@@ -39,6 +40,11 @@ pub struct ConnectOverrides {
     /// Answers the server's requests to the host (else the session's default: nothing
     /// declared).
     pub handler: Option<Arc<dyn ClientHandler>>,
+    /// The era the host last negotiated with this server (its memo, keyed by
+    /// [`server_identity`]). A hint only: `Legacy` makes an `auto` entry send `initialize`
+    /// first ([`EraChoice::AutoLegacyFirst`]); an entry that names its era or pins a
+    /// version ignores it.
+    pub era_hint: Option<Era>,
 }
 
 impl fmt::Debug for ConnectOverrides {
@@ -53,6 +59,7 @@ impl fmt::Debug for ConnectOverrides {
             .field("authorizer", &self.authorizer.is_some())
             .field("tap", &self.tap.is_some())
             .field("handler", &self.handler.is_some())
+            .field("era_hint", &self.era_hint)
             .finish()
     }
 }
@@ -95,6 +102,28 @@ pub async fn connect(
     }
 }
 
+/// Who the server behind `entry` is, for a host's memo of what it negotiated: the
+/// transport as written (`${VAR}` expansions unexpanded), a stdio entry's command and
+/// arguments or an HTTP entry's URL with credentials, query values and fragment hidden. Never
+/// the environment, the headers or the entry's name. `None` when the era is not the
+/// session's to find out (the entry names it or pins a version).
+pub fn server_identity(entry: &ServerEntry) -> Option<String> {
+    if EraChoice::from_config(entry.era.as_deref()) != EraChoice::Auto
+        || entry.protocol_version.is_some()
+    {
+        return None;
+    }
+    let shown = entry.redacted();
+    let identity = match &entry.transport {
+        TransportEntry::Stdio { .. } => serde_json::json!({
+            "command": shown.get("command"),
+            "args": shown.get("args"),
+        }),
+        TransportEntry::Http { .. } => serde_json::json!({ "url": shown.get("url") }),
+    };
+    Some(identity.to_string())
+}
+
 /// The session settings for `entry`: its timeouts, era, pinned version and listing caps,
 /// with `overrides` applied.
 pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> SessionConfig {
@@ -118,7 +147,13 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
     if let Some(handler) = &overrides.handler {
         config.handler = handler.clone();
     }
-    config.era = EraChoice::from_config(entry.era.as_deref());
+    config.era = match (
+        EraChoice::from_config(entry.era.as_deref()),
+        overrides.era_hint,
+    ) {
+        (EraChoice::Auto, Some(Era::Legacy)) => EraChoice::AutoLegacyFirst,
+        (choice, _) => choice,
+    };
     config.protocol_version = entry.protocol_version.clone();
     entry.list_limits.apply_to([
         &mut config.max_list_pages,
@@ -191,6 +226,62 @@ mod tests {
                 session_defaults.request_timeout.as_secs(),
                 session_defaults.connect_timeout.as_secs()
             )
+        );
+    }
+
+    #[test]
+    fn a_legacy_hint_sends_initialize_first_only_for_an_auto_entry() {
+        let hint = ConnectOverrides {
+            era_hint: Some(Era::Legacy),
+            ..ConnectOverrides::default()
+        };
+        let mut auto = entry(None, None);
+        auto.era = None;
+        auto.protocol_version = None;
+        assert_eq!(session_config(&auto, &hint).era, EraChoice::AutoLegacyFirst);
+        let modern_hint = ConnectOverrides {
+            era_hint: Some(Era::Modern),
+            ..ConnectOverrides::default()
+        };
+        assert_eq!(session_config(&auto, &modern_hint).era, EraChoice::Auto);
+        assert_eq!(
+            session_config(&entry(None, None), &hint).era,
+            EraChoice::Legacy
+        );
+        let mut modern = auto.clone();
+        modern.era = Some("modern".into());
+        assert_eq!(session_config(&modern, &hint).era, EraChoice::Modern);
+    }
+
+    #[test]
+    fn the_identity_is_the_transport_without_env_or_headers() {
+        let mut stdio = entry(None, None);
+        stdio.era = None;
+        stdio.protocol_version = None;
+        stdio.transport = TransportEntry::Stdio {
+            command: "server".into(),
+            args: vec!["--flag".into()],
+            env: vec![("TOKEN".into(), "s3cret-value".into())],
+            cwd: None,
+        };
+        assert_eq!(
+            server_identity(&stdio).as_deref(),
+            Some(r#"{"command":"server","args":["--flag"]}"#)
+        );
+        let mut http = stdio.clone();
+        http.transport = TransportEntry::Http {
+            url: "https://user:pw@example.test/mcp?key=abc".into(),
+            headers: vec![("Authorization".into(), "Bearer s3cret-value".into())],
+        };
+        let identity = server_identity(&http).expect("an auto entry has an identity");
+        assert!(
+            !identity.contains("s3cret") && !identity.contains("abc") && !identity.contains("pw"),
+            "{identity}"
+        );
+        assert_eq!(
+            server_identity(&entry(None, None)),
+            None,
+            "a pinned era needs no memo"
         );
     }
 

@@ -22,6 +22,11 @@ pub enum EraChoice {
     Legacy,
     /// Only the stateless 2026-07-28 protocol.
     Modern,
+    /// [`EraChoice::Auto`] for a server thought to be legacy (a host's memo of an earlier
+    /// connection): `initialize` first, and only when it fails with an error answer or a
+    /// version the client does not speak, the `Auto` probe. A legacy server never sees
+    /// `server/discover`. Never read from a configuration.
+    AutoLegacyFirst,
 }
 
 impl EraChoice {

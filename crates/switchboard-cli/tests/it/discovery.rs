@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
-use switchboard_testkit::locate::workspace_root;
 
 use crate::config;
 
@@ -28,11 +27,7 @@ struct Run {
 
 /// A private directory for one test's token file (0700, as the token store requires).
 fn token_file(test: &str) -> PathBuf {
-    let dir = workspace_root()
-        .join("target/cli-tests")
-        .join(format!("discovery-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("mkdir");
+    let dir = crate::scratch_dir(&format!("discovery-{test}"));
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     dir.join("tokens.json")
 }

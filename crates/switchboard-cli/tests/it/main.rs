@@ -8,6 +8,7 @@ mod conformance;
 mod conformance_server;
 mod descendants;
 mod discovery;
+mod era_memo;
 mod faults;
 mod filter;
 mod hostile_text;
@@ -58,6 +59,8 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         .env("HOME", empty_home())
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SWITCHBOARD_CONFIG")
+        // No test shares an era memo with another (`era_memo.rs` names its own).
+        .env("SWITCHBOARD_ERA_MEMO", "off")
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -81,6 +84,16 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// A fresh, empty folder `target/cli-tests/NAME-PID` for one test's files.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = workspace_root()
+        .join("target/cli-tests")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir scratch");
+    dir
 }
 
 static CONFIGS: AtomicUsize = AtomicUsize::new(0);

@@ -37,10 +37,10 @@ pub(super) async fn negotiate(
                 supported: switchboard_protocol::supported_versions().join(", "),
             });
         }
-        (_, Some(era)) if config.era != EraChoice::Auto => Some(era),
-        (EraChoice::Legacy, _) => Some(Era::Legacy),
-        (EraChoice::Modern, _) => Some(Era::Modern),
-        (EraChoice::Auto, pinned) => pinned,
+        (EraChoice::Legacy | EraChoice::Modern, Some(era)) => Some(era),
+        (EraChoice::Legacy, None) => Some(Era::Legacy),
+        (EraChoice::Modern, None) => Some(Era::Modern),
+        (EraChoice::Auto | EraChoice::AutoLegacyFirst, pinned) => pinned,
     };
     match era {
         Some(Era::Legacy) => initialize(wiring, config, pinned).await,
@@ -58,7 +58,36 @@ pub(super) async fn negotiate(
                 DiscoverOutcome::Refused(refused) => Err(refused.into_error(&wiring.server)),
             }
         }
+        None if config.era == EraChoice::AutoLegacyFirst => {
+            initialize_then_probe(wiring, config).await
+        }
         None => probe_then_initialize(wiring, config).await,
+    }
+}
+
+/// [`EraChoice::AutoLegacyFirst`]: `initialize`; when the server answers it with an error,
+/// an answer that is no `InitializeResult`, or a version the client does not speak, the
+/// `Auto` probe as if nothing had been sent. A closed connection or the connect deadline
+/// stays the error.
+pub(super) async fn initialize_then_probe(
+    wiring: &Wiring,
+    config: &SessionConfig,
+) -> Result<Negotiated, SessionError> {
+    match initialize(wiring, config, None).await {
+        Ok(negotiated) => Ok(negotiated),
+        Err(
+            error @ (SessionError::Rpc { .. }
+            | SessionError::Protocol { .. }
+            | SessionError::VersionMismatch { .. }),
+        ) => {
+            tracing::debug!(server = %wiring.server, %error, "initialize first failed; probing with server/discover");
+            probe_then_initialize(wiring, config).await
+        }
+        Err(error) if is_no_modern_answer(&error) => {
+            tracing::debug!(server = %wiring.server, %error, "unreadable answer to initialize; probing with server/discover");
+            probe_then_initialize(wiring, config).await
+        }
+        Err(error) => Err(error),
     }
 }
 

@@ -72,6 +72,68 @@ async fn eras_are_detected_and_negotiated() {
     .await;
 }
 
+/// Records the method of every request and notification the client sends.
+#[derive(Default)]
+struct SentMethods(std::sync::Mutex<Vec<String>>);
+
+impl switchboard_wire::FrameTap for SentMethods {
+    fn frame(&self, direction: switchboard_wire::Direction, bytes: &[u8]) {
+        if direction != switchboard_wire::Direction::Outbound {
+            return;
+        }
+        let method = serde_json::from_slice::<Value>(bytes)
+            .ok()
+            .and_then(|frame| {
+                frame
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+        if let Some(method) = method {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(method);
+        }
+    }
+}
+
+/// The outcome of connecting to a fixture in `args`' mode under `era`, and the methods
+/// sent before it, in order.
+async fn handshake_methods(args: &[&str], era: EraChoice) -> String {
+    let mut config = quick_config("fixture");
+    config.era = era;
+    let tap = Arc::new(SentMethods::default());
+    let mut options = StdioOptions::new("fixture");
+    options.connection.tap = Some(tap.clone());
+    let result = within(
+        "connect",
+        TEST_DEADLINE,
+        Session::spawn_stdio(&fixture(args), options, config),
+    )
+    .await;
+    let rendered = outcome(&result);
+    if let Ok(session) = result {
+        shutdown_clean(session).await;
+    }
+    let sent = tap.0.lock().unwrap_or_else(|p| p.into_inner()).join(", ");
+    format!("{rendered}; sent {sent}")
+}
+
+#[tokio::test]
+async fn the_probe_order_follows_the_era_choice() {
+    // `legacy` never probes; `auto` probes first; `auto, legacy first` sends `initialize`
+    // first and probes only when `initialize` is refused.
+    expect!["ok: legacy 2025-11-25; sent initialize, notifications/initialized"]
+        .assert_eq(&handshake_methods(&[], EraChoice::Legacy).await);
+    expect!["ok: legacy 2025-11-25; sent server/discover, initialize, notifications/initialized"]
+        .assert_eq(&handshake_methods(&[], EraChoice::Auto).await);
+    expect!["ok: legacy 2025-11-25; sent initialize, notifications/initialized"]
+        .assert_eq(&handshake_methods(&[], EraChoice::AutoLegacyFirst).await);
+    expect!["ok: modern 2026-07-28; sent initialize, server/discover"]
+        .assert_eq(&handshake_methods(&["--era", "modern"], EraChoice::AutoLegacyFirst).await);
+}
+
 #[tokio::test]
 async fn pinned_versions() {
     let mut config = quick_config("fixture");
