@@ -20,6 +20,7 @@ mod login;
 mod progress;
 mod render;
 mod serve;
+mod shell;
 mod status;
 mod terminal;
 mod trace;
@@ -140,6 +141,15 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     Status {
         /// Only these servers (left out with an ad-hoc server).
         servers: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// An interactive session with servers kept connected between commands (`tools`,
+    /// `call`, `prompts`, `prompt`, `resources`, `read`, `reconnect`, `help`, `exit`): on
+    /// a terminal with line editing, history and Tab completion; else lines from stdin.
+    Shell {
+        /// Only this server (left out with an ad-hoc server); else every enabled one.
+        server: Option<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -425,6 +435,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             let loaded = common.load()?;
             status::run(&common.browse(&loaded, None)?, &servers).await
         }
+        Command::Shell { common, server } => shell::run(&common, server).await,
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
         Command::Login {
@@ -484,6 +495,7 @@ fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanG
             | Command::Resources { .. }
             | Command::Read { .. }
             | Command::Status { .. }
+            | Command::Shell { .. }
             | Command::Check(_)
             | Command::Serve(_)
     );
