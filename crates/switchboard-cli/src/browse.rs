@@ -47,7 +47,7 @@ impl Browse<'_> {
 }
 
 /// One server's prompts, or why there are none.
-struct ListedPrompts {
+pub(crate) struct ListedPrompts {
     prompts: Option<Vec<Prompt>>,
 }
 
@@ -56,25 +56,43 @@ pub(crate) async fn prompts(browse: &Browse<'_>) -> Result<u8, Failure> {
     let entries = browse.entries()?;
     let listings = futures_join_all(entries.iter().map(|entry| async {
         let server = ConnectedServer::connect(entry, browse.timeout).await?;
-        let listed = if server.session.negotiated().capabilities.prompts.is_some() {
-            server.session.list_prompts().await.map(|l| ListedPrompts {
-                prompts: Some(l.items),
-            })
-        } else {
-            Ok(ListedPrompts { prompts: None })
-        };
+        let listed = listed_prompts(&server).await;
         server.close().await;
         listed
     }))
     .await;
-    let shown = entries.iter().zip(listings).map(|(entry, listing)| {
+    Ok(show_prompts(
+        browse.output,
+        entries.iter().map(|e| e.name.as_str()).zip(listings),
+    ))
+}
+
+/// The prompts of a connected server (none asked for when it offers none).
+pub(crate) async fn listed_prompts(
+    server: &ConnectedServer,
+) -> Result<ListedPrompts, SessionError> {
+    if server.session.negotiated().capabilities.prompts.is_none() {
+        return Ok(ListedPrompts { prompts: None });
+    }
+    let listing = server.session.list_prompts().await?;
+    Ok(ListedPrompts {
+        prompts: Some(listing.items),
+    })
+}
+
+/// Prints each server's prompts; the exit code is 3 when any listing failed.
+pub(crate) fn show_prompts<'a>(
+    output: Output,
+    listings: impl Iterator<Item = (&'a str, Result<ListedPrompts, SessionError>)>,
+) -> u8 {
+    let shown = listings.map(|(name, listing)| {
         let listing = listing.map(|listed| Shown {
             json: json!({"prompts": listed.prompts}),
-            text: prompts_text(&entry.name, &listed),
+            text: prompts_text(name, &listed),
         });
-        (entry.name.as_str(), listing)
+        (name, listing)
     });
-    Ok(print_listings(browse.output, shown))
+    print_listings(output, shown)
 }
 
 /// One server's listing, both ways.
@@ -139,6 +157,17 @@ pub(crate) async fn prompt(
     words: &[String],
 ) -> Result<u8, Failure> {
     let entry = browse.entries()?[0];
+    let arguments = prompt_arguments(words)?;
+    let server = ConnectedServer::connect(entry, browse.timeout)
+        .await
+        .map_err(|e| Failure::Server(e.to_string()))?;
+    let outcome = prompt_on(&server, name, arguments, browse.output).await;
+    server.close().await;
+    outcome
+}
+
+/// A prompt's NAME=VALUE words as its arguments.
+pub(crate) fn prompt_arguments(words: &[String]) -> Result<Map<String, Value>, Failure> {
     let mut arguments = Map::new();
     for word in words {
         let Some((key, value)) = word.split_once('=') else {
@@ -148,13 +177,18 @@ pub(crate) async fn prompt(
         };
         arguments.insert(key.to_owned(), Value::String(value.to_owned()));
     }
-    let server = ConnectedServer::connect(entry, browse.timeout)
-        .await
-        .map_err(|e| Failure::Server(e.to_string()))?;
-    let outcome = get_prompt(&server, name, arguments).await;
-    server.close().await;
-    let result = outcome?;
-    if browse.output == Output::Json {
+    Ok(arguments)
+}
+
+/// Gets a prompt of a connected server and prints it.
+pub(crate) async fn prompt_on(
+    server: &ConnectedServer,
+    name: &str,
+    arguments: Map<String, Value>,
+    output: Output,
+) -> Result<u8, Failure> {
+    let result = get_prompt(server, name, arguments).await?;
+    if output == Output::Json {
         terminal::print_json(&result, JsonLayout::Compact);
     } else {
         terminal::print(&prompt_text(&result));
@@ -273,7 +307,7 @@ fn block_text(block: ContentBlock) -> String {
 }
 
 /// One server's resources and templates, or why there are none.
-struct ListedResources {
+pub(crate) struct ListedResources {
     offered: Option<(Vec<Resource>, Vec<ResourceTemplate>)>,
     problems: Vec<String>,
 }
@@ -288,22 +322,35 @@ pub(crate) async fn resources(browse: &Browse<'_>) -> Result<u8, Failure> {
         listed
     }))
     .await;
-    let shown = entries.iter().zip(listings).map(|(entry, listing)| {
+    Ok(show_resources(
+        browse.output,
+        entries.iter().map(|e| e.name.as_str()).zip(listings),
+    ))
+}
+
+/// Prints each server's resources and templates; the exit code is 3 when any failed.
+pub(crate) fn show_resources<'a>(
+    output: Output,
+    listings: impl Iterator<Item = (&'a str, Result<ListedResources, SessionError>)>,
+) -> u8 {
+    let shown = listings.map(|(name, listing)| {
         let listing = listing.map(|listed| {
-            let text = resources_text(&entry.name, &listed);
+            let text = resources_text(name, &listed);
             let (resources, templates) = listed.offered.unzip();
             Shown {
                 json: json!({"resources": resources, "resourceTemplates": templates, "problems": listed.problems}),
                 text,
             }
         });
-        (entry.name.as_str(), listing)
+        (name, listing)
     });
-    Ok(print_listings(browse.output, shown))
+    print_listings(output, shown)
 }
 
 /// Resources, then templates: a failed template listing is a problem, not a failure.
-async fn list_resources(server: &ConnectedServer) -> Result<ListedResources, SessionError> {
+pub(crate) async fn list_resources(
+    server: &ConnectedServer,
+) -> Result<ListedResources, SessionError> {
     let session = &server.session;
     if session.negotiated().capabilities.resources.is_none() {
         return Ok(ListedResources {
@@ -386,10 +433,22 @@ pub(crate) async fn read(
     let server = ConnectedServer::connect(entry, browse.timeout)
         .await
         .map_err(|e| Failure::Server(e.to_string()))?;
-    let outcome = if server.session.negotiated().capabilities.resources.is_none() {
+    let outcome = read_on(&server, &entry.name, uri, target, browse.output).await;
+    server.close().await;
+    outcome
+}
+
+/// Reads a resource of a connected server and puts its contents where `target` says.
+pub(crate) async fn read_on(
+    server: &ConnectedServer,
+    name: &str,
+    uri: &str,
+    target: ReadTarget<'_>,
+    output: Output,
+) -> Result<u8, Failure> {
+    let result = if server.session.negotiated().capabilities.resources.is_none() {
         Err(Failure::Usage(format!(
-            "server `{}` offers no resources",
-            entry.name
+            "server `{name}` offers no resources"
         )))
     } else {
         server
@@ -397,10 +456,8 @@ pub(crate) async fn read(
             .read_resource(uri)
             .await
             .map_err(|e| request_failure(&e))
-    };
-    server.close().await;
-    let result = outcome?;
-    if browse.output == Output::Json {
+    }?;
+    if output == Output::Json {
         terminal::print_json(&result, JsonLayout::Compact);
         return Ok(0);
     }

@@ -21,6 +21,7 @@ mod login;
 mod progress;
 mod render;
 mod serve;
+mod shell;
 mod status;
 mod terminal;
 mod trace;
@@ -141,6 +142,15 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     Status {
         /// Only these servers (left out with an ad-hoc server).
         servers: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// An interactive session with servers kept connected between commands (`tools`,
+    /// `call`, `prompts`, `prompt`, `resources`, `read`, `reconnect`, `help`, `exit`): on
+    /// a terminal with line editing, history and Tab completion; else lines from stdin.
+    Shell {
+        /// Only this server (left out with an ad-hoc server); else every enabled one.
+        server: Option<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -373,6 +383,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
                 },
                 timeout,
                 output: common.output(),
+                cancel: None,
             };
             call(entry, &request).await
         }
@@ -425,6 +436,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             let loaded = common.load()?;
             status::run(&common.browse(&loaded, None)?, &servers).await
         }
+        Command::Shell { common, server } => shell::run(&common, server).await,
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
         Command::Login {
@@ -484,6 +496,7 @@ fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanG
             | Command::Resources { .. }
             | Command::Read { .. }
             | Command::Status { .. }
+            | Command::Shell { .. }
             | Command::Check(_)
             | Command::Serve(_)
     );
@@ -542,19 +555,30 @@ impl Output {
 }
 
 async fn tools(browse: &browse::Browse<'_>) -> Result<u8, Failure> {
-    let output = browse.output;
     let entries = browse.entries()?;
     let listings =
         futures_join_all(entries.iter().map(|entry| list_one(entry, browse.timeout))).await;
+    Ok(show_tools(
+        browse.output,
+        entries.iter().map(|e| e.name.as_str()).zip(listings),
+    ))
+}
+
+/// Prints each server's tools (text, or one JSON object by server) and says each failure;
+/// the exit code is 3 when any failed.
+fn show_tools<'a>(
+    output: Output,
+    listings: impl Iterator<Item = (&'a str, Result<render::ListedTools, SessionError>)>,
+) -> u8 {
     let mut failed = false;
     let mut json_out = serde_json::Map::new();
-    for (entry, listing) in entries.iter().zip(listings) {
+    for (name, listing) in listings {
         match listing {
             Ok(listed) => {
                 if output == Output::Json {
-                    json_out.insert(entry.name.clone(), render::tools_json(&listed));
+                    json_out.insert(name.to_owned(), render::tools_json(&listed));
                 } else {
-                    terminal::print(&render::tools_text(&entry.name, &listed));
+                    terminal::print(&render::tools_text(name, &listed));
                 }
             }
             Err(error) => {
@@ -566,7 +590,7 @@ async fn tools(browse: &browse::Browse<'_>) -> Result<u8, Failure> {
     if output == Output::Json {
         terminal::print_json(&Value::Object(json_out), JsonLayout::Compact);
     }
-    Ok(if failed { EXIT_SERVER } else { 0 })
+    if failed { EXIT_SERVER } else { 0 }
 }
 
 async fn list_one(
@@ -574,22 +598,26 @@ async fn list_one(
     timeout: Option<Duration>,
 ) -> Result<render::ListedTools, SessionError> {
     let server = ConnectedServer::connect(entry, timeout).await?;
-    let listed = match server.session.list_tools().await {
-        Ok(mut listing) => {
-            let listed = listing.items.len();
-            listing
-                .items
-                .retain(|tool| entry.tool_filter.allows(&tool.name));
-            Ok(render::ListedTools {
-                negotiated: server.session.negotiated().clone(),
-                left_out: listed - listing.items.len(),
-                listing,
-            })
-        }
-        Err(e) => Err(e),
-    };
+    let listed = listed_tools(&server, entry).await;
     server.close().await;
     listed
+}
+
+/// The tools of a connected server that its entry's filter lets through.
+async fn listed_tools(
+    server: &ConnectedServer,
+    entry: &ServerEntry,
+) -> Result<render::ListedTools, SessionError> {
+    let mut listing = server.session.list_tools().await?;
+    let listed = listing.items.len();
+    listing
+        .items
+        .retain(|tool| entry.tool_filter.allows(&tool.name));
+    Ok(render::ListedTools {
+        negotiated: server.session.negotiated().clone(),
+        left_out: listed - listing.items.len(),
+        listing,
+    })
 }
 
 /// `switchboard tools SERVER TOOL`: one tool, whole.
@@ -598,6 +626,16 @@ async fn one_tool(browse: &browse::Browse<'_>, name: &str) -> Result<u8, Failure
     let listed = list_one(entry, browse.timeout)
         .await
         .map_err(|e| Failure::Server(e.to_string()))?;
+    show_one_tool(&entry.name, &listed, name, browse.output)
+}
+
+/// Prints one tool of a server's listing, whole; a tool it does not list is a usage error.
+fn show_one_tool(
+    server: &str,
+    listed: &render::ListedTools,
+    name: &str,
+    output: Output,
+) -> Result<u8, Failure> {
     let Some(tool) = listed.listing.items.iter().find(|t| t.name == name) else {
         let names: Vec<&str> = listed
             .listing
@@ -606,15 +644,14 @@ async fn one_tool(browse: &browse::Browse<'_>, name: &str) -> Result<u8, Failure
             .map(|t| t.name.as_str())
             .collect();
         return Err(Failure::Usage(format!(
-            "server `{}` has no tool `{name}`; its tools: {}",
-            entry.name,
+            "server `{server}` has no tool `{name}`; its tools: {}",
             names.join(", ")
         )));
     };
-    if browse.output == Output::Json {
+    if output == Output::Json {
         terminal::print_json(&tool.raw, JsonLayout::Compact);
     } else {
-        terminal::print(&render::tool_text(&entry.name, tool));
+        terminal::print(&render::tool_text(server, tool));
     }
     Ok(0)
 }
@@ -654,6 +691,8 @@ struct CallRequest<'a> {
     checked: Checked,
     timeout: Option<Duration>,
     output: Output,
+    /// Cancelling it cancels the call (the shell's Ctrl-C).
+    cancel: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// Whether a call's arguments are checked against the tool's input schema before sending.
@@ -666,26 +705,41 @@ enum Checked {
 }
 
 async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Failure> {
-    if !entry.tool_filter.allows(request.tool) {
-        return Err(Failure::Usage(format!(
-            "server `{}` has no tool `{}` here: the entry's enabledTools/disabledTools leave it out ({})",
-            entry.name, request.tool, entry.origin
-        )));
-    }
+    check_filter(entry, request.tool)?;
     let server = ConnectedServer::connect(entry, request.timeout)
         .await
         .map_err(|e| Failure::Server(e.to_string()))?;
-    let arguments = match call_arguments(&server, entry, request).await {
-        Ok(arguments) => arguments,
-        Err(failure) => {
-            server.close().await;
-            return Err(failure);
-        }
-    };
+    let outcome = call_on(&server, entry, request).await;
+    server.close().await;
+    outcome
+}
+
+/// A tool the entry's enabledTools/disabledTools leave out is not there to call.
+fn check_filter(entry: &ServerEntry, tool: &str) -> Result<(), Failure> {
+    if entry.tool_filter.allows(tool) {
+        return Ok(());
+    }
+    Err(Failure::Usage(format!(
+        "server `{}` has no tool `{tool}` here: the entry's enabledTools/disabledTools leave it out ({})",
+        entry.name, entry.origin
+    )))
+}
+
+/// Calls the tool on a connected server and prints its result: the arguments typed and
+/// checked first, the progress drawn while it runs; exit code 1 when the tool reported an
+/// error.
+async fn call_on(
+    server: &ConnectedServer,
+    entry: &ServerEntry,
+    request: &CallRequest<'_>,
+) -> Result<u8, Failure> {
+    check_filter(entry, request.tool)?;
+    let arguments = call_arguments(server, entry, request).await?;
     let progress = progress::CallProgress::for_call(request.tool);
     let options = CallOptions {
         timeout: request.timeout,
         progress: progress.sender(),
+        cancel: request.cancel.clone(),
         ..CallOptions::default()
     };
     let outcome = server
@@ -693,12 +747,10 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
         .call_tool(request.tool, arguments, &options)
         .await;
     progress.finish();
-    let outcome = match outcome {
-        Ok(result) => Ok(result),
-        Err(error) => Err(explain_call_error(&server, entry, request.tool, error).await),
+    let result = match outcome {
+        Ok(result) => result,
+        Err(error) => return Err(explain_call_error(server, entry, request.tool, error).await),
     };
-    server.close().await;
-    let result = outcome?;
     if request.output == Output::Json {
         terminal::print_json(&render::call_json(&result), JsonLayout::Compact);
     } else {

@@ -330,6 +330,110 @@ pub(crate) fn prompt(text: &str) {
     let _ = err.flush();
 }
 
+/// True when stdin is a terminal (the shell edits lines there, else reads them plain).
+pub(crate) fn stdin_is_terminal() -> bool {
+    io::stdin().is_terminal()
+}
+
+/// True when `text` shows as it is (nothing in it the sanitiser would escape): the line
+/// editor offers only such words, since it draws its candidates itself.
+pub(crate) fn shown_as_is(text: &str) -> bool {
+    neutralize(text) == text
+}
+
+/// What the line editor completes: the start of the word being typed in the text before
+/// the cursor, and the words that may replace it.
+pub(crate) trait Complete {
+    fn complete(&self, before_cursor: &str) -> (usize, Vec<String>);
+}
+
+/// What the line editor read.
+#[derive(Debug)]
+pub(crate) enum EditedLine {
+    Line(String),
+    /// Ctrl-C.
+    Interrupted,
+    /// Ctrl-D, or the terminal failed.
+    End,
+}
+
+/// The shell's line editor (rustyline) on the terminal: it draws our prompt and the
+/// user's own line, and completion candidates only as [`shown_as_is`] lets them through
+/// (each candidate is checked again here), so no server text reaches the terminal raw.
+pub(crate) struct LineEditor<C: Complete> {
+    editor: rustyline::Editor<Helped<C>, rustyline::history::MemHistory>,
+}
+
+impl<C: Complete> LineEditor<C> {
+    /// An editor completing with `complete`, keeping at most `history` lines.
+    pub(crate) fn new(complete: C, history: usize) -> Result<LineEditor<C>, String> {
+        let config = rustyline::Config::builder()
+            .max_history_size(history)
+            .map_err(|e| e.to_string())?
+            .completion_type(rustyline::CompletionType::List)
+            .auto_add_history(false)
+            .build();
+        let mut editor =
+            rustyline::Editor::with_history(config, rustyline::history::MemHistory::new())
+                .map_err(|e| e.to_string())?;
+        editor.set_helper(Some(Helped(complete)));
+        Ok(LineEditor { editor })
+    }
+
+    /// Reads one line after `prompt` (sanitised).
+    pub(crate) fn read(&mut self, prompt: &str) -> EditedLine {
+        match self.editor.readline(neutralize(prompt).as_ref()) {
+            Ok(line) => EditedLine::Line(line),
+            Err(rustyline::error::ReadlineError::Interrupted) => EditedLine::Interrupted,
+            Err(_) => EditedLine::End,
+        }
+    }
+
+    /// Adds a line to the history.
+    pub(crate) fn add_history(&mut self, line: &str) {
+        let _ = self.editor.add_history_entry(line);
+    }
+
+    /// The history, oldest first.
+    pub(crate) fn history(&self) -> Vec<String> {
+        use rustyline::history::{History as _, SearchDirection};
+        let history = self.editor.history();
+        (0..history.len())
+            .filter_map(|at| history.get(at, SearchDirection::Forward).ok().flatten())
+            .map(|found| found.entry.into_owned())
+            .collect()
+    }
+}
+
+/// Our [`Complete`] as rustyline's helper (no hints, highlighting or validation).
+struct Helped<C>(C);
+
+impl<C: Complete> rustyline::completion::Completer for Helped<C> {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let before = line.get(..pos).unwrap_or(line);
+        let (start, mut candidates) = self.0.complete(before);
+        candidates.retain(|c| shown_as_is(c));
+        Ok((start, candidates))
+    }
+}
+
+impl<C> rustyline::hint::Hinter for Helped<C> {
+    type Hint = String;
+}
+
+impl<C> rustyline::highlight::Highlighter for Helped<C> {}
+
+impl<C> rustyline::validate::Validator for Helped<C> {}
+
+impl<C: Complete> rustyline::Helper for Helped<C> {}
+
 /// How JSON is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum JsonLayout {

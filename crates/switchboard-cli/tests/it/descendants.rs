@@ -42,7 +42,7 @@ fn stat_of(pid: u32) -> Option<(char, u32)> {
 
 /// Live (not zombie) processes with `name` as one of their arguments, and whether each is
 /// a daemonised `sleeper`.
-fn running_named(name: &str) -> Vec<(u32, bool)> {
+pub(crate) fn running_named(name: &str) -> Vec<(u32, bool)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -20,6 +20,7 @@ mod serve_eof;
 mod serve_fidelity;
 mod serve_http;
 mod serve_watch;
+mod shell;
 mod soak;
 mod status;
 mod terminal_ui;

@@ -96,6 +96,19 @@ impl Pane {
         String::from_utf8_lossy(&self.tmux(&args).stdout).into_owned()
     }
 
+    /// Types `keys` into the pane (tmux key names: `Enter`, `Tab`, `C-c`; other words as
+    /// text).
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        let sent = self.tmux(&args);
+        assert!(
+            sent.status.success(),
+            "tmux send-keys: {}",
+            String::from_utf8_lossy(&sent.stderr)
+        );
+    }
+
     /// The screen once `shown` holds for it; panics with the screen after the deadline.
     fn wait_for(&self, what: &str, shown: impl Fn(&str) -> bool) -> String {
         let started = Instant::now();
@@ -213,4 +226,65 @@ fn piped_stderr_gets_neither_progress_nor_colour_unless_forced() {
         !forced.stderr.contains("/3 step"),
         "still no progress on a pipe"
     );
+}
+
+/// The screen's lines, trailing blanks trimmed.
+fn lines(screen: &str) -> Vec<&str> {
+    screen.lines().map(str::trim_end).collect()
+}
+
+#[test]
+fn the_shell_keeps_the_server_and_completes_tool_names_and_keys() {
+    let path = fixture_config();
+    let state = workspace_root().join("target/cli-tests/shell-state");
+    let pane = Pane::run(&pane_command(
+        &format!("shell --config {path}"),
+        &format!("XDG_STATE_HOME={}", state.display()),
+    ));
+    pane.wait_for("the server ready and the prompt", |s| {
+        s.contains("`fx` is ready: 6 tool(s)") && s.contains("switchboard>")
+    });
+    pane.send(&["tools", "Enter"]);
+    pane.wait_for("the tools", |s| {
+        s.contains("fx: 6 tools") && s.contains("change_tools")
+    });
+    pane.send(&["call fx add a=2 b=3", "Enter"]);
+    pane.wait_for("the sum", |s| lines(s).contains(&"5"));
+    pane.send(&["call fx ec", "Tab"]);
+    pane.wait_for("the tool name completed", |s| {
+        s.contains("switchboard> call fx echo")
+    });
+    pane.send(&["te", "Tab"]);
+    pane.wait_for("the argument key completed", |s| {
+        s.contains("switchboard> call fx echo text=")
+    });
+    pane.send(&["hi", "Enter"]);
+    pane.wait_for("the echo", |s| lines(s).contains(&"hi"));
+    pane.send(&["call fx slow duration_ms=60000 steps=60", "Enter"]);
+    pane.wait_for("the slow call's progress", |s| s.contains("/60 step"));
+    pane.send(&["C-c"]);
+    pane.wait_for("the call cancelled and a new prompt", |s| {
+        s.contains("`tools/call` on server `fx` was cancelled")
+            && lines(s).last_non_blank() == Some("switchboard>")
+    });
+    pane.send(&["call fx add a=1 b=1", "Enter"]);
+    pane.wait_for("the server still there after Ctrl-C", |s| {
+        lines(s).contains(&"2")
+    });
+    pane.send(&["exit", "Enter"]);
+    let done = pane.wait_for("the shell ended", |s| s.contains("EXIT=0"));
+    assert!(!done.contains("panicked"), "{done}");
+    let history = std::fs::read_to_string(state.join("switchboard/history")).expect("history file");
+    assert!(history.contains("call fx add a=2 b=3\n"), "{history}");
+}
+
+/// The last line of a screen that is not blank.
+trait LastNonBlank<'a> {
+    fn last_non_blank(&self) -> Option<&'a str>;
+}
+
+impl<'a> LastNonBlank<'a> for Vec<&'a str> {
+    fn last_non_blank(&self) -> Option<&'a str> {
+        self.iter().rev().find(|l| !l.is_empty()).copied()
+    }
 }

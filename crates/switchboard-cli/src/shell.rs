@@ -1,0 +1,820 @@
+//! `switchboard shell [SERVER]`: an interactive session that keeps its servers connected
+//! between commands. The commands run the one-shot verbs' own functions (`tools`, `call`,
+//! `prompts`, …) on the sessions already open, so they print exactly what the verbs print.
+//!
+//! Lines come from a reader thread: on a terminal the line editor (`terminal::LineEditor`:
+//! history, completion of commands, server names, tool names and the argument keys of the
+//! tool being called), else plain lines from stdin (capped), with no prompt and no escape
+//! codes. Ctrl-C while a command runs cancels that command (its call's cancellation token);
+//! at the prompt it only clears the line. A server that dies fails its commands with the
+//! error; `reconnect SERVER` starts it again.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError, mpsc as sync_mpsc};
+use std::time::Duration;
+
+use serde_json::Value;
+use switchboard_config::ServerEntry;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::connect::ConnectedServer;
+use crate::terminal::{self, say};
+use crate::{
+    CallRequest, Checked, Common, Failure, Output, arguments, browse, futures_join_all, render,
+};
+
+/// The commands, for `help` and completion.
+const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "tools",
+        "tools [SERVER [TOOL]]",
+        "list tools; one tool whole",
+    ),
+    (
+        "call",
+        "call [SERVER] TOOL [key=value ...]",
+        "call a tool (or one JSON object, @FILE)",
+    ),
+    ("prompts", "prompts [SERVER]", "list prompts"),
+    (
+        "prompt",
+        "prompt [SERVER] NAME [ARG=VALUE ...]",
+        "get a prompt",
+    ),
+    (
+        "resources",
+        "resources [SERVER]",
+        "list resources and templates",
+    ),
+    ("read", "read [SERVER] URI", "read a resource"),
+    (
+        "reconnect",
+        "reconnect SERVER",
+        "stop a server and start it again",
+    ),
+    ("help", "help", "this list"),
+    ("exit", "exit, quit or Ctrl-D", "stop the servers and leave"),
+    ("quit", "", ""),
+];
+
+/// How long a cancelled command may take to stop before the shell stops waiting for it.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// One server of the session.
+struct Slot {
+    entry: ServerEntry,
+    connected: Option<ConnectedServer>,
+}
+
+/// What completion knows: the connected servers' tools and their argument keys.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    servers: Vec<(String, Vec<ToolKeys>)>,
+}
+
+/// A tool's name and the keys of its input schema's properties.
+type ToolKeys = (String, Vec<String>);
+
+/// The catalog shared between the shell and the line editor's completer.
+pub(crate) type SharedCatalog = Arc<Mutex<Catalog>>;
+
+impl Catalog {
+    fn set(&mut self, server: &str, tools: Vec<ToolKeys>) {
+        match self.servers.iter_mut().find(|(name, _)| name == server) {
+            Some((_, known)) => *known = tools,
+            None => self.servers.push((server.to_owned(), tools)),
+        }
+    }
+
+    fn tools(&self, server: &str) -> impl Iterator<Item = &ToolKeys> {
+        self.servers
+            .iter()
+            .filter(move |(name, _)| name == server)
+            .flat_map(|(_, tools)| tools)
+    }
+
+    /// What to offer for the word being typed, given the words before it.
+    pub(crate) fn candidates(&self, before: &[&str], current: &str) -> Vec<String> {
+        let servers: Vec<&str> = self.servers.iter().map(|(n, _)| n.as_str()).collect();
+        let only = match servers.as_slice() {
+            [only] => Some(*only),
+            _ => None,
+        };
+        let words = |names: Vec<&str>, suffix: &str| -> Vec<String> {
+            names
+                .into_iter()
+                .filter(|n| n.starts_with(current) && terminal::shown_as_is(n))
+                .map(|n| format!("{n}{suffix}"))
+                .collect()
+        };
+        let tool_names = |server: &str| -> Vec<&str> {
+            self.tools(server).map(|(name, _)| name.as_str()).collect()
+        };
+        match before {
+            [] => words(COMMANDS.iter().map(|(c, _, _)| *c).collect(), " "),
+            [command] if matches!(*command, "tools" | "call") => {
+                let mut names = servers.clone();
+                names.extend(only.map(tool_names).unwrap_or_default());
+                words(names, " ")
+            }
+            [command] if is_command_with_server(command) => words(servers, " "),
+            ["tools" | "call", server] if servers.contains(server) => {
+                words(tool_names(server), " ")
+            }
+            ["call", rest @ ..] => {
+                let (server, tool, given) = match rest {
+                    [server, tool, given @ ..] if servers.contains(server) => {
+                        (*server, *tool, given)
+                    }
+                    [tool, given @ ..] => match only {
+                        Some(server) => (server, *tool, given),
+                        None => return Vec::new(),
+                    },
+                    [] => return Vec::new(),
+                };
+                let given: Vec<&str> = given
+                    .iter()
+                    .filter_map(|w| w.split_once('='))
+                    .map(|(k, _)| k)
+                    .collect();
+                let keys: Vec<&str> = self
+                    .tools(server)
+                    .filter(|(name, _)| name == tool)
+                    .flat_map(|(_, keys)| keys)
+                    .map(String::as_str)
+                    .filter(|k| !given.contains(k))
+                    .collect();
+                words(keys, "=")
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn is_command_with_server(command: &str) -> bool {
+    matches!(
+        command,
+        "prompts" | "prompt" | "resources" | "read" | "reconnect"
+    )
+}
+
+/// A line from the reader thread.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// A line (without its end).
+    Line(String),
+    /// A line over the cap, left out.
+    TooLong,
+    /// Ctrl-C at the prompt.
+    Interrupted,
+    /// Ctrl-D, or the end of stdin, or the terminal failed.
+    End,
+}
+
+/// The interactive session.
+struct Shell {
+    slots: Vec<Slot>,
+    output: Output,
+    timeout: Option<Duration>,
+    catalog: SharedCatalog,
+}
+
+/// `switchboard shell [SERVER]`.
+pub(crate) async fn run(common: &Common, server: Option<String>) -> Result<u8, Failure> {
+    let mut words = common.words(server);
+    let only = words.optional();
+    words.no_more()?;
+    let loaded = common.load()?;
+    let browse = common.browse(&loaded, only.as_deref())?;
+    let entries: Vec<ServerEntry> = browse.entries()?.into_iter().cloned().collect();
+    let mut shell = Shell {
+        slots: Vec::new(),
+        output: common.output(),
+        timeout: browse.timeout,
+        catalog: SharedCatalog::default(),
+    };
+    let connections = futures_join_all(
+        entries
+            .iter()
+            .map(|entry| ConnectedServer::connect(entry, shell.timeout)),
+    )
+    .await;
+    for (entry, connection) in entries.into_iter().zip(connections) {
+        let slot = shell.slots.len();
+        shell.slots.push(Slot {
+            entry,
+            connected: None,
+        });
+        shell.started(slot, connection).await;
+    }
+    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| Failure::Server(format!("could not listen for Ctrl-C: {e}")))?;
+    let (lines, mut inputs) = mpsc::channel::<Input>(1);
+    let (next, wanted) = sync_mpsc::sync_channel::<()>(1);
+    let interactive = terminal::stdin_is_terminal();
+    if interactive {
+        say(format_args!(
+            "switchboard: type `help` for the commands, Tab to complete, Ctrl-D to leave"
+        ));
+    }
+    let catalog = Arc::clone(&shell.catalog);
+    let reader = std::thread::spawn(move || match interactive {
+        true => read_edited(catalog, &lines, &wanted),
+        false => read_piped(&lines, &wanted),
+    });
+    while let Some(input) = inputs.recv().await {
+        let line = match input {
+            Input::Line(line) => line,
+            Input::TooLong => {
+                say(format_args!(
+                    "switchboard: a line over {MAX_LINE_BYTES} bytes was left out"
+                ));
+                let _ = next.send(());
+                continue;
+            }
+            Input::Interrupted => {
+                let _ = next.send(());
+                continue;
+            }
+            Input::End => break,
+        };
+        // A Ctrl-C that came while no command ran is not this command's.
+        let _ = tokio::time::timeout(Duration::ZERO, interrupts.recv()).await;
+        let cancel = CancellationToken::new();
+        let outcome = {
+            let mut command = std::pin::pin!(shell.execute(&line, &cancel));
+            tokio::select! {
+                outcome = &mut command => outcome,
+                _ = interrupts.recv() => {
+                    cancel.cancel();
+                    match tokio::time::timeout(CANCEL_GRACE, &mut command).await {
+                        Ok(outcome) => outcome,
+                        Err(_) => Err(Failure::Server(format!(
+                            "cancelled; the command did not stop within {CANCEL_GRACE:?} and was left"
+                        ))),
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(Step::Next) => {}
+            Ok(Step::Leave) => break,
+            Err(Failure::Usage(message) | Failure::Server(message)) => {
+                say(format_args!("switchboard: {message}"));
+            }
+        }
+        if next.send(()).is_err() {
+            break;
+        }
+    }
+    drop(next);
+    drop(inputs);
+    let _ = tokio::task::spawn_blocking(move || reader.join()).await;
+    futures_join_all(
+        shell
+            .slots
+            .into_iter()
+            .filter_map(|slot| slot.connected)
+            .map(ConnectedServer::close),
+    )
+    .await;
+    Ok(0)
+}
+
+/// What the shell does after a command.
+enum Step {
+    Next,
+    Leave,
+}
+
+impl Shell {
+    /// Keeps a new connection (or says why there is none) and learns its tools.
+    async fn started(
+        &mut self,
+        slot: usize,
+        connection: Result<ConnectedServer, switchboard_session::SessionError>,
+    ) {
+        let name = self.slots[slot].entry.name.clone();
+        match connection {
+            Ok(server) => {
+                let listed = crate::listed_tools(&server, &self.slots[slot].entry).await;
+                match &listed {
+                    Ok(listed) => {
+                        self.learn(&name, listed);
+                        say(format_args!(
+                            "switchboard: `{name}` is ready: {} tool(s)",
+                            listed.listing.items.len()
+                        ));
+                    }
+                    Err(error) => say(format_args!(
+                        "switchboard: `{name}` is ready, but its tools could not be listed: {error}"
+                    )),
+                }
+                self.slots[slot].connected = Some(server);
+            }
+            Err(error) => say(format_args!(
+                "switchboard: `{name}` failed to start: {error}; `reconnect {name}` tries again"
+            )),
+        }
+    }
+
+    /// Remembers a server's tools and their argument keys for completion.
+    fn learn(&self, server: &str, listed: &render::ListedTools) {
+        let tools = listed
+            .listing
+            .items
+            .iter()
+            .map(|tool| {
+                let keys = tool
+                    .input_schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|properties| properties.keys().cloned().collect())
+                    .unwrap_or_default();
+                (tool.name.clone(), keys)
+            })
+            .collect();
+        self.catalog
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set(server, tools);
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.slots.iter().map(|s| s.entry.name.as_str()).collect()
+    }
+
+    /// The server a command names first, or the only one when it names none.
+    fn server_word(&self, words: &mut VecDeque<String>) -> Result<usize, Failure> {
+        if let Some(at) = words
+            .front()
+            .and_then(|word| self.slots.iter().position(|s| &s.entry.name == word))
+        {
+            words.pop_front();
+            return Ok(at);
+        }
+        match self.slots.len() {
+            1 => Ok(0),
+            _ => Err(Failure::Usage(format!(
+                "name the server first: one of {}",
+                self.names().join(", ")
+            ))),
+        }
+    }
+
+    /// The named server, whose session must be open.
+    fn connected(&self, slot: usize) -> Result<&ConnectedServer, Failure> {
+        let slot = &self.slots[slot];
+        slot.connected.as_ref().ok_or_else(|| {
+            Failure::Server(format!(
+                "`{name}` is not connected; `reconnect {name}` starts it",
+                name = slot.entry.name
+            ))
+        })
+    }
+
+    /// Every server, or the one named; for listings.
+    fn chosen(&self, words: &mut VecDeque<String>) -> Result<Vec<usize>, Failure> {
+        match words.front() {
+            None => Ok((0..self.slots.len()).collect()),
+            Some(_) => Ok(vec![self.server_word(words)?]),
+        }
+    }
+
+    async fn execute(&mut self, line: &str, cancel: &CancellationToken) -> Result<Step, Failure> {
+        let mut words: VecDeque<String> = split_words(line).map_err(Failure::Usage)?.into();
+        let Some(command) = words.pop_front() else {
+            return Ok(Step::Next);
+        };
+        let outcome = match command.as_str() {
+            "exit" | "quit" => return Ok(Step::Leave),
+            "help" => {
+                let mut text = String::new();
+                for (_, usage, what) in COMMANDS.iter().filter(|(_, u, _)| !u.is_empty()) {
+                    text.push_str(&format!("  {usage:<38}{what}\n"));
+                }
+                text.push_str(&format!("servers: {}\n", self.names().join(", ")));
+                terminal::print(&text);
+                Ok(())
+            }
+            "tools" => self.tools(words).await,
+            "call" => self.call(words, cancel).await,
+            "prompts" => {
+                let chosen = self.chosen(&mut words)?;
+                no_more(&words)?;
+                let servers = self.open(&chosen);
+                let listings =
+                    futures_join_all(servers.iter().map(|(_, s)| browse::listed_prompts(s))).await;
+                let names = servers.iter().map(|(entry, _)| entry.name.as_str());
+                browse::show_prompts(self.output, names.zip(listings));
+                Ok(())
+            }
+            "resources" => {
+                let chosen = self.chosen(&mut words)?;
+                no_more(&words)?;
+                let servers = self.open(&chosen);
+                let listings =
+                    futures_join_all(servers.iter().map(|(_, s)| browse::list_resources(s))).await;
+                let names = servers.iter().map(|(entry, _)| entry.name.as_str());
+                browse::show_resources(self.output, names.zip(listings));
+                Ok(())
+            }
+            "prompt" => {
+                let slot = self.server_word(&mut words)?;
+                let name = words
+                    .pop_front()
+                    .ok_or_else(|| Failure::Usage("give the prompt's NAME".into()))?;
+                let arguments = browse::prompt_arguments(&Vec::from(words))?;
+                browse::prompt_on(self.connected(slot)?, &name, arguments, self.output)
+                    .await
+                    .map(drop)
+            }
+            "read" => {
+                let slot = self.server_word(&mut words)?;
+                let uri = words
+                    .pop_front()
+                    .ok_or_else(|| Failure::Usage("give the resource's URI".into()))?;
+                no_more(&words)?;
+                let server = self.connected(slot)?;
+                browse::read_on(
+                    server,
+                    &self.slots[slot].entry.name,
+                    &uri,
+                    browse::ReadTarget::Stdout,
+                    self.output,
+                )
+                .await
+                .map(drop)
+            }
+            "reconnect" => {
+                let slot = match words.front() {
+                    Some(_) => self.server_word(&mut words)?,
+                    None => return Err(Failure::Usage("give the SERVER to reconnect".into())),
+                };
+                no_more(&words)?;
+                if let Some(old) = self.slots[slot].connected.take() {
+                    old.close().await;
+                }
+                let connection =
+                    ConnectedServer::connect(&self.slots[slot].entry, self.timeout).await;
+                self.started(slot, connection).await;
+                Ok(())
+            }
+            other => Err(Failure::Usage(format!(
+                "no command `{other}`; `help` lists them"
+            ))),
+        };
+        outcome.map(|()| Step::Next)
+    }
+
+    /// The open sessions among `slots` (those not open are said and left out).
+    fn open(&self, slots: &[usize]) -> Vec<(&ServerEntry, &ConnectedServer)> {
+        slots
+            .iter()
+            .filter_map(|at| {
+                let slot = &self.slots[*at];
+                match &slot.connected {
+                    Some(server) => Some((&slot.entry, server)),
+                    None => {
+                        say(format_args!(
+                            "switchboard: `{name}` is not connected; `reconnect {name}` starts it",
+                            name = slot.entry.name
+                        ));
+                        None
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// `tools [SERVER [TOOL]]`.
+    async fn tools(&self, mut words: VecDeque<String>) -> Result<(), Failure> {
+        let chosen = self.chosen(&mut words)?;
+        let tool = words.pop_front();
+        no_more(&words)?;
+        let servers = self.open(&chosen);
+        let listings = futures_join_all(
+            servers
+                .iter()
+                .map(|(entry, server)| crate::listed_tools(server, entry)),
+        )
+        .await;
+        for ((entry, _), listed) in servers.iter().zip(&listings) {
+            if let Ok(listed) = listed {
+                self.learn(&entry.name, listed);
+            }
+        }
+        let names = servers.iter().map(|(entry, _)| entry.name.as_str());
+        match tool {
+            Some(tool) => {
+                let Some((name, listed)) = names.zip(listings).next() else {
+                    return Ok(());
+                };
+                let listed = listed.map_err(|e| Failure::Server(e.to_string()))?;
+                crate::show_one_tool(name, &listed, &tool, self.output).map(drop)
+            }
+            None => {
+                crate::show_tools(self.output, names.zip(listings));
+                Ok(())
+            }
+        }
+    }
+
+    /// `call [SERVER] TOOL [ARGUMENTS...]`: typed and checked as the `call` verb does.
+    async fn call(
+        &mut self,
+        mut words: VecDeque<String>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Failure> {
+        let slot = self.server_word(&mut words)?;
+        let tool = words
+            .pop_front()
+            .ok_or_else(|| Failure::Usage("give the TOOL to call".into()))?;
+        let words = Vec::from(words);
+        if words.first().is_some_and(|w| w == "-") {
+            return Err(Failure::Usage(
+                "the shell reads its commands from stdin: give the JSON inline or as @FILE".into(),
+            ));
+        }
+        let arguments = arguments::ArgumentSource::from_words(&words).map_err(Failure::Usage)?;
+        let request = CallRequest {
+            tool: &tool,
+            arguments,
+            checked: Checked::AgainstSchema,
+            timeout: self.timeout,
+            output: self.output,
+            cancel: Some(cancel.clone()),
+        };
+        let server = self.connected(slot)?;
+        crate::call_on(server, &self.slots[slot].entry, &request)
+            .await
+            .map(drop)
+    }
+}
+
+/// The longest line read from a piped stdin; a longer one is left out whole.
+const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// The most lines of history kept, in memory and in the history file.
+const MAX_HISTORY: usize = 1000;
+
+/// The most of the history file read back.
+const MAX_HISTORY_FILE_BYTES: u64 = 256 * 1024;
+
+/// The prompt on a terminal.
+const PROMPT: &str = "switchboard> ";
+
+/// Reads lines from the terminal's line editor until Ctrl-D or the shell stops wanting
+/// them (`wanted` closed); the history is read from and written back to its file.
+fn read_edited(
+    catalog: SharedCatalog,
+    lines: &mpsc::Sender<Input>,
+    wanted: &sync_mpsc::Receiver<()>,
+) {
+    let mut editor = match terminal::LineEditor::new(Completion { catalog }, MAX_HISTORY) {
+        Ok(editor) => editor,
+        Err(error) => {
+            say(format_args!(
+                "switchboard: the line editor cannot start: {error}"
+            ));
+            let _ = lines.blocking_send(Input::End);
+            return;
+        }
+    };
+    let file = history_file();
+    if let Some(path) = &file {
+        for line in read_history(path) {
+            editor.add_history(&line);
+        }
+    }
+    loop {
+        let input = match editor.read(PROMPT) {
+            terminal::EditedLine::Line(line) => {
+                if !line.trim().is_empty() {
+                    editor.add_history(&line);
+                }
+                Input::Line(line)
+            }
+            terminal::EditedLine::Interrupted => Input::Interrupted,
+            terminal::EditedLine::End => Input::End,
+        };
+        let end = matches!(input, Input::End);
+        if end || lines.blocking_send(input).is_err() || wanted.recv().is_err() {
+            break;
+        }
+    }
+    if let Some(path) = &file {
+        write_history(path, &editor.history());
+    }
+}
+
+/// Reads plain lines from stdin (no prompt, no editing) until its end or until the shell
+/// stops wanting them.
+fn read_piped(lines: &mpsc::Sender<Input>, wanted: &sync_mpsc::Receiver<()>) {
+    use std::io::{BufRead, Read};
+    let stdin = std::io::stdin();
+    let mut stdin = stdin.lock();
+    loop {
+        let mut line = Vec::new();
+        let input = match (&mut stdin)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => Input::End,
+            Ok(_) if line.len() > MAX_LINE_BYTES => {
+                // The rest of the line, a capped chunk at a time.
+                loop {
+                    line.clear();
+                    match (&mut stdin)
+                        .take(MAX_LINE_BYTES as u64)
+                        .read_until(b'\n', &mut line)
+                    {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) if line.ends_with(b"\n") => break,
+                        Ok(_) => {}
+                    }
+                }
+                Input::TooLong
+            }
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                Input::Line(text.trim_end_matches(['\n', '\r']).to_owned())
+            }
+        };
+        let end = matches!(input, Input::End);
+        if lines.blocking_send(input).is_err() || end || wanted.recv().is_err() {
+            break;
+        }
+    }
+}
+
+/// `$XDG_STATE_HOME/switchboard/history`, or `~/.local/state/switchboard/history`.
+fn history_file() -> Option<std::path::PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".local/state"))
+        })?;
+    Some(state.join("switchboard").join("history"))
+}
+
+/// The last lines of the history file (none when there is none).
+fn read_history(path: &std::path::Path) -> Vec<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or_default();
+    let mut file = file;
+    if size > MAX_HISTORY_FILE_BYTES {
+        use std::io::Seek;
+        let _ = file.seek(std::io::SeekFrom::Start(size - MAX_HISTORY_FILE_BYTES));
+    }
+    if file
+        .take(MAX_HISTORY_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect();
+    let skip = lines.len().saturating_sub(MAX_HISTORY);
+    lines.into_iter().skip(skip).collect()
+}
+
+/// Writes the last lines of the history back (a failure only costs the history).
+fn write_history(path: &std::path::Path, history: &[String]) {
+    let skip = history.len().saturating_sub(MAX_HISTORY);
+    let mut text = String::new();
+    for line in history.iter().skip(skip) {
+        text.push_str(line);
+        text.push('\n');
+    }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(error) = std::fs::write(path, text) {
+        tracing::debug!(%error, path = %path.display(), "the shell's history was not saved");
+    }
+}
+
+/// The line editor's completion: commands, server names, tool names, argument keys.
+struct Completion {
+    catalog: SharedCatalog,
+}
+
+impl terminal::Complete for Completion {
+    fn complete(&self, before_cursor: &str) -> (usize, Vec<String>) {
+        let start = before_cursor
+            .rfind(char::is_whitespace)
+            .map(|at| at + before_cursor[at..].chars().next().map_or(1, char::len_utf8))
+            .unwrap_or(0);
+        let before: Vec<&str> = before_cursor[..start].split_whitespace().collect();
+        let catalog = self.catalog.lock().unwrap_or_else(PoisonError::into_inner);
+        (start, catalog.candidates(&before, &before_cursor[start..]))
+    }
+}
+
+fn no_more(words: &VecDeque<String>) -> Result<(), Failure> {
+    match words.front() {
+        None => Ok(()),
+        Some(extra) => Err(Failure::Usage(format!("unexpected `{extra}`"))),
+    }
+}
+
+/// A command line's words: split at blanks, with '…' and "…" quoting and `\` escaping
+/// the next character (outside single quotes).
+pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let text = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => text.push(c),
+                        None => return Err("a ' quote is not closed".into()),
+                    }
+                }
+            }
+            '"' => {
+                let text = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c) => text.push(c),
+                            None => return Err("a \" quote is not closed".into()),
+                        },
+                        Some(c) => text.push(c),
+                        None => return Err("a \" quote is not closed".into()),
+                    }
+                }
+            }
+            '\\' => {
+                let text = word.get_or_insert_with(String::new);
+                if let Some(c) = chars.next() {
+                    text.push(c);
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_at_blanks_with_quotes() {
+        expect_test::expect![[r#"
+            Ok(["call", "fx", "echo", "text=hello world", "{\"a\": 1}", "it's"])
+            Err("a ' quote is not closed")
+        "#]]
+        .assert_eq(&format!(
+            "{:?}\n{:?}\n",
+            split_words(r#"  call fx echo text="hello world" '{"a": 1}' it\'s "#),
+            split_words("call 'open"),
+        ));
+    }
+
+    #[test]
+    fn completion_offers_commands_servers_tools_and_keys() {
+        let mut catalog = Catalog::default();
+        catalog.set(
+            "fx",
+            vec![
+                ("add".into(), vec!["a".into(), "b".into()]),
+                ("echo".into(), vec!["text".into()]),
+                ("evil\u{1b}[2J".into(), Vec::new()),
+            ],
+        );
+        let shown = [
+            catalog.candidates(&[], "re"),
+            catalog.candidates(&["call"], "e"),
+            catalog.candidates(&["call", "fx"], "a"),
+            catalog.candidates(&["call", "fx", "add", "a=1"], ""),
+            catalog.candidates(&["call", "add"], ""),
+            catalog.candidates(&["read"], ""),
+        ];
+        expect_test::expect![[r#"
+            [["resources ", "read ", "reconnect "], ["echo "], ["add "], ["b="], ["a=", "b="], ["fx "]]
+        "#]]
+        .assert_eq(&format!("{shown:?}\n"));
+    }
+}
