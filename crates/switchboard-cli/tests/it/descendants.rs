@@ -79,6 +79,7 @@ pub(crate) fn assert_none_left(name: &str) {
 fn switchboard_within(args: &[&str], bound: Duration) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(args)
+        .env("SWITCHBOARD_ERA_MEMO", "off")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -92,6 +92,7 @@ fn run(
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(args)
         .env("SWITCHBOARD_TOKEN_FILE", token_file)
+        .env("SWITCHBOARD_ERA_MEMO", "off")
         // Every log line is scanned for the token too.
         .env("SWITCHBOARD_LOG", "trace")
         .stdin(Stdio::piped())

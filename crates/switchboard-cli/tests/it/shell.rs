@@ -20,6 +20,7 @@ fn piped_commands_run_on_one_connection_and_the_server_is_stopped_at_the_end() {
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SWITCHBOARD_CONFIG")
         .env_remove("SWITCHBOARD_LOG")
+        .env("SWITCHBOARD_ERA_MEMO", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

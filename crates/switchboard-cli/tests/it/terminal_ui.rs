@@ -136,7 +136,7 @@ impl Drop for Pane {
 fn pane_command(args: &str, env: &str) -> String {
     format!(
         "env -u NO_COLOR -u CLICOLOR_FORCE -u CLICOLOR -u SWITCHBOARD_CONFIG -u XDG_CONFIG_HOME \
-         -u SWITCHBOARD_LOG -u SWITCHBOARD_TRACE HOME={home} {env} {bin} {args}; echo EXIT=$?; sleep 120",
+         -u SWITCHBOARD_LOG -u SWITCHBOARD_TRACE SWITCHBOARD_ERA_MEMO=off HOME={home} {env} {bin} {args}; echo EXIT=$?; sleep 120",
         home = empty_home().display(),
         bin = env!("CARGO_BIN_EXE_switchboard"),
     )

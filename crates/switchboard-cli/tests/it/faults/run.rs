@@ -506,6 +506,8 @@ impl Launch<'_> {
             .arg(env!("CARGO_BIN_EXE_switchboard"))
             .args(self.args)
             .env(TOKEN_VAR, self.token)
+            // Every run starts from the same probe order: no era remembered from another.
+            .env("SWITCHBOARD_ERA_MEMO", "off")
             .env(SECRET_VAR, self.secret)
             .env("SWITCHBOARD_TOKEN_FILE", self.token_file)
             .envs(proxied_to(self.tripwire_url))
