@@ -772,8 +772,8 @@ impl Session {
 
     /// Asks the server for log messages at `level` and above: `logging/setLevel` to a
     /// legacy server that declared logging; a 2026-07-28 server has no such method and
-    /// hears the level with every later request instead (`_meta`, unless a request names
-    /// its client's own level).
+    /// hears the level with every later request instead (`_meta`; a request made for a
+    /// gateway's client, `CallOptions::for_client`, carries that client's level instead).
     pub async fn set_log_level(&self, level: LogLevel) -> Result<LevelSet, SessionError> {
         match self.inner.negotiated.era {
             Era::Modern => {
