@@ -96,14 +96,14 @@ pub(crate) fn show_prompts<'a>(
 }
 
 /// One server's listing, both ways.
-struct Shown {
-    json: Value,
-    text: String,
+pub(crate) struct Shown {
+    pub(crate) json: Value,
+    pub(crate) text: String,
 }
 
 /// Prints each server's listing (text, or one JSON object by server) and says each
 /// failure; the exit code is 3 when any failed.
-fn print_listings<'a>(
+pub(crate) fn print_listings<'a>(
     output: Output,
     listings: impl Iterator<Item = (&'a str, Result<Shown, SessionError>)>,
 ) -> u8 {

@@ -570,27 +570,16 @@ fn show_tools<'a>(
     output: Output,
     listings: impl Iterator<Item = (&'a str, Result<render::ListedTools, SessionError>)>,
 ) -> u8 {
-    let mut failed = false;
-    let mut json_out = serde_json::Map::new();
-    for (name, listing) in listings {
-        match listing {
-            Ok(listed) => {
-                if output == Output::Json {
-                    json_out.insert(name.to_owned(), render::tools_json(&listed));
-                } else {
-                    terminal::print(&render::tools_text(name, &listed));
-                }
-            }
-            Err(error) => {
-                failed = true;
-                say(format_args!("switchboard: {error}"));
-            }
-        }
-    }
-    if output == Output::Json {
-        terminal::print_json(&Value::Object(json_out), JsonLayout::Compact);
-    }
-    if failed { EXIT_SERVER } else { 0 }
+    browse::print_listings(
+        output,
+        listings.map(|(name, listing)| {
+            let shown = listing.map(|listed| browse::Shown {
+                json: render::tools_json(&listed),
+                text: render::tools_text(name, &listed),
+            });
+            (name, shown)
+        }),
+    )
 }
 
 async fn list_one(
