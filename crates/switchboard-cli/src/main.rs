@@ -282,6 +282,16 @@ enum Failure {
     Server(String),
 }
 
+impl Failure {
+    /// The exit status this failure ends the program with.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => EXIT_USAGE,
+            Failure::Server(_) => EXIT_SERVER,
+        }
+    }
+}
+
 const EXIT_TOOL_ERROR: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_SERVER: u8 = 3;
@@ -318,13 +328,11 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(run(cli.command));
     match outcome {
         Ok(code) => ExitCode::from(code),
-        Err(Failure::Usage(message)) => {
+        Err(failure) => {
+            let code = failure.exit_code();
+            let (Failure::Usage(message) | Failure::Server(message)) = failure;
             say(format_args!("switchboard: {message}"));
-            ExitCode::from(EXIT_USAGE)
-        }
-        Err(Failure::Server(message)) => {
-            say(format_args!("switchboard: {message}"));
-            ExitCode::from(EXIT_SERVER)
+            ExitCode::from(code)
         }
     }
 }

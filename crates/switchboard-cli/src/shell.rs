@@ -8,6 +8,9 @@
 //! codes. Ctrl-C while a command runs cancels that command (its call's cancellation token);
 //! at the prompt it only clears the line. A server that dies fails its commands with the
 //! error; `reconnect SERVER` starts it again.
+//!
+//! The shell's exit status is the last command's, as the one-shot verb would have exited
+//! (0 when no command ran), so that a script piped into it can tell whether its end went well.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError, mpsc as sync_mpsc};
@@ -21,7 +24,8 @@ use tokio_util::sync::CancellationToken;
 use crate::connect::ConnectedServer;
 use crate::terminal::{self, say};
 use crate::{
-    CallRequest, Checked, Common, Failure, Output, arguments, browse, futures_join_all, render,
+    CallRequest, Checked, Common, EXIT_SERVER, Failure, Output, arguments, browse,
+    futures_join_all, render,
 };
 
 /// The commands, for `help` and completion.
@@ -33,7 +37,7 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "call",
-        "call [SERVER] TOOL [key=value ...]",
+        "call [--no-check] [SERVER] TOOL [key=value ...]",
         "call a tool (or one JSON object, @FILE)",
     ),
     ("prompts", "prompts [SERVER]", "list prompts"),
@@ -47,7 +51,11 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "resources [SERVER]",
         "list resources and templates",
     ),
-    ("read", "read [SERVER] URI", "read a resource"),
+    (
+        "read",
+        "read [SERVER] URI [--out FILE]",
+        "read a resource (to a file)",
+    ),
     (
         "reconnect",
         "reconnect SERVER",
@@ -96,6 +104,12 @@ impl Catalog {
 
     /// What to offer for the word being typed, given the words before it.
     pub(crate) fn candidates(&self, before: &[&str], current: &str) -> Vec<String> {
+        // `call --no-check …` completes as `call …` does.
+        let before: Vec<&str> = match before {
+            ["call", "--no-check", rest @ ..] => ["call"].iter().chain(rest).copied().collect(),
+            _ => before.to_vec(),
+        };
+        let before = before.as_slice();
         let servers: Vec<&str> = self.servers.iter().map(|(n, _)| n.as_str()).collect();
         let only = match servers.as_slice() {
             [only] => Some(*only),
@@ -223,6 +237,7 @@ pub(crate) async fn run(common: &Common, server: Option<String>) -> Result<u8, F
         true => read_edited(catalog, &lines, &wanted),
         false => read_piped(&lines, &wanted),
     });
+    let mut status = 0;
     while let Some(input) = inputs.recv().await {
         let line = match input {
             Input::Line(line) => line,
@@ -258,12 +273,15 @@ pub(crate) async fn run(common: &Common, server: Option<String>) -> Result<u8, F
             }
         };
         match outcome {
-            Ok(Step::Next) => {}
+            Ok(Step::Next(code)) => status = code,
             Ok(Step::Leave) => break,
-            Err(Failure::Usage(message) | Failure::Server(message)) => {
+            Err(failure) => {
+                status = failure.exit_code();
+                let (Failure::Usage(message) | Failure::Server(message)) = failure;
                 say(format_args!("switchboard: {message}"));
             }
         }
+        shell.say_which_closed().await;
         if next.send(()).is_err() {
             break;
         }
@@ -279,12 +297,13 @@ pub(crate) async fn run(common: &Common, server: Option<String>) -> Result<u8, F
             .map(ConnectedServer::close),
     )
     .await;
-    Ok(0)
+    Ok(status)
 }
 
 /// What the shell does after a command.
 enum Step {
-    Next,
+    /// Read the next command; this one ended with this exit status.
+    Next(u8),
     Leave,
 }
 
@@ -316,6 +335,26 @@ impl Shell {
             Err(error) => say(format_args!(
                 "switchboard: `{name}` failed to start: {error}; `reconnect {name}` tries again"
             )),
+        }
+    }
+
+    /// Says once of each server whose connection closed (it exited, or its transport
+    /// ended) how to start it again, and forgets the connection.
+    async fn say_which_closed(&mut self) {
+        for slot in &mut self.slots {
+            if slot
+                .connected
+                .as_ref()
+                .is_some_and(|server| server.session.close_reason().is_some())
+            {
+                if let Some(closed) = slot.connected.take() {
+                    closed.close().await;
+                }
+                say(format_args!(
+                    "switchboard: `{name}` is not connected any more; `reconnect {name}` starts it again",
+                    name = slot.entry.name
+                ));
+            }
         }
     }
 
@@ -385,7 +424,7 @@ impl Shell {
     async fn execute(&mut self, line: &str, cancel: &CancellationToken) -> Result<Step, Failure> {
         let mut words: VecDeque<String> = split_words(line).map_err(Failure::Usage)?.into();
         let Some(command) = words.pop_front() else {
-            return Ok(Step::Next);
+            return Ok(Step::Next(0));
         };
         let outcome = match command.as_str() {
             "exit" | "quit" => return Ok(Step::Leave),
@@ -396,7 +435,7 @@ impl Shell {
                 }
                 text.push_str(&format!("servers: {}\n", self.names().join(", ")));
                 terminal::print(&text);
-                Ok(())
+                Ok(0)
             }
             "tools" => self.tools(words).await,
             "call" => self.call(words, cancel).await,
@@ -408,7 +447,7 @@ impl Shell {
                     futures_join_all(servers.iter().map(|(_, s)| browse::listed_prompts(s))).await;
                 let names = servers.iter().map(|(entry, _)| entry.name.as_str());
                 browse::show_prompts(self.output, names.zip(listings));
-                Ok(())
+                Ok(0)
             }
             "resources" => {
                 let chosen = self.chosen(&mut words)?;
@@ -418,7 +457,7 @@ impl Shell {
                     futures_join_all(servers.iter().map(|(_, s)| browse::list_resources(s))).await;
                 let names = servers.iter().map(|(entry, _)| entry.name.as_str());
                 browse::show_resources(self.output, names.zip(listings));
-                Ok(())
+                Ok(0)
             }
             "prompt" => {
                 let slot = self.server_word(&mut words)?;
@@ -426,26 +465,28 @@ impl Shell {
                     .pop_front()
                     .ok_or_else(|| Failure::Usage("give the prompt's NAME".into()))?;
                 let arguments = browse::prompt_arguments(&Vec::from(words))?;
-                browse::prompt_on(self.connected(slot)?, &name, arguments, self.output)
-                    .await
-                    .map(drop)
+                browse::prompt_on(self.connected(slot)?, &name, arguments, self.output).await
             }
             "read" => {
+                let out = take_option_value(&mut words, "--out")?.map(std::path::PathBuf::from);
                 let slot = self.server_word(&mut words)?;
                 let uri = words
                     .pop_front()
                     .ok_or_else(|| Failure::Usage("give the resource's URI".into()))?;
                 no_more(&words)?;
                 let server = self.connected(slot)?;
+                let target = match &out {
+                    Some(path) => browse::ReadTarget::File(path),
+                    None => browse::ReadTarget::Stdout,
+                };
                 browse::read_on(
                     server,
                     &self.slots[slot].entry.name,
                     &uri,
-                    browse::ReadTarget::Stdout,
+                    target,
                     self.output,
                 )
                 .await
-                .map(drop)
             }
             "reconnect" => {
                 let slot = match words.front() {
@@ -459,13 +500,16 @@ impl Shell {
                 let connection =
                     ConnectedServer::connect(&self.slots[slot].entry, self.timeout).await;
                 self.started(slot, connection).await;
-                Ok(())
+                match self.slots[slot].connected {
+                    Some(_) => Ok(0),
+                    None => Ok(EXIT_SERVER),
+                }
             }
             other => Err(Failure::Usage(format!(
                 "no command `{other}`; `help` lists them"
             ))),
         };
-        outcome.map(|()| Step::Next)
+        outcome.map(Step::Next)
     }
 
     /// The open sessions among `slots` (those not open are said and left out).
@@ -489,7 +533,7 @@ impl Shell {
     }
 
     /// `tools [SERVER [TOOL]]`.
-    async fn tools(&self, mut words: VecDeque<String>) -> Result<(), Failure> {
+    async fn tools(&self, mut words: VecDeque<String>) -> Result<u8, Failure> {
         let chosen = self.chosen(&mut words)?;
         let tool = words.pop_front();
         no_more(&words)?;
@@ -509,24 +553,32 @@ impl Shell {
         match tool {
             Some(tool) => {
                 let Some((name, listed)) = names.zip(listings).next() else {
-                    return Ok(());
+                    return Ok(EXIT_SERVER);
                 };
                 let listed = listed.map_err(|e| Failure::Server(e.to_string()))?;
-                crate::show_one_tool(name, &listed, &tool, self.output).map(drop)
+                crate::show_one_tool(name, &listed, &tool, self.output)
             }
             None => {
                 crate::show_tools(self.output, names.zip(listings));
-                Ok(())
+                Ok(0)
             }
         }
     }
 
-    /// `call [SERVER] TOOL [ARGUMENTS...]`: typed and checked as the `call` verb does.
+    /// `call [--no-check] [SERVER] TOOL [ARGUMENTS...]`: typed and checked as the `call`
+    /// verb does.
     async fn call(
         &mut self,
         mut words: VecDeque<String>,
         cancel: &CancellationToken,
-    ) -> Result<(), Failure> {
+    ) -> Result<u8, Failure> {
+        let checked = match words.front().map(String::as_str) {
+            Some("--no-check") => {
+                words.pop_front();
+                Checked::AsGiven
+            }
+            _ => Checked::AgainstSchema,
+        };
         let slot = self.server_word(&mut words)?;
         let tool = words
             .pop_front()
@@ -541,15 +593,13 @@ impl Shell {
         let request = CallRequest {
             tool: &tool,
             arguments,
-            checked: Checked::AgainstSchema,
+            checked,
             timeout: self.timeout,
             output: self.output,
             cancel: Some(cancel.clone()),
         };
         let server = self.connected(slot)?;
-        crate::call_on(server, &self.slots[slot].entry, &request)
-            .await
-            .map(drop)
+        crate::call_on(server, &self.slots[slot].entry, &request).await
     }
 }
 
@@ -721,6 +771,21 @@ impl terminal::Complete for Completion {
         let catalog = self.catalog.lock().unwrap_or_else(PoisonError::into_inner);
         (start, catalog.candidates(&before, &before_cursor[start..]))
     }
+}
+
+/// Takes `option VALUE` out of the words, wherever it stands.
+fn take_option_value(
+    words: &mut VecDeque<String>,
+    option: &str,
+) -> Result<Option<String>, Failure> {
+    let Some(at) = words.iter().position(|word| word == option) else {
+        return Ok(None);
+    };
+    words.remove(at);
+    words
+        .remove(at)
+        .map(Some)
+        .ok_or_else(|| Failure::Usage(format!("`{option}` needs a value")))
 }
 
 fn no_more(words: &VecDeque<String>) -> Result<(), Failure> {

@@ -53,15 +53,23 @@ fn empty_home() -> PathBuf {
     home
 }
 
-/// [`switchboard`] with extra environment variables (`HOME` an empty directory unless set).
-fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(args)
+/// The `switchboard` binary, kept from the machine's own MCP client files: `HOME` an empty
+/// directory, no `XDG_CONFIG_HOME` or `SWITCHBOARD_CONFIG`, no era memo.
+fn isolated_switchboard() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    command
         .env("HOME", empty_home())
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SWITCHBOARD_CONFIG")
         // No test shares an era memo with another (`era_memo.rs` names its own).
-        .env("SWITCHBOARD_ERA_MEMO", "off")
+        .env("SWITCHBOARD_ERA_MEMO", "off");
+    command
+}
+
+/// [`switchboard`] with extra environment variables (`HOME` an empty directory unless set).
+fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut child = isolated_switchboard()
+        .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -1,59 +1,141 @@
 //! `switchboard shell` without a terminal: commands piped on stdin are run one after the
-//! other on one connection (no prompt, no escape codes), and the server is stopped at the
-//! end of stdin.
+//! other on one connection (no prompt, no escape codes), the server is stopped at the end
+//! of stdin, a server that dies is said and started again by `reconnect`, and the shell
+//! exits with its last command's status.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use switchboard_testkit::wait::TEST_DEADLINE;
 
 use crate::descendants::{running_named, unique_name};
-use crate::{config, empty_home, fixture_entry};
+use crate::{config, fixture_entry, isolated_switchboard};
+
+/// A `switchboard shell --config PATH` whose stdin is a pipe the test writes commands to.
+struct PipedShell {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: mpsc::Receiver<Vec<u8>>,
+    seen: Vec<u8>,
+}
+
+/// What the shell printed and how it ended.
+struct Ended {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl PipedShell {
+    fn start(config: &std::path::Path) -> PipedShell {
+        let mut child = isolated_switchboard()
+            .args(["shell", "--config", config.to_str().expect("utf-8 path")])
+            .env_remove("SWITCHBOARD_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn switchboard shell");
+        let mut out = child.stdout.take().expect("stdout");
+        let (chunks, stdout) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(read @ 1..) = out.read(&mut buffer) {
+                if chunks.send(buffer[..read].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        PipedShell {
+            stdin: child.stdin.take(),
+            child,
+            stdout,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, commands: &str) {
+        self.stdin
+            .as_mut()
+            .expect("stdin still open")
+            .write_all(commands.as_bytes())
+            .expect("write the commands");
+    }
+
+    /// Waits (bounded) until stdout has printed `text` since the start.
+    fn wait_for(&mut self, text: &str) {
+        let deadline = Instant::now() + TEST_DEADLINE;
+        while !String::from_utf8_lossy(&self.seen).contains(text) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stdout.recv_timeout(left) {
+                Ok(chunk) => self.seen.extend(chunk),
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!(
+                        "the shell did not print {text:?}; it printed {:?}",
+                        String::from_utf8_lossy(&self.seen)
+                    );
+                }
+            }
+        }
+    }
+
+    /// Closes stdin and waits (bounded) for the shell to end.
+    fn end(mut self) -> Ended {
+        drop(self.stdin.take());
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
+            }
+            if started.elapsed() > TEST_DEADLINE {
+                let _ = self.child.kill();
+                panic!("the shell did not end at the end of its stdin");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader thread ends with the pipe: what is left is a bounded drain.
+        while let Ok(chunk) = self.stdout.recv_timeout(TEST_DEADLINE) {
+            self.seen.extend(chunk);
+        }
+        let mut stderr = Vec::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            pipe.read_to_end(&mut stderr).expect("read stderr");
+        }
+        let ended = Ended {
+            code: status.code(),
+            stdout: String::from_utf8_lossy(&self.seen).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        };
+        assert!(
+            !ended.stdout.contains('\u{1b}') && !ended.stderr.contains('\u{1b}'),
+            "no escape codes without a terminal"
+        );
+        ended
+    }
+}
 
 #[test]
 fn piped_commands_run_on_one_connection_and_the_server_is_stopped_at_the_end() {
     let name = unique_name("shell");
     let path = config(serde_json::json!({ "fx": fixture_entry(&["--name", &name]) }));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["shell", "--config", path.to_str().expect("utf-8 path")])
-        .env("HOME", empty_home())
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("SWITCHBOARD_CONFIG")
-        .env_remove("SWITCHBOARD_LOG")
-        .env("SWITCHBOARD_ERA_MEMO", "off")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn switchboard shell");
-    let commands = "tools add\n\
-                    call fx add a=2 b=3\n\
-                    call add a=4 b=5\n\
-                    call fx add a=1 b=two\n\
-                    call fx nope\n\
-                    prompt greet name=Ada\n\
-                    \n\
-                    frobnicate\n\
-                    call fx echo text=\"two words\"\n";
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(commands.as_bytes())
-        .expect("write the commands");
-    let started = std::time::Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > TEST_DEADLINE {
-            let _ = child.kill();
-            panic!("the shell did not end at the end of its stdin");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().expect("output");
-    let stdout = String::from_utf8_lossy(&output.stdout).replace(&name, "$NAME");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'));
+    let mut shell = PipedShell::start(&path);
+    shell.send(
+        "tools add\n\
+         call fx add a=2 b=3\n\
+         call add a=4 b=5\n\
+         call fx add a=1 b=two\n\
+         call fx nope\n\
+         prompt greet name=Ada\n\
+         \n\
+         frobnicate\n\
+         call fx echo text=\"two words\"\n",
+    );
+    let ended = shell.end();
+    let (stdout, stderr) = (ended.stdout.replace(&name, "$NAME"), ended.stderr);
+    assert_eq!(ended.code, Some(0), "the last command went well: {stderr}");
     expect_test::expect![[r#"
         fx / add
           Adds two integers.
@@ -77,5 +159,71 @@ fn piped_commands_run_on_one_connection_and_the_server_is_stopped_at_the_end() {
         switchboard: server `fx` has no tool `nope`; its tools: echo, add, slow, fail, image, change_tools
         switchboard: no command `frobnicate`; `help` lists them
     "#]].assert_eq(&stderr);
+    assert_eq!(running_named(&name), Vec::new(), "the server is gone");
+}
+
+#[test]
+fn a_server_that_dies_is_said_and_reconnect_starts_it_again() {
+    let name = unique_name("shell-dies");
+    let path = config(serde_json::json!({ "fx": fixture_entry(&["--name", &name]) }));
+    let out = switchboard_testkit::locate::workspace_root().join(format!(
+        "target/cli-tests/shell-read-{}.txt",
+        std::process::id()
+    ));
+    let mut shell = PipedShell::start(&path);
+    shell.send("call fx add a=2 b=3\n");
+    shell.wait_for("5\n");
+    let pids: Vec<u32> = running_named(&name)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(pids.len(), 1, "one server process: {pids:?}");
+    for pid in &pids {
+        let killed = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(killed.success());
+    }
+    // The process table, not the shell, says when the server is gone.
+    let started = Instant::now();
+    while !running_named(&name).is_empty() {
+        assert!(started.elapsed() < TEST_DEADLINE, "the killed server stays");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    shell.send(&format!(
+        "call fx add a=1 b=1\n\
+         reconnect fx\n\
+         call --no-check fx add a=1 b=2\n\
+         read fixture://readme --out {out}\n\
+         call fx fail\n",
+        out = out.display()
+    ));
+    let ended = shell.end();
+    let written = std::fs::read_to_string(&out).expect("read --out wrote the file");
+    let _ = std::fs::remove_file(&out);
+    assert_eq!(written, "This is the Switchboard fixture server.");
+    assert_eq!(
+        ended.code,
+        Some(1),
+        "the last call's tool error: {}",
+        ended.stderr
+    );
+    let stderr = ended.stderr.replace(&out.display().to_string(), "OUT");
+    expect_test::expect![[r#"
+        5
+        3
+        this tool always fails
+    "#]]
+    .assert_eq(&ended.stdout);
+    expect_test::expect![[r#"
+        switchboard: `fx` is ready: 6 tool(s)
+        switchboard: server `fx`: the server process exited (signal: 9 (SIGKILL))
+        switchboard: `fx` is not connected any more; `reconnect fx` starts it again
+        switchboard: `fx` is ready: 6 tool(s)
+        switchboard: wrote 39 bytes of fixture://readme to OUT
+        switchboard: tool `fail` on server `fx` reported an error
+    "#]]
+    .assert_eq(&stderr);
     assert_eq!(running_named(&name), Vec::new(), "the server is gone");
 }
