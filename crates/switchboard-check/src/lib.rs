@@ -47,15 +47,6 @@ mod spec;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineOutcome};
 
-/// What the credential-looking strings in `text` look like (`"a GitHub token"`, …), in
-/// order; never the strings themselves. The `no-credentials` check's finder, for tools
-/// that warn about a server's texts.
-pub fn credential_kinds(text: &str) -> Vec<&'static str> {
-    redact::find_credentials(text)
-        .into_iter()
-        .map(|found| found.kind)
-        .collect()
-}
 pub use catalog::{CHECKS, CheckDef, Severity};
 pub use error::CheckError;
 pub use options::{Observer, Options, ToolCall};

@@ -3,9 +3,9 @@
 //! the counts of its tools, prompts and resources, how long it took to start, and warnings.
 //! A failure never stops the others; the exit code is 3 when any failed.
 //!
-//! The warnings: what `switchboard_runtime::guards::lint_tool` finds in a tool's texts, a
-//! credential-looking string in a description (`switchboard_check::credential_kinds`), tool
-//! names that more than one server offers, and more tools than common clients take
+//! The warnings: what `switchboard_runtime::guards::lint_tool` finds in a tool's texts
+//! (hidden characters, instruction-like text, credential-looking strings), tool names that
+//! more than one server offers, and more tools than common clients take
 //! ([`MAX_TOOLS_PER_SERVER`], [`MAX_TOOLS_IN_ALL`]).
 
 use std::collections::BTreeMap;
@@ -253,24 +253,6 @@ fn tool_warnings(server: &str, tools: &[Tool]) -> Vec<Warning> {
             detail: finding.detail,
         })
         .collect();
-    // A credential in a description is shown to every client and every model.
-    for tool in tools {
-        let kinds = tool
-            .description
-            .as_deref()
-            .map(switchboard_check::credential_kinds)
-            .unwrap_or_default();
-        if let Some(kind) = kinds.first() {
-            warnings.push(Warning {
-                kind: WarningKind::Description,
-                tool: Some(tool.name.clone()),
-                detail: format!(
-                    "description: holds what looks like {kind}, shown to every client and model; \
-                     remove it and rotate it"
-                ),
-            });
-        }
-    }
     if tools.len() > MAX_TOOLS_PER_SERVER {
         warnings.push(Warning {
             kind: WarningKind::TooManyTools,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use switchboard_protocol::Tool;
+use switchboard_wire::credentials::find_credentials;
 
 use crate::sources::canonical;
 use crate::state_file::{StateFileError, StateFileKind, StateFileProblem};
@@ -55,6 +56,9 @@ pub enum FindingKind {
     HiddenCharacters,
     /// Text that reads like instructions to the model or points at secrets.
     InstructionLike,
+    /// Text that holds what looks like a credential (an API key, a token, a private key):
+    /// every client and model is shown it.
+    CredentialLike,
     /// A schema that cannot be offered to a model.
     InvalidSchema,
     /// An entry the listing could not use.
@@ -308,6 +312,15 @@ pub fn lint_text(text: &str) -> Vec<(FindingKind, String)> {
             ),
         ));
     }
+    if let Some(found) = find_credentials(text).first() {
+        findings.push((
+            FindingKind::CredentialLike,
+            format!(
+                "holds what looks like {}, shown to every client and model; remove it and rotate it",
+                found.describe()
+            ),
+        ));
+    }
     findings
 }
 
@@ -349,6 +362,28 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_credential_in_a_tool_text_is_found_and_never_repeated() {
+        let token = ["ghp_", &"a1".repeat(18)].concat();
+        let leaky = tool(json!({
+            "name": "deploy",
+            "description": format!("Deploys. Uses {token} to push."),
+            "inputSchema": {"type": "object", "properties": {
+                "key": {"type": "string", "description": "api_key=s3cretvalue99"}
+            }}
+        }));
+        let findings: Vec<String> = lint_tool("srv", &leaky)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let findings = findings.join("\n");
+        assert!(!findings.contains(&token) && !findings.contains("s3cretvalue99"));
+        expect![[r#"
+            srv/deploy: CredentialLike: description: holds what looks like a GitHub token (40 characters), shown to every client and model; remove it and rotate it
+            srv/deploy: CredentialLike: inputSchema.properties.key.description: holds what looks like a secret assignment (21 characters), shown to every client and model; remove it and rotate it"#]]
+        .assert_eq(&findings);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! descendants that daemonise), [`memory::memory_pair`] (for tests).
 
 mod connection;
+pub mod credentials;
 mod envelope;
 mod frame_id;
 mod framing;

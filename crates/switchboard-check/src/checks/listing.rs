@@ -12,9 +12,9 @@ use switchboard_wire::codes;
 
 use super::{Captured, Outcome, ToolSet, Tools, request};
 use crate::catalog::ids;
-use crate::redact::find_credentials;
 use crate::report::{CheckResult, Evidence, Finding};
 use crate::schema::{compile, schema_problems};
+use switchboard_wire::credentials::find_credentials;
 
 /// Most pages the walk follows.
 const MAX_PAGES: usize = 100;

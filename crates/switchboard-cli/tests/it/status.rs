@@ -104,7 +104,7 @@ fn status_warns_about_descriptions_shared_names_and_many_tools() {
     expect![[r#"
         SERVER   STATE  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
         leaky    ready  legacy  2025-11-25  7      1        1          <t>
-          warning: tool `deploy`: description: holds what looks like an AWS access key id, shown to every client and model; remove it and rotate it
+          warning: tool `deploy`: description: holds what looks like an AWS access key id (20 characters), shown to every client and model; remove it and rotate it
           warning: tools also offered by `hostile`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
           warning: tools also offered by `plain`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
         hostile  ready  legacy  2025-11-25  10     1        1          <t>
@@ -144,7 +144,7 @@ fn status_warns_about_descriptions_shared_names_and_many_tools() {
                 {
                   "kind": "description",
                   "tool": "deploy",
-                  "detail": "description: holds what looks like an AWS access key id, shown to every client and model; remove it and rotate it"
+                  "detail": "description: holds what looks like an AWS access key id (20 characters), shown to every client and model; remove it and rotate it"
                 }
               ]
             },
