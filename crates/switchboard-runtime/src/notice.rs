@@ -136,19 +136,48 @@ pub(crate) fn bounded_text(text: &str, limit: usize) -> String {
 }
 
 /// `value` itself when its JSON text fits [`NOTICE_TEXT_LIMIT`]; otherwise a string of its
-/// text's beginning and a note of what was cut.
+/// text's beginning and a note of what was cut. The text is measured as it is written,
+/// keeping no more than the limit.
 fn bounded_json(value: &Value) -> Value {
     match value {
         Value::String(text) => Value::String(bounded_text(text, NOTICE_TEXT_LIMIT)),
         Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
         Value::Array(_) | Value::Object(_) => {
-            let text = value.to_string();
-            if text.len() <= NOTICE_TEXT_LIMIT {
-                value.clone()
-            } else {
-                Value::String(bounded_text(&text, NOTICE_TEXT_LIMIT))
+            let mut text = CappedText::default();
+            if serde_json::to_writer(&mut text, value).is_err() || text.total <= NOTICE_TEXT_LIMIT {
+                return value.clone();
             }
+            // The kept bytes are JSON text cut at the limit: valid UTF-8 up to the last
+            // whole character.
+            let whole = match std::str::from_utf8(&text.kept) {
+                Ok(kept) => kept,
+                Err(cut) => std::str::from_utf8(&text.kept[..cut.valid_up_to()]).unwrap_or(""),
+            };
+            Value::String(format!(
+                "{whole}… [{} more bytes cut]",
+                text.total - whole.len()
+            ))
         }
+    }
+}
+
+/// A writer that keeps the first [`NOTICE_TEXT_LIMIT`] bytes written and counts them all.
+#[derive(Default)]
+struct CappedText {
+    kept: Vec<u8>,
+    total: usize,
+}
+
+impl std::io::Write for CappedText {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let room = NOTICE_TEXT_LIMIT.saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.total += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
