@@ -10,7 +10,7 @@ use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{
-    Authorizers, HostHandler, OutputLimit, Runtime, RuntimeOptions, ServerState,
+    Authorizers, ConnectHooks, HostHandler, OutputLimit, Runtime, RuntimeOptions, ServerState,
 };
 use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
@@ -102,6 +102,9 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
         spill_dir: None,
     };
     options.policy.authorizers = Some(Authorizers(Arc::new(saved_logins)));
+    // Each upstream connection is traced and takes and teaches the era memo, as the
+    // verbs' connections do.
+    options.policy.connect_hooks = Some(ConnectHooks(Arc::new(connect::CliConnectHooks)));
     options.naming = naming;
     // The servers' questions during a call (elicitation, sampling) go to its client.
     let relay = ClientRelay::new();
@@ -162,6 +165,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             .await
         }
         None => {
+            gateway.connection.tap = crate::trace::client_tap("stdio");
             serve_stdio(runtime.clone(), gateway).await;
             Ok(())
         }

@@ -61,7 +61,7 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SWITCHBOARD_CONFIG")
         // No test shares an era memo with another (`era_memo.rs` names its own).
-        .env("SWITCHBOARD_ERA_MEMO", "off")
+        .env(NO_ERA_MEMO.0, NO_ERA_MEMO.1)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -85,6 +85,15 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// The environment that keeps a spawned `switchboard` off the user's era memo, for the
+/// spawns that do not go through [`switchboard_with_env`] (`era_memo.rs` names its own).
+pub(crate) const NO_ERA_MEMO: (&str, &str) = ("SWITCHBOARD_ERA_MEMO", "off");
+
+/// [`NO_ERA_MEMO`] as a process spec's environment.
+pub(crate) fn no_era_memo_env() -> Vec<(String, String)> {
+    vec![(NO_ERA_MEMO.0.to_owned(), NO_ERA_MEMO.1.to_owned())]
 }
 
 /// A fresh, empty folder `target/cli-tests/NAME-PID` for one test's files.
