@@ -186,6 +186,7 @@ pub(crate) fn saved_login_authorizer(
 ) -> Result<Arc<dyn Authorizer>, String> {
     let acquire = switchboard_auth::Acquire::SavedLogin {
         server_name: entry.name.clone(),
+        login_command: crate::adhoc::login_command(entry),
     };
     let client =
         crate::login::oauth_client(entry, url, acquire, "http://127.0.0.1/callback".into())?;

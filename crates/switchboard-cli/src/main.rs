@@ -164,22 +164,16 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     Serve(serve::ServeArgs),
     /// Log in to an HTTP server that needs OAuth; its tokens are saved for later commands.
     Login {
-        /// The config file (mcp.json).
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The server, by its name in the config.
-        server: String,
+        #[command(flatten)]
+        target: LoginTarget,
         /// Do not open a browser: print the address and read back the one the browser ends at.
         #[arg(long)]
         no_browser: bool,
     },
     /// Forget the saved OAuth tokens of an HTTP server.
     Logout {
-        /// The config file (mcp.json).
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The server, by its name in the config.
-        server: String,
+        #[command(flatten)]
+        target: LoginTarget,
     },
     /// Where servers are configured, and changing it: `list`, `show`, `add`, `remove`,
     /// `import`, `trust`. Exit codes: 0 done, 2 usage or configuration error.
@@ -228,6 +222,45 @@ struct Common {
     /// arguments after `--`. Leave SERVER out: `call TOOL key=value -- node server.js`.
     #[arg(last = true, value_name = "CMD", conflicts_with = "config")]
     command: Vec<String>,
+}
+
+/// The server `login` and `logout` are for: a config entry, or an HTTP server by its URL.
+#[derive(Debug, clap::Args)]
+struct LoginTarget {
+    /// The config file (mcp.json).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The server, by its name in the config.
+    #[arg(required_unless_present = "url")]
+    server: Option<String>,
+    /// An HTTP server by its URL instead of a config entry: its tokens are saved for the
+    /// URL, and the other verbs' `--url URL` uses them.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["config", "server"])]
+    url: Option<String>,
+}
+
+impl LoginTarget {
+    /// The configuration holding the server, its name there, and how messages name it.
+    fn load(&self) -> Result<(LoadedConfig, String, String), Failure> {
+        match (&self.url, &self.server) {
+            (Some(url), _) => {
+                let adhoc = adhoc::AdHoc::from_flags(Some(url), &[])?;
+                let loaded = adhoc
+                    .map(adhoc::AdHoc::config)
+                    .ok_or_else(|| Failure::Usage("--url: give the server's URL".to_owned()))?;
+                let shown = switchboard_wire::redact::url_for_display(url);
+                Ok((loaded, adhoc::ADHOC_NAME.to_owned(), shown))
+            }
+            (None, Some(server)) => {
+                let loaded =
+                    connect::load_config(self.config.as_deref()).map_err(Failure::Usage)?;
+                Ok((loaded, server.clone(), server.clone()))
+            }
+            (None, None) => Err(Failure::Usage(
+                "give the server: its name in the config, or --url URL".to_owned(),
+            )),
+        }
+    }
 }
 
 impl Common {
@@ -439,13 +472,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
         Command::Shell { common, server } => shell::run(&common, server).await,
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
-        Command::Login {
-            config,
-            server,
-            no_browser,
-        } => {
-            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
-            let entry = pick_server(&loaded.file, &server)?;
+        Command::Login { target, no_browser } => {
+            let (loaded, name, server) = target.load()?;
+            let entry = pick_server(&loaded.file, &name)?;
             let approval = if no_browser {
                 login::Approval::Paste
             } else {
@@ -466,9 +495,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
             }
             Ok(0)
         }
-        Command::Logout { config, server } => {
-            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
-            let entry = pick_server(&loaded.file, &server)?;
+        Command::Logout { target } => {
+            let (loaded, name, server) = target.load()?;
+            let entry = pick_server(&loaded.file, &name)?;
             match login::logout(entry).map_err(Failure::Usage)? {
                 true => say(format_args!(
                     "switchboard: logged out of `{server}`; its saved tokens were deleted"
