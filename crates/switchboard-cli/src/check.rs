@@ -24,7 +24,10 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Only these servers (default: every enabled server in the config).
-    #[arg(value_name = "SERVER")]
+    #[arg(
+        value_name = "SERVER",
+        add = clap_complete::ArgValueCandidates::new(crate::completions::server_names)
+    )]
     servers: Vec<String>,
     /// Print the JSON report (format `switchboard-check-report/1`) instead of text.
     #[arg(long)]

@@ -32,6 +32,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use clap_complete::ArgValueCandidates;
 use serde_json::Value;
 use switchboard_config::{ConfigFile, ServerEntry};
 use switchboard_session::{CallOptions, SessionError};
@@ -62,6 +63,7 @@ enum Command {
     /// that tool whole (description, annotations, input and output schemas).
     Tools {
         /// Only this server (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         /// Only this tool of the server, shown whole.
         #[arg(requires = "server")]
@@ -77,7 +79,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     )]
     Call {
         /// The server, by its name in the config (left out with an ad-hoc server).
-        #[arg(required_unless_present_any = ["url", "command"])]
+        #[arg(
+            required_unless_present_any = ["url", "command"],
+            add = ArgValueCandidates::new(completions::server_names)
+        )]
         server: Option<String>,
         /// The tool, by its name on the server.
         #[arg(required_unless_present_any = ["url", "command"])]
@@ -95,6 +100,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// List the prompts of one server, or of every enabled server.
     Prompts {
         /// Only this server (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         #[command(flatten)]
         common: Common,
@@ -102,7 +108,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// Get one prompt, its arguments given as NAME=VALUE.
     Prompt {
         /// The server, by its name in the config (left out with an ad-hoc server).
-        #[arg(required_unless_present_any = ["url", "command"])]
+        #[arg(
+            required_unless_present_any = ["url", "command"],
+            add = ArgValueCandidates::new(completions::server_names)
+        )]
         server: Option<String>,
         /// The prompt, by its name on the server.
         #[arg(required_unless_present_any = ["url", "command"])]
@@ -115,6 +124,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// List the resources and resource templates of one server, or of every enabled server.
     Resources {
         /// Only this server (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         #[command(flatten)]
         common: Common,
@@ -123,7 +133,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// it is not a terminal.
     Read {
         /// The server, by its name in the config (left out with an ad-hoc server).
-        #[arg(required_unless_present_any = ["url", "command"])]
+        #[arg(
+            required_unless_present_any = ["url", "command"],
+            add = ArgValueCandidates::new(completions::server_names)
+        )]
         server: Option<String>,
         /// The resource's URI.
         #[arg(required_unless_present_any = ["url", "command"])]
@@ -141,6 +154,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// ready, 2 usage or configuration error, 3 any failed.
     Status {
         /// Only these servers (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         servers: Vec<String>,
         #[command(flatten)]
         common: Common,
@@ -150,6 +164,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// a terminal with line editing, history and Tab completion; else lines from stdin.
     Shell {
         /// Only this server (left out with an ad-hoc server); else every enabled one.
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         #[command(flatten)]
         common: Common,
@@ -178,7 +193,8 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// Where servers are configured, and changing it: `list`, `show`, `add`, `remove`,
     /// `import`, `trust`. Exit codes: 0 done, 2 usage or configuration error.
     Config(config_cmd::ConfigCommand),
-    /// Print the completion script for a shell (verbs and flags), e.g.
+    /// Print the completion script for a shell (verbs, flags, files and the discovered
+    /// servers' names), e.g.
     /// `switchboard completions bash > ~/.local/share/bash-completion/completions/switchboard`.
     Completions {
         /// The shell.
@@ -231,7 +247,10 @@ struct LoginTarget {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// The server, by its name in the config.
-    #[arg(required_unless_present = "url")]
+    #[arg(
+        required_unless_present = "url",
+        add = ArgValueCandidates::new(completions::server_names)
+    )]
     server: Option<String>,
     /// An HTTP server by its URL instead of a config entry: its tokens are saved for the
     /// URL, and the other verbs' `--url URL` uses them.
@@ -320,13 +339,23 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_SERVER: u8 = 3;
 
 fn main() -> ExitCode {
+    // A Tab in a shell with our completion script: answered here, then the program exits.
+    completions::answer_if_asked(Cli::command);
     let cli = Cli::parse();
     if let Command::ExampleServer { args } = cli.command {
         return example_server::run(args);
     }
     if let Command::Completions { shell } = cli.command {
-        terminal::print_generated(&completions::script(shell, Cli::command()));
-        return ExitCode::SUCCESS;
+        return match completions::script(shell, &Cli::command()) {
+            Ok(script) => {
+                terminal::print_generated(&script);
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                say(format_args!("switchboard: {message}"));
+                ExitCode::from(EXIT_USAGE)
+            }
+        };
     }
     init_logging();
     let _trace = match trace::start(cli.trace.then_some(trace::TraceDestination::Stderr)) {

@@ -31,7 +31,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Serve only this server (repeatable; default: every enabled server in the config).
-    #[arg(long = "server", value_name = "NAME")]
+    #[arg(
+        long = "server",
+        value_name = "NAME",
+        add = clap_complete::ArgValueCandidates::new(crate::completions::server_names)
+    )]
     servers: Vec<String>,
     /// Watch the config file: apply its edits to the running gateway (changed servers
     /// restart, the rest keep running); a file that no longer parses is reported and ignored.

@@ -55,19 +55,27 @@ fn empty_home() -> PathBuf {
 
 /// [`switchboard`] with extra environment variables (`HOME` an empty directory unless set).
 fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    command
         .args(args)
         .env("HOME", empty_home())
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SWITCHBOARD_CONFIG")
         // No test shares an era memo with another (`era_memo.rs` names its own).
         .env(NO_ERA_MEMO.0, NO_ERA_MEMO.1)
-        .envs(env.iter().copied())
+        .envs(env.iter().copied());
+    run_bounded(command, &format!("switchboard {args:?}"))
+}
+
+/// Runs `command` (stdin empty, output captured) with a 60 s bound; panics (after killing
+/// it) if it hangs.
+fn run_bounded(mut command: Command, what: &str) -> Run {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn switchboard");
+        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let started = Instant::now();
     loop {
         if child.try_wait().expect("wait").is_some() {
@@ -75,7 +83,7 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         }
         if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("switchboard {args:?} did not finish within 60 s");
+            panic!("{what} did not finish within 60 s");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
