@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connect;
 use crate::terminal::say;
-use crate::watch::{ConfigWatch, Selection};
+use crate::watch::{ConfigWatch, Selection, WatchedConfig};
 
 /// Largest tool output passed through (bigger ones are cut with a marker saying so).
 const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -37,9 +37,10 @@ pub(crate) struct ServeArgs {
         add = clap_complete::ArgValueCandidates::new(crate::completions::server_names)
     )]
     servers: Vec<String>,
-    /// Watch the config file: apply its edits to the running gateway (changed servers
+    /// Watch the config file (without --config: every file discovery reads, and where a
+    /// project file may appear): apply its edits to the running gateway (changed servers
     /// restart, the rest keep running); a file that no longer parses is reported and ignored.
-    #[arg(long, requires = "config")]
+    #[arg(long)]
     watch: bool,
     /// With exactly one `--server`: expose its tools and prompts under their own names
     /// (not `<server>__<tool>`), so the gateway stands transparently in front of it.
@@ -100,6 +101,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             ));
         }
     }
+    let served = entries.clone();
     let mut options = RuntimeOptions::new(ServerSource::Entries(entries));
     options.output_limit = OutputLimit {
         max_bytes: MAX_OUTPUT_BYTES,
@@ -143,7 +145,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
         }
     }));
     let watch = if args.watch {
-        Some(ConfigWatch::start(&file.path, selection, runtime.clone())?)
+        let watched = match args.config {
+            Some(path) => WatchedConfig::File(path),
+            None => WatchedConfig::Discovered,
+        };
+        Some(ConfigWatch::start(
+            watched,
+            selection,
+            runtime.clone(),
+            served,
+        )?)
     } else {
         None
     };

@@ -1,6 +1,7 @@
 //! `switchboard serve` (the gateway) driven by Switchboard's own client over stdio: real
 //! fixture servers behind it, a broken one beside them.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use expect_test::expect;
@@ -54,21 +55,34 @@ pub(crate) async fn gateway_with_env(
     flags: &[&str],
     env: &[(&str, &str)],
 ) -> Session {
-    let mut args = vec![
-        "serve".to_owned(),
-        "--config".into(),
-        path.display().to_string(),
-    ];
+    let mut args = vec!["--config".to_owned(), path.display().to_string()];
     args.extend(flags.iter().map(|f| (*f).to_owned()));
+    spawned_spec(SessionConfig::new("gateway"), &serve_spec(args, env, None)).await
+}
+
+/// `switchboard serve FLAGS…` without `--config`, run in `cwd` (its project directory)
+/// with these environment variables (`HOME` among them, for the user's files).
+pub(crate) async fn gateway_discovering(
+    cwd: &std::path::Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> Session {
+    let args = flags.iter().map(|f| (*f).to_owned()).collect();
+    let spec = serve_spec(args, env, Some(cwd.to_owned()));
+    spawned_spec(SessionConfig::new("gateway"), &spec).await
+}
+
+/// `switchboard serve ARGS…` off the era memo, with `env` after that.
+fn serve_spec(args: Vec<String>, env: &[(&str, &str)], cwd: Option<PathBuf>) -> ProcessSpec {
     let mut spec = ProcessSpec {
         program: env!("CARGO_BIN_EXE_switchboard").into(),
-        args,
+        args: std::iter::once("serve".to_owned()).chain(args).collect(),
         env: crate::no_era_memo_env(),
-        cwd: None,
+        cwd,
     };
     spec.env
         .extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-    spawned_spec(SessionConfig::new("gateway"), &spec).await
+    spec
 }
 
 /// A session with `program ARGS` over stdio, called `name`, after its handshake.
