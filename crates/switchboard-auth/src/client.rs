@@ -37,6 +37,8 @@ pub enum Acquire {
     SavedLogin {
         /// The server's configured name, for the message.
         server_name: String,
+        /// The command that logs in to it, for the message (e.g. `switchboard login NAME`).
+        login_command: String,
     },
 }
 
@@ -44,9 +46,13 @@ impl fmt::Debug for Acquire {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Acquire::Authorize(_) => f.write_str("Authorize(..)"),
-            Acquire::SavedLogin { server_name } => f
+            Acquire::SavedLogin {
+                server_name,
+                login_command,
+            } => f
                 .debug_struct("SavedLogin")
                 .field("server_name", server_name)
+                .field("login_command", login_command)
                 .finish(),
         }
     }
@@ -448,7 +454,10 @@ impl OAuthClient {
         }
         let driver = match &self.config.acquire {
             Acquire::Authorize(driver) => driver.clone(),
-            Acquire::SavedLogin { server_name } => {
+            Acquire::SavedLogin {
+                server_name,
+                login_command,
+            } => {
                 // A token file that cannot be used says so: a login would not help.
                 if let Some(binding) = &self.config.store {
                     binding.store.load(&binding.server_url)?;
@@ -465,6 +474,7 @@ impl OAuthClient {
                 return Err(AuthError::NeedsLogin {
                     server: server_name.clone(),
                     reason,
+                    login_command: login_command.clone(),
                 });
             }
         };

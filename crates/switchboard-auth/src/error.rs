@@ -11,12 +11,14 @@ use crate::policy::{UrlRefusal, UrlRole};
 pub enum AuthError {
     /// The server wants an authorization this client may not obtain by itself (it uses
     /// only a saved login): the user must log in.
-    #[error("server `{server}` {reason}: run `switchboard login {server}`")]
+    #[error("server `{server}` {reason}: run `{login_command}`")]
     NeedsLogin {
         /// The server's configured name.
         server: String,
         /// What is missing.
         reason: LoginNeeded,
+        /// The command that logs in ([`Acquire::SavedLogin`](crate::Acquire)'s).
+        login_command: String,
     },
     /// A URL the server (or its metadata) handed us was refused before anything was sent
     /// to it.

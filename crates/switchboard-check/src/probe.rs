@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use switchboard_runtime::connect::{ConnectOverrides, connect};
 use switchboard_session::{Session, SessionError};
-use switchboard_wire::Connection;
 use switchboard_wire::stdio::{ChildProcess, ShutdownGrace, ShutdownReport};
+use switchboard_wire::{Connection, Direction, FrameTap};
 
 use crate::catalog;
 use crate::options::Options;
@@ -50,6 +50,20 @@ impl std::fmt::Display for StartError {
     }
 }
 
+/// The checker's recorder and the tap its caller gave ([`ServerSpec::tap`]), each given
+/// every frame.
+struct BothTaps {
+    recorder: Arc<Recorder>,
+    also: Arc<dyn FrameTap>,
+}
+
+impl FrameTap for BothTaps {
+    fn frame(&self, direction: Direction, bytes: &[u8]) {
+        self.recorder.frame(direction, bytes);
+        self.also.frame(direction, bytes);
+    }
+}
+
 /// What the checker sets beyond the server's own description.
 fn overrides(spec: &ServerSpec, options: &Options, recorder: &Arc<Recorder>) -> ConnectOverrides {
     ConnectOverrides {
@@ -63,7 +77,13 @@ fn overrides(spec: &ServerSpec, options: &Options, recorder: &Arc<Recorder>) -> 
         max_call_duration: Some(options.request_timeout * 4 + options.long_call_duration),
         http_connect_timeout: Some(options.connect_timeout),
         authorizer: spec.authorizer.clone(),
-        tap: Some(recorder.clone()),
+        tap: Some(match &spec.tap {
+            Some(also) => Arc::new(BothTaps {
+                recorder: recorder.clone(),
+                also: also.clone(),
+            }),
+            None => recorder.clone(),
+        }),
         ..ConnectOverrides::default()
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use switchboard_config::{ListLimits, Origin, ServerEntry, TransportEntry};
 use switchboard_http::Authorizer;
 use switchboard_session::EraChoice;
+use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::ProcessSpec;
 
 use crate::catalog::Transport;
@@ -60,6 +61,10 @@ pub struct ServerSpec {
     /// transport holds (from a config entry: what its `${VAR}` expansions substituted,
     /// wherever they landed). The report never shows any of them.
     pub extra_secrets: Vec<String>,
+    /// Also sees every frame of the checker's sessions with the server, both ways, beside
+    /// the checker's own recorder (e.g. a host's trace). The raw HTTP requests of the
+    /// Origin, session and `DELETE` checks are no session's frames and do not reach it.
+    pub tap: Option<Arc<dyn FrameTap>>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -72,6 +77,7 @@ impl fmt::Debug for ServerSpec {
             .field("list_limits", &self.list_limits)
             .field("authorizer", &self.authorizer.is_some())
             .field("extra_secrets", &self.extra_secrets.len())
+            .field("tap", &self.tap.is_some())
             .finish()
     }
 }
@@ -87,6 +93,7 @@ impl ServerSpec {
             list_limits: ListLimits::default(),
             authorizer: None,
             extra_secrets: Vec::new(),
+            tap: None,
         }
     }
 
@@ -104,6 +111,7 @@ impl ServerSpec {
             list_limits: ListLimits::default(),
             authorizer: None,
             extra_secrets: Vec::new(),
+            tap: None,
         }
     }
 
@@ -135,6 +143,7 @@ impl ServerSpec {
             list_limits: entry.list_limits,
             authorizer: None,
             extra_secrets: entry.provenance.expanded_values().to_vec(),
+            tap: None,
         }
     }
 

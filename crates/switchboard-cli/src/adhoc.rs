@@ -62,6 +62,25 @@ impl AdHoc {
     }
 }
 
+/// Whether `entry` is the ad-hoc server (a config entry may be named `adhoc` too).
+fn is_adhoc(entry: &ServerEntry) -> bool {
+    entry.origin.file == SOURCE
+}
+
+/// The command that logs in to `entry`'s server: `switchboard login NAME`, or for the
+/// ad-hoc HTTP server, which no config names, `switchboard login --url URL` (the tokens
+/// are saved for the URL, so a later `--url URL` uses them). The URL is shown as it is
+/// displayed everywhere, credentials and query values hidden.
+pub(crate) fn login_command(entry: &ServerEntry) -> String {
+    match &entry.transport {
+        TransportEntry::Http { url, .. } if is_adhoc(entry) => format!(
+            "switchboard login --url {}",
+            switchboard_wire::redact::url_for_display(url)
+        ),
+        _ => format!("switchboard login {}", entry.name),
+    }
+}
+
 /// `url` when it is an absolute http:// or https:// URL with a host.
 fn checked_url(url: &str) -> Result<String, Failure> {
     let parsed = url::Url::parse(url);

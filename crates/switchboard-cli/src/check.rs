@@ -11,6 +11,8 @@ use switchboard_check::{
     Baseline, CheckResult, Observer, Options, ReportSet, ServerSpec, Status, ToolCall,
 };
 use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_protocol::Era;
+use switchboard_runtime::ConnectOutcome;
 
 use crate::connect;
 use crate::terminal::{self, JsonLayout};
@@ -22,7 +24,10 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Only these servers (default: every enabled server in the config).
-    #[arg(value_name = "SERVER")]
+    #[arg(
+        value_name = "SERVER",
+        add = clap_complete::ArgValueCandidates::new(crate::completions::server_names)
+    )]
     servers: Vec<String>,
     /// Print the JSON report (format `switchboard-check-report/1`) instead of text.
     #[arg(long)]
@@ -160,8 +165,19 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
         if let TransportEntry::Http { url, .. } = &entry.transport {
             spec.authorizer = Some(connect::saved_login_authorizer(entry, url)?);
         }
-        set.reports
-            .push(switchboard_check::run(&spec, &options).await);
+        spec.tap = crate::trace::tap_for(entry);
+        let report = switchboard_check::run(&spec, &options).await;
+        // The checker probes without the era memo's hint (what it checks), but what it
+        // found is remembered for the other commands.
+        let negotiated = report
+            .facts
+            .protocol_version
+            .as_deref()
+            .and_then(Era::of_version);
+        if let Some(era) = negotiated {
+            crate::era_memo::learn(entry, None, ConnectOutcome::Negotiated(era));
+        }
+        set.reports.push(report);
     }
     if progress {
         terminal::clear_status_line();

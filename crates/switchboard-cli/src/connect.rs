@@ -8,10 +8,10 @@ use switchboard_config::{ConfigFile, Origin, ProcessEnv, ServerEntry, TransportE
 use switchboard_http::Authorizer;
 use switchboard_protocol::Era;
 use switchboard_runtime::connect::ConnectOverrides;
+use switchboard_runtime::{ConnectOutcome, ConnectionHooks};
 use switchboard_session::{Session, SessionError};
+use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::ShutdownGrace;
-
-use crate::era_memo::EraMemo;
 
 /// A configuration and where it came from.
 pub(crate) struct LoadedConfig {
@@ -129,24 +129,17 @@ impl ConnectedServer {
                 })?)
             }
         };
-        let memo = EraMemo::for_entry(entry);
-        let era_hint = memo.as_ref().and_then(EraMemo::recall);
+        let hooks = CliConnectHooks;
+        let era_hint = hooks.era_hint(entry);
         let overrides = ConnectOverrides {
             request_timeout,
             authorizer,
-            tap: crate::trace::tap_for(entry),
+            tap: hooks.tap(entry),
             era_hint,
             ..ConnectOverrides::default()
         };
         let connected = switchboard_runtime::connect::connect(entry, overrides).await;
-        if let Some(memo) = &memo {
-            match &connected {
-                Ok(session) => memo.remember(session.negotiated().era),
-                // The hint may be what failed: the next connect probes afresh.
-                Err(_) if era_hint == Some(Era::Legacy) => memo.forget(),
-                Err(_) => {}
-            }
-        }
+        hooks.connected(entry, era_hint, connect_outcome(&connected));
         Ok(ConnectedServer {
             session: connected?,
         })
@@ -155,6 +148,32 @@ impl ConnectedServer {
     /// Stops the server gracefully.
     pub(crate) async fn close(self) {
         let _ = self.session.shutdown(GRACE).await;
+    }
+}
+
+/// What the CLI adds to every connection it makes, its own and the gateway's runtime's
+/// (`serve`): the trace's tap, the era memo's hint, and what the connect taught the memo.
+pub(crate) struct CliConnectHooks;
+
+impl ConnectionHooks for CliConnectHooks {
+    fn tap(&self, entry: &ServerEntry) -> Option<Arc<dyn FrameTap>> {
+        crate::trace::tap_for(entry)
+    }
+
+    fn era_hint(&self, entry: &ServerEntry) -> Option<Era> {
+        crate::era_memo::hint_for(entry)
+    }
+
+    fn connected(&self, entry: &ServerEntry, hint: Option<Era>, outcome: ConnectOutcome<'_>) {
+        crate::era_memo::learn(entry, hint, outcome);
+    }
+}
+
+/// A connect's result as the hooks hear it.
+fn connect_outcome(connected: &Result<Session, SessionError>) -> ConnectOutcome<'_> {
+    match connected {
+        Ok(session) => ConnectOutcome::Negotiated(session.negotiated().era),
+        Err(error) => ConnectOutcome::Failed(error),
     }
 }
 
@@ -167,6 +186,7 @@ pub(crate) fn saved_login_authorizer(
 ) -> Result<Arc<dyn Authorizer>, String> {
     let acquire = switchboard_auth::Acquire::SavedLogin {
         server_name: entry.name.clone(),
+        login_command: crate::adhoc::login_command(entry),
     };
     let client =
         crate::login::oauth_client(entry, url, acquire, "http://127.0.0.1/callback".into())?;

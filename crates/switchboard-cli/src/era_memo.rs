@@ -5,6 +5,14 @@
 //! never environment values or headers), at most [`CAPACITY`] servers, the oldest
 //! recorded dropped first.
 //!
+//! Who uses it: every connect of the verbs (`connect.rs`) and of `serve`'s upstream servers
+//! (the runtime asks the CLI's connection hooks, [`hint_for`] before and [`learn`] after
+//! each connect, restarts included) takes the hint and records the outcome. `check` only
+//! records: it connects without the hint on purpose, because probing the 2026-07-28 era
+//! first is what it checks a server for (how a legacy server answers `server/discover`,
+//! whether a modern one is found), and a hint would skip exactly that; the era its first
+//! session negotiated is remembered for the other commands.
+//!
 //! A hint only: a missing, unreadable or corrupt file is an empty memo and a failed write
 //! is lost, each said in a debug log line, never an error. A connect that fails after a
 //! legacy hint forgets the server, so the next one probes as if it had never been seen.
@@ -18,6 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use switchboard_config::ServerEntry;
 use switchboard_protocol::Era;
+use switchboard_runtime::ConnectOutcome;
 use switchboard_wire::redact::MIN_SECRET_LEN;
 
 /// How many servers the memo holds.
@@ -130,6 +139,25 @@ impl EraMemo {
         if memo.servers.len() != before {
             store(&self.path, &memo);
         }
+    }
+}
+
+/// The era remembered for `entry`, to hand to its connect as `ConnectOverrides::era_hint`.
+pub(crate) fn hint_for(entry: &ServerEntry) -> Option<Era> {
+    EraMemo::for_entry(entry).as_ref().and_then(EraMemo::recall)
+}
+
+/// Records what a connect of `entry` given `hint` came to: the era it negotiated, or, when
+/// it failed after a legacy hint, that the hint may be what failed (the next connect
+/// probes afresh). Another failure teaches nothing.
+pub(crate) fn learn(entry: &ServerEntry, hint: Option<Era>, outcome: ConnectOutcome<'_>) {
+    let Some(memo) = EraMemo::for_entry(entry) else {
+        return;
+    };
+    match outcome {
+        ConnectOutcome::Negotiated(era) => memo.remember(era),
+        ConnectOutcome::Failed(_) if hint == Some(Era::Legacy) => memo.forget(),
+        ConnectOutcome::Failed(_) => {}
     }
 }
 

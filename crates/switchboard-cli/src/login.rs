@@ -1,4 +1,5 @@
-//! `switchboard login SERVER` and `switchboard logout SERVER`: OAuth for HTTP servers.
+//! `switchboard login SERVER` and `switchboard logout SERVER` (or `--url URL` for a server
+//! no config names): OAuth for HTTP servers.
 //!
 //! Login runs the authorization-code flow: the URL is printed (and opened in the browser
 //! unless `--no-browser`), the authorization server sends the browser back to a one-shot

@@ -32,6 +32,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use clap_complete::ArgValueCandidates;
 use serde_json::Value;
 use switchboard_config::{ConfigFile, ServerEntry};
 use switchboard_session::{CallOptions, SessionError};
@@ -62,6 +63,7 @@ enum Command {
     /// that tool whole (description, annotations, input and output schemas).
     Tools {
         /// Only this server (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         /// Only this tool of the server, shown whole.
         #[arg(requires = "server")]
@@ -77,7 +79,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     )]
     Call {
         /// The server, by its name in the config (left out with an ad-hoc server).
-        #[arg(required_unless_present_any = ["url", "command"])]
+        #[arg(
+            required_unless_present_any = ["url", "command"],
+            add = ArgValueCandidates::new(completions::server_names)
+        )]
         server: Option<String>,
         /// The tool, by its name on the server.
         #[arg(required_unless_present_any = ["url", "command"])]
@@ -95,6 +100,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// List the prompts of one server, or of every enabled server.
     Prompts {
         /// Only this server (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         #[command(flatten)]
         common: Common,
@@ -102,7 +108,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// Get one prompt, its arguments given as NAME=VALUE.
     Prompt {
         /// The server, by its name in the config (left out with an ad-hoc server).
-        #[arg(required_unless_present_any = ["url", "command"])]
+        #[arg(
+            required_unless_present_any = ["url", "command"],
+            add = ArgValueCandidates::new(completions::server_names)
+        )]
         server: Option<String>,
         /// The prompt, by its name on the server.
         #[arg(required_unless_present_any = ["url", "command"])]
@@ -115,6 +124,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// List the resources and resource templates of one server, or of every enabled server.
     Resources {
         /// Only this server (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         #[command(flatten)]
         common: Common,
@@ -123,7 +133,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// it is not a terminal.
     Read {
         /// The server, by its name in the config (left out with an ad-hoc server).
-        #[arg(required_unless_present_any = ["url", "command"])]
+        #[arg(
+            required_unless_present_any = ["url", "command"],
+            add = ArgValueCandidates::new(completions::server_names)
+        )]
         server: Option<String>,
         /// The resource's URI.
         #[arg(required_unless_present_any = ["url", "command"])]
@@ -141,6 +154,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// ready, 2 usage or configuration error, 3 any failed.
     Status {
         /// Only these servers (left out with an ad-hoc server).
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         servers: Vec<String>,
         #[command(flatten)]
         common: Common,
@@ -150,6 +164,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// a terminal with line editing, history and Tab completion; else lines from stdin.
     Shell {
         /// Only this server (left out with an ad-hoc server); else every enabled one.
+        #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
         #[command(flatten)]
         common: Common,
@@ -164,27 +179,22 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     Serve(serve::ServeArgs),
     /// Log in to an HTTP server that needs OAuth; its tokens are saved for later commands.
     Login {
-        /// The config file (mcp.json).
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The server, by its name in the config.
-        server: String,
+        #[command(flatten)]
+        target: LoginTarget,
         /// Do not open a browser: print the address and read back the one the browser ends at.
         #[arg(long)]
         no_browser: bool,
     },
     /// Forget the saved OAuth tokens of an HTTP server.
     Logout {
-        /// The config file (mcp.json).
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The server, by its name in the config.
-        server: String,
+        #[command(flatten)]
+        target: LoginTarget,
     },
     /// Where servers are configured, and changing it: `list`, `show`, `add`, `remove`,
     /// `import`, `trust`. Exit codes: 0 done, 2 usage or configuration error.
     Config(config_cmd::ConfigCommand),
-    /// Print the completion script for a shell (verbs and flags), e.g.
+    /// Print the completion script for a shell (verbs, flags, files and the discovered
+    /// servers' names), e.g.
     /// `switchboard completions bash > ~/.local/share/bash-completion/completions/switchboard`.
     Completions {
         /// The shell.
@@ -228,6 +238,48 @@ struct Common {
     /// arguments after `--`. Leave SERVER out: `call TOOL key=value -- node server.js`.
     #[arg(last = true, value_name = "CMD", conflicts_with = "config")]
     command: Vec<String>,
+}
+
+/// The server `login` and `logout` are for: a config entry, or an HTTP server by its URL.
+#[derive(Debug, clap::Args)]
+struct LoginTarget {
+    /// The config file (mcp.json).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The server, by its name in the config.
+    #[arg(
+        required_unless_present = "url",
+        add = ArgValueCandidates::new(completions::server_names)
+    )]
+    server: Option<String>,
+    /// An HTTP server by its URL instead of a config entry: its tokens are saved for the
+    /// URL, and the other verbs' `--url URL` uses them.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["config", "server"])]
+    url: Option<String>,
+}
+
+impl LoginTarget {
+    /// The configuration holding the server, its name there, and how messages name it.
+    fn load(&self) -> Result<(LoadedConfig, String, String), Failure> {
+        match (&self.url, &self.server) {
+            (Some(url), _) => {
+                let adhoc = adhoc::AdHoc::from_flags(Some(url), &[])?;
+                let loaded = adhoc
+                    .map(adhoc::AdHoc::config)
+                    .ok_or_else(|| Failure::Usage("--url: give the server's URL".to_owned()))?;
+                let shown = switchboard_wire::redact::url_for_display(url);
+                Ok((loaded, adhoc::ADHOC_NAME.to_owned(), shown))
+            }
+            (None, Some(server)) => {
+                let loaded =
+                    connect::load_config(self.config.as_deref()).map_err(Failure::Usage)?;
+                Ok((loaded, server.clone(), server.clone()))
+            }
+            (None, None) => Err(Failure::Usage(
+                "give the server: its name in the config, or --url URL".to_owned(),
+            )),
+        }
+    }
 }
 
 impl Common {
@@ -297,13 +349,23 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_SERVER: u8 = 3;
 
 fn main() -> ExitCode {
+    // A Tab in a shell with our completion script: answered here, then the program exits.
+    completions::answer_if_asked(Cli::command);
     let cli = Cli::parse();
     if let Command::ExampleServer { args } = cli.command {
         return example_server::run(args);
     }
     if let Command::Completions { shell } = cli.command {
-        terminal::print_generated(&completions::script(shell, Cli::command()));
-        return ExitCode::SUCCESS;
+        return match completions::script(shell, &Cli::command()) {
+            Ok(script) => {
+                terminal::print_generated(&script);
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                say(format_args!("switchboard: {message}"));
+                ExitCode::from(EXIT_USAGE)
+            }
+        };
     }
     init_logging();
     let _trace = match trace::start(cli.trace.then_some(trace::TraceDestination::Stderr)) {
@@ -447,13 +509,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
         Command::Shell { common, server } => shell::run(&common, server).await,
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
-        Command::Login {
-            config,
-            server,
-            no_browser,
-        } => {
-            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
-            let entry = pick_server(&loaded.file, &server)?;
+        Command::Login { target, no_browser } => {
+            let (loaded, name, server) = target.load()?;
+            let entry = pick_server(&loaded.file, &name)?;
             let approval = if no_browser {
                 login::Approval::Paste
             } else {
@@ -474,9 +532,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
             }
             Ok(0)
         }
-        Command::Logout { config, server } => {
-            let loaded = connect::load_config(config.as_deref()).map_err(Failure::Usage)?;
-            let entry = pick_server(&loaded.file, &server)?;
+        Command::Logout { target } => {
+            let (loaded, name, server) = target.load()?;
+            let entry = pick_server(&loaded.file, &name)?;
             match login::logout(entry).map_err(Failure::Usage)? {
                 true => say(format_args!(
                     "switchboard: logged out of `{server}`; its saved tokens were deleted"

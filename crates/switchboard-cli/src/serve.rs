@@ -10,7 +10,7 @@ use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{
-    Authorizers, HostHandler, OutputLimit, Runtime, RuntimeOptions, ServerState,
+    Authorizers, ConnectHooks, HostHandler, OutputLimit, Runtime, RuntimeOptions, ServerState,
 };
 use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connect;
 use crate::terminal::say;
-use crate::watch::{ConfigWatch, Selection};
+use crate::watch::{ConfigWatch, Selection, WatchedConfig};
 
 /// Largest tool output passed through (bigger ones are cut with a marker saying so).
 const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -31,11 +31,16 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Serve only this server (repeatable; default: every enabled server in the config).
-    #[arg(long = "server", value_name = "NAME")]
+    #[arg(
+        long = "server",
+        value_name = "NAME",
+        add = clap_complete::ArgValueCandidates::new(crate::completions::server_names)
+    )]
     servers: Vec<String>,
-    /// Watch the config file: apply its edits to the running gateway (changed servers
+    /// Watch the config file (without --config: every file discovery reads, and where a
+    /// project file may appear): apply its edits to the running gateway (changed servers
     /// restart, the rest keep running); a file that no longer parses is reported and ignored.
-    #[arg(long, requires = "config")]
+    #[arg(long)]
     watch: bool,
     /// With exactly one `--server`: expose its tools and prompts under their own names
     /// (not `<server>__<tool>`), so the gateway stands transparently in front of it.
@@ -96,12 +101,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             ));
         }
     }
+    let served = entries.clone();
     let mut options = RuntimeOptions::new(ServerSource::Entries(entries));
     options.output_limit = OutputLimit {
         max_bytes: MAX_OUTPUT_BYTES,
         spill_dir: None,
     };
     options.policy.authorizers = Some(Authorizers(Arc::new(saved_logins)));
+    // Each upstream connection is traced and takes and teaches the era memo, as the
+    // verbs' connections do.
+    options.policy.connect_hooks = Some(ConnectHooks(Arc::new(connect::CliConnectHooks)));
     options.naming = naming;
     // The servers' questions during a call (elicitation, sampling) go to its client.
     let relay = ClientRelay::new();
@@ -136,7 +145,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
         }
     }));
     let watch = if args.watch {
-        Some(ConfigWatch::start(&file.path, selection, runtime.clone())?)
+        let watched = match args.config {
+            Some(path) => WatchedConfig::File(path),
+            None => WatchedConfig::Discovered,
+        };
+        Some(ConfigWatch::start(
+            watched,
+            selection,
+            runtime.clone(),
+            served,
+        )?)
     } else {
         None
     };
@@ -162,6 +180,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             .await
         }
         None => {
+            gateway.connection.tap = crate::trace::client_tap("stdio");
             serve_stdio(runtime.clone(), gateway).await;
             Ok(())
         }

@@ -17,7 +17,8 @@
 //! first line where no server text can be ([`Colouring`]: on a terminal, honouring
 //! `NO_COLOR` and `CLICOLOR_FORCE`); the sanitiser lets no escape sequence of the text
 //! through. Generated text of our own that a program reads (shell completion scripts)
-//! goes out as it is through [`print_generated`].
+//! goes out as it is through [`print_generated`]; the answer to a Tab is the shell's and
+//! clap_complete writes it itself (`completions.rs` offers no name that needs escaping).
 //!
 //! `switchboard serve`'s stdout is the protocol channel and is not written here
 //! (`switchboard_wire::stdio::own_stdio` owns it); its startup report goes to stderr here.

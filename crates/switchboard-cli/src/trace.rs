@@ -1,13 +1,19 @@
 //! `--trace` and `SWITCHBOARD_TRACE=FILE`: every JSON-RPC frame both ways, one NDJSON line
 //! each, `{"ts", "dir": "send"|"recv", "server", "frame"}`, to stderr (through `terminal`)
-//! or appended to FILE.
+//! or appended to FILE. Every command that talks to servers traces them: the verbs through
+//! `connect.rs`, `check` through its `ServerSpec::tap` (its raw HTTP requests are no
+//! frames), `serve` through the runtime's connection hooks. `serve` on stdio traces its own
+//! client's frames too, with `"client": "stdio"` in place of `"server"` (`send` is what the
+//! gateway sent it).
 //!
-//! The connection's frame tap ([`FrameTap`], set through `ConnectOverrides::tap` in
-//! `connect.rs`) only copies the frame (at most [`MAX_TRACED_FRAME_BYTES`]) and hands it to
-//! a bounded channel without waiting: when the writer thread falls behind, frames are
-//! dropped and counted, and one line says how many. The writer parses each frame, replaces
-//! the entry's secret values wherever they occur (keys, strings, numbers, text that is not
-//! JSON) and writes the line. Headers never reach a frame (they are the HTTP transport's).
+//! The connection's frame tap ([`FrameTap`], made by [`tap_for`] and [`client_tap`]) only
+//! copies the frame (at most [`MAX_TRACED_FRAME_BYTES`]) and hands it to a bounded channel
+//! without waiting: when the writer thread falls behind, frames are dropped and counted,
+//! and one line says how many. The writer parses each frame, replaces the secret values
+//! wherever they occur (keys, strings, numbers, text that is not JSON) and writes the line:
+//! a server's frames lose its entry's secrets, the gateway client's frames those of every
+//! server traced so far (what the client hears comes from them). Headers never reach a
+//! frame (they are the HTTP transport's).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -48,17 +54,28 @@ pub(crate) enum TraceDestination {
 /// The one trace of this process, once [`start`] set it up.
 static SINK: OnceLock<Arc<TraceSink>> = OnceLock::new();
 
-/// The channel to the writer thread and the count of frames it could not take.
+/// The channel to the writer thread, the count of frames it could not take, and the
+/// secrets of every entry traced so far (for the gateway client's frames).
 struct TraceSink {
     queue: Mutex<Option<SyncSender<TracedFrame>>>,
     dropped: Arc<AtomicU64>,
+    every_entry: Mutex<Arc<EntrySecrets>>,
+}
+
+/// Whose frames a line carries.
+#[derive(Clone)]
+enum Peer {
+    /// A server's, by its name (`"server"`).
+    Server(Arc<str>),
+    /// The gateway's own client's (`"client"`: how it is connected).
+    Client(&'static str),
 }
 
 /// One frame as the tap saw it.
 struct TracedFrame {
     at: SystemTime,
     direction: Direction,
-    server: Arc<str>,
+    peer: Peer,
     secrets: Arc<EntrySecrets>,
     /// At most [`MAX_TRACED_FRAME_BYTES`] of the frame.
     bytes: Vec<u8>,
@@ -71,6 +88,20 @@ struct TracedFrame {
 struct EntrySecrets {
     set: Secrets,
     values: Vec<String>,
+}
+
+impl EntrySecrets {
+    /// The values long enough to be told apart from ordinary text.
+    fn of(values: impl IntoIterator<Item = String>) -> EntrySecrets {
+        let values: Vec<String> = values
+            .into_iter()
+            .filter(|v| v.chars().count() >= MIN_SECRET_LEN)
+            .collect();
+        EntrySecrets {
+            set: Secrets::new(values.clone()),
+            values,
+        }
+    }
 }
 
 /// Ends the trace when dropped: what is queued is written (within [`FINISH_WAIT`]).
@@ -118,6 +149,7 @@ pub(crate) fn start(requested: Option<TraceDestination>) -> Result<Option<TraceG
     let sink = Arc::new(TraceSink {
         queue: Mutex::new(Some(queue)),
         dropped: dropped.clone(),
+        every_entry: Mutex::new(Arc::new(EntrySecrets::of([]))),
     });
     if SINK.set(sink).is_err() {
         return Err("the trace was started twice".to_owned());
@@ -132,32 +164,59 @@ pub(crate) fn start(requested: Option<TraceDestination>) -> Result<Option<TraceG
     Ok(Some(TraceGuard { finished }))
 }
 
-/// The tap for `entry`'s connection, when a trace is on.
+/// The tap for `entry`'s connection, when a trace is on. Its secrets are added to those
+/// the gateway client's frames lose.
 pub(crate) fn tap_for(entry: &ServerEntry) -> Option<Arc<dyn FrameTap>> {
     let sink = SINK.get()?;
-    let values: Vec<String> = entry
-        .secret_values()
-        .into_iter()
-        .filter(|v| v.chars().count() >= MIN_SECRET_LEN)
-        .collect();
-    Some(Arc::new(ServerTap {
-        server: Arc::from(entry.name.as_str()),
-        secrets: Arc::new(EntrySecrets {
-            set: Secrets::new(values.clone()),
-            values,
-        }),
+    let secrets = Arc::new(EntrySecrets::of(entry.secret_values()));
+    {
+        let mut every = sink
+            .every_entry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let new: Vec<&String> = secrets
+            .values
+            .iter()
+            .filter(|v| !every.values.contains(v))
+            .collect();
+        if !new.is_empty() {
+            let values = every.values.iter().chain(new).cloned();
+            *every = Arc::new(EntrySecrets::of(values.collect::<Vec<_>>()));
+        }
+    }
+    Some(Arc::new(PeerTap {
+        peer: Peer::Server(Arc::from(entry.name.as_str())),
+        secrets: Secrecy::Entry(secrets),
         sink: sink.clone(),
     }))
 }
 
-/// One server's frames into the trace.
-struct ServerTap {
-    server: Arc<str>,
-    secrets: Arc<EntrySecrets>,
+/// The tap for the gateway's own client connection (`how`: `stdio`), when a trace is on.
+pub(crate) fn client_tap(how: &'static str) -> Option<Arc<dyn FrameTap>> {
+    let sink = SINK.get()?;
+    Some(Arc::new(PeerTap {
+        peer: Peer::Client(how),
+        secrets: Secrecy::EveryEntry,
+        sink: sink.clone(),
+    }))
+}
+
+/// Which secrets a tap's frames lose.
+enum Secrecy {
+    /// Its server's entry's.
+    Entry(Arc<EntrySecrets>),
+    /// Every traced entry's, as they are when the frame is seen.
+    EveryEntry,
+}
+
+/// One peer's frames into the trace.
+struct PeerTap {
+    peer: Peer,
+    secrets: Secrecy,
     sink: Arc<TraceSink>,
 }
 
-impl FrameTap for ServerTap {
+impl FrameTap for PeerTap {
     fn frame(&self, direction: Direction, bytes: &[u8]) {
         let queue = self
             .sink
@@ -167,11 +226,20 @@ impl FrameTap for ServerTap {
         let Some(queue) = queue.as_ref() else {
             return;
         };
+        let secrets = match &self.secrets {
+            Secrecy::Entry(secrets) => secrets.clone(),
+            Secrecy::EveryEntry => self
+                .sink
+                .every_entry
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        };
         let frame = TracedFrame {
             at: SystemTime::now(),
             direction,
-            server: self.server.clone(),
-            secrets: self.secrets.clone(),
+            peer: self.peer.clone(),
+            secrets,
             bytes: bytes[..bytes.len().min(MAX_TRACED_FRAME_BYTES)].to_vec(),
             len: bytes.len(),
         };
@@ -249,7 +317,10 @@ fn trace_line(frame: &TracedFrame) -> String {
         Direction::Inbound => "recv",
     };
     line.insert("dir".into(), direction.into());
-    line.insert("server".into(), frame.server.as_ref().into());
+    match &frame.peer {
+        Peer::Server(name) => line.insert("server".into(), name.as_ref().into()),
+        Peer::Client(how) => line.insert("client".into(), (*how).into()),
+    };
     line.insert("frame".into(), traced);
     if cut {
         line.insert(
@@ -354,18 +425,17 @@ mod tests {
     use super::*;
 
     fn secrets() -> Arc<EntrySecrets> {
-        let values = vec!["s3cret-value".to_owned(), "12345678".to_owned()];
-        Arc::new(EntrySecrets {
-            set: Secrets::new(values.clone()),
-            values,
-        })
+        Arc::new(EntrySecrets::of([
+            "s3cret-value".to_owned(),
+            "12345678".to_owned(),
+        ]))
     }
 
     fn frame(bytes: &[u8], len: usize) -> TracedFrame {
         TracedFrame {
             at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_250),
             direction: Direction::Inbound,
-            server: Arc::from("fx"),
+            peer: Peer::Server(Arc::from("fx")),
             secrets: secrets(),
             bytes: bytes.to_vec(),
             len,
@@ -376,12 +446,13 @@ mod tests {
     fn a_full_queue_drops_frames_and_one_line_counts_them() {
         let (queue, frames) = mpsc::sync_channel(1);
         let dropped = Arc::new(AtomicU64::new(0));
-        let tap = ServerTap {
-            server: Arc::from("fx"),
-            secrets: secrets(),
+        let tap = PeerTap {
+            peer: Peer::Server(Arc::from("fx")),
+            secrets: Secrecy::Entry(secrets()),
             sink: Arc::new(TraceSink {
                 queue: Mutex::new(Some(queue)),
                 dropped: dropped.clone(),
+                every_entry: Mutex::new(secrets()),
             }),
         };
         for _ in 0..3 {
@@ -424,6 +495,29 @@ mod tests {
         let not_json = b"oops s3cret-value \x1b[2J";
         expect_test::expect![[r#"{"ts":"2023-11-14T22:13:20.250Z","dir":"recv","server":"fx","frame":"oops <redacted> \u001b[2J"}"#]]
             .assert_eq(&trace_line(&frame(not_json, not_json.len())));
+    }
+
+    #[test]
+    fn the_gateway_clients_lines_say_so_and_lose_every_traced_entrys_secrets() {
+        let (queue, frames) = mpsc::sync_channel(4);
+        let sink = Arc::new(TraceSink {
+            queue: Mutex::new(Some(queue)),
+            dropped: Arc::new(AtomicU64::new(0)),
+            every_entry: Mutex::new(secrets()),
+        });
+        let tap = PeerTap {
+            peer: Peer::Client("stdio"),
+            secrets: Secrecy::EveryEntry,
+            sink,
+        };
+        tap.frame(
+            Direction::Outbound,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"text":"s3cret-value"}}"#,
+        );
+        let mut frame = frames.try_recv().expect("the frame is queued");
+        frame.at = UNIX_EPOCH + Duration::from_millis(1_700_000_000_250);
+        expect_test::expect![[r#"{"ts":"2023-11-14T22:13:20.250Z","dir":"send","client":"stdio","frame":{"jsonrpc":"2.0","id":1,"result":{"text":"<redacted>"}}}"#]]
+            .assert_eq(&trace_line(&frame));
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct ConnectOverrides {
     pub http_connect_timeout: Option<Duration>,
     /// Credentials for an HTTP server; ignored for stdio.
     pub authorizer: Option<Arc<dyn Authorizer>>,
-    /// Sees every frame in both directions (the checker's recorder).
+    /// Sees every frame in both directions (the checker's recorder, a host's trace).
     pub tap: Option<Arc<dyn FrameTap>>,
     /// Answers the server's requests to the host (else the session's default: nothing
     /// declared).

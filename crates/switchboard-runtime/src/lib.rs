@@ -29,7 +29,8 @@ pub use runtime::{
     RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
 };
 pub use server::{
-    AuthorizerFor, Authorizers, Capabilities, HostHandler, RestartPolicy, ServerPolicy, ServerState,
+    AuthorizerFor, Authorizers, Capabilities, ConnectHooks, ConnectOutcome, ConnectionHooks,
+    HostHandler, RestartPolicy, ServerPolicy, ServerState,
 };
 pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
 pub use snapshot::{BridgedTool, FromServer, Snapshot};

@@ -15,9 +15,10 @@ use std::time::Duration;
 use switchboard_config::{ServerEntry, ToolFilter, TransportEntry};
 use switchboard_http::Authorizer;
 use switchboard_protocol::{
-    LogLevel, Prompt, Resource, ResourceTemplate, Tool as McpTool, methods,
+    Era, LogLevel, Prompt, Resource, ResourceTemplate, Tool as McpTool, methods,
 };
 use switchboard_session::{Session, SessionError, SessionEvent};
+use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::ShutdownGrace;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -125,6 +126,9 @@ pub struct ServerPolicy {
     /// Answers what servers ask the host (roots, elicitation, sampling) and decides the
     /// client capabilities declared to them; `None` declares none and answers nothing.
     pub host: Option<HostHandler>,
+    /// The host's part in every connection: a frame tap, the era it remembers for the
+    /// server, and what each connect came to; `None` connects as the entry says.
+    pub connect_hooks: Option<ConnectHooks>,
 }
 
 /// The host's side of server-to-client requests, for every server's session.
@@ -134,6 +138,48 @@ pub struct HostHandler(pub Arc<dyn switchboard_session::ClientHandler>);
 impl fmt::Debug for HostHandler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("HostHandler(..)")
+    }
+}
+
+/// What a host adds to each connection the runtime makes to one of its servers, and what
+/// it hears back: asked once per connect (the first and every reconnect). Every method has
+/// a default that adds nothing.
+pub trait ConnectionHooks: Send + Sync {
+    /// Sees every frame of this connection both ways (e.g. the host's trace).
+    fn tap(&self, entry: &ServerEntry) -> Option<Arc<dyn FrameTap>> {
+        let _ = entry;
+        None
+    }
+
+    /// The era the host remembers for this server ([`ConnectOverrides::era_hint`]).
+    fn era_hint(&self, entry: &ServerEntry) -> Option<Era> {
+        let _ = entry;
+        None
+    }
+
+    /// How the connect ended (before listing): the era negotiated, or the failure, with
+    /// the hint it was given, so that a host can remember the era or forget a wrong hint.
+    fn connected(&self, entry: &ServerEntry, hint: Option<Era>, outcome: ConnectOutcome<'_>) {
+        let _ = (entry, hint, outcome);
+    }
+}
+
+/// How one connect ended, for [`ConnectionHooks::connected`].
+#[derive(Debug, Clone, Copy)]
+pub enum ConnectOutcome<'a> {
+    /// Initialized in this era.
+    Negotiated(Era),
+    /// Not initialized.
+    Failed(&'a SessionError),
+}
+
+/// The host's [`ConnectionHooks`], for every server's connections.
+#[derive(Clone)]
+pub struct ConnectHooks(pub Arc<dyn ConnectionHooks>);
+
+impl fmt::Debug for ConnectHooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ConnectHooks(..)")
     }
 }
 
@@ -160,6 +206,7 @@ impl Default for ServerPolicy {
             shutdown: ShutdownGrace::default(),
             authorizers: None,
             host: None,
+            connect_hooks: None,
         }
     }
 }
@@ -585,6 +632,8 @@ async fn connect_and_list(
     entry: &ServerEntry,
     policy: &ServerPolicy,
 ) -> Result<Connected, SessionError> {
+    let hooks = policy.connect_hooks.as_ref().map(|hooks| hooks.0.as_ref());
+    let era_hint = hooks.and_then(|hooks| hooks.era_hint(entry));
     let overrides = ConnectOverrides {
         default_request_timeout: Some(policy.request_timeout),
         default_connect_timeout: Some(policy.connect_timeout),
@@ -596,14 +645,24 @@ async fn connect_and_list(
             TransportEntry::Stdio { .. } => None,
         },
         handler: policy.host.as_ref().map(|host| host.0.clone()),
+        tap: hooks.and_then(|hooks| hooks.tap(entry)),
+        era_hint,
         ..ConnectOverrides::default()
     };
-    let session = connect(entry, overrides).await?;
+    let connected = connect(entry, overrides).await;
+    if let Some(hooks) = hooks {
+        let outcome = match &connected {
+            Ok(session) => ConnectOutcome::Negotiated(session.negotiated().era),
+            Err(error) => ConnectOutcome::Failed(error),
+        };
+        hooks.connected(entry, era_hint, outcome);
+    }
+    let session = connected?;
     let events = session.events();
     let listed = tokio::time::timeout(policy.connect_timeout, list_capabilities(&session)).await;
     match listed {
         Ok(Ok(capabilities)) => {
-            let subscription = if session.negotiated().era == switchboard_protocol::Era::Modern {
+            let subscription = if session.negotiated().era == Era::Modern {
                 open_subscription(&session).await
             } else {
                 None

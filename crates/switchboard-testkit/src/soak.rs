@@ -429,6 +429,8 @@ async fn soak(plan: &SoakPlan) -> SoakReport {
         .arg("serve")
         .arg("--config")
         .arg(&config)
+        // The soak measures the gateway, not the user's era memo.
+        .env("SWITCHBOARD_ERA_MEMO", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -33,6 +33,7 @@ pub(crate) fn config(acquire: Acquire, store: Option<StoreBinding>) -> OAuthConf
 fn saved_login() -> Acquire {
     Acquire::SavedLogin {
         server_name: "remote".into(),
+        login_command: "switchboard login remote".into(),
     }
 }
 
@@ -147,7 +148,7 @@ async fn a_saved_login_client_follows_nothing_a_challenge_names() {
     assert!(
         matches!(
             &refused,
-            AuthError::NeedsLogin { server, reason: LoginNeeded::NotLoggedIn } if server == "remote"
+            AuthError::NeedsLogin { server, reason: LoginNeeded::NotLoggedIn, .. } if server == "remote"
         ),
         "{refused:?}"
     );

@@ -282,6 +282,7 @@ async fn a_dpop_login_is_saved_with_its_key() {
     let later = OAuthClient::new(config(
         Acquire::SavedLogin {
             server_name: "remote".into(),
+            login_command: "switchboard login remote".into(),
         },
         Some(binding()),
     ))

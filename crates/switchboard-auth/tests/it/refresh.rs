@@ -118,6 +118,7 @@ fn client_with_saved_token(
         max_step_ups: 2,
         acquire: Acquire::SavedLogin {
             server_name: "protected".into(),
+            login_command: "switchboard login protected".into(),
         },
         identity_assertion: None,
         workload_identity: None,

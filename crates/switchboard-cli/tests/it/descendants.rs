@@ -225,7 +225,7 @@ async fn gateway(servers: serde_json::Value) -> Session {
             "--config".into(),
             path.display().to_string(),
         ],
-        env: Vec::new(),
+        env: crate::no_era_memo_env(),
         cwd: None,
     };
     within(

@@ -164,7 +164,7 @@ async fn the_gateways_startup_report_and_logs_show_a_failed_servers_stderr_escap
             "--config".into(),
             path.display().to_string(),
         ],
-        env: Vec::new(),
+        env: crate::no_era_memo_env(),
         cwd: None,
     };
     let session = within(

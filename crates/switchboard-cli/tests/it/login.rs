@@ -79,6 +79,17 @@ fn redirect_target(url: &str) -> String {
         .expect("a redirect")
 }
 
+/// A folder of the test's own, `target/cli-tests/NAME-PID`, private to the user as a token
+/// file's folder must be.
+fn private_dir(name: &str) -> std::path::PathBuf {
+    let dir = workspace_root()
+        .join("target/cli-tests")
+        .join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    dir
+}
+
 struct Run {
     code: i32,
     output: String,
@@ -139,12 +150,7 @@ fn run(
 #[test]
 fn login_saves_private_tokens_that_later_commands_use_and_never_print() {
     let server = scenario_server();
-    let dir = workspace_root()
-        .join("target/cli-tests")
-        .join(format!("login-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    // The token file's directory must be private to the user.
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let dir = private_dir("login");
     let config = dir.join("mcp.json");
     std::fs::write(
         &config,
@@ -229,11 +235,7 @@ fn login_says_when_there_is_nothing_to_log_in_to() {
         "local": crate::fixture_entry(&[]),
     }));
     let path = path.to_str().expect("utf-8 path");
-    let dir = workspace_root()
-        .join("target/cli-tests")
-        .join(format!("login-none-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let dir = private_dir("login-none");
     let tokens = dir.join("tokens.json");
     let open_login = run(
         &["login", "--config", path, "open", "--no-browser"],
@@ -262,4 +264,43 @@ fn login_says_when_there_is_nothing_to_log_in_to() {
         said(&local_login)
     ));
     assert!(!tokens.exists(), "nothing was saved");
+}
+
+#[test]
+fn an_adhoc_url_is_told_the_login_that_works_and_that_login_serves_it() {
+    let server = scenario_server();
+    let dir = private_dir("login-url");
+    let tokens = dir.join("tokens.json");
+    let _ = std::fs::remove_file(&tokens);
+    let url = server.url.as_str();
+
+    let before = run(&["tools", "--url", url], &tokens, None);
+    assert_eq!(before.code, 3, "{}", before.output);
+    let hint = format!("run `switchboard login --url {url}`");
+    assert!(before.output.contains(&hint), "{}", before.output);
+
+    let login = run(
+        &["login", "--url", url, "--no-browser"],
+        &tokens,
+        Some(&|url| redirect_target(url)),
+    );
+    assert_eq!(login.code, 0, "{}", login.output);
+    assert!(
+        login.output.contains(&format!("logged in to `{url}`")),
+        "{}",
+        login.output
+    );
+    let tools = run(&["tools", "--url", url], &tokens, None);
+    assert_eq!(tools.code, 0, "{}", tools.output);
+    assert!(tools.output.contains("adhoc: 1 tool"), "{}", tools.output);
+
+    let logout = run(&["logout", "--url", url], &tokens, None);
+    assert_eq!(logout.code, 0, "{}", logout.output);
+    let after = run(&["tools", "--url", url], &tokens, None);
+    assert_eq!(after.code, 3, "{}", after.output);
+    assert!(after.output.contains(&hint), "{}", after.output);
+
+    let both = run(&["login", "--url", url, "remote"], &tokens, None);
+    assert_eq!(both.code, 2, "a name and --url at once: {}", both.output);
+    let _ = std::fs::remove_dir_all(dir);
 }

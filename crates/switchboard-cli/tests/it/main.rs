@@ -62,20 +62,26 @@ fn isolated_switchboard() -> Command {
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SWITCHBOARD_CONFIG")
         // No test shares an era memo with another (`era_memo.rs` names its own).
-        .env("SWITCHBOARD_ERA_MEMO", "off");
+        .env(NO_ERA_MEMO.0, NO_ERA_MEMO.1);
     command
 }
 
 /// [`switchboard`] with extra environment variables (`HOME` an empty directory unless set).
 fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut child = isolated_switchboard()
-        .args(args)
-        .envs(env.iter().copied())
+    let mut command = isolated_switchboard();
+    command.args(args).envs(env.iter().copied());
+    run_bounded(command, &format!("switchboard {args:?}"))
+}
+
+/// Runs `command` (stdin empty, output captured) with a 60 s bound; panics (after killing
+/// it) if it hangs.
+fn run_bounded(mut command: Command, what: &str) -> Run {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn switchboard");
+        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let started = Instant::now();
     loop {
         if child.try_wait().expect("wait").is_some() {
@@ -83,7 +89,7 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         }
         if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("switchboard {args:?} did not finish within 60 s");
+            panic!("{what} did not finish within 60 s");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -93,6 +99,15 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// The environment that keeps a spawned `switchboard` off the user's era memo, for the
+/// spawns that do not go through [`switchboard_with_env`] (`era_memo.rs` names its own).
+pub(crate) const NO_ERA_MEMO: (&str, &str) = ("SWITCHBOARD_ERA_MEMO", "off");
+
+/// [`NO_ERA_MEMO`] as a process spec's environment.
+pub(crate) fn no_era_memo_env() -> Vec<(String, String)> {
+    vec![(NO_ERA_MEMO.0.to_owned(), NO_ERA_MEMO.1.to_owned())]
 }
 
 /// A fresh, empty folder `target/cli-tests/NAME-PID` for one test's files.

@@ -157,6 +157,7 @@ async fn the_gateways_startup_report_and_logs_hide_the_token() {
         env: vec![
             (VARIABLE.into(), SECRET.into()),
             ("SWITCHBOARD_LOG".into(), "debug".into()),
+            (crate::NO_ERA_MEMO.0.into(), crate::NO_ERA_MEMO.1.into()),
         ],
         cwd: None,
     };

@@ -1,6 +1,7 @@
 //! `switchboard serve` (the gateway) driven by Switchboard's own client over stdio: real
 //! fixture servers behind it, a broken one beside them.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use expect_test::expect;
@@ -44,13 +45,44 @@ pub(crate) async fn gateway_with_flags(servers: Value, flags: &[&str]) -> Sessio
 
 /// `switchboard serve --config PATH FLAGS…`, initialized.
 pub(crate) async fn gateway_for(path: &std::path::Path, flags: &[&str]) -> Session {
-    let mut args = vec![
-        "serve".to_owned(),
-        "--config".into(),
-        path.display().to_string(),
-    ];
+    gateway_with_env(path, flags, &[]).await
+}
+
+/// [`gateway_for`] with these environment variables (after the one that keeps it off the
+/// era memo, so they may set the memo).
+pub(crate) async fn gateway_with_env(
+    path: &std::path::Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> Session {
+    let mut args = vec!["--config".to_owned(), path.display().to_string()];
     args.extend(flags.iter().map(|f| (*f).to_owned()));
-    spawned("gateway", env!("CARGO_BIN_EXE_switchboard").into(), args).await
+    spawned_spec(SessionConfig::new("gateway"), &serve_spec(args, env, None)).await
+}
+
+/// `switchboard serve FLAGS…` without `--config`, run in `cwd` (its project directory)
+/// with these environment variables (`HOME` among them, for the user's files).
+pub(crate) async fn gateway_discovering(
+    cwd: &std::path::Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> Session {
+    let args = flags.iter().map(|f| (*f).to_owned()).collect();
+    let spec = serve_spec(args, env, Some(cwd.to_owned()));
+    spawned_spec(SessionConfig::new("gateway"), &spec).await
+}
+
+/// `switchboard serve ARGS…` off the era memo, with `env` after that.
+fn serve_spec(args: Vec<String>, env: &[(&str, &str)], cwd: Option<PathBuf>) -> ProcessSpec {
+    let mut spec = ProcessSpec {
+        program: env!("CARGO_BIN_EXE_switchboard").into(),
+        args: std::iter::once("serve".to_owned()).chain(args).collect(),
+        env: crate::no_era_memo_env(),
+        cwd,
+    };
+    spec.env
+        .extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    spec
 }
 
 /// A session with `program ARGS` over stdio, called `name`, after its handshake.
@@ -72,17 +104,22 @@ pub(crate) async fn spawned_in(
 
 /// [`spawned`] with these session settings.
 async fn spawned_with(config: SessionConfig, program: String, args: Vec<String>) -> Session {
-    let name = config.server_name.to_string();
     let spec = ProcessSpec {
         program,
         args,
-        env: Vec::new(),
+        env: crate::no_era_memo_env(),
         cwd: None,
     };
+    spawned_spec(config, &spec).await
+}
+
+/// A session with the process `spec` over stdio, after its handshake.
+async fn spawned_spec(config: SessionConfig, spec: &ProcessSpec) -> Session {
+    let name = config.server_name.to_string();
     within(
         "the handshake",
         TEST_DEADLINE,
-        Session::spawn_stdio(&spec, StdioOptions::new(&name), config),
+        Session::spawn_stdio(spec, StdioOptions::new(&name), config),
     )
     .await
     .unwrap_or_else(|e| panic!("{name} initializes: {e}"))

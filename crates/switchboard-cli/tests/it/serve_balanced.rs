@@ -45,6 +45,7 @@ fn gateway(config: &Path) -> (Owned, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--http", "127.0.0.1:0", "--config"])
         .arg(config)
+        .env(crate::NO_ERA_MEMO.0, crate::NO_ERA_MEMO.1)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

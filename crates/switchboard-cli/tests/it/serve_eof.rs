@@ -38,6 +38,7 @@ fn serve_script(config: &Path, frames: &[String]) -> Served {
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--config"])
         .arg(config)
+        .env(crate::NO_ERA_MEMO.0, crate::NO_ERA_MEMO.1)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -57,6 +57,7 @@ impl HttpGateway {
     ) -> HttpGateway {
         let mut child = Command::new(program)
             .args(args)
+            .env(crate::NO_ERA_MEMO.0, crate::NO_ERA_MEMO.1)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -1,5 +1,7 @@
 //! `switchboard serve --watch`: editing the config file reaches the running gateway's
 //! client as `list_changed` and new tools; a broken edit is reported and changes nothing.
+//! Without `--config`, the files discovery reads are followed: a user file's edit, a project
+//! file that appears (its server once trusted), and not a file that defines no server.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,7 +14,8 @@ use switchboard_wire::stdio::ShutdownStep;
 
 use crate::fixture_entry;
 use crate::serve::{
-    GRACE, children_of, follow_tool_changes, gateway_for, tool_names, tools_list_changed,
+    GRACE, children_of, follow_tool_changes, gateway_discovering, gateway_for, tool_names,
+    tools_list_changed,
 };
 
 /// A folder of its own (so the watched folder holds only this test's file) with `mcp.json`.
@@ -139,4 +142,75 @@ async fn an_edited_config_reaches_the_client_and_a_broken_one_changes_nothing() 
         (&ShutdownStep::StdinClosed, 0),
         "the gateway exits on stdin EOF and leaves nothing behind: {report:?}"
     );
+}
+
+#[tokio::test]
+async fn without_config_the_discovered_files_are_followed_and_trust_lets_a_project_server_in() {
+    let dir = crate::scratch_dir("watch-discovered");
+    let (home, project) = (dir.join("home"), dir.join("project"));
+    let user_file = home.join(".config/switchboard/mcp.json");
+    std::fs::create_dir_all(user_file.parent().expect("a folder")).expect("mkdir");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let alpha = fixture_entry(&[]);
+    std::fs::write(&user_file, servers_text(&json!({ "alpha": alpha }))).expect("write");
+    let home_text = home.to_str().expect("utf-8 path");
+    let session = gateway_discovering(&project, &["--watch"], &[("HOME", home_text)]).await;
+    assert_eq!(tool_names(&session).await.len(), 6, "alpha's tools");
+    let mut events = session.events();
+    let _stream = follow_tool_changes(&session).await;
+
+    // Another program's file that defines no server changes nothing; the user's file gains
+    // a server.
+    std::fs::write(home.join(".claude.json"), r#"{"numStartups": 3}"#).expect("write");
+    replace(
+        &user_file,
+        &servers_text(&json!({ "alpha": alpha, "beta": fixture_entry(&[]) })),
+    );
+    tools_list_changed(&mut events).await;
+    assert_eq!(tool_names(&session).await.len(), 12, "alpha's and beta's");
+
+    // A project file appears: its server waits for trust, then starts.
+    replace(
+        &project.join(".mcp.json"),
+        &servers_text(&json!({ "gamma": fixture_entry(&[]) })),
+    );
+    stderr_with(&session, "`gamma` is left out", 1).await;
+    let mut trust = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    trust
+        .args(["config", "trust", "gamma"])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SWITCHBOARD_CONFIG");
+    let trusted = crate::run_bounded(trust, "switchboard config trust gamma");
+    assert_eq!(trusted.code, 0, "{}", trusted.stderr);
+    tools_list_changed(&mut events).await;
+    let names = tool_names(&session).await;
+    assert!(names.contains(&"gamma__echo".to_owned()), "{names:?}");
+
+    // A user file that no longer parses changes nothing.
+    std::fs::write(&user_file, "{\n  \"mcpServers\": {\n").expect("write");
+    let stderr = stderr_with(&session, "is not reloaded", 1).await;
+    assert_eq!(
+        tool_names(&session).await.len(),
+        18,
+        "all three still served"
+    );
+    let shown: String = stderr
+        .lines()
+        .filter(|line| line.contains("reload") || line.contains("left out"))
+        .map(|line| {
+            let line = line.replace(&home.display().to_string(), "~");
+            line.replace(&project.display().to_string(), ".") + "\n"
+        })
+        .collect();
+    expect![[r#"
+        switchboard serve: config reloaded: added beta; removed none; restarted none; kept alpha
+        switchboard serve: `gamma` is left out: defined in a project file and not trusted yet; run `switchboard config trust gamma` to let it start
+        switchboard serve: config reloaded: added gamma; removed none; restarted none; kept alpha, beta
+        switchboard serve: ~/.config/switchboard/mcp.json:3:1: invalid JSON: EOF while parsing an object at line 3 column 0; the config is not reloaded, the running servers stay
+    "#]]
+    .assert_eq(&shown);
+    let report = session.shutdown(GRACE).await;
+    assert!(report.is_some(), "a stdio gateway has a process");
 }

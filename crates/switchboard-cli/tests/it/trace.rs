@@ -1,8 +1,14 @@
 //! `--trace` and `SWITCHBOARD_TRACE=FILE`: every frame both ways as NDJSON, with the
-//! entry's secret values gone even where the server echoes them back.
+//! entry's secret values gone even where the server echoes them back; for the verbs,
+//! `check`, and `serve` (its servers' frames and its own client's).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use switchboard_session::CallOptions;
 use switchboard_testkit::locate::{fixture_bin, workspace_root};
+use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
 use crate::{config, switchboard, switchboard_with_env};
 
@@ -23,13 +29,25 @@ fn secret_config() -> String {
 }
 
 /// Checks each line's fields and says what it carries: its direction and method (or
-/// `result`/`error` for an answer), the id masked.
+/// `result`/`error` for an answer), the id masked; every line is `fx`'s.
 fn shape(trace: &str) -> String {
+    let by_peer = shapes_by_peer(trace);
+    assert_eq!(by_peer.keys().collect::<Vec<_>>(), ["server fx"], "{trace}");
+    by_peer
+        .into_values()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each line's shape (see [`shape`]) under whose it is (`server NAME`, `client HOW`), in
+/// order; no line holds the secret.
+fn shapes_by_peer(trace: &str) -> BTreeMap<String, Vec<String>> {
     assert!(
         !trace.contains(SECRET),
         "the secret is in the trace:\n{trace}"
     );
-    let mut shapes = Vec::new();
+    let mut shapes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in trace.lines() {
         let line: Value = serde_json::from_str(line).expect("every trace line is JSON");
         let ts = line["ts"].as_str().expect("ts is a string");
@@ -37,7 +55,11 @@ fn shape(trace: &str) -> String {
             ts.len() == 24 && ts.as_bytes()[10] == b'T' && ts.ends_with('Z'),
             "ts is RFC 3339 with milliseconds: {ts}"
         );
-        assert_eq!(line["server"], "fx", "{line}");
+        let peer = match (line["server"].as_str(), line["client"].as_str()) {
+            (Some(server), None) => format!("server {server}"),
+            (None, Some(client)) => format!("client {client}"),
+            _ => panic!("a line names its server or its client: {line}"),
+        };
         let dir = line["dir"].as_str().expect("dir is a string");
         assert!(dir == "send" || dir == "recv", "{line}");
         let frame = &line["frame"];
@@ -52,9 +74,21 @@ fn shape(trace: &str) -> String {
         } else {
             ""
         };
-        shapes.push(format!("{dir} {what}{id}"));
+        shapes
+            .entry(peer)
+            .or_default()
+            .push(format!("{dir} {what}{id}"));
     }
-    shapes.join("\n")
+    shapes
+}
+
+/// A fresh trace file in a test's own folder.
+fn trace_file(name: &str) -> PathBuf {
+    crate::scratch_dir(&format!("trace-{name}")).join("trace.ndjson")
+}
+
+fn read_trace(path: &Path) -> String {
+    std::fs::read_to_string(path).expect("the trace file")
 }
 
 #[test]
@@ -104,4 +138,103 @@ fn trace_to_stderr_is_ndjson_without_the_secret() {
     let after_the_verb = switchboard(&["tools", "fx", "--trace", "--config", &path]);
     assert_eq!(after_the_verb.code, 0, "{}", after_the_verb.stderr);
     assert!(shape(&after_the_verb.stderr).contains("send tools/list #id"));
+}
+
+#[test]
+fn check_traces_every_session_it_opens_without_the_secret() {
+    let trace_path = trace_file("check");
+    // `auto`, so that the check's `server/discover` probe is traced too.
+    let path = config(json!({
+        "fx": { "command": fixture_bin(), "args": [], "env": {"TOKEN": SECRET} },
+    }));
+    let arguments = json!({ "text": SECRET }).to_string();
+    let run = switchboard_with_env(
+        &[
+            "check",
+            "fx",
+            "--config",
+            path.to_str().expect("utf-8 path"),
+            "--call",
+            "echo",
+            &arguments,
+        ],
+        &[(
+            "SWITCHBOARD_TRACE",
+            trace_path.to_str().expect("utf-8 path"),
+        )],
+    );
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    let trace = read_trace(&trace_path);
+    assert!(trace.contains("<redacted>"), "the echoed secret: {trace}");
+    let by_peer = shapes_by_peer(&trace);
+    assert_eq!(by_peer.keys().collect::<Vec<_>>(), ["server fx"], "{trace}");
+    // The checker's sessions run side by side: what is sent, once each, in a stable order.
+    let mut sent: Vec<&str> = by_peer["server fx"]
+        .iter()
+        .filter_map(|shape| shape.strip_prefix("send "))
+        .collect();
+    sent.sort_unstable();
+    sent.dedup();
+    expect_test::expect![[r#"
+        initialize #id
+        notifications/cancelled
+        notifications/initialized
+        prompts/list #id
+        resources/list #id
+        server/discover #id
+        tools/call #id
+        tools/list #id"#]]
+    .assert_eq(&sent.join("\n"));
+}
+
+#[tokio::test]
+async fn serve_traces_its_servers_and_its_own_client_without_the_secret() {
+    let trace_path = trace_file("serve");
+    let path = secret_config();
+    let trace = trace_path.to_str().expect("utf-8 path");
+    let gateway =
+        crate::serve::gateway_with_env(Path::new(&path), &[], &[("SWITCHBOARD_TRACE", trace)])
+            .await;
+    let result = within(
+        "tools/call through the gateway",
+        TEST_DEADLINE,
+        gateway.call_tool(
+            "fx__echo",
+            Some(json!({ "text": SECRET })),
+            &CallOptions::default(),
+        ),
+    )
+    .await
+    .expect("the call is answered");
+    assert!(
+        format!("{:?}", result.content).contains(SECRET),
+        "the client gets the result as it is"
+    );
+    let _ = gateway.shutdown(crate::serve::GRACE).await;
+    let trace = read_trace(&trace_path);
+    let shown: Vec<String> = shapes_by_peer(&trace)
+        .into_iter()
+        .map(|(peer, shapes)| format!("{peer}:\n  {}", shapes.join("\n  ")))
+        .collect();
+    expect_test::expect![[r#"
+        client stdio:
+          recv server/discover #id
+          send result #id
+          recv tools/call #id
+          send result #id
+        server fx:
+          send initialize #id
+          recv result #id
+          send notifications/initialized
+          send tools/list #id
+          recv result #id
+          send prompts/list #id
+          recv result #id
+          send resources/list #id
+          recv result #id
+          send resources/templates/list #id
+          recv result #id
+          send tools/call #id
+          recv result #id"#]]
+    .assert_eq(&shown.join("\n"));
 }

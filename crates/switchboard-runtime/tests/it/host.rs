@@ -1,15 +1,20 @@
 //! What a host hears and decides: the notice feed (server states with their reasons, the
 //! publications that carry changed lists and instructions, the servers' own
 //! notifications), log levels per server, an enable a disable cuts short, and suspicious
-//! instructions in the startup report.
+//! instructions in the startup report; the host's connection hooks (a frame tap, the era
+//! it remembers, what each connect came to).
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use switchboard_config::ServerEntry;
+use switchboard_protocol::Era;
 use switchboard_runtime::{
-    LevelSet, LogLevel, NoticeKind, Runtime, RuntimeError, ServerNotice, ServerState, Tool,
-    ToolContext,
+    ConnectHooks, ConnectOutcome, ConnectionHooks, LevelSet, LogLevel, NoticeKind, Runtime,
+    RuntimeError, ServerNotice, ServerState, Tool, ToolContext,
 };
+use switchboard_wire::{Direction, FrameTap};
 use tokio::sync::broadcast;
 
 use crate::support::*;
@@ -154,6 +159,95 @@ async fn the_host_hears_a_servers_life_states_publications_and_reasons() {
     .assert_eq(&lines.join("\n"));
     runtime.dispose().await;
     no_processes_with(&mark).await;
+}
+
+/// A host that remembers `legacy` as a legacy server and records what its hooks saw.
+#[derive(Default)]
+struct RecordingHooks {
+    /// `server: method` of each request and notification sent.
+    sent: Arc<Mutex<Vec<String>>>,
+    /// `server: outcome (hint)` of each connect.
+    connects: Mutex<Vec<String>>,
+}
+
+struct SentMethods {
+    server: String,
+    sent: Arc<Mutex<Vec<String>>>,
+}
+
+impl FrameTap for SentMethods {
+    fn frame(&self, direction: Direction, bytes: &[u8]) {
+        let frame: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+        if let (Direction::Outbound, Some(method)) = (direction, frame["method"].as_str()) {
+            let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+            sent.push(format!("{}: {method}", self.server));
+        }
+    }
+}
+
+impl ConnectionHooks for RecordingHooks {
+    fn tap(&self, entry: &ServerEntry) -> Option<Arc<dyn FrameTap>> {
+        Some(Arc::new(SentMethods {
+            server: entry.name.clone(),
+            sent: self.sent.clone(),
+        }))
+    }
+
+    fn era_hint(&self, entry: &ServerEntry) -> Option<Era> {
+        (entry.name == "legacy").then_some(Era::Legacy)
+    }
+
+    fn connected(&self, entry: &ServerEntry, hint: Option<Era>, outcome: ConnectOutcome<'_>) {
+        let outcome = match outcome {
+            ConnectOutcome::Negotiated(era) => format!("{era}"),
+            ConnectOutcome::Failed(_) => "failed".to_owned(),
+        };
+        let mut connects = self.connects.lock().unwrap_or_else(|e| e.into_inner());
+        connects.push(format!("{}: {outcome} (hint {hint:?})", entry.name));
+    }
+}
+
+#[tokio::test]
+async fn connection_hooks_tap_each_connection_give_the_era_hint_and_hear_the_outcome() {
+    let mark = marker("hooks");
+    let hooks = Arc::new(RecordingHooks::default());
+    let mut options = options(vec![
+        fixture_entry("legacy", &mark, &[]),
+        fixture_entry("modern", &mark, &["--era", "modern"]),
+    ]);
+    options.policy.connect_hooks = Some(ConnectHooks(hooks.clone()));
+    let runtime = Runtime::new(options);
+    enabled(&runtime).await;
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+    let handshake = |sent: &[String], server: &str| -> Vec<String> {
+        sent.iter()
+            .filter(|line| line.starts_with(&format!("{server}: ")))
+            .filter(|line| line.ends_with("initialize") || line.ends_with("server/discover"))
+            .cloned()
+            .collect()
+    };
+    let sent = hooks.sent.lock().expect("the tap's record").clone();
+    // The remembered legacy server is sent `initialize` and never the probe.
+    assert_eq!(
+        handshake(&sent, "legacy"),
+        ["legacy: initialize"],
+        "{sent:?}"
+    );
+    assert_eq!(
+        handshake(&sent, "modern"),
+        ["modern: server/discover"],
+        "{sent:?}"
+    );
+    let mut connects = hooks.connects.lock().expect("the connects").clone();
+    connects.sort();
+    expect_test::expect![[r#"
+        [
+            "legacy: legacy (hint Some(Legacy))",
+            "modern: modern (hint None)",
+        ]
+    "#]]
+    .assert_debug_eq(&connects);
 }
 
 #[tokio::test]

@@ -150,6 +150,7 @@ pub(crate) fn options(entries: Vec<ServerEntry>) -> RuntimeOptions {
         },
         authorizers: None,
         host: None,
+        connect_hooks: None,
     };
     options.ready_wait = Duration::from_secs(5);
     options
