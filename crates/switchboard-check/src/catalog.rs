@@ -43,8 +43,8 @@ pub struct CheckDef {
     pub title: &'static str,
     /// What a finding means; [`Severity::Warning`] checks never fail.
     pub severity: Severity,
-    /// The specification section (relative to the 2025-11-25 revision), or `seed` for the
-    /// compatibility bar the project's seed sets.
+    /// The specification section, relative to the 2025-11-25 revision ([`SPEC_BASE`];
+    /// the 2026-07-28 checks' sections start `../2026-07-28/`).
     pub spec: &'static str,
     /// Transports it applies to.
     pub applies: Applies,
@@ -58,11 +58,17 @@ pub struct CheckDef {
 
 /// The revision the `spec` fields point into.
 pub const SPEC_BASE: &str = "https://modelcontextprotocol.io/specification/2025-11-25/";
+/// Where the revisions are ([`SPEC_BASE`]'s parent).
+const SPEC_ROOT: &str = "https://modelcontextprotocol.io/specification/";
 
 impl CheckDef {
-    /// The full URL of the specification section.
+    /// The full URL of the specification section (`spec` resolved against
+    /// [`SPEC_BASE`]: a leading `../` leaves the 2025-11-25 revision for another one).
     pub fn spec_url(&self) -> String {
-        format!("{SPEC_BASE}{}", self.spec)
+        match self.spec.strip_prefix("../") {
+            Some(other_revision) => format!("{SPEC_ROOT}{other_revision}"),
+            None => format!("{SPEC_BASE}{}", self.spec),
+        }
     }
 
     /// True if it applies to a server on this transport.
@@ -141,6 +147,32 @@ pub mod ids {
     pub const HTTP_SESSION: &str = "http-session";
     /// HTTP: DELETE ends a session.
     pub const HTTP_DELETE: &str = "http-delete";
+
+    // The 2026-07-28 checks (`checks/modern.rs`).
+    /// 2026-07-28: the `server/discover` result.
+    pub const DISCOVER: &str = "discover";
+    /// 2026-07-28: requests without the required `_meta` are refused.
+    pub const REQUEST_META: &str = "request-meta";
+    /// 2026-07-28: an unsupported protocol version gets -32022.
+    pub const UNSUPPORTED_VERSION: &str = "unsupported-version";
+    /// 2026-07-28 over HTTP: standard headers validated against the body.
+    pub const HTTP_HEADERS: &str = "http-headers";
+    /// 2026-07-28 over HTTP: removed and unknown methods get 404.
+    pub const REMOVED_METHODS: &str = "removed-methods";
+    /// 2026-07-28: cache hints on cacheable results.
+    pub const CACHE_HINTS: &str = "cache-hints";
+    /// 2026-07-28: no reserved or retired error codes.
+    pub const ERROR_CODES: &str = "error-codes";
+    /// Every 2026-07-28 check, skipped for a server that does not speak that era.
+    pub const MODERN: &[&str] = &[
+        DISCOVER,
+        REQUEST_META,
+        UNSUPPORTED_VERSION,
+        HTTP_HEADERS,
+        REMOVED_METHODS,
+        CACHE_HINTS,
+        ERROR_CODES,
+    ];
 }
 
 /// Every check, in report order.
@@ -415,6 +447,107 @@ pub static CHECKS: &[CheckDef] = &[
                    (or `DELETE` is refused with 405).",
         fix: "Accept `DELETE` on the MCP endpoint, forget the session and answer its id with \
               404 afterwards (or refuse `DELETE` with 405).",
+    },
+    // The 2026-07-28 checks (`checks/modern.rs`), skipped for servers that do not speak
+    // that era. Their sections are in the 2026-07-28 revision (`../2026-07-28/…`).
+    CheckDef {
+        id: ids::DISCOVER,
+        title: "2026-07-28: server/discover",
+        severity: Severity::Error,
+        spec: "../2026-07-28/server/discover",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "`server/discover` with the full `_meta` answers with `supportedVersions` \
+                   (including 2026-07-28), `capabilities`, `ttlMs` ≥ 0, `cacheScope` and \
+                   `resultType: \"complete\"`; `_meta` names the server (a SHOULD: warning).",
+        fix: "Answer `server/discover` with `supportedVersions`, `capabilities`, `ttlMs`, \
+              `cacheScope`, `resultType: \"complete\"` and \
+              `_meta[\"io.modelcontextprotocol/serverInfo\"]`.",
+    },
+    CheckDef {
+        id: ids::REQUEST_META,
+        title: "2026-07-28: required request _meta",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic#per-request-protocol-fields",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "A request without `_meta`, without its protocol version or without its \
+                   client capabilities is refused with -32602 (over HTTP with 400) carrying \
+                   its id; one without `clientInfo` is served.",
+        fix: "Reject a request missing `_meta[\"io.modelcontextprotocol/protocolVersion\"]` \
+              or `clientCapabilities` with JSON-RPC -32602 (HTTP 400); do not require \
+              `clientInfo`.",
+    },
+    CheckDef {
+        id: ids::UNSUPPORTED_VERSION,
+        title: "2026-07-28: unsupported protocol version",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic/versioning",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "A request in a version the server does not implement (`1900-01-01` in \
+                   header and body) gets -32022 (over HTTP with 400) whose `data.requested` \
+                   echoes it and whose `data.supported` lists only versions \
+                   `server/discover` lists.",
+        fix: "Answer an unknown protocol version with JSON-RPC -32022 (HTTP 400) and \
+              `data: {\"supported\": [...], \"requested\": \"...\"}`.",
+    },
+    CheckDef {
+        id: ids::HTTP_HEADERS,
+        title: "2026-07-28 HTTP: standard headers validated",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic/transports/streamable-http#server-validation",
+        applies: Applies::Http,
+        seed_step: None,
+        verifies: "A missing `MCP-Protocol-Version` or one that differs from `_meta`, a missing \
+                   or wrong `Mcp-Method` (values are case-sensitive), and a `tools/call` \
+                   without or with a wrong `Mcp-Name` get 400 with -32020; header names sent \
+                   in title case (not the usual lower case) are accepted.",
+        fix: "Compare `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` with the body \
+              before processing it, answering a missing or different value with HTTP 400 and \
+              JSON-RPC -32020 (HeaderMismatch); match header names case-insensitively.",
+    },
+    CheckDef {
+        id: ids::REMOVED_METHODS,
+        title: "2026-07-28 HTTP: removed methods",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic/transports/streamable-http#protocol-version-header",
+        applies: Applies::Http,
+        seed_step: None,
+        verifies: "With `MCP-Protocol-Version: 2026-07-28`, `initialize`, `ping`, \
+                   `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe` and an \
+                   unknown method get HTTP 404 with -32601.",
+        fix: "Route requests by their `MCP-Protocol-Version`: in 2026-07-28 the legacy \
+              methods do not exist, so answer them (and unknown methods) with HTTP 404 and \
+              JSON-RPC -32601.",
+    },
+    CheckDef {
+        id: ids::CACHE_HINTS,
+        title: "2026-07-28: cache hints",
+        severity: Severity::Error,
+        spec: "../2026-07-28/server/utilities/caching",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Every `complete` page of `tools/list`, `prompts/list`, `resources/list` and \
+                   `resources/templates/list` (and a `resources/read`) carries `ttlMs` and \
+                   `cacheScope`, with one `cacheScope` on all pages of a list; tools come in \
+                   the same order twice (a SHOULD: warning).",
+        fix: "Add `ttlMs` (milliseconds, ≥ 0) and `cacheScope` (`public` or `private`) to \
+              every cacheable `complete` result, keep the scope the same across a list's \
+              pages, and list tools in a stable order.",
+    },
+    CheckDef {
+        id: ids::ERROR_CODES,
+        title: "2026-07-28: error codes",
+        severity: Severity::Warning,
+        spec: "../2026-07-28/basic#error-codes",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "No answer to the 2026-07-28 checks' requests (nor to an unknown tool, \
+                   prompt or resource) carries a code the revision reserves (-32023…-32099) \
+                   or retired (-32002, -32042, the pre-release -32001/-32003/-32004).",
+        fix: "Use -32602 for unknown resources, -32020/-32021/-32022 for header, capability \
+              and version errors, and codes outside -32768…-32000 for your own errors.",
     },
 ];
 

@@ -65,6 +65,9 @@ pub(crate) struct RawRequest {
     pub(crate) protocol_version: Option<String>,
     /// Send the 2026-07-28 headers (`Mcp-Method`) derived from the body.
     pub(crate) modern: bool,
+    /// Headers set exactly as given (name as written, value), after all others: the
+    /// 2026-07-28 checks send missing, wrong and differently cased standard headers.
+    pub(crate) exact_headers: Vec<(String, String)>,
 }
 
 /// What came back.
@@ -225,6 +228,21 @@ impl RawHttp {
         })
     }
 
+    /// The same client, sending header names in title case (`Mcp-Method`) where requests
+    /// normally carry them in lower case.
+    pub(crate) fn title_case_headers(&self) -> Result<RawHttp, String> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .http1_title_case_headers()
+            .build()
+            .map_err(|e| format!("HTTP client: {e}"))?;
+        Ok(RawHttp {
+            client,
+            ..self.clone()
+        })
+    }
+
     /// True when the endpoint's host is a loopback name or address.
     pub(crate) fn is_loopback(&self) -> bool {
         let host = self.url.host_str().unwrap_or("");
@@ -271,6 +289,9 @@ impl RawHttp {
                 .header("mcp-method", method);
         } else if let Some(version) = &request.protocol_version {
             builder = builder.header("mcp-protocol-version", version);
+        }
+        for (name, value) in &request.exact_headers {
+            builder = builder.header(name.as_str(), value.as_str());
         }
         builder
     }
@@ -459,6 +480,9 @@ pub(crate) fn exchange(
         headers.insert("MCP-Protocol-Version".into(), json!(MODERN_VERSION));
     } else if let Some(version) = &request.protocol_version {
         headers.insert("MCP-Protocol-Version".into(), json!(version));
+    }
+    for (name, value) in &request.exact_headers {
+        headers.insert(name.clone(), json!(value));
     }
     let mut sent = Map::new();
     sent.insert(

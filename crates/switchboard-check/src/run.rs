@@ -13,7 +13,7 @@ use crate::catalog::{self, CHECKS, Transport, ids};
 use crate::checks::cancel::{self, Via};
 use crate::checks::http::HttpTarget;
 use crate::checks::{
-    Facts, Tools, calls, handshake, http, http_cancel, lifecycle, listing, observed,
+    Facts, Tools, calls, handshake, http, http_cancel, lifecycle, listing, modern, observed,
 };
 use crate::options::Options;
 use crate::probe::Probe;
@@ -320,6 +320,18 @@ async fn run_connected(
     collector.push_all(lifecycle_output.results, side_started);
     collector.push_all(http_results, side_started);
 
+    let t = collector.start(ids::DISCOVER);
+    let modern_results = modern_checks(ModernRun {
+        spec,
+        options,
+        era: negotiated.era,
+        http: http_side.as_ref(),
+        main: &mut main,
+        report,
+    })
+    .await;
+    collector.push_all(modern_results, t);
+
     let t = Instant::now();
     let recorders = main.recorders();
     let mut capabilities = observed::capabilities(&negotiated, &lists, &recorders);
@@ -359,6 +371,61 @@ async fn http_checks(spec: &ServerSpec, side: Option<&HttpSide>) -> Vec<CheckRes
     let mut results = vec![origin];
     results.extend(sessions);
     results
+}
+
+/// What the 2026-07-28 checks run with.
+struct ModernRun<'a> {
+    spec: &'a ServerSpec,
+    options: &'a Options,
+    era: Era,
+    http: Option<&'a HttpSide>,
+    main: &'a mut Main,
+    report: &'a mut Report,
+}
+
+/// The 2026-07-28 checks: over HTTP on raw requests, over stdio on the main connection
+/// (restarted first if the server died).
+async fn modern_checks(run: ModernRun<'_>) -> Vec<CheckResult> {
+    let ModernRun {
+        spec,
+        options,
+        era,
+        http,
+        main,
+        report,
+    } = run;
+    let transport = spec.transport_kind();
+    let skip_all = |reason: &str| {
+        ids::MODERN
+            .iter()
+            .filter(|id| catalog::find(id).is_some_and(|d| d.applies_to(transport)))
+            .map(|id| CheckResult::skip(id, reason))
+            .collect()
+    };
+    let channel = match (&spec.transport, http) {
+        (TransportSpec::Http { .. }, Some(side)) => modern::Channel::Http(&side.raw),
+        (TransportSpec::Http { .. }, None) => {
+            return skip_all("raw HTTP requests are not possible (see the report's notes)");
+        }
+        (TransportSpec::Stdio(_), _) => {
+            if era == Era::Modern
+                && !main
+                    .ensure_alive(spec, options, report, "cancellation")
+                    .await
+            {
+                return skip_all(
+                    "the server could not be reached again after the connection closed",
+                );
+            }
+            modern::Channel::Stdio(&main.probe.connection)
+        }
+    };
+    let target = modern::ModernTarget {
+        channel,
+        era,
+        timeout: options.request_timeout,
+    };
+    modern::run(&target).await
 }
 
 /// Failures and warnings without a stderr tail of their own get the main process's.

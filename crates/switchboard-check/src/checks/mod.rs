@@ -8,6 +8,7 @@ pub(crate) mod http;
 pub(crate) mod http_cancel;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
+pub(crate) mod modern;
 pub(crate) mod observed;
 
 use std::collections::HashMap;

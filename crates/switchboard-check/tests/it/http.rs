@@ -23,7 +23,7 @@ fn assert_complete(report: &Report) {
 
 /// Runs the suite on the HTTP fixture with these arguments; asserts that exactly `fails`
 /// fail or warn and exactly `skips` are skipped.
-async fn assert_http(args: &[&str], fails: &[&str], skips: &[&str]) -> Report {
+pub(crate) async fn assert_http(args: &[&str], fails: &[&str], skips: &[&str]) -> Report {
     let (_server, spec) = http_fixture("http-fixture", args);
     let report = check(&spec, &quick()).await;
     assert_complete(&report);
@@ -53,11 +53,18 @@ fn broken(fault: &str) -> &'static [&'static str] {
 }
 
 /// Checks that never run over HTTP.
-const STDIO_ONLY: &[&str] = &["stdout-purity", "shutdown"];
+pub(crate) const STDIO_ONLY: &[&str] = &["stdout-purity", "shutdown"];
+
+/// Checks skipped for a legacy server over HTTP: the stdio ones and the 2026-07-28 ones.
+fn legacy_skips() -> Vec<&'static str> {
+    let mut skips = STDIO_ONLY.to_vec();
+    skips.extend(switchboard_check::catalog::ids::MODERN);
+    skips
+}
 
 #[tokio::test]
 async fn good_legacy_http_fixture_passes_every_applicable_check() {
-    let report = assert_http(&[], &[], STDIO_ONLY).await;
+    let report = assert_http(&[], &[], &legacy_skips()).await;
     assert_eq!(report.facts.era.as_deref(), Some("legacy"));
     let session = report.result("http-session").expect("http-session");
     assert_eq!(
@@ -136,7 +143,7 @@ async fn http_fixture_without_origin_validation_fails_http_origin_with_evidence(
     let report = assert_http(
         &["--http-fault", "no-origin-check"],
         broken("no-origin-check"),
-        STDIO_ONLY,
+        &legacy_skips(),
     )
     .await;
     let origin = report.result("http-origin").expect("http-origin");
@@ -166,7 +173,7 @@ async fn http_fixture_ignoring_session_ids_fails_http_session() {
     let report = assert_http(
         &["--http-fault", "ignores-session"],
         broken("ignores-session"),
-        STDIO_ONLY,
+        &legacy_skips(),
     )
     .await;
     let session = report.result("http-session").expect("http-session");
@@ -185,7 +192,7 @@ async fn http_fixture_whose_delete_keeps_the_session_warns_on_http_delete() {
     let report = assert_http(
         &["--http-fault", "delete-ignored"],
         broken("delete-ignored"),
-        STDIO_ONLY,
+        &legacy_skips(),
     )
     .await;
     let delete = report.result("http-delete").expect("http-delete");
@@ -198,7 +205,12 @@ async fn http_fixture_whose_delete_keeps_the_session_warns_on_http_delete() {
 
 #[tokio::test]
 async fn a_legacy_http_server_that_ignores_cancels_fails_cancellation() {
-    let report = assert_http(&["--mode", "ignores-cancel"], &["cancellation"], STDIO_ONLY).await;
+    let report = assert_http(
+        &["--mode", "ignores-cancel"],
+        &["cancellation"],
+        &legacy_skips(),
+    )
+    .await;
     let cancellation = report.result("cancellation").expect("cancellation");
     assert!(
         cancellation.summary.contains("the work went on"),

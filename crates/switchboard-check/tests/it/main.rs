@@ -6,5 +6,6 @@
 mod fixtures;
 mod formats;
 mod http;
+mod modern;
 mod peers;
 mod support;
