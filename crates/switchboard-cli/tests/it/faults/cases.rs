@@ -4011,8 +4011,8 @@ pub(crate) static CASES: &[Case] = &[
         settings: ROOMY,
         command: Cmd::Check { flags: &[] },
         outcome: Outcome {
-            exit: Exit::Success,
-            says: "`http-delete` warns (exit 0)",
+            exit: Exit::ToolErrorOrFindings,
+            says: "`shutdown` fails: the session outlives `DELETE`",
             checks: &[],
             deadline: HANG,
             transcript: Some(expect![[r#"
