@@ -236,9 +236,10 @@ fn parse_item(
             format!("`{item}`: remove the space after the colon (`SERVER:CHECK-ID`)"),
         ));
     }
-    let known = |check: &str| -> Result<(), CheckError> {
-        if catalog::find(check).is_some() {
-            Ok(())
+    // A retired id (`catalog::RENAMED`) stands for the check that took it over.
+    let known = |check: &str| -> Result<String, CheckError> {
+        if let Some(def) = catalog::find_current(check) {
+            Ok(def.id.to_owned())
         } else {
             Err(error(
                 line,
@@ -254,19 +255,19 @@ fn parse_item(
         }
     };
     if let Some(server) = section_server {
-        known(item)?;
+        let check = known(item)?;
         return Ok(BaselineEntry {
             server: Some(server.to_owned()),
-            check: Some(item.to_owned()),
+            check: Some(check),
             line,
         });
     }
     match item.split_once(':') {
         Some((server, check)) if !server.is_empty() && !check.is_empty() => {
-            known(check)?;
+            let check = known(check)?;
             Ok(BaselineEntry {
                 server: Some(server.to_owned()),
-                check: Some(check.to_owned()),
+                check: Some(check),
                 line,
             })
         }
@@ -274,16 +275,18 @@ fn parse_item(
             line,
             format!("`{item}`: both sides of the colon are required"),
         )),
-        None if catalog::find(item).is_some() => Ok(BaselineEntry {
-            server: None,
-            check: Some(item.to_owned()),
-            line,
-        }),
-        None => Ok(BaselineEntry {
-            server: Some(item.to_owned()),
-            check: None,
-            line,
-        }),
+        None => match catalog::find_current(item) {
+            Some(def) => Ok(BaselineEntry {
+                server: None,
+                check: Some(def.id.to_owned()),
+                line,
+            }),
+            None => Ok(BaselineEntry {
+                server: Some(item.to_owned()),
+                check: None,
+                line,
+            }),
+        },
     }
 }
 
@@ -325,5 +328,14 @@ mod tests {
         assert!(
             parse("server:\n  - x:nope\n").is_err_and(|e| e.contains("unknown check id `nope`"))
         );
+    }
+
+    #[test]
+    fn a_retired_check_id_stands_for_the_check_that_took_it_over() {
+        assert_eq!(
+            parse("server: [http-delete, everything:http-delete]\n"),
+            Ok(vec!["shutdown".into(), "everything:shutdown".into()])
+        );
+        assert_eq!(parse("- http-delete\n"), Ok(vec!["shutdown".into()]));
     }
 }

@@ -145,8 +145,8 @@ pub mod ids {
     pub const HTTP_ORIGIN: &str = "http-origin";
     /// HTTP: session ids.
     pub const HTTP_SESSION: &str = "http-session";
-    /// HTTP: DELETE ends a session.
-    pub const HTTP_DELETE: &str = "http-delete";
+    /// HTTP: status codes, media types and session ids of the answers.
+    pub const HTTP_RESPONSES: &str = "http-responses";
 
     // The 2026-07-28 checks (`checks/modern.rs`).
     /// 2026-07-28: the `server/discover` result.
@@ -174,6 +174,13 @@ pub mod ids {
         ERROR_CODES,
     ];
 }
+
+/// Check ids a release retired, with the check that now reports what they did; baselines
+/// naming an old id keep working.
+pub static RENAMED: &[(&str, &str)] = &[
+    // `DELETE` ending a legacy session is how `shutdown` runs over HTTP.
+    ("http-delete", ids::SHUTDOWN),
+];
 
 /// Every check, in report order.
 pub static CHECKS: &[CheckDef] = &[
@@ -402,14 +409,18 @@ pub static CHECKS: &[CheckDef] = &[
         title: "Shutdown",
         severity: Severity::Error,
         spec: "basic/lifecycle#shutdown",
-        applies: Applies::Stdio,
+        applies: Applies::Any,
         seed_step: Some(7),
-        verifies: "Closed as the specification says (stdin closed), the server exits within the \
-                   grace period and leaves no process it started running, including ones that \
-                   left its process group or daemonised (found by the marker in their \
-                   environment, or as orphans the checker adopted).",
+        verifies: "Closed as the specification says (stdio: stdin closed), the server exits \
+                   within the grace period and leaves no process it started running, including \
+                   ones that left its process group or daemonised (found by the marker in their \
+                   environment, or as orphans the checker adopted). Over HTTP a legacy session \
+                   ends with `DELETE`, after which its id gets 404 (405 for `DELETE`: warning); \
+                   without a session the client's connection closes cleanly and the server \
+                   answers a fresh handshake.",
         fix: "Exit when stdin reaches EOF, and stop every child process you started before \
-              exiting.",
+              exiting; over HTTP, forget a session on `DELETE` and answer its id with 404 \
+              afterwards.",
     },
     CheckDef {
         id: ids::HTTP_ORIGIN,
@@ -437,16 +448,20 @@ pub static CHECKS: &[CheckDef] = &[
               without the header (after initialization) with 400.",
     },
     CheckDef {
-        id: ids::HTTP_DELETE,
-        title: "HTTP: DELETE ends the session",
-        severity: Severity::Warning,
-        spec: "basic/transports#session-management",
+        id: ids::HTTP_RESPONSES,
+        title: "HTTP: answers' status, media type and session id",
+        severity: Severity::Error,
+        spec: "basic/transports#sending-messages-to-the-server",
         applies: Applies::Http,
         seed_step: None,
-        verifies: "`DELETE` with the session id ends the session, so that its id then gets 404 \
-                   (or `DELETE` is refused with 405).",
-        fix: "Accept `DELETE` on the MCP endpoint, forget the session and answer its id with \
-              404 afterwards (or refuse `DELETE` with 405).",
+        verifies: "A request (the handshake and one more) is answered with 200 and \
+                   `Content-Type: application/json` (one JSON-RPC response with its id) or \
+                   `text/event-stream` (carrying its response); an accepted notification with \
+                   202 and no body; a legacy session id is visible ASCII (0x21–0x7E) and issued \
+                   on the `initialize` answer only.",
+        fix: "Label JSON answers `application/json` and event streams `text/event-stream`, \
+              answer accepted notifications with 202 and an empty body, and issue the \
+              session id (visible ASCII only) on the answer to `initialize`, nowhere else.",
     },
     // The 2026-07-28 checks (`checks/modern.rs`), skipped for servers that do not speak
     // that era. Their sections are in the 2026-07-28 revision (`../2026-07-28/…`).
@@ -554,4 +569,14 @@ pub static CHECKS: &[CheckDef] = &[
 /// The check with this id.
 pub fn find(id: &str) -> Option<&'static CheckDef> {
     CHECKS.iter().find(|c| c.id == id)
+}
+
+/// The check with this id, or the one that took over a retired id ([`RENAMED`]).
+pub fn find_current(id: &str) -> Option<&'static CheckDef> {
+    find(id).or_else(|| {
+        RENAMED
+            .iter()
+            .find(|(old, _)| *old == id)
+            .and_then(|(_, new)| find(new))
+    })
 }

@@ -13,7 +13,8 @@ use crate::catalog::{self, CHECKS, Transport, ids};
 use crate::checks::cancel::{self, Via};
 use crate::checks::http::HttpTarget;
 use crate::checks::{
-    Facts, Tools, calls, handshake, http, http_cancel, lifecycle, listing, modern, observed,
+    Facts, Tools, calls, handshake, http, http_cancel, http_responses, http_shutdown, lifecycle,
+    listing, modern, observed,
 };
 use crate::options::Options;
 use crate::probe::Probe;
@@ -73,7 +74,6 @@ impl Collector<'_> {
         for def in CHECKS {
             if !def.applies_to(transport) && !self.has(def.id) {
                 let reason = match (def.applies, def.id) {
-                    (_, ids::SHUTDOWN) => lifecycle::STDIO_ONLY,
                     (_, ids::STDOUT_PURITY) => {
                         "applies to stdio servers only: over HTTP, stdout is not the protocol channel"
                     }
@@ -296,17 +296,15 @@ async fn run_connected(
     let side_started = Instant::now();
     if let Some(observer) = &options.observer {
         observer.started(&spec.name, ids::RECONNECT);
-        if transport == Transport::Stdio {
-            observer.started(&spec.name, ids::SHUTDOWN);
-        }
-        if http_side.is_some() {
-            for id in [ids::HTTP_ORIGIN, ids::HTTP_SESSION, ids::HTTP_DELETE] {
+        observer.started(&spec.name, ids::SHUTDOWN);
+        if transport == Transport::Http {
+            for id in HTTP_IDS {
                 observer.started(&spec.name, id);
             }
         }
     }
     let lifecycle_run = lifecycle::run(spec, options, long);
-    let http_run = http_checks(spec, http_side.as_ref());
+    let http_run = http_checks(spec, options, http_side.as_ref());
     let main_run = main_checks(MainRun {
         spec,
         options,
@@ -356,10 +354,26 @@ async fn run_connected(
     attach_stderr(collector, report.stderr_tail.as_deref());
 }
 
-/// `http-origin`, `http-session` and `http-delete` (nothing for stdio).
-async fn http_checks(spec: &ServerSpec, side: Option<&HttpSide>) -> Vec<CheckResult> {
-    let Some(side) = side else {
+/// The checks only an HTTP server gets, besides `shutdown` (run with them over HTTP).
+const HTTP_IDS: [&str; 3] = [ids::HTTP_ORIGIN, ids::HTTP_SESSION, ids::HTTP_RESPONSES];
+
+/// `http-origin`, `http-session`, `http-responses` and, over HTTP, `shutdown`: the legacy
+/// session `http-session` checked is what `shutdown` ends (nothing for stdio).
+async fn http_checks(
+    spec: &ServerSpec,
+    options: &Options,
+    side: Option<&HttpSide>,
+) -> Vec<CheckResult> {
+    if spec.transport_kind() != Transport::Http {
         return Vec::new();
+    }
+    let Some(side) = side else {
+        let reason = "raw HTTP requests are not possible (see the report's notes)";
+        return HTTP_IDS
+            .iter()
+            .chain([&ids::SHUTDOWN])
+            .map(|id| CheckResult::skip(id, reason))
+            .collect();
     };
     let target = HttpTarget {
         raw: &side.raw,
@@ -367,8 +381,20 @@ async fn http_checks(spec: &ServerSpec, side: Option<&HttpSide>) -> Vec<CheckRes
         pinned: spec.era,
         protocol_version: spec.protocol_version.as_deref(),
     };
-    let (origin, sessions) = tokio::join!(http::origin(&target), http::sessions(&target));
-    let mut results = vec![origin];
+    let sessions_then_shutdown = async {
+        let outcome = http::sessions(&target).await;
+        let shutdown = match &outcome.session {
+            Ok(session) => http_shutdown::end_session(&target, session).await,
+            Err(why) => http_shutdown::close_connection(spec, options, &target, why).await,
+        };
+        [outcome.result, shutdown]
+    };
+    let (origin, sessions, responses) = tokio::join!(
+        http::origin(&target),
+        sessions_then_shutdown,
+        http_responses::responses(&target)
+    );
+    let mut results = vec![origin, responses];
     results.extend(sessions);
     results
 }

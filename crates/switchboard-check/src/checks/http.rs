@@ -1,6 +1,5 @@
-//! `http-origin`, `http-session` and `http-delete`: raw requests a well-behaved client
-//! never sends (a foreign `Origin`, a made-up or missing `Mcp-Session-Id`, `DELETE`),
-//! judged against the Streamable HTTP transport section of the specification:
+//! `http-origin` and `http-session`: raw requests a well-behaved client never sends (a
+//! foreign `Origin`, a made-up or missing `Mcp-Session-Id`), judged against the Streamable HTTP transport section of the specification:
 //!
 //! - "Servers MUST validate the `Origin` header on all incoming connections to prevent DNS
 //!   rebinding attacks. If the `Origin` header is present and invalid, servers MUST respond
@@ -11,8 +10,8 @@
 //!   requests containing that session ID with HTTP 404 Not Found." A session id the
 //!   server never issued names no live session either: 404, which is what tells a client
 //!   to start a new session.
-//! - "The server MAY respond to this [DELETE] request with HTTP 405 Method Not Allowed,
-//!   indicating that the server does not allow clients to terminate sessions."
+//!
+//! The session `http-session` opened is then ended by `shutdown` (`http_shutdown.rs`).
 
 use serde_json::Value;
 use switchboard_protocol::{Era, LATEST_LEGACY_VERSION};
@@ -37,7 +36,7 @@ pub(crate) struct HttpTarget<'a> {
 }
 
 impl HttpTarget<'_> {
-    fn legacy_version(&self) -> Option<&str> {
+    pub(crate) fn legacy_version(&self) -> Option<&str> {
         self.protocol_version
             .filter(|v| switchboard_protocol::LEGACY_VERSIONS.contains(v))
     }
@@ -159,19 +158,24 @@ pub(crate) async fn origin(target: &HttpTarget<'_>) -> CheckResult {
     )
 }
 
-/// What the session probes found, for `http-delete` to continue with.
-struct OpenSession {
-    id: String,
-    version: String,
+/// A legacy session the checker opened, for `shutdown` to end.
+pub(crate) struct OpenSession {
+    pub(crate) id: String,
+    pub(crate) version: String,
 }
 
-/// Both session checks: `http-session` then `http-delete`, on one session of their own.
-pub(crate) async fn sessions(target: &HttpTarget<'_>) -> Vec<CheckResult> {
-    let skip_both = |reason: String| {
-        vec![
-            CheckResult::skip(ids::HTTP_SESSION, reason.clone()),
-            CheckResult::skip(ids::HTTP_DELETE, reason),
-        ]
+/// What `http-session` found: its result, and the session it checked (still open) or why
+/// there was none.
+pub(crate) struct SessionOutcome {
+    pub(crate) result: CheckResult,
+    pub(crate) session: Result<OpenSession, String>,
+}
+
+/// `http-session`, on a legacy session of its own, left open for `shutdown`.
+pub(crate) async fn sessions(target: &HttpTarget<'_>) -> SessionOutcome {
+    let skip_both = |reason: String| SessionOutcome {
+        result: CheckResult::skip(ids::HTTP_SESSION, reason.clone()),
+        session: Err(reason),
     };
     if target.pinned == EraChoice::Modern {
         return skip_both(
@@ -216,8 +220,10 @@ pub(crate) async fn sessions(target: &HttpTarget<'_>) -> Vec<CheckResult> {
     ));
     let session = OpenSession { id, version };
     let result = session_rules(raw, &session, evidence).await;
-    let delete = delete(raw, &session).await;
-    vec![result, delete]
+    SessionOutcome {
+        result,
+        session: Ok(session),
+    }
 }
 
 async fn session_rules(
@@ -299,73 +305,4 @@ async fn session_rules(
         "the issued session id is accepted; a made-up one gets 404, none at all 400",
         evidence,
     )
-}
-
-async fn delete(raw: &RawHttp, session: &OpenSession) -> CheckResult {
-    let mut evidence = Evidence::default();
-    let request = RawRequest {
-        delete: true,
-        session: Some(session.id.clone()),
-        protocol_version: Some(session.version.clone()),
-        ..RawRequest::default()
-    };
-    let answer = raw.send(&request).await;
-    evidence
-        .exchanges
-        .push(exchange("DELETE with the session id", &request, &answer));
-    let status = match answer.status {
-        Some(405) => {
-            return CheckResult::pass(
-                ids::HTTP_DELETE,
-                "DELETE was refused with 405: the server does not let clients end sessions, which the specification allows",
-                evidence,
-            );
-        }
-        Some(status) if answer.success() => status,
-        _ => {
-            return CheckResult::finding(
-                ids::HTTP_DELETE,
-                format!(
-                    "DELETE with the session id got {}; expected 2xx (the session ends) or 405 (the server does not let clients end sessions)",
-                    answer.describe()
-                ),
-                evidence,
-            );
-        }
-    };
-    let after = RawRequest {
-        body: Some(request_body(5, "ping")),
-        session: Some(session.id.clone()),
-        protocol_version: Some(session.version.clone()),
-        ..RawRequest::default()
-    };
-    let after_answer = raw.send(&after).await;
-    evidence.exchanges.push(exchange(
-        "`ping` with the deleted session's id",
-        &after,
-        &after_answer,
-    ));
-    match after_answer.status {
-        Some(404) => CheckResult::pass(
-            ids::HTTP_DELETE,
-            format!("DELETE answered {status}; afterwards the session id gets 404"),
-            evidence,
-        ),
-        _ if after_answer.success() => CheckResult::finding(
-            ids::HTTP_DELETE,
-            format!(
-                "DELETE answered {status}, but the session still answers requests ({})",
-                after_answer.describe()
-            ),
-            evidence,
-        ),
-        _ => CheckResult::finding(
-            ids::HTTP_DELETE,
-            format!(
-                "DELETE answered {status}, but a request with the ended session's id then got {}, not 404: the specification requires 404 for a session that ended (clients start a new session only on 404)",
-                after_answer.describe()
-            ),
-            evidence,
-        ),
-    }
 }

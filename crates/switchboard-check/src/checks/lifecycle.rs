@@ -1,7 +1,7 @@
 //! `reconnect` and `shutdown`: each on connections (and, for stdio, processes) of its own.
 //! Reconnect drops the transport with a request outstanding (stdio: SIGKILL the server;
 //! HTTP: close the client's connection, which ends a legacy session with `DELETE`) and
-//! connects afresh; shutdown (stdio only) closes stdin and watches the process and
+//! connects afresh; shutdown (stdio; over HTTP see `http_shutdown.rs`) closes stdin and watches the process and
 //! everything it started: its tree, every process carrying its marker (daemons included),
 //! and, while the checker adopts orphans, processes re-parented to the checker without a
 //! marker. When it cannot see everything it says so instead of passing.
@@ -255,7 +255,10 @@ pub(crate) async fn shutdown(
     recorders.push(probe.recorder.clone());
     let Some(process) = probe.process() else {
         probe.close(grace).await;
-        return CheckResult::skip(ids::SHUTDOWN, STDIO_ONLY);
+        return CheckResult::skip(
+            ids::SHUTDOWN,
+            "the server runs in no process of the checker's",
+        );
     };
     // Let it settle: a listing makes sure it is fully up (and has started any helpers).
     if probe.session.negotiated().capabilities.tools.is_some() {
@@ -405,11 +408,8 @@ fn pid_list(processes: &[ProcessId]) -> String {
     pids.join(", ")
 }
 
-/// Why `shutdown` does not run over HTTP.
-pub(crate) const STDIO_ONLY: &str = "applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)";
-
-/// The lifecycle checks, concurrently, each on its own connections; `shutdown` only for
-/// stdio.
+/// The lifecycle checks, concurrently, each on its own connections; `shutdown` here only
+/// for stdio (over HTTP it ends the session `http-session` checked, `http_shutdown.rs`).
 pub(crate) async fn run(
     spec: &ServerSpec,
     options: &Options,

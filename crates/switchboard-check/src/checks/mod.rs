@@ -6,6 +6,8 @@ pub(crate) mod cancel;
 pub(crate) mod handshake;
 pub(crate) mod http;
 pub(crate) mod http_cancel;
+pub(crate) mod http_responses;
+pub(crate) mod http_shutdown;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod modern;

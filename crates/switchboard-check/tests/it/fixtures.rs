@@ -257,7 +257,7 @@ const PAIRS: &[(&str, &str, &str)] = &[
 const HTTP_PAIRS: &[(&str, &str, &str)] = &[
     ("http-origin", "none", "no-origin-check"),
     ("http-session", "none", "ignores-session"),
-    ("http-delete", "none", "delete-ignored"),
+    ("http-responses", "none", "text-plain-json"),
 ];
 
 #[tokio::test]

@@ -41,7 +41,11 @@ pub(crate) async fn assert_http(args: &[&str], fails: &[&str], skips: &[&str]) -
 pub(crate) const BROKEN_HTTP: &[(&str, &[&str])] = &[
     ("no-origin-check", &["http-origin"]),
     ("ignores-session", &["http-session"]),
-    ("delete-ignored", &["http-delete"]),
+    ("delete-ignored", &["shutdown"]),
+    ("delete-refused", &["shutdown"]),
+    ("text-plain-json", &["http-responses"]),
+    ("notification-200", &["http-responses"]),
+    ("session-id-space", &["http-responses"]),
 ];
 
 fn broken(fault: &str) -> &'static [&'static str] {
@@ -53,7 +57,7 @@ fn broken(fault: &str) -> &'static [&'static str] {
 }
 
 /// Checks that never run over HTTP.
-pub(crate) const STDIO_ONLY: &[&str] = &["stdout-purity", "shutdown"];
+pub(crate) const STDIO_ONLY: &[&str] = &["stdout-purity"];
 
 /// Checks skipped for a legacy server over HTTP: the stdio ones and the 2026-07-28 ones.
 fn legacy_skips() -> Vec<&'static str> {
@@ -83,12 +87,34 @@ async fn good_legacy_http_fixture_passes_every_applicable_check() {
         "initialize, ping, made-up, missing"
     );
     let shutdown = report.result("shutdown").expect("shutdown");
-    assert!(
-        shutdown
-            .summary
-            .starts_with("applies to stdio servers only"),
-        "{}",
-        shutdown.summary
+    assert_eq!(
+        shutdown.summary,
+        "DELETE ended the session (HTTP 200); afterwards its id gets 404"
+    );
+    let responses = report.result("http-responses").expect("http-responses");
+    let answers: Vec<(u64, &str)> = responses
+        .evidence
+        .exchanges
+        .iter()
+        .filter_map(|e| {
+            let received = e.received.as_ref()?;
+            Some((
+                received.get("status")?.as_u64()?,
+                received
+                    .get("content_type")
+                    .and_then(|c| c.as_str())
+                    .unwrap_or(""),
+            ))
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            (200, "application/json"),
+            (202, ""),
+            (200, "application/json")
+        ],
+        "initialize, notifications/initialized, ping"
     );
     let cancellation = report.result("cancellation").expect("cancellation");
     assert!(
@@ -111,7 +137,7 @@ async fn good_legacy_http_fixture_passes_every_applicable_check() {
 #[tokio::test]
 async fn good_modern_http_fixture_passes_and_has_no_sessions_to_check() {
     let mut skips = STDIO_ONLY.to_vec();
-    skips.extend(["http-session", "http-delete"]);
+    skips.push("http-session");
     let report = assert_http(&["--era", "modern"], &[], &skips).await;
     assert_eq!(report.facts.era.as_deref(), Some("modern"));
     let session = report.result("http-session").expect("http-session");
@@ -129,6 +155,15 @@ async fn good_modern_http_fixture_passes_and_has_no_sessions_to_check() {
             .contains("by closing its response stream"),
         "{}",
         cancellation.summary
+    );
+    let shutdown = report.result("shutdown").expect("shutdown");
+    assert!(
+        shutdown.summary.starts_with("no session to end (")
+            && shutdown.summary.ends_with(
+                "the client's connection closed cleanly and the server then answered a fresh `server/discover`"
+            ),
+        "{}",
+        shutdown.summary
     );
 }
 
@@ -188,19 +223,118 @@ async fn http_fixture_ignoring_session_ids_fails_http_session() {
 }
 
 #[tokio::test]
-async fn http_fixture_whose_delete_keeps_the_session_warns_on_http_delete() {
+async fn http_fixture_whose_delete_keeps_the_session_fails_shutdown() {
     let report = assert_http(
         &["--http-fault", "delete-ignored"],
         broken("delete-ignored"),
         &legacy_skips(),
     )
     .await;
-    let delete = report.result("http-delete").expect("http-delete");
-    assert_eq!(delete.status, Status::Warn);
+    let shutdown = report.result("shutdown").expect("shutdown");
+    assert_eq!(shutdown.status, Status::Fail);
     assert_eq!(
-        delete.summary,
+        shutdown.summary,
         "DELETE answered 200, but the session still answers requests (HTTP 200 with a result)"
     );
+}
+
+#[tokio::test]
+async fn http_fixture_refusing_delete_warns_on_shutdown() {
+    let report = assert_http(
+        &["--http-fault", "delete-refused"],
+        broken("delete-refused"),
+        &legacy_skips(),
+    )
+    .await;
+    let shutdown = report.result("shutdown").expect("shutdown");
+    assert_eq!(shutdown.status, Status::Warn);
+    assert!(
+        shutdown
+            .summary
+            .starts_with("DELETE with the session id was refused with 405"),
+        "{}",
+        shutdown.summary
+    );
+}
+
+#[tokio::test]
+async fn http_fixture_labelling_json_text_plain_fails_http_responses() {
+    let report = assert_http(
+        &["--http-fault", "text-plain-json"],
+        broken("text-plain-json"),
+        &legacy_skips(),
+    )
+    .await;
+    let responses = report.result("http-responses").expect("http-responses");
+    assert_eq!(responses.status, Status::Fail);
+    assert_eq!(
+        responses.summary,
+        "`initialize` was answered with `Content-Type: text/plain` (its body is JSON); a request's answer is `application/json` or `text/event-stream`, the only types the request's `Accept` allows (and 1 more)"
+    );
+    assert!(
+        responses
+            .evidence
+            .notes
+            .iter()
+            .any(|n| n.starts_with("[MUST] `ping` was answered with `Content-Type: text/plain`")),
+        "{:?}",
+        responses.evidence.notes
+    );
+}
+
+#[tokio::test]
+async fn modern_http_fixture_labelling_json_text_plain_fails_http_responses() {
+    let mut skips = STDIO_ONLY.to_vec();
+    skips.push("http-session");
+    let report = assert_http(
+        &["--era", "modern", "--http-fault", "text-plain-json"],
+        broken("text-plain-json"),
+        &skips,
+    )
+    .await;
+    let responses = report.result("http-responses").expect("http-responses");
+    assert!(
+        responses
+            .summary
+            .starts_with("`server/discover` was answered with `Content-Type: text/plain`"),
+        "{}",
+        responses.summary
+    );
+}
+
+#[tokio::test]
+async fn http_fixture_answering_notifications_200_fails_http_responses() {
+    let report = assert_http(
+        &["--http-fault", "notification-200"],
+        broken("notification-200"),
+        &legacy_skips(),
+    )
+    .await;
+    let responses = report.result("http-responses").expect("http-responses");
+    assert_eq!(
+        responses.summary,
+        "`notifications/initialized` got HTTP 200; an accepted notification gets 202 with no body"
+    );
+}
+
+#[tokio::test]
+async fn http_fixture_with_spaces_in_session_ids_fails_http_responses() {
+    let report = assert_http(
+        &["--http-fault", "session-id-space"],
+        broken("session-id-space"),
+        &legacy_skips(),
+    )
+    .await;
+    let responses = report.result("http-responses").expect("http-responses");
+    // "fixture session <hex> <n>": the id itself is never shown.
+    assert!(
+        responses.summary.starts_with(
+            "the `Mcp-Session-Id` issued at initialization holds characters outside visible ASCII (0x21–0x7E): U+0020 at position 8, U+0020 at position 16, U+0020 at position"
+        ),
+        "{}",
+        responses.summary
+    );
+    assert!(!report.render_text().contains("fixture session"));
 }
 
 #[tokio::test]

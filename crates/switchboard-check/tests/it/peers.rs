@@ -262,12 +262,9 @@ fn assert_summary_has(report: &Report, id: &str, text: &str) {
 }
 
 /// The seed steps that run over HTTP all ran (`shutdown` is stdio-only).
+/// Over HTTP all seven steps run too (`shutdown` ends the session or closes a connection).
 fn assert_http_steps_ran(report: &Report) {
-    assert_seed_steps_ran(report, &["shutdown"]);
-    assert_eq!(
-        report.result("shutdown").map(|r| r.status),
-        Some(Status::Skip)
-    );
+    assert_seed_steps_ran(report, &[]);
 }
 
 #[tokio::test]
@@ -278,10 +275,10 @@ async fn server_everything_over_http_shows_its_real_defects_with_evidence() {
     assert_eq!(report.facts.era.as_deref(), Some("legacy"), "{context}");
     assert_eq!(
         failed(&report),
-        ["cancellation", "http-origin", "http-session"],
+        ["cancellation", "shutdown", "http-origin", "http-session"],
         "{context}"
     );
-    assert_eq!(report.ids_with(Status::Warn), ["http-delete"], "{context}");
+    assert!(report.ids_with(Status::Warn).is_empty(), "{context}");
     assert_http_steps_ran(&report);
 
     // No DNS rebinding protection: a foreign Origin gets an initialize result.
@@ -312,13 +309,14 @@ async fn server_everything_over_http_shows_its_real_defects_with_evidence() {
         "{}",
         session.summary
     );
-    let delete = report.result("http-delete").expect("http-delete");
+    // A session ended with DELETE then gets the same 400, not 404.
+    let shutdown = report.result("shutdown").expect("shutdown");
     assert!(
-        delete.summary.starts_with(
+        shutdown.summary.starts_with(
             "DELETE answered 200, but a request with the ended session's id then got HTTP 400"
         ),
         "{}",
-        delete.summary
+        shutdown.summary
     );
 
     // Progress goes on after `notifications/cancelled`, seen on the call's open stream.
@@ -385,7 +383,11 @@ async fn fastmcp_over_http_passes_and_validates_origin() {
     assert_eq!(received["status"], 403);
     assert_eq!(received["body"], "Invalid Origin header");
     // It also answers the legacy handshake, with sessions that follow the rules.
-    assert_passed(&report, &["http-session", "http-delete"], &context);
+    assert_passed(
+        &report,
+        &["http-session", "shutdown", "http-responses"],
+        &context,
+    );
     assert_summary_has(&report, "cancellation", "by closing its response stream");
 }
 
@@ -410,7 +412,13 @@ async fn rmcp_over_http_passes_except_its_default_origin_policy() {
     // Its legacy sessions follow the rules; cancelling closes the response stream.
     assert_passed(
         &report,
-        &["http-session", "http-delete", "reconnect", "unknown-tool"],
+        &[
+            "http-session",
+            "shutdown",
+            "http-responses",
+            "reconnect",
+            "unknown-tool",
+        ],
         &context,
     );
     assert_summary_has(&report, "cancellation", "by closing its response stream");

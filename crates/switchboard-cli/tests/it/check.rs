@@ -67,7 +67,7 @@ fn bundled_example_passes_every_applicable_check() {
           pass  shutdown                     exited N ms after stdin closed (exit status: 0), no process left behind
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
-          skip  http-delete                  applies to Streamable HTTP servers only
+          skip  http-responses               applies to Streamable HTTP servers only
           example: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
@@ -107,13 +107,13 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
         legacy (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
-          skip  http-delete                  applies to Streamable HTTP servers only
+          skip  http-responses               applies to Streamable HTTP servers only
           legacy: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
 
         modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
-          skip  http-delete                  applies to Streamable HTTP servers only
+          skip  http-responses               applies to Streamable HTTP servers only
           modern: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
 
         all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]]
@@ -135,17 +135,14 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
     expect![[r#"
         legacy (http, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
-          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
-          legacy: 20 passed, 0 failed, 0 warnings, 2 skipped in N s
+          legacy: 21 passed, 0 failed, 0 warnings, 1 skipped in N s
 
         modern (http, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
-          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
           skip  http-session                 the entry pins the 2026-07-28 protocol, which has no sessions
-          skip  http-delete                  the entry pins the 2026-07-28 protocol, which has no sessions
-          modern: 18 passed, 0 failed, 0 warnings, 4 skipped in N s
+          modern: 20 passed, 0 failed, 0 warnings, 2 skipped in N s
 
-        all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]].assert_eq(&summary);
+        all servers: 41 passed, 0 failed, 0 warnings, 3 skipped"#]].assert_eq(&summary);
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {
@@ -275,11 +272,11 @@ fn an_http_entry_is_checked_over_streamable_http() {
           pass  notifications-not-responses  every request got a response
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the connection was dropped; a fresh connection initialized and listed the same 6 tools
-          skip  shutdown                     applies to stdio servers only: the checker does not run an HTTP server's process, so it cannot watch it exit (ending an HTTP session is `http-delete`)
+          pass  shutdown                     DELETE ended the session (HTTP 200); afterwards its id gets 404
           pass  http-origin                  a POST `initialize` with `Origin: http://evil.example` was refused with 403
           pass  http-session                 the issued session id is accepted; a made-up one gets 404, none at all 400
-          pass  http-delete                  DELETE answered 200; afterwards the session id gets 404
-          fixture-http: 20 passed, 0 failed, 0 warnings, 2 skipped in N s
+          pass  http-responses               `initialize` and `ping` are answered with 200 and a JSON-RPC response in `application/json` or `text/event-stream`; the notification gets 202 with no body; the session id (if any) is visible ASCII, issued at initialization
+          fixture-http: 21 passed, 0 failed, 0 warnings, 1 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }

@@ -206,10 +206,10 @@ fn check_passes_against_serve_http_in_both_eras() {
         modern: notifications-not-responses pass
         modern: cancellation pass
         modern: reconnect pass
-        modern: shutdown skip
+        modern: shutdown pass
         modern: http-origin pass
         modern: http-session skip
-        modern: http-delete skip
+        modern: http-responses pass
         legacy: initialize pass
         legacy: protocol-version pass
         legacy: capabilities pass
@@ -228,10 +228,10 @@ fn check_passes_against_serve_http_in_both_eras() {
         legacy: notifications-not-responses pass
         legacy: cancellation pass
         legacy: reconnect pass
-        legacy: shutdown skip
+        legacy: shutdown pass
         legacy: http-origin pass
         legacy: http-session pass
-        legacy: http-delete pass"#]]
+        legacy: http-responses pass"#]]
     .assert_eq(&lines.join("\n"));
 }
 

@@ -3968,7 +3968,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  http-origin                  the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP N with a result; any web page the user visits can reach this local server through DNS rebinding
-                  s: 19 passed, 1 failed, 0 warnings, 2 skipped in <n> s
+                  s: 20 passed, 1 failed, 0 warnings, 1 skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3994,7 +3994,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  http-session                 a request with a session id the server never issued was served (HTTP N with a result): the server does not check session ids (and N more)
-                  s: 19 passed, 1 failed, 0 warnings, 2 skipped in <n> s
+                  s: 20 passed, 1 failed, 0 warnings, 1 skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -4011,16 +4011,16 @@ pub(crate) static CASES: &[Case] = &[
         settings: ROOMY,
         command: Cmd::Check { flags: &[] },
         outcome: Outcome {
-            exit: Exit::Success,
-            says: "`http-delete` warns (exit 0)",
+            exit: Exit::ToolErrorOrFindings,
+            says: "`shutdown` fails: the session outlives `DELETE`",
             checks: &[],
             deadline: HANG,
             transcript: Some(expect![[r#"
-                exit 0
+                exit 1
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
-                  warn  http-delete                  DELETE answered N, but the session still answers requests (HTTP N with a result)
-                  s: 19 passed, 0 failed, 1 warnings, 2 skipped in <n> s
+                  FAIL  shutdown                     DELETE answered N, but the session still answers requests (HTTP N with a result)
+                  s: 20 passed, 1 failed, 0 warnings, 1 skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -4190,10 +4190,10 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server canned 1.0)
                   FAIL  invalid-input                a call to an unknown tool got no answer: HTTP N Internal Server Error from http://N.N.N.N:N/<redacted>/mcp: <html><body>Internal Server Error</body></html>
+                  FAIL  shutdown                     DELETE answered N, but the session still answers requests (HTTP N (JSON-RPC error -N: Method not found))
                   FAIL  http-origin                  the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP N with a result; any web page the user visits can reach this local server through DNS rebinding
                   FAIL  http-session                 a request with a session id the server never issued was served (HTTP N (JSON-RPC error -N: Method not found)): the server does not check session ids (and N more)
-                  warn  http-delete                  DELETE answered N, but the session still answers requests (HTTP N (JSON-RPC error -N: Method not found))
-                  s: 11 passed, 3 failed, 1 warnings, 7 skipped in <n> s
+                  s: 12 passed, 4 failed, 0 warnings, 6 skipped in <n> s
                 --- stderr: empty
             "#]]),
         },

@@ -1,0 +1,269 @@
+//! `http-responses`: the raw answers of a handshake, one more request and a notification,
+//! judged against the Streamable HTTP transport section ("Sending Messages to the Server"
+//! and "Session Management"):
+//!
+//! - "If the input is a JSON-RPC request, the server MUST either return
+//!   `Content-Type: text/event-stream`, to initiate an SSE stream, or
+//!   `Content-Type: application/json`, to return one JSON object." The client's `Accept`
+//!   lists exactly those two, so any other media type is one the client did not accept.
+//! - "If the input is a JSON-RPC response or notification: if the server accepts the input,
+//!   the server MUST return HTTP status code 202 Accepted with no body."
+//! - "A server using the Streamable HTTP transport MAY assign a session ID at
+//!   initialization time, by including it in an `MCP-Session-Id` header on the HTTP
+//!   response containing the `InitializeResult`." "The session ID MUST only contain visible
+//!   ASCII characters (ranging from 0x21 to 0x7E)."
+//!
+//! In the legacy era the check opens a session of its own (`initialize`,
+//! `notifications/initialized`, `ping`) and ends it; in the 2026-07-28 era it judges the
+//! answer to `server/discover` (that protocol defines no client-to-server notification
+//! over HTTP). A dual-era server is judged in both.
+
+use serde_json::{Value, json};
+use switchboard_protocol::{Era, LATEST_LEGACY_VERSION};
+use switchboard_session::EraChoice;
+
+use super::http::{HttpTarget, end_session};
+use crate::catalog::ids;
+use crate::raw::{
+    RawAnswer, RawRequest, discover_body, exchange, initialize_body, notification_body,
+    request_body,
+};
+use crate::report::{CheckResult, Evidence, Finding};
+
+/// The media types a request's answer may have (the checker's `Accept` lists both).
+const JSON: &str = "application/json";
+const EVENT_STREAM: &str = "text/event-stream";
+
+/// The media type of a `Content-Type` value: lowercase, without parameters.
+fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// What is wrong with the answer to the request with this id, if anything.
+fn judge_request(what: &str, id: u64, answer: &RawAnswer) -> Option<String> {
+    let Some(status) = answer.status else {
+        return Some(format!("{what} got {}", answer.describe()));
+    };
+    if status == 202 {
+        return Some(format!(
+            "{what} was answered with HTTP 202, which is for accepted notifications; a request's answer is 200 with `{JSON}` or `{EVENT_STREAM}`"
+        ));
+    }
+    if status != 200 {
+        return Some(format!(
+            "{what} got {}, not 200 with its response",
+            answer.describe()
+        ));
+    }
+    let media = media_type(&answer.content_type);
+    let message = answer.message.as_ref();
+    let answers_it = |m: &Value| {
+        m.get("jsonrpc") == Some(&json!("2.0"))
+            && m.get("id") == Some(&json!(id))
+            && (m.get("result").is_some() || m.get("error").is_some())
+    };
+    match media.as_str() {
+        JSON => match message {
+            Some(m) if answers_it(m) => None,
+            Some(Value::Array(_)) => Some(format!(
+                "{what} was answered with a JSON array; an `{JSON}` answer is one JSON-RPC response"
+            )),
+            Some(_) => Some(format!(
+                "the `{JSON}` answer to {what} is not a JSON-RPC response with id {id}: {}",
+                answer.describe()
+            )),
+            None => Some(format!(
+                "the `{JSON}` answer to {what} is not JSON: {}",
+                if answer.excerpt.is_empty() {
+                    "an empty body".to_owned()
+                } else {
+                    format!("`{}`", answer.excerpt)
+                }
+            )),
+        },
+        EVENT_STREAM => match message {
+            Some(m) if answers_it(m) => None,
+            _ => Some(format!(
+                "the event stream answering {what} carried no JSON-RPC response with id {id}"
+            )),
+        },
+        "" => Some(format!(
+            "{what} was answered without a `Content-Type`; a request's answer is `{JSON}` or `{EVENT_STREAM}`"
+        )),
+        other => {
+            let body = if message.is_some() {
+                " (its body is JSON)"
+            } else {
+                ""
+            };
+            Some(format!(
+                "{what} was answered with `Content-Type: {other}`{body}; a request's answer is `{JSON}` or `{EVENT_STREAM}`, the only types the request's `Accept` allows"
+            ))
+        }
+    }
+}
+
+/// What is wrong with the answer to an accepted notification, if anything.
+fn judge_notification(what: &str, answer: &RawAnswer) -> Option<String> {
+    match answer.status {
+        Some(202) if answer.excerpt.is_empty() => None,
+        Some(202) => Some(format!(
+            "{what} got HTTP 202 with a body (`{}`); an accepted notification gets 202 with no body",
+            answer.excerpt
+        )),
+        Some(_) => Some(format!(
+            "{what} got {}; an accepted notification gets 202 with no body",
+            answer.describe()
+        )),
+        None => Some(format!("{what} got {}", answer.describe())),
+    }
+}
+
+/// The characters of a session id outside visible ASCII, described (never the id itself).
+fn invisible_characters(id: &str) -> Option<String> {
+    let bad: Vec<String> = id
+        .chars()
+        .enumerate()
+        .filter(|(_, c)| !('\u{21}'..='\u{7e}').contains(c))
+        .map(|(at, c)| format!("U+{:04X} at position {}", u32::from(c), at + 1))
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = bad.iter().take(3).map(String::as_str).collect();
+    let more = bad.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!("{}{more}", shown.join(", ")))
+}
+
+/// The legacy exchanges, on a session of the check's own; false if `initialize` failed.
+async fn legacy(
+    target: &HttpTarget<'_>,
+    problems: &mut Vec<String>,
+    evidence: &mut Evidence,
+) -> bool {
+    let raw = target.raw;
+    let initialize = RawRequest {
+        body: Some(initialize_body(1, target.legacy_version())),
+        ..RawRequest::default()
+    };
+    let answer = raw.send(&initialize).await;
+    if !(answer.success() && answer.result().is_some()) {
+        if target.era == Era::Legacy {
+            evidence
+                .exchanges
+                .push(exchange("legacy `initialize`", &initialize, &answer));
+            problems.extend(judge_request("`initialize`", 1, &answer));
+        }
+        return false;
+    }
+    evidence
+        .exchanges
+        .push(exchange("legacy `initialize`", &initialize, &answer));
+    problems.extend(judge_request("`initialize`", 1, &answer));
+    let issued = answer.session_id.clone();
+    if let Some(id) = &issued
+        && let Some(bad) = invisible_characters(id)
+    {
+        problems.push(format!(
+            "the `Mcp-Session-Id` issued at initialization holds characters outside visible ASCII (0x21–0x7E): {bad}"
+        ));
+    }
+    let version = answer
+        .result()
+        .and_then(|r| r.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or(LATEST_LEGACY_VERSION)
+        .to_owned();
+    let on_session = |body: Value| RawRequest {
+        body: Some(body),
+        session: issued.clone(),
+        protocol_version: Some(version.clone()),
+        ..RawRequest::default()
+    };
+    let initialized = on_session(notification_body("notifications/initialized", None));
+    let notified = raw.send(&initialized).await;
+    evidence.exchanges.push(exchange(
+        "`notifications/initialized`",
+        &initialized,
+        &notified,
+    ));
+    problems.extend(judge_notification("`notifications/initialized`", &notified));
+    let ping = on_session(request_body(2, "ping"));
+    let pinged = raw.send(&ping).await;
+    evidence
+        .exchanges
+        .push(exchange("`ping` on the session", &ping, &pinged));
+    problems.extend(judge_request("`ping`", 2, &pinged));
+    for (what, later) in [
+        ("`notifications/initialized`", &notified),
+        ("`ping`", &pinged),
+    ] {
+        match (&issued, &later.session_id) {
+            (_, None) => {}
+            (Some(issued), Some(id)) if issued == id => {}
+            (Some(_), Some(_)) => problems.push(format!(
+                "the answer to {what} carried a different `Mcp-Session-Id` than the one issued at initialization; a session id is issued on the `initialize` answer only"
+            )),
+            (None, Some(_)) => problems.push(format!(
+                "the answer to {what} issued an `Mcp-Session-Id` although the `initialize` answer carried none; a session id is issued on the `initialize` answer only"
+            )),
+        }
+    }
+    if let Some(session) = &issued {
+        end_session(raw, session, Some(version), evidence).await;
+    }
+    true
+}
+
+/// `http-responses`.
+pub(crate) async fn responses(target: &HttpTarget<'_>) -> CheckResult {
+    let mut problems = Vec::new();
+    let mut evidence = Evidence::default();
+    let judged_legacy =
+        target.pinned != EraChoice::Modern && legacy(target, &mut problems, &mut evidence).await;
+    let judged_modern = target.era == Era::Modern;
+    if judged_modern {
+        let discover = RawRequest {
+            body: Some(discover_body(1)),
+            modern: true,
+            ..RawRequest::default()
+        };
+        let answer = target.raw.send(&discover).await;
+        evidence
+            .exchanges
+            .push(exchange("`server/discover`", &discover, &answer));
+        problems.extend(judge_request("`server/discover`", 1, &answer));
+        evidence.notes.push(
+            "the 2026-07-28 protocol defines no client-to-server notification over HTTP, so none was sent in that era".into(),
+        );
+    }
+    if !judged_legacy && !judged_modern && problems.is_empty() {
+        return CheckResult::skip(
+            ids::HTTP_RESPONSES,
+            "a legacy `initialize` of the check's own was not answered with a result, so there was no exchange to judge",
+        );
+    }
+    let summary = match (judged_legacy, judged_modern) {
+        (true, true) => {
+            "legacy `initialize` and `ping` and `server/discover` are answered with 200 and a JSON-RPC response in `application/json` or `text/event-stream`; the notification gets 202 with no body; the session id is visible ASCII, issued at initialization"
+        }
+        (true, false) => {
+            "`initialize` and `ping` are answered with 200 and a JSON-RPC response in `application/json` or `text/event-stream`; the notification gets 202 with no body; the session id (if any) is visible ASCII, issued at initialization"
+        }
+        _ => {
+            "`server/discover` is answered with 200 and a JSON-RPC response in `application/json` or `text/event-stream`"
+        }
+    };
+    let findings: Vec<Finding> = problems.into_iter().map(Finding::error).collect();
+    CheckResult::from_findings(ids::HTTP_RESPONSES, &findings, summary, evidence)
+}
