@@ -717,31 +717,20 @@ async fn http_headers(prober: &mut Prober<'_>, discovered: Option<&Discovered>) 
 async fn removed_methods(prober: &mut Prober<'_>) -> CheckResult {
     let mut evidence = Evidence::default();
     let mut findings = Vec::new();
-    let initialize = json!({
-        "protocolVersion": switchboard_protocol::LATEST_LEGACY_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "switchboard-check", "version": env!("CARGO_PKG_VERSION")},
-    });
-    let cases: [(&str, Value); 6] = [
-        (methods::INITIALIZE, initialize),
-        (methods::PING, json!({})),
-        (methods::LOGGING_SET_LEVEL, json!({"level": "info"})),
-        (
-            methods::RESOURCES_SUBSCRIBE,
-            json!({"uri": "switchboard-check://none"}),
-        ),
-        (
-            methods::RESOURCES_UNSUBSCRIBE,
-            json!({"uri": "switchboard-check://none"}),
-        ),
-        ("switchboard-check/no-such-method", json!({})),
+    // Each removed method carries the 2026-07-28 `_meta` only, as the official suite sends
+    // them: params of the legacy shape (an `initialize`'s `protocolVersion`, a subscribe's
+    // `uri`) would let a server refuse the request for contradicting its headers instead.
+    let cases = [
+        methods::INITIALIZE,
+        methods::PING,
+        methods::LOGGING_SET_LEVEL,
+        methods::RESOURCES_SUBSCRIBE,
+        methods::RESOURCES_UNSUBSCRIBE,
+        "switchboard-check/no-such-method",
     ];
-    for (method, params) in cases {
-        let Value::Object(params) = params else {
-            continue;
-        };
+    for method in cases {
         let what = format!("`{method}` with `MCP-Protocol-Version: {MODERN_VERSION}`");
-        let answer = prober.standard(&what, method, params).await;
+        let answer = prober.standard(&what, method, Map::new()).await;
         refusal_findings(&what, &answer, METHOD_NOT_FOUND, 404, &mut findings);
         evidence.exchanges.push(answer.exchange);
     }
