@@ -60,7 +60,7 @@ fn bundled_example_passes_every_applicable_check() {
           pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
           pass  errors-actionable            errors name the offending field and the unknown tool
           pass  unknown-tool                 reported as JSON-RPC error -32602
-          pass  response-ids                 8 responses, each with the id of its request
+          pass  response-ids                 17 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 4 tools
@@ -68,7 +68,14 @@ fn bundled_example_passes_every_applicable_check() {
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
-          example: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+          pass  discover                     `server/discover` lists 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 with capabilities, cache hints and the server's name
+          pass  request-meta                 requests without `_meta`, its protocol version or its client capabilities get -32602 with their id; one without `clientInfo` is served
+          pass  unsupported-version          version 1900-01-01 gets -32022 naming it and versions `server/discover` lists
+          skip  http-headers                 applies to Streamable HTTP servers only
+          skip  removed-methods              applies to Streamable HTTP servers only
+          pass  cache-hints                  `tools/list` carry `ttlMs` and one `cacheScope` on every page; tools come in the same order twice
+          pass  error-codes                  no reserved, retired or pre-release error code in 5 answers
+          example: 24 passed, 0 failed, 0 warnings, 5 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }
@@ -108,15 +115,24 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
-          legacy: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+          skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  http-headers                 applies to Streamable HTTP servers only
+          skip  removed-methods              applies to Streamable HTTP servers only
+          skip  cache-hints                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          legacy: 19 passed, 0 failed, 0 warnings, 10 skipped in N s
 
         modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
-          modern: 19 passed, 0 failed, 0 warnings, 3 skipped in N s
+          skip  http-headers                 applies to Streamable HTTP servers only
+          skip  removed-methods              applies to Streamable HTTP servers only
+          modern: 24 passed, 0 failed, 0 warnings, 5 skipped in N s
 
-        all servers: 38 passed, 0 failed, 0 warnings, 6 skipped"#]]
+        all servers: 43 passed, 0 failed, 0 warnings, 15 skipped"#]]
     .assert_eq(&summary);
 }
 
@@ -135,14 +151,21 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
     expect![[r#"
         legacy (http, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
-          legacy: 21 passed, 0 failed, 0 warnings, 1 skipped in N s
+          skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  http-headers                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  removed-methods              the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  cache-hints                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          legacy: 21 passed, 0 failed, 0 warnings, 8 skipped in N s
 
         modern (http, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
           skip  http-session                 the entry pins the 2026-07-28 protocol, which has no sessions
-          modern: 20 passed, 0 failed, 0 warnings, 2 skipped in N s
+          modern: 27 passed, 0 failed, 0 warnings, 2 skipped in N s
 
-        all servers: 41 passed, 0 failed, 0 warnings, 3 skipped"#]].assert_eq(&summary);
+        all servers: 48 passed, 0 failed, 0 warnings, 10 skipped"#]].assert_eq(&summary);
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {
@@ -276,7 +299,14 @@ fn an_http_entry_is_checked_over_streamable_http() {
           pass  http-origin                  a POST `initialize` with `Origin: http://evil.example` was refused with 403
           pass  http-session                 the issued session id is accepted; a made-up one gets 404, none at all 400
           pass  http-responses               `initialize` and `ping` are answered with 200 and a JSON-RPC response in `application/json` or `text/event-stream`; the notification gets 202 with no body; the session id (if any) is visible ASCII, issued at initialization
-          fixture-http: 21 passed, 0 failed, 0 warnings, 1 skipped in N s
+          skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  http-headers                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  removed-methods              the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  cache-hints                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          fixture-http: 21 passed, 0 failed, 0 warnings, 8 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }

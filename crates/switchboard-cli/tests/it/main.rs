@@ -74,7 +74,8 @@ fn switchboard_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 /// Runs `command` (stdin empty, output captured) with a 60 s bound; panics (after killing
-/// it) if it hangs.
+/// it) if it hangs. Its output is read while it runs, so a report larger than a pipe's
+/// buffer does not stall it.
 fn run_bounded(mut command: Command, what: &str) -> Run {
     let mut child = command
         .stdin(Stdio::null())
@@ -82,22 +83,40 @@ fn run_bounded(mut command: Command, what: &str) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
+    // A reader ends when every holder of the pipe has closed it; one the program left to a
+    // descendant is not waited for past the bound.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        let (text, read) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            let _ = text.send(String::from_utf8_lossy(&bytes).into_owned());
+        });
+        read
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let started = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
         }
         if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             panic!("{what} did not finish within 60 s");
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
-    let output = child.wait_with_output().expect("output");
+    };
     Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        code: status.code().unwrap_or(-1),
+        stdout: stdout
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{what}: its stdout stayed open after it exited")),
+        stderr: stderr
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{what}: its stderr stayed open after it exited")),
     }
 }
 
