@@ -190,6 +190,12 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
             .is_file()
             .then(|| ToolLock::beside(&loaded.file.path)),
     };
+    if args.update && lock_path.is_none() {
+        return Err(Failure::Usage(
+            "--update needs a lock file: give --lock FILE (there is no config file to put it beside)"
+                .into(),
+        ));
+    }
     let lock = match &lock_path {
         Some(path) => Some(ToolLock::load(path).map_err(|e| Failure::Usage(e.to_string()))?),
         None => None,
@@ -233,11 +239,6 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
         } else if lock_state.present {
             found.extend(lock_findings(&lock, &scanned));
         }
-    } else if args.update {
-        return Err(Failure::Usage(
-            "--update needs a lock file: give --lock FILE (there is no config file to put it beside)"
-                .into(),
-        ));
     }
     if args.sarif {
         terminal::print_json(&sarif(&found, &scanned), JsonLayout::Pretty);
