@@ -20,6 +20,7 @@ mod example_server;
 mod login;
 mod progress;
 mod render;
+mod scan;
 mod serve;
 mod shell;
 mod status;
@@ -159,6 +160,12 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
         #[command(flatten)]
         common: Common,
     },
+    /// Scan servers before trusting them, on this machine (nothing is sent anywhere): tool
+    /// poisoning in descriptions, cross-server shadowing, tools changed since they were
+    /// pinned in the lock file (rug pulls; `--update` pins them), the tokens each server's
+    /// tools cost an agent, and names and counts clients refuse. Text, --json or --sarif.
+    /// Exit codes: 0 no findings, 1 findings, 2 usage or configuration error.
+    Scan(scan::ScanArgs),
     /// An interactive session with servers kept connected between commands (`tools`,
     /// `call`, `prompts`, `prompt`, `resources`, `read`, `reconnect`, `help`, `exit`): on
     /// a terminal with line editing, history and Tab completion; else lines from stdin.
@@ -507,6 +514,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             status::run(&common.browse(&loaded, None)?, &servers).await
         }
         Command::Shell { common, server } => shell::run(&common, server).await,
+        Command::Scan(args) => scan::run(args).await,
         Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
         Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
         Command::Login { target, no_browser } => {
@@ -562,6 +570,7 @@ fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanG
             | Command::Resources { .. }
             | Command::Read { .. }
             | Command::Status { .. }
+            | Command::Scan(_)
             | Command::Shell { .. }
             | Command::Check(_)
             | Command::Serve(_)

@@ -1,6 +1,8 @@
 //! `switchboard serve`: every configured server's tools as one MCP server (the gateway), on
 //! stdin/stdout or, with `--http ADDR`, over Streamable HTTP at `http://ADDR/mcp`. Stdout
 //! carries only the protocol; the startup report, where it listens, and logs go to stderr.
+//! When the config file has a tool lock beside it (`switchboard scan --update`), tools new or
+//! changed since they were pinned are left out (quarantined) and said in the report.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,7 +12,8 @@ use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{
-    Authorizers, ConnectHooks, HostHandler, OutputLimit, Runtime, RuntimeOptions, ServerState,
+    Authorizers, ConnectHooks, HostHandler, LockPolicy, OutputLimit, Runtime, RuntimeOptions,
+    ServerState, ToolLock,
 };
 use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
@@ -112,6 +115,20 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     // verbs' connections do.
     options.policy.connect_hooks = Some(ConnectHooks(Arc::new(connect::CliConnectHooks)));
     options.naming = naming;
+    // A lock file beside the config (`switchboard scan --update` writes it) is applied
+    // strictly: a tool that is new or changed since it was pinned is left out.
+    let lock_path = ToolLock::beside(&file.path);
+    if file.path.is_file() && lock_path.is_file() {
+        say(format_args!(
+            "switchboard serve: tools pinned in {}: new or changed ones are left out until \
+             `switchboard scan --update` accepts them",
+            lock_path.display()
+        ));
+        options.lock = Some(LockPolicy {
+            path: lock_path,
+            strict: true,
+        });
+    }
     // The servers' questions during a call (elicitation, sampling) go to its client.
     let relay = ClientRelay::new();
     options.policy.host = Some(HostHandler(Arc::new(relay.clone())));

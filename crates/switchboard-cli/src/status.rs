@@ -33,16 +33,16 @@ pub(crate) const MAX_TOOLS_IN_ALL: usize = 128;
 /// How many names a warning lists before it says how many more there are.
 const NAMES_SHOWN: usize = 8;
 
-/// One server as `status` found it.
-struct Row {
-    name: String,
-    state: State,
+/// One server as `status` found it (`scan` starts servers the same way).
+pub(crate) struct Row {
+    pub(crate) name: String,
+    pub(crate) state: State,
     /// From starting it until it was listed, or failed.
     took: Duration,
-    warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
-enum State {
+pub(crate) enum State {
     Ready(Box<Started>),
     Failed {
         /// One line: what failed, for the table.
@@ -53,10 +53,10 @@ enum State {
 }
 
 /// What a ready server offers.
-struct Started {
-    negotiated: Negotiated,
+pub(crate) struct Started {
+    pub(crate) negotiated: Negotiated,
     /// The tools its entry's filter lets through.
-    tools: Vec<Tool>,
+    pub(crate) tools: Vec<Tool>,
     /// `None` when the server does not offer prompts.
     prompts: Option<usize>,
     /// `None` when the server does not offer resources.
@@ -64,14 +64,14 @@ struct Started {
 }
 
 /// Something about a server worth a look.
-struct Warning {
-    kind: WarningKind,
+pub(crate) struct Warning {
+    pub(crate) kind: WarningKind,
     tool: Option<String>,
-    detail: String,
+    pub(crate) detail: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WarningKind {
+pub(crate) enum WarningKind {
     /// A tool's texts read like instructions to the model, or hide characters.
     Description,
     /// Tool names another server offers too.
@@ -94,7 +94,7 @@ impl WarningKind {
 }
 
 /// A server to start, or a definition that cannot be used (shown as failed).
-enum Target<'a> {
+pub(crate) enum Target<'a> {
     Entry(&'a ServerEntry),
     Broken(&'a EntryError),
 }
@@ -116,7 +116,10 @@ pub(crate) async fn run(browse: &Browse<'_>, names: &[String]) -> Result<u8, Fai
 
 /// The named servers (an unknown name is a usage error), or every enabled one and every
 /// definition that cannot be used.
-fn targets<'a>(browse: &Browse<'a>, names: &[String]) -> Result<Vec<Target<'a>>, Failure> {
+pub(crate) fn targets<'a>(
+    browse: &Browse<'a>,
+    names: &[String],
+) -> Result<Vec<Target<'a>>, Failure> {
     let file = &browse.loaded.file;
     if names.is_empty() {
         let targets: Vec<Target<'a>> = file
@@ -146,7 +149,7 @@ fn targets<'a>(browse: &Browse<'a>, names: &[String]) -> Result<Vec<Target<'a>>,
 
 /// Starts one server and lists what it offers; every wait is bounded by the session's
 /// deadlines (the entry's `startupTimeout` for the start, the request timeout after).
-async fn start(target: &Target<'_>, timeout: Option<Duration>) -> Row {
+pub(crate) async fn start(target: &Target<'_>, timeout: Option<Duration>) -> Row {
     let entry = match target {
         Target::Entry(entry) => *entry,
         Target::Broken(error) => {

@@ -13,6 +13,7 @@ mod faults;
 mod filter;
 mod hostile_text;
 mod login;
+mod scan;
 mod secrets;
 mod serve;
 mod serve_balanced;

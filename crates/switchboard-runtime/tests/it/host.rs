@@ -382,7 +382,8 @@ async fn instructions_that_poison_the_prompt_are_warnings_in_the_startup_report(
     let warnings: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
     expect_test::expect![[r#"
         shady: HiddenCharacters: instructions: contains invisible or control characters (U+200B)
-        shady: InstructionLike: instructions: reads like instructions to the model or names secrets: <important>, </important>, do not tell the user, ~/.ssh, id_rsa"#]].assert_eq(&warnings.join("\n"));
+        shady: InstructionLike: instructions: reads like instructions to the model or names secrets: <important>, </important>, do not tell the user, ~/.ssh, id_rsa
+        shady: CrossToolInstruction: instructions: tells the model how to use other tools: before using any"#]].assert_eq(&warnings.join("\n"));
     runtime.dispose().await;
     no_processes_with(&mark).await;
 }

@@ -1,0 +1,644 @@
+//! `switchboard scan [SERVER...]`: whether to trust the servers one has installed. Every
+//! named (or every enabled) server is started in parallel as `status` starts them, and what
+//! they offer a model is examined here, on this machine — nothing is sent anywhere:
+//!
+//! - tool poisoning: the runtime's description lint (`switchboard_runtime::guards`) on every
+//!   tool's texts and every server's instructions (hidden characters, instruction-like text,
+//!   exfiltration phrasing, orders about other tools, markup that hides text, credentials);
+//! - cross-server shadowing (`guards::find_shadowing`): texts naming another server's tools,
+//!   tools redefining another server's;
+//! - rug pulls: every tool definition against the lock file (`guards::ToolLock`, beside the
+//!   config by default); `--update` pins what is offered now, and `switchboard serve` leaves
+//!   out new and changed tools while the lock file exists;
+//! - context cost: the tokens each server's tool catalog costs (o200k_base, see
+//!   [`catalog_tokens`]) against a budget, names clients refuse, more tools than clients take.
+//!
+//! Text, `--json` (`switchboard-scan/1`) or `--sarif` (SARIF 2.1.0). Exit codes: 0 no
+//! findings, 1 findings, 2 usage or configuration error. `docs/scan.md` describes each
+//! finding.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use switchboard_config::Origin;
+use switchboard_protocol::Tool;
+use switchboard_runtime::FindingKind;
+use switchboard_runtime::guards::{self, Catalog, Change, ToolLock};
+use switchboard_runtime::naming::{MAX_NAME_LEN, is_provider_safe};
+
+use crate::status::{
+    self, MAX_TOOLS_IN_ALL, MAX_TOOLS_PER_SERVER, Row, State, Target, WarningKind,
+};
+use crate::terminal::{self, JsonLayout};
+use crate::{Common, Failure, futures_join_all};
+
+/// A server's tool catalog costing more tokens than this is a finding, unless
+/// `--token-budget` says otherwise.
+const DEFAULT_TOKEN_BUDGET: usize = 10_000;
+
+/// The tokenizer the counts are made with.
+const TOKENIZER: &str = "o200k_base";
+
+const EXIT_FINDINGS: u8 = 1;
+
+/// Flags of `switchboard scan`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ScanArgs {
+    /// Only these servers (left out with an ad-hoc server).
+    servers: Vec<String>,
+    /// Accept what the servers offer now: pin every scanned server's tool definitions in the
+    /// lock file (changes are then no longer findings).
+    #[arg(long)]
+    update: bool,
+    /// Print SARIF 2.1.0 (for code-scanning views in CI) instead of text.
+    #[arg(long, conflicts_with = "json")]
+    sarif: bool,
+    /// The lock file (default: beside the config file, `mcp.json` → `mcp.tool-lock.json`).
+    #[arg(long, value_name = "FILE")]
+    lock: Option<PathBuf>,
+    /// A server whose tool catalog costs more tokens than this is a finding.
+    #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_TOKEN_BUDGET)]
+    token_budget: usize,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// What a finding is about, one rule each in SARIF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// One of the runtime's findings (lint, shadowing, lock).
+    Guard(FindingKind),
+    /// A pinned tool the server no longer offers.
+    RemovedTool,
+    /// A tool name clients refuse or that the gateway must cut.
+    ToolName,
+    /// More tools than common clients take.
+    TooManyTools,
+    /// A tool catalog over the token budget.
+    TokenBudget,
+    /// A server that could not be started or listed.
+    Unavailable,
+}
+
+/// The guard kinds a scan reports.
+const GUARD_KINDS: [FindingKind; 11] = [
+    FindingKind::HiddenCharacters,
+    FindingKind::InstructionLike,
+    FindingKind::Exfiltration,
+    FindingKind::CrossToolInstruction,
+    FindingKind::HiddenMarkup,
+    FindingKind::CredentialLike,
+    FindingKind::Shadowing,
+    FindingKind::ChangedTool,
+    FindingKind::NewTool,
+    FindingKind::ListingProblem,
+    FindingKind::InvalidSchema,
+];
+
+impl Rule {
+    fn all() -> Vec<Rule> {
+        let mut rules: Vec<Rule> = GUARD_KINDS.into_iter().map(Rule::Guard).collect();
+        rules.extend([
+            Rule::RemovedTool,
+            Rule::ToolName,
+            Rule::TooManyTools,
+            Rule::TokenBudget,
+            Rule::Unavailable,
+        ]);
+        rules
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Rule::Guard(kind) => kind.id(),
+            Rule::RemovedTool => "removed-tool",
+            Rule::ToolName => "tool-name",
+            Rule::TooManyTools => "too-many-tools",
+            Rule::TokenBudget => "token-budget",
+            Rule::Unavailable => "unavailable",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Rule::Guard(kind) => kind.summary(),
+            Rule::RemovedTool => "A tool pinned in the lock file that the server no longer offers.",
+            Rule::ToolName => {
+                "A tool name that clients refuse (not 1-64 of a-z, A-Z, 0-9, _ and -) or that \
+                 the gateway must shorten."
+            }
+            Rule::TooManyTools => {
+                "More tools than common clients take (40 in Cursor, 128 in one request)."
+            }
+            Rule::TokenBudget => "A tool catalog that costs an agent more tokens than the budget.",
+            Rule::Unavailable => {
+                "A server that could not be started or listed, so it was not scanned."
+            }
+        }
+    }
+
+    /// SARIF's level: `error` for what may turn a model against its user, `warning` for the rest.
+    fn level(self) -> &'static str {
+        match self {
+            Rule::Guard(
+                FindingKind::NewTool | FindingKind::ListingProblem | FindingKind::InvalidSchema,
+            )
+            | Rule::RemovedTool
+            | Rule::ToolName
+            | Rule::TooManyTools
+            | Rule::TokenBudget => "warning",
+            Rule::Guard(_) | Rule::Unavailable => "error",
+        }
+    }
+}
+
+/// One thing worth a person's attention.
+struct Found {
+    rule: Rule,
+    server: String,
+    tool: Option<String>,
+    message: String,
+}
+
+/// One scanned server.
+struct Scanned {
+    row: Row,
+    origin: Origin,
+    tokens: Option<usize>,
+}
+
+/// The lock file and what this scan did with it.
+struct LockState {
+    path: Option<PathBuf>,
+    present: bool,
+    /// Servers pinned by `--update`.
+    pinned: Vec<String>,
+}
+
+/// `switchboard scan`.
+pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
+    let words = args.common.words(args.servers.clone());
+    let names = words.rest();
+    let loaded = args.common.load()?;
+    let browse = args.common.browse(&loaded, None)?;
+    let targets = status::targets(&browse, &names)?;
+    let lock_path = match &args.lock {
+        Some(path) => Some(path.clone()),
+        None => loaded
+            .file
+            .path
+            .is_file()
+            .then(|| ToolLock::beside(&loaded.file.path)),
+    };
+    if args.update && lock_path.is_none() {
+        return Err(Failure::Usage(
+            "--update needs a lock file: give --lock FILE (there is no config file to put it beside)"
+                .into(),
+        ));
+    }
+    let lock = match &lock_path {
+        Some(path) => Some(ToolLock::load(path).map_err(|e| Failure::Usage(e.to_string()))?),
+        None => None,
+    };
+    let rows = futures_join_all(targets.iter().map(|t| status::start(t, browse.timeout))).await;
+    let scanned: Vec<Scanned> = targets
+        .iter()
+        .zip(rows)
+        .map(|(target, row)| {
+            let origin = match target {
+                Target::Entry(entry) => entry.origin.clone(),
+                Target::Broken(error) => error.origin.clone(),
+            };
+            let tokens = match &row.state {
+                State::Ready(started) => Some(catalog_tokens(&started.tools)),
+                State::Failed { .. } => None,
+            };
+            Scanned {
+                row,
+                origin,
+                tokens,
+            }
+        })
+        .collect();
+    let mut found = examine(&scanned, args.token_budget);
+    let mut lock_state = LockState {
+        present: lock_path.as_deref().is_some_and(Path::is_file),
+        path: lock_path.clone(),
+        pinned: Vec::new(),
+    };
+    if let (Some(path), Some(mut lock)) = (&lock_path, lock) {
+        if args.update {
+            for server in &scanned {
+                if let State::Ready(started) = &server.row.state {
+                    lock.approve(&server.row.name, &started.tools);
+                    lock_state.pinned.push(server.row.name.clone());
+                }
+            }
+            lock.save(path).map_err(|e| Failure::Usage(e.to_string()))?;
+            lock_state.present = true;
+        } else if lock_state.present {
+            found.extend(lock_findings(&lock, &scanned));
+        }
+    }
+    if args.sarif {
+        terminal::print_json(&sarif(&found, &scanned), JsonLayout::Pretty);
+    } else if args.common.json {
+        terminal::print_json(
+            &scan_json(&found, &scanned, &lock_state),
+            JsonLayout::Pretty,
+        );
+    } else {
+        terminal::print(&scan_text(&found, &scanned, &lock_state));
+    }
+    Ok(if found.is_empty() { 0 } else { EXIT_FINDINGS })
+}
+
+/// The tokens a catalog costs an agent: each tool as the function definition a model API is
+/// sent (`{"name", "description", "parameters": inputSchema}`, compact JSON), counted with
+/// OpenAI's o200k_base encoding, which the `tiktoken-rs` crate embeds (no download). Other
+/// models' tokenizers differ by some percent; the count is for comparing and budgeting.
+fn catalog_tokens(tools: &[Tool]) -> usize {
+    let encoding = tiktoken_rs::o200k_base_singleton();
+    tools
+        .iter()
+        .map(|tool| {
+            let definition = json!({
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+            });
+            encoding.encode_ordinary(&definition.to_string()).len()
+        })
+        .sum()
+}
+
+/// Everything but the lock: the lint, shadowing, names, counts, token budget, listing
+/// problems and servers that could not be scanned.
+fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
+    let mut found = Vec::new();
+    let from_guard = |finding: guards::Finding| Found {
+        rule: Rule::Guard(finding.kind),
+        server: finding.server,
+        tool: finding.tool,
+        message: finding.detail,
+    };
+    let mut total_tools = 0;
+    for server in scanned {
+        let name = &server.row.name;
+        let started = match &server.row.state {
+            State::Ready(started) => started,
+            State::Failed { message, .. } => {
+                found.push(Found {
+                    rule: Rule::Unavailable,
+                    server: name.clone(),
+                    tool: None,
+                    message: format!("not scanned: {message}"),
+                });
+                continue;
+            }
+        };
+        total_tools += started.tools.len();
+        for tool in &started.tools {
+            found.extend(guards::lint_tool(name, tool).into_iter().map(from_guard));
+            if let Some(problem) = name_problem(name, &tool.name) {
+                found.push(Found {
+                    rule: Rule::ToolName,
+                    server: name.clone(),
+                    tool: Some(tool.name.clone()),
+                    message: problem,
+                });
+            }
+        }
+        if let Some(instructions) = &started.negotiated.instructions {
+            for (kind, detail) in guards::lint_text(instructions) {
+                found.push(Found {
+                    rule: Rule::Guard(kind),
+                    server: name.clone(),
+                    tool: None,
+                    message: format!("instructions: {detail}"),
+                });
+            }
+        }
+        for warning in server
+            .row
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Listing)
+        {
+            found.push(Found {
+                rule: Rule::Guard(FindingKind::ListingProblem),
+                server: name.clone(),
+                tool: None,
+                message: warning.detail.clone(),
+            });
+        }
+        if started.tools.len() > MAX_TOOLS_PER_SERVER {
+            found.push(Found {
+                rule: Rule::TooManyTools,
+                server: name.clone(),
+                tool: None,
+                message: format!(
+                    "{} tools, more than {MAX_TOOLS_PER_SERVER}: some clients (Cursor) use only \
+                     {MAX_TOOLS_PER_SERVER} and leave the rest out; narrow it with enabledTools",
+                    started.tools.len()
+                ),
+            });
+        }
+        if let Some(tokens) = server.tokens.filter(|t| *t > token_budget) {
+            found.push(Found {
+                rule: Rule::TokenBudget,
+                server: name.clone(),
+                tool: None,
+                message: format!(
+                    "its tool catalog costs {tokens} tokens ({TOKENIZER}), more than the budget of \
+                     {token_budget}: every request of an agent carries it; narrow it with enabledTools"
+                ),
+            });
+        }
+    }
+    if total_tools > MAX_TOOLS_IN_ALL {
+        found.push(Found {
+            rule: Rule::TooManyTools,
+            server: "*".into(),
+            tool: None,
+            message: format!(
+                "{total_tools} tools across all servers, more than {MAX_TOOLS_IN_ALL}: the OpenAI \
+                 API and VS Code take at most {MAX_TOOLS_IN_ALL} tools in one request"
+            ),
+        });
+    }
+    let catalogs: Vec<Catalog<'_>> = scanned
+        .iter()
+        .filter_map(|server| match &server.row.state {
+            State::Ready(started) => Some(Catalog {
+                server: &server.row.name,
+                tools: &started.tools,
+                instructions: started.negotiated.instructions.as_deref(),
+            }),
+            State::Failed { .. } => None,
+        })
+        .collect();
+    found.extend(
+        guards::find_shadowing(&catalogs)
+            .into_iter()
+            .map(from_guard),
+    );
+    found
+}
+
+/// What is wrong with a tool's name for clients: not `^[a-zA-Z0-9_-]{1,64}$`, or so long
+/// that the gateway's `<server>__<tool>` must be cut.
+fn name_problem(server: &str, tool: &str) -> Option<String> {
+    if !is_provider_safe(tool) {
+        let length = tool.chars().count();
+        return Some(if length > MAX_NAME_LEN {
+            format!("the name has {length} characters: clients refuse names over {MAX_NAME_LEN}")
+        } else {
+            "the name has characters clients refuse (they take a-z, A-Z, 0-9, _ and -)".into()
+        });
+    }
+    let exported = server.len() + 2 + tool.len();
+    (exported > MAX_NAME_LEN).then(|| {
+        format!(
+            "`{server}__{tool}` has {exported} characters, over {MAX_NAME_LEN}: `switchboard serve` \
+             shortens it with a hash suffix, which agents see"
+        )
+    })
+}
+
+/// Every scanned server's tools against the lock: new, changed and removed tools.
+fn lock_findings(lock: &ToolLock, scanned: &[Scanned]) -> Vec<Found> {
+    let mut found = Vec::new();
+    for server in scanned {
+        let State::Ready(started) = &server.row.state else {
+            continue;
+        };
+        let name = &server.row.name;
+        if !lock.has_server(name) {
+            found.push(Found {
+                rule: Rule::Guard(FindingKind::NewTool),
+                server: name.clone(),
+                tool: None,
+                message: format!(
+                    "the server is not pinned: its {} tool(s) were never approved \
+                     (`switchboard scan --update` pins them)",
+                    started.tools.len()
+                ),
+            });
+            continue;
+        }
+        for tool in &started.tools {
+            if let Some(change) = lock.compare(name, tool) {
+                found.push(Found {
+                    rule: Rule::Guard(change.kind()),
+                    server: name.clone(),
+                    tool: Some(tool.name.clone()),
+                    message: match change {
+                        Change::New => "a tool that was never approved".to_owned(),
+                        Change::Changed { .. } => change.describe(false),
+                    },
+                });
+            }
+        }
+        for removed in lock.missing(name, &started.tools) {
+            found.push(Found {
+                rule: Rule::RemovedTool,
+                server: name.clone(),
+                tool: Some(removed),
+                message: "pinned, but the server no longer offers it".into(),
+            });
+        }
+    }
+    found
+}
+
+fn subject(found: &Found) -> String {
+    match &found.tool {
+        Some(tool) => format!("{}/{tool}", found.server),
+        None => found.server.clone(),
+    }
+}
+
+/// One block a server (its count of tools and tokens, or why it failed), the findings, and
+/// a summary with the lock file.
+fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
+    let mut out = String::new();
+    for server in scanned {
+        match &server.row.state {
+            State::Ready(started) => out.push_str(&format!(
+                "{}: {} tool(s), {} tokens\n",
+                server.row.name,
+                started.tools.len(),
+                server.tokens.unwrap_or(0)
+            )),
+            State::Failed { reason, .. } => {
+                out.push_str(&format!("{}: not scanned: {reason}\n", server.row.name))
+            }
+        }
+        for finding in found.iter().filter(|f| f.server == server.row.name) {
+            out.push_str(&format!(
+                "  {} {}: {}: {}\n",
+                finding.rule.level(),
+                finding.rule.id(),
+                subject(finding),
+                finding.message
+            ));
+        }
+    }
+    for finding in found.iter().filter(|f| f.server == "*") {
+        out.push_str(&format!(
+            "{} {}: {}\n",
+            finding.rule.level(),
+            finding.rule.id(),
+            finding.message
+        ));
+    }
+    let tools: usize = scanned
+        .iter()
+        .map(|s| match &s.row.state {
+            State::Ready(started) => started.tools.len(),
+            State::Failed { .. } => 0,
+        })
+        .sum();
+    let tokens: usize = scanned.iter().filter_map(|s| s.tokens).sum();
+    out.push_str(&format!(
+        "{} server(s), {tools} tool(s), {tokens} tokens ({TOKENIZER}); {} finding(s)\n",
+        scanned.len(),
+        found.len()
+    ));
+    match (&lock.path, lock.present) {
+        (Some(path), _) if !lock.pinned.is_empty() => out.push_str(&format!(
+            "pinned the tools of {} in {}\n",
+            lock.pinned.join(", "),
+            path.display()
+        )),
+        (Some(path), true) => out.push_str(&format!("lock: {}\n", path.display())),
+        (Some(path), false) => out.push_str(&format!(
+            "lock: none yet at {}; `switchboard scan --update` pins the tools shown, and \
+             `switchboard serve` then leaves out tools that change\n",
+            path.display()
+        )),
+        (None, _) => out.push_str("lock: none (no config file; give --lock FILE)\n"),
+    }
+    out
+}
+
+fn location_json(origin: &Origin) -> Value {
+    json!({"file": origin.file, "line": origin.line})
+}
+
+/// `{"format": "switchboard-scan/1", "tokenizer", "lock", "servers", "findings"}`.
+fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
+    let servers: Vec<Value> = scanned
+        .iter()
+        .map(|server| match &server.row.state {
+            State::Ready(started) => json!({
+                "name": server.row.name,
+                "state": "ready",
+                "tools": started.tools.len(),
+                "tokens": server.tokens,
+                "location": location_json(&server.origin),
+            }),
+            State::Failed { reason, .. } => json!({
+                "name": server.row.name,
+                "state": "failed",
+                "reason": reason,
+                "location": location_json(&server.origin),
+            }),
+        })
+        .collect();
+    let findings: Vec<Value> = found
+        .iter()
+        .map(|f| {
+            json!({
+                "rule": f.rule.id(),
+                "level": f.rule.level(),
+                "server": f.server,
+                "tool": f.tool,
+                "message": f.message,
+            })
+        })
+        .collect();
+    json!({
+        "format": "switchboard-scan/1",
+        "tokenizer": TOKENIZER,
+        "lock": {
+            "path": lock.path.as_ref().map(|p| p.display().to_string()),
+            "present": lock.present,
+            "pinned": lock.pinned,
+        },
+        "servers": servers,
+        "findings": findings,
+    })
+}
+
+/// SARIF 2.1.0: one run of the driver `switchboard` with a rule per finding kind; each
+/// result points at the config file (and the line of the server's entry, when known), with
+/// the server and tool as its logical location.
+fn sarif(found: &[Found], scanned: &[Scanned]) -> Value {
+    let rules = Rule::all();
+    let rule_json: Vec<Value> = rules
+        .iter()
+        .map(|rule| {
+            json!({
+                "id": rule.id(),
+                "shortDescription": {"text": rule.summary()},
+                "defaultConfiguration": {"level": rule.level()},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = found
+        .iter()
+        .map(|f| {
+            let mut location = json!({
+                "logicalLocations": [{"fullyQualifiedName": subject(f), "kind": "module"}],
+            });
+            if let Some(origin) = scanned
+                .iter()
+                .find(|s| s.row.name == f.server)
+                .map(|s| &s.origin)
+                .filter(|o| Path::new(&o.file).is_file())
+            {
+                let mut physical = json!({"artifactLocation": {"uri": artifact_uri(&origin.file)}});
+                if let Some(line) = origin.line {
+                    physical["region"] = json!({"startLine": line});
+                }
+                location["physicalLocation"] = physical;
+            }
+            json!({
+                "ruleId": f.rule.id(),
+                "ruleIndex": rules.iter().position(|r| *r == f.rule),
+                "level": f.rule.level(),
+                "message": {"text": format!("{}: {}", subject(f), f.message)},
+                "locations": [location],
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "switchboard",
+                "rules": rule_json,
+            }},
+            "results": results,
+        }],
+    })
+}
+
+/// A config file as a SARIF artifact URI: relative to the current directory when it is
+/// inside it (as code-scanning views expect), else a `file://` URI.
+fn artifact_uri(file: &str) -> String {
+    let path = Path::new(file);
+    if let Ok(current) = std::env::current_dir()
+        && let Ok(relative) = path.strip_prefix(&current)
+    {
+        return relative.to_string_lossy().replace('\\', "/");
+    }
+    if path.is_absolute() {
+        format!("file://{}", path.display())
+    } else {
+        file.to_owned()
+    }
+}
