@@ -310,10 +310,14 @@ pub fn strip_jsonc(text: &str) -> String {
     let mut at = 0;
     // The last comma outside strings and comments not yet followed by a value.
     let mut pending_comma: Option<usize> = None;
+    // Whether the last token ends a value: only a comma after a value may trail (`{,}` and
+    // `[1,,]` stay invalid).
+    let mut after_value = false;
     while at < bytes.len() {
         match bytes[at] {
             b'"' => {
                 pending_comma = None;
+                after_value = true;
                 at += 1;
                 while at < bytes.len() && bytes[at] != b'"' {
                     at += if bytes[at] == b'\\' { 2 } else { 1 };
@@ -336,18 +340,21 @@ pub fn strip_jsonc(text: &str) -> String {
                 at = end;
             }
             b',' => {
-                pending_comma = Some(at);
+                pending_comma = after_value.then_some(at);
+                after_value = false;
                 at += 1;
             }
             b'}' | b']' => {
                 if let Some(comma) = pending_comma.take() {
                     out[comma] = b' ';
                 }
+                after_value = true;
                 at += 1;
             }
             byte if byte.is_ascii_whitespace() => at += 1,
-            _ => {
+            byte => {
                 pending_comma = None;
+                after_value = !matches!(byte, b'{' | b'[' | b':');
                 at += 1;
             }
         }
@@ -368,6 +375,14 @@ mod tests {
         assert_eq!(plain.lines().count(), text.lines().count());
         let value: Value = serde_json::from_str(&plain).expect("plain JSON");
         assert_eq!(value, serde_json::json!({"a": "http://x//y", "b": [1, 2]}));
+        // Only a comma after a value trails; a comma with nothing before it stays.
+        for invalid in ["{,}", "{\"a\": [,]}", "{\"a\": [1,,]}", "{\"a\":,}"] {
+            let plain = strip_jsonc(invalid);
+            assert!(
+                serde_json::from_str::<Value>(&plain).is_err(),
+                "{invalid} reads"
+            );
+        }
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub(super) fn add(
     entry: &Value,
 ) -> Result<String, EditError> {
     let first = maps.first().map_or(&[][..], Vec::as_slice);
-    if text.trim().is_empty() {
+    if only_json_space(text) {
         let value = nested(first, name, entry);
         return Ok(pretty(&value, "  ", "", "\n") + "\n");
     }
@@ -84,7 +84,7 @@ pub(super) fn remove(
     map: &[String],
     name: &str,
 ) -> Result<Option<String>, EditError> {
-    if text.trim().is_empty() {
+    if only_json_space(text) {
         return Ok(None);
     }
     let mut edited: Option<String> = None;
@@ -356,24 +356,8 @@ impl<'a> Doc<'a> {
             .all(is_blank)
     }
 
-    /// Whether the line before the one holding `at` ends inside a `//` comment (so that
-    /// joining the next line onto it would comment that out).
-    fn previous_line_ends_in_comment(&self, at: usize) -> bool {
-        let start = self.line_start(at);
-        let Some(newline) = start.checked_sub(1) else {
-            return false;
-        };
-        let end = if newline > 0 && self.bytes()[newline - 1] == b'\r' {
-            newline - 1
-        } else {
-            newline
-        };
-        self.comments
-            .iter()
-            .any(|(span, kind)| *kind == CommentKind::Line && span.end == end)
-    }
-
-    /// Where the line break before the line holding `at` starts.
+    /// Where the line break before the line holding `at` starts (`at`'s line is not the
+    /// first).
     fn previous_line_break(&self, at: usize) -> usize {
         let newline = self.line_start(at).saturating_sub(1);
         if newline > 0 && self.bytes()[newline - 1] == b'\r' {
@@ -383,7 +367,19 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// The end of the line that `after` is on, past a comment that starts on it, when
+    /// Whether the line before the one holding `at` ends inside a `//` comment (so that
+    /// joining the next line onto it would comment that out).
+    fn previous_line_ends_in_comment(&self, at: usize) -> bool {
+        if self.line_start(at) == 0 {
+            return false;
+        }
+        let end = self.previous_line_break(at);
+        self.comments
+            .iter()
+            .any(|(span, kind)| *kind == CommentKind::Line && span.end == end)
+    }
+
+    /// The end of the line `at` is on, past the comments after `at` that start on it, when
     /// nothing else follows there: where a member after it starts its own line.
     fn line_end_past_comments(&self, mut at: usize) -> Option<usize> {
         loop {
@@ -411,14 +407,14 @@ impl<'a> Doc<'a> {
                     Some(comma) => splice(self.text, &[(comma + 1, format!(" {member},"))]),
                     None => splice(self.text, &[(last.value_end, format!(", {member}"))]),
                 },
-                None if interior.trim().is_empty() => {
+                None if only_json_space(interior) => {
                     let mut out = self.text[..=object.open].to_owned();
                     out.push_str(&member);
                     out.push_str(&self.text[object.close..]);
                     out
                 }
                 None => {
-                    let at = object.open + 1 + interior.trim_end().len();
+                    let at = self.last_comment_end(object);
                     splice(self.text, &[(at, format!(" {member}"))])
                 }
             };
@@ -466,7 +462,7 @@ impl<'a> Doc<'a> {
                     }
                 }
             }
-            None if interior.trim().is_empty() => {
+            None if only_json_space(interior) => {
                 let nl = self.file_line_break();
                 let mut out = self.text[..=object.open].to_owned();
                 out.push_str(&format!("{nl}{member_indent}{}{nl}{closing}", member(nl)));
@@ -475,7 +471,7 @@ impl<'a> Doc<'a> {
             }
             None => {
                 // Only comments inside: the member goes after the last of them.
-                let at = object.open + 1 + interior.trim_end().len();
+                let at = self.last_comment_end(object);
                 let nl = line_break(self.blanks_after(at));
                 splice(
                     self.text,
@@ -535,10 +531,20 @@ impl<'a> Doc<'a> {
         // An object left with nothing but white space inside is written `{}`.
         let removed: usize = cuts.iter().map(|span| span.len()).sum();
         let close = object.close - removed;
-        if out[object.open + 1..close].trim().is_empty() {
+        if only_json_space(&out[object.open + 1..close]) {
             out.replace_range(object.open + 1..close, "");
         }
         out
+    }
+
+    /// Where the last comment inside `object` ends (the object has comments and no members).
+    fn last_comment_end(&self, object: &ObjectSpan) -> usize {
+        self.comments
+            .iter()
+            .map(|(span, _)| span.end)
+            .filter(|end| (object.open + 1..=object.close).contains(end))
+            .max()
+            .unwrap_or(object.open + 1)
     }
 
     /// The leading white space of the line holding `offset`.
@@ -570,6 +576,12 @@ impl<'a> Doc<'a> {
             .unwrap_or("  ")
             .to_owned()
     }
+}
+
+/// Whether `text` is nothing but JSON's white space (space, tab, line breaks).
+fn only_json_space(text: &str) -> bool {
+    text.bytes()
+        .all(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 /// Every comment in a JSON-with-comments text, with its kind (strings skipped).
