@@ -36,7 +36,8 @@ enum Verb {
         /// The server.
         name: String,
     },
-    /// Add a server: `add NAME -- CMD ARGS...` or `add NAME --url URL`.
+    /// Add a server: `add NAME [--env KEY=VALUE]... -- CMD ARGS...` or
+    /// `add NAME --url URL [--header 'Name: value']...`.
     Add {
         /// The server's name.
         name: String,
@@ -47,6 +48,14 @@ enum Verb {
         /// A remote server's URL.
         #[arg(long, conflicts_with = "command")]
         url: Option<String>,
+        /// An environment variable of a local server (repeatable); `KEY='${VAR}'` keeps the
+        /// value out of the file.
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header sent to a remote server (repeatable), e.g.
+        /// `--header 'Authorization: Bearer ${TOKEN}'`.
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
         /// A local server's command and arguments, after `--`.
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
@@ -146,17 +155,11 @@ pub(crate) fn run(command: ConfigCommand) -> Result<u8, String> {
             name,
             scope,
             url,
+            env,
+            headers,
             command,
         } => {
-            let entry = match (url, command.as_slice()) {
-                (Some(url), []) => json!({"type": "http", "url": url}),
-                (None, [program, args @ ..]) => json!({"command": program, "args": args}),
-                _ => {
-                    return Err(
-                        "say how to reach it: `config add NAME -- CMD ARGS...` or `config add NAME --url URL`".into(),
-                    );
-                }
-            };
+            let entry = NewEntry::from_flags(url, &command, &env, &headers)?;
             let target = target_file(&places, common.config.as_deref(), scope)?;
             add(&target, &name, &entry, &output)
         }
@@ -577,22 +580,163 @@ fn read_text(path: &Path) -> Result<String, String> {
     }
 }
 
-fn add(target: &Target, name: &str, entry: &Value, output: &Output<'_>) -> Result<u8, String> {
+/// The entry `config add` writes, and the names of its secret-valued fields.
+struct NewEntry {
+    /// In the common spelling.
+    value: Value,
+    /// `env` or `headers`, when given.
+    secrets: Option<SecretFields>,
+}
+
+/// The names (never the values) of an entry's environment variables or headers.
+struct SecretFields {
+    /// `env` or `headers`.
+    field: &'static str,
+    names: Vec<String>,
+}
+
+/// What `--env` and `--header` are, for their messages.
+#[derive(Clone, Copy)]
+enum PairFlag {
+    Env,
+    Header,
+}
+
+impl PairFlag {
+    fn field(self) -> &'static str {
+        match self {
+            PairFlag::Env => "env",
+            PairFlag::Header => "headers",
+        }
+    }
+
+    /// `(name, value)` of one flag's text. No message shows the text: it holds a secret.
+    fn split(self, text: &str) -> Result<(String, String), String> {
+        match self {
+            PairFlag::Env => match text.split_once('=') {
+                Some((key, value)) if !key.is_empty() && !key.contains('\0') => {
+                    Ok((key.to_owned(), value.to_owned()))
+                }
+                Some(_) => Err("`--env` takes KEY=VALUE; one has an empty or unusable KEY".into()),
+                None => Err("`--env` takes KEY=VALUE; one has no `=` (its text is not shown: it may be a secret)".into()),
+            },
+            PairFlag::Header => match text.split_once(':') {
+                Some((name, value)) if is_header_name(name.trim()) => {
+                    Ok((name.trim().to_owned(), value.trim().to_owned()))
+                }
+                Some(_) => Err("`--header` takes 'Name: value'; one has no usable header name (letters, digits and `-`; its text is not shown: it may be a secret)".into()),
+                None => Err("`--header` takes 'Name: value'; one has no `:` (its text is not shown: it may be a secret)".into()),
+            },
+        }
+    }
+
+    /// The flags' pairs as a JSON object, each name once (header names in any case).
+    fn object(self, texts: &[String]) -> Result<(Value, Vec<String>), String> {
+        let mut object = serde_json::Map::new();
+        let mut names: Vec<String> = Vec::new();
+        for text in texts {
+            let (name, value) = self.split(text)?;
+            let taken = names.iter().any(|n| match self {
+                PairFlag::Env => *n == name,
+                PairFlag::Header => n.eq_ignore_ascii_case(&name),
+            });
+            if taken {
+                let flag = match self {
+                    PairFlag::Env => "--env",
+                    PairFlag::Header => "--header",
+                };
+                return Err(format!("`{flag} {name}` is given twice; keep one"));
+            }
+            names.push(name.clone());
+            object.insert(name, value.into());
+        }
+        Ok((Value::Object(object), names))
+    }
+}
+
+/// An HTTP header name: a token (RFC 9110), e.g. `Authorization`, `X-Api-Key`.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+impl NewEntry {
+    /// A local server's command with its `--env`s, or a remote server's URL with its
+    /// `--header`s; the other combinations are usage errors.
+    fn from_flags(
+        url: Option<String>,
+        command: &[String],
+        env: &[String],
+        headers: &[String],
+    ) -> Result<NewEntry, String> {
+        let (mut value, pairs, flag) = match (url, command) {
+            (Some(_), _) if !env.is_empty() => {
+                return Err("`--env` sets a local server's environment; a remote server (`--url`) takes `--header 'Name: value'`".into());
+            }
+            (None, [_, ..]) if !headers.is_empty() => {
+                return Err("`--header` is sent to a remote server (`--url URL`); a local server takes `--env KEY=VALUE`".into());
+            }
+            (Some(url), []) => (
+                json!({"type": "http", "url": url}),
+                headers,
+                PairFlag::Header,
+            ),
+            (None, [program, args @ ..]) => (
+                json!({"command": program, "args": args}),
+                env,
+                PairFlag::Env,
+            ),
+            _ => {
+                return Err(
+                    "say how to reach it: `config add NAME -- CMD ARGS...` or `config add NAME --url URL`".into(),
+                );
+            }
+        };
+        let secrets = if pairs.is_empty() {
+            None
+        } else {
+            let (object, names) = flag.object(pairs)?;
+            value[flag.field()] = object;
+            Some(SecretFields {
+                field: flag.field(),
+                names,
+            })
+        };
+        Ok(NewEntry { value, secrets })
+    }
+}
+
+fn add(target: &Target, name: &str, entry: &NewEntry, output: &Output<'_>) -> Result<u8, String> {
     let text = read_text(&target.path)?;
-    let edited = edit::add_server(&text, &target.path, &target.layout, name, entry)
+    let edited = edit::add_server(&text, &target.path, &target.layout, name, &entry.value)
         .map_err(|e| e.to_string())?;
     edit::write_atomically(&target.path, &edited).map_err(|e| e.to_string())?;
-    let mut note = String::new();
+    let file = output.path(&target.path);
+    let mut value = json!({"added": name, "file": file, "scope": target.scope.as_str()});
+    let mut text = format!("added `{name}` to {file}");
+    // Names only: the values are secrets, in the file and nowhere else.
+    if let Some(secrets) = &entry.secrets {
+        value[secrets.field] = json!(secrets.names);
+        let hidden = if secrets.names.len() == 1 {
+            "value hidden"
+        } else {
+            "values hidden"
+        };
+        text.push_str(&format!(
+            "; {}: {} ({hidden})",
+            secrets.field,
+            secrets.names.join(", ")
+        ));
+    }
     // A definition the user just wrote is one they trust.
     if target.scope == Scope::Project {
         trust_written(output.places, target, name)?;
-        note = "; trusted, as you added it".into();
+        text.push_str("; trusted, as you added it");
     }
-    let file = output.path(&target.path);
-    output.done(
-        json!({"added": name, "file": file, "scope": target.scope.as_str()}),
-        &format!("added `{name}` to {file}{note}\n"),
-    )
+    text.push('\n');
+    output.done(value, &text)
 }
 
 /// Trusts the definition of `name` now in the target file.

@@ -199,6 +199,53 @@ pub fn codex_form(value: &Value) -> Value {
     Value::Object(renamed.collect())
 }
 
+/// A common-form entry in `dialect`'s spelling, for writing into that client's file: the
+/// inverse of [`common_form`] (Codex's names; Gemini's `httpUrl` for Streamable HTTP, `url`
+/// for SSE, no `type`, `timeout` in milliseconds).
+pub fn dialect_form(dialect: EntryDialect, value: &Value) -> Value {
+    match dialect {
+        EntryDialect::Common | EntryDialect::Zed => value.clone(),
+        EntryDialect::Codex => codex_form(value),
+        EntryDialect::Gemini => gemini_form(value),
+    }
+}
+
+fn gemini_form(value: &Value) -> Value {
+    let Value::Object(object) = value else {
+        return value.clone();
+    };
+    let sse = object.get("type").and_then(Value::as_str) == Some("sse");
+    let mut out = Map::new();
+    for (key, value) in object {
+        match key.as_str() {
+            "type" => {}
+            "url" if !sse => {
+                out.insert("httpUrl".into(), value.clone());
+            }
+            "timeout" => {
+                let secs = match value {
+                    Value::Number(secs) => secs.as_f64(),
+                    Value::String(text) => crate::parse_duration(text)
+                        .ok()
+                        .map(|duration| duration.as_secs_f64()),
+                    _ => None,
+                };
+                // Durations are under a week (`parse_duration`, the entry's checks): whole
+                // milliseconds fit.
+                let millis = secs
+                    .map(|secs| (secs * 1000.0).round())
+                    .filter(|ms| (0.0..1e15).contains(ms))
+                    .map(|ms| Value::from(ms as u64));
+                out.insert(key.clone(), millis.unwrap_or_else(|| value.clone()));
+            }
+            _ => {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
 fn gemini_to_common(mut object: Map<String, Value>) -> Value {
     if let Some(url) = object.remove("httpUrl") {
         object.insert("url".into(), url);
@@ -221,15 +268,20 @@ fn gemini_to_common(mut object: Map<String, Value>) -> Value {
 }
 
 fn zed_to_common(mut object: Map<String, Value>) -> Value {
-    if let Some(Value::Object(mut command)) = object.remove("command") {
-        // Zed's older shape: `"command": {"path": …, "args": […], "env": {…}}`.
-        for (from, to) in [("path", "command"), ("args", "args"), ("env", "env")] {
-            if let Some(value) = command.remove(from) {
-                object.insert(to.into(), value);
+    match object.remove("command") {
+        Some(Value::Object(mut command)) => {
+            // Zed's older shape: `"command": {"path": …, "args": […], "env": {…}}`.
+            for (from, to) in [("path", "command"), ("args", "args"), ("env", "env")] {
+                if let Some(value) = command.remove(from) {
+                    object.insert(to.into(), value);
+                }
             }
         }
-    } else if let Some(command) = object.remove("command") {
-        object.insert("command".into(), command);
+        // Zed's shape now: `"command": "…"` beside `args` and `env`.
+        Some(command) => {
+            object.insert("command".into(), command);
+        }
+        None => {}
     }
     for key in ["source", "settings"] {
         object.remove(key);
@@ -258,10 +310,14 @@ pub fn strip_jsonc(text: &str) -> String {
     let mut at = 0;
     // The last comma outside strings and comments not yet followed by a value.
     let mut pending_comma: Option<usize> = None;
+    // Whether the last token ends a value: only a comma after a value may trail (`{,}` and
+    // `[1,,]` stay invalid).
+    let mut after_value = false;
     while at < bytes.len() {
         match bytes[at] {
             b'"' => {
                 pending_comma = None;
+                after_value = true;
                 at += 1;
                 while at < bytes.len() && bytes[at] != b'"' {
                     at += if bytes[at] == b'\\' { 2 } else { 1 };
@@ -284,18 +340,21 @@ pub fn strip_jsonc(text: &str) -> String {
                 at = end;
             }
             b',' => {
-                pending_comma = Some(at);
+                pending_comma = after_value.then_some(at);
+                after_value = false;
                 at += 1;
             }
             b'}' | b']' => {
                 if let Some(comma) = pending_comma.take() {
                     out[comma] = b' ';
                 }
+                after_value = true;
                 at += 1;
             }
             byte if byte.is_ascii_whitespace() => at += 1,
-            _ => {
+            byte => {
                 pending_comma = None;
+                after_value = !matches!(byte, b'{' | b'[' | b':');
                 at += 1;
             }
         }
@@ -316,6 +375,14 @@ mod tests {
         assert_eq!(plain.lines().count(), text.lines().count());
         let value: Value = serde_json::from_str(&plain).expect("plain JSON");
         assert_eq!(value, serde_json::json!({"a": "http://x//y", "b": [1, 2]}));
+        // Only a comma after a value trails; a comma with nothing before it stays.
+        for invalid in ["{,}", "{\"a\": [,]}", "{\"a\": [1,,]}", "{\"a\":,}"] {
+            let plain = strip_jsonc(invalid);
+            assert!(
+                serde_json::from_str::<Value>(&plain).is_err(),
+                "{invalid} reads"
+            );
+        }
     }
 
     #[test]
@@ -330,6 +397,27 @@ mod tests {
         assert_eq!(
             common_form(EntryDialect::Zed, zed),
             serde_json::json!({"command": "node", "args": ["s.js"], "env": {"K": "v"}})
+        );
+        let flat =
+            serde_json::json!({"source": "custom", "command": "node", "args": ["s.js"], "env": {}});
+        assert_eq!(
+            common_form(EntryDialect::Zed, flat),
+            serde_json::json!({"command": "node", "args": ["s.js"], "env": {}})
+        );
+        let remote = serde_json::json!({"type": "http", "url": "https://h/mcp", "timeout": "1.5s"});
+        let written = dialect_form(EntryDialect::Gemini, &remote);
+        assert_eq!(
+            written,
+            serde_json::json!({"httpUrl": "https://h/mcp", "timeout": 1500})
+        );
+        assert_eq!(
+            common_form(EntryDialect::Gemini, written),
+            serde_json::json!({"url": "https://h/mcp", "type": "http", "timeout": 1.5})
+        );
+        let sse = serde_json::json!({"type": "sse", "url": "https://h/sse"});
+        assert_eq!(
+            dialect_form(EntryDialect::Gemini, &sse),
+            serde_json::json!({"url": "https://h/sse"})
         );
         let common = serde_json::json!({"command": "x", "headers": {"A": "b"}, "timeout": 5});
         let codex = codex_form(&common);

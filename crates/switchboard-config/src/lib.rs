@@ -2,8 +2,11 @@
 //!
 //! A file is read whole, but each server entry is validated on its own: one bad entry
 //! becomes an [`EntryError`] (with file, line and what to do) and never stops the others.
-//! `${VAR}` and `${VAR:-default}` are expanded in every string; an unset variable without a
-//! default fails that entry by name. Environment values, headers, URL credentials and query
+//! `${VAR}` and `${VAR:-default}` are expanded in every string (also written VS Code's way,
+//! `${env:VAR}`); an unset variable without a default fails that entry by name. VS Code's
+//! `${input:ID}`, a value VS Code prompts for, is read from `SWITCHBOARD_INPUT_ID`
+//! ([`input_variable`]); unset, it fails the entry naming the input and its description
+//! from the file's `inputs`. Environment values, headers, URL credentials and query
 //! values, and every value a `${VAR}` expansion put anywhere are secrets: the `Debug`
 //! output, [`ServerEntry::redacted`] and [`ServerEntry::display_url`] never show them
 //! (fields with an expansion are shown as written), and [`ServerEntry::secrets`] lists
@@ -30,7 +33,9 @@ use serde_json::{Map, Value};
 use switchboard_wire::redact::{Secrets, url_for_display, url_secret_values};
 
 pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
-pub use layout::{EntryDialect, Layout, MissingMap, Syntax, codex_form, common_form, strip_jsonc};
+pub use layout::{
+    EntryDialect, Layout, MissingMap, Syntax, codex_form, common_form, dialect_form, strip_jsonc,
+};
 
 /// How to reach a server. `Debug` shows names of environment entries and headers, never values.
 #[derive(Clone, PartialEq, Eq)]
@@ -494,6 +499,7 @@ pub fn parse_as(
     };
     let base = path.parent().map(Path::to_owned).unwrap_or_default();
     let file = path.display().to_string();
+    let inputs = Inputs::of(&root);
     let lines = match layout.syntax {
         Syntax::Toml => toml_entry_lines(text, map_path),
         Syntax::Json | Syntax::Jsonc => json_entry_lines(&plain, map_path),
@@ -527,6 +533,7 @@ pub fn parse_as(
                     vars,
                     origin,
                     dialect,
+                    inputs: &inputs,
                 },
             )
         })
@@ -693,6 +700,46 @@ struct EntryContext<'a> {
     vars: &'a dyn Variables,
     origin: Origin,
     dialect: Dialect,
+    inputs: &'a Inputs,
+}
+
+/// The prompts a VS Code file declares in its top-level `inputs` (`{"id", "description",
+/// …}`), by id: what VS Code asks the user for when an entry says `${input:ID}`.
+#[derive(Debug, Default)]
+struct Inputs {
+    descriptions: BTreeMap<String, String>,
+}
+
+impl Inputs {
+    fn of(root: &Value) -> Inputs {
+        let descriptions = root
+            .get("inputs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|input| {
+                let id = input.get("id")?.as_str()?;
+                let description = input.get("description").and_then(Value::as_str);
+                Some((id.to_owned(), description.unwrap_or_default().to_owned()))
+            })
+            .collect();
+        Inputs { descriptions }
+    }
+}
+
+/// The variable a `${input:ID}` is read from: `SWITCHBOARD_INPUT_` and the id in capitals,
+/// every character other than a letter or digit as `_` (`perplexity-key` →
+/// `SWITCHBOARD_INPUT_PERPLEXITY_KEY`).
+pub fn input_variable(id: &str) -> String {
+    let mut name = String::from("SWITCHBOARD_INPUT_");
+    name.extend(id.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
+    name
 }
 
 /// Which client's files an entry is read from: it decides the spellings of the keys that
@@ -764,11 +811,28 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
     // Expands `text`, recorded under `field.recorded` and named in errors as `field.written`.
     let expand_field = |field: FieldNames<'_>, text: &str| {
         let mut substituted = Vec::new();
-        let value = expand_tracked(text, cx.vars, &mut substituted).map_err(|var| {
-            fail(format!(
-                "`{}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}",
-                field.written
-            ))
+        let value = expand_tracked(text, cx.vars, &mut substituted).map_err(|unset| {
+            fail(match unset {
+                Unset::Variable(var) => format!(
+                    "`{}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}",
+                    field.written
+                ),
+                Unset::Input { id, variable } => {
+                    let prompt = match cx.inputs.descriptions.get(&id) {
+                        Some(description) if !description.is_empty() => {
+                            format!(" ({description:?} in the file's `inputs`)")
+                        }
+                        Some(_) => String::new(),
+                        None => " (no such id in the file's `inputs`)".into(),
+                    };
+                    format!(
+                        "`{}` uses ${{input:{id}}}{prompt}, a value VS Code asks for; \
+                         Switchboard reads it from ${variable}, which is not set: set it, \
+                         or write the value in the entry as ${{env:VAR}}",
+                        field.written
+                    )
+                }
+            })
         })?;
         if value != text {
             let mut provenance = provenance.borrow_mut();
@@ -1014,10 +1078,28 @@ fn read_tool_filter(
     ToolFilter::new(enabled, disabled).map_err(|e| e.to_string())
 }
 
-/// Expands `${VAR}` and `${VAR:-default}`; returns the name of an unset variable without a
-/// default. `$$` is a literal `$`.
+/// Expands `${VAR}` and `${VAR:-default}`, VS Code's `${env:VAR}` (the same) and
+/// `${input:ID}` (from [`input_variable`]); returns the reference (`VAR`, `env:VAR`,
+/// `input:ID`) of an unset variable without a default. `$$` is a literal `$`.
 pub fn expand_vars(text: &str, vars: &dyn Variables) -> Result<String, String> {
-    expand_tracked(text, vars, &mut Vec::new())
+    expand_tracked(text, vars, &mut Vec::new()).map_err(|unset| match unset {
+        Unset::Variable(reference) => reference,
+        Unset::Input { id, .. } => format!("input:{id}"),
+    })
+}
+
+/// A reference to a variable that is not set (and has no default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Unset {
+    /// `${VAR}` or `${env:VAR}`: the reference as written (`VAR`, `env:VAR`).
+    Variable(String),
+    /// `${input:ID}`, read from `variable`.
+    Input {
+        /// The input's id.
+        id: String,
+        /// The variable it is read from.
+        variable: String,
+    },
 }
 
 /// [`expand_vars`], noting each value taken from a variable in `substituted`.
@@ -1025,7 +1107,7 @@ fn expand_tracked(
     text: &str,
     vars: &dyn Variables,
     substituted: &mut Vec<String>,
-) -> Result<String, String> {
+) -> Result<String, Unset> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {
@@ -1040,17 +1122,28 @@ fn expand_tracked(
                 return Ok(out);
             };
             let expr = &body[..end];
-            let (name, default) = match expr.split_once(":-") {
-                Some((name, default)) => (name, Some(default)),
+            let (reference, default) = match expr.split_once(":-") {
+                Some((reference, default)) => (reference, Some(default)),
                 None => (expr, None),
             };
-            match (vars.get(name), default) {
+            let (variable, unset) = if let Some(id) = reference.strip_prefix("input:") {
+                let variable = input_variable(id);
+                let unset = Unset::Input {
+                    id: id.to_owned(),
+                    variable: variable.clone(),
+                };
+                (variable, unset)
+            } else {
+                let variable = reference.strip_prefix("env:").unwrap_or(reference);
+                (variable.to_owned(), Unset::Variable(reference.to_owned()))
+            };
+            match (vars.get(&variable), default) {
                 (Some(value), _) => {
                     out.push_str(&value);
                     substituted.push(value);
                 }
                 (None, Some(default)) => out.push_str(default),
-                (None, None) => return Err(name.to_owned()),
+                (None, None) => return Err(unset),
             }
             rest = &body[end + 1..];
         } else {
@@ -1409,6 +1502,66 @@ mod tests {
             err /p/mcp.json:8: server `unset`: `excludeTools[0]` uses ${NOPE}, which is not set; set it, or write ${NOPE:-default}
             ok null allow=None deny=[]"#]]
         .assert_eq(&filters(&text, "/p/mcp.json"));
+    }
+
+    #[test]
+    fn vscode_inputs_and_env_references() {
+        let text = r#"{
+  "inputs": [
+    { "type": "promptString", "id": "perplexity-key", "description": "Perplexity API Key", "password": true }
+  ],
+  "servers": {
+    "asked": { "command": "npx", "env": { "PERPLEXITY_API_KEY": "${input:perplexity-key}" } },
+    "undeclared": { "url": "https://h.example/mcp", "headers": { "X-Key": "${input:other}" } },
+    "env": { "command": "npx", "args": ["--token", "${env:TOKEN}"], "env": { "K": "${env:NOPE:-fallback}" } },
+    "unset": { "command": "npx", "env": { "K": "${env:NOPE}" } }
+  }
+}"#;
+        let path = Path::new("/p/.vscode/mcp.json");
+        let show = |vars: &BTreeMap<String, String>| {
+            let file = parse_as(text, path, &Layout::vscode(), vars).expect("parses");
+            let lines: Vec<String> = file
+                .file
+                .servers
+                .iter()
+                .map(|s| match s {
+                    Ok(entry) => format!("ok {} {}", entry.name, entry.redacted()),
+                    Err(e) => format!("err {e}"),
+                })
+                .collect();
+            lines.join("\n")
+        };
+        let mut vars: BTreeMap<String, String> = [("TOKEN".to_owned(), "s3cret".to_owned())].into();
+        expect![[r#"
+            err /p/.vscode/mcp.json:6: server `asked`: `env.PERPLEXITY_API_KEY` uses ${input:perplexity-key} ("Perplexity API Key" in the file's `inputs`), a value VS Code asks for; Switchboard reads it from $SWITCHBOARD_INPUT_PERPLEXITY_KEY, which is not set: set it, or write the value in the entry as ${env:VAR}
+            err /p/.vscode/mcp.json:7: server `undeclared`: `headers.X-Key` uses ${input:other} (no such id in the file's `inputs`), a value VS Code asks for; Switchboard reads it from $SWITCHBOARD_INPUT_OTHER, which is not set: set it, or write the value in the entry as ${env:VAR}
+            ok env {"type":"stdio","command":"npx","args":["--token","${env:TOKEN}"],"env":{"K":"<redacted>"},"enabled":true}
+            err /p/.vscode/mcp.json:9: server `unset`: `env.K` uses ${env:NOPE}, which is not set; set it, or write ${env:NOPE:-default}"#]]
+        .assert_eq(&show(&vars));
+        vars.insert(
+            "SWITCHBOARD_INPUT_PERPLEXITY_KEY".into(),
+            "pplx-s3cret".into(),
+        );
+        let file = parse_as(text, path, &Layout::vscode(), &vars).expect("parses");
+        let asked = file.file.servers[0].as_ref().expect("asked");
+        assert_eq!(
+            asked.transport,
+            TransportEntry::Stdio {
+                command: "npx".into(),
+                args: Vec::new(),
+                env: vec![("PERPLEXITY_API_KEY".into(), "pplx-s3cret".into())],
+                cwd: None,
+            }
+        );
+        assert!(asked.secret_values().contains(&"pplx-s3cret".to_owned()));
+        let env = file.file.servers[2].as_ref().expect("env");
+        assert!(env.secret_values().contains(&"s3cret".to_owned()));
+        assert!(!format!("{env:?}").contains("s3cret"));
+        assert_eq!(
+            expand_vars("${input:a-b}", &vars),
+            Err("input:a-b".to_owned())
+        );
+        assert_eq!(input_variable("my.key-2"), "SWITCHBOARD_INPUT_MY_KEY_2");
     }
 
     #[test]

@@ -83,6 +83,18 @@ const TOML_CONFIGS: &[&str] = &[
     "[mcp_servers.a]\ncommand = \"\"\"\nmulti\nline\"\"\"\n",
 ];
 
+/// Files as the clients keep them, for the editor: comments, trailing commas, tabs, CRLF,
+/// one-line objects, an empty map, a missing one.
+const EDITED_JSON: &[&str] = &[
+    "{\n\t// the team's\n\t\"inputs\": [],\n\t\"servers\": {\n\t\t/* first */\n\t\t\"a\": { \"command\": \"x\" }, // a's\n\t\t\"b\": { \"url\": \"https://h/mcp\" },\n\t},\n}\n",
+    "{\r\n    \"mcpServers\": {\r\n        \"a\": {\"command\": \"x\"}\r\n    },\r\n    \"other\": 1\r\n}",
+    "{\"mcpServers\": {\"a\": {\"command\": \"x\"}, \"b\": 2 /* two */}}",
+    "{\n  \"mcpServers\": {}\n}\n",
+    "{\n  \"servers\": {\n    // none yet\n  }\n}\n",
+    "{\n  \"theme\": \"dark\" // mine\n}",
+    "",
+];
+
 /// `tools/list` answers with header annotations, good and bad.
 const LISTINGS: &[&str] = &[
     r#"{"tools":[{"name":"q","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"limit":{"type":"integer","x-mcp-header":"Limit"},"dry":{"type":"boolean","x-mcp-header":"Dry-Run"},"plain":{"type":"string"}}}},{"name":"bad","inputSchema":{"properties":{"a":{"type":"string","x-mcp-header":"a b"}}}},{"name":"twice","inputSchema":{"properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}},{"name":"deep","inputSchema":{"properties":{"o":{"type":"object","properties":{"i":{"x-mcp-header":"I"}}}},"anyOf":[{"x-mcp-header":"Y"}]}}]}"#,
@@ -137,6 +149,21 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
                 TOML_CONFIGS
                     .iter()
                     .map(|text| prefixed(&[1], text.as_bytes())),
+            )
+            .collect(),
+        "edit" => EDITED_JSON
+            .iter()
+            .chain(JSON_CONFIGS)
+            .flat_map(|text| {
+                [
+                    prefixed(&[0], text.as_bytes()),
+                    prefixed(&[1], text.as_bytes()),
+                ]
+            })
+            .chain(
+                TOML_CONFIGS
+                    .iter()
+                    .map(|text| prefixed(&[2], text.as_bytes())),
             )
             .collect(),
         "headers" => HEADER_TEXTS

@@ -55,6 +55,11 @@ pub const TARGETS: &[Target] = &[
         dictionary: targets::config::WORDS,
     },
     Target {
+        name: "edit",
+        run: targets::edit::run,
+        dictionary: targets::edit::WORDS,
+    },
+    Target {
         name: "headers",
         run: targets::headers::run,
         dictionary: targets::headers::WORDS,

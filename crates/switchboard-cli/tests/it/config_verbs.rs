@@ -45,6 +45,11 @@ impl Sandbox {
 
     /// Runs `switchboard ARGS` in the project directory with the fake home.
     fn run(&self, args: &[&str]) -> Run {
+        self.run_with(args, &[])
+    }
+
+    /// [`Sandbox::run`] with more environment variables.
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let output = Command::new(env!("CARGO_BIN_EXE_switchboard"))
             .args(args)
             .current_dir(&self.project)
@@ -52,6 +57,7 @@ impl Sandbox {
             .env("TOKEN", TOKEN)
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("SWITCHBOARD_CONFIG")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -312,6 +318,232 @@ fn add_remove_and_import_keep_the_file_as_it_was() {
         switchboard: say how to reach it: `config add NAME -- CMD ARGS...` or `config add NAME --url URL`
     "#]]
     .assert_eq(&neither.stderr);
+}
+
+#[test]
+fn add_takes_env_and_headers_and_shows_only_their_names() {
+    let sandbox = Sandbox::new("secrets");
+    let user_file = sandbox.home.join(".config/switchboard/mcp.json");
+    let env_value = format!("API_KEY={TOKEN}");
+    let local = sandbox.run(&[
+        "config",
+        "add",
+        "api",
+        "--env",
+        &env_value,
+        "--env",
+        "REGION=eu",
+        "--",
+        "npx",
+        "-y",
+        "pkg",
+    ]);
+    assert_eq!(local.code, 0, "{}", local.stderr);
+    expect![[r#"
+        added `api` to ~/.config/switchboard/mcp.json; env: API_KEY, REGION (values hidden)
+    "#]]
+    .assert_eq(&local.stdout);
+    let header = format!("Authorization: Bearer {TOKEN}");
+    let remote = sandbox.run(&[
+        "config",
+        "add",
+        "web",
+        "--url",
+        "https://w.example/mcp",
+        "--header",
+        &header,
+        "--json",
+    ]);
+    expect![[r#"
+        {"added":"web","file":"~/.config/switchboard/mcp.json","scope":"user","headers":["Authorization"]}
+    "#]]
+    .assert_eq(&remote.stdout);
+    // The values are in the file (where the user put them) and nowhere else.
+    let written = sandbox.read(&user_file).replace(TOKEN, "$TOKEN");
+    expect![[r#"
+        {
+          "mcpServers": {
+            "api": {
+              "command": "npx",
+              "args": [
+                "-y",
+                "pkg"
+              ],
+              "env": {
+                "API_KEY": "$TOKEN",
+                "REGION": "eu"
+              }
+            },
+            "web": {
+              "type": "http",
+              "url": "https://w.example/mcp",
+              "headers": {
+                "Authorization": "Bearer $TOKEN"
+              }
+            }
+          }
+        }
+    "#]]
+    .assert_eq(&written);
+    let show = sandbox.run(&["config", "show", "api"]);
+    expect![[r#"
+        api: ~/.config/switchboard/mcp.json:3 (switchboard user, trusted)
+        {
+          "type": "stdio",
+          "command": "npx",
+          "args": [
+            "-y",
+            "pkg"
+          ],
+          "env": {
+            "API_KEY": "<redacted>",
+            "REGION": "<redacted>"
+          },
+          "enabled": true
+        }
+    "#]]
+    .assert_eq(&show.stdout);
+    let show = sandbox.run(&["config", "show", "web", "--json"]);
+    let value: serde_json::Value = serde_json::from_str(&show.stdout).expect("json");
+    assert_eq!(value["entry"]["headers"]["Authorization"], "<redacted>");
+    // Wrong combinations and malformed flags; no message shows a flag's text.
+    let refused: Vec<String> = [
+        vec!["--url", "https://w.example/mcp", "--env", "K=v"],
+        vec!["--header", "X-Key: v", "--", "npx"],
+        vec!["--env", TOKEN, "--", "npx"],
+        vec!["--env", "=v", "--", "npx"],
+        vec!["--header", TOKEN, "--url", "https://w.example/mcp"],
+        vec![
+            "--header",
+            &header.replace(':', " "),
+            "--url",
+            "https://w.example/mcp",
+        ],
+        vec!["--env", "K=1", "--env", "K=2", "--", "npx"],
+        vec![
+            "--header",
+            "x-key: 1",
+            "--header",
+            "X-Key: 2",
+            "--url",
+            "https://w.example/mcp",
+        ],
+    ]
+    .iter()
+    .map(|flags| {
+        let mut args = vec!["config", "add", "bad"];
+        args.extend(flags);
+        let run = sandbox.run(&args);
+        assert_eq!(run.code, 2, "{flags:?}: {}", run.stdout);
+        run.stderr
+    })
+    .collect();
+    expect![[r#"
+        switchboard: `--env` sets a local server's environment; a remote server (`--url`) takes `--header 'Name: value'`
+        switchboard: `--header` is sent to a remote server (`--url URL`); a local server takes `--env KEY=VALUE`
+        switchboard: `--env` takes KEY=VALUE; one has no `=` (its text is not shown: it may be a secret)
+        switchboard: `--env` takes KEY=VALUE; one has an empty or unusable KEY
+        switchboard: `--header` takes 'Name: value'; one has no `:` (its text is not shown: it may be a secret)
+        switchboard: `--header` takes 'Name: value'; one has no `:` (its text is not shown: it may be a secret)
+        switchboard: `--env K` is given twice; keep one
+        switchboard: `--header X-Key` is given twice; keep one
+    "#]]
+    .assert_eq(&refused.concat());
+    assert!(
+        !sandbox.read(&user_file).contains("\"bad\""),
+        "nothing refused was written"
+    );
+}
+
+#[test]
+fn a_vscode_file_is_edited_byte_for_byte() {
+    let sandbox = populated("vscode");
+    let vscode = sandbox.project.join(".vscode/mcp.json");
+    let original = "{\r\n\t// the team's servers\r\n\t\"inputs\": [],\r\n\t\"servers\": {\r\n\t\t/* the editor's own */\r\n\t\t\"code\": { \"type\": \"stdio\", \"command\": \"code-server\" }, // keep\r\n\t\t// more to come\r\n\t},\r\n}";
+    sandbox.write(&vscode, original);
+    let add = sandbox.run(&[
+        "config",
+        "add",
+        "extra",
+        "--config",
+        ".vscode/mcp.json",
+        "--env",
+        "K=${TOKEN}",
+        "--",
+        "extra-server",
+    ]);
+    assert_eq!(add.code, 0, "{}", add.stderr);
+    expect![[r#"
+        {␍
+        	// the team's servers␍
+        	"inputs": [],␍
+        	"servers": {␍
+        		/* the editor's own */␍
+        		"code": { "type": "stdio", "command": "code-server" }, // keep␍
+        		"extra": {␍
+        			"command": "extra-server",␍
+        			"args": [],␍
+        			"env": {␍
+        				"K": "${TOKEN}"␍
+        			}␍
+        		},␍
+        		// more to come␍
+        	},␍
+        }"#]]
+    .assert_eq(&sandbox.read(&vscode).replace('\r', "␍"));
+    let list = sandbox.run(&["config", "list"]);
+    assert!(
+        list.stdout.contains("extra      ./.vscode/mcp.json:7"),
+        "{}",
+        list.stdout
+    );
+    // Removed from the file that defines it.
+    let remove = sandbox.run(&["config", "remove", "extra"]);
+    assert_eq!(remove.code, 0, "{}", remove.stderr);
+    expect![[r#"
+        removed `extra` from ./.vscode/mcp.json
+    "#]]
+    .assert_eq(&remove.stdout);
+    assert_eq!(
+        sandbox.read(&vscode),
+        original,
+        "add then remove is the identity"
+    );
+}
+
+#[test]
+fn vscode_inputs_are_read_from_switchboard_input_variables() {
+    let sandbox = Sandbox::new("inputs");
+    sandbox.write(
+        &sandbox.home.join(".config/Code/User/mcp.json"),
+        r#"{
+  "inputs": [{ "type": "promptString", "id": "api-key", "description": "The search API key", "password": true }],
+  "servers": {
+    "search": { "type": "http", "url": "https://s.example/mcp", "headers": { "X-Api-Key": "${input:api-key}" } }
+  }
+}"#,
+    );
+    let list = sandbox.run(&["config", "list"]);
+    expect![[r#"
+        NAME    SOURCE                          STATE  TRANSPORT
+        search  ~/.config/Code/User/mcp.json:4  error  `headers.X-Api-Key` uses ${input:api-key} ("The search API key" in the file's `inputs`), a value VS Code asks for; Switchboard reads it from $SWITCHBOARD_INPUT_API_KEY, which is not set: set it, or write the value in the entry as ${env:VAR}
+    "#]]
+    .assert_eq(&list.stdout);
+    let set = [("SWITCHBOARD_INPUT_API_KEY", TOKEN)];
+    let show = sandbox.run_with(&["config", "show", "search"], &set);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    expect![[r#"
+        search: ~/.config/Code/User/mcp.json:4 (vscode user, trusted)
+        {
+          "type": "http",
+          "url": "https://s.example/mcp",
+          "headers": {
+            "X-Api-Key": "<redacted>"
+          },
+          "enabled": true
+        }
+    "#]]
+    .assert_eq(&show.stdout);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The fuzz targets, one module each; every `run` takes the raw input bytes.
 
 pub mod config;
+pub mod edit;
 pub mod envelope;
 pub mod framing;
 pub mod gateway;

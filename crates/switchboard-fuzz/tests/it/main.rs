@@ -54,6 +54,11 @@ fn config() {
 }
 
 #[test]
+fn edit() {
+    bounded("edit", 30_000);
+}
+
+#[test]
 fn headers() {
     bounded("headers", 100_000);
 }
