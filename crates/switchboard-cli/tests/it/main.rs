@@ -13,6 +13,7 @@ mod faults;
 mod filter;
 mod hostile_text;
 mod login;
+mod sdk_peers;
 mod secrets;
 mod serve;
 mod serve_balanced;
