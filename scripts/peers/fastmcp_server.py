@@ -13,9 +13,19 @@ Tools:
                                    progress (i, steps) after each one; stops at once
                                    when the request is cancelled.
 
+Prompts:
+    review(code, language?)     -> one user message asking to review `code`
+                                   (in `language` when it is given).
+
+Resources:
+    peer://readme               text/plain, a fixed line of text (README_TEXT)
+    peer://logo.png             image/png, the ten bytes LOGO_BYTES (a blob)
+    peer://notes/{name}         template, text/plain: "Note {name}."
+
 In mcp 2.x the SDK's `FastMCP` class is `mcp.server.mcpserver.MCPServer`
 (`mcp.server.fastmcp` only raises an ImportError pointing there), so that is
-what this imports; the older name is tried first so the file also runs on mcp 1.x.
+what this imports; the older name is tried first so the file also runs on mcp 1.x
+(where the HTTP address is a server setting rather than an argument of `run`).
 In stdio mode the server exits when its stdin reaches EOF. With `--http PORT` it
 serves streamable HTTP on http://127.0.0.1:PORT/mcp (loopback only).
 """
@@ -38,6 +48,10 @@ try:
     mcp = FastMCP("switchboard-fastmcp-peer", version="0.1.0", log_level="WARNING")
 except TypeError:  # mcp 1.x takes no `version`
     mcp = FastMCP("switchboard-fastmcp-peer", log_level="WARNING")
+
+README_TEXT = "This is the Switchboard FastMCP peer."
+# The PNG signature and two more bytes: not UTF-8, with a NUL and a 0xFF.
+LOGO_BYTES = b"\x89PNG\r\n\x1a\n\x00\xff"
 
 
 @mcp.tool(annotations=READ_ONLY)
@@ -65,6 +79,29 @@ async def slow(ctx: Context, duration_s: float = 5.0, steps: int = 5) -> str:
     return "done"
 
 
+@mcp.prompt()
+def review(code: str, language: str | None = None) -> str:
+    """Ask for a review of a piece of code."""
+    if language is None:
+        return f"Please review this code:\n{code}"
+    return f"Please review this {language} code:\n{code}"
+
+
+@mcp.resource("peer://readme", name="readme", description="About this peer.", mime_type="text/plain")
+def readme() -> str:
+    return README_TEXT
+
+
+@mcp.resource("peer://logo.png", name="logo", description="A few bytes of PNG.", mime_type="image/png")
+def logo() -> bytes:
+    return LOGO_BYTES
+
+
+@mcp.resource("peer://notes/{name}", name="note", description="A note by name.", mime_type="text/plain")
+def note(name: str) -> str:
+    return f"Note {name}."
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -76,7 +113,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.http is None:
         mcp.run("stdio")
-    else:
+    elif hasattr(mcp.settings, "port"):  # mcp 1.x: the address is a server setting
+        mcp.settings.host = "127.0.0.1"
+        mcp.settings.port = args.http
+        mcp.run("streamable-http")
+    else:  # mcp 2.x: the address is an argument of `run`
         mcp.run("streamable-http", host="127.0.0.1", port=args.http)
 
 

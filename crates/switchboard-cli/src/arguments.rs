@@ -5,8 +5,13 @@
 //! `dry_run=true` a boolean, `name=3` stays the string "3" when `name` is a string. Dotted
 //! keys reach nested objects (`point.x=1`); a key given twice adds to an array
 //! (`tag=a tag=b`); a value that starts with `[` or `{` is a JSON literal. A key the schema
-//! does not know (when it allows no others), or a value that does not fit, is refused
-//! naming the key and what the schema expects, before anything is sent.
+//! does not declare, or a value that does not fit, is refused naming the key and what the
+//! schema expects, before anything is sent. A key counts as declared when it is one of the
+//! schema's `properties`, or when the schema says other keys are welcome
+//! (`additionalProperties: true` or a schema, or no `properties` at all): most SDKs leave
+//! `additionalProperties` out of the schemas they derive, and a key=value word for a key the
+//! tool does not name is a typo far more often than a key the tool quietly takes. With
+//! `--no-check` ([`UndeclaredKey::Sent`]) such a key is sent as it is.
 
 use std::io::Read;
 
@@ -82,9 +87,22 @@ fn json_object(text: &str, source: &str) -> Result<Value, String> {
     }
 }
 
+/// What [`from_pairs`] does with a key the schema does not declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UndeclaredKey {
+    /// Refused, naming the parameters there are (the default).
+    Refused,
+    /// Sent, its value a JSON literal when it reads as one, else the text (`--no-check`).
+    Sent,
+}
+
 /// Builds the arguments object from `key=value` pairs, typed by `schema` (a normalised
 /// input schema: local `$ref`s inlined).
-pub(crate) fn from_pairs(pairs: &[String], schema: &Value) -> Result<Value, String> {
+pub(crate) fn from_pairs(
+    pairs: &[String],
+    schema: &Value,
+    undeclared: UndeclaredKey,
+) -> Result<Value, String> {
     let mut arguments = Map::new();
     for pair in pairs {
         let Some((key, text)) = pair.split_once('=') else {
@@ -94,23 +112,36 @@ pub(crate) fn from_pairs(pairs: &[String], schema: &Value) -> Result<Value, Stri
         if path.iter().any(|part| part.is_empty()) {
             return Err(format!("`{key}` is not a key: empty part between dots"));
         }
-        insert(&mut arguments, &path, text, schema, key)?;
+        let pair = Pair {
+            key,
+            text,
+            undeclared,
+        };
+        insert(&mut arguments, &path, schema, &pair)?;
     }
     Ok(Value::Object(arguments))
 }
 
-/// Puts `text`, typed by the schema, at `path` under `object` (whose schema is `schema`).
+/// One `key=value` word, and what to do when its key is not declared.
+struct Pair<'a> {
+    key: &'a str,
+    text: &'a str,
+    undeclared: UndeclaredKey,
+}
+
+/// Puts the pair's value, typed by the schema, at `path` under `object` (whose schema is
+/// `schema`).
 fn insert(
     object: &mut Map<String, Value>,
     path: &[&str],
-    text: &str,
     schema: &Value,
-    key: &str,
+    pair: &Pair<'_>,
 ) -> Result<(), String> {
     let Some((name, rest)) = path.split_first() else {
         return Ok(());
     };
-    let property = property_schema(schema, name, key)?;
+    let Pair { key, text, .. } = *pair;
+    let property = property_schema(schema, name, pair)?;
     if rest.is_empty() {
         let value = typed(text, &property, key)?;
         match object.get_mut(*name) {
@@ -142,34 +173,39 @@ fn insert(
             "`{key}`: `{name}` was given a value already, so it has no keys"
         ));
     };
-    insert(child, rest, text, &property, key)
+    insert(child, rest, &property, pair)
 }
 
-/// The schema of property `name` of an object schema; an error when the schema allows no
-/// other keys and this is not one of its own.
-fn property_schema(schema: &Value, name: &str, key: &str) -> Result<Value, String> {
-    if let Some(property) = schema.get("properties").and_then(|p| p.get(name)) {
+/// The schema of property `name` of an object schema; an error when the schema does not
+/// declare it (see the module's doc) and the pair's undeclared key is refused.
+fn property_schema(schema: &Value, name: &str, pair: &Pair<'_>) -> Result<Value, String> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if let Some(property) = properties.and_then(|p| p.get(name)) {
         return Ok(property.clone());
     }
-    match schema.get("additionalProperties") {
-        Some(Value::Bool(false)) => {
-            let known: Vec<&str> = schema
-                .get("properties")
-                .and_then(Value::as_object)
-                .map(|p| p.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            Err(format!(
-                "`{key}` is not a parameter here; the parameters are: {}",
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            ))
-        }
-        Some(other @ Value::Object(_)) => Ok(other.clone()),
-        _ => Ok(Value::Bool(true)),
+    let others_welcome = match schema.get("additionalProperties") {
+        Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other @ Value::Object(_)) => return Ok(other.clone()),
+        // Left out: open by the letter of JSON Schema, but only a schema that names no
+        // properties (a free-form object) means it.
+        _ => properties.is_none_or(Map::is_empty) || schema.get("patternProperties").is_some(),
+    };
+    if others_welcome || pair.undeclared == UndeclaredKey::Sent {
+        return Ok(Value::Bool(true));
     }
+    let known: Vec<&str> = properties
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    Err(format!(
+        "`{}` is not a parameter here; the parameters are: {}",
+        pair.key,
+        if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        }
+    ))
 }
 
 /// The one JSON type a schema asks for, if it names one (`["string", "null"]` asks for a
@@ -316,10 +352,12 @@ mod tests {
         ];
         let shown: Vec<String> = cases
             .iter()
-            .map(|words| match from_pairs(&pairs(words), &schema) {
-                Ok(value) => format!("{} → {value}", words.join(" ")),
-                Err(problem) => format!("{} → error: {problem}", words.join(" ")),
-            })
+            .map(
+                |words| match from_pairs(&pairs(words), &schema, UndeclaredKey::Refused) {
+                    Ok(value) => format!("{} → {value}", words.join(" ")),
+                    Err(problem) => format!("{} → error: {problem}", words.join(" ")),
+                },
+            )
             .collect();
         expect_test::expect![[r#"
             text=3 count=3 ratio=0.5 dry_run=true → {"text":"3","count":3,"ratio":0.5,"dry_run":true}
@@ -334,6 +372,41 @@ mod tests {
             point=1 → error: `point` expects an object: give its keys as point.NAME=VALUE, or write it as JSON (point='{"name":"value"}')
             text=a text=b → error: `text` is given twice
             a..b=1 → error: `a..b` is not a key: empty part between dots"#]].assert_eq(&shown.join("\n"));
+    }
+
+    #[test]
+    fn an_undeclared_key_is_refused_unless_the_schema_welcomes_others_or_it_is_sent_anyway() {
+        // As the SDKs derive them: properties, and `additionalProperties` left out.
+        let derived = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]});
+        let open = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": true});
+        let typed_extra = json!({"type": "object", "properties": {}, "additionalProperties": {"type": "integer"}});
+        let free_form = json!({"type": "object"});
+        let closed = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false});
+        let cases = [
+            ("derived", &derived, UndeclaredKey::Refused),
+            ("derived --no-check", &derived, UndeclaredKey::Sent),
+            ("open", &open, UndeclaredKey::Refused),
+            ("typed extra", &typed_extra, UndeclaredKey::Refused),
+            ("free form", &free_form, UndeclaredKey::Refused),
+            ("closed --no-check", &closed, UndeclaredKey::Sent),
+        ];
+        let shown: Vec<String> = cases
+            .iter()
+            .map(|(name, schema, undeclared)| {
+                match from_pairs(&pairs(&["a=2", "c=3"]), schema, *undeclared) {
+                    Ok(value) => format!("{name} → {value}"),
+                    Err(problem) => format!("{name} → error: {problem}"),
+                }
+            })
+            .collect();
+        expect_test::expect![[r#"
+            derived → error: `c` is not a parameter here; the parameters are: a, b
+            derived --no-check → {"a":2,"c":3}
+            open → {"a":2,"c":3}
+            typed extra → {"a":2,"c":3}
+            free form → {"a":2,"c":3}
+            closed --no-check → {"a":2,"c":3}"#]]
+        .assert_eq(&shown.join("\n"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use switchboard_protocol::{ContentBlock, Prompt, Resource, ResourceTemplate};
 use switchboard_session::SessionError;
 
 use crate::connect::{ConnectedServer, LoadedConfig};
+use crate::render::{SUMMARY_CHARS, summary};
 use crate::terminal::{self, JsonLayout, say};
 use crate::{EXIT_SERVER, Failure, Output, futures_join_all, pick_server};
 
@@ -143,7 +144,7 @@ fn prompts_text(server: &str, listed: &ListedPrompts) -> String {
             .collect();
         out.push_str(&format!("  {}({})", prompt.name, arguments.join(", ")));
         if let Some(description) = prompt.description.as_deref().or(prompt.title.as_deref()) {
-            out.push_str(&format!("  {}", first_line(description)));
+            out.push_str(&format!("  {}", summary(description, SUMMARY_CHARS)));
         }
         out.push('\n');
     }
@@ -392,7 +393,7 @@ fn resources_text(server: &str, listed: &ListedResources) -> String {
             out.push_str(&format!(" ({mime})"));
         }
         if let Some(description) = &resource.description {
-            out.push_str(&format!("  {}", first_line(description)));
+            out.push_str(&format!("  {}", summary(description, SUMMARY_CHARS)));
         }
         out.push('\n');
     }
@@ -405,7 +406,7 @@ fn resources_text(server: &str, listed: &ListedResources) -> String {
             out.push_str(&format!(" ({mime})"));
         }
         if let Some(description) = &template.description {
-            out.push_str(&format!("  {}", first_line(description)));
+            out.push_str(&format!("  {}", summary(description, SUMMARY_CHARS)));
         }
         out.push('\n');
     }
@@ -546,13 +547,6 @@ fn read_contents(result: &Value) -> Result<Vec<ReadContent>, Failure> {
 
 fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
 }
 
 fn none_if_empty(names: &[&str]) -> String {

@@ -866,17 +866,22 @@ async fn call_arguments(
         )));
     };
     let schema = switchboard_runtime::schema::normalize(&tool.input_schema).ok();
-    let arguments =
-        match &request.arguments {
-            arguments::ArgumentSource::Nothing => None,
-            arguments::ArgumentSource::Json(value) => Some(value.clone()),
-            arguments::ArgumentSource::Pairs(pairs) => {
-                let schema = schema.clone().unwrap_or(Value::Bool(true));
-                Some(arguments::from_pairs(pairs, &schema).map_err(|problem| {
+    let arguments = match &request.arguments {
+        arguments::ArgumentSource::Nothing => None,
+        arguments::ArgumentSource::Json(value) => Some(value.clone()),
+        arguments::ArgumentSource::Pairs(pairs) => {
+            let schema = schema.clone().unwrap_or(Value::Bool(true));
+            let undeclared = match request.checked {
+                Checked::AgainstSchema => arguments::UndeclaredKey::Refused,
+                Checked::AsGiven => arguments::UndeclaredKey::Sent,
+            };
+            Some(
+                arguments::from_pairs(pairs, &schema, undeclared).map_err(|problem| {
                     Failure::Usage(format!("tool `{}`: {problem}", request.tool))
-                })?)
-            }
-        };
+                })?,
+            )
+        }
+    };
     if request.checked == Checked::AgainstSchema
         && let Some(schema) = &schema
         && let Ok(validator) = switchboard_runtime::schema::ArgumentValidator::new(schema)

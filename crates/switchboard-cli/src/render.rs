@@ -15,16 +15,38 @@ pub(crate) struct ListedTools {
     pub(crate) left_out: usize,
 }
 
-fn first_line(text: &str, max_chars: usize) -> String {
-    let line = text
+/// The most characters of a description a listing shows on its line.
+pub(crate) const SUMMARY_CHARS: usize = 80;
+
+/// A description's first line for a listing, cut at `max_chars` (with `…`). A first line
+/// that stops mid-sentence, as hard-wrapped doc comments and docstrings do, goes on with
+/// the lines that finish the sentence (up to a blank line, or one that starts a list,
+/// heading, quote or table).
+pub(crate) fn summary(text: &str, max_chars: usize) -> String {
+    let mut lines = text
         .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut out: String = line.chars().take(max_chars).collect();
-    if line.chars().count() > max_chars {
-        out.push('…');
+        .map(str::trim)
+        .skip_while(|line| line.is_empty());
+    let mut summary = lines.next().unwrap_or("").to_owned();
+    for line in lines {
+        let sentence_ended = summary.ends_with(['.', '!', '?', ':', ';']);
+        let starts_a_block = line.is_empty()
+            || line.starts_with(['-', '*', '+', '#', '>', '|', '`'])
+            || line.split_once(['.', ')']).is_some_and(|(number, _)| {
+                !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())
+            });
+        if sentence_ended || starts_a_block || summary.chars().count() > max_chars {
+            break;
+        }
+        summary.push(' ');
+        summary.push_str(line);
     }
+    if summary.chars().count() <= max_chars {
+        return summary;
+    }
+    let mut out: String = summary.chars().take(max_chars).collect();
+    out.truncate(out.trim_end().len());
+    out.push('…');
     out
 }
 
@@ -209,7 +231,7 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
         let description = tool
             .description
             .as_deref()
-            .map(|d| first_line(d, 80))
+            .map(|d| summary(d, SUMMARY_CHARS))
             .unwrap_or_default();
         out.push_str(&format!("  {:width$}  {description}\n", tool.name));
         let params = parameters(&tool.input_schema);
@@ -314,6 +336,32 @@ mod tests {
     use serde_json::value::RawValue;
 
     use super::*;
+
+    #[test]
+    fn a_summary_finishes_a_wrapped_sentence_and_stops_at_blocks() {
+        let descriptions = [
+            "Returns the given text.",
+            "\n  Sleep for `duration_ms` in `steps` equal steps, sending a progress\n  notification after each step when the request has a progress token;\n  stops promptly.",
+            "Search the web for\nthe given query.\nMore details follow.",
+            "Search the web for\n- a query\n- a site",
+            "Lists the files in\n\nthe folder.",
+            "Counts the items in\n1. the inbox",
+            "",
+        ];
+        let shown: Vec<String> = descriptions
+            .iter()
+            .map(|d| format!("{:?}", summary(d, SUMMARY_CHARS)))
+            .collect();
+        expect_test::expect![[r#"
+            "Returns the given text."
+            "Sleep for `duration_ms` in `steps` equal steps, sending a progress notification…"
+            "Search the web for the given query."
+            "Search the web for"
+            "Lists the files in"
+            "Counts the items in"
+            """#]]
+        .assert_eq(&shown.join("\n"));
+    }
 
     fn problem(text: &str) -> ListingProblem {
         ListingProblem {

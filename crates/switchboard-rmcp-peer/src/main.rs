@@ -2,8 +2,8 @@
 //! SDK (`rmcp`), served over stdio, or over Streamable HTTP with `--http PORT`.
 //!
 //! Switchboard's client tests and benchmarks spawn this binary as an interop
-//! peer, so it deliberately stays an ordinary rmcp server: the tools live in
-//! [`server`], every protocol behaviour (initialization, version negotiation,
+//! peer, so it deliberately stays an ordinary rmcp server: the tools, the prompt
+//! and the resources live in [`server`], every protocol behaviour (initialization, version negotiation,
 //! argument errors, cancellation, progress, shutdown, and over HTTP sessions,
 //! streams and Host checks) is the SDK's own, and nothing is special-cased for
 //! our client.

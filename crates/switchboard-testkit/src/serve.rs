@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::locate::fixture_bin;
+use crate::locate::{fixture_bin, peer_path, rmcp_peer_bin};
 
 /// How long a server may take to start listening.
 pub const READY_DEADLINE: Duration = Duration::from_secs(30);
@@ -41,6 +41,48 @@ pub struct PeerCommand {
     pub port: u16,
     /// The MCP endpoint's path, e.g. `/mcp`.
     pub path: String,
+}
+
+impl PeerCommand {
+    /// The Python SDK peer, `scripts/peers/fastmcp_server.py --http PORT` in the pinned
+    /// venv, on a free port.
+    ///
+    /// # Panics
+    ///
+    /// If the venv or the script is missing (with the fix).
+    pub fn fastmcp() -> PeerCommand {
+        let port = free_port();
+        PeerCommand {
+            program: peer_path("target/peers/venv/bin/python"),
+            args: vec![
+                peer_path("scripts/peers/fastmcp_server.py")
+                    .display()
+                    .to_string(),
+                "--http".into(),
+                port.to_string(),
+            ],
+            env: vec![],
+            port,
+            path: "/mcp".into(),
+        }
+    }
+
+    /// The rmcp peer, `switchboard-rmcp-peer --http PORT` (rmcp's `StreamableHttpService`,
+    /// default configuration), on a free port.
+    ///
+    /// # Panics
+    ///
+    /// If the binary is missing (with the fix).
+    pub fn rmcp() -> PeerCommand {
+        let port = free_port();
+        PeerCommand {
+            program: rmcp_peer_bin(),
+            args: vec!["--http".into(), port.to_string()],
+            env: vec![],
+            port,
+            path: "/mcp".into(),
+        }
+    }
 }
 
 /// A port that was free a moment ago on 127.0.0.1.

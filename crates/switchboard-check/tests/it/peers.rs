@@ -59,20 +59,7 @@ fn everything_http() -> (HttpServer, ServerSpec) {
 
 /// The FastMCP peer with `--http PORT`.
 fn fastmcp_http() -> (HttpServer, ServerSpec) {
-    let port = free_port();
-    let server = HttpServer::peer(PeerCommand {
-        program: peer_path("target/peers/venv/bin/python"),
-        args: vec![
-            peer_path("scripts/peers/fastmcp_server.py")
-                .display()
-                .to_string(),
-            "--http".into(),
-            port.to_string(),
-        ],
-        env: vec![],
-        port,
-        path: "/mcp".into(),
-    });
+    let server = HttpServer::peer(PeerCommand::fastmcp());
     let spec = http_spec("fastmcp-http", server.url());
     (server, spec)
 }
@@ -97,14 +84,7 @@ fn fastmcp() -> ServerSpec {
 
 /// The rmcp peer with `--http PORT` (rmcp's `StreamableHttpService`, default config).
 fn rmcp_http() -> (HttpServer, ServerSpec) {
-    let port = free_port();
-    let server = HttpServer::peer(PeerCommand {
-        program: rmcp_peer_bin(),
-        args: vec!["--http".into(), port.to_string()],
-        env: vec![],
-        port,
-        path: "/mcp".into(),
-    });
+    let server = HttpServer::peer(PeerCommand::rmcp());
     let spec = http_spec("rmcp-http", server.url());
     (server, spec)
 }

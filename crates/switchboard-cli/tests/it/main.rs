@@ -14,6 +14,7 @@ mod filter;
 mod hostile_text;
 mod login;
 mod scan;
+mod sdk_peers;
 mod secrets;
 mod serve;
 mod serve_balanced;

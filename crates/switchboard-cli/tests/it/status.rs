@@ -9,7 +9,7 @@ use crate::{Run, config, fixture_entry, switchboard};
 
 /// The start durations vary from run to run: each row's last column (`12 ms`, `1.3 s`)
 /// becomes `<t>`.
-fn mask_durations(table: &str) -> String {
+pub(crate) fn mask_durations(table: &str) -> String {
     table
         .lines()
         .map(|line| {

@@ -29,7 +29,7 @@ fn servers() -> String {
 }
 
 /// `switchboard ARGS --config PATH`: (exit code, stdout, stderr).
-fn run(path: &str, args: &[&str]) -> (i32, String, String) {
+pub(crate) fn run(path: &str, args: &[&str]) -> (i32, String, String) {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--config", path]);
     let run = switchboard(&all);
