@@ -109,6 +109,16 @@ impl RawAnswer {
         self.message.as_ref()?.get("result")
     }
 
+    /// The protocol version an `initialize` answer negotiated, or the latest legacy one
+    /// when it names none: the `MCP-Protocol-Version` the session's later requests carry.
+    pub(crate) fn negotiated_version(&self) -> String {
+        self.result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .unwrap_or(LATEST_LEGACY_VERSION)
+            .to_owned()
+    }
+
     /// "HTTP 404 (JSON-RPC error -32001: Session not found)", "HTTP 202", "no answer: …".
     pub(crate) fn describe(&self) -> String {
         let Some(status) = self.status else {

@@ -14,7 +14,7 @@
 //! The session `http-session` opened is then ended by `shutdown` (`http_shutdown.rs`).
 
 use serde_json::Value;
-use switchboard_protocol::{Era, LATEST_LEGACY_VERSION};
+use switchboard_protocol::Era;
 use switchboard_session::EraChoice;
 
 use crate::catalog::ids;
@@ -207,12 +207,7 @@ pub(crate) async fn sessions(target: &HttpTarget<'_>) -> SessionOutcome {
                 .to_owned(),
         );
     };
-    let version = answer
-        .result()
-        .and_then(|r| r.get("protocolVersion"))
-        .and_then(Value::as_str)
-        .unwrap_or(LATEST_LEGACY_VERSION)
-        .to_owned();
+    let version = answer.negotiated_version();
     evidence.exchanges.push(exchange(
         "legacy `initialize`: the server issues a session id",
         &initialize,

@@ -9,7 +9,6 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use switchboard_protocol::LATEST_LEGACY_VERSION;
 use tokio::sync::mpsc;
 
 use super::cancel::{CANCEL_AFTER_AT_MOST, pick};
@@ -128,12 +127,7 @@ pub(crate) async fn run(target: RawCancel<'_>) -> CheckResult {
         );
     }
     let session = answer.session_id.clone();
-    let version = answer
-        .result()
-        .and_then(|r| r.get("protocolVersion"))
-        .and_then(Value::as_str)
-        .unwrap_or(LATEST_LEGACY_VERSION)
-        .to_owned();
+    let version = answer.negotiated_version();
     let on_session = |body: Value| RawRequest {
         body: Some(body),
         session: session.clone(),

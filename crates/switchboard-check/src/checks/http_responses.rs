@@ -19,7 +19,7 @@
 //! over HTTP). A dual-era server is judged in both.
 
 use serde_json::{Value, json};
-use switchboard_protocol::{Era, LATEST_LEGACY_VERSION};
+use switchboard_protocol::Era;
 use switchboard_session::EraChoice;
 
 use super::http::{HttpTarget, end_session};
@@ -178,12 +178,7 @@ async fn legacy(
             "the `Mcp-Session-Id` issued at initialization holds characters outside visible ASCII (0x21–0x7E): {bad}"
         ));
     }
-    let version = answer
-        .result()
-        .and_then(|r| r.get("protocolVersion"))
-        .and_then(Value::as_str)
-        .unwrap_or(LATEST_LEGACY_VERSION)
-        .to_owned();
+    let version = answer.negotiated_version();
     let on_session = |body: Value| RawRequest {
         body: Some(body),
         session: issued.clone(),
