@@ -1,3 +1,7 @@
+//! The edits against real files of each dialect: an add then a remove gives back the same
+//! bytes (comments, indent, line endings, trailing commas kept), with the file in between
+//! snapshotted; removals beside comments and insertions in unusual places.
+
 use expect_test::{Expect, expect};
 
 use super::*;
