@@ -70,7 +70,7 @@ async fn the_example_passes_the_checker_in_both_eras() {
         ));
     }
     expect_test::expect![[r#"
-        Auto: 18 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-delete
-        Legacy: 18 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-delete
-        Modern: 18 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-delete"#]].assert_eq(&lines.join("\n"));
+        Auto: 23 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-responses, http-headers, removed-methods
+        Legacy: 18 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-responses, discover, request-meta, unsupported-version, http-headers, removed-methods, cache-hints, error-codes
+        Modern: 23 passed, 0 failed, 0 warnings; skipped: cancellation, http-origin, http-session, http-responses, http-headers, removed-methods"#]].assert_eq(&lines.join("\n"));
 }

@@ -258,10 +258,16 @@ fn modern_requests_stream_progress_and_closing_the_stream_cancels() {
     let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
         "name": "slow", "arguments": {"duration_ms": 5000, "steps": 50}, "_meta": meta}});
     let mut stream = front.connect();
+    // The standard headers a 2026-07-28 request carries (the front end checks them).
     write_request(
         &mut stream,
         "POST",
-        &[("Accept", "application/json, text/event-stream")],
+        &[
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "slow"),
+        ],
         Some(&call),
     );
     let mut reader = BufReader::new(stream);
