@@ -9,14 +9,17 @@
 //!   tools redefining another server's;
 //! - rug pulls: every tool definition against the lock file (`guards::ToolLock`, beside the
 //!   config by default); `--update` pins what is offered now, and `switchboard serve` leaves
-//!   out new and changed tools while the lock file exists;
+//!   out new and changed tools while the lock file exists (unless `--no-tool-lock`);
 //! - context cost: the tokens each server's tool catalog costs (o200k_base, see
-//!   [`catalog_tokens`]) against a budget, names clients refuse, more tools than clients take.
+//!   [`catalog_tokens`]) against a budget, names clients refuse, more tools than clients take;
+//! - schemas: an `inputSchema` or `outputSchema` that is not a valid JSON Schema with an
+//!   object root ([`schema_problem`]).
 //!
 //! Text, `--json` (`switchboard-scan/1`) or `--sarif` (SARIF 2.1.0). Exit codes: 0 no
 //! findings, 1 findings, 2 usage or configuration error. `docs/scan.md` describes each
 //! finding.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -25,6 +28,7 @@ use switchboard_protocol::Tool;
 use switchboard_runtime::FindingKind;
 use switchboard_runtime::guards::{self, Catalog, Change, ToolLock};
 use switchboard_runtime::naming::{MAX_NAME_LEN, is_provider_safe};
+use switchboard_runtime::schema::{ArgumentValidator, SchemaProblem, normalize};
 
 use crate::status::{
     self, MAX_TOOLS_IN_ALL, MAX_TOOLS_PER_SERVER, Row, State, Target, WarningKind,
@@ -308,6 +312,20 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                     message: problem,
                 });
             }
+            let schemas = [
+                (SchemaField::Input, Some(&tool.input_schema)),
+                (SchemaField::Output, tool.output_schema.as_ref()),
+            ];
+            for (field, schema) in schemas {
+                if let Some(problem) = schema.and_then(|schema| schema_problem(field, schema)) {
+                    found.push(Found {
+                        rule: Rule::Guard(FindingKind::InvalidSchema),
+                        server: name.clone(),
+                        tool: Some(tool.name.clone()),
+                        message: problem,
+                    });
+                }
+            }
         }
         if let Some(instructions) = &started.negotiated.instructions {
             for (kind, detail) in guards::lint_text(instructions) {
@@ -404,6 +422,90 @@ fn name_problem(server: &str, tool: &str) -> Option<String> {
              shortens it with a hash suffix, which agents see"
         )
     })
+}
+
+/// One of a tool's two schemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SchemaField {
+    /// `inputSchema`: the arguments, which the model writes.
+    Input,
+    /// `outputSchema`: the `structuredContent` of results.
+    Output,
+}
+
+impl SchemaField {
+    fn key(self) -> &'static str {
+        match self {
+            SchemaField::Input => "inputSchema",
+            SchemaField::Output => "outputSchema",
+        }
+    }
+}
+
+/// What is wrong with a tool's `inputSchema` or `outputSchema`, if anything (the first
+/// problem found):
+///
+/// - a root that is not an object with `type: "object"`, which MCP requires of both;
+/// - for `inputSchema`, what the runtime's normalisation refuses (a `$ref` out of the
+///   schema, one that does not resolve or nests too deep);
+/// - a schema the runtime's validator does not compile (`jsonschema`, against the
+///   meta-schema of the schema's `$schema` dialect, 2020-12 without one; a `$ref` it cannot
+///   resolve within the schema — nothing is fetched: the crate is built without remote
+///   resolution).
+///
+/// An `inputSchema` the runtime cannot normalise is left out by `switchboard serve`; the
+/// message says so. A missing (or `null`) schema is not a problem: the runtime reads a
+/// missing `inputSchema` as one without arguments, and `outputSchema` is optional.
+fn schema_problem(field: SchemaField, schema: &Value) -> Option<String> {
+    if schema.is_null() {
+        return None;
+    }
+    let key = field.key();
+    let normalized = match field {
+        SchemaField::Input => Some(normalize(schema)),
+        SchemaField::Output => None,
+    };
+    let problem = root_problem(key, schema)
+        .or_else(|| match &normalized {
+            Some(Err(SchemaProblem(problem))) => Some(format!("`{key}`: {problem}")),
+            _ => None,
+        })
+        .or_else(|| compile_problem(key, schema))?;
+    Some(if matches!(normalized, Some(Err(_))) {
+        format!("{problem}; `switchboard serve` leaves the tool out")
+    } else {
+        problem
+    })
+}
+
+/// A schema root that is not an object with `type: "object"`.
+fn root_problem(key: &str, schema: &Value) -> Option<String> {
+    let Value::Object(root) = schema else {
+        return Some(format!(
+            "`{key}` is not a JSON object but {}",
+            switchboard_protocol::json_kind(schema)
+        ));
+    };
+    match root.get("type") {
+        Some(Value::String(kind)) if kind == "object" => None,
+        Some(other) => Some(format!(
+            "the root of `{key}` has type {other}; MCP requires \"object\""
+        )),
+        None => Some(format!(
+            "the root of `{key}` has no `type: \"object\"`, which MCP requires"
+        )),
+    }
+}
+
+/// Why the runtime's validator does not compile `schema`, if it does not.
+fn compile_problem(key: &str, schema: &Value) -> Option<String> {
+    // The validator is a library fed a peer's data: a panic in it is this schema's
+    // problem, not the end of the scan.
+    match catch_unwind(AssertUnwindSafe(|| ArgumentValidator::new(schema))) {
+        Ok(Ok(_)) => None,
+        Ok(Err(SchemaProblem(problem))) => Some(format!("`{key}`: {problem}")),
+        Err(_) => Some(format!("`{key}`: the JSON Schema validator failed on it")),
+    }
 }
 
 /// Every scanned server's tools against the lock: new, changed and removed tools.
@@ -628,17 +730,166 @@ fn sarif(found: &[Found], scanned: &[Scanned]) -> Value {
 }
 
 /// A config file as a SARIF artifact URI: relative to the current directory when it is
-/// inside it (as code-scanning views expect), else a `file://` URI.
+/// inside it (as code-scanning views expect), else a `file://` URI; percent-encoded either
+/// way (SARIF's `uri` is an RFC 3986 URI reference, so a space is `%20`).
 fn artifact_uri(file: &str) -> String {
-    let path = Path::new(file);
+    // The file exists (only then is it a location), so it has a canonical absolute path.
+    let absolute = std::fs::canonicalize(file).unwrap_or_else(|_| PathBuf::from(file));
+    let Ok(uri) = url::Url::from_file_path(&absolute) else {
+        return file.to_owned();
+    };
     if let Ok(current) = std::env::current_dir()
-        && let Ok(relative) = path.strip_prefix(&current)
+        && absolute.starts_with(&current)
+        && let Ok(base) = url::Url::from_directory_path(&current)
+        && let Some(relative) = base.make_relative(&uri)
     {
-        return relative.to_string_lossy().replace('\\', "/");
+        return relative;
     }
-    if path.is_absolute() {
-        format!("file://{}", path.display())
-    } else {
-        file.to_owned()
+    uri.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+    use serde_json::{Value, json};
+
+    use super::{SchemaField, schema_problem};
+
+    /// Each schema with what a scan says of it (`ok` for nothing).
+    fn verdicts(cases: &[(SchemaField, Value)]) -> String {
+        cases
+            .iter()
+            .map(|(field, schema)| {
+                let verdict = schema_problem(*field, schema).unwrap_or_else(|| "ok".into());
+                format!("{} {schema}\n  {verdict}\n", field.key())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn input_schemas_need_an_object_root_and_must_compile() {
+        let actual = verdicts(&[
+            (SchemaField::Input, Value::Null),
+            (
+                SchemaField::Input,
+                json!({"type": "object", "properties": {"p": {"$ref": "#/$defs/p"}},
+                       "$defs": {"p": {"type": "string"}}}),
+            ),
+            (SchemaField::Input, json!("object")),
+            (SchemaField::Input, json!({"type": 5})),
+            (
+                SchemaField::Input,
+                json!({"type": "array", "items": {"type": "string"}}),
+            ),
+            (
+                SchemaField::Input,
+                json!({"properties": {"x": {"type": "string"}}}),
+            ),
+            (
+                SchemaField::Input,
+                json!({"type": "object", "properties": {"x": {"type": 5}}}),
+            ),
+            (
+                SchemaField::Input,
+                json!({"type": "object", "required": "x"}),
+            ),
+            (
+                SchemaField::Input,
+                json!({"type": "object", "properties": {"x": {"$ref": "http://127.0.0.1:9/s.json"}}}),
+            ),
+            (
+                SchemaField::Input,
+                json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/loop"}},
+                       "$defs": {"loop": {"$ref": "#/$defs/loop"}}}),
+            ),
+        ]);
+        expect![[r##"
+            inputSchema null
+              ok
+            inputSchema {"type":"object","properties":{"p":{"$ref":"#/$defs/p"}},"$defs":{"p":{"type":"string"}}}
+              ok
+            inputSchema "object"
+              `inputSchema` is not a JSON object but a string; `switchboard serve` leaves the tool out
+            inputSchema {"type":5}
+              the root of `inputSchema` has type 5; MCP requires "object"; `switchboard serve` leaves the tool out
+            inputSchema {"type":"array","items":{"type":"string"}}
+              the root of `inputSchema` has type "array"; MCP requires "object"; `switchboard serve` leaves the tool out
+            inputSchema {"properties":{"x":{"type":"string"}}}
+              the root of `inputSchema` has no `type: "object"`, which MCP requires
+            inputSchema {"type":"object","properties":{"x":{"type":5}}}
+              `inputSchema`: invalid JSON Schema: 5 is not valid under any of the schemas listed in the 'anyOf' keyword
+            inputSchema {"type":"object","required":"x"}
+              `inputSchema`: invalid JSON Schema: "x" is not of type "array"
+            inputSchema {"type":"object","properties":{"x":{"$ref":"http://127.0.0.1:9/s.json"}}}
+              `inputSchema`: `$ref` to "http://127.0.0.1:9/s.json" points outside the schema; it is not fetched; `switchboard serve` leaves the tool out
+            inputSchema {"type":"object","properties":{"x":{"$ref":"#/$defs/loop"}},"$defs":{"loop":{"$ref":"#/$defs/loop"}}}
+              `inputSchema`: `$ref` "#/$defs/loop" nests deeper than 16 levels (recursive schema); `switchboard serve` leaves the tool out
+        "##]]
+        .assert_eq(&actual);
+    }
+
+    #[test]
+    fn output_schemas_are_held_to_the_same_rules_without_the_gateways_limits() {
+        let actual = verdicts(&[
+            (
+                SchemaField::Output,
+                json!({"type": "object", "properties": {"sum": {"type": "integer"}}}),
+            ),
+            (SchemaField::Output, Value::Null),
+            (SchemaField::Output, json!([])),
+            (
+                SchemaField::Output,
+                json!({"type": "array", "items": {"type": "integer"}}),
+            ),
+            (
+                SchemaField::Output,
+                json!({"type": "object", "properties": {"n": {"minimum": "zero"}}}),
+            ),
+            (
+                SchemaField::Output,
+                json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                       "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}}),
+            ),
+            (
+                SchemaField::Output,
+                json!({"type": "object", "properties": {"pair": {"type": "array", "items": [{"type": "string"}]}}}),
+            ),
+            (
+                SchemaField::Output,
+                json!({"type": "object", "properties": {"x": {"$ref": "http://127.0.0.1:9/s.json"}}}),
+            ),
+            (
+                SchemaField::Output,
+                json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/loop"}},
+                       "$defs": {"loop": {"$ref": "#/$defs/loop"}}}),
+            ),
+            (
+                SchemaField::Output,
+                json!({"$schema": "https://example.invalid/dialect", "type": "object"}),
+            ),
+        ]);
+        expect![[r##"
+            outputSchema {"type":"object","properties":{"sum":{"type":"integer"}}}
+              ok
+            outputSchema null
+              ok
+            outputSchema []
+              `outputSchema` is not a JSON object but an array
+            outputSchema {"type":"array","items":{"type":"integer"}}
+              the root of `outputSchema` has type "array"; MCP requires "object"
+            outputSchema {"type":"object","properties":{"n":{"minimum":"zero"}}}
+              `outputSchema`: invalid JSON Schema: "zero" is not of type "number"
+            outputSchema {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"pair":{"type":"array","items":[{"type":"string"},{"type":"integer"}]}}}
+              ok
+            outputSchema {"type":"object","properties":{"pair":{"type":"array","items":[{"type":"string"}]}}}
+              `outputSchema`: invalid JSON Schema: [{"type":"string"}] is not of types "boolean", "object"
+            outputSchema {"type":"object","properties":{"x":{"$ref":"http://127.0.0.1:9/s.json"}}}
+              `outputSchema`: invalid JSON Schema: Resource 'http://127.0.0.1:9/s.json' is not present in a registry and retrieving it failed: `resolve-http` feature or a custom resolver is required to resolve external schemas via HTTP
+            outputSchema {"type":"object","properties":{"x":{"$ref":"#/$defs/loop"}},"$defs":{"loop":{"$ref":"#/$defs/loop"}}}
+              ok
+            outputSchema {"$schema":"https://example.invalid/dialect","type":"object"}
+              `outputSchema`: invalid JSON Schema: Unknown meta-schema: 'https://example.invalid/dialect'. Custom meta-schemas must be registered in the registry before use
+        "##]]
+        .assert_eq(&actual);
     }
 }

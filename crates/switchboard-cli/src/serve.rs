@@ -2,7 +2,8 @@
 //! stdin/stdout or, with `--http ADDR`, over Streamable HTTP at `http://ADDR/mcp`. Stdout
 //! carries only the protocol; the startup report, where it listens, and logs go to stderr.
 //! When the config file has a tool lock beside it (`switchboard scan --update`), tools new or
-//! changed since they were pinned are left out (quarantined) and said in the report.
+//! changed since they were pinned are left out (quarantined) and said in the report, unless
+//! `--no-tool-lock` asks to serve them (the changes are then warnings in the report).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -49,6 +50,11 @@ pub(crate) struct ServeArgs {
     /// (not `<server>__<tool>`), so the gateway stands transparently in front of it.
     #[arg(long)]
     no_prefix: bool,
+    /// Do not apply the tool lock beside the config file (`switchboard scan --update` writes
+    /// it): serve the tools that are new or changed since they were pinned instead of
+    /// leaving them out. The startup report still lists them as warnings.
+    #[arg(long)]
+    no_tool_lock: bool,
     /// Serve over Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0 picks a free
     /// one) at `/mcp`, both protocol eras, instead of on stdin/stdout. `/healthz` answers
     /// 200 while serving and 503 while draining.
@@ -116,17 +122,27 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     options.policy.connect_hooks = Some(ConnectHooks(Arc::new(connect::CliConnectHooks)));
     options.naming = naming;
     // A lock file beside the config (`switchboard scan --update` writes it) is applied
-    // strictly: a tool that is new or changed since it was pinned is left out.
+    // strictly: a tool that is new or changed since it was pinned is left out. With
+    // `--no-tool-lock` it is only read, so that the changes are still reported.
     let lock_path = ToolLock::beside(&file.path);
     if file.path.is_file() && lock_path.is_file() {
-        say(format_args!(
-            "switchboard serve: tools pinned in {}: new or changed ones are left out until \
-             `switchboard scan --update` accepts them",
-            lock_path.display()
-        ));
+        let strict = !args.no_tool_lock;
+        if strict {
+            say(format_args!(
+                "switchboard serve: tools pinned in {}: new or changed ones are left out until \
+                 `switchboard scan --update` accepts them",
+                lock_path.display()
+            ));
+        } else {
+            say(format_args!(
+                "switchboard serve: --no-tool-lock: the tool lock {} is not applied: tools new or \
+                 changed since they were pinned are served (warnings below name them)",
+                lock_path.display()
+            ));
+        }
         options.lock = Some(LockPolicy {
             path: lock_path,
-            strict: true,
+            strict,
         });
     }
     // The servers' questions during a call (elicitation, sampling) go to its client.

