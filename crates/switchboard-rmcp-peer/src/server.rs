@@ -267,7 +267,9 @@ impl ServerHandler for PeerServer {
         resource_contents(&request.uri)
             .map(|contents| ReadResourceResult::new(vec![contents]).into())
             .ok_or_else(|| {
-                ErrorData::resource_not_found(format!("no resource {}", request.uri), None)
+                // The URI in `data`, as the 2026-07-28 revision asks of a missing resource.
+                let data = rmcp::serde_json::json!({ "uri": request.uri });
+                ErrorData::resource_not_found(format!("no resource {}", request.uri), Some(data))
             })
     }
 }

@@ -24,8 +24,9 @@ use switchboard_protocol::error_codes::{
     MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY,
 };
 use switchboard_server::core::{
-    Answer, CacheHints, CallTool, Capabilities, ClientMethod, GetPrompt, InputRound, LogLevel,
-    LogMessage, RequestContext, ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
+    Answer, CacheHints, CallTool, Capabilities, ClientFacts, ClientMethod, GetPrompt, InputRound,
+    LogLevel, LogMessage, RequestContext, ServerInfo, Service, ServiceEvent, ServiceFuture,
+    ServiceRequest,
 };
 use switchboard_server::http::{HttpServeOptions, HttpServer};
 use switchboard_server::stdio::StdioOptions;
@@ -507,12 +508,33 @@ impl Conformance {
         Ok(payload["state"].clone())
     }
 
+    /// An `input_required` result asking for `requests`; a client that did not declare
+    /// the capability one of them needs is refused with -32021 instead (a server must
+    /// never ask for input the client cannot give).
     fn input_required(
         &self,
+        client: &ClientFacts,
         binding: &str,
         requests: Map<String, Value>,
         state: Option<Value>,
     ) -> Answer {
+        for request in requests.values() {
+            let needs = match request.get("method").and_then(Value::as_str) {
+                Some("elicitation/create") => "elicitation",
+                Some("sampling/createMessage") => "sampling",
+                _ => "roots",
+            };
+            if !client.declares(needs) {
+                let mut error = ErrorObject::new(
+                    MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!(
+                        "{binding} asks the client for input that needs its `{needs}` capability"
+                    ),
+                );
+                error.data = Some(json!({ "requiredCapabilities": { needs: {} } }));
+                return Err(error);
+            }
+        }
         let mut result = json!({ "resultType": "input_required", "inputRequests": requests });
         if let Some(state) = state {
             result["requestState"] = Value::String(self.seal(binding, state));
@@ -546,9 +568,12 @@ impl Conformance {
             let request = json!({ "method": method.method(), "params": params });
             let binding = format!("tools/call {}", call.name);
             let requests = Map::from_iter([("answer".to_owned(), request)]);
-            return Ok(Asked::InputRequired(
-                self.input_required(&binding, requests, None)?,
-            ));
+            return Ok(Asked::InputRequired(self.input_required(
+                &context.client,
+                &binding,
+                requests,
+                None,
+            )?));
         }
         match context.ask_client(method, params).await {
             Ok(answer) => Ok(Asked::Answered(answer)),
@@ -571,6 +596,7 @@ impl Conformance {
         match flow {
             Flow::Elicitation => match response(round, "user_name")? {
                 None => self.input_required(
+                    &context.client,
                     &binding,
                     one("user_name", elicit("What is your name?", "name", "string")),
                     None,
@@ -584,6 +610,7 @@ impl Conformance {
             },
             Flow::Sampling => match response(round, "capital_question")? {
                 None => self.input_required(
+                    &context.client,
                     &binding,
                     one(
                         "capital_question",
@@ -597,7 +624,12 @@ impl Conformance {
                 )),
             },
             Flow::ListRoots => match response(round, "client_roots")? {
-                None => self.input_required(&binding, one("client_roots", list_roots()), None),
+                None => self.input_required(
+                    &context.client,
+                    &binding,
+                    one("client_roots", list_roots()),
+                    None,
+                ),
                 Some(answer) => text_result(format!(
                     "The client's roots: {}",
                     roots_text(answer, "client_roots")?
@@ -612,6 +644,7 @@ impl Conformance {
                         text_result(format!("state-ok: confirmed={confirmed}"))
                     }
                     _ => self.input_required(
+                        &context.client,
                         &binding,
                         one("confirm", elicit("Please confirm", "ok", "boolean")),
                         Some(json!({ "step": "confirm" })),
@@ -644,7 +677,12 @@ impl Conformance {
                             ("greeting".to_owned(), sample("Generate a greeting", 50)),
                             ("client_roots".to_owned(), list_roots()),
                         ]);
-                        self.input_required(&binding, requests, Some(json!({ "step": "all" })))
+                        self.input_required(
+                            &context.client,
+                            &binding,
+                            requests,
+                            Some(json!({ "step": "all" })),
+                        )
                     }
                 }
             }
@@ -656,6 +694,7 @@ impl Conformance {
                             .cloned()
                             .unwrap_or(Value::Null);
                         self.input_required(
+                            &context.client,
                             &binding,
                             one(
                                 "step2",
@@ -675,6 +714,7 @@ impl Conformance {
                         text_result(format!("Hello {name}, your favorite color is {color}."))
                     }
                     _ => self.input_required(
+                        &context.client,
                         &binding,
                         one(
                             "step1",
@@ -703,7 +743,7 @@ impl Conformance {
                 if requests.is_empty() {
                     text_result("Everything the client's capabilities allow was answered.")
                 } else {
-                    self.input_required(&binding, requests, None)
+                    self.input_required(&context.client, &binding, requests, None)
                 }
             }
         }
@@ -718,6 +758,7 @@ impl Conformance {
         let binding = format!("prompts/get {}", request.name);
         match response(&request.input, "user_context")? {
             None => self.input_required(
+                &context.client,
                 &binding,
                 Map::from_iter([(
                     "user_context".to_owned(),

@@ -270,8 +270,9 @@ async fn multi_round_trip_input_is_fulfilled_and_state_echoed() {
     expect![[r#"answer: {"action":"accept","content":{"ok":true}}"#]].assert_eq(&result.text());
     shutdown_clean(session).await;
 
-    // Without the capability the client refuses instead of answering.
-    let session = connect_fixture(&["--era", "modern"]).await;
+    // Without the capability the client refuses instead of answering (the fixture asks a
+    // client that did not declare it, as a careless server would).
+    let session = connect_fixture(&["--era", "modern", "--undeclared-input", "ask"]).await;
     let error = session
         .call_tool(
             "confirm",

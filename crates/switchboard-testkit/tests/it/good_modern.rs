@@ -94,7 +94,8 @@ async fn discover_and_call_without_initialize() {
 
 #[tokio::test]
 async fn confirm_multi_round_trip() {
-    let mut fixture = Fixture::spawn(&["--era", "modern"]);
+    // `ask`: the call declares no capabilities, and the question is asked all the same.
+    let mut fixture = Fixture::spawn(&["--era", "modern", "--undeclared-input", "ask"]);
     let first = fixture
         .call(
             1,
