@@ -135,12 +135,18 @@ pub mod ids {
     pub const RESPONSE_IDS: &str = "response-ids";
     /// Notifications never stand in for responses.
     pub const NOTIFICATIONS_NOT_RESPONSES: &str = "notifications-not-responses";
+    /// Every server message valid against the negotiated revision's JSON schema.
+    pub const WIRE_SCHEMA: &str = "wire-schema";
     /// Seed step 5.
     pub const CANCELLATION: &str = "cancellation";
     /// Seed step 6.
     pub const RECONNECT: &str = "reconnect";
     /// Seed step 7.
     pub const SHUTDOWN: &str = "shutdown";
+    /// `ping`, `logging/setLevel`; in 2026-07-28, no log message unasked.
+    pub const UTILITIES: &str = "utilities";
+    /// The first prompt, resource and completion answer as specified.
+    pub const PROMPTS_RESOURCES: &str = "prompts-resources";
     /// HTTP: Origin validation.
     pub const HTTP_ORIGIN: &str = "http-origin";
     /// HTTP: session ids.
@@ -161,6 +167,14 @@ pub mod ids {
     pub const REMOVED_METHODS: &str = "removed-methods";
     /// 2026-07-28: cache hints on cacheable results.
     pub const CACHE_HINTS: &str = "cache-hints";
+    /// 2026-07-28: `x-mcp-header` annotations and `Mcp-Param-*` headers.
+    pub const PARAM_HEADERS: &str = "param-headers";
+    /// 2026-07-28: multi round-trip (`input_required`) requests.
+    pub const INPUT_REQUIRED: &str = "input-required";
+    /// 2026-07-28: `subscriptions/listen` streams.
+    pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions-listen";
+    /// 2026-07-28: an unknown resource is an error.
+    pub const UNKNOWN_RESOURCE: &str = "unknown-resource";
     /// 2026-07-28: no reserved or retired error codes.
     pub const ERROR_CODES: &str = "error-codes";
     /// Every 2026-07-28 check, skipped for a server that does not speak that era.
@@ -169,8 +183,12 @@ pub mod ids {
         REQUEST_META,
         UNSUPPORTED_VERSION,
         HTTP_HEADERS,
+        PARAM_HEADERS,
         REMOVED_METHODS,
         CACHE_HINTS,
+        INPUT_REQUIRED,
+        SUBSCRIPTIONS_LISTEN,
+        UNKNOWN_RESOURCE,
         ERROR_CODES,
     ];
 }
@@ -377,6 +395,20 @@ pub static CHECKS: &[CheckDef] = &[
               complete a request.",
     },
     CheckDef {
+        id: ids::WIRE_SCHEMA,
+        title: "Messages match the schema",
+        severity: Severity::Error,
+        spec: "basic",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Every message the server sent to the checker's sessions (results by the \
+                   method of their request, errors, notifications, requests) validates against \
+                   the JSON schema of the protocol revision the session negotiated.",
+        fix: "Shape every message as the revision's `schema.json` defines it (the TypeScript \
+              `schema.ts` is its source): required fields present, with the types and values \
+              it allows.",
+    },
+    CheckDef {
         id: ids::CANCELLATION,
         title: "Cancellation",
         severity: Severity::Error,
@@ -421,6 +453,40 @@ pub static CHECKS: &[CheckDef] = &[
         fix: "Exit when stdin reaches EOF, and stop every child process you started before \
               exiting; over HTTP, forget a session on `DELETE` and answer its id with 404 \
               afterwards.",
+    },
+    CheckDef {
+        id: ids::UTILITIES,
+        title: "Ping and logging",
+        severity: Severity::Error,
+        spec: "basic/utilities/ping",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Legacy era: `ping` is answered with an empty result (other fields: warning), \
+                   and a server that declares `logging` answers `logging/setLevel` to `info`. \
+                   2026-07-28 (which has neither): no `notifications/message` comes, since no \
+                   request of the checker asks for log messages with `_meta` `logLevel`.",
+        fix: "Answer `ping` at once with `{}`; accept `logging/setLevel` when you declare \
+              `logging`; in 2026-07-28 send log messages only on the stream of a request \
+              whose `_meta` names a `logLevel`, at or above it.",
+    },
+    CheckDef {
+        id: ids::PROMPTS_RESOURCES,
+        title: "Prompts, resources and completions",
+        severity: Severity::Error,
+        spec: "server/prompts#getting-a-prompt",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "The first listed prompt (its required arguments given a placeholder) answers \
+                   `prompts/get` with `messages`, each with a `role` and a typed `content`; \
+                   with `completions` declared, completing its first argument gives a \
+                   `completion.values` list; the first listed resource reads as non-empty \
+                   `contents`, each with a `uri` and `text` or `blob`; a legacy server that \
+                   declares `resources.subscribe` takes `resources/subscribe` and \
+                   `resources/unsubscribe` of it.",
+        fix: "Answer `prompts/get` for every listed prompt, `resources/read` for every listed \
+              resource and `completion/complete` when you declare `completions`, in the \
+              result shapes the specification gives; accept subscriptions when you declare \
+              `subscribe`.",
     },
     CheckDef {
         id: ids::HTTP_ORIGIN,
@@ -474,10 +540,13 @@ pub static CHECKS: &[CheckDef] = &[
         seed_step: None,
         verifies: "`server/discover` with the full `_meta` answers with `supportedVersions` \
                    (including 2026-07-28), `capabilities`, `ttlMs` ≥ 0, `cacheScope` and \
-                   `resultType: \"complete\"`; `_meta` names the server (a SHOULD: warning).",
+                   `resultType: \"complete\"`; `_meta` names the server (a SHOULD: warning); \
+                   `tools/list`, `prompts/list` and `resources/list` for a capability it does \
+                   not declare get -32601 (over HTTP with 404).",
         fix: "Answer `server/discover` with `supportedVersions`, `capabilities`, `ttlMs`, \
               `cacheScope`, `resultType: \"complete\"` and \
-              `_meta[\"io.modelcontextprotocol/serverInfo\"]`.",
+              `_meta[\"io.modelcontextprotocol/serverInfo\"]`, and declare every list you \
+              serve (answer the others with -32601).",
     },
     CheckDef {
         id: ids::REQUEST_META,
@@ -502,8 +571,8 @@ pub static CHECKS: &[CheckDef] = &[
         seed_step: None,
         verifies: "A request in a version the server does not implement (`1900-01-01` in \
                    header and body) gets -32022 (over HTTP with 400) whose `data.requested` \
-                   echoes it and whose `data.supported` lists only versions \
-                   `server/discover` lists.",
+                   echoes it and whose `data.supported` lists at least one version and \
+                   only versions `server/discover` lists.",
         fix: "Answer an unknown protocol version with JSON-RPC -32022 (HTTP 400) and \
               `data: {\"supported\": [...], \"requested\": \"...\"}`.",
     },
@@ -516,11 +585,30 @@ pub static CHECKS: &[CheckDef] = &[
         seed_step: None,
         verifies: "A missing `MCP-Protocol-Version` or one that differs from `_meta`, a missing \
                    or wrong `Mcp-Method` (values are case-sensitive), and a `tools/call` \
-                   without or with a wrong `Mcp-Name` get 400 with -32020; header names sent \
-                   in title case (not the usual lower case) are accepted.",
+                   without or with a wrong `Mcp-Name` get 400 with -32020; an `Mcp-Name` with \
+                   spaces around it, and header names sent in title case and in capitals (not \
+                   the usual lower case), are accepted.",
         fix: "Compare `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` with the body \
               before processing it, answering a missing or different value with HTTP 400 and \
               JSON-RPC -32020 (HeaderMismatch); match header names case-insensitively.",
+    },
+    CheckDef {
+        id: ids::PARAM_HEADERS,
+        title: "2026-07-28: x-mcp-header and Mcp-Param headers",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic/transports/streamable-http#custom-headers-from-tool-parameters",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Every `x-mcp-header` in a tool's `inputSchema` is a non-empty header token, \
+                   unique (case-insensitively) in the schema, on a `string`, `integer` or \
+                   `boolean` property reached through `properties` alone (else HTTP clients \
+                   drop the tool); over HTTP a `tools/call` of a tool the checker may call, \
+                   sent without its `Mcp-Param-*` header or with a wrong value, gets 400 with \
+                   -32020, and a Base64-sentinel `Mcp-Name` is decoded, not refused.",
+        fix: "Put `x-mcp-header` only on top-level or `properties`-nested string, integer or \
+              boolean parameters, with a distinct token name each; compare every \
+              `Mcp-Param-*` header (Base64 sentinel decoded) with the argument it mirrors and \
+              answer a missing or different one with HTTP 400 and JSON-RPC -32020.",
     },
     CheckDef {
         id: ids::REMOVED_METHODS,
@@ -550,6 +638,58 @@ pub static CHECKS: &[CheckDef] = &[
         fix: "Add `ttlMs` (milliseconds, ≥ 0) and `cacheScope` (`public` or `private`) to \
               every cacheable `complete` result, keep the scope the same across a list's \
               pages, and list tools in a stable order.",
+    },
+    CheckDef {
+        id: ids::INPUT_REQUIRED,
+        title: "2026-07-28: input_required requests",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic/patterns/mrtr",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "A `tools/call` the checker may make that answers `input_required` carries \
+                   `inputRequests` (elicitation, sampling or roots requests under unique keys) \
+                   or a string `requestState`, and no cache hints (warning); asked by a client \
+                   that declares no capabilities it asks for nothing; a retry without the \
+                   answers is asked again (warning); the retry with the answers and the state \
+                   is served, an extra answer ignored (warning); a tampered `requestState` is \
+                   not served as if it were genuine (warning).",
+        fix: "Answer `input_required` with `inputRequests` only of the kinds the request's \
+              `clientCapabilities` declare (else refuse with -32021 or do without), keep \
+              cache hints off it, ask again when a retry lacks an answer, ignore answers you \
+              did not ask for, and integrity-protect `requestState` (an HMAC) if it steers \
+              what the request does.",
+    },
+    CheckDef {
+        id: ids::SUBSCRIPTIONS_LISTEN,
+        title: "2026-07-28: subscriptions/listen",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic/patterns/subscriptions",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "For a server that declares `listChanged` on a list, `subscriptions/listen` \
+                   for that list's changes is acknowledged first with \
+                   `notifications/subscriptions/acknowledged`, tagged with \
+                   `_meta[\"io.modelcontextprotocol/subscriptionId\"]` = the request's id and \
+                   honouring a subset of the request; nothing unrequested, no progress and no \
+                   log message comes on the subscription; the stream ends when the client \
+                   cancels it (HTTP: closes it).",
+        fix: "Acknowledge a listen request before anything else on it, tag every message of \
+              the subscription with its id, send only the notifications the filter asked for, \
+              and keep progress and log messages on their own requests' streams.",
+    },
+    CheckDef {
+        id: ids::UNKNOWN_RESOURCE,
+        title: "2026-07-28: unknown resource",
+        severity: Severity::Error,
+        spec: "../2026-07-28/server/resources#error-handling",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "For a server that declares `resources`, `resources/read` of a URI it does \
+                   not have is answered with an error, never a result with empty \
+                   `contents`; the error is -32602 and names the URI in `data.uri` (SHOULDs: \
+                   warnings).",
+        fix: "Answer a read of a resource you do not have with JSON-RPC -32602 and \
+              `data: {\"uri\": \"...\"}`, not with an empty `contents` list.",
     },
     CheckDef {
         id: ids::ERROR_CODES,

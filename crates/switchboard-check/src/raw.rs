@@ -253,6 +253,103 @@ impl RawHttp {
         })
     }
 
+    /// POSTs `body` with `headers` written exactly as given (their names in the case
+    /// given) on a plain TCP connection of its own, for the probes an HTTP client library
+    /// would normalise (header names in capitals). Only for `http://` endpoints without an
+    /// authorizer (the configured headers are added); `Err` says why not. The answer's
+    /// status and media type are read, and its body when it is not chunked, within the
+    /// deadline and [`VERBATIM_BYTES`].
+    pub(crate) async fn send_verbatim(
+        &self,
+        body: &Value,
+        headers: &[(String, String)],
+    ) -> Result<RawAnswer, String> {
+        if self.url.scheme() != "http" {
+            return Err("the endpoint is not plain `http://`".to_owned());
+        }
+        if self.authorizer.is_some() {
+            return Err("the entry authorizes with OAuth".to_owned());
+        }
+        let host = self.url.host_str().unwrap_or("");
+        let port = self.url.port_or_known_default().unwrap_or(80);
+        let authority = match self.url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        };
+        let mut path = self.url.path().to_owned();
+        if let Some(query) = self.url.query() {
+            path.push('?');
+            path.push_str(query);
+        }
+        let body = body.to_string();
+        let mut head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n",
+            body.len()
+        );
+        for (name, value) in self.headers.iter() {
+            head.push_str(&format!(
+                "{}: {}\r\n",
+                name.as_str(),
+                value.to_str().unwrap_or("")
+            ));
+        }
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let started = Instant::now();
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let exchange = async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut stream = tokio::net::TcpStream::connect((host.as_str(), port))
+                .await
+                .map_err(|e| format!("cannot connect: {e}"))?;
+            stream
+                .write_all(head.as_bytes())
+                .await
+                .map_err(|e| format!("cannot send: {e}"))?;
+            stream
+                .write_all(body.as_bytes())
+                .await
+                .map_err(|e| format!("cannot send: {e}"))?;
+            let mut answer = Vec::new();
+            let mut chunk = [0u8; 8192];
+            while answer.len() < VERBATIM_BYTES {
+                let read = stream
+                    .read(&mut chunk)
+                    .await
+                    .map_err(|e| format!("cannot read the answer: {e}"))?;
+                if read == 0 {
+                    break;
+                }
+                answer.extend_from_slice(&chunk[..read]);
+            }
+            Ok::<Vec<u8>, String>(answer)
+        };
+        let bytes = match tokio::time::timeout(self.timeout, exchange).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(failure)) => return Ok(RawAnswer::failed(failure, started.elapsed())),
+            Err(_) => {
+                return Ok(RawAnswer::failed(
+                    format!("no complete answer within {} ms", self.timeout.as_millis()),
+                    started.elapsed(),
+                ));
+            }
+        };
+        Ok(parse_verbatim(&bytes, started.elapsed()))
+    }
+
+    /// The endpoint's own origin (`http://127.0.0.1:8080`): what a page served by the
+    /// server itself would send.
+    pub(crate) fn own_origin(&self) -> String {
+        self.url.origin().ascii_serialization()
+    }
+
     /// True when the endpoint's host is a loopback name or address.
     pub(crate) fn is_loopback(&self) -> bool {
         let host = self.url.host_str().unwrap_or("");
@@ -347,6 +444,65 @@ impl RawHttp {
                 started.elapsed(),
             )),
         }
+    }
+}
+
+/// Most bytes of an answer [`RawHttp::send_verbatim`] reads.
+const VERBATIM_BYTES: usize = 64 * 1024;
+
+/// An HTTP/1.1 answer read off the wire: its status, media type and (unless chunked) its
+/// JSON body or first event's message.
+fn parse_verbatim(bytes: &[u8], elapsed: Duration) -> RawAnswer {
+    let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return RawAnswer::failed(
+            format!(
+                "not an HTTP answer: `{}`",
+                switchboard_wire::excerpt(bytes, EXCERPT_BYTES)
+            ),
+            elapsed,
+        );
+    };
+    let head = String::from_utf8_lossy(&bytes[..end]);
+    let body = &bytes[end + 4..];
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse::<u16>().ok());
+    let mut content_type = String::new();
+    let mut chunked = false;
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-type") {
+            content_type = value.to_ascii_lowercase();
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value.to_ascii_lowercase().contains("chunked");
+        }
+    }
+    let message = if chunked {
+        None
+    } else if content_type.starts_with("text/event-stream") {
+        let mut parser = SseParser::new(MAX_BODY_BYTES);
+        parser.push(body).into_iter().find_map(|item| match item {
+            SseItem::Event(event) => serde_json::from_str::<Value>(&event.data).ok(),
+            _ => None,
+        })
+    } else {
+        serde_json::from_slice(body).ok()
+    };
+    RawAnswer {
+        status,
+        failure: status
+            .is_none()
+            .then(|| "the status line could not be read".to_owned()),
+        content_type,
+        session_id: None,
+        message,
+        excerpt: switchboard_wire::excerpt(body, EXCERPT_BYTES),
+        elapsed,
     }
 }
 

@@ -7,7 +7,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use switchboard_protocol::{meta, methods};
 use switchboard_wire::{Direction, FrameTap, Message, RequestId, decode, excerpt};
+
+use crate::report::capped;
 
 /// Most entries kept per list; later ones are only counted.
 const MAX_ENTRIES: usize = 8192;
@@ -17,6 +20,21 @@ const MAX_MALFORMED: usize = 16;
 const EXCERPT_BYTES: usize = 300;
 /// Frames kept for the transcript.
 const TRANSCRIPT_FRAMES: usize = 64;
+/// Bytes kept of an acknowledgment's `notifications`.
+const HONOURED_BYTES: usize = 1024;
+/// Inbound messages kept whole, for `wire-schema`: at most this many, each at most
+/// [`MAX_KEPT_BYTES`], at most [`MAX_KEPT_TOTAL`] in all; later ones are only counted.
+const MAX_KEPT: usize = 1024;
+const MAX_KEPT_BYTES: usize = 256 * 1024;
+const MAX_KEPT_TOTAL: usize = 16 * 1024 * 1024;
+
+/// An inbound frame kept whole (a JSON-RPC message, as text).
+#[derive(Debug, Clone)]
+pub(crate) struct KeptMessage {
+    pub(crate) text: String,
+    /// For a response: the method of the request with its id.
+    pub(crate) request_method: Option<String>,
+}
 
 /// A request we sent.
 #[derive(Debug, Clone)]
@@ -43,6 +61,10 @@ pub(crate) struct SeenMessage {
     pub(crate) at: Instant,
     /// For `notifications/progress`: the token.
     pub(crate) progress_token: Option<RequestId>,
+    /// The 2026-07-28 subscription it names (`_meta["io.modelcontextprotocol/subscriptionId"]`).
+    pub(crate) subscription: Option<RequestId>,
+    /// For a subscription acknowledgment: the notifications it honours (capped).
+    pub(crate) honoured: Option<Value>,
     pub(crate) excerpt: String,
 }
 
@@ -64,6 +86,10 @@ struct State {
     malformed_total: u64,
     dropped: u64,
     transcript: VecDeque<String>,
+    kept: Vec<KeptMessage>,
+    kept_bytes: usize,
+    /// Inbound messages not kept (over a cap).
+    not_kept: u64,
 }
 
 /// The recording tap. One per server process.
@@ -124,6 +150,12 @@ impl Recorder {
         (state.malformed.clone(), state.malformed_total)
     }
 
+    /// The server's messages kept whole, and how many more were not kept (over a cap).
+    pub(crate) fn kept_messages(&self) -> (Vec<KeptMessage>, u64) {
+        let state = self.lock();
+        (state.kept.clone(), state.not_kept)
+    }
+
     /// The last frames in both directions, one line each.
     pub(crate) fn transcript(&self) -> Vec<String> {
         self.lock().transcript.iter().cloned().collect()
@@ -171,9 +203,41 @@ impl Recorder {
         }
     }
 
+    /// Keeps an inbound message whole, within the caps.
+    fn keep(state: &mut State, bytes: &[u8], request_method: Option<String>) {
+        let fits = state.kept.len() < MAX_KEPT
+            && bytes.len() <= MAX_KEPT_BYTES
+            && state.kept_bytes + bytes.len() <= MAX_KEPT_TOTAL;
+        match std::str::from_utf8(bytes) {
+            Ok(text) if fits => {
+                state.kept_bytes += bytes.len();
+                state.kept.push(KeptMessage {
+                    text: text.to_owned(),
+                    request_method,
+                });
+            }
+            _ => state.not_kept += 1,
+        }
+    }
+
     fn inbound(&self, state: &mut State, bytes: &[u8], now: Instant) {
         let text = excerpt(bytes, EXCERPT_BYTES);
-        match decode(bytes) {
+        let decoded = decode(bytes);
+        if let Ok(message) = &decoded {
+            let request_method = match message {
+                Message::Response(response) => response.id.as_ref().and_then(|id| {
+                    state
+                        .sent
+                        .iter()
+                        .rev()
+                        .find(|s| s.id == *id)
+                        .map(|s| s.method.clone())
+                }),
+                _ => None,
+            };
+            Self::keep(state, bytes, request_method);
+        }
+        match decoded {
             Ok(Message::Response(response)) => {
                 let entry = SeenResponse {
                     id: response.id,
@@ -192,10 +256,21 @@ impl Recorder {
                             .and_then(RequestId::from_json)
                     })
                     .flatten();
+                let params = notification.params.as_ref();
+                let subscription = params
+                    .and_then(|p| p.pointer("/_meta"))
+                    .and_then(|m| m.get(meta::SUBSCRIPTION_ID))
+                    .and_then(RequestId::from_json);
+                let honoured = (notification.method == methods::SUBSCRIPTIONS_ACKNOWLEDGED)
+                    .then(|| params.and_then(|p| p.get("notifications")))
+                    .flatten()
+                    .map(|n| capped(n, HONOURED_BYTES));
                 let entry = SeenMessage {
                     method: notification.method,
                     at: now,
                     progress_token,
+                    subscription,
+                    honoured,
                     excerpt: text,
                 };
                 push(&mut state.notifications, &mut state.dropped, entry);
@@ -205,6 +280,8 @@ impl Recorder {
                     method: request.method,
                     at: now,
                     progress_token: None,
+                    subscription: None,
+                    honoured: None,
                     excerpt: text,
                 };
                 push(&mut state.server_requests, &mut state.dropped, entry);

@@ -13,8 +13,8 @@ use crate::catalog::{self, CHECKS, Transport, ids};
 use crate::checks::cancel::{self, Via};
 use crate::checks::http::HttpTarget;
 use crate::checks::{
-    Facts, Tools, calls, handshake, http, http_cancel, http_responses, http_shutdown, lifecycle,
-    listing, modern, observed,
+    Facts, ToolSet, Tools, calls, features, handshake, http, http_cancel, http_responses,
+    http_shutdown, lifecycle, listing, modern, observed, utilities, wire_schema,
 };
 use crate::options::Options;
 use crate::probe::Probe;
@@ -314,21 +314,53 @@ async fn run_connected(
         collector,
         report,
     });
-    let (lifecycle_output, http_results, facts) = tokio::join!(lifecycle_run, http_run, main_run);
+    let (lifecycle_output, http_results, mut facts) =
+        tokio::join!(lifecycle_run, http_run, main_run);
     collector.push_all(lifecycle_output.results, side_started);
     collector.push_all(http_results, side_started);
 
     let t = collector.start(ids::DISCOVER);
-    let modern_results = modern_checks(ModernRun {
+    let modern = modern_checks(ModernRun {
         spec,
         options,
         era: negotiated.era,
+        tools: tools.set().ok(),
         http: http_side.as_ref(),
         main: &mut main,
         report,
     })
     .await;
-    collector.push_all(modern_results, t);
+    collector.push_all(modern.results, t);
+    facts.cancelled.extend(modern.cancelled);
+
+    let t = collector.start(ids::UTILITIES);
+    let recorders = main.recorders();
+    // Not restarted for this: a server that died has said so in the checks it broke.
+    let result = if main.probe.connection.close_reason().is_none() {
+        utilities::run(
+            &main.probe.session,
+            &negotiated,
+            &recorders,
+            options.request_timeout,
+        )
+        .await
+    } else {
+        CheckResult::skip(
+            ids::UTILITIES,
+            "the connection to the server had closed (see the report's notes)",
+        )
+    };
+    collector.push(result, t);
+    let t = collector.start(ids::PROMPTS_RESOURCES);
+    let result = if main.probe.connection.close_reason().is_none() {
+        features::run(&main.probe.session, &negotiated, options.request_timeout).await
+    } else {
+        CheckResult::skip(
+            ids::PROMPTS_RESOURCES,
+            "the connection to the server had closed (see the report's notes)",
+        )
+    };
+    collector.push(result, t);
 
     let t = Instant::now();
     let recorders = main.recorders();
@@ -342,6 +374,8 @@ async fn run_connected(
         observed::notifications_not_responses(&recorders, &facts, options.request_timeout),
         t,
     );
+    let t = collector.start(ids::WIRE_SCHEMA);
+    collector.push(wire_schema::run(&negotiated, &recorders), t);
     if transport == Transport::Stdio {
         let t = collector.start(ids::STDOUT_PURITY);
         let mut all = recorders;
@@ -404,6 +438,7 @@ struct ModernRun<'a> {
     spec: &'a ServerSpec,
     options: &'a Options,
     era: Era,
+    tools: Option<&'a ToolSet>,
     http: Option<&'a HttpSide>,
     main: &'a mut Main,
     report: &'a mut Report,
@@ -411,22 +446,24 @@ struct ModernRun<'a> {
 
 /// The 2026-07-28 checks: over HTTP on raw requests, over stdio on the main connection
 /// (restarted first if the server died).
-async fn modern_checks(run: ModernRun<'_>) -> Vec<CheckResult> {
+async fn modern_checks(run: ModernRun<'_>) -> modern::ModernOutcome {
     let ModernRun {
         spec,
         options,
         era,
+        tools,
         http,
         main,
         report,
     } = run;
     let transport = spec.transport_kind();
-    let skip_all = |reason: &str| {
-        ids::MODERN
+    let skip_all = |reason: &str| modern::ModernOutcome {
+        results: ids::MODERN
             .iter()
             .filter(|id| catalog::find(id).is_some_and(|d| d.applies_to(transport)))
             .map(|id| CheckResult::skip(id, reason))
-            .collect()
+            .collect(),
+        cancelled: Vec::new(),
     };
     let channel = match (&spec.transport, http) {
         (TransportSpec::Http { .. }, Some(side)) => modern::Channel::Http(&side.raw),
@@ -443,13 +480,15 @@ async fn modern_checks(run: ModernRun<'_>) -> Vec<CheckResult> {
                     "the server could not be reached again after the connection closed",
                 );
             }
-            modern::Channel::Stdio(&main.probe.connection)
+            modern::Channel::Stdio(&main.probe.connection, &main.probe.recorder)
         }
     };
     let target = modern::ModernTarget {
         channel,
         era,
         timeout: options.request_timeout,
+        tools,
+        options,
     };
     modern::run(&target).await
 }

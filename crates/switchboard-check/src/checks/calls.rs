@@ -7,7 +7,9 @@ use switchboard_protocol::CallToolResult;
 use switchboard_session::Session;
 use switchboard_wire::codes;
 
-use super::{Facts, Outcome, ToolSet, allowed, call, error_text, mentions, request};
+use super::{
+    Facts, Outcome, ToolSet, allowed, asks_for_input, call, error_text, mentions, request,
+};
 use crate::catalog::ids;
 use crate::options::Options;
 use crate::report::{CheckResult, Evidence, Finding};
@@ -88,6 +90,12 @@ pub(crate) async fn successful_call(
                 user_call.tool
             )));
             match &captured.outcome {
+                Outcome::Result(result) if asks_for_input(result) => {
+                    findings.push(Finding::warning(format!(
+                        "`{}` asked for input (`input_required`), which `tools-call` does not give, so the call did not finish (`input-required` judges the question)",
+                        user_call.tool
+                    )));
+                }
                 Outcome::Result(result) => match result_problems(tools, &user_call.tool, result) {
                     Err(detail) => {
                         findings.push(Finding::error(format!("`{}`: {detail}", user_call.tool)))
@@ -137,6 +145,7 @@ pub(crate) async fn successful_call(
             ];
         }
         let mut tool_errors = Vec::new();
+        let mut asked_for_input = Vec::new();
         let mut done = None;
         for (name, arguments) in candidates {
             let captured = call(session, name, &arguments, timeout).await;
@@ -144,6 +153,9 @@ pub(crate) async fn successful_call(
                 "call read-only `{name}` with arguments derived from its schema"
             )));
             match &captured.outcome {
+                Outcome::Result(result) if asks_for_input(result) => {
+                    asked_for_input.push(name.to_owned());
+                }
                 Outcome::Result(result) => match result_problems(tools, name, result) {
                     Err(detail) => {
                         findings.push(Finding::error(format!("`{name}`: {detail}")));
@@ -176,11 +188,21 @@ pub(crate) async fn successful_call(
                 }
             }
         }
-        if done.is_none() && findings.is_empty() {
+        if !asked_for_input.is_empty() {
+            evidence.notes.push(format!(
+                "{} asked for input (`input_required`), which `tools-call` does not give (`input-required` judges the question)",
+                asked_for_input.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if done.is_none() && findings.is_empty() && !tool_errors.is_empty() {
             findings.push(Finding::warning(format!(
                 "no call succeeded: {} answered the checker's derived arguments with an error (they may not be meaningful for the tool; name a call with --call TOOL ARGS)",
                 tool_errors.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
             )));
+        } else if done.is_none() && findings.is_empty() {
+            findings.push(Finding::warning(
+                "no call finished: every tool the checker called asked for input first (name a call that answers at once with --call TOOL ARGS)",
+            ));
         }
         summary = match &done {
             Some(name) => {

@@ -150,10 +150,33 @@ pub(crate) async fn origin(target: &HttpTarget<'_>) -> CheckResult {
             )));
         }
     }
+    // The server's own origin is a valid one: refusing it shuts out the pages it serves.
+    let own = raw.own_origin();
+    let request = RawRequest {
+        origin: Some(own.clone()),
+        ..request
+    };
+    let answer = raw.send(&request).await;
+    evidence.exchanges.push(exchange(
+        format!("POST {what} with the server's own Origin"),
+        &request,
+        &answer,
+    ));
+    if let Some(session) = &answer.session_id {
+        end_session(raw, session, None, &mut evidence).await;
+    }
+    if !answer.success() {
+        findings.push(Finding::error(format!(
+            "a POST {what} with the server's own `Origin: {own}` got {}: a valid Origin must be served (only an invalid one gets 403)",
+            answer.describe()
+        )));
+    }
     CheckResult::from_findings(
         ids::HTTP_ORIGIN,
         &findings,
-        format!("a POST {what} with `Origin: {FOREIGN_ORIGIN}` was refused with 403"),
+        format!(
+            "a POST {what} with `Origin: {FOREIGN_ORIGIN}` was refused with 403, and with the server's own Origin served"
+        ),
         evidence,
     )
 }

@@ -14,9 +14,10 @@
 //!   ASCII characters (ranging from 0x21 to 0x7E)."
 //!
 //! In the legacy era the check opens a session of its own (`initialize`,
-//! `notifications/initialized`, `ping`) and ends it; in the 2026-07-28 era it judges the
-//! answer to `server/discover` (that protocol defines no client-to-server notification
-//! over HTTP). A dual-era server is judged in both.
+//! `notifications/initialized`, `ping`, then three `ping`s at once) and ends it; in the
+//! 2026-07-28 era it judges the answers to `server/discover`, once and three times at once
+//! (that protocol defines no client-to-server notification over HTTP). A dual-era server
+//! is judged in both.
 
 use serde_json::{Value, json};
 use switchboard_protocol::Era;
@@ -214,10 +215,55 @@ async fn legacy(
             )),
         }
     }
+    at_once(
+        target,
+        |id| on_session(request_body(id, "ping")),
+        "`ping`",
+        problems,
+        evidence,
+    )
+    .await;
     if let Some(session) = &issued {
         end_session(raw, session, Some(version), evidence).await;
     }
     true
+}
+
+/// Ids of the requests sent at once.
+const AT_ONCE: [u64; 3] = [11, 12, 13];
+
+/// Three requests POSTed at the same time (on one session, in the legacy era): each gets
+/// its own answer ("The client MAY remain connected to multiple SSE streams
+/// simultaneously"; a server that serialises or drops concurrent POSTs breaks clients that
+/// pipeline).
+async fn at_once(
+    target: &HttpTarget<'_>,
+    request: impl Fn(u64) -> RawRequest,
+    what: &str,
+    problems: &mut Vec<String>,
+    evidence: &mut Evidence,
+) {
+    let requests = AT_ONCE.map(&request);
+    let raw = target.raw;
+    let (first, second, third) = tokio::join!(
+        raw.send(&requests[0]),
+        raw.send(&requests[1]),
+        raw.send(&requests[2])
+    );
+    let mut all_answered = true;
+    for ((id, sent), answer) in AT_ONCE.iter().zip(&requests).zip([first, second, third]) {
+        let label = format!("{what} (id {id}), one of three sent at once");
+        if let Some(problem) = judge_request(&label, *id, &answer) {
+            all_answered = false;
+            problems.push(problem);
+            evidence.exchanges.push(exchange(label, sent, &answer));
+        }
+    }
+    if all_answered {
+        evidence.notes.push(format!(
+            "three {what} requests POSTed at once were each answered with their own response"
+        ));
+    }
 }
 
 /// `http-responses`.
@@ -238,6 +284,18 @@ pub(crate) async fn responses(target: &HttpTarget<'_>) -> CheckResult {
             .exchanges
             .push(exchange("`server/discover`", &discover, &answer));
         problems.extend(judge_request("`server/discover`", 1, &answer));
+        at_once(
+            target,
+            |id| RawRequest {
+                body: Some(discover_body(id)),
+                modern: true,
+                ..RawRequest::default()
+            },
+            "`server/discover`",
+            &mut problems,
+            &mut evidence,
+        )
+        .await;
         evidence.notes.push(
             "the 2026-07-28 protocol defines no client-to-server notification over HTTP, so none was sent in that era".into(),
         );

@@ -3,15 +3,21 @@
 
 pub(crate) mod calls;
 pub(crate) mod cancel;
+pub(crate) mod features;
 pub(crate) mod handshake;
 pub(crate) mod http;
 pub(crate) mod http_cancel;
 pub(crate) mod http_responses;
 pub(crate) mod http_shutdown;
+pub(crate) mod input;
 pub(crate) mod lifecycle;
+pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod modern;
 pub(crate) mod observed;
+pub(crate) mod params;
+pub(crate) mod utilities;
+pub(crate) mod wire_schema;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -112,18 +118,41 @@ pub(crate) async fn request(
     params: Value,
     timeout: Duration,
 ) -> Captured {
-    let started = Instant::now();
-    let options = CallOptions {
+    let options = deadline(timeout);
+    let sent = session.request(method, Some(params.clone()), &options);
+    capture(method, params, timeout, sent).await
+}
+
+/// Like [`request`], but an `input_required` answer is a result, not answered (see
+/// [`asks_for_input`]): `input-required` judges those.
+pub(crate) async fn request_unanswered(
+    session: &Session,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Captured {
+    let options = deadline(timeout);
+    let sent = session.request_unanswered(method, Some(params.clone()), &options);
+    capture(method, params, timeout, sent).await
+}
+
+fn deadline(timeout: Duration) -> CallOptions {
+    CallOptions {
         timeout: Some(timeout),
         ..CallOptions::default()
-    };
+    }
+}
+
+/// What came back for a request sent, and how long it took.
+async fn capture(
+    method: &str,
+    params: Value,
+    timeout: Duration,
+    sent: impl std::future::Future<Output = Result<Value, SessionError>>,
+) -> Captured {
+    let started = Instant::now();
     // The session's deadline applies; this outer one only guards against a bug.
-    let guarded = tokio::time::timeout(
-        timeout + Duration::from_secs(2),
-        session.request(method, Some(params.clone()), &options),
-    )
-    .await;
-    let outcome = match guarded {
+    let outcome = match tokio::time::timeout(timeout + Duration::from_secs(2), sent).await {
         Ok(Ok(result)) => Outcome::Result(result),
         Ok(Err(error)) => outcome_of(error),
         Err(_) => Outcome::Timeout(timeout),
@@ -146,7 +175,8 @@ pub(crate) fn outcome_of(error: SessionError) -> Outcome {
     }
 }
 
-/// Calls a tool and captures the outcome.
+/// Calls a tool and captures the outcome; an `input_required` answer is a result (see
+/// [`asks_for_input`]), not answered here: `input-required` judges those.
 pub(crate) async fn call(
     session: &Session,
     tool: &str,
@@ -154,7 +184,13 @@ pub(crate) async fn call(
     timeout: Duration,
 ) -> Captured {
     let params = json!({"name": tool, "arguments": arguments});
-    request(session, "tools/call", params, timeout).await
+    request_unanswered(session, "tools/call", params, timeout).await
+}
+
+/// True for a 2026-07-28 `input_required` result: the server asks the client for input
+/// before it answers.
+pub(crate) fn asks_for_input(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
 /// The tools a server listed, with compiled schemas for those that compile.

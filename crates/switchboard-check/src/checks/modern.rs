@@ -16,29 +16,38 @@
 //! - `cache-hints`: every `complete` list (and read) result carries `ttlMs` and
 //!   `cacheScope`, the same scope on every page; tools come in the same order twice
 //!   (SHOULD).
+//! - `unknown-resource`: an unknown resource is an error (never empty `contents`),
+//!   -32602 with `data.uri` (SHOULD).
 //! - `error-codes`: no error code the revision reserves or retired (-32023…-32099, -32002,
 //!   -32042, the pre-release -32001/-32003/-32004) in any answer these checks got.
 //!
+//! - `param-headers`, `input-required` and `subscriptions-listen`: in their own modules
+//!   (`params.rs`, `input.rs`, `listen.rs`), sent through this module's [`Prober`].
+//!
 //! All are skipped, with the reason, for a server whose session negotiated the legacy era.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use switchboard_http::param_headers::{ParamHeaders, header_params, header_value};
 use switchboard_protocol::{Era, MODERN_VERSION, error_codes, meta, methods};
-use switchboard_wire::Connection;
 use switchboard_wire::codes::{INVALID_PARAMS, METHOD_NOT_FOUND};
+use switchboard_wire::{Connection, RequestId};
 
 use crate::catalog::{Transport, ids};
-use crate::checks::EVIDENCE_VALUE_BYTES;
+use crate::checks::{EVIDENCE_VALUE_BYTES, ToolSet, input, listen, params};
+use crate::options::Options;
 use crate::raw::{RawHttp, RawRequest, exchange, modern_meta};
+use crate::recorder::Recorder;
 use crate::report::{CheckResult, Evidence, Exchange, Finding, capped};
 
 /// A protocol version no revision defines.
 const BOGUS_VERSION: &str = "1900-01-01";
 /// A tool no server has.
-const NO_SUCH_TOOL: &str = "switchboard-check-no-such-tool";
-/// Most pages of one list read by `cache-hints`.
-const MAX_PAGES: usize = 100;
+pub(crate) const NO_SUCH_TOOL: &str = "switchboard-check-no-such-tool";
+/// Most pages of one list read by `cache-hints` and `param-headers`.
+pub(crate) const MAX_PAGES: usize = 100;
 /// The 2026-07-28 methods whose `Mcp-Name` header mirrors a parameter.
 const NAMED: &[(&str, &str)] = &[
     (methods::TOOLS_CALL, "name"),
@@ -48,8 +57,8 @@ const NAMED: &[(&str, &str)] = &[
 
 /// Where the probes go.
 pub(crate) enum Channel<'a> {
-    /// The main stdio connection (no headers).
-    Stdio(&'a Connection),
+    /// The main stdio connection (no headers), with the recorder that sees its frames.
+    Stdio(&'a Connection, &'a Recorder),
     /// Raw HTTP requests.
     Http(&'a RawHttp),
 }
@@ -60,6 +69,26 @@ pub(crate) struct ModernTarget<'a> {
     /// The era the main session negotiated.
     pub(crate) era: Era,
     pub(crate) timeout: Duration,
+    /// The tools the main session listed, when it could.
+    pub(crate) tools: Option<&'a ToolSet>,
+    pub(crate) options: &'a Options,
+}
+
+impl ModernTarget<'_> {
+    pub(crate) fn transport(&self) -> Transport {
+        match self.channel {
+            Channel::Stdio(..) => Transport::Stdio,
+            Channel::Http(_) => Transport::Http,
+        }
+    }
+}
+
+/// What the 2026-07-28 checks found, and the requests they left open on purpose (a listen
+/// stream ended with `notifications/cancelled`), which no later check holds against the
+/// server.
+pub(crate) struct ModernOutcome {
+    pub(crate) results: Vec<CheckResult>,
+    pub(crate) cancelled: Vec<RequestId>,
 }
 
 /// The ids of the 2026-07-28 checks that apply on this transport.
@@ -73,7 +102,7 @@ fn applicable(transport: Transport) -> Vec<&'static str> {
 
 /// Which headers an HTTP probe carries.
 #[derive(Debug, Clone)]
-enum Headers {
+pub(crate) enum Headers {
     /// The standard ones derived from the body: `MCP-Protocol-Version` (the body's
     /// version, else 2026-07-28), `Mcp-Method`, `Mcp-Name` where the method has one.
     Standard,
@@ -84,33 +113,38 @@ enum Headers {
 }
 
 /// What came back for a probe.
-struct Answer {
+pub(crate) struct Answer {
     /// HTTP status (HTTP only).
-    status: Option<u16>,
+    pub(crate) status: Option<u16>,
     /// The JSON-RPC response.
     message: Option<Value>,
     /// Why nothing usable came back.
     failure: Option<String>,
     /// The id the probe was sent with.
     sent_id: Value,
-    exchange: Exchange,
+    pub(crate) exchange: Exchange,
 }
 
 impl Answer {
-    fn result(&self) -> Option<&Value> {
+    pub(crate) fn result(&self) -> Option<&Value> {
         self.message.as_ref()?.get("result")
     }
 
-    fn error(&self) -> Option<&Value> {
+    pub(crate) fn error(&self) -> Option<&Value> {
         self.message.as_ref()?.get("error")
     }
 
-    fn code(&self) -> Option<i64> {
+    pub(crate) fn code(&self) -> Option<i64> {
         self.error()?.get("code")?.as_i64()
     }
 
+    /// True when a JSON-RPC response came back.
+    pub(crate) fn answered(&self) -> bool {
+        self.message.is_some()
+    }
+
     /// "HTTP 400, JSON-RPC error -32602: …", "a result", "no answer: …".
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let rpc = match (self.result(), self.error()) {
             (Some(_), _) => "a result".to_owned(),
             (None, Some(error)) => format!(
@@ -144,14 +178,40 @@ impl Answer {
 }
 
 /// Sends probes and keeps every error code seen for `error-codes`.
-struct Prober<'a> {
-    target: &'a ModernTarget<'a>,
+pub(crate) struct Prober<'a> {
+    pub(crate) target: &'a ModernTarget<'a>,
     next_id: u64,
     codes: Vec<(i64, String)>,
+    /// The `Mcp-Param-*` headers of each tool whose annotations the HTTP client accepts,
+    /// once `param-headers` read the raw listing: a `tools/call` probe carries them.
+    pub(crate) param_headers: HashMap<String, ParamHeaders>,
+    /// Requests left open and then cancelled on purpose.
+    pub(crate) cancelled: Vec<RequestId>,
 }
 
 impl Prober<'_> {
-    async fn send(
+    /// The tool's `Mcp-Param-*` headers for these arguments (`tools/call` over HTTP).
+    fn param_header_pairs(&self, method: &str, params: Option<&Value>) -> Vec<(String, String)> {
+        if method != methods::TOOLS_CALL {
+            return Vec::new();
+        }
+        let Some(params) = params else {
+            return Vec::new();
+        };
+        let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
+        let arguments = params.get("arguments");
+        self.param_headers
+            .get(tool)
+            .into_iter()
+            .flatten()
+            .filter_map(|(header, property)| {
+                let value = header_value(arguments.and_then(|a| a.get(property)))?.ok()?;
+                Some((format!("Mcp-Param-{header}"), value))
+            })
+            .collect()
+    }
+
+    pub(crate) async fn send(
         &mut self,
         label: &str,
         method: &str,
@@ -159,11 +219,19 @@ impl Prober<'_> {
         headers: Headers,
     ) -> Answer {
         let answer = match &self.target.channel {
-            Channel::Stdio(connection) => {
+            Channel::Stdio(connection, _) => {
                 stdio_send(connection, label, method, params, self.target.timeout).await
             }
             Channel::Http(raw) => {
                 self.next_id += 1;
+                let headers = match headers {
+                    Headers::Standard => {
+                        let mut exact = standard_headers(method, params.as_ref());
+                        exact.extend(self.param_header_pairs(method, params.as_ref()));
+                        Headers::Exact(exact)
+                    }
+                    other => other,
+                };
                 http_send(raw, label, self.next_id, method, params, headers).await
             }
         };
@@ -173,8 +241,24 @@ impl Prober<'_> {
         answer
     }
 
+    /// The next id of an HTTP probe (for a request sent outside [`Prober::send`]).
+    pub(crate) fn allocate_http_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Notes an error code an answer carried, for `error-codes`.
+    pub(crate) fn saw_code(&mut self, code: i64, label: &str) {
+        self.codes.push((code, label.to_owned()));
+    }
+
     /// A request with the full `_meta` and standard headers.
-    async fn standard(&mut self, label: &str, method: &str, params: Map<String, Value>) -> Answer {
+    pub(crate) async fn standard(
+        &mut self,
+        label: &str,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Answer {
         let mut params = params;
         params.insert("_meta".into(), Value::Object(modern_meta()));
         self.send(
@@ -240,7 +324,7 @@ async fn stdio_send(
 }
 
 /// The standard headers of a body.
-fn standard_headers(method: &str, params: Option<&Value>) -> Vec<(String, String)> {
+pub(crate) fn standard_headers(method: &str, params: Option<&Value>) -> Vec<(String, String)> {
     let version = params
         .and_then(|p| p.pointer("/_meta"))
         .and_then(|m| m.get(meta::PROTOCOL_VERSION))
@@ -316,45 +400,60 @@ async fn http_send(
 }
 
 /// Runs every 2026-07-28 check that applies on this transport.
-pub(crate) async fn run(target: &ModernTarget<'_>) -> Vec<CheckResult> {
-    let transport = match target.channel {
-        Channel::Stdio(_) => Transport::Stdio,
-        Channel::Http(_) => Transport::Http,
-    };
+pub(crate) async fn run(target: &ModernTarget<'_>) -> ModernOutcome {
+    let transport = target.transport();
     if target.era != Era::Modern {
         let reason = "the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)";
-        return applicable(transport)
-            .into_iter()
-            .map(|id| CheckResult::skip(id, reason))
-            .collect();
+        return ModernOutcome {
+            results: applicable(transport)
+                .into_iter()
+                .map(|id| CheckResult::skip(id, reason))
+                .collect(),
+            cancelled: Vec::new(),
+        };
     }
     let mut prober = Prober {
         target,
         next_id: 0,
         codes: Vec::new(),
+        param_headers: HashMap::new(),
+        cancelled: Vec::new(),
     };
     let mut results = Vec::new();
     let (result, discovered) = discover(&mut prober).await;
     results.push(result);
     results.push(request_meta(&mut prober).await);
     results.push(unsupported_version(&mut prober, discovered.as_ref()).await);
+    // Reads the raw listing, which the probes that call tools need for their headers.
+    results.push(params::run(&mut prober, discovered.as_ref()).await);
     if transport == Transport::Http {
         results.push(http_headers(&mut prober, discovered.as_ref()).await);
         results.push(removed_methods(&mut prober).await);
     }
     results.push(cache_hints(&mut prober, discovered.as_ref()).await);
+    results.push(input::run(&mut prober, discovered.as_ref()).await);
+    results.push(listen::run(&mut prober, discovered.as_ref()).await);
+    results.push(unknown_resource(&mut prober, discovered.as_ref()).await);
     results.push(error_codes(&mut prober, discovered.as_ref()).await);
-    results
+    ModernOutcome {
+        results,
+        cancelled: prober.cancelled,
+    }
+}
+
+/// The accepted annotations of a raw `tools/list` entry, for the probes' headers.
+pub(crate) fn accepted_param_headers(tool: &Value) -> Option<ParamHeaders> {
+    header_params(tool.get("inputSchema")?).ok()
 }
 
 /// What `server/discover` told: the versions and capabilities.
-struct Discovered {
+pub(crate) struct Discovered {
     versions: Vec<String>,
-    capabilities: Map<String, Value>,
+    pub(crate) capabilities: Map<String, Value>,
 }
 
 impl Discovered {
-    fn declares(&self, capability: &str) -> bool {
+    pub(crate) fn declares(&self, capability: &str) -> bool {
         self.capabilities
             .get(capability)
             .is_some_and(Value::is_object)
@@ -362,7 +461,7 @@ impl Discovered {
 }
 
 /// Findings about a cacheable `complete` result's `ttlMs` and `cacheScope`.
-fn hint_findings(what: &str, result: &Value, findings: &mut Vec<Finding>) {
+pub(crate) fn hint_findings(what: &str, result: &Value, findings: &mut Vec<Finding>) {
     match result.get("ttlMs") {
         Some(ttl) if ttl.as_u64().is_some() => {}
         Some(ttl) => findings.push(Finding::error(format!(
@@ -448,11 +547,27 @@ async fn discover(prober: &mut Prober<'_>) -> (CheckResult, Option<Discovered>) 
         versions: versions.unwrap_or_default(),
         capabilities: capabilities.cloned().unwrap_or_default(),
     };
+    // A method behind a capability the server does not declare does not exist for clients.
+    if capabilities.is_some() {
+        for (capability, method) in [
+            ("tools", methods::TOOLS_LIST),
+            ("prompts", methods::PROMPTS_LIST),
+            ("resources", methods::RESOURCES_LIST),
+        ] {
+            if discovered.declares(capability) {
+                continue;
+            }
+            let what = format!("`{method}` to a server that does not declare `{capability}`");
+            let answer = prober.standard(&what, method, Map::new()).await;
+            refusal_findings(&what, &answer, METHOD_NOT_FOUND, 404, &mut findings);
+            evidence.exchanges.push(answer.exchange);
+        }
+    }
     let result = CheckResult::from_findings(
         ids::DISCOVER,
         &findings,
         format!(
-            "`server/discover` lists {} with capabilities, cache hints and the server's name",
+            "`server/discover` lists {} with capabilities, cache hints and the server's name; no undeclared list is served",
             discovered.versions.join(", ")
         ),
         evidence,
@@ -461,7 +576,7 @@ async fn discover(prober: &mut Prober<'_>) -> (CheckResult, Option<Discovered>) 
 }
 
 /// Findings for a probe that must be refused with `code` (and, over HTTP, `status`).
-fn refusal_findings(
+pub(crate) fn refusal_findings(
     what: &str,
     answer: &Answer,
     code: i64,
@@ -584,6 +699,9 @@ async fn unsupported_version(
             (None, _) => findings.push(Finding::error(
                 "`data.supported` is missing or not a list of strings",
             )),
+            (Some(list), _) if list.is_empty() => findings.push(Finding::error(
+                "`data.supported` is empty: it must name the versions the client can retry with",
+            )),
             (Some(list), Some(discovered)) => {
                 let extra: Vec<&str> = list
                     .into_iter()
@@ -612,7 +730,44 @@ async fn unsupported_version(
     )
 }
 
-fn exact(pairs: &[(&str, &str)]) -> Headers {
+/// `server/discover` with its standard headers' names in capitals, written as they are
+/// (no HTTP client library keeps that case); `Err` when the endpoint cannot be reached that
+/// way.
+async fn capitals(prober: &mut Prober<'_>, what: &str, params: Value) -> Result<Answer, String> {
+    let Channel::Http(raw) = prober.target.channel else {
+        return Err("not an HTTP server".to_owned());
+    };
+    let id = prober.allocate_http_id();
+    let method = methods::SERVER_DISCOVER;
+    let headers: Vec<(String, String)> = standard_headers(method, Some(&params))
+        .into_iter()
+        .map(|(name, value)| (name.to_ascii_uppercase(), value))
+        .collect();
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let answer = raw.send_verbatim(&body, &headers).await?;
+    if let Some(code) = answer
+        .message
+        .as_ref()
+        .and_then(|m| m.pointer("/error/code"))
+        .and_then(Value::as_i64)
+    {
+        prober.saw_code(code, what);
+    }
+    let request = RawRequest {
+        body: Some(body),
+        exact_headers: headers,
+        ..RawRequest::default()
+    };
+    Ok(Answer {
+        status: answer.status,
+        message: answer.message.clone(),
+        failure: answer.failure.clone(),
+        sent_id: json!(id),
+        exchange: exchange(what, &request, &answer),
+    })
+}
+
+pub(crate) fn exact(pairs: &[(&str, &str)]) -> Headers {
     Headers::Exact(
         pairs
             .iter()
@@ -695,9 +850,30 @@ async fn http_headers(prober: &mut Prober<'_>, discovered: Option<&Discovered>) 
         );
         evidence.exchanges.push(answer.exchange);
     }
+    if has_tools {
+        // RFC 9110 strips the whitespace around a field value; a server must too.
+        let what = "`tools/call` whose `Mcp-Name` has spaces around the tool's name";
+        let call = json!({"name": NO_SUCH_TOOL, "arguments": {}, "_meta": modern_meta()});
+        let padded = format!("  {NO_SUCH_TOOL}  ");
+        let headers = exact(&[
+            version,
+            ("Mcp-Method", methods::TOOLS_CALL),
+            ("Mcp-Name", &padded),
+        ]);
+        let answer = prober
+            .send(what, methods::TOOLS_CALL, Some(call), headers)
+            .await;
+        if answer.code() == Some(error_codes::HEADER_MISMATCH) || !answer.answered() {
+            findings.push(Finding::error(format!(
+                "{what} got {}: whitespace around a header value is not part of it",
+                answer.describe()
+            )));
+        }
+        evidence.exchanges.push(answer.exchange);
+    }
     let what = "header names in title case (`Mcp-Protocol-Version`, `Mcp-Method`) on the wire";
     let answer = prober
-        .send(what, discover, Some(full), Headers::TitleCase)
+        .send(what, discover, Some(full.clone()), Headers::TitleCase)
         .await;
     if answer.result().is_none() {
         findings.push(Finding::error(format!(
@@ -706,6 +882,19 @@ async fn http_headers(prober: &mut Prober<'_>, discovered: Option<&Discovered>) 
         )));
     }
     evidence.exchanges.push(answer.exchange);
+    let what = "header names in capitals (`MCP-PROTOCOL-VERSION`, `MCP-METHOD`) on the wire";
+    match capitals(prober, what, full).await {
+        Ok(answer) => {
+            if answer.status.is_none_or(|s| !(200..300).contains(&s)) {
+                findings.push(Finding::error(format!(
+                    "{what} got {}: header names are case-insensitive",
+                    answer.describe()
+                )));
+            }
+            evidence.exchanges.push(answer.exchange);
+        }
+        Err(why) => evidence.notes.push(format!("{what} were not sent: {why}")),
+    }
     CheckResult::from_findings(
         ids::HTTP_HEADERS,
         &findings,
@@ -892,6 +1081,60 @@ fn shown(names: &[String]) -> String {
     text.join(", ")
 }
 
+/// A resource no server has.
+const NO_SUCH_RESOURCE: &str = "switchboard-check://no-such-resource";
+
+/// `unknown-resource`: reading a resource that does not exist is an error (never a result
+/// with empty `contents`), -32602 with the URI in `data.uri` (both SHOULD).
+async fn unknown_resource(prober: &mut Prober<'_>, discovered: Option<&Discovered>) -> CheckResult {
+    if !discovered.is_some_and(|d| d.declares("resources")) {
+        return CheckResult::skip(
+            ids::UNKNOWN_RESOURCE,
+            "the server declares no `resources` (or `server/discover` failed)",
+        );
+    }
+    let what = "`resources/read` of a resource the server does not have";
+    let mut params = Map::new();
+    params.insert("uri".into(), json!(NO_SUCH_RESOURCE));
+    let answer = prober.standard(what, methods::RESOURCES_READ, params).await;
+    let mut evidence = Evidence::default();
+    let mut findings = Vec::new();
+    if let Some(result) = answer.result() {
+        let contents = result.get("contents").and_then(Value::as_array);
+        if contents.is_none_or(Vec::is_empty) {
+            findings.push(Finding::error(format!(
+                "{what} got a result with no `contents`: a resource that does not exist MUST be reported as an error"
+            )));
+        } else {
+            evidence.notes.push(format!(
+                "the server answered `{NO_SUCH_RESOURCE}` with contents: it serves every URI (a template may match anything), so there is no unknown resource to judge"
+            ));
+        }
+    } else if let Some(code) = answer.code() {
+        if code != INVALID_PARAMS {
+            findings.push(Finding::warning(format!(
+                "{what} got error code {code}: 2026-07-28 reports an unknown resource with -32602"
+            )));
+        }
+        let uri = answer.error().and_then(|e| e.pointer("/data/uri"));
+        if uri != Some(&json!(NO_SUCH_RESOURCE)) {
+            findings.push(Finding::warning(format!(
+                "{what}: the error's `data.uri` is {}, not the URI asked for",
+                uri.map_or("missing".to_owned(), Value::to_string)
+            )));
+        }
+    } else {
+        findings.push(Finding::error(format!("{what} got {}", answer.describe())));
+    }
+    evidence.exchanges.push(answer.exchange);
+    CheckResult::from_findings(
+        ids::UNKNOWN_RESOURCE,
+        &findings,
+        "an unknown resource is an error, -32602 naming its URI in `data.uri`",
+        evidence,
+    )
+}
+
 /// Why an error code is one a 2026-07-28 server must not send, if it is.
 fn forbidden_code(code: i64) -> Option<&'static str> {
     match code {
@@ -925,13 +1168,7 @@ async fn error_codes(prober: &mut Prober<'_>, discovered: Option<&Discovered>) -
             json!({"name": "switchboard-check-no-such-prompt"}),
         ));
     }
-    if declares("resources") {
-        probes.push((
-            "`resources/read` of a resource the server does not have",
-            methods::RESOURCES_READ,
-            json!({"uri": "switchboard-check://no-such-resource"}),
-        ));
-    }
+    // (`unknown-resource` read a resource the server does not have: its code is counted.)
     for (what, method, params) in probes {
         let Value::Object(params) = params else {
             continue;

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use switchboard_protocol::Era;
 use switchboard_session::Negotiated;
 use switchboard_session::Session;
@@ -40,6 +40,48 @@ pub(crate) async fn declared_lists(
     out
 }
 
+/// The entries of a `prompts/list` or `resources/list` page that lack the string fields
+/// every entry has (`name`; and `uri` for a resource), described; `None` when all have them.
+fn bad_entries(capability: &str, result: &Value) -> Option<String> {
+    let required: &[&str] = match capability {
+        "prompts" => &["name"],
+        "resources" => &["uri", "name"],
+        _ => return None,
+    };
+    let entries = result.get(capability)?.as_array()?;
+    let bad: Vec<String> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(index, entry)| {
+            let missing: Vec<&str> = required
+                .iter()
+                .copied()
+                .filter(|field| !entry.get(*field).is_some_and(Value::is_string))
+                .collect();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "entry {} has no string {}",
+                    index + 1,
+                    missing
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                )
+            })
+        })
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = bad.iter().take(3).map(String::as_str).collect();
+    let more = match bad.len() - shown.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some(format!("{}{more}", shown.join("; ")))
+}
+
 /// `capabilities`: declared ones answer, undeclared ones are not used.
 pub(crate) fn capabilities(
     negotiated: &Negotiated,
@@ -56,6 +98,14 @@ pub(crate) fn capabilities(
                 .is_some_and(|v| v.is_array()),
             _ => false,
         };
+        if let Outcome::Result(result) = &captured.outcome
+            && let Some(bad) = bad_entries(capability, result)
+        {
+            findings.push(Finding::error(format!("`{}`: {bad}", captured.method)));
+            evidence
+                .exchanges
+                .push(captured.exchange(format!("{} (declared capability)", captured.method)));
+        }
         if !ok {
             findings.push(Finding::error(format!(
                 "the server declares `{capability}` but `{}` got {}",

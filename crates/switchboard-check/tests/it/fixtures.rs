@@ -93,12 +93,12 @@ const BROKEN: &[(&str, &[&str])] = &[
     ("server-requests", &["capabilities"]),
     ("garbage-stdout", &["stdout-purity"]),
     ("no-jsonrpc-field", &["initialize", "stdout-purity"]),
-    ("bad-tool-entry", &["tools-list"]),
+    ("bad-tool-entry", &["tools-list", "wire-schema"]),
     ("pagination-loop", &["pagination"]),
     ("bad-tool-names", &["tool-names"]),
-    ("bad-schemas", &["input-schemas"]),
+    ("bad-schemas", &["input-schemas", "wire-schema"]),
     ("leaky-description", &["no-credentials"]),
-    ("bad-call-result", &["tools-call"]),
+    ("bad-call-result", &["tools-call", "wire-schema"]),
     ("huge-result", &["results-bounded"]),
     ("accepts-invalid", &["invalid-input"]),
     ("vague-errors", &["errors-actionable"]),
@@ -122,6 +122,12 @@ const BROKEN: &[(&str, &[&str])] = &[
     ("stubborn", &["shutdown"]),
     ("forks-grandchild", &["shutdown"]),
     ("daemon-stays", &["shutdown"]),
+    ("ping-error", &["utilities"]),
+    ("nameless-entries", &["capabilities", "wire-schema"]),
+    (
+        "broken-prompts-resources",
+        &["wire-schema", "prompts-resources"],
+    ),
 ];
 
 async fn assert_fails_exactly(mode: &str) -> Report {
@@ -172,6 +178,9 @@ broken! {
     broken_unstable_tools => "unstable-tools",
     broken_stubborn => "stubborn",
     broken_daemon_stays => "daemon-stays",
+    broken_ping_error => "ping-error",
+    broken_nameless_entries => "nameless-entries",
+    broken_prompts_and_resources => "broken-prompts-resources",
 }
 
 #[tokio::test]
@@ -247,9 +256,12 @@ const PAIRS: &[(&str, &str, &str)] = &[
         "good",
         "notification-instead-of-response",
     ),
+    ("wire-schema", "good", "bad-call-result"),
     ("cancellation", "good", "ignores-cancel"),
     ("reconnect", "good", "unstable-tools"),
     ("shutdown", "good", "stubborn"),
+    ("utilities", "good", "ping-error"),
+    ("prompts-resources", "good", "broken-prompts-resources"),
 ];
 
 /// The HTTP fixture variant (`--http-fault`) that passes each HTTP check and the one that
@@ -265,17 +277,21 @@ async fn every_check_has_a_passing_and_a_failing_fixture() {
     // Every check is paired: stdio fixture modes for the checks that apply to stdio, HTTP
     // fixture faults for the HTTP checks.
     // The 2026-07-28 checks are paired in `modern.rs` (one fault each, the good
-    // fixture in that era passing them all).
-    let paired: Vec<&str> = PAIRS
+    // fixture in that era passing them all; a fault that also breaks the schema fails
+    // `wire-schema`, which is paired here).
+    let mut paired: Vec<&str> = PAIRS
         .iter()
         .chain(HTTP_PAIRS)
         .map(|(id, _, _)| *id)
         .chain(
             crate::modern::MODERN_BROKEN
                 .iter()
-                .flat_map(|(_, ids)| ids.iter().copied()),
+                .flat_map(|(_, ids)| ids.iter().copied())
+                .filter(|id| ids::MODERN.contains(id)),
         )
         .collect();
+    // A fault may break two neighbouring checks, and a check may have two faults.
+    paired.dedup();
     let all: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
     assert_eq!(paired, all);
     for (id, _, _) in HTTP_PAIRS {

@@ -40,6 +40,7 @@ pub(crate) async fn assert_http(args: &[&str], fails: &[&str], skips: &[&str]) -
 /// Each `--http-fault` and exactly the checks it fails (or warns on).
 pub(crate) const BROKEN_HTTP: &[(&str, &[&str])] = &[
     ("no-origin-check", &["http-origin"]),
+    ("rejects-every-origin", &["http-origin"]),
     ("ignores-session", &["http-session"]),
     ("delete-ignored", &["shutdown"]),
     ("delete-refused", &["shutdown"]),
@@ -174,6 +175,24 @@ async fn dual_era_http_fixture_passes_with_its_legacy_sessions_checked() {
 }
 
 #[tokio::test]
+async fn http_fixture_that_refuses_its_own_origin_fails_http_origin() {
+    let report = assert_http(
+        &["--http-fault", "rejects-every-origin"],
+        broken("rejects-every-origin"),
+        &legacy_skips(),
+    )
+    .await;
+    let origin = report.result("http-origin").expect("http-origin");
+    assert!(
+        origin
+            .summary
+            .starts_with("a POST `initialize` with the server's own `Origin: http://127.0.0.1:"),
+        "{}",
+        origin.summary
+    );
+}
+
+#[tokio::test]
 async fn http_fixture_without_origin_validation_fails_http_origin_with_evidence() {
     let report = assert_http(
         &["--http-fault", "no-origin-check"],
@@ -269,7 +288,7 @@ async fn http_fixture_labelling_json_text_plain_fails_http_responses() {
     assert_eq!(responses.status, Status::Fail);
     assert_eq!(
         responses.summary,
-        "`initialize` was answered with `Content-Type: text/plain` (its body is JSON); a request's answer is `application/json` or `text/event-stream`, the only types the request's `Accept` allows (and 1 more)"
+        "`initialize` was answered with `Content-Type: text/plain` (its body is JSON); a request's answer is `application/json` or `text/event-stream`, the only types the request's `Accept` allows (and 4 more)"
     );
     assert!(
         responses

@@ -117,6 +117,19 @@ fn failed(report: &Report) -> Vec<&'static str> {
     report.ids_with(Status::Fail)
 }
 
+/// `wire-schema` ran (the negotiated revision has a vendored schema) and passed: every
+/// message the peer sent matched it.
+fn assert_wire_schema_passed(report: &Report) {
+    let result = report.result("wire-schema").expect("wire-schema");
+    assert_eq!(
+        result.status,
+        Status::Pass,
+        "{}: {}",
+        report.server,
+        result.summary
+    );
+}
+
 /// The seven seed steps all ran (none skipped), except those listed.
 fn assert_seed_steps_ran(report: &Report, except: &[&str]) {
     for id in [
@@ -151,6 +164,7 @@ async fn server_everything_fails_only_cancellation_with_evidence() {
         report.render_text()
     );
     assert_seed_steps_ran(&report, &[]);
+    assert_wire_schema_passed(&report);
     let cancellation = report.result("cancellation").expect("cancellation");
     assert!(
         cancellation
@@ -191,6 +205,7 @@ async fn fastmcp_passes_with_its_long_tool_allowed() {
     let report = check(&fastmcp(), &options).await;
     assert!(failed(&report).is_empty(), "{}", report.render_text());
     assert_seed_steps_ran(&report, &[]);
+    assert_wire_schema_passed(&report);
     assert_eq!(report.facts.era.as_deref(), Some("modern"));
 }
 
@@ -200,6 +215,7 @@ async fn rmcp_passes_and_its_unannotated_long_tool_is_not_called_unless_allowed(
     let report = check(&rmcp(), &options).await;
     assert!(failed(&report).is_empty(), "{}", report.render_text());
     assert_seed_steps_ran(&report, &[]);
+    assert_wire_schema_passed(&report);
 
     // Without --long-call, `slow` (not annotated read-only) is never called.
     let report = check(&rmcp(), &peer_options(None)).await;
@@ -260,6 +276,7 @@ async fn server_everything_over_http_shows_its_real_defects_with_evidence() {
     );
     assert!(report.ids_with(Status::Warn).is_empty(), "{context}");
     assert_http_steps_ran(&report);
+    assert_wire_schema_passed(&report);
 
     // No DNS rebinding protection: a foreign Origin gets an initialize result.
     let origin = report.result("http-origin").expect("http-origin");
@@ -350,11 +367,12 @@ async fn fastmcp_over_http_passes_and_validates_origin() {
     );
     assert!(report.ids_with(Status::Warn).is_empty(), "{context}");
     assert_http_steps_ran(&report);
+    assert_wire_schema_passed(&report);
     assert_eq!(report.facts.era.as_deref(), Some("modern"), "{context}");
     let origin = report.result("http-origin").expect("http-origin");
     assert_eq!(
         origin.summary,
-        "a POST `server/discover` with `Origin: http://evil.example` was refused with 403"
+        "a POST `server/discover` with `Origin: http://evil.example` was refused with 403, and with the server's own Origin served"
     );
     let received = origin.evidence.exchanges[0]
         .received
@@ -380,6 +398,7 @@ async fn rmcp_over_http_passes_except_its_default_origin_policy() {
     assert_eq!(report.facts.era.as_deref(), Some("modern"), "{context}");
     assert_eq!(failed(&report), ["http-origin"], "{context}");
     assert_http_steps_ran(&report);
+    assert_wire_schema_passed(&report);
     // rmcp leaves Origin validation off unless `allowed_origins` is configured.
     let origin = report.result("http-origin").expect("http-origin");
     assert!(

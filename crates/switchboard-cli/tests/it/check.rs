@@ -60,22 +60,29 @@ fn bundled_example_passes_every_applicable_check() {
           pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
           pass  errors-actionable            errors name the offending field and the unknown tool
           pass  unknown-tool                 reported as JSON-RPC error -32602
-          pass  response-ids                 17 responses, each with the id of its request
+          pass  response-ids                 22 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
+          pass  wire-schema                  23 messages the server sent match the 2026-07-28 schema
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 4 tools
           pass  shutdown                     exited N ms after stdin closed (exit status: 0), no process left behind
+          pass  utilities                    no log message came to requests that did not ask for one (2026-07-28 has no `ping` or `logging/setLevel`)
+          skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
-          pass  discover                     `server/discover` lists 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 with capabilities, cache hints and the server's name
+          pass  discover                     `server/discover` lists 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 with capabilities, cache hints and the server's name; no undeclared list is served
           pass  request-meta                 requests without `_meta`, its protocol version or its client capabilities get -32602 with their id; one without `clientInfo` is served
           pass  unsupported-version          version 1900-01-01 gets -32022 naming it and versions `server/discover` lists
           skip  http-headers                 applies to Streamable HTTP servers only
+          pass  param-headers                no tool annotates a parameter with `x-mcp-header`
           skip  removed-methods              applies to Streamable HTTP servers only
           pass  cache-hints                  `tools/list` carry `ttlMs` and one `cacheScope` on every page; tools come in the same order twice
-          pass  error-codes                  no reserved, retired or pre-release error code in 5 answers
-          example: 24 passed, 0 failed, 0 warnings, 5 skipped in N s
+          skip  input-required               no tool the checker called (`echo`, `add`) answered `input_required`; name one that asks for input with --call TOOL ARGS
+          skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
+          skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
+          pass  error-codes                  no reserved, retired or pre-release error code in 7 answers
+          example: 27 passed, 0 failed, 0 warnings, 9 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }
@@ -112,6 +119,7 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
     });
     expect![[r#"
         legacy (stdio, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
+          skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
@@ -119,20 +127,28 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
           skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  http-headers                 applies to Streamable HTTP servers only
+          skip  param-headers                the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  removed-methods              applies to Streamable HTTP servers only
           skip  cache-hints                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  input-required               the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          legacy: 19 passed, 0 failed, 0 warnings, 10 skipped in N s
+          legacy: 21 passed, 0 failed, 0 warnings, 15 skipped in N s
 
         modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
+          skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
           skip  http-headers                 applies to Streamable HTTP servers only
           skip  removed-methods              applies to Streamable HTTP servers only
-          modern: 24 passed, 0 failed, 0 warnings, 5 skipped in N s
+          skip  input-required               no tool the checker called (`echo`, `add`) answered `input_required`; name one that asks for input with --call TOOL ARGS
+          skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
+          skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
+          modern: 27 passed, 0 failed, 0 warnings, 9 skipped in N s
 
-        all servers: 43 passed, 0 failed, 0 warnings, 15 skipped"#]]
+        all servers: 48 passed, 0 failed, 0 warnings, 24 skipped"#]]
     .assert_eq(&summary);
 }
 
@@ -151,21 +167,30 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
     expect![[r#"
         legacy (http, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  http-headers                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  param-headers                the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  removed-methods              the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  cache-hints                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  input-required               the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          legacy: 21 passed, 0 failed, 0 warnings, 8 skipped in N s
+          legacy: 23 passed, 0 failed, 0 warnings, 13 skipped in N s
 
         modern (http, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  http-session                 the entry pins the 2026-07-28 protocol, which has no sessions
-          modern: 27 passed, 0 failed, 0 warnings, 2 skipped in N s
+          skip  input-required               no tool the checker called (`echo`, `add`) answered `input_required`; name one that asks for input with --call TOOL ARGS
+          skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
+          skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
+          modern: 30 passed, 0 failed, 0 warnings, 6 skipped in N s
 
-        all servers: 48 passed, 0 failed, 0 warnings, 10 skipped"#]].assert_eq(&summary);
+        all servers: 53 passed, 0 failed, 0 warnings, 19 skipped"#]].assert_eq(&summary);
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {
@@ -291,22 +316,29 @@ fn an_http_entry_is_checked_over_streamable_http() {
           pass  invalid-input                `echo` rejected schema-violating arguments (`text` given a number where the schema says type "string"), an unknown tool was answered, the server still answers
           pass  errors-actionable            errors name the offending field and the unknown tool
           pass  unknown-tool                 reported as JSON-RPC error -32602
-          pass  response-ids                 10 responses, each with the id of its request
+          pass  response-ids                 18 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
+          pass  wire-schema                  18 messages the server sent match the 2025-11-25 schema
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the connection was dropped; a fresh connection initialized and listed the same 6 tools
           pass  shutdown                     DELETE ended the session (HTTP 200); afterwards its id gets 404
-          pass  http-origin                  a POST `initialize` with `Origin: http://evil.example` was refused with 403
+          pass  utilities                    `ping` is answered with an empty result (no `logging` declared)
+          pass  prompts-resources            `prompts/get` of `greet`, `completion/complete` of `greet`'s `name`, `resources/read` of `fixture://readme`, `resources/subscribe` of `fixture://readme`, `resources/unsubscribe` of `fixture://readme` answered as specified
+          pass  http-origin                  a POST `initialize` with `Origin: http://evil.example` was refused with 403, and with the server's own Origin served
           pass  http-session                 the issued session id is accepted; a made-up one gets 404, none at all 400
           pass  http-responses               `initialize` and `ping` are answered with 200 and a JSON-RPC response in `application/json` or `text/event-stream`; the notification gets 202 with no body; the session id (if any) is visible ASCII, issued at initialization
           skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  http-headers                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  param-headers                the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  removed-methods              the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  cache-hints                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  input-required               the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
+          skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          fixture-http: 21 passed, 0 failed, 0 warnings, 8 skipped in N s
+          fixture-http: 24 passed, 0 failed, 0 warnings, 12 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }

@@ -272,7 +272,7 @@ fn every_verb_against_rmcp_over_stdio() {
           Note groceries.
           (no newline at the end)
         $ switchboard read rmcp peer://nothing-here → 3
-          ! switchboard: server `rmcp` answered `resources/read` with an error: no resource peer://nothing-here (code -32602)
+          ! switchboard: server `rmcp` answered `resources/read` with an error: no resource peer://nothing-here (code -32602), data: {"uri":"peer://nothing-here"}
         $ switchboard status → 0
           SERVER  STATE  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
           rmcp    ready  modern  2026-07-28  4      1        2          <t>

@@ -204,9 +204,12 @@ fn check_passes_against_serve_http_in_both_eras() {
         modern: unknown-tool pass
         modern: response-ids pass
         modern: notifications-not-responses pass
+        modern: wire-schema pass
         modern: cancellation pass
         modern: reconnect pass
         modern: shutdown pass
+        modern: utilities pass
+        modern: prompts-resources pass
         modern: http-origin pass
         modern: http-session skip
         modern: http-responses pass
@@ -214,8 +217,12 @@ fn check_passes_against_serve_http_in_both_eras() {
         modern: request-meta pass
         modern: unsupported-version pass
         modern: http-headers pass
+        modern: param-headers pass
         modern: removed-methods pass
         modern: cache-hints pass
+        modern: input-required skip
+        modern: subscriptions-listen pass
+        modern: unknown-resource pass
         modern: error-codes pass
         legacy: initialize pass
         legacy: protocol-version pass
@@ -233,9 +240,12 @@ fn check_passes_against_serve_http_in_both_eras() {
         legacy: unknown-tool pass
         legacy: response-ids pass
         legacy: notifications-not-responses pass
+        legacy: wire-schema pass
         legacy: cancellation pass
         legacy: reconnect pass
         legacy: shutdown pass
+        legacy: utilities pass
+        legacy: prompts-resources pass
         legacy: http-origin pass
         legacy: http-session pass
         legacy: http-responses pass
@@ -243,8 +253,12 @@ fn check_passes_against_serve_http_in_both_eras() {
         legacy: request-meta skip
         legacy: unsupported-version skip
         legacy: http-headers skip
+        legacy: param-headers skip
         legacy: removed-methods skip
         legacy: cache-hints skip
+        legacy: input-required skip
+        legacy: subscriptions-listen skip
+        legacy: unknown-resource skip
         legacy: error-codes skip"#]]
     .assert_eq(&lines.join("\n"));
 }

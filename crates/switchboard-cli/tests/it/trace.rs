@@ -176,11 +176,17 @@ fn check_traces_every_session_it_opens_without_the_secret() {
     sent.sort_unstable();
     sent.dedup();
     expect_test::expect![[r#"
+        completion/complete #id
         initialize #id
         notifications/cancelled
         notifications/initialized
+        ping #id
+        prompts/get #id
         prompts/list #id
         resources/list #id
+        resources/read #id
+        resources/subscribe #id
+        resources/unsubscribe #id
         server/discover #id
         tools/call #id
         tools/list #id"#]]

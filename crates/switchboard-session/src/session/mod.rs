@@ -830,21 +830,44 @@ impl Session {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value, SessionError> {
-        let params = params.unwrap_or_else(|| json!({}));
-        let raw = self
-            .send_and_wait(
-                method,
-                BaseParams::Tree(&params),
-                None,
-                options,
-                Progress::ReportOnly,
-            )
-            .await?;
+        let raw = self.send_params(method, params, options).await?;
         let result = read_tree(&raw)
             .1
             .map_err(|detail| self.protocol(method, detail))?;
         self.check_result_type(method, &result)?;
         Ok(result)
+    }
+
+    /// Like [`Session::request`], but a 2026-07-28 `input_required` result (to
+    /// `tools/call`, `prompts/get` or `resources/read`) comes back as it came instead of
+    /// being answered: for a caller that judges the server's question itself (the checker).
+    pub async fn request_unanswered(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value, SessionError> {
+        let raw = self.send_params(method, params, options).await?;
+        let (kind, _) = read_tree(&raw);
+        self.passed_back(method, kind, &raw)
+    }
+
+    /// Sends a request with these params (none: `{}`) and waits for its raw result.
+    async fn send_params(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Box<RawValue>, SessionError> {
+        let params = params.unwrap_or_else(|| json!({}));
+        self.send_and_wait(
+            method,
+            BaseParams::Tree(&params),
+            None,
+            options,
+            Progress::ReportOnly,
+        )
+        .await
     }
 
     fn require(
