@@ -71,8 +71,13 @@ pub(crate) async fn run(
                 prompt_findings(&what, result, &mut findings);
                 judged.push(what.clone());
             }
+            // The placeholder may be no valid value of a required argument: inconclusive.
+            Outcome::Error(_) if !arguments.is_empty() => evidence.notes.push(format!(
+                "{what} refused the placeholder `{PLACEHOLDER}` for its required arguments ({}); the prompt's messages were not judged",
+                got.describe_failure()
+            )),
             _ => findings.push(Finding::error(format!(
-                "{what} (its required arguments `{PLACEHOLDER}`) got {}",
+                "{what} got {}",
                 got.describe_failure()
             ))),
         }
@@ -155,10 +160,13 @@ pub(crate) async fn run(
         }
     }
     if judged.is_empty() && findings.is_empty() {
-        return CheckResult::skip(
-            ids::PROMPTS_RESOURCES,
-            "the server lists no prompt or resource to fetch (or declares neither)",
-        );
+        let reason = match evidence.notes.first() {
+            Some(note) => note.clone(),
+            None => {
+                "the server lists no prompt or resource to fetch (or declares neither)".to_owned()
+            }
+        };
+        return CheckResult::skip(ids::PROMPTS_RESOURCES, reason);
     }
     CheckResult::from_findings(
         ids::PROMPTS_RESOURCES,

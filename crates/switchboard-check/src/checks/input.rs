@@ -272,7 +272,8 @@ pub(crate) async fn run(prober: &mut Prober<'_>, discovered: Option<&Discovered>
         arguments: &arguments,
     };
     let Some(result) = first.result().cloned() else {
-        return CheckResult::skip(ids::INPUT_REQUIRED, "no result");
+        // `asks` saw a result: not reached.
+        return CheckResult::skip(ids::INPUT_REQUIRED, "the `input_required` answer was lost");
     };
     let mut findings = Vec::new();
     shape_findings(&format!("`{tool}`"), &result, &mut findings);

@@ -62,12 +62,21 @@ enum Ended {
     Other(String),
 }
 
+impl std::fmt::Display for Ended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ended::Result => f.write_str("a result"),
+            Ended::Error(code, message) => write!(f, "JSON-RPC error {code}: {message}"),
+            Ended::Other(what) => f.write_str(what),
+        }
+    }
+}
+
 /// What the stream showed.
 struct Watched {
     seen: Vec<Seen>,
     /// The answer, and how many messages of the subscription came before it.
     ended: Option<(Ended, usize)>,
-    /// Untagged messages on an HTTP listen stream (other than a missing-tag ack).
     exchange: Exchange,
 }
 
@@ -128,7 +137,7 @@ pub(crate) async fn run(prober: &mut Prober<'_>, discovered: Option<&Discovered>
     if let Some((ended, _)) = &watched.ended {
         evidence
             .notes
-            .push(format!("the listen request was answered: {ended:?}"));
+            .push(format!("the listen request was answered: {ended}"));
     }
     let mut findings = Vec::new();
     judge(&watched, field, notification, timeout, &mut findings);

@@ -297,9 +297,10 @@ async fn sentinel_name(
     evidence.exchanges.push(answer.exchange);
 }
 
-/// The `tools/call` probes without and with a wrong `Mcp-Param-*` header, for the first
-/// annotated tool the checker may call with a value for its annotated parameter; false
-/// when there is none (said in a note).
+/// The `tools/call` probes of the server's `Mcp-Param-*` validation (refused: no header, a
+/// wrong value, a sentinel that is not Base64; served: the Base64 form, a literal that
+/// only starts like the sentinel), for the first annotated tool the checker may call with
+/// a value for its annotated parameter; false when there is none (said in a note).
 async fn headers_enforced(
     prober: &mut Prober<'_>,
     evidence: &mut Evidence,
@@ -327,7 +328,8 @@ async fn headers_enforced(
     } else {
         "switchboard-check-wrong".to_owned()
     };
-    let cases = [
+    // Refused before the tool runs: no header, a wrong value, a sentinel that is not Base64.
+    let refused = [
         (
             format!("`tools/call` of `{tool}` without `{header_name}`"),
             standard.clone(),
@@ -336,16 +338,11 @@ async fn headers_enforced(
             format!("`tools/call` of `{tool}` whose `{header_name}` is not the argument's value"),
             with_header(&standard, &header_name, wrong),
         ),
-    ];
-    let not_base64 = "=?base64?!!!?=".to_owned();
-    let refused = [
-        cases[0].clone(),
-        cases[1].clone(),
         (
             format!(
                 "`tools/call` of `{tool}` whose `{header_name}` is a Base64 sentinel that is not Base64"
             ),
-            with_header(&standard, &header_name, not_base64),
+            with_header(&standard, &header_name, "=?base64?!!!?=".to_owned()),
         ),
     ];
     for (what, headers) in refused {
