@@ -137,6 +137,8 @@ pub mod ids {
     pub const NOTIFICATIONS_NOT_RESPONSES: &str = "notifications-not-responses";
     /// Every server message valid against the negotiated revision's JSON schema.
     pub const WIRE_SCHEMA: &str = "wire-schema";
+    /// Progress for tokens the client sent, increasing, none after the answer.
+    pub const PROGRESS: &str = "progress";
     /// Seed step 5.
     pub const CANCELLATION: &str = "cancellation";
     /// Seed step 6.
@@ -407,6 +409,20 @@ pub static CHECKS: &[CheckDef] = &[
         fix: "Shape every message as the revision's `schema.json` defines it (the TypeScript \
               `schema.ts` is its source): required fields present, with the types and values \
               it allows.",
+    },
+    CheckDef {
+        id: ids::PROGRESS,
+        title: "Progress notifications",
+        severity: Severity::Error,
+        spec: "basic/utilities/progress",
+        applies: Applies::Any,
+        seed_step: None,
+        verifies: "Every `notifications/progress` the server sent names the `progressToken` of \
+                   a request of the checker's, reports a `progress` greater than the last one \
+                   for that token, and (over stdio, where one pipe keeps the order) none comes \
+                   after that request was answered.",
+        fix: "Send progress only for a request that asked for it, with its token, a \
+              `progress` that increases every time, and nothing after the request's result.",
     },
     CheckDef {
         id: ids::CANCELLATION,

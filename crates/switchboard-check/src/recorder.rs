@@ -43,6 +43,8 @@ pub(crate) struct SentRequest {
     pub(crate) method: String,
     /// For `tools/call`: the tool's name.
     pub(crate) tool: Option<String>,
+    /// The progress token it asked for (`_meta.progressToken`).
+    pub(crate) progress_token: Option<RequestId>,
     pub(crate) at: Instant,
 }
 
@@ -59,8 +61,9 @@ pub(crate) struct SeenResponse {
 pub(crate) struct SeenMessage {
     pub(crate) method: String,
     pub(crate) at: Instant,
-    /// For `notifications/progress`: the token.
+    /// For `notifications/progress`: the token, and the `progress` it reports.
     pub(crate) progress_token: Option<RequestId>,
+    pub(crate) progress: Option<f64>,
     /// The 2026-07-28 subscription it names (`_meta["io.modelcontextprotocol/subscriptionId"]`).
     pub(crate) subscription: Option<RequestId>,
     /// For a subscription acknowledgment: the notifications it honours (capped).
@@ -179,10 +182,16 @@ impl Recorder {
                             .map(str::to_owned)
                     })
                     .flatten();
+                let progress_token = request
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.pointer("/_meta/progressToken"))
+                    .and_then(RequestId::from_json);
                 let entry = SentRequest {
                     id: request.id,
                     method: request.method,
                     tool,
+                    progress_token,
                     at: now,
                 };
                 push(&mut state.sent, &mut state.dropped, entry);
@@ -265,10 +274,18 @@ impl Recorder {
                     .then(|| params.and_then(|p| p.get("notifications")))
                     .flatten()
                     .map(|n| capped(n, HONOURED_BYTES));
+                let progress = (notification.method == methods::PROGRESS)
+                    .then(|| {
+                        params
+                            .and_then(|p| p.get("progress"))
+                            .and_then(Value::as_f64)
+                    })
+                    .flatten();
                 let entry = SeenMessage {
                     method: notification.method,
                     at: now,
                     progress_token,
+                    progress,
                     subscription,
                     honoured,
                     excerpt: text,
@@ -280,6 +297,7 @@ impl Recorder {
                     method: request.method,
                     at: now,
                     progress_token: None,
+                    progress: None,
                     subscription: None,
                     honoured: None,
                     excerpt: text,

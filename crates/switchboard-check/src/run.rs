@@ -376,6 +376,8 @@ async fn run_connected(
     );
     let t = collector.start(ids::WIRE_SCHEMA);
     collector.push(wire_schema::run(&negotiated, &recorders), t);
+    let t = collector.start(ids::PROGRESS);
+    collector.push(observed::progress(&recorders, transport), t);
     if transport == Transport::Stdio {
         let t = collector.start(ids::STDOUT_PURITY);
         let mut all = recorders;

@@ -4,16 +4,16 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use switchboard_protocol::Era;
+use switchboard_protocol::{Era, methods};
 use switchboard_session::Negotiated;
 use switchboard_session::Session;
 use switchboard_wire::RequestId;
 
 use super::{Captured, Facts, Outcome, request};
-use crate::catalog::ids;
+use crate::catalog::{Transport, ids};
 use crate::recorder::{Recorder, unanswered};
 use crate::report::{CheckResult, Evidence, Finding};
 
@@ -321,6 +321,126 @@ pub(crate) fn stdout_purity(recorders: &[Arc<Recorder>], oversized: u64) -> Chec
         format!(
             "{} process(es) watched; every stdout line was a JSON-RPC message",
             recorders.len()
+        ),
+        evidence,
+    )
+}
+
+/// Most findings of one kind `progress` reports; more are counted.
+const MAX_PROGRESS_FINDINGS: usize = 3;
+
+/// `progress`: every `notifications/progress` names the token of a request of the
+/// checker's, reports a `progress` larger than the last one for that token, and (over
+/// stdio, where one pipe keeps the order) none comes after that request was answered.
+pub(crate) fn progress(recorders: &[Arc<Recorder>], transport: Transport) -> CheckResult {
+    let mut evidence = Evidence::default();
+    let mut problems: Vec<(&'static str, String)> = Vec::new();
+    let mut seen = 0usize;
+    for recorder in recorders {
+        let requests: HashMap<RequestId, RequestId> = recorder
+            .sent()
+            .into_iter()
+            .filter_map(|s| Some((s.progress_token?, s.id)))
+            .collect();
+        let answered: HashMap<RequestId, Instant> = recorder
+            .responses()
+            .into_iter()
+            .filter_map(|r| Some((r.id?, r.at)))
+            .collect();
+        let mut last: HashMap<RequestId, f64> = HashMap::new();
+        for notification in recorder
+            .notifications()
+            .into_iter()
+            .filter(|n| n.method == methods::PROGRESS)
+        {
+            seen += 1;
+            let Some(token) = &notification.progress_token else {
+                problems.push((
+                    "token",
+                    format!(
+                        "a progress notification without a valid `progressToken`: {}",
+                        notification.excerpt
+                    ),
+                ));
+                continue;
+            };
+            let Some(request) = requests.get(token) else {
+                problems.push((
+                    "token",
+                    format!(
+                        "progress for token {}, which no request of the checker's carried: {}",
+                        token.to_json(),
+                        notification.excerpt
+                    ),
+                ));
+                continue;
+            };
+            if transport == Transport::Stdio
+                && answered
+                    .get(request)
+                    .is_some_and(|done| notification.at > *done)
+            {
+                problems.push((
+                    "after",
+                    format!(
+                        "progress for token {} came after its request was answered",
+                        token.to_json()
+                    ),
+                ));
+            }
+            match notification.progress {
+                None => problems.push((
+                    "value",
+                    format!(
+                        "progress for token {} has no numeric `progress`",
+                        token.to_json()
+                    ),
+                )),
+                Some(value) => {
+                    if let Some(previous) = last.get(token)
+                        && value <= *previous
+                    {
+                        problems.push((
+                            "value",
+                            format!(
+                                "progress for token {} went from {previous} to {value}: it must increase with each notification",
+                                token.to_json()
+                            ),
+                        ));
+                    }
+                    last.insert(token.clone(), value);
+                }
+            }
+        }
+    }
+    if seen == 0 {
+        return CheckResult::skip(
+            ids::PROGRESS,
+            "no progress notification came (the checker asks for progress only on the long call of `cancellation`)",
+        );
+    }
+    let mut findings = Vec::new();
+    for kind in ["token", "value", "after"] {
+        let of_kind: Vec<&String> = problems
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, text)| text)
+            .collect();
+        for text in of_kind.iter().take(MAX_PROGRESS_FINDINGS) {
+            findings.push(Finding::error((*text).clone()));
+        }
+        if of_kind.len() > MAX_PROGRESS_FINDINGS {
+            evidence.notes.push(format!(
+                "{} more of the same kind",
+                of_kind.len() - MAX_PROGRESS_FINDINGS
+            ));
+        }
+    }
+    CheckResult::from_findings(
+        ids::PROGRESS,
+        &findings,
+        format!(
+            "{seen} progress notification(s), each for a request of the checker's, its progress increasing"
         ),
         evidence,
     )

@@ -74,7 +74,7 @@ async fn paginated_fixture_passes_every_applicable_check() {
             "--page-size",
             "25",
         ],
-        &["cancellation"],
+        &["progress", "cancellation"],
     )
     .await;
     let pagination = report.result("pagination").expect("pagination result");
@@ -128,6 +128,7 @@ const BROKEN: &[(&str, &[&str])] = &[
         "broken-prompts-resources",
         &["wire-schema", "prompts-resources"],
     ),
+    ("bad-progress", &["progress"]),
 ];
 
 async fn assert_fails_exactly(mode: &str) -> Report {
@@ -181,6 +182,7 @@ broken! {
     broken_ping_error => "ping-error",
     broken_nameless_entries => "nameless-entries",
     broken_prompts_and_resources => "broken-prompts-resources",
+    broken_bad_progress => "bad-progress",
 }
 
 #[tokio::test]
@@ -257,6 +259,7 @@ const PAIRS: &[(&str, &str, &str)] = &[
         "notification-instead-of-response",
     ),
     ("wire-schema", "good", "bad-call-result"),
+    ("progress", "good", "bad-progress"),
     ("cancellation", "good", "ignores-cancel"),
     ("reconnect", "good", "unstable-tools"),
     ("shutdown", "good", "stubborn"),

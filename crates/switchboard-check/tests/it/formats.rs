@@ -151,7 +151,7 @@ async fn junit_and_baselines() {
         baseline: None,
     };
     let junit = set.to_junit();
-    assert!(junit.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"switchboard check\" tests=\"36\" failures=\"1\" skipped=\"14\""), "{junit}");
+    assert!(junit.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"switchboard check\" tests=\"37\" failures=\"1\" skipped=\"14\""), "{junit}");
     assert!(
         junit.contains(
             "<testcase classname=\"switchboard-check.ignores-cancel\" name=\"cancellation\""
@@ -159,7 +159,7 @@ async fn junit_and_baselines() {
         "{junit}"
     );
     assert_eq!(junit.matches("<failure ").count(), 1);
-    assert_eq!(junit.matches("<testcase ").count(), 36);
+    assert_eq!(junit.matches("<testcase ").count(), 37);
     assert!(!set.passed());
 
     // Listed: expected, the run passes.

@@ -63,6 +63,7 @@ fn bundled_example_passes_every_applicable_check() {
           pass  response-ids                 22 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
           pass  wire-schema                  23 messages the server sent match the 2026-07-28 schema
+          pass  progress                     1 progress notification(s), each for a request of the checker's, its progress increasing
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the server was killed; a fresh instance initialized and listed the same 4 tools
           pass  shutdown                     exited N ms after stdin closed (exit status: 0), no process left behind
@@ -82,7 +83,7 @@ fn bundled_example_passes_every_applicable_check() {
           skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
           skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
           pass  error-codes                  no reserved, retired or pre-release error code in 7 answers
-          example: 27 passed, 0 failed, 0 warnings, 9 skipped in N s
+          example: 28 passed, 0 failed, 0 warnings, 9 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }
@@ -134,7 +135,7 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
           skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          legacy: 21 passed, 0 failed, 0 warnings, 15 skipped in N s
+          legacy: 22 passed, 0 failed, 0 warnings, 15 skipped in N s
 
         modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
@@ -146,9 +147,9 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
           skip  input-required               no tool the checker called (`echo`, `add`) answered `input_required`; name one that asks for input with --call TOOL ARGS
           skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
           skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
-          modern: 27 passed, 0 failed, 0 warnings, 9 skipped in N s
+          modern: 28 passed, 0 failed, 0 warnings, 9 skipped in N s
 
-        all servers: 48 passed, 0 failed, 0 warnings, 24 skipped"#]]
+        all servers: 50 passed, 0 failed, 0 warnings, 24 skipped"#]]
     .assert_eq(&summary);
 }
 
@@ -167,6 +168,7 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
     expect![[r#"
         legacy (http, legacy era, protocol 2025-11-25, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
+          skip  progress                     no progress notification came (the checker asks for progress only on the long call of `cancellation`)
           skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
@@ -179,7 +181,7 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
           skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          legacy: 23 passed, 0 failed, 0 warnings, 13 skipped in N s
+          legacy: 23 passed, 0 failed, 0 warnings, 14 skipped in N s
 
         modern (http, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
@@ -188,9 +190,9 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
           skip  input-required               no tool the checker called (`echo`, `add`) answered `input_required`; name one that asks for input with --call TOOL ARGS
           skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
           skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
-          modern: 30 passed, 0 failed, 0 warnings, 6 skipped in N s
+          modern: 31 passed, 0 failed, 0 warnings, 6 skipped in N s
 
-        all servers: 53 passed, 0 failed, 0 warnings, 19 skipped"#]].assert_eq(&summary);
+        all servers: 54 passed, 0 failed, 0 warnings, 20 skipped"#]].assert_eq(&summary);
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {
@@ -319,6 +321,7 @@ fn an_http_entry_is_checked_over_streamable_http() {
           pass  response-ids                 18 responses, each with the id of its request
           pass  notifications-not-responses  every request got a response
           pass  wire-schema                  18 messages the server sent match the 2025-11-25 schema
+          skip  progress                     no progress notification came (the checker asks for progress only on the long call of `cancellation`)
           pass  cancellation                 `slow` cancelled after N ms: no result and no progress within N ms, the server still answers
           pass  reconnect                    outstanding `tools/call` rejected when the connection was dropped; a fresh connection initialized and listed the same 6 tools
           pass  shutdown                     DELETE ended the session (HTTP 200); afterwards its id gets 404
@@ -338,7 +341,7 @@ fn an_http_entry_is_checked_over_streamable_http() {
           skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          fixture-http: 24 passed, 0 failed, 0 warnings, 12 skipped in N s
+          fixture-http: 24 passed, 0 failed, 0 warnings, 13 skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }

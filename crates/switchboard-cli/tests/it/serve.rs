@@ -461,7 +461,7 @@ fn the_gateway_passes_the_compatibility_checks() {
         .unwrap_or_default()
         .to_owned();
     assert!(
-        summary.contains("30 passed, 0 failed, 0 warnings, 6 skipped"),
+        summary.contains("31 passed, 0 failed, 0 warnings, 6 skipped"),
         "{}",
         run.stdout
     );

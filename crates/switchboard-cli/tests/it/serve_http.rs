@@ -205,6 +205,7 @@ fn check_passes_against_serve_http_in_both_eras() {
         modern: response-ids pass
         modern: notifications-not-responses pass
         modern: wire-schema pass
+        modern: progress pass
         modern: cancellation pass
         modern: reconnect pass
         modern: shutdown pass
@@ -241,6 +242,7 @@ fn check_passes_against_serve_http_in_both_eras() {
         legacy: response-ids pass
         legacy: notifications-not-responses pass
         legacy: wire-schema pass
+        legacy: progress skip
         legacy: cancellation pass
         legacy: reconnect pass
         legacy: shutdown pass

@@ -70,7 +70,7 @@ async fn the_example_passes_the_checker_in_both_eras() {
         ));
     }
     expect_test::expect![[r#"
-        Auto: 26 passed, 0 failed, 0 warnings; skipped: cancellation, prompts-resources, http-origin, http-session, http-responses, http-headers, removed-methods, input-required, subscriptions-listen, unknown-resource
-        Legacy: 20 passed, 0 failed, 0 warnings; skipped: cancellation, prompts-resources, http-origin, http-session, http-responses, discover, request-meta, unsupported-version, http-headers, param-headers, removed-methods, cache-hints, input-required, subscriptions-listen, unknown-resource, error-codes
-        Modern: 26 passed, 0 failed, 0 warnings; skipped: cancellation, prompts-resources, http-origin, http-session, http-responses, http-headers, removed-methods, input-required, subscriptions-listen, unknown-resource"#]].assert_eq(&lines.join("\n"));
+        Auto: 26 passed, 0 failed, 0 warnings; skipped: progress, cancellation, prompts-resources, http-origin, http-session, http-responses, http-headers, removed-methods, input-required, subscriptions-listen, unknown-resource
+        Legacy: 20 passed, 0 failed, 0 warnings; skipped: progress, cancellation, prompts-resources, http-origin, http-session, http-responses, discover, request-meta, unsupported-version, http-headers, param-headers, removed-methods, cache-hints, input-required, subscriptions-listen, unknown-resource, error-codes
+        Modern: 26 passed, 0 failed, 0 warnings; skipped: progress, cancellation, prompts-resources, http-origin, http-session, http-responses, http-headers, removed-methods, input-required, subscriptions-listen, unknown-resource"#]].assert_eq(&lines.join("\n"));
 }
