@@ -20,6 +20,8 @@ const MAX_MALFORMED: usize = 16;
 const EXCERPT_BYTES: usize = 300;
 /// Frames kept for the transcript.
 const TRANSCRIPT_FRAMES: usize = 64;
+/// Bytes kept of a method name the server chose (a frame may be megabytes long).
+const METHOD_BYTES: usize = 256;
 /// Bytes kept of an acknowledgment's `notifications`.
 const HONOURED_BYTES: usize = 1024;
 /// Inbound messages kept whole, for `wire-schema`: at most this many, each at most
@@ -81,6 +83,8 @@ pub(crate) struct SeenMalformed {
 #[derive(Debug, Default)]
 struct State {
     sent: Vec<SentRequest>,
+    /// The method of each request in `sent`, by id (a response's request, at once).
+    sent_methods: HashMap<RequestId, String>,
     cancels: Vec<(RequestId, Instant)>,
     responses: Vec<SeenResponse>,
     notifications: Vec<SeenMessage>,
@@ -142,6 +146,19 @@ impl Recorder {
         self.lock().notifications.clone()
     }
 
+    /// The notifications the server sent that `keep` selects (cloning only those).
+    pub(crate) fn notifications_where(
+        &self,
+        keep: impl Fn(&SeenMessage) -> bool,
+    ) -> Vec<SeenMessage> {
+        self.lock()
+            .notifications
+            .iter()
+            .filter(|n| keep(n))
+            .cloned()
+            .collect()
+    }
+
     /// Requests the server sent.
     pub(crate) fn server_requests(&self) -> Vec<SeenMessage> {
         self.lock().server_requests.clone()
@@ -187,6 +204,11 @@ impl Recorder {
                     .as_ref()
                     .and_then(|p| p.pointer("/_meta/progressToken"))
                     .and_then(RequestId::from_json);
+                if state.sent.len() < MAX_ENTRIES {
+                    state
+                        .sent_methods
+                        .insert(request.id.clone(), request.method.clone());
+                }
                 let entry = SentRequest {
                     id: request.id,
                     method: request.method,
@@ -234,14 +256,10 @@ impl Recorder {
         let decoded = decode(bytes);
         if let Ok(message) = &decoded {
             let request_method = match message {
-                Message::Response(response) => response.id.as_ref().and_then(|id| {
-                    state
-                        .sent
-                        .iter()
-                        .rev()
-                        .find(|s| s.id == *id)
-                        .map(|s| s.method.clone())
-                }),
+                Message::Response(response) => response
+                    .id
+                    .as_ref()
+                    .and_then(|id| state.sent_methods.get(id).cloned()),
                 _ => None,
             };
             Self::keep(state, bytes, request_method);
@@ -282,7 +300,7 @@ impl Recorder {
                     })
                     .flatten();
                 let entry = SeenMessage {
-                    method: notification.method,
+                    method: capped_method(notification.method),
                     at: now,
                     progress_token,
                     progress,
@@ -294,7 +312,7 @@ impl Recorder {
             }
             Ok(Message::Request(request)) => {
                 let entry = SeenMessage {
-                    method: request.method,
+                    method: capped_method(request.method),
                     at: now,
                     progress_token: None,
                     progress: None,
@@ -339,6 +357,19 @@ impl FrameTap for Recorder {
             Direction::Inbound => self.inbound(&mut state, bytes, now),
         }
     }
+}
+
+/// A method name the server chose, cut to [`METHOD_BYTES`] (at a character boundary).
+fn capped_method(mut method: String) -> String {
+    if method.len() > METHOD_BYTES {
+        let mut end = METHOD_BYTES;
+        while !method.is_char_boundary(end) {
+            end -= 1;
+        }
+        method.truncate(end);
+        method.push('…');
+    }
+    method
 }
 
 /// Requests we sent that never got a response, by id.

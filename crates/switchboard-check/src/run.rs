@@ -353,7 +353,13 @@ async fn run_connected(
     collector.push(result, t);
     let t = collector.start(ids::PROMPTS_RESOURCES);
     let result = if main.probe.connection.close_reason().is_none() {
-        features::run(&main.probe.session, &negotiated, options.request_timeout).await
+        features::run(features::Features {
+            session: &main.probe.session,
+            negotiated: &negotiated,
+            lists: &lists,
+            timeout: options.request_timeout,
+        })
+        .await
     } else {
         CheckResult::skip(
             ids::PROMPTS_RESOURCES,

@@ -15,7 +15,7 @@ pub type ParamHeaders = Vec<(String, String)>;
 
 const ANNOTATION: &str = "x-mcp-header";
 /// Integers beyond this cannot be carried exactly (JavaScript's safe range).
-const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// The header parameters of a tool's input schema, or why the schema's annotations are invalid.
 pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
@@ -76,8 +76,8 @@ fn contains_annotation(value: &Value) -> bool {
     }
 }
 
-/// RFC 9110 `tchar`.
-fn is_token_byte(byte: u8) -> bool {
+/// RFC 9110 `tchar`: a byte a header name (and so an `x-mcp-header` value) may hold.
+pub fn is_token_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
 }
 

@@ -12,38 +12,44 @@ use serde_json::{Value, json};
 use switchboard_protocol::{Era, methods};
 use switchboard_session::{Negotiated, Session};
 
-use super::{Outcome, asks_for_input, request, request_unanswered};
+use super::{Captured, Outcome, asks_for_input, request, request_unanswered};
 use crate::catalog::ids;
 use crate::report::{CheckResult, Evidence, Finding};
 
 /// The value given to a prompt's required arguments.
 const PLACEHOLDER: &str = "switchboard-check";
 
-/// The first entry of a list, if the list answered with one.
-async fn first_entry(
-    session: &Session,
-    method: &str,
-    field: &str,
-    timeout: Duration,
-) -> Option<Value> {
-    let listed = request(session, method, json!({}), timeout).await;
-    match listed.outcome {
+/// The first entry of a list `capabilities` already read (`prompts`, `resources`).
+fn first_entry(lists: &[(String, Captured)], field: &str) -> Option<Value> {
+    let (_, captured) = lists.iter().find(|(name, _)| name == field)?;
+    match &captured.outcome {
         Outcome::Result(result) => result.get(field)?.as_array()?.first().cloned(),
         _ => None,
     }
 }
 
-pub(crate) async fn run(
-    session: &Session,
-    negotiated: &Negotiated,
-    timeout: Duration,
-) -> CheckResult {
+/// What the check works with: the session, what it negotiated, the lists `capabilities`
+/// read, and the request deadline.
+pub(crate) struct Features<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) negotiated: &'a Negotiated,
+    pub(crate) lists: &'a [(String, Captured)],
+    pub(crate) timeout: Duration,
+}
+
+pub(crate) async fn run(features: Features<'_>) -> CheckResult {
+    let Features {
+        session,
+        negotiated,
+        lists,
+        timeout,
+    } = features;
     let caps = &negotiated.capabilities;
     let mut evidence = Evidence::default();
     let mut findings = Vec::new();
     let mut judged = Vec::new();
     if caps.prompts.is_some()
-        && let Some(prompt) = first_entry(session, methods::PROMPTS_LIST, "prompts", timeout).await
+        && let Some(prompt) = first_entry(lists, "prompts")
         && let Some(name) = prompt.get("name").and_then(Value::as_str)
     {
         let arguments: serde_json::Map<String, Value> = prompt
@@ -117,8 +123,7 @@ pub(crate) async fn run(
         }
     }
     if caps.resources.is_some()
-        && let Some(resource) =
-            first_entry(session, methods::RESOURCES_LIST, "resources", timeout).await
+        && let Some(resource) = first_entry(lists, "resources")
         && let Some(uri) = resource.get("uri").and_then(Value::as_str)
     {
         let read = request_unanswered(

@@ -283,13 +283,13 @@ async fn watch_stdio(
     };
     let subscription = |recorder: &Recorder| -> Vec<Seen> {
         recorder
-            .notifications()
-            .into_iter()
-            .filter(|n| n.at >= started)
-            .filter(|n| {
-                n.subscription.as_ref() == Some(&id)
-                    || (n.subscription.is_none() && n.method == methods::SUBSCRIPTIONS_ACKNOWLEDGED)
+            .notifications_where(|n| {
+                n.at >= started
+                    && (n.subscription.as_ref() == Some(&id)
+                        || (n.subscription.is_none()
+                            && n.method == methods::SUBSCRIPTIONS_ACKNOWLEDGED))
             })
+            .into_iter()
             .take(MAX_SEEN)
             .map(|n| Seen {
                 tagged: n.subscription.is_some(),

@@ -15,6 +15,7 @@
 //! tool), not refused as a mismatch.
 
 use serde_json::{Map, Value, json};
+use switchboard_http::param_headers::{MAX_SAFE_INTEGER, is_token_byte};
 use switchboard_protocol::{MODERN_VERSION, error_codes, methods};
 
 use super::modern::{
@@ -28,8 +29,6 @@ use crate::report::{CheckResult, Evidence, Finding};
 use crate::schema::{suggests_duration, valid_arguments};
 
 const ANNOTATION: &str = "x-mcp-header";
-/// Integers beyond this cannot be carried exactly in a header (JavaScript's safe range).
-const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// One annotation that is not valid, and why.
 #[derive(Debug, PartialEq)]
@@ -155,11 +154,6 @@ fn judge(
                 .to_owned(),
         ),
     }
-}
-
-/// RFC 9110 `tchar`.
-fn is_token_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
 }
 
 /// A JSON pointer token.

@@ -88,8 +88,7 @@ fn unasked_log_messages(recorders: &[Arc<Recorder>]) -> CheckResult {
     let mut evidence = Evidence::default();
     let messages: Vec<_> = recorders
         .iter()
-        .flat_map(|r| r.notifications())
-        .filter(|n| n.method == methods::LOG_MESSAGE)
+        .flat_map(|r| r.notifications_where(|n| n.method == methods::LOG_MESSAGE))
         .collect();
     let mut findings = Vec::new();
     if let Some(first) = messages.first() {
