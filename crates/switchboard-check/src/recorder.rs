@@ -360,7 +360,7 @@ impl FrameTap for Recorder {
 }
 
 /// A method name the server chose, cut to [`METHOD_BYTES`] (at a character boundary).
-fn capped_method(mut method: String) -> String {
+pub(crate) fn capped_method(mut method: String) -> String {
     if method.len() > METHOD_BYTES {
         let mut end = METHOD_BYTES;
         while !method.is_char_boundary(end) {

@@ -18,7 +18,7 @@ use super::modern::{Channel, Discovered, Prober, standard_headers};
 use super::ms;
 use crate::catalog::ids;
 use crate::raw::{EventStream, RawHttp, RawRequest, exchange, finish, modern_meta};
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, capped_method};
 use crate::report::{CheckResult, Evidence, Exchange, Finding};
 
 /// How long the stream is watched after the acknowledgment for what should not come.
@@ -433,7 +433,7 @@ async fn watch_http(raw: &RawHttp, id: u64, params: &Value, timeout: Duration) -
             deadline = Instant::now() + SETTLE;
         }
         seen.push(Seen {
-            method: method.to_owned(),
+            method: capped_method(method.to_owned()),
             tagged,
             honoured: (method == methods::SUBSCRIPTIONS_ACKNOWLEDGED)
                 .then(|| params.and_then(|p| p.get("notifications")).cloned())
