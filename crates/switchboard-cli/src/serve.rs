@@ -16,7 +16,7 @@ use switchboard_runtime::{
     Authorizers, ConnectHooks, HostHandler, LockPolicy, OutputLimit, Runtime, RuntimeOptions,
     ServerState, ToolLock,
 };
-use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
+use switchboard_server::gateway::{self, ErrorDetail, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
 use switchboard_server::relay::ClientRelay;
 use tokio_util::sync::CancellationToken;
@@ -88,6 +88,12 @@ pub(crate) struct ServeArgs {
     /// 2025-11-25 polling), so long calls survive proxies that cut long responses.
     #[arg(long, value_name = "MS", requires = "http", value_parser = clap::value_parser!(u64).range(10..))]
     poll_after_ms: Option<u64>,
+    /// With --http: tell clients an upstream failure in full — the server's last stderr
+    /// lines, its address, the start of an HTTP error body — as a stdio client is told.
+    /// Without it they hear which server failed and how, and the details go to this
+    /// process's log. The servers' configured secrets are hidden either way.
+    #[arg(long, requires = "http")]
+    full_errors: bool,
 }
 
 /// Serves until the client closes stdin (stdio) or a SIGINT/SIGTERM arrives (either), then
@@ -204,6 +210,12 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
                 ..HttpServeOptions::default()
             };
             options.limits.poll_after = args.poll_after_ms.map(std::time::Duration::from_millis);
+            // Remote clients hear which server failed and how; the operator's log has the rest.
+            gateway.error_detail = if args.full_errors {
+                ErrorDetail::Full
+            } else {
+                ErrorDetail::Brief
+            };
             serve_http(HttpServing {
                 addr,
                 options,

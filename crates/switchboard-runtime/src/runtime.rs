@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard_config::{ProcessEnv, ServerEntry};
+use switchboard_wire::redact::Secrets;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -314,6 +315,8 @@ struct RuntimeInner {
     resource_streams: Mutex<HashMap<(String, String), switchboard_wire::PendingCall>>,
     /// The servers' skill listings, held for loading ([`Runtime::skills`]).
     skills: crate::skills::SkillRegistry,
+    /// The secret values of every definition read so far ([`Runtime::secrets`]).
+    secrets: Mutex<Arc<Secrets>>,
 }
 
 /// Resources of 2026-07-28 servers followed at once at most (a listen stream each).
@@ -359,6 +362,7 @@ impl Runtime {
                 published: Mutex::new(BTreeMap::new()),
                 resource_streams: Mutex::new(HashMap::new()),
                 skills: crate::skills::SkillRegistry::default(),
+                secrets: Mutex::default(),
             }),
         }
     }
@@ -464,6 +468,15 @@ impl Runtime {
             self.inner.stop(&mut control).await;
         }
         lock(&self.inner.resource_streams).clear();
+    }
+
+    /// The secret values of every server definition this runtime has read (what `${VAR}`
+    /// expansions substituted, environment and header values, URL credentials and query
+    /// values): what a host must hide in the servers' text before passing it on (a gateway
+    /// in everything it sends its clients). The set only grows: a value stays hidden after
+    /// a reload removed its server, whose last errors may still be on their way.
+    pub fn secrets(&self) -> Arc<Secrets> {
+        lock(&self.inner.secrets).clone()
     }
 
     /// Whether MCP is on.
@@ -929,8 +942,20 @@ impl RuntimeInner {
                 };
                 (server, blocked)
             })
-            .collect();
+            .collect::<Vec<_>>();
+        self.remember_secrets(servers.iter().map(|(server, _)| &server.entry));
         Configured { servers, problems }
+    }
+
+    /// Adds the secret values of `entries` to [`Runtime::secrets`].
+    fn remember_secrets<'a>(&self, entries: impl Iterator<Item = &'a ServerEntry>) {
+        let values: Vec<String> = entries.flat_map(ServerEntry::secret_values).collect();
+        let mut secrets = lock(&self.secrets);
+        let mut grown = Secrets::clone(&secrets);
+        grown.extend(values);
+        if grown != **secrets {
+            *secrets = Arc::new(grown);
+        }
     }
 
     async fn start(self: &Arc<Self>, control: &mut Control) {

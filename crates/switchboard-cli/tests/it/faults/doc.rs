@@ -26,9 +26,9 @@ pub(crate) fn render(tables: &[&[Case]]) -> String {
         "{} cases: {} run by the matrix and hold ({} of them since their defect was fixed, {} since the matrix found and fixed them), {} fixed and asserted by another test, {} open (being fixed), {} open (found).\n",
         all().count(),
         count(Status::holds),
-        count(|s| matches!(s, Status::Fixed { .. })),
+        count(|s| matches!(s, Status::Fixed { .. } | Status::Hardened { .. })),
         count(|s| *s == Status::FoundFixed),
-        count(|s| matches!(s, Status::TestedBy { .. })),
+        count(|s| s.elsewhere_test().is_some()),
         count(|s| matches!(s, Status::BeingFixed { .. })),
         count(|s| *s == Status::Found),
     );
@@ -109,7 +109,7 @@ fn hostile(case: &Case) -> String {
 }
 
 fn command(case: &Case) -> String {
-    if let Status::TestedBy { test, .. } = case.status {
+    if let Some(test) = case.status.elsewhere_test() {
         return format!("(asserted by `{test}`)");
     }
     match &case.command {
@@ -136,7 +136,7 @@ fn command(case: &Case) -> String {
 
 fn outcome(case: &Case) -> String {
     let outcome = &case.outcome;
-    if matches!(case.status, Status::TestedBy { .. }) {
+    if case.status.elsewhere_test().is_some() {
         return outcome.says.to_owned();
     }
     let mut parts = vec![format!("exit {}: {}", outcome.exit.code(), outcome.says)];
@@ -173,5 +173,8 @@ fn status(status: Status) -> String {
         Status::Found => "open (found)".to_owned(),
         Status::FoundFixed => "holds (found and fixed)".to_owned(),
         Status::TestedBy { defect, .. } => format!("holds (fixed: defect {defect})"),
+        Status::Hardened { item } | Status::HardenedElsewhere { item, .. } => {
+            format!("holds (fixed: hardening 2, item {item})")
+        }
     }
 }

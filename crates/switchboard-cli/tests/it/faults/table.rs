@@ -311,6 +311,13 @@ pub(crate) enum Status {
     /// [`super::cases::ELSEWHERE`], asserted by the named test instead (`path::function`,
     /// the path from the workspace root), which the matrix checks exists.
     TestedBy { defect: u8, test: &'static str },
+    /// One of the items of the second hardening issue (the gateway and the tool lock),
+    /// fixed: in [`super::cases::CASES`], run green.
+    Hardened { item: u8 },
+    /// One of the items of the second hardening issue, fixed, whose hostile input the
+    /// matrix cannot stage (several clients at once: an attacker and a victim; a client
+    /// over HTTP): in [`super::cases::ELSEWHERE`], asserted by the named test.
+    HardenedElsewhere { item: u8, test: &'static str },
 }
 
 impl Status {
@@ -318,7 +325,15 @@ impl Status {
     pub(crate) fn holds(&self) -> bool {
         matches!(
             self,
-            Status::Holds | Status::Fixed { .. } | Status::FoundFixed
+            Status::Holds | Status::Fixed { .. } | Status::FoundFixed | Status::Hardened { .. }
         )
+    }
+
+    /// The test that asserts a case of [`super::cases::ELSEWHERE`] (`path::function`).
+    pub(crate) fn elsewhere_test(&self) -> Option<&'static str> {
+        match self {
+            Status::TestedBy { test, .. } | Status::HardenedElsewhere { test, .. } => Some(test),
+            _ => None,
+        }
     }
 }
