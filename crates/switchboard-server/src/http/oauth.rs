@@ -15,13 +15,15 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde_json::{Value, json};
+
+use crate::core::ClientIdentity;
 
 /// The longest an access token may be (header + payload + signature).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -97,6 +99,25 @@ pub enum TokenProblem {
     /// `nbf` is in the future.
     #[error("the access token is not valid yet")]
     NotYetValid,
+}
+
+/// Whom a valid access token speaks for: its issuer and `sub`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenSubject {
+    /// `iss`.
+    pub issuer: String,
+    /// `sub` (empty when the token has none).
+    pub subject: String,
+}
+
+impl TokenSubject {
+    /// The client identity of the token's holder.
+    pub fn identity(&self) -> ClientIdentity {
+        ClientIdentity::Subject {
+            issuer: Arc::from(self.issuer.trim_end_matches('/')),
+            subject: Arc::from(self.subject.as_str()),
+        }
+    }
 }
 
 /// A verification key from the key set.
@@ -272,8 +293,8 @@ impl OAuthResource {
         lock(&self.keys).keys.get(id).cloned()
     }
 
-    /// Checks a presented access token.
-    pub async fn validate(&self, token: &[u8]) -> Result<(), TokenProblem> {
+    /// Checks a presented access token; whom it speaks for.
+    pub async fn validate(&self, token: &[u8]) -> Result<TokenSubject, TokenProblem> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(TokenProblem::Malformed);
         }
@@ -318,7 +339,7 @@ impl OAuthResource {
         self.check_claims(&claims)
     }
 
-    fn check_claims(&self, claims: &Value) -> Result<(), TokenProblem> {
+    fn check_claims(&self, claims: &Value) -> Result<TokenSubject, TokenProblem> {
         let issuer = claims.get("iss").and_then(Value::as_str).unwrap_or("");
         if issuer.trim_end_matches('/') != self.options.issuer.trim_end_matches('/') {
             return Err(TokenProblem::Issuer);
@@ -346,7 +367,14 @@ impl OAuthResource {
         {
             return Err(TokenProblem::NotYetValid);
         }
-        Ok(())
+        Ok(TokenSubject {
+            issuer: issuer.to_owned(),
+            subject: claims
+                .get("sub")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        })
     }
 }
 
