@@ -500,6 +500,7 @@ fn session_of_bodyless(
     identity: &ClientIdentity,
     headers: &HeaderMap,
 ) -> Result<Arc<Session>, Reply> {
+    headers::single_standard_headers(headers).map_err(|refusal| reply::refused(None, &refusal))?;
     let version = headers
         .get(headers::PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())

@@ -1066,3 +1066,97 @@ async fn requests_carry_the_client_identity_and_sessions_keep_theirs() {
     assert!(!identity.contains("s3cret"), "{identity}");
     running.stop().await;
 }
+
+/// `headers` with `more` added after them (a header already there is sent twice).
+fn twice(
+    mut headers: Vec<(&'static str, String)>,
+    more: &[(&'static str, &str)],
+) -> Vec<(&'static str, String)> {
+    headers.extend(
+        more.iter()
+            .map(|(name, value)| (*name, (*value).to_owned())),
+    );
+    headers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standard_header_sent_twice_is_refused() {
+    // A proxy that routes on the last occurrence must see what the server checked: any
+    // standard header sent twice is refused, whichever occurrence agrees with the body.
+    let running = Running::start(HttpServeOptions::default()).await;
+    let m = modern_headers;
+    let call = || with(m("tools/call"), &[("mcp-name", "echo")]);
+    let s =
+        |more: &[(&'static str, &str)]| with(vec![("mcp-session-id", "SESSION".to_owned())], more);
+    let probes = vec![
+        post(
+            "Mcp-Name twice, the last another tool",
+            twice(call(), &[("mcp-name", "delete_everything")]),
+            call_body(1, "echo"),
+        ),
+        post(
+            "Mcp-Name twice, the same",
+            twice(call(), &[("mcp-name", "echo")]),
+            call_body(1, "echo"),
+        ),
+        post(
+            "Mcp-Method twice",
+            twice(call(), &[("mcp-method", "tools/list")]),
+            call_body(1, "echo"),
+        ),
+        post(
+            "MCP-Protocol-Version twice",
+            twice(m("tools/list"), &[("mcp-protocol-version", LEGACY)]),
+            modern_body(1, "tools/list", json!({})),
+        ),
+        post(
+            "Mcp-Param-Region twice",
+            twice(
+                call(),
+                &[
+                    ("mcp-param-region", "eu-west"),
+                    ("mcp-param-region", "us-east"),
+                ],
+            ),
+            echo_body(json!({"region": "eu-west"})),
+        ),
+        post(
+            "an undeclared Mcp-Param twice",
+            twice(
+                call(),
+                &[("mcp-param-other", "a"), ("mcp-param-other", "b")],
+            ),
+            call_body(1, "echo"),
+        ),
+        post(
+            "legacy, MCP-Protocol-Version twice",
+            twice(
+                s(&[("mcp-protocol-version", LEGACY)]),
+                &[("mcp-protocol-version", "2025-06-18")],
+            ),
+            legacy_body(2, "tools/list", json!({})),
+        ),
+        Probe {
+            name: "legacy GET, MCP-Protocol-Version twice",
+            method: "GET",
+            path: "/mcp",
+            headers: twice(
+                s(&[("mcp-protocol-version", LEGACY)]),
+                &[("mcp-protocol-version", MODERN)],
+            ),
+            body: None,
+        },
+    ];
+    let table = run_probes(&running, probes).await;
+    expect![[r#"
+        Mcp-Name twice, the last another tool: 400 application/json error -32020
+        Mcp-Name twice, the same: 400 application/json error -32020
+        Mcp-Method twice: 400 application/json error -32020
+        MCP-Protocol-Version twice: 400 application/json error -32020
+        Mcp-Param-Region twice: 400 application/json error -32020
+        an undeclared Mcp-Param twice: 400 application/json error -32020
+        legacy, MCP-Protocol-Version twice: 400 application/json error -32020
+        legacy GET, MCP-Protocol-Version twice: 400 application/json error -32020"#]]
+    .assert_eq(&table);
+    running.stop().await;
+}
