@@ -8,7 +8,8 @@
 //! issuer, `aud` naming this resource (RFC 8707: a token issued for another server is
 //! refused, so a token a client got for us cannot be replayed elsewhere by us, and one
 //! meant elsewhere does not open us), `exp` in the future and `nbf` not (60 s of clock
-//! leeway). Keys are fetched once at start and again when a token names a key id not
+//! leeway). `exp`, `nbf` and `iat` are NumericDates (RFC 7519): JSON numbers, integer or
+//! fractional; one of another type (a string, …) refuses the token, saying which claim. Keys are fetched once at start and again when a token names a key id not
 //! known yet (at most once a minute, so a stream of made-up ids costs no fetch storm).
 //! Every fetch has a deadline and a body cap and follows no redirect. Tokens are never
 //! logged, and the refusals say what was wrong with a token without showing it.
@@ -99,6 +100,14 @@ pub enum TokenProblem {
     /// `nbf` is in the future.
     #[error("the access token is not valid yet")]
     NotYetValid,
+    /// `exp`, `nbf` or `iat` is not a NumericDate (a JSON number of seconds).
+    #[error(
+        "the access token's `{claim}` is not a NumericDate (a JSON number of seconds since 1970)"
+    )]
+    NotADate {
+        /// The claim.
+        claim: &'static str,
+    },
 }
 
 /// Whom a valid access token speaks for: its issuer and `sub`.
@@ -357,16 +366,19 @@ impl OAuthResource {
         }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_secs());
-        match claims.get("exp").and_then(Value::as_u64) {
-            Some(expires) if expires.saturating_add(LEEWAY_SECS) > now => {}
+            .map_or(0.0, |elapsed| elapsed.as_secs_f64());
+        let leeway = LEEWAY_SECS as f64;
+        match numeric_date(claims, "exp")? {
+            Some(expires) if expires + leeway > now => {}
             _ => return Err(TokenProblem::Expired),
         }
-        if let Some(not_before) = claims.get("nbf").and_then(Value::as_u64)
-            && not_before > now.saturating_add(LEEWAY_SECS)
+        if let Some(not_before) = numeric_date(claims, "nbf")?
+            && not_before > now + leeway
         {
             return Err(TokenProblem::NotYetValid);
         }
+        // Not judged, but a token whose `iat` is no date is not one this server reads.
+        numeric_date(claims, "iat")?;
         Ok(TokenSubject {
             issuer: issuer.to_owned(),
             subject: claims
@@ -375,6 +387,19 @@ impl OAuthResource {
                 .unwrap_or_default()
                 .to_owned(),
         })
+    }
+}
+
+/// A NumericDate claim (RFC 7519 §2: a JSON number of seconds, integer or fractional);
+/// `None` when absent, an error for any other type (a string, an object, …).
+fn numeric_date(claims: &Value, claim: &'static str) -> Result<Option<f64>, TokenProblem> {
+    match claims.get(claim) {
+        None => Ok(None),
+        Some(Value::Number(number)) => number
+            .as_f64()
+            .map(Some)
+            .ok_or(TokenProblem::NotADate { claim }),
+        Some(_) => Err(TokenProblem::NotADate { claim }),
     }
 }
 
