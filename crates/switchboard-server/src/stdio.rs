@@ -329,6 +329,9 @@ async fn announce(shared: &Shared, event: &ServiceEvent) {
         let Some(facts) = &session.facts else {
             return;
         };
+        if !event.is_for(&facts.identity) {
+            return;
+        }
         match event {
             ServiceEvent::ToolsChanged if capabilities.tools => {
                 Some((methods::TOOLS_LIST_CHANGED, None))

@@ -23,6 +23,7 @@
 
 pub mod ask;
 pub mod finish;
+pub mod identity;
 pub mod listen;
 pub mod route;
 
@@ -40,6 +41,7 @@ pub use ask::{
     AskError, CLIENT_ANSWER_DEADLINE, ClientAsker, ClientMethod, ClientQuestion, QUESTION_BUFFER,
     SessionKey,
 };
+pub use identity::{ClientIdentity, TokenFingerprint};
 use tokio_util::sync::CancellationToken;
 
 /// A boxed future a service returns.
@@ -326,6 +328,22 @@ pub enum ServiceEvent {
     Log(LogMessage),
 }
 
+impl ServiceEvent {
+    /// Whether the event may be told to a client of this identity. Every event is for
+    /// every client today; a transport asks before it tells a client anything, so an
+    /// event meant for one identity only needs nothing more than an answer here.
+    pub fn is_for(&self, identity: &ClientIdentity) -> bool {
+        let _ = identity;
+        match self {
+            ServiceEvent::ToolsChanged
+            | ServiceEvent::PromptsChanged
+            | ServiceEvent::ResourcesChanged
+            | ServiceEvent::ResourceUpdated { .. }
+            | ServiceEvent::Log(_) => true,
+        }
+    }
+}
+
 /// A log message: `notifications/message`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogMessage {
@@ -378,6 +396,10 @@ pub struct ClientFacts {
     /// Log messages at or above this level reach the client during the request (legacy:
     /// the session's `logging/setLevel`; modern: the request's `logLevel`); none without.
     pub log_level: Option<LogLevel>,
+    /// Who the client is (stdio: [`ClientIdentity::Local`]; HTTP: the credential that
+    /// passed, else the peer's address). A legacy session's requests carry the identity of
+    /// the request that opened it.
+    pub identity: ClientIdentity,
 }
 
 impl ClientFacts {
@@ -389,6 +411,7 @@ impl ClientFacts {
             capabilities: Arc::new(json!({})),
             info: None,
             log_level: None,
+            identity: ClientIdentity::Local,
         }
     }
 

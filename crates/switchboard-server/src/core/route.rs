@@ -19,8 +19,8 @@ use switchboard_wire::codes::{INVALID_PARAMS, METHOD_NOT_FOUND};
 
 use super::listen::ListenFilter;
 use super::{
-    CallTool, Capabilities, ClientFacts, GetPrompt, InputRound, LogLevel, Page, ReadResource,
-    ServiceRequest,
+    CallTool, Capabilities, ClientFacts, ClientIdentity, GetPrompt, InputRound, LogLevel, Page,
+    ReadResource, ServiceRequest,
 };
 
 /// What becomes of one request.
@@ -54,6 +54,19 @@ pub enum Routed {
     Refused(Refusal),
 }
 
+impl Routed {
+    /// Names who asks, on the facts the request carries (a transport that knows its
+    /// client's identity sets it once the request is routed).
+    pub fn set_identity(&mut self, identity: ClientIdentity) {
+        match self {
+            Routed::Discover(facts)
+            | Routed::Listen { facts, .. }
+            | Routed::Serve { facts, .. } => facts.identity = identity,
+            Routed::Initialize(_) | Routed::Ping | Routed::SetLogLevel(_) | Routed::Refused(_) => {}
+        }
+    }
+}
+
 /// `initialize`'s parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Initialize {
@@ -74,6 +87,7 @@ impl Initialize {
             capabilities: Arc::new(self.capabilities.clone()),
             info: self.info.clone().map(Arc::new),
             log_level: None,
+            identity: ClientIdentity::Local,
         }
     }
 }
@@ -292,6 +306,7 @@ fn modern_facts(request_meta: Option<&Map<String, Value>>) -> Result<ClientFacts
         capabilities: Arc::new(capabilities),
         info: request_meta.get(meta::CLIENT_INFO).cloned().map(Arc::new),
         log_level,
+        identity: ClientIdentity::Local,
     })
 }
 

@@ -1,6 +1,7 @@
 //! One HTTP request: the path and method, the guard, the body (capped in size and time),
 //! the era, the session, then the core's routing and the answer.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -23,8 +24,8 @@ use super::sessions::{OpenError, RegisterError, Session};
 use super::{HEALTH_PATH, MCP_PATH, Shared, streams};
 use crate::core::route::{self, Routed};
 use crate::core::{
-    Answer, ClientFacts, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER, RequestContext,
-    ServerNotification, ServiceRequest, finish,
+    Answer, ClientFacts, ClientIdentity, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER,
+    RequestContext, ServerNotification, ServiceRequest, finish,
 };
 use crate::stdio::codes::BUSY;
 
@@ -54,8 +55,12 @@ fn protected_resource(shared: &Shared, request: &Request<Incoming>) -> Reply {
     }
 }
 
-/// Answers one HTTP request.
-pub(super) async fn respond(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+/// Answers one HTTP request from `peer`.
+pub(super) async fn respond(
+    shared: Arc<Shared>,
+    peer: IpAddr,
+    request: Request<Incoming>,
+) -> Reply {
     match (request.uri().path(), request.method()) {
         (HEALTH_PATH, &Method::GET | &Method::HEAD) => {
             if shared.drain.is_cancelled() {
@@ -64,7 +69,7 @@ pub(super) async fn respond(shared: Arc<Shared>, request: Request<Incoming>) -> 
                 reply::text(StatusCode::OK, "ok\n")
             }
         }
-        (MCP_PATH, _) => mcp(shared, request).await,
+        (MCP_PATH, _) => mcp(shared, peer, request).await,
         (path, &Method::GET) if path.starts_with(PROTECTED_RESOURCE_PATH) => {
             protected_resource(&shared, &request)
         }
@@ -75,10 +80,11 @@ pub(super) async fn respond(shared: Arc<Shared>, request: Request<Incoming>) -> 
     }
 }
 
-async fn mcp(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
-    if let Err(refused) = shared.guard.admit(request.headers()).await {
-        return refused;
-    }
+async fn mcp(shared: Arc<Shared>, peer: IpAddr, request: Request<Incoming>) -> Reply {
+    let identity = match shared.guard.admit(request.headers(), peer).await {
+        Ok(identity) => identity,
+        Err(refused) => return refused,
+    };
     if shared.drain.is_cancelled() {
         return busy(
             None,
@@ -86,9 +92,9 @@ async fn mcp(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
         );
     }
     match *request.method() {
-        Method::POST => post(shared, request).await,
-        Method::GET => get(&shared, request.headers()),
-        Method::DELETE => delete(&shared, request.headers()),
+        Method::POST => post(shared, identity, request).await,
+        Method::GET => get(&shared, &identity, request.headers()),
+        Method::DELETE => delete(&shared, &identity, request.headers()),
         _ => not_allowed(Era::Legacy),
     }
 }
@@ -173,7 +179,7 @@ async fn read_body(
         .unwrap_or(Err(BodyError::Slow))
 }
 
-async fn post(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+async fn post(shared: Arc<Shared>, identity: ClientIdentity, request: Request<Incoming>) -> Reply {
     let (parts, body) = request.into_parts();
     let bytes = match read_body(&shared, &parts.headers, body).await {
         Ok(bytes) => bytes,
@@ -235,12 +241,24 @@ async fn post(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
         }
     };
     match era {
-        PostEra::Modern => modern(shared, &parts.headers, message).await,
-        PostEra::Legacy(version) => legacy(shared, &parts.headers, version, message).await,
+        PostEra::Modern => modern(shared, identity, &parts.headers, message).await,
+        PostEra::Legacy(version) => {
+            let request = LegacyPost {
+                identity,
+                version,
+                message,
+            };
+            legacy(shared, &parts.headers, request).await
+        }
     }
 }
 
-async fn modern(shared: Arc<Shared>, headers: &HeaderMap, message: Message) -> Reply {
+async fn modern(
+    shared: Arc<Shared>,
+    identity: ClientIdentity,
+    headers: &HeaderMap,
+    message: Message,
+) -> Reply {
     let request = match message {
         // The 2026-07-28 protocol has no client notifications over HTTP; one is accepted
         // and has no effect.
@@ -257,13 +275,15 @@ async fn modern(shared: Arc<Shared>, headers: &HeaderMap, message: Message) -> R
     if let Err(refusal) = headers::check_modern(headers, &request, &header_params) {
         return reply::refused(Some(&request.id), &refusal);
     }
-    route_and_answer(shared, request, None).await
+    route_and_answer(shared, request, Asker::Modern(identity)).await
 }
 
 /// The session a legacy request names: `Err` with the answer when it names none (400) or
-/// one that is not live (404), or names it under another version (400).
+/// one that is not live (404) or not the identity's (404: another client's session is
+/// none of its business), or names it under another version (400).
 fn session_of(
     shared: &Shared,
+    identity: &ClientIdentity,
     headers: &HeaderMap,
     version: Option<&str>,
 ) -> Result<Arc<Session>, Reply> {
@@ -276,7 +296,8 @@ fn session_of(
     let session = id
         .to_str()
         .ok()
-        .and_then(|id| shared.sessions.get(id.trim()));
+        .and_then(|id| shared.sessions.get(id.trim()))
+        .filter(|session| session.identity() == identity);
     let Some(session) = session else {
         return Err(reply::refusal(
             StatusCode::NOT_FOUND,
@@ -308,12 +329,20 @@ fn session_of(
     Ok(session)
 }
 
-async fn legacy(
-    shared: Arc<Shared>,
-    headers: &HeaderMap,
+/// A legacy POST, read.
+struct LegacyPost {
+    identity: ClientIdentity,
+    /// The `MCP-Protocol-Version` header's version, if sent.
     version: Option<String>,
     message: Message,
-) -> Reply {
+}
+
+async fn legacy(shared: Arc<Shared>, headers: &HeaderMap, post: LegacyPost) -> Reply {
+    let LegacyPost {
+        identity,
+        version,
+        message,
+    } = post;
     if let Message::Request(request) = &message
         && request.method == methods::INITIALIZE
         && !headers.contains_key(SESSION_ID)
@@ -321,9 +350,9 @@ async fn legacy(
         let Message::Request(request) = message else {
             return reply::refusal(StatusCode::BAD_REQUEST, "not a request");
         };
-        return initialize(&shared, request).await;
+        return initialize(&shared, identity, request).await;
     }
-    let session = match session_of(&shared, headers, version.as_deref()) {
+    let session = match session_of(&shared, &identity, headers, version.as_deref()) {
         Ok(session) => session,
         Err(refused) => return refused,
     };
@@ -361,24 +390,37 @@ async fn legacy(
                     ),
                 );
             }
-            route_and_answer(shared, request, Some(session)).await
+            route_and_answer(shared, request, Asker::Session(session)).await
         }
     }
+}
+
+/// Who asks: a modern client, or a legacy session (whose facts carry its identity).
+enum Asker {
+    Modern(ClientIdentity),
+    Session(Arc<Session>),
 }
 
 /// Routes a request (in its session, if it is legacy) and answers it.
 async fn route_and_answer(
     shared: Arc<Shared>,
     request: switchboard_wire::Request,
-    session: Option<Arc<Session>>,
+    asker: Asker,
 ) -> Reply {
+    let (session, identity) = match asker {
+        Asker::Modern(identity) => (None, Some(identity)),
+        Asker::Session(session) => (Some(session), None),
+    };
     let facts = session.as_ref().map(|session| session.facts());
-    let routed = route::route(
+    let mut routed = route::route(
         &request.method,
         request.params,
         facts.as_ref(),
         shared.info().capabilities,
     );
+    if let Some(identity) = identity {
+        routed.set_identity(identity);
+    }
     let call = Call {
         id: request.id,
         method: request.method,
@@ -394,7 +436,11 @@ async fn instructions(shared: &Shared) -> Option<String> {
         .flatten()
 }
 
-async fn initialize(shared: &Shared, request: switchboard_wire::Request) -> Reply {
+async fn initialize(
+    shared: &Shared,
+    identity: ClientIdentity,
+    request: switchboard_wire::Request,
+) -> Reply {
     let routed = route::route(
         &request.method,
         request.params,
@@ -419,7 +465,11 @@ async fn initialize(shared: &Shared, request: switchboard_wire::Request) -> Repl
     // server takes on its identity once it is up).
     let instructions = instructions(shared).await;
     let result = finish::initialize_result(shared.info(), negotiated, instructions);
-    let session = match shared.sessions.open(init.facts(negotiated)) {
+    let facts = ClientFacts {
+        identity,
+        ..init.facts(negotiated)
+    };
+    let session = match shared.sessions.open(facts) {
         Ok(session) => session,
         Err(OpenError::Full) => {
             return busy(
@@ -445,7 +495,12 @@ async fn initialize(shared: &Shared, request: switchboard_wire::Request) -> Repl
 
 /// The session a GET or DELETE names. 2026-07-28 has no sessions: a request in it gets
 /// 405.
-fn session_of_bodyless(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Reply> {
+fn session_of_bodyless(
+    shared: &Shared,
+    identity: &ClientIdentity,
+    headers: &HeaderMap,
+) -> Result<Arc<Session>, Reply> {
+    headers::single_standard_headers(headers).map_err(|refusal| reply::refused(None, &refusal))?;
     let version = headers
         .get(headers::PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
@@ -453,11 +508,11 @@ fn session_of_bodyless(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Sessi
     if version.is_some_and(|v| switchboard_protocol::MODERN_VERSIONS.contains(&v)) {
         return Err(not_allowed(Era::Modern));
     }
-    session_of(shared, headers, version)
+    session_of(shared, identity, headers, version)
 }
 
-fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Reply {
-    let session = match session_of_bodyless(shared, headers) {
+fn get(shared: &Arc<Shared>, identity: &ClientIdentity, headers: &HeaderMap) -> Reply {
+    let session = match session_of_bodyless(shared, identity, headers) {
         Ok(session) => session,
         Err(refused) => return refused,
     };
@@ -493,8 +548,8 @@ fn resume_stream(shared: &Shared, session: &Session, last: &HeaderValue) -> Repl
     }
 }
 
-fn delete(shared: &Shared, headers: &HeaderMap) -> Reply {
-    match session_of_bodyless(shared, headers) {
+fn delete(shared: &Shared, identity: &ClientIdentity, headers: &HeaderMap) -> Reply {
+    match session_of_bodyless(shared, identity, headers) {
         Ok(session) => {
             shared.sessions.end(session.id());
             reply::empty(StatusCode::NO_CONTENT)

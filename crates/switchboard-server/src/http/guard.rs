@@ -2,10 +2,13 @@
 //! gets 403: a web page must not reach a local server through DNS rebinding), the `Host`
 //! check on loopback (a name that does not resolve to loopback is a rebinding attempt:
 //! 403), and the optional bearer token (missing or wrong: 401 with
-//! `WWW-Authenticate: Bearer`), compared in constant time and never shown.
+//! `WWW-Authenticate: Bearer`), compared in constant time and never shown. What passes
+//! names the request's [`ClientIdentity`]: the token (by its fingerprint), the OAuth
+//! token's issuer and subject, or, when the server takes no credentials, the peer's
+//! address.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use hyper::HeaderMap;
@@ -15,22 +18,34 @@ use hyper::header::{AUTHORIZATION, HOST, HeaderValue, ORIGIN, WWW_AUTHENTICATE};
 use super::oauth::OAuthResource;
 use super::reply::{self, Reply};
 use super::{HttpServeError, HttpServeOptions};
+use crate::core::{ClientIdentity, TokenFingerprint};
 
 /// A static bearer token clients must present. Its value is shown nowhere (`Debug` says
 /// `BearerToken(<redacted>)`).
 #[derive(Clone)]
-pub struct BearerToken(Arc<str>);
+pub struct BearerToken {
+    token: Arc<str>,
+    fingerprint: TokenFingerprint,
+}
 
 impl BearerToken {
     /// The token; `None` when it is empty.
     pub fn new(token: impl Into<String>) -> Option<BearerToken> {
         let token = token.into();
-        (!token.is_empty()).then(|| BearerToken(Arc::from(token)))
+        (!token.is_empty()).then(|| BearerToken {
+            fingerprint: TokenFingerprint::of(token.as_bytes()),
+            token: Arc::from(token),
+        })
+    }
+
+    /// The identity of the clients that present it.
+    pub fn identity(&self) -> ClientIdentity {
+        ClientIdentity::Token(self.fingerprint)
     }
 
     /// Whether `presented` is the token, in time independent of where they differ.
     fn matches(&self, presented: &[u8]) -> bool {
-        let expected = self.0.as_bytes();
+        let expected = self.token.as_bytes();
         let mut difference = expected.len() ^ presented.len();
         for (index, byte) in expected.iter().enumerate() {
             let other = presented.get(index).copied().unwrap_or(!byte);
@@ -95,13 +110,21 @@ impl Guard {
         self.oauth.as_deref()
     }
 
-    /// `Ok` when the request may go on; else the refusal to send.
-    pub(super) async fn admit(&self, headers: &HeaderMap) -> Result<(), Reply> {
+    /// Who sent the request, when it may go on; else the refusal to send. `peer` is the
+    /// address the connection comes from (the identity when no credential is asked for).
+    pub(super) async fn admit(
+        &self,
+        headers: &HeaderMap,
+        peer: IpAddr,
+    ) -> Result<ClientIdentity, Reply> {
         self.admit_origin(headers)?;
         if let Some(oauth) = &self.oauth {
             return admit_oauth(oauth, headers).await;
         }
-        self.admit_token(headers)
+        match &self.token {
+            Some(token) => self.admit_token(token, headers),
+            None => Ok(ClientIdentity::peer(peer)),
+        }
     }
 
     /// The `Host` and `Origin` checks (also in front of the public metadata).
@@ -128,26 +151,27 @@ impl Guard {
         Ok(())
     }
 
-    fn admit_token(&self, headers: &HeaderMap) -> Result<(), Reply> {
-        if let Some(token) = &self.token {
-            let presented = headers
-                .get(AUTHORIZATION)
-                .and_then(|value| bearer(value.as_bytes()));
-            let challenge = match presented {
-                Some(presented) if token.matches(presented) => return Ok(()),
-                Some(_) => "Bearer error=\"invalid_token\"",
-                None => "Bearer",
-            };
-            let mut refused = reply::refusal(
-                StatusCode::UNAUTHORIZED,
-                "this server needs `Authorization: Bearer <token>` with its token",
-            );
-            refused
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-            return Err(refused);
-        }
-        Ok(())
+    fn admit_token(
+        &self,
+        token: &BearerToken,
+        headers: &HeaderMap,
+    ) -> Result<ClientIdentity, Reply> {
+        let presented = headers
+            .get(AUTHORIZATION)
+            .and_then(|value| bearer(value.as_bytes()));
+        let challenge = match presented {
+            Some(presented) if token.matches(presented) => return Ok(token.identity()),
+            Some(_) => "Bearer error=\"invalid_token\"",
+            None => "Bearer",
+        };
+        let mut refused = reply::refusal(
+            StatusCode::UNAUTHORIZED,
+            "this server needs `Authorization: Bearer <token>` with its token",
+        );
+        refused
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        Err(refused)
     }
 
     fn allows(&self, origin: &str) -> bool {
@@ -164,13 +188,13 @@ impl Guard {
 
 /// A request to the OAuth protected resource: a valid access token, else 401 with the
 /// challenge that names the resource's metadata (and, for a token that was refused, why).
-async fn admit_oauth(oauth: &OAuthResource, headers: &HeaderMap) -> Result<(), Reply> {
+async fn admit_oauth(oauth: &OAuthResource, headers: &HeaderMap) -> Result<ClientIdentity, Reply> {
     let presented = headers
         .get(AUTHORIZATION)
         .and_then(|value| bearer(value.as_bytes()));
     let problem = match presented {
         Some(token) => match oauth.validate(token).await {
-            Ok(()) => return Ok(()),
+            Ok(subject) => return Ok(subject.identity()),
             Err(problem) => Some(problem),
         },
         None => None,
@@ -240,6 +264,7 @@ mod tests {
             assert!(!token.matches(other));
         }
         assert_eq!(format!("{token:?}"), "BearerToken(<redacted>)");
+        assert!(!format!("{:?}", token.identity()).contains("s3cret"));
         assert!(BearerToken::new("").is_none());
         assert_eq!(bearer(b"bearer  abc "), Some(&b"abc"[..]));
         assert_eq!(bearer(b"Basic abc"), None);

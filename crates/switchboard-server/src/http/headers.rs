@@ -11,6 +11,11 @@
 //! ([`crate::core::Service::header_params`]; an absent or null argument expects none).
 //! Every refusal is 400 with a JSON-RPC error body: a dual-era client that gets a 400
 //! without one falls back to `initialize`.
+//!
+//! Each standard header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, every
+//! `Mcp-Param-*`, and `Mcp-Session-Id`) may be sent once: a request that repeats one is
+//! refused (-32020) in either era, whether or not an occurrence agrees with the body, since
+//! a proxy in front may route on another occurrence than the one checked here.
 
 use hyper::HeaderMap;
 use serde_json::Value;
@@ -57,6 +62,24 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, Ref
     }
 }
 
+/// The prefix of the `Mcp-Param-*` headers.
+const PARAM_PREFIX: &str = "mcp-param-";
+
+/// `Err` when a standard header is sent more than once.
+pub(super) fn single_standard_headers(headers: &HeaderMap) -> Result<(), Refusal> {
+    for name in headers.keys() {
+        let name = name.as_str();
+        let standard = matches!(name, PROTOCOL_VERSION | METHOD | NAME | SESSION_ID)
+            || name.starts_with(PARAM_PREFIX);
+        if standard && headers.get_all(name).iter().nth(1).is_some() {
+            return Err(mismatch(format!(
+                "the `{name}` header is sent more than once; send each MCP header once"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The body's `_meta` protocol version, if it has one (not a string: `Some(None)`).
 fn body_version(message: &Message) -> Option<Option<&str>> {
     params_version(match message {
@@ -73,6 +96,7 @@ fn params_version(params: Option<&Value>) -> Option<Option<&str>> {
 
 /// The era of a POST.
 pub(super) fn era(headers: &HeaderMap, message: &Message) -> Result<PostEra, Refusal> {
+    single_standard_headers(headers)?;
     let body = body_version(message);
     let Some(version) = header(headers, PROTOCOL_VERSION)? else {
         return match body {
@@ -184,7 +208,7 @@ pub(super) fn check_modern(
         let Some(value) = value.filter(|value| !value.is_null()) else {
             continue;
         };
-        let name = format!("mcp-param-{}", header_name.to_ascii_lowercase());
+        let name = format!("{PARAM_PREFIX}{}", header_name.to_ascii_lowercase());
         let Some(sent) = header(headers, &name)? else {
             return Err(mismatch(format!(
                 "missing the `Mcp-Param-{header_name}` header (the tool mirrors argument `{property}` into it)"

@@ -319,9 +319,9 @@ impl HttpServer {
                 accepted = listener.accept() => accepted,
             };
             match accepted {
-                Ok((stream, _peer)) => {
+                Ok((stream, peer)) => {
                     end.connections += 1;
-                    connections.spawn(connection(shared.clone(), stream, permit));
+                    connections.spawn(connection(shared.clone(), stream, peer, permit));
                 }
                 Err(error) => {
                     tracing::debug!(%error, "accepting a connection failed");
@@ -361,12 +361,17 @@ impl HttpServer {
 
 /// Serves one connection until it closes, or until the drain has let it finish what it
 /// was doing.
-async fn connection(shared: Arc<Shared>, stream: TcpStream, _permit: OwnedSemaphorePermit) {
+async fn connection(
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    _permit: OwnedSemaphorePermit,
+) {
     let drain = shared.drain.clone();
     let header_read_timeout = shared.limits.header_read_timeout;
     let service = service_fn(move |request| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(exchange::respond(shared, request).await) }
+        async move { Ok::<_, Infallible>(exchange::respond(shared, peer.ip(), request).await) }
     });
     let mut builder = http1::Builder::new();
     builder

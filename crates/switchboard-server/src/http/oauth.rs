@@ -8,20 +8,23 @@
 //! issuer, `aud` naming this resource (RFC 8707: a token issued for another server is
 //! refused, so a token a client got for us cannot be replayed elsewhere by us, and one
 //! meant elsewhere does not open us), `exp` in the future and `nbf` not (60 s of clock
-//! leeway). Keys are fetched once at start and again when a token names a key id not
+//! leeway). `exp`, `nbf` and `iat` are NumericDates (RFC 7519): JSON numbers, integer or
+//! fractional; one of another type (a string, …) refuses the token, saying which claim. Keys are fetched once at start and again when a token names a key id not
 //! known yet (at most once a minute, so a stream of made-up ids costs no fetch storm).
 //! Every fetch has a deadline and a body cap and follows no redirect. Tokens are never
 //! logged, and the refusals say what was wrong with a token without showing it.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde_json::{Value, json};
+
+use crate::core::ClientIdentity;
 
 /// The longest an access token may be (header + payload + signature).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -97,6 +100,33 @@ pub enum TokenProblem {
     /// `nbf` is in the future.
     #[error("the access token is not valid yet")]
     NotYetValid,
+    /// `exp`, `nbf` or `iat` is not a NumericDate (a JSON number of seconds).
+    #[error(
+        "the access token's `{claim}` is not a NumericDate (a JSON number of seconds since 1970)"
+    )]
+    NotADate {
+        /// The claim.
+        claim: &'static str,
+    },
+}
+
+/// Whom a valid access token speaks for: its issuer and `sub`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenSubject {
+    /// `iss`.
+    pub issuer: String,
+    /// `sub` (empty when the token has none).
+    pub subject: String,
+}
+
+impl TokenSubject {
+    /// The client identity of the token's holder.
+    pub fn identity(&self) -> ClientIdentity {
+        ClientIdentity::Subject {
+            issuer: Arc::from(self.issuer.trim_end_matches('/')),
+            subject: Arc::from(self.subject.as_str()),
+        }
+    }
 }
 
 /// A verification key from the key set.
@@ -272,8 +302,8 @@ impl OAuthResource {
         lock(&self.keys).keys.get(id).cloned()
     }
 
-    /// Checks a presented access token.
-    pub async fn validate(&self, token: &[u8]) -> Result<(), TokenProblem> {
+    /// Checks a presented access token; whom it speaks for.
+    pub async fn validate(&self, token: &[u8]) -> Result<TokenSubject, TokenProblem> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(TokenProblem::Malformed);
         }
@@ -318,7 +348,7 @@ impl OAuthResource {
         self.check_claims(&claims)
     }
 
-    fn check_claims(&self, claims: &Value) -> Result<(), TokenProblem> {
+    fn check_claims(&self, claims: &Value) -> Result<TokenSubject, TokenProblem> {
         let issuer = claims.get("iss").and_then(Value::as_str).unwrap_or("");
         if issuer.trim_end_matches('/') != self.options.issuer.trim_end_matches('/') {
             return Err(TokenProblem::Issuer);
@@ -336,17 +366,40 @@ impl OAuthResource {
         }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_secs());
-        match claims.get("exp").and_then(Value::as_u64) {
-            Some(expires) if expires.saturating_add(LEEWAY_SECS) > now => {}
+            .map_or(0.0, |elapsed| elapsed.as_secs_f64());
+        let leeway = LEEWAY_SECS as f64;
+        match numeric_date(claims, "exp")? {
+            Some(expires) if expires + leeway > now => {}
             _ => return Err(TokenProblem::Expired),
         }
-        if let Some(not_before) = claims.get("nbf").and_then(Value::as_u64)
-            && not_before > now.saturating_add(LEEWAY_SECS)
+        if let Some(not_before) = numeric_date(claims, "nbf")?
+            && not_before > now + leeway
         {
             return Err(TokenProblem::NotYetValid);
         }
-        Ok(())
+        // Not judged, but a token whose `iat` is no date is not one this server reads.
+        numeric_date(claims, "iat")?;
+        Ok(TokenSubject {
+            issuer: issuer.to_owned(),
+            subject: claims
+                .get("sub")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        })
+    }
+}
+
+/// A NumericDate claim (RFC 7519 §2: a JSON number of seconds, integer or fractional);
+/// `None` when absent, an error for any other type (a string, an object, …).
+fn numeric_date(claims: &Value, claim: &'static str) -> Result<Option<f64>, TokenProblem> {
+    match claims.get(claim) {
+        None => Ok(None),
+        Some(Value::Number(number)) => number
+            .as_f64()
+            .map(Some)
+            .ok_or(TokenProblem::NotADate { claim }),
+        Some(_) => Err(TokenProblem::NotADate { claim }),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Legacy sessions: what an `initialize` without `Mcp-Session-Id` opens.
 //!
 //! A session keeps the client's facts (negotiated version, capabilities, `logging/setLevel`
-//! level), its resource subscriptions, its requests in flight (so `notifications/cancelled`
+//! level, and the identity of the client that opened it: a request of another identity
+//! that names the session gets 404, as for an unknown one), its resource subscriptions, its requests in flight (so `notifications/cancelled`
 //! and DELETE can cancel them) and whether its GET stream is open. A resource is
 //! subscribed to (at the service: a gateway follows it upstream) once per session, however
 //! often the session asks, and when the session ends each one it still follows is
@@ -23,7 +24,9 @@ use tokio_util::task::TaskTracker;
 use super::HttpLimits;
 use super::resume::{MAX_RESUMABLE_STREAMS, Resume};
 use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS};
-use crate::core::{ClientFacts, LogLevel, RequestContext, Service, ServiceRequest, SessionKey};
+use crate::core::{
+    ClientFacts, ClientIdentity, LogLevel, RequestContext, Service, ServiceRequest, SessionKey,
+};
 
 /// Questions of one session waiting for the client's answer at most; a question beyond
 /// them is not sent (its asker hears that the request ended).
@@ -240,6 +243,11 @@ impl Session {
     /// The session's id.
     pub(super) fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Who opened the session (only the same identity may use it).
+    pub(super) fn identity(&self) -> &ClientIdentity {
+        &self.facts.identity
     }
 
     /// The version `initialize` negotiated.

@@ -397,6 +397,9 @@ fn session_notification(
     session: &Session,
     event: &ServiceEvent,
 ) -> Option<ServerNotification> {
+    if !event.is_for(session.identity()) {
+        return None;
+    }
     let capabilities = shared.info().capabilities;
     let (method, params) = match event {
         ServiceEvent::ToolsChanged if capabilities.tools => {

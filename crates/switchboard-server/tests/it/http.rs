@@ -991,3 +991,172 @@ async fn a_polled_legacy_stream_is_resumed_with_last_event_id_until_the_answer()
     assert_eq!(foreign.status(), 400);
     running.stop().await;
 }
+
+/// A client that connects from another loopback address (`127.0.0.2`): another peer.
+fn client_from(address: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(WAIT)
+        .local_address(address.parse::<std::net::IpAddr>().ok())
+        .build()
+        .expect("a client")
+}
+
+/// The text a `tools/call` answered with (a JSON body).
+async fn answered_text(response: reqwest::Response) -> String {
+    let text = response.text().await.expect("a body");
+    let body: Value = serde_json::from_str(&text).expect("a JSON answer");
+    body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result: {body}"))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_carry_the_client_identity_and_sessions_keep_theirs() {
+    let running = Running::start(HttpServeOptions::default()).await;
+    // Without credentials, a client is its address; the service reads it on the request.
+    let call = || modern_body(2, "tools/call", json!({"name": "whoami", "arguments": {}}));
+    let mut headers = modern_headers("tools/call");
+    headers.push(("mcp-name", "whoami".to_owned()));
+    let modern = running.post(&headers, call()).await;
+    assert_eq!(answered_text(modern).await, "peer 127.0.0.1");
+    // A legacy session keeps the identity of whoever opened it.
+    let session = running.session().await;
+    let on_session = vec![("mcp-session-id", session.clone())];
+    let legacy = running
+        .post(
+            &on_session,
+            legacy_body(3, "tools/call", json!({"name": "whoami"})),
+        )
+        .await;
+    assert_eq!(answered_text(legacy).await, "peer 127.0.0.1");
+    // Another client naming that session finds none (as for an unknown id): it cannot
+    // call in it, listen on its GET stream, or end it.
+    let other = client_from("127.0.0.2");
+    let foreign_call = other
+        .post(running.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .body(legacy_body(4, "tools/call", json!({"name": "whoami"})))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(foreign_call.status(), 404);
+    let foreign_end = other
+        .delete(running.url())
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(foreign_end.status(), 404);
+    // Its owner still has it.
+    running.end_session(&session).await;
+    running.stop().await;
+
+    // With a bearer token, the client is the token, known by a fingerprint only.
+    let running = Running::start(HttpServeOptions {
+        bearer_token: BearerToken::new("s3cret-identity"),
+        ..HttpServeOptions::default()
+    })
+    .await;
+    headers.push(("authorization", "Bearer s3cret-identity".to_owned()));
+    let identity = answered_text(running.post(&headers, call()).await).await;
+    assert!(identity.starts_with("token "), "{identity}");
+    assert!(!identity.contains("s3cret"), "{identity}");
+    running.stop().await;
+}
+
+/// `headers` with `more` added after them (a header already there is sent twice).
+fn twice(
+    mut headers: Vec<(&'static str, String)>,
+    more: &[(&'static str, &str)],
+) -> Vec<(&'static str, String)> {
+    headers.extend(
+        more.iter()
+            .map(|(name, value)| (*name, (*value).to_owned())),
+    );
+    headers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standard_header_sent_twice_is_refused() {
+    // A proxy that routes on the last occurrence must see what the server checked: any
+    // standard header sent twice is refused, whichever occurrence agrees with the body.
+    let running = Running::start(HttpServeOptions::default()).await;
+    let m = modern_headers;
+    let call = || with(m("tools/call"), &[("mcp-name", "echo")]);
+    let s =
+        |more: &[(&'static str, &str)]| with(vec![("mcp-session-id", "SESSION".to_owned())], more);
+    let probes = vec![
+        post(
+            "Mcp-Name twice, the last another tool",
+            twice(call(), &[("mcp-name", "delete_everything")]),
+            call_body(1, "echo"),
+        ),
+        post(
+            "Mcp-Name twice, the same",
+            twice(call(), &[("mcp-name", "echo")]),
+            call_body(1, "echo"),
+        ),
+        post(
+            "Mcp-Method twice",
+            twice(call(), &[("mcp-method", "tools/list")]),
+            call_body(1, "echo"),
+        ),
+        post(
+            "MCP-Protocol-Version twice",
+            twice(m("tools/list"), &[("mcp-protocol-version", LEGACY)]),
+            modern_body(1, "tools/list", json!({})),
+        ),
+        post(
+            "Mcp-Param-Region twice",
+            twice(
+                call(),
+                &[
+                    ("mcp-param-region", "eu-west"),
+                    ("mcp-param-region", "us-east"),
+                ],
+            ),
+            echo_body(json!({"region": "eu-west"})),
+        ),
+        post(
+            "an undeclared Mcp-Param twice",
+            twice(
+                call(),
+                &[("mcp-param-other", "a"), ("mcp-param-other", "b")],
+            ),
+            call_body(1, "echo"),
+        ),
+        post(
+            "legacy, MCP-Protocol-Version twice",
+            twice(
+                s(&[("mcp-protocol-version", LEGACY)]),
+                &[("mcp-protocol-version", "2025-06-18")],
+            ),
+            legacy_body(2, "tools/list", json!({})),
+        ),
+        Probe {
+            name: "legacy GET, MCP-Protocol-Version twice",
+            method: "GET",
+            path: "/mcp",
+            headers: twice(
+                s(&[("mcp-protocol-version", LEGACY)]),
+                &[("mcp-protocol-version", MODERN)],
+            ),
+            body: None,
+        },
+    ];
+    let table = run_probes(&running, probes).await;
+    expect![[r#"
+        Mcp-Name twice, the last another tool: 400 application/json error -32020
+        Mcp-Name twice, the same: 400 application/json error -32020
+        Mcp-Method twice: 400 application/json error -32020
+        MCP-Protocol-Version twice: 400 application/json error -32020
+        Mcp-Param-Region twice: 400 application/json error -32020
+        an undeclared Mcp-Param twice: 400 application/json error -32020
+        legacy, MCP-Protocol-Version twice: 400 application/json error -32020
+        legacy GET, MCP-Protocol-Version twice: 400 application/json error -32020"#]]
+    .assert_eq(&table);
+    running.stop().await;
+}

@@ -155,6 +155,15 @@ async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
     let header = |kid: &str| json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
     let claims = |aud: Value, exp: u64| json!({"iss": issuer, "aud": aud, "exp": exp, "sub": "u1"});
     let later = now() + 600;
+    let year_on = now() + 365 * 24 * 3600;
+    // The claims of a valid token with these dates.
+    let dated = |dates: Value| {
+        let mut claims = json!({"iss": issuer, "aud": RESOURCE, "sub": "u1"});
+        if let (Some(claims), Some(dates)) = (claims.as_object_mut(), dates.as_object()) {
+            claims.extend(dates.clone());
+        }
+        claims
+    };
     let cases: Vec<(&str, Option<String>)> = vec![
         ("no token", None),
         (
@@ -197,6 +206,53 @@ async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
             )),
         ),
         ("not a JWT", Some("opaque-token".into())),
+        // NumericDate (RFC 7519) is a JSON number, fractional or not; anything else is
+        // refused, never ignored.
+        (
+            "valid, fractional exp",
+            Some(signer.token(header("k1"), dated(json!({"exp": later as f64 + 0.25})))),
+        ),
+        (
+            "expired, fractional exp",
+            Some(signer.token(
+                header("k1"),
+                dated(json!({"exp": (now() - 3600) as f64 + 0.5})),
+            )),
+        ),
+        (
+            "exp as a string",
+            Some(signer.token(header("k1"), dated(json!({"exp": later.to_string()})))),
+        ),
+        (
+            "valid in a year, fractional nbf",
+            Some(signer.token(
+                header("k1"),
+                dated(json!({"exp": year_on + 600, "nbf": year_on as f64 + 0.5})),
+            )),
+        ),
+        (
+            "valid in a year, nbf as a string",
+            Some(signer.token(
+                header("k1"),
+                dated(json!({"exp": year_on + 600, "nbf": year_on.to_string()})),
+            )),
+        ),
+        (
+            "valid, nbf fractional and past, iat fractional",
+            Some(signer.token(
+                header("k1"),
+                dated(
+                    json!({"exp": later, "nbf": now() as f64 - 10.5, "iat": now() as f64 - 10.5}),
+                ),
+            )),
+        ),
+        (
+            "iat as an object",
+            Some(signer.token(
+                header("k1"),
+                dated(json!({"exp": later, "iat": {"at": now()}})),
+            )),
+        ),
     ];
     let mut lines = Vec::new();
     for (name, token) in &cases {
@@ -237,7 +293,14 @@ async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
         signed by another key with the same id: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token's signature does not verify"
         an unknown key id: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token's signing key is not one of the authorization server's"
         alg none: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token is signed with an algorithm this server does not accept"
-        not a JWT: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token is not a JWT this server can read""#]]
+        not a JWT: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token is not a JWT this server can read"
+        valid, fractional exp: 200 -
+        expired, fractional exp: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token has expired"
+        exp as a string: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token's `exp` is not a NumericDate (a JSON number of seconds since 1970)"
+        valid in a year, fractional nbf: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token is not valid yet"
+        valid in a year, nbf as a string: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token's `nbf` is not a NumericDate (a JSON number of seconds since 1970)"
+        valid, nbf fractional and past, iat fractional: 200 -
+        iat as an object: 401 Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the access token's `iat` is not a NumericDate (a JSON number of seconds since 1970)""#]]
     .assert_eq(&lines.join("\n"));
     // The key set was read at start; the unknown key id did not make it refetch within
     // the minute (so made-up ids cost the authorization server nothing).

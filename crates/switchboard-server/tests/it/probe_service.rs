@@ -1,6 +1,6 @@
 //! A small [`Service`] for transport tests: `echo` answers at once, `progress` reports
 //! progress (and a log message) before it answers, `slow` runs until it is cancelled (and
-//! records that it was), `panic` panics, `ask` (unlisted) asks the client for a name, `wait` (unlisted) answers after 300 ms, plus one resource and the events a test sends. `echo` mirrors its
+//! records that it was), `panic` panics, `ask` (unlisted) asks the client for a name, `wait` (unlisted) answers after 300 ms, `whoami` (unlisted) names the client's identity, plus one resource and the events a test sends. `echo` mirrors its
 //! `region` and `count` arguments into `Mcp-Param-Region` and `Mcp-Param-Count`.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -130,6 +130,11 @@ impl Service for ProbeService {
                     Ok(text("done"))
                 }),
                 "panic" => Box::pin(async { panic!("the probe's `panic` tool panics") }),
+                // Not listed: says who asks.
+                "whoami" => {
+                    let identity = context.client.identity.to_string();
+                    Box::pin(async move { Ok(text(&identity)) })
+                }
                 // Not listed: answers after 300 ms.
                 "wait" => Box::pin(async move {
                     tokio::select! {
