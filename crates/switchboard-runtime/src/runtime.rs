@@ -22,7 +22,7 @@ use switchboard_wire::redact::Secrets;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::guards::{LockPolicy, ToolLock};
+use crate::guards::{LockPolicy, LockReading, ToolLock};
 use crate::naming::Naming;
 use crate::notice::{ListKind, NoticeKind, ServerNotice};
 use crate::output::{OutputLimit, ToolOutput};
@@ -45,7 +45,9 @@ pub struct RuntimeOptions {
     pub output_limit: OutputLimit,
     /// Bound on each server's instructions, in characters.
     pub instructions_limit: usize,
-    /// Lock file for tool definitions (rug-pull guard).
+    /// Lock file for tool definitions (rug-pull guard), read at every enable and reload;
+    /// strict and unusable (see [`ToolLock::read`]), no tool is served until a reload finds
+    /// it usable.
     pub lock: Option<LockPolicy>,
     /// Trust store for project-scope servers (`None`: project servers are never started).
     pub trust_store: Option<std::path::PathBuf>,
@@ -303,7 +305,7 @@ struct RuntimeInner {
     child_calls: CallRegistry,
     child_access: AtomicBool,
     journal: Mutex<VecDeque<LifecycleEvent>>,
-    tool_lock: Mutex<Option<ToolLock>>,
+    tool_lock: Mutex<Option<LockReading>>,
     /// What servers say and do, for hosts that pass it on ([`Runtime::notices`]).
     notices: broadcast::Sender<ServerNotice>,
     /// The log level the host chose per server, applied again after every reconnect.
@@ -831,7 +833,7 @@ impl Runtime {
         let mut tool_lock = ToolLock::load(&policy.path)?;
         tool_lock.approve(server, &tools);
         tool_lock.save(&policy.path)?;
-        *lock(&self.inner.tool_lock) = Some(tool_lock);
+        *lock(&self.inner.tool_lock) = Some(LockReading::Pinned(tool_lock));
         if self.inner.enabled.load(Ordering::SeqCst) {
             let version = self.inner.publish(true);
             self.inner.record(LifecycleEvent::Republished { version });
@@ -961,12 +963,7 @@ impl RuntimeInner {
     async fn start(self: &Arc<Self>, control: &mut Control) {
         self.router.stopping.store(false, Ordering::SeqCst);
         let options = self.options();
-        if let Some(policy) = &options.lock {
-            match ToolLock::load(&policy.path) {
-                Ok(tool_lock) => *lock(&self.tool_lock) = Some(tool_lock),
-                Err(problem) => tracing::warn!(%problem, "tool lock not used"),
-            }
-        }
+        self.read_tool_lock(&options);
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
         control.signals = Some(signals_tx.clone());
         let Configured {
@@ -1043,11 +1040,32 @@ impl RuntimeInner {
         control.report = StartupReport::default();
     }
 
+    /// Reads the tool lock, at every enable and reload. A lock that became unusable is not
+    /// replaced by the one read before: a strict policy then serves no tool.
+    fn read_tool_lock(&self, options: &RuntimeOptions) {
+        let Some(policy) = &options.lock else {
+            return;
+        };
+        let reading = match ToolLock::load(&policy.path) {
+            Ok(tool_lock) => LockReading::Pinned(tool_lock),
+            Err(problem) => {
+                if policy.strict {
+                    tracing::warn!(%problem, "no tool is served until the tool lock is usable");
+                } else {
+                    tracing::warn!(%problem, "tool lock not read; tools are not compared");
+                }
+                LockReading::Unusable(problem)
+            }
+        };
+        *lock(&self.tool_lock) = Some(reading);
+    }
+
     async fn reload(self: &Arc<Self>, control: &mut Control) -> ReloadReport {
         let options = self.options();
         let Some(signals) = control.signals.clone() else {
             return ReloadReport::default();
         };
+        self.read_tool_lock(&options);
         let Configured {
             servers: configured,
             problems,

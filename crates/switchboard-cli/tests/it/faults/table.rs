@@ -160,7 +160,29 @@ pub(crate) enum Cmd {
     Serve { script: ServeScript, close: Close },
     /// `switchboard login s --no-browser` (stdin closed: no address is pasted back).
     Login,
+    /// `switchboard serve` with this tool lock beside the config (`mcp.tool-lock.json`), fed
+    /// [`INITIALIZE`], [`INITIALIZED`] and a `tools/list` ([`LOCK_SCRIPT`]); stdin closed
+    /// after the answers.
+    ServeBesideLock { lock: LockFile },
 }
+
+/// What a case leaves where the config's tool lock belongs.
+#[derive(Debug)]
+pub(crate) enum LockFile {
+    /// A file of these bytes.
+    Bytes(&'static [u8]),
+    /// A folder of that name.
+    Directory,
+    /// A symbolic link to a file that does not exist.
+    DanglingLink,
+}
+
+/// What [`Cmd::ServeBesideLock`] writes to the gateway.
+pub(crate) const LOCK_SCRIPT: &[&str] = &[
+    INITIALIZE,
+    INITIALIZED,
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+];
 
 /// What is written to the gateway's stdin.
 #[derive(Debug)]
