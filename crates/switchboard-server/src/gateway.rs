@@ -44,6 +44,11 @@
 //! become events. How much of an upstream failure a client hears is [`ErrorDetail`]'s:
 //! everything (stdio), or which server failed and how (HTTP); the full account always goes
 //! to the operator's log.
+//!
+//! A server's log message that its session could not tie to one call goes only to the
+//! clients of the one identity it can only be about, else only to the operator's log
+//! (`audience.rs` has the rule): a server that logs its users' queries does not tell one
+//! client's data to another.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -68,6 +73,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::audience::{self, Audiences};
 use crate::core::{
     Answer, CacheHints, CallTool, Capabilities, InputRound, LogLevel, LogMessage, RequestContext,
     ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
@@ -292,7 +298,12 @@ impl GatewayService {
             let _ = started_tx.send(true);
         });
         let listed_early = Arc::new(AtomicBool::new(false));
-        let notices = tokio::spawn(pass_notices(runtime.clone(), events.clone()));
+        let audiences = Arc::new(Audiences::default());
+        let notices = tokio::spawn(pass_notices(
+            runtime.clone(),
+            audiences.clone(),
+            events.clone(),
+        ));
         let watcher = tokio::spawn(watch_catalogs(
             runtime.subscribe(),
             started.clone(),
@@ -306,6 +317,7 @@ impl GatewayService {
                 listed_early,
                 subscriptions: Arc::default(),
                 relay: options.relay.take(),
+                audiences,
                 error_detail: options.error_detail,
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
@@ -371,17 +383,26 @@ struct Upstreams {
     subscriptions: Arc<Mutex<HashMap<String, usize>>>,
     /// Where the servers' questions during a request go.
     relay: Option<ClientRelay>,
+    /// Who may hear what a server says outside any one call.
+    audiences: Arc<Audiences>,
     error_detail: ErrorDetail,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
 
 impl Upstreams {
-    /// Registers a request to `server` with the relay for as long as the value lives.
-    fn waiting_on(&self, server: &str, context: &RequestContext) -> Option<WaitingRequest> {
-        self.relay
-            .as_ref()
-            .map(|relay| relay.waiting_on(server, context))
+    /// Registers a request to `server` with the relay and the audiences for as long as the
+    /// value lives.
+    fn waiting_on(&self, server: &str, context: &RequestContext) -> WaitingOn {
+        WaitingOn {
+            _relay: self
+                .relay
+                .as_ref()
+                .map(|relay| relay.waiting_on(server, context)),
+            _audience: self
+                .audiences
+                .waiting_on(server, context.client.identity.clone()),
+        }
     }
 
     /// Waits until the servers have started (or failed), at most `wait`.
@@ -397,6 +418,12 @@ impl Upstreams {
             );
         }
     }
+}
+
+/// A request waiting on a server, as the relay and the audiences count it.
+struct WaitingOn {
+    _relay: Option<WaitingRequest>,
+    _audience: audience::Waiting,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -471,6 +498,7 @@ impl Service for GatewayService {
                     return Err(ErrorObject::new(INTERNAL_ERROR, "cancelled"));
                 }
             }
+            gateway.audiences.served(&context.client.identity);
             let secrets = gateway.runtime.secrets();
             let answer = gateway
                 .answer(request, context.hiding(secrets.clone()))
@@ -808,7 +836,11 @@ impl Upstreams {
 
 /// Passes the servers' log messages (named after their server) and resource updates to the
 /// clients.
-async fn pass_notices(runtime: Runtime, events: broadcast::Sender<ServiceEvent>) {
+async fn pass_notices(
+    runtime: Runtime,
+    audiences: Arc<Audiences>,
+    events: broadcast::Sender<ServiceEvent>,
+) {
     let mut notices = runtime.notices();
     loop {
         let notice = match notices.recv().await {
@@ -836,9 +868,22 @@ async fn pass_notices(runtime: Runtime, events: broadcast::Sender<ServiceEvent>)
             } => {
                 secrets.redact_json(&mut data);
                 let logger = logger.map(|logger| secrets.redact(&logger).into_owned());
-                match server_log(&notice.server, &level, logger.as_deref(), data) {
-                    Some(message) => ServiceEvent::Log(message),
-                    None => continue,
+                let Some(message) = server_log(&notice.server, &level, logger.as_deref(), data)
+                else {
+                    continue;
+                };
+                match audiences.of_server(&notice.server) {
+                    Some(audience) => ServiceEvent::Log { message, audience },
+                    None => {
+                        tracing::info!(
+                            server = %notice.server,
+                            level = message.level.as_str(),
+                            data = %message.data,
+                            "a server's log message, kept from the clients: it may be about \
+                             any of several clients' requests"
+                        );
+                        continue;
+                    }
                 }
             }
             _ => continue,

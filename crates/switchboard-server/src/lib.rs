@@ -8,6 +8,7 @@
 //! kit ([`author`]) makes a service of typed Rust tools, prompts and resources: an MCP
 //! server in a few lines.
 
+mod audience;
 pub mod author;
 pub mod core;
 pub mod gateway;

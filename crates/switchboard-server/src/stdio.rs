@@ -351,7 +351,7 @@ async fn announce(shared: &Shared, event: &ServiceEvent) {
                 follows.then(|| (methods::RESOURCES_UPDATED, Some(json!({ "uri": uri }))))
             }
             // A legacy client that set no level hears every message (the era's default).
-            ServiceEvent::Log(message)
+            ServiceEvent::Log { message, .. }
                 if facts.log_level.is_none_or(|wanted| message.level >= wanted) =>
             {
                 Some((methods::LOG_MESSAGE, Some(message.to_params())))

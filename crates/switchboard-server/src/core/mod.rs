@@ -324,22 +324,43 @@ pub enum ServiceEvent {
         /// The resource.
         uri: String,
     },
-    /// A log message not tied to one request (legacy clients at or above their level).
-    Log(LogMessage),
+    /// A log message not tied to one request (legacy clients at or above their level,
+    /// among those it is for).
+    Log {
+        /// The message.
+        message: LogMessage,
+        /// Who may hear it.
+        audience: Audience,
+    },
+}
+
+/// Who may hear an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Audience {
+    /// Every client.
+    Everyone,
+    /// The clients of this identity only (what a gateway's server said while only that
+    /// identity's requests waited on it).
+    Only(ClientIdentity),
 }
 
 impl ServiceEvent {
-    /// Whether the event may be told to a client of this identity. Every event is for
-    /// every client today; a transport asks before it tells a client anything, so an
-    /// event meant for one identity only needs nothing more than an answer here.
+    /// Whether the event may be told to a client of this identity; a transport asks
+    /// before it tells a client anything.
     pub fn is_for(&self, identity: &ClientIdentity) -> bool {
-        let _ = identity;
         match self {
             ServiceEvent::ToolsChanged
             | ServiceEvent::PromptsChanged
             | ServiceEvent::ResourcesChanged
             | ServiceEvent::ResourceUpdated { .. }
-            | ServiceEvent::Log(_) => true,
+            | ServiceEvent::Log {
+                audience: Audience::Everyone,
+                ..
+            } => true,
+            ServiceEvent::Log {
+                audience: Audience::Only(only),
+                ..
+            } => only == identity,
         }
     }
 }

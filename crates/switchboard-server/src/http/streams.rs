@@ -414,7 +414,9 @@ fn session_notification(
         ServiceEvent::ResourceUpdated { uri } if session.follows(uri) => {
             (methods::RESOURCES_UPDATED, json!({ "uri": uri }))
         }
-        ServiceEvent::Log(message) if capabilities.logging && session.wants_log(message.level) => {
+        ServiceEvent::Log { message, .. }
+            if capabilities.logging && session.wants_log(message.level) =>
+        {
             (methods::LOG_MESSAGE, message.to_params())
         }
         _ => return None,

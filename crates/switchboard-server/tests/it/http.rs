@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::{Value, json};
-use switchboard_server::core::{LogLevel, LogMessage, ServiceEvent};
+use switchboard_server::core::{Audience, LogLevel, LogMessage, ServiceEvent};
 use switchboard_server::http::{BearerToken, HttpEnd, HttpLimits, HttpServeOptions, HttpServer};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -614,12 +614,13 @@ async fn a_session_hears_what_it_asked_for_on_its_get_stream() {
     let second = get(on_session.clone()).await.expect("a GET answer");
     assert_eq!(describe(second).await, "409 application/json error -32600");
     let mut events = Events::new(stream);
-    let log = |level| {
-        ServiceEvent::Log(LogMessage {
+    let log = |level| ServiceEvent::Log {
+        message: LogMessage {
             level,
             logger: None,
             data: json!(level.as_str()),
-        })
+        },
+        audience: Audience::Everyone,
     };
     for event in [
         ServiceEvent::ToolsChanged,
@@ -851,11 +852,14 @@ async fn before_setlevel_a_session_hears_every_log_message_and_updates_under_wha
         .expect("a GET answer");
     let mut events = Events::new(stream);
     for event in [
-        ServiceEvent::Log(LogMessage {
-            level: LogLevel::Debug,
-            logger: None,
-            data: json!("quiet"),
-        }),
+        ServiceEvent::Log {
+            message: LogMessage {
+                level: LogLevel::Debug,
+                logger: None,
+                data: json!("quiet"),
+            },
+            audience: Audience::Everyone,
+        },
         ServiceEvent::ResourceUpdated {
             uri: "probe://elsewhere".into(),
         },

@@ -5188,6 +5188,25 @@ pub(crate) static PENDING: &[Case] = &[];
 /// asserts it (checked to exist by `cases_tested_elsewhere_name_real_tests`).
 pub(crate) static ELSEWHERE: &[Case] = &[
     Case {
+        name: "gateway-loose-log-stays-with-its-identity",
+        area: Area::Gateway,
+        hostile: "through `serve --http`: a server logs each call's arguments while clients of three addresses have calls in flight, so its session cannot tie the message to one call (the matrix has one client)",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "neither the bystander nor the other caller hears B's query; the operator's log has it; clients of one address all hear it, as before",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::HardenedElsewhere {
+            item: 6,
+            test: "crates/switchboard-cli/tests/it/gateway_logs.rs::another_identitys_query_in_a_servers_log_reaches_only_the_operator",
+        },
+    },
+    Case {
         name: "gateway-http-client-told-no-upstream-detail",
         area: Area::Gateway,
         hostile: "through `serve --http`: a server that crashes or times out after writing its `env` secrets to stderr, and an HTTP server whose 500 page quotes its URL and headers (the matrix has no HTTP client of the gateway)",
