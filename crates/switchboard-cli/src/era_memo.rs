@@ -203,7 +203,8 @@ fn load(path: &Path) -> MemoFile {
     }
 }
 
-/// Writes the memo atomically (temp file and rename); a failure is only logged.
+/// Writes the memo atomically (temp file and rename, `switchboard_config::atomic`), `0600`
+/// as every state file; a failure is only logged.
 fn store(path: &Path, memo: &MemoFile) {
     let text = match serde_json::to_string_pretty(memo) {
         Ok(text) => text + "\n",
@@ -212,7 +213,12 @@ fn store(path: &Path, memo: &MemoFile) {
             return;
         }
     };
-    if let Err(e) = switchboard_config::edit::write_atomically(path, &text) {
+    let written = switchboard_config::atomic::replace_file(
+        path,
+        text.as_bytes(),
+        switchboard_config::atomic::Permissions::OwnerOnly,
+    );
+    if let Err(e) = written {
         tracing::debug!(path = %path.display(), error = %e, "era memo not written");
     }
 }

@@ -8,8 +8,11 @@
 //! - cross-server shadowing (`guards::find_shadowing`): texts naming another server's tools,
 //!   tools redefining another server's;
 //! - rug pulls: every tool definition against the lock file (`guards::ToolLock`, beside the
-//!   config by default); `--update` pins what is offered now, and `switchboard serve` leaves
-//!   out new and changed tools while the lock file exists (unless `--no-tool-lock`);
+//!   config by default); `--update` pins what is offered now (written atomically, `0600`),
+//!   and `switchboard serve` leaves out new and changed tools while the lock file exists
+//!   (unless `--no-tool-lock`). A lock that is there and cannot be used is a usage error
+//!   for `scan` and `--update` alike (it is left as it is) and stops `serve`; the message
+//!   ([`unusable_lock_message`]) says how to recreate it or serve without it;
 //! - context cost: the tokens each server's tool catalog costs (o200k_base, see
 //!   [`catalog_tokens`]) against a budget, names clients refuse, more tools than clients take;
 //! - schemas: an `inputSchema` or `outputSchema` that is not a valid JSON Schema with an
@@ -25,10 +28,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use switchboard_config::Origin;
 use switchboard_protocol::Tool;
-use switchboard_runtime::FindingKind;
 use switchboard_runtime::guards::{self, Catalog, Change, ToolLock};
 use switchboard_runtime::naming::{MAX_NAME_LEN, is_provider_safe};
 use switchboard_runtime::schema::{ArgumentValidator, SchemaProblem, normalize};
+use switchboard_runtime::{FindingKind, StateFileError};
 
 use crate::status::{
     self, MAX_TOOLS_IN_ALL, MAX_TOOLS_PER_SERVER, Row, State, Target, WarningKind,
@@ -200,8 +203,17 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
                 .into(),
         ));
     }
+    // A lock that cannot be used is refused, by `--update` too: it is left for the user to
+    // look at, and replacing it would drop the pins of servers that fail to start now.
     let lock = match &lock_path {
-        Some(path) => Some(ToolLock::load(path).map_err(|e| Failure::Usage(e.to_string()))?),
+        Some(path) => Some(ToolLock::load(path).map_err(|error| {
+            Failure::Usage(match &args.lock {
+                Some(_) => format!(
+                    "{error}\n  move it aside, then `--update` writes a new one with the tools offered now (review them first)"
+                ),
+                None => unusable_lock_message(&error, &loaded.file.path),
+            })
+        })?),
         None => None,
     };
     let rows = futures_join_all(targets.iter().map(|t| status::start(t, browse.timeout))).await;
@@ -255,6 +267,18 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
         terminal::print(&scan_text(&found, &scanned, &lock_state));
     }
     Ok(if found.is_empty() { 0 } else { EXIT_FINDINGS })
+}
+
+/// A tool lock beside `config` that cannot be used: what is wrong, then how to recreate it
+/// and how to serve without it (`scan` and `serve` say the same).
+pub(crate) fn unusable_lock_message(error: &StateFileError, config: &Path) -> String {
+    let config = config.display();
+    format!(
+        "{error}\n  it pins the tools `switchboard serve` may serve from `{config}`; check what \
+         happened to it, then move it aside and run `switchboard scan --config {config} --update` \
+         to pin the tools offered now (review them first), or serve without it: \
+         `switchboard serve --config {config} --no-tool-lock`"
+    )
 }
 
 /// The tokens a catalog costs an agent: each tool as the function definition a model API is

@@ -3,7 +3,12 @@
 //! carries only the protocol; the startup report, where it listens, and logs go to stderr.
 //! When the config file has a tool lock beside it (`switchboard scan --update`), tools new or
 //! changed since they were pinned are left out (quarantined) and said in the report, unless
-//! `--no-tool-lock` asks to serve them (the changes are then warnings in the report).
+//! `--no-tool-lock` asks to serve them (the changes are then warnings in the report). A lock
+//! that is there and cannot be used (unreadable, a folder, empty, cut short, a BOM, another
+//! format version) stops `serve` before any server starts, exit 2, with what is wrong, how
+//! to recreate it (`scan --update`) and how to serve without it (`--no-tool-lock`, which
+//! then serves every tool and says the lock was not read). The runtime reads the lock again
+//! at each reload and, if it became unusable, serves none of the tools.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,7 +21,7 @@ use switchboard_runtime::{
     Authorizers, ConnectHooks, HostHandler, LockPolicy, OutputLimit, Runtime, RuntimeOptions,
     ServerState, ToolLock,
 };
-use switchboard_server::gateway::{self, GatewayOptions, GatewayService};
+use switchboard_server::gateway::{self, ErrorDetail, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
 use switchboard_server::relay::ClientRelay;
 use tokio_util::sync::CancellationToken;
@@ -52,7 +57,8 @@ pub(crate) struct ServeArgs {
     no_prefix: bool,
     /// Do not apply the tool lock beside the config file (`switchboard scan --update` writes
     /// it): serve the tools that are new or changed since they were pinned instead of
-    /// leaving them out. The startup report still lists them as warnings.
+    /// leaving them out. The startup report still lists them as warnings. Without it, a lock
+    /// that is there and cannot be used (empty, cut short, another version…) stops `serve`.
     #[arg(long)]
     no_tool_lock: bool,
     /// Serve over Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0 picks a free
@@ -88,6 +94,12 @@ pub(crate) struct ServeArgs {
     /// 2025-11-25 polling), so long calls survive proxies that cut long responses.
     #[arg(long, value_name = "MS", requires = "http", value_parser = clap::value_parser!(u64).range(10..))]
     poll_after_ms: Option<u64>,
+    /// With --http: tell clients an upstream failure in full — the server's last stderr
+    /// lines, its address, the start of an HTTP error body — as a stdio client is told.
+    /// Without it they hear which server failed and how, and the details go to this
+    /// process's log. The servers' configured secrets are hidden either way.
+    #[arg(long, requires = "http")]
+    full_errors: bool,
     #[command(flatten)]
     limits: LimitFlags,
 }
@@ -183,27 +195,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     options.naming = naming;
     // A lock file beside the config (`switchboard scan --update` writes it) is applied
     // strictly: a tool that is new or changed since it was pinned is left out. With
-    // `--no-tool-lock` it is only read, so that the changes are still reported.
-    let lock_path = ToolLock::beside(&file.path);
-    if file.path.is_file() && lock_path.is_file() {
-        let strict = !args.no_tool_lock;
-        if strict {
-            say(format_args!(
-                "switchboard serve: tools pinned in {}: new or changed ones are left out until \
-                 `switchboard scan --update` accepts them",
-                lock_path.display()
-            ));
-        } else {
-            say(format_args!(
-                "switchboard serve: --no-tool-lock: the tool lock {} is not applied: tools new or \
-                 changed since they were pinned are served (warnings below name them)",
-                lock_path.display()
-            ));
-        }
-        options.lock = Some(LockPolicy {
-            path: lock_path,
-            strict,
-        });
+    // `--no-tool-lock` it is only read, so that the changes are still reported. A lock that
+    // is there and cannot be used stops the serve (it fails closed), unless `--no-tool-lock`
+    // says to do without it.
+    let lock_flag = if args.no_tool_lock {
+        LockFlag::DoWithout
+    } else {
+        LockFlag::Apply
+    };
+    if file.path.is_file() {
+        options.lock = tool_lock_policy(&file.path, lock_flag)?;
     }
     // The servers' questions during a call (elicitation, sampling) go to its client.
     let relay = ClientRelay::new();
@@ -265,6 +266,12 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             };
             options.limits.poll_after = args.poll_after_ms.map(std::time::Duration::from_millis);
             args.limits.apply(&mut options.limits);
+            // Remote clients hear which server failed and how; the operator's log has the rest.
+            gateway.error_detail = if args.full_errors {
+                ErrorDetail::Full
+            } else {
+                ErrorDetail::Brief
+            };
             serve_http(HttpServing {
                 addr,
                 options,
@@ -284,6 +291,61 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     }
     runtime.dispose().await;
     served.map(|()| 0)
+}
+
+/// Whether `--no-tool-lock` was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LockFlag {
+    Apply,
+    DoWithout,
+}
+
+/// The lock beside `config`, said on stderr: `None` when there is none, or when it cannot
+/// be used and `--no-tool-lock` was given. Errors: it cannot be used (what is wrong, how to
+/// recreate it, how to serve without it).
+fn tool_lock_policy(
+    config: &std::path::Path,
+    flag: LockFlag,
+) -> Result<Option<LockPolicy>, String> {
+    let lock_path = ToolLock::beside(config);
+    match (ToolLock::read(&lock_path), flag) {
+        (Ok(None), _) => Ok(None),
+        (Ok(Some(_)), LockFlag::Apply) => {
+            say(format_args!(
+                "switchboard serve: tools pinned in {}: new or changed ones are left out until \
+                 `switchboard scan --update` accepts them",
+                lock_path.display()
+            ));
+            Ok(Some(LockPolicy {
+                path: lock_path,
+                strict: true,
+            }))
+        }
+        (Ok(Some(_)), LockFlag::DoWithout) => {
+            say(format_args!(
+                "switchboard serve: --no-tool-lock: the tool lock {} is not applied: tools new or \
+                 changed since they were pinned are served (warnings below name them)",
+                lock_path.display()
+            ));
+            Ok(Some(LockPolicy {
+                path: lock_path,
+                strict: false,
+            }))
+        }
+        (Err(error), LockFlag::DoWithout) => {
+            say(format_args!(
+                "switchboard serve: --no-tool-lock: the tool lock {} is not read: {}; every tool \
+                 is served",
+                lock_path.display(),
+                error.problem
+            ));
+            Ok(None)
+        }
+        (Err(error), LockFlag::Apply) => Err(format!(
+            "not serving: {}",
+            crate::scan::unusable_lock_message(&error, config)
+        )),
+    }
 }
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal comes.

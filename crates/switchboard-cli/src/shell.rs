@@ -11,6 +11,19 @@
 //!
 //! The shell's exit status is the last command's, as the one-shot verb would have exited
 //! (0 when no command ran), so that a script piped into it can tell whether its end went well.
+//!
+//! The history (`$XDG_STATE_HOME/switchboard/history`, else `~/.local/state/…`; only on a
+//! terminal) is private: written whole through `switchboard_config::atomic` (a new file
+//! renamed over the old one), `0600`, its folder made `0700` when the shell makes it. It keeps
+//! no secret typed as an argument: in a `key=value` word or a JSON object (at any depth),
+//! a value whose key names a secret — a part of the key, split at `_`, `-`, `.` and case
+//! changes, that is `token`, `password`, `passwd`, `secret`, `key`, `auth`, `credential`,
+//! `cookie`, `session` and the like ([`SECRET_KEY_PARTS`]), so `github_token` and `apiKey`
+//! but not `keyboard` — is kept as `<not kept>` ([`NOT_KEPT`]), in memory and in the file,
+//! so Up shows the line with the value to type again (a command that still holds the
+//! placeholder is refused rather than sent). A line that cannot be split into words (an
+//! open quote) is not kept at all. Lines read back from an older history are cleaned the same
+//! way, so the next write drops what an earlier version kept.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError, mpsc as sync_mpsc};
@@ -422,6 +435,11 @@ impl Shell {
     }
 
     async fn execute(&mut self, line: &str, cancel: &CancellationToken) -> Result<Step, Failure> {
+        if line.contains(NOT_KEPT) {
+            return Err(Failure::Usage(format!(
+                "{NOT_KEPT} stands for a secret the history did not keep: type its value"
+            )));
+        }
         let mut words: VecDeque<String> = split_words(line).map_err(Failure::Usage)?.into();
         let Some(command) = words.pop_front() else {
             return Ok(Step::Next(0));
@@ -434,6 +452,9 @@ impl Shell {
                     text.push_str(&format!("  {usage:<38}{what}\n"));
                 }
                 text.push_str(&format!("servers: {}\n", self.names().join(", ")));
+                text.push_str(&format!(
+                    "history: arguments whose key names a secret (token, password, key, auth, …) are kept as {NOT_KEPT}\n"
+                ));
                 terminal::print(&text);
                 Ok(0)
             }
@@ -634,15 +655,15 @@ fn read_edited(
     };
     let file = history_file();
     if let Some(path) = &file {
-        for line in read_history(path) {
+        for line in read_history(path).iter().filter_map(|l| history_line(l)) {
             editor.add_history(&line);
         }
     }
     loop {
         let input = match editor.read(PROMPT) {
             terminal::EditedLine::Line(line) => {
-                if !line.trim().is_empty() {
-                    editor.add_history(&line);
+                if let Some(kept) = history_line(&line).filter(|l| !l.trim().is_empty()) {
+                    editor.add_history(&kept);
                 }
                 Input::Line(line)
             }
@@ -748,11 +769,139 @@ fn write_history(path: &std::path::Path, history: &[String]) {
         text.push_str(line);
         text.push('\n');
     }
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Err(error) = std::fs::write(path, text) {
+    let written = switchboard_config::atomic::replace_file(
+        path,
+        text.as_bytes(),
+        switchboard_config::atomic::Permissions::OwnerOnly,
+    );
+    if let Err(error) = written {
         tracing::debug!(%error, path = %path.display(), "the shell's history was not saved");
+    }
+}
+
+/// What the history keeps of a secret argument's value.
+pub(crate) const NOT_KEPT: &str = "<not kept>";
+
+/// Parts of an argument's key (split at `_`, `-`, `.` and case changes, compared without
+/// case) that name a secret; also a few spelt as one word.
+const SECRET_KEY_PARTS: &[&str] = &[
+    "token",
+    "tokens",
+    "password",
+    "passwords",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "secret",
+    "secrets",
+    "key",
+    "keys",
+    "apikey",
+    "auth",
+    "authorization",
+    "bearer",
+    "credential",
+    "credentials",
+    "cookie",
+    "cookies",
+    "session",
+    "sessionid",
+    "accesstoken",
+    "authtoken",
+    "privatekey",
+    "clientsecret",
+    "jwt",
+    "otp",
+];
+
+/// Whether an argument's key names a secret (`github_token`, `apiKey`, `X-Api-Key`; not
+/// `keyboard`).
+pub(crate) fn is_secret_key(key: &str) -> bool {
+    let mut parts: Vec<String> = Vec::new();
+    let mut part = String::new();
+    let mut previous_lower = false;
+    for c in key.chars() {
+        if !c.is_alphanumeric() {
+            parts.extend((!part.is_empty()).then(|| std::mem::take(&mut part)));
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower {
+            parts.push(std::mem::take(&mut part));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        part.extend(c.to_lowercase());
+    }
+    parts.extend((!part.is_empty()).then_some(part));
+    parts
+        .iter()
+        .any(|part| SECRET_KEY_PARTS.contains(&part.as_str()))
+}
+
+/// The line as the history keeps it: secret arguments' values replaced by [`NOT_KEPT`]
+/// (the line as typed when there is none); `None` when it is not kept at all (it cannot be
+/// split into words, or holds a JSON argument that does not parse).
+pub(crate) fn history_line(line: &str) -> Option<String> {
+    let words = split_words(line).ok()?;
+    let mut changed = false;
+    let mut kept = Vec::with_capacity(words.len());
+    for word in words {
+        if word.trim_start().starts_with('{') {
+            let mut value: Value = serde_json::from_str(&word).ok()?;
+            if hide_secret_values(&mut value) {
+                changed = true;
+                kept.push(value.to_string());
+                continue;
+            }
+        } else if let Some((key, _)) = word.split_once('=')
+            && is_secret_key(key)
+        {
+            changed = true;
+            kept.push(format!("{key}={NOT_KEPT}"));
+            continue;
+        }
+        kept.push(word);
+    }
+    if !changed {
+        return Some(line.to_owned());
+    }
+    Some(kept.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" "))
+}
+
+/// Replaces the value of every member whose key names a secret, at any depth; whether any
+/// was.
+fn hide_secret_values(value: &mut Value) -> bool {
+    match value {
+        Value::Object(members) => {
+            let mut hidden = false;
+            for (key, member) in members.iter_mut() {
+                if is_secret_key(key) {
+                    *member = Value::String(NOT_KEPT.to_owned());
+                    hidden = true;
+                } else {
+                    hidden |= hide_secret_values(member);
+                }
+            }
+            hidden
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |hidden, item| hide_secret_values(item) | hidden),
+        _ => false,
+    }
+}
+
+/// A word as [`split_words`] reads it back: as it is when it has no blank or quote, else in
+/// single quotes (a `'` written `'\''`).
+fn quoted(word: &str) -> String {
+    let plain = !word.is_empty()
+        && !word
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\'));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -844,6 +993,91 @@ pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_keys_are_found_by_their_parts() {
+        let keys = [
+            "token",
+            "github_token",
+            "apiKey",
+            "API_KEY",
+            "X-Api-Key",
+            "apikey",
+            "PASSWORD",
+            "db.passwd",
+            "clientSecret",
+            "authorization",
+            "sessionId",
+            "cookie",
+            "keyboard",
+            "monkey",
+            "text",
+            "author",
+            "tokenizer",
+            "count",
+        ];
+        let secret: Vec<&str> = keys.into_iter().filter(|k| is_secret_key(k)).collect();
+        expect_test::expect![[r#"
+            [
+                "token",
+                "github_token",
+                "apiKey",
+                "API_KEY",
+                "X-Api-Key",
+                "apikey",
+                "PASSWORD",
+                "db.passwd",
+                "clientSecret",
+                "authorization",
+                "sessionId",
+                "cookie",
+            ]
+        "#]]
+        .assert_debug_eq(&secret);
+    }
+
+    #[test]
+    fn the_history_keeps_no_secret_value() {
+        let lines = [
+            "call fx echo text=hi",
+            "call fx echo text=\"two words\" github_token=ghp_x",
+            r#"call fx echo '{"a": {"apiKey": "k", "list": [{"password": "p"}]}, "b": 1}'"#,
+            r#"call fx echo '{"broken": '"#,
+            "call fx echo 'open",
+            "prompt greet name=it\\'s session=abc",
+        ];
+        let kept: Vec<Option<String>> = lines.into_iter().map(history_line).collect();
+        expect_test::expect![[r#"
+            [
+                Some(
+                    "call fx echo text=hi",
+                ),
+                Some(
+                    "call fx echo 'text=two words' 'github_token=<not kept>'",
+                ),
+                Some(
+                    "call fx echo '{\"a\":{\"apiKey\":\"<not kept>\",\"list\":[{\"password\":\"<not kept>\"}]},\"b\":1}'",
+                ),
+                None,
+                None,
+                Some(
+                    "prompt greet 'name=it'\\''s' 'session=<not kept>'",
+                ),
+            ]
+        "#]]
+        .assert_debug_eq(&kept);
+        // What is kept reads back as the same words, the secrets replaced.
+        let read_back = split_words(kept[5].as_deref().unwrap_or_default());
+        assert_eq!(
+            read_back,
+            Ok(vec![
+                "prompt".to_owned(),
+                "greet".to_owned(),
+                "name=it's".to_owned(),
+                format!("session={NOT_KEPT}"),
+            ])
+        );
+    }
 
     #[test]
     fn words_split_at_blanks_with_quotes() {

@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 use switchboard_config::ServerEntry;
-use switchboard_wire::redact::{MIN_SECRET_LEN, REDACTED, Secrets};
+use switchboard_wire::redact::{MIN_SECRET_LEN, Secrets};
 use switchboard_wire::{Direction, FrameTap};
 
 use crate::terminal::{self, JsonLayout};
@@ -306,7 +306,10 @@ fn trace_line(frame: &TracedFrame) -> String {
         ))
     } else {
         match serde_json::from_str::<Value>(&text) {
-            Ok(value) => redact_value(value, &frame.secrets.set),
+            Ok(mut value) => {
+                frame.secrets.set.redact_json(&mut value);
+                value
+            }
             Err(_) => Value::String(frame.secrets.set.redact(&text).into_owned()),
         }
     };
@@ -334,39 +337,6 @@ fn trace_line(frame: &TracedFrame) -> String {
         );
     }
     terminal::json_text(&Value::Object(line), JsonLayout::Compact)
-}
-
-/// `value` with every secret replaced in its keys, strings and numbers.
-fn redact_value(value: Value, secrets: &Secrets) -> Value {
-    match value {
-        Value::String(text) => Value::String(secrets.redact(&text).into_owned()),
-        Value::Number(number) => {
-            let text = number.to_string();
-            if secrets.redact(&text) == text {
-                Value::Number(number)
-            } else {
-                Value::String(REDACTED.to_owned())
-            }
-        }
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| redact_value(item, secrets))
-                .collect(),
-        ),
-        Value::Object(members) => Value::Object(
-            members
-                .into_iter()
-                .map(|(key, member)| {
-                    (
-                        secrets.redact(&key).into_owned(),
-                        redact_value(member, secrets),
-                    )
-                })
-                .collect(),
-        ),
-        other => other,
-    }
 }
 
 /// `text` without a trailing beginning of a secret (a cut frame may end inside one).

@@ -18,6 +18,7 @@
 //! everywhere, also Gemini's `includeTools`/`excludeTools` in JSON and Codex's
 //! `enabled_tools`/`disabled_tools` in TOML.
 
+pub mod atomic;
 pub mod discover;
 pub mod edit;
 mod filter;

@@ -10,7 +10,12 @@
 //!
 //! The lock file's usual place is beside the config file it pins ([`ToolLock::beside`]):
 //! `switchboard scan --update` writes it there and `switchboard serve` applies it strictly
-//! when it exists.
+//! when it exists. It fails closed: a lock that is there but cannot be used (unreadable,
+//! empty, cut short, a BOM, another format version) is a [`StateFileError`] from
+//! [`ToolLock::read`], never an empty lock, and a runtime with a strict [`LockPolicy`] whose
+//! lock cannot be read serves none of the tools (each left out with a `Quarantined` finding
+//! that says why) until the lock is usable again. It is written atomically, `0600` (see
+//! `state_file.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -22,7 +27,7 @@ use switchboard_protocol::Tool;
 use switchboard_wire::credentials::find_credentials;
 
 use crate::sources::canonical;
-use crate::state_file::{StateFileError, StateFileKind, StateFileProblem};
+use crate::state_file::{StateFileError, StateFileKind, read_state_file, write_state_file};
 
 /// Something worth a person's attention, tied to a server (and a tool).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,19 +258,13 @@ impl ToolLock {
             .unwrap_or_default()
     }
 
-    /// Reads a lock file; a missing file is an empty lock.
-    pub fn load(path: &Path) -> Result<ToolLock, StateFileError> {
-        let failed = |problem| StateFileError::new(StateFileKind::ToolLock, path, problem);
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ToolLock::default()),
-            Err(e) => return Err(failed(StateFileProblem::Unreadable(e.to_string()))),
+    /// Reads a lock file: `None` when there is none. A file that is there and cannot be used
+    /// (unreadable, empty, cut short, not JSON, a BOM, another format or version) is an
+    /// error, never an empty lock: a caller that applies the lock must not go on without it.
+    pub fn read(path: &Path) -> Result<Option<ToolLock>, StateFileError> {
+        let Some(value) = read_state_file(StateFileKind::ToolLock, path, LOCK_FORMAT)? else {
+            return Ok(None);
         };
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| failed(StateFileProblem::NotJson(e.to_string())))?;
-        if value.get("format").and_then(Value::as_str) != Some(LOCK_FORMAT) {
-            return Err(failed(StateFileProblem::WrongFormat(LOCK_FORMAT)));
-        }
         let mut lock = ToolLock::default();
         if let Some(servers) = value.get("servers").and_then(Value::as_object) {
             for (server, tools) in servers {
@@ -280,29 +279,20 @@ impl ToolLock {
                 lock.servers.insert(server.clone(), tools);
             }
         }
-        Ok(lock)
+        Ok(Some(lock))
     }
 
-    /// Writes the lock file.
+    /// Reads a lock file; a missing file is an empty lock (every tool is new to it). A file
+    /// that cannot be used is an error, as with [`ToolLock::read`].
+    pub fn load(path: &Path) -> Result<ToolLock, StateFileError> {
+        Ok(ToolLock::read(path)?.unwrap_or_default())
+    }
+
+    /// Writes the lock file: atomically (a new file renamed over the old one, so a kill
+    /// during the write leaves the old lock, never an empty one), `0600`.
     pub fn save(&self, path: &Path) -> Result<(), StateFileError> {
         let value = json!({ "format": LOCK_FORMAT, "servers": self.servers });
-        let text = serde_json::to_string_pretty(&value).map_err(|e| {
-            StateFileError::new(
-                StateFileKind::ToolLock,
-                path,
-                StateFileProblem::Unencodable(e.to_string()),
-            )
-        })?;
-        if let Some(parent) = path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        std::fs::write(path, text + "\n").map_err(|e| {
-            StateFileError::new(
-                StateFileKind::ToolLock,
-                path,
-                StateFileProblem::Unwritable(e.to_string()),
-            )
-        })
+        write_state_file(StateFileKind::ToolLock, path, &value)
     }
 
     /// Records `tools` as the approved definitions of `server` (replacing earlier ones).
@@ -330,6 +320,15 @@ impl ToolLock {
             }),
         }
     }
+}
+
+/// The tool lock as a runtime last read it (at enable, reload or approval).
+#[derive(Debug, Clone)]
+pub(crate) enum LockReading {
+    /// Read: these definitions are pinned (none when there is no file).
+    Pinned(ToolLock),
+    /// There, and not usable: with a strict policy no tool is served.
+    Unusable(StateFileError),
 }
 
 /// Where the lock file lives and how strictly it is applied.

@@ -18,10 +18,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard_config::{ProcessEnv, ServerEntry};
+use switchboard_wire::redact::Secrets;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::guards::{LockPolicy, ToolLock};
+use crate::guards::{LockPolicy, LockReading, ToolLock};
 use crate::naming::Naming;
 use crate::notice::{ListKind, NoticeKind, ServerNotice};
 use crate::output::{OutputLimit, ToolOutput};
@@ -44,7 +45,9 @@ pub struct RuntimeOptions {
     pub output_limit: OutputLimit,
     /// Bound on each server's instructions, in characters.
     pub instructions_limit: usize,
-    /// Lock file for tool definitions (rug-pull guard).
+    /// Lock file for tool definitions (rug-pull guard), read at every enable and reload;
+    /// strict and unusable (see [`ToolLock::read`]), no tool is served until a reload finds
+    /// it usable.
     pub lock: Option<LockPolicy>,
     /// Trust store for project-scope servers (`None`: project servers are never started).
     pub trust_store: Option<std::path::PathBuf>,
@@ -302,7 +305,7 @@ struct RuntimeInner {
     child_calls: CallRegistry,
     child_access: AtomicBool,
     journal: Mutex<VecDeque<LifecycleEvent>>,
-    tool_lock: Mutex<Option<ToolLock>>,
+    tool_lock: Mutex<Option<LockReading>>,
     /// What servers say and do, for hosts that pass it on ([`Runtime::notices`]).
     notices: broadcast::Sender<ServerNotice>,
     /// The log level the host chose per server, applied again after every reconnect.
@@ -314,6 +317,8 @@ struct RuntimeInner {
     resource_streams: Mutex<HashMap<(String, String), switchboard_wire::PendingCall>>,
     /// The servers' skill listings, held for loading ([`Runtime::skills`]).
     skills: crate::skills::SkillRegistry,
+    /// The secret values of every definition read so far ([`Runtime::secrets`]).
+    secrets: Mutex<Arc<Secrets>>,
 }
 
 /// Resources of 2026-07-28 servers followed at once at most (a listen stream each).
@@ -359,6 +364,7 @@ impl Runtime {
                 published: Mutex::new(BTreeMap::new()),
                 resource_streams: Mutex::new(HashMap::new()),
                 skills: crate::skills::SkillRegistry::default(),
+                secrets: Mutex::default(),
             }),
         }
     }
@@ -464,6 +470,15 @@ impl Runtime {
             self.inner.stop(&mut control).await;
         }
         lock(&self.inner.resource_streams).clear();
+    }
+
+    /// The secret values of every server definition this runtime has read (what `${VAR}`
+    /// expansions substituted, environment and header values, URL credentials and query
+    /// values): what a host must hide in the servers' text before passing it on (a gateway
+    /// in everything it sends its clients). The set only grows: a value stays hidden after
+    /// a reload removed its server, whose last errors may still be on their way.
+    pub fn secrets(&self) -> Arc<Secrets> {
+        lock(&self.inner.secrets).clone()
     }
 
     /// Whether MCP is on.
@@ -818,7 +833,7 @@ impl Runtime {
         let mut tool_lock = ToolLock::load(&policy.path)?;
         tool_lock.approve(server, &tools);
         tool_lock.save(&policy.path)?;
-        *lock(&self.inner.tool_lock) = Some(tool_lock);
+        *lock(&self.inner.tool_lock) = Some(LockReading::Pinned(tool_lock));
         if self.inner.enabled.load(Ordering::SeqCst) {
             let version = self.inner.publish(true);
             self.inner.record(LifecycleEvent::Republished { version });
@@ -929,19 +944,26 @@ impl RuntimeInner {
                 };
                 (server, blocked)
             })
-            .collect();
+            .collect::<Vec<_>>();
+        self.remember_secrets(servers.iter().map(|(server, _)| &server.entry));
         Configured { servers, problems }
+    }
+
+    /// Adds the secret values of `entries` to [`Runtime::secrets`].
+    fn remember_secrets<'a>(&self, entries: impl Iterator<Item = &'a ServerEntry>) {
+        let values: Vec<String> = entries.flat_map(ServerEntry::secret_values).collect();
+        let mut secrets = lock(&self.secrets);
+        let mut grown = Secrets::clone(&secrets);
+        grown.extend(values);
+        if grown != **secrets {
+            *secrets = Arc::new(grown);
+        }
     }
 
     async fn start(self: &Arc<Self>, control: &mut Control) {
         self.router.stopping.store(false, Ordering::SeqCst);
         let options = self.options();
-        if let Some(policy) = &options.lock {
-            match ToolLock::load(&policy.path) {
-                Ok(tool_lock) => *lock(&self.tool_lock) = Some(tool_lock),
-                Err(problem) => tracing::warn!(%problem, "tool lock not used"),
-            }
-        }
+        self.read_tool_lock(&options);
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
         control.signals = Some(signals_tx.clone());
         let Configured {
@@ -1018,11 +1040,32 @@ impl RuntimeInner {
         control.report = StartupReport::default();
     }
 
+    /// Reads the tool lock, at every enable and reload. A lock that became unusable is not
+    /// replaced by the one read before: a strict policy then serves no tool.
+    fn read_tool_lock(&self, options: &RuntimeOptions) {
+        let Some(policy) = &options.lock else {
+            return;
+        };
+        let reading = match ToolLock::load(&policy.path) {
+            Ok(tool_lock) => LockReading::Pinned(tool_lock),
+            Err(problem) => {
+                if policy.strict {
+                    tracing::warn!(%problem, "no tool is served until the tool lock is usable");
+                } else {
+                    tracing::warn!(%problem, "tool lock not read; tools are not compared");
+                }
+                LockReading::Unusable(problem)
+            }
+        };
+        *lock(&self.tool_lock) = Some(reading);
+    }
+
     async fn reload(self: &Arc<Self>, control: &mut Control) -> ReloadReport {
         let options = self.options();
         let Some(signals) = control.signals.clone() else {
             return ReloadReport::default();
         };
+        self.read_tool_lock(&options);
         let Configured {
             servers: configured,
             problems,

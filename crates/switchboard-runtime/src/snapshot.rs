@@ -330,8 +330,8 @@ pub(crate) struct SnapshotInput<'a> {
     pub(crate) servers: Vec<ServerInput>,
     pub(crate) router: &'a Arc<CallRouter>,
     pub(crate) instructions_limit: usize,
-    /// Tool definitions approved before, for change detection (`None`: no lock file).
-    pub(crate) lock: Option<&'a guards::ToolLock>,
+    /// Tool definitions approved before, for change detection (`None`: no lock policy).
+    pub(crate) lock: Option<&'a guards::LockReading>,
     /// Leave out new and changed tools until approved.
     pub(crate) strict: bool,
     /// How exported names are made.
@@ -377,7 +377,17 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
                 server: server.clone(),
                 tool: tool.name.clone(),
             };
-            if let Some(lock) = input.lock
+            if let (Some(guards::LockReading::Unusable(problem)), true) = (input.lock, input.strict)
+            {
+                snapshot.findings.push(Finding {
+                    server: server.clone(),
+                    tool: Some(tool.name.clone()),
+                    kind: FindingKind::Quarantined,
+                    detail: format!("left out: {problem}"),
+                });
+                continue;
+            }
+            if let Some(guards::LockReading::Pinned(lock)) = input.lock
                 && let Some(change) = lock.compare(server, tool)
             {
                 let quarantined = input.strict;

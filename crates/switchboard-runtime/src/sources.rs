@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use switchboard_config::{ServerEntry, Variables};
 
-use crate::state_file::{StateFileError, StateFileKind, StateFileProblem};
+use crate::state_file::{StateFileError, StateFileKind, read_state_file, write_state_file};
 
 /// Which kind of file a definition came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -210,23 +210,16 @@ pub struct TrustStore {
 const TRUST_FORMAT: &str = "switchboard-trust/1";
 
 impl TrustStore {
-    /// Reads the store; a missing file trusts nothing.
+    /// Reads the store; a missing file trusts nothing, one that cannot be used is an error
+    /// (see `state_file.rs`).
     pub fn load(path: &Path) -> Result<TrustStore, StateFileError> {
-        let failed = |problem| StateFileError::new(StateFileKind::TrustStore, path, problem);
         let mut store = TrustStore {
             path: path.to_owned(),
             trusted: BTreeSet::new(),
         };
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(store),
-            Err(e) => return Err(failed(StateFileProblem::Unreadable(e.to_string()))),
+        let Some(value) = read_state_file(StateFileKind::TrustStore, path, TRUST_FORMAT)? else {
+            return Ok(store);
         };
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| failed(StateFileProblem::NotJson(e.to_string())))?;
-        if value.get("format").and_then(Value::as_str) != Some(TRUST_FORMAT) {
-            return Err(failed(StateFileProblem::WrongFormat(TRUST_FORMAT)));
-        }
         for item in value
             .get("trusted")
             .and_then(Value::as_array)
@@ -251,7 +244,8 @@ impl TrustStore {
                 .contains(&(server.entry.name.clone(), server.trust_key.clone()))
     }
 
-    /// Trusts this exact definition and saves the store (readable only by the user).
+    /// Trusts this exact definition and saves the store: atomically, readable only by the
+    /// user (`0600`).
     pub fn trust(&mut self, server: &ConfiguredServer) -> Result<(), StateFileError> {
         self.trusted
             .insert((server.entry.name.clone(), server.trust_key.clone()));
@@ -260,25 +254,7 @@ impl TrustStore {
             .iter()
             .map(|(server, key)| json!({"server": server, "key": key}))
             .collect();
-        let text =
-            serde_json::to_string_pretty(&json!({"format": TRUST_FORMAT, "trusted": trusted}))
-                .unwrap_or_default();
-        if let Some(parent) = self.path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        std::fs::write(&self.path, text + "\n").map_err(|e| {
-            StateFileError::new(
-                StateFileKind::TrustStore,
-                &self.path,
-                StateFileProblem::Unwritable(e.to_string()),
-            )
-        })?;
-        restrict_permissions(&self.path);
-        Ok(())
+        let value = json!({"format": TRUST_FORMAT, "trusted": trusted});
+        write_state_file(StateFileKind::TrustStore, &self.path, &value)
     }
-}
-
-fn restrict_permissions(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
 }

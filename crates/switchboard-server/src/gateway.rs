@@ -34,6 +34,16 @@
 //!   errors are passed through as they are; other failures get the gateway's [`codes`] as
 //!   for tools.
 //! - An unknown tool or prompt is a JSON-RPC error (-32602) naming it.
+//!
+//! Secrets stay in: everything a client is sent passes one rule, the runtime's
+//! [`Runtime::secrets`] (every configured `${VAR}` expansion, `env` and header value and URL
+//! credential) replaced by `<redacted>`, the rule the CLI's terminal and `--trace` apply.
+//! `handle` applies it to each answer (result or error) and, through
+//! [`RequestContext::hiding`], to the request's progress and log messages and its questions
+//! to the client; the servers' own log messages and resource updates get it where they
+//! become events. How much of an upstream failure a client hears is [`ErrorDetail`]'s:
+//! everything (stdio), or which server failed and how (HTTP); the full account always goes
+//! to the operator's log.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -46,12 +56,13 @@ use serde_json::{Map, Value, json};
 use switchboard_protocol::{Era, ProgressParams};
 use switchboard_runtime::naming::{Naming, ToolRoute};
 use switchboard_runtime::{
-    ClientRequest, NoticeKind, Runtime, ServerNotice, ServerRequestError, Snapshot, StartupReport,
-    Tool, ToolContext,
+    ClientRequest, NoticeKind, Runtime, ServerRequestError, Snapshot, StartupReport, Tool,
+    ToolContext,
 };
 use switchboard_session::{ForClient, SessionError};
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS};
 use switchboard_wire::peer_text::PeerText;
+use switchboard_wire::redact::Secrets;
 use switchboard_wire::{ConnectionOptions, ErrorObject};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -121,6 +132,24 @@ pub struct GatewayOptions {
     /// ([`ServerPolicy::host`](switchboard_runtime::ServerPolicy)). `None`: the servers'
     /// questions are answered by whatever host the runtime has.
     pub relay: Option<ClientRelay>,
+    /// How much of an upstream failure a client is told.
+    pub error_detail: ErrorDetail,
+}
+
+/// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
+/// client. Either way the servers' configured secrets are hidden, and the operator's log
+/// (`tracing`, at `warn`) has the whole account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorDetail {
+    /// Everything the gateway knows: the server's last stderr lines, the upstream's
+    /// address (without credentials), the start of an HTTP error body. For a client on
+    /// the operator's own machine (the stdio gateway).
+    #[default]
+    Full,
+    /// Which server failed, how (timed out, closed, HTTP status, bad answer) and what to
+    /// do; nothing the server or its process wrote, and not its address. For remote
+    /// clients (the HTTP gateway, unless its operator asks for [`ErrorDetail::Full`]).
+    Brief,
 }
 
 impl GatewayOptions {
@@ -135,6 +164,7 @@ impl GatewayOptions {
             on_started: None,
             close_grace: Duration::from_secs(5),
             relay: None,
+            error_detail: ErrorDetail::Full,
         }
     }
 }
@@ -150,6 +180,7 @@ impl fmt::Debug for GatewayOptions {
             .field("on_started", &self.on_started.is_some())
             .field("close_grace", &self.close_grace)
             .field("relay", &self.relay.is_some())
+            .field("error_detail", &self.error_detail)
             .finish()
     }
 }
@@ -261,7 +292,7 @@ impl GatewayService {
             let _ = started_tx.send(true);
         });
         let listed_early = Arc::new(AtomicBool::new(false));
-        let notices = tokio::spawn(pass_notices(runtime.notices(), events.clone()));
+        let notices = tokio::spawn(pass_notices(runtime.clone(), events.clone()));
         let watcher = tokio::spawn(watch_catalogs(
             runtime.subscribe(),
             started.clone(),
@@ -275,6 +306,7 @@ impl GatewayService {
                 listed_early,
                 subscriptions: Arc::default(),
                 relay: options.relay.take(),
+                error_detail: options.error_detail,
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -339,6 +371,7 @@ struct Upstreams {
     subscriptions: Arc<Mutex<HashMap<String, usize>>>,
     /// Where the servers' questions during a request go.
     relay: Option<ClientRelay>,
+    error_detail: ErrorDetail,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -425,6 +458,9 @@ impl Service for GatewayService {
         })
     }
 
+    /// Everything a request sends its client passes here: the answer (result or error)
+    /// and, through the context, its progress and log messages and its questions, each
+    /// with the servers' configured secrets hidden (events are hidden in `pass_notices`).
     fn handle(&self, request: ServiceRequest, context: RequestContext) -> ServiceFuture<Answer> {
         let gateway = self.core.clone();
         Box::pin(async move {
@@ -435,7 +471,11 @@ impl Service for GatewayService {
                     return Err(ErrorObject::new(INTERNAL_ERROR, "cancelled"));
                 }
             }
-            gateway.answer(request, context).await
+            let secrets = gateway.runtime.secrets();
+            let answer = gateway
+                .answer(request, context.hiding(secrets.clone()))
+                .await;
+            hide_in_answer(&secrets, answer)
         })
     }
 
@@ -525,7 +565,7 @@ impl Upstreams {
                     }
                 })
                 .await
-                .map_err(Relayed::into_error)
+                .map_err(|failure| self.relayed_error(failure))
             }
             ServiceRequest::ReadResource(read) => {
                 let Some(server) = resource_owner(&snapshot, &read.uri) else {
@@ -547,7 +587,7 @@ impl Upstreams {
                     }
                 })
                 .await
-                .map_err(Relayed::into_error)
+                .map_err(|failure| self.relayed_error(failure))
             }
             ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
             ServiceRequest::Subscribe { uri } => {
@@ -587,7 +627,7 @@ impl Upstreams {
                      `{uri}`; read it again to see changes"
                 ),
             ),
-            Err(error) => upstream_error(error),
+            Err(error) => self.upstream_error(error),
         };
         self.release(uri);
         Err(refused)
@@ -599,7 +639,7 @@ impl Upstreams {
             self.runtime
                 .unsubscribe_resource(server, uri)
                 .await
-                .map_err(upstream_error)?;
+                .map_err(|error| self.upstream_error(error))?;
         }
         Ok(json!({}))
     }
@@ -664,7 +704,7 @@ impl Upstreams {
             Ok(Some(result)) => Ok(result),
             // The server offers no completions: no values.
             Ok(None) => Ok(json!({ "completion": { "values": [], "hasMore": false } })),
-            Err(error) => Err(upstream_error(error)),
+            Err(error) => Err(self.upstream_error(error)),
         }
     }
 
@@ -761,17 +801,15 @@ impl Upstreams {
             Relayed::Upstream(ServerRequestError::UnknownTool { .. }) => {
                 Err(unknown_tool(&name, tools))
             }
-            Relayed::Upstream(other) => Err(upstream_error(other)),
+            Relayed::Upstream(other) => Err(self.upstream_error(other)),
         })
     }
 }
 
 /// Passes the servers' log messages (named after their server) and resource updates to the
 /// clients.
-async fn pass_notices(
-    mut notices: broadcast::Receiver<ServerNotice>,
-    events: broadcast::Sender<ServiceEvent>,
-) {
+async fn pass_notices(runtime: Runtime, events: broadcast::Sender<ServiceEvent>) {
+    let mut notices = runtime.notices();
     loop {
         let notice = match notices.recv().await {
             Ok(notice) => notice,
@@ -784,16 +822,25 @@ async fn pass_notices(
             }
             Err(broadcast::error::RecvError::Closed) => return,
         };
+        // What a server says is what a client gets: the servers' secrets hidden, as in
+        // everything else the gateway sends.
+        let secrets = runtime.secrets();
         let event = match notice.kind {
-            NoticeKind::ResourceUpdated { uri } => ServiceEvent::ResourceUpdated { uri },
+            NoticeKind::ResourceUpdated { uri } => ServiceEvent::ResourceUpdated {
+                uri: secrets.redact(&uri).into_owned(),
+            },
             NoticeKind::Log {
                 level,
                 logger,
-                data,
-            } => match server_log(&notice.server, &level, logger.as_deref(), data) {
-                Some(message) => ServiceEvent::Log(message),
-                None => continue,
-            },
+                mut data,
+            } => {
+                secrets.redact_json(&mut data);
+                let logger = logger.map(|logger| secrets.redact(&logger).into_owned());
+                match server_log(&notice.server, &level, logger.as_deref(), data) {
+                    Some(message) => ServiceEvent::Log(message),
+                    None => continue,
+                }
+            }
             _ => continue,
         };
         let _ = events.send(event);
@@ -839,15 +886,6 @@ enum Relayed {
     Upstream(ServerRequestError),
     /// Asking the client for the input the server wanted.
     Client(ErrorObject),
-}
-
-impl Relayed {
-    fn into_error(self) -> ErrorObject {
-        match self {
-            Relayed::Upstream(error) => upstream_error(error),
-            Relayed::Client(error) => error,
-        }
-    }
 }
 
 /// Sends a request for `context`'s client: `send` gets what goes with it (`None`: the
@@ -1082,45 +1120,158 @@ fn prompt_definitions(snapshot: &Snapshot) -> Value {
     Value::Array(prompts)
 }
 
-/// A failed request to an upstream server as the client sees it: the server's own
-/// JSON-RPC error unchanged, else one of the gateway's [`codes`] naming the server.
-fn upstream_error(error: ServerRequestError) -> ErrorObject {
-    let mut message = error.to_string();
-    if let ServerRequestError::Session(SessionError::Closed { .. }) = &error {
-        message.push_str(
-            "\nThe server is being restarted; the request was not retried because it may have had effects.",
+impl Upstreams {
+    /// A failed request to an upstream server as the client sees it: the server's own
+    /// JSON-RPC error unchanged, else one of the gateway's [`codes`] naming the server,
+    /// told as [`ErrorDetail`] says. The operator's log gets the whole account (the
+    /// servers' secrets hidden there too). Secrets in what the client gets are hidden by
+    /// `handle`, like everything else it sends.
+    fn upstream_error(&self, error: ServerRequestError) -> ErrorObject {
+        if let ServerRequestError::Session(SessionError::Rpc { error, .. }) = error {
+            return error;
+        }
+        let full = error.to_string();
+        tracing::warn!(
+            error = %self.runtime.secrets().redact(&full),
+            "a request through the gateway failed"
         );
+        let mut message = match self.error_detail {
+            ErrorDetail::Full => full,
+            ErrorDetail::Brief => brief_failure(&error),
+        };
+        if let ServerRequestError::Session(SessionError::Closed { .. }) = &error {
+            message.push_str(
+                "\nThe server is being restarted; the request was not retried because it may have had effects.",
+            );
+        }
+        let (code, server, waited) = match error {
+            ServerRequestError::Session(SessionError::Timeout { server, after, .. }) => {
+                (codes::UPSTREAM_TIMEOUT, server.to_string(), Some(after))
+            }
+            ServerRequestError::Session(
+                SessionError::Closed { server, .. } | SessionError::Transport { server, .. },
+            ) => (codes::UPSTREAM_UNAVAILABLE, server.to_string(), None),
+            ServerRequestError::NotConfigured { server }
+            | ServerRequestError::Unavailable { server, .. } => {
+                (codes::UPSTREAM_UNAVAILABLE, server, None)
+            }
+            ServerRequestError::Session(
+                SessionError::MalformedAnswer { server, .. }
+                | SessionError::AnswerTooLarge { server, .. }
+                | SessionError::Protocol { server, .. },
+            ) => (codes::UPSTREAM_BAD_ANSWER, server.to_string(), None),
+            ServerRequestError::UnknownTool { .. }
+            | ServerRequestError::InvalidArguments { .. } => {
+                return ErrorObject::new(INVALID_PARAMS, message);
+            }
+            _ => return ErrorObject::new(INTERNAL_ERROR, message),
+        };
+        let mut data = json!({ "server": server });
+        if let Some(waited) = waited {
+            data["waitedMs"] = json!(u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+        }
+        ErrorObject {
+            code,
+            message,
+            data: Some(data),
+        }
     }
-    let (code, server, waited) = match error {
-        ServerRequestError::Session(SessionError::Rpc { error, .. }) => return error,
-        ServerRequestError::Session(SessionError::Timeout { server, after, .. }) => {
-            (codes::UPSTREAM_TIMEOUT, server.to_string(), Some(after))
+
+    /// How a request made for a client failed, as that client sees it.
+    fn relayed_error(&self, failure: Relayed) -> ErrorObject {
+        match failure {
+            Relayed::Upstream(error) => self.upstream_error(error),
+            Relayed::Client(error) => error,
         }
-        ServerRequestError::Session(
-            SessionError::Closed { server, .. } | SessionError::Transport { server, .. },
-        ) => (codes::UPSTREAM_UNAVAILABLE, server.to_string(), None),
-        ServerRequestError::NotConfigured { server }
-        | ServerRequestError::Unavailable { server, .. } => {
-            (codes::UPSTREAM_UNAVAILABLE, server, None)
+    }
+}
+
+/// An upstream failure told as [`ErrorDetail::Brief`]: which server, what kind of failure
+/// and what to do, built from the error's kind alone (nothing the server or its process
+/// wrote, no address).
+fn brief_failure(error: &ServerRequestError) -> String {
+    const SEE_LOG: &str = "the gateway's log has the details";
+    let session = match error {
+        ServerRequestError::NotConfigured { server } => {
+            return format!("no server `{server}` is configured behind this gateway");
         }
-        ServerRequestError::Session(
-            SessionError::MalformedAnswer { server, .. }
-            | SessionError::AnswerTooLarge { server, .. }
-            | SessionError::Protocol { server, .. },
-        ) => (codes::UPSTREAM_BAD_ANSWER, server.to_string(), None),
+        ServerRequestError::Unavailable { server, .. } => {
+            return format!(
+                "server `{server}` behind this gateway is not available right now; try again \
+                 later ({SEE_LOG})"
+            );
+        }
+        // The gateway's own words about the client's own request.
         ServerRequestError::UnknownTool { .. } | ServerRequestError::InvalidArguments { .. } => {
-            return ErrorObject::new(INVALID_PARAMS, message);
+            return error.to_string();
         }
-        _ => return ErrorObject::new(INTERNAL_ERROR, message),
+        ServerRequestError::Session(session) => session,
+        _ => return format!("the gateway could not complete the request ({SEE_LOG})"),
     };
-    let mut data = json!({ "server": server });
-    if let Some(waited) = waited {
-        data["waitedMs"] = json!(u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+    match session {
+        SessionError::Timeout {
+            server,
+            method,
+            after,
+            ..
+        } => format!(
+            "server `{server}` behind this gateway did not answer `{method}` within {after:?}; \
+             the request was cancelled"
+        ),
+        SessionError::Closed { server, .. } => {
+            format!("server `{server}` behind this gateway closed its connection ({SEE_LOG})")
+        }
+        SessionError::Transport {
+            server,
+            method,
+            error,
+        } => {
+            let status = error
+                .http_status()
+                .map(|code| format!(" (HTTP {code})"))
+                .unwrap_or_default();
+            format!(
+                "server `{server}` behind this gateway gave no answer to `{method}`{status} ({SEE_LOG})"
+            )
+        }
+        SessionError::Cancelled { server, method, .. } => {
+            format!("`{method}` on server `{server}` behind this gateway was cancelled")
+        }
+        SessionError::MalformedAnswer { server, method, .. }
+        | SessionError::Protocol { server, method, .. } => format!(
+            "server `{server}` behind this gateway answered `{method}` with a message that \
+             breaks the protocol ({SEE_LOG})"
+        ),
+        SessionError::AnswerTooLarge {
+            server,
+            method,
+            limit,
+            ..
+        } => format!(
+            "server `{server}` behind this gateway answered `{method}` with a message over \
+             the {limit}-byte limit; ask for less"
+        ),
+        _ => format!("a server behind this gateway failed the request ({SEE_LOG})"),
     }
-    ErrorObject {
-        code,
-        message,
-        data: Some(data),
+}
+
+/// `answer` with `secrets` hidden in its result, or in its error's message and data.
+fn hide_in_answer(secrets: &Secrets, answer: Answer) -> Answer {
+    if secrets.is_empty() {
+        return answer;
+    }
+    match answer {
+        Ok(mut result) => {
+            secrets.redact_json(&mut result);
+            Ok(result)
+        }
+        Err(mut error) => {
+            error.message = secrets.redact(&error.message).into_owned();
+            if let Some(data) = &mut error.data {
+                secrets.redact_json(data);
+            }
+            Err(error)
+        }
     }
 }
 

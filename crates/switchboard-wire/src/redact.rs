@@ -201,6 +201,46 @@ impl Secrets {
         }
         out
     }
+
+    /// Replaces every value in `json`'s strings, object keys and numbers (a number that
+    /// shows a value becomes the string [`REDACTED`]); nothing is touched when the set is
+    /// empty or no value occurs. For JSON that leaves the process: a trace line, an answer
+    /// to a client. (Text is replaced inside the decoded strings, never in the encoded
+    /// JSON, where a value could straddle a quote and the replacement break the document.)
+    pub fn redact_json(&self, json: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.is_empty() {
+            return;
+        }
+        match json {
+            Value::String(text) => {
+                if let Cow::Owned(clean) = self.redact(text) {
+                    *text = clean;
+                }
+            }
+            Value::Number(number) => {
+                if let Cow::Owned(_) = self.redact(&number.to_string()) {
+                    *json = Value::String(REDACTED.to_owned());
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.redact_json(item)),
+            Value::Object(members) => {
+                if members
+                    .keys()
+                    .any(|key| matches!(self.redact(key), Cow::Owned(_)))
+                {
+                    *members = std::mem::take(members)
+                        .into_iter()
+                        .map(|(key, member)| (self.redact(&key).into_owned(), member))
+                        .collect();
+                }
+                members
+                    .values_mut()
+                    .for_each(|member| self.redact_json(member));
+            }
+            Value::Null | Value::Bool(_) => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -250,5 +290,18 @@ mod tests {
         );
         assert!(matches!(secrets.redact("nothing here"), Cow::Borrowed(_)));
         assert_eq!(format!("{secrets:?}"), "Secrets(2 values)");
+    }
+
+    #[test]
+    fn json_is_redacted_in_strings_keys_and_numbers_and_keeps_its_shape() {
+        let secrets = Secrets::new(["s3cret\"q".to_owned(), "424242".to_owned()]);
+        let mut json = serde_json::json!({
+            "message": "token s3cret\"q here",
+            "s3cret\"q": [1, 424242, "x424242x", true, null],
+            "kept": {"a": "plain"},
+        });
+        secrets.redact_json(&mut json);
+        expect_test::expect![[r#"{"message":"token <redacted> here","<redacted>":[1,"<redacted>","x<redacted>x",true,null],"kept":{"a":"plain"}}"#]]
+            .assert_eq(&json.to_string());
     }
 }

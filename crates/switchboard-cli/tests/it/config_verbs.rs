@@ -320,6 +320,75 @@ fn add_remove_and_import_keep_the_file_as_it_was() {
     .assert_eq(&neither.stderr);
 }
 
+/// The permission bits of a file or folder.
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).expect("stat").permissions().mode() & 0o777
+}
+
+#[test]
+fn files_written_with_secrets_are_private_and_a_rewrite_keeps_the_mode_chosen() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let sandbox = populated("modes");
+    // A literal secret in the source file, which its user keeps private.
+    let claude = sandbox.home.join(".claude.json");
+    sandbox.write(
+        &claude,
+        &sandbox
+            .read(&claude)
+            .replace("Bearer ${TOKEN}", "Bearer literal-5ecret"),
+    );
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let import = sandbox.run(&["config", "import", "--from", "claude"]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    let user_file = sandbox.home.join(".config/switchboard/mcp.json");
+    assert!(sandbox.read(&user_file).contains("literal-5ecret"));
+    let trust = sandbox.run(&["config", "trust", "local"]);
+    assert_eq!(trust.code, 0, "{}", trust.stderr);
+    let trust_file = sandbox.home.join(".config/switchboard/trust.json");
+    let trusted_once = std::fs::metadata(&trust_file)
+        .expect("the trust store")
+        .ino();
+    let again = sandbox.run(&["config", "trust", "shared"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let trusted_twice = std::fs::metadata(&trust_file)
+        .expect("the trust store")
+        .ino();
+    let modes = |paths: &[&Path]| {
+        paths
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:o} {}\n",
+                    mode(p),
+                    p.strip_prefix(&sandbox.home).expect("in home").display()
+                )
+            })
+            .collect::<String>()
+    };
+    expect![[r#"
+        700 .config
+        700 .config/switchboard
+        600 .config/switchboard/mcp.json
+        600 .config/switchboard/trust.json
+    "#]]
+    .assert_eq(&modes(&[
+        &sandbox.home.join(".config"),
+        &sandbox.home.join(".config/switchboard"),
+        &user_file,
+        &trust_file,
+    ]));
+    assert_ne!(
+        trusted_once, trusted_twice,
+        "the trust store is replaced whole, not rewritten in place"
+    );
+    // A file that exists keeps the mode its user gave it.
+    std::fs::set_permissions(&user_file, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let add = sandbox.run(&["config", "add", "new", "--", "npx", "-y", "pkg"]);
+    assert_eq!(add.code, 0, "{}", add.stderr);
+    assert_eq!(mode(&user_file), 0o640);
+}
+
 #[test]
 fn add_takes_env_and_headers_and_shows_only_their_names() {
     let sandbox = Sandbox::new("secrets");

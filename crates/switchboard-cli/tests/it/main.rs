@@ -11,6 +11,7 @@ mod discovery;
 mod era_memo;
 mod faults;
 mod filter;
+mod gateway_secrets;
 mod hostile_text;
 mod login;
 mod scan;

@@ -620,3 +620,93 @@ fn exit_codes_for_usage_errors() {
     let broken = switchboard(&["scan", "--config", "/nonexistent/mcp.json"]);
     assert_eq!(broken.code, 2, "{}", broken.stderr);
 }
+
+#[test]
+fn scan_update_replaces_the_lock_whole_and_keeps_it_private() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = scratch_dir("scan-lock-atomic");
+    let path = dir.join("mcp.json");
+    std::fs::write(
+        &path,
+        json!({"mcpServers": {"fx": fixture_entry(&[])}}).to_string(),
+    )
+    .expect("write config");
+    let lock = dir.join("mcp.tool-lock.json");
+    let update = || {
+        let run = switchboard(&[
+            "scan",
+            "--config",
+            path.to_str().expect("utf-8 path"),
+            "--update",
+        ]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        std::fs::metadata(&lock).expect("the lock is written")
+    };
+    let first = update();
+    let second = update();
+    // A new file renamed over the old one: a kill during the write leaves the old lock,
+    // never an empty one (a write in place would keep the inode).
+    assert_ne!(
+        first.ino(),
+        second.ino(),
+        "the lock is replaced, not rewritten in place"
+    );
+    assert_eq!(second.permissions().mode() & 0o777, 0o600);
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .expect("read the folder")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["mcp.json", "mcp.tool-lock.json"],
+        "no temporary file is left"
+    );
+}
+
+#[test]
+fn a_lock_that_cannot_be_used_is_named_by_scan_and_skipped_only_with_no_tool_lock() {
+    let dir = scratch_dir("scan-lock-damaged");
+    let path = dir.join("mcp.json");
+    std::fs::write(
+        &path,
+        json!({"mcpServers": {"fx": fixture_entry(&[])}}).to_string(),
+    )
+    .expect("write config");
+    let config = path.to_str().expect("utf-8 path");
+    std::fs::write(dir.join("mcp.tool-lock.json"), "").expect("an empty lock");
+    let scanned = switchboard(&["scan", "--config", config]);
+    let updated = switchboard(&["scan", "--config", config, "--update"]);
+    let mask = |text: &str| text.replace(&dir.display().to_string(), "$DIR");
+    // `--no-tool-lock` serves every tool and says that the lock was not read.
+    let unlocked = served(&path, &["--no-tool-lock"], "server(s) ready");
+    assert!(
+        unlocked.tools.contains(&"fx__echo".to_owned()),
+        "{:?}",
+        unlocked.tools
+    );
+    expect![[r#"
+        scan: exit 2
+        switchboard: the tool lock `$DIR/mcp.tool-lock.json` cannot be used: it is empty (a write that was cut short leaves it so)
+          it pins the tools `switchboard serve` may serve from `$DIR/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config $DIR/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config $DIR/mcp.json --no-tool-lock`
+        scan --update: exit 2
+        --- serve --no-tool-lock
+        switchboard serve: --no-tool-lock: the tool lock $DIR/mcp.tool-lock.json is not read: it is empty (a write that was cut short leaves it so); every tool is served
+        switchboard serve: 1 of 1 server(s) ready
+          fx: ready (6 tools)
+    "#]]
+    .assert_eq(&mask(&format!(
+        "scan: exit {}\n{}scan --update: exit {}\n--- serve --no-tool-lock\n{}",
+        scanned.code, scanned.stderr, updated.code, unlocked.report
+    )));
+    assert_eq!(
+        scanned.stderr, updated.stderr,
+        "--update does not write over it"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("mcp.tool-lock.json")).expect("read"),
+        "",
+        "the damaged lock is left for the user to look at"
+    );
+}

@@ -120,7 +120,7 @@ impl HttpGateway {
     }
 
     /// The stderr lines so far.
-    fn stderr(&self) -> Vec<String> {
+    pub(crate) fn stderr(&self) -> Vec<String> {
         self.lines.try_iter().collect()
     }
 }

@@ -288,3 +288,57 @@ impl<'a> LastNonBlank<'a> for Vec<&'a str> {
         self.iter().rev().find(|l| !l.is_empty()).copied()
     }
 }
+
+#[test]
+fn the_shells_history_is_private_and_keeps_no_secret_argument() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = fixture_config();
+    let state = workspace_root().join(format!(
+        "target/cli-tests/shell-history-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&state);
+    let pane = Pane::run(&pane_command(
+        &format!("shell --config {path}"),
+        &format!("XDG_STATE_HOME={}", state.display()),
+    ));
+    pane.wait_for("the server ready and the prompt", |s| {
+        s.contains("`fx` is ready: 6 tool(s)") && s.contains("switchboard>")
+    });
+    pane.send(&["call --no-check fx echo text=one api_key=sekrit-1", "Enter"]);
+    // The fixture refuses the extra argument: the line is in the history all the same.
+    pane.wait_for("the first call refused", |s| {
+        s.contains("unknown field `api_key`")
+    });
+    pane.send(&[
+        r#"call --no-check fx echo '{"text": "two", "githubToken": "sekrit-2", "nested": {"password": "sekrit-3"}}'"#,
+        "Enter",
+    ]);
+    pane.wait_for("the second call refused", |s| {
+        s.contains("unknown field `githubToken`")
+    });
+    pane.send(&["call fx echo text=keyboard-is-no-key", "Enter"]);
+    pane.wait_for("the third echo", |s| {
+        lines(s).contains(&"keyboard-is-no-key")
+    });
+    pane.send(&["exit", "Enter"]);
+    pane.wait_for("the shell ended", |s| s.contains("EXIT=0"));
+    let folder = state.join("switchboard");
+    let file = folder.join("history");
+    let history = std::fs::read_to_string(&file).expect("history file");
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    expect_test::expect![[r#"
+        call --no-check fx echo text=one 'api_key=<not kept>'
+        call --no-check fx echo '{"text":"two","githubToken":"<not kept>","nested":{"password":"<not kept>"}}'
+        call fx echo text=keyboard-is-no-key
+        exit
+        --- modes: folder 700, file 600
+    "#]]
+    .assert_eq(&format!(
+        "{history}--- modes: folder {:o}, file {:o}\n",
+        mode(&folder),
+        mode(&file)
+    ));
+    let _ = std::fs::remove_dir_all(&state);
+}

@@ -6,7 +6,9 @@
 //! line break — stays as it was, and adding then removing a server gives back the file byte
 //! for byte. TOML goes through `toml_edit` (`toml.rs`), which keeps comments and order. The
 //! server is written in the file's own dialect ([`crate::dialect_form`]). [`write_atomically`]
-//! replaces a file through a temporary file in its folder (synced, then renamed).
+//! replaces a file through a temporary file in its folder (synced, then renamed:
+//! [`crate::atomic`]); a file it creates is `0600` (in `0700` folders it creates), since a
+//! config may hold literal secrets, and a file it rewrites keeps the mode its user gave it.
 //!
 //! A JSON-with-comments editing crate (`jsonc-parser`'s CST) was weighed against the text
 //! edit here: it rewrites an object written on one line when a member is appended, and drops
@@ -16,11 +18,11 @@
 mod json;
 mod toml;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::atomic::Permissions;
 use crate::{Layout, Syntax, dialect_form};
 
 /// Why a file could not be edited.
@@ -100,46 +102,16 @@ pub fn remove_server(
     Err(not_found())
 }
 
-/// Replaces the file at `path` with `text`: written to a new file in the same folder, synced,
-/// given the old file's permissions, renamed over it, and the folder synced. A symbolic
+/// Replaces the config file at `path` with `text`, atomically ([`crate::atomic`]): a new
+/// file is `0600` (folders made for it `0700`), an existing one keeps its mode. A symbolic
 /// link is followed (its target is replaced, the link kept).
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), EditError> {
-    let io = |source| EditError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    let file_name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "config".into());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let temp = dir.join(format!(".{file_name}.{}.{nanos}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        if let Ok(meta) = std::fs::metadata(&target) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temp, &target)?;
-        std::fs::File::open(&dir)?.sync_all()
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written.map_err(io)
+    crate::atomic::replace_file(path, text.as_bytes(), Permissions::KeepExisting).map_err(
+        |source| EditError::Io {
+            path: path.to_owned(),
+            source,
+        },
+    )
 }
 
 #[cfg(test)]

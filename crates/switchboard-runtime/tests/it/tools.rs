@@ -322,6 +322,57 @@ async fn strict_mode_quarantines_new_and_changed_tools_until_approved() {
 }
 
 #[tokio::test]
+async fn a_strict_lock_that_cannot_be_read_any_more_serves_none_of_the_tools() {
+    let mark = marker("lock-damaged");
+    let dir = std::env::temp_dir().join(&mark);
+    let lock = dir.join("tools.lock.json");
+    let mut runtime_options = options(vec![fixture_entry("alpha", &mark, &[])]);
+    runtime_options.lock = Some(switchboard_runtime::LockPolicy {
+        path: lock.clone(),
+        strict: true,
+    });
+    let runtime = Runtime::new(runtime_options);
+    enabled(&runtime).await;
+    runtime.approve_tools("alpha").expect("approve");
+    assert_eq!(runtime.snapshot().tools.len(), 6);
+    let pinned = std::fs::read(&lock).expect("the lock is written");
+    // Damaged under a running host (a kill while it was written, another program's BOM):
+    // the next reload leaves every tool out rather than going on with the lock it read
+    // before, or with none.
+    for damaged in [
+        "",
+        "\u{feff}{\"format\":\"switchboard-tool-lock/1\",\"servers\":{}}",
+    ] {
+        std::fs::write(&lock, damaged).expect("damage the lock");
+        runtime.reload().await.expect("reload");
+        let snapshot = runtime.snapshot();
+        assert!(
+            snapshot.tools.is_empty(),
+            "{damaged:?}: {:?}",
+            snapshot.tool_names()
+        );
+        let said: Vec<&str> = snapshot
+            .findings
+            .iter()
+            .filter(|f| f.kind == switchboard_runtime::FindingKind::Quarantined)
+            .map(|f| f.detail.as_str())
+            .collect();
+        assert_eq!(said.len(), 6, "{:#?}", snapshot.findings);
+        assert!(
+            said.iter().all(|d| d.contains("cannot be used")),
+            "{said:#?}"
+        );
+    }
+    // Usable again, the next reload serves the pinned tools again.
+    std::fs::write(&lock, pinned).expect("mend the lock");
+    runtime.reload().await.expect("reload");
+    assert_eq!(runtime.snapshot().tools.len(), 6);
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
 async fn hosts_get_prompts_and_read_resources_by_server() {
     let mark = marker("prompts");
     let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));

@@ -164,6 +164,7 @@ pub struct ClientAsker {
     pub(super) client: ClientFacts,
     pub(super) cancel: CancellationToken,
     pub(super) questions: Option<(mpsc::Sender<ClientQuestion>, SessionKey)>,
+    pub(super) hidden: std::sync::Arc<switchboard_wire::redact::Secrets>,
 }
 
 impl ClientAsker {
@@ -179,7 +180,7 @@ impl ClientAsker {
 
     /// Asks the client and waits for its answer: see
     /// [`RequestContext::ask_client`](super::RequestContext::ask_client).
-    pub async fn ask(&self, method: ClientMethod, params: Value) -> Result<Value, AskError> {
+    pub async fn ask(&self, method: ClientMethod, mut params: Value) -> Result<Value, AskError> {
         if self.client.era == Era::Modern {
             return Err(AskError::ModernEra(method));
         }
@@ -189,6 +190,7 @@ impl ClientAsker {
         let Some((questions, _)) = &self.questions else {
             return Err(AskError::NoChannel(method));
         };
+        self.hidden.redact_json(&mut params);
         let (reply, answer) = oneshot::channel();
         let question = ClientQuestion {
             method,

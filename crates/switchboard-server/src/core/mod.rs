@@ -34,6 +34,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use switchboard_protocol::{Era, methods};
 use switchboard_wire::ErrorObject;
+use switchboard_wire::redact::Secrets;
 use tokio::sync::{broadcast, mpsc};
 
 pub use ask::{
@@ -438,6 +439,8 @@ pub struct RequestContext {
     /// Where questions to the client go (legacy requests whose transport carries them),
     /// and the session they belong to.
     questions: Option<(mpsc::Sender<ClientQuestion>, SessionKey)>,
+    /// Values hidden in everything this context sends the client.
+    hidden: Arc<Secrets>,
 }
 
 impl RequestContext {
@@ -461,7 +464,15 @@ impl RequestContext {
             progress_token,
             notifications,
             questions: None,
+            hidden: Arc::default(),
         }
+    }
+
+    /// The context with `secrets` replaced in everything it sends the client (progress
+    /// and log messages, questions), as a gateway hides its servers' configured secrets.
+    pub fn hiding(mut self, secrets: Arc<Secrets>) -> RequestContext {
+        self.hidden = secrets;
+        self
     }
 
     /// The context with a channel for questions to the client ([`RequestContext::ask_client`])
@@ -494,6 +505,7 @@ impl RequestContext {
             client: self.client.clone(),
             cancel: self.cancel.clone(),
             questions: self.questions.clone(),
+            hidden: self.hidden.clone(),
         }
     }
 
@@ -534,10 +546,11 @@ impl RequestContext {
         self.notifications.is_some()
     }
 
-    async fn notify(&self, method: &'static str, params: Value) {
+    async fn notify(&self, method: &'static str, mut params: Value) {
         let Some(sender) = &self.notifications else {
             return;
         };
+        self.hidden.redact_json(&mut params);
         tokio::select! {
             _ = sender.send(ServerNotification { method, params }) => {}
             () = self.cancel.cancelled() => {}

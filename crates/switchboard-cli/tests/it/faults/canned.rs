@@ -92,6 +92,10 @@ pub(crate) enum Script {
     HugeToolPage,
     /// `tools/list` pages of 5000 tools with a fresh cursor every time (defect 6).
     EndlessFreshPages,
+    /// Answers `tools/call` 500 with a page quoting the request's head — its URL and every
+    /// header, credentials included — as a naive framework's error page does (hardening 2,
+    /// item 1).
+    ErrorPageQuotesRequest,
 }
 
 /// A running canned server; dropping it ends every connection.
@@ -341,6 +345,14 @@ fn text_result(text: &str) -> Value {
 
 fn answer(context: &Context, request: &CannedRequest) -> Reply {
     let script = context.script;
+    if script == Script::ErrorPageQuotesRequest && request.json()["method"] == "tools/call" {
+        return whole(
+            "500 Internal Server Error",
+            Some("text/plain"),
+            "",
+            &format!("Internal Server Error while handling\n{}", request.head),
+        );
+    }
     if script == Script::AlwaysServerError && request.method() == "POST" {
         return whole(
             "500 Internal Server Error",

@@ -4931,6 +4931,252 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Fixed { defect: 6 },
     },
+    // Hardening 2, item 1: the gateway's answers quote no secret of its servers.
+    Case {
+        name: "gateway-secret-in-stderr-tail",
+        area: Area::Gateway,
+        hostile: "a server writes its `env` (a `${VAR}` secret) to stderr, then crashes during a call",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "echo \"starting with API_KEY=$API_KEY\" >&2; exec '{fixture}' --mode crash-mid-call",
+            ],
+        }],
+        settings: Settings {
+            env: &[("API_KEY", "${SWITCHBOARD_FAULT_SECRET}")],
+            ..PATIENT
+        },
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s__echo","arguments":{"text":"x"}}}"#,
+            ]),
+            close: Close::AfterAnswers,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the client's error quotes the stderr tail with the secret replaced",
+            checks: &[Check::SecretNeverShown, Check::GatewayAnswersEveryRequest],
+            deadline: PROMPT,
+            transcript: Some(expect![[r###"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"},"instructions":"## MCP Server Instructions\n\nThe foll… (762 bytes)
+                {"jsonrpc":"2.0","id":2,"error":{"code":-32005,"message":"server `s`: the server process exited (exit status: 3)\n--- last stderr output ---\nstarting with API_KEY=<redacted>\nfixture: crashing on purpose\nThe server is being restarted; the request was not retried because it may have had effects.","data":{"server":"s"}}}
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (6 tools)
+            "###]]),
+        },
+        status: Status::Hardened { item: 1 },
+    },
+    Case {
+        name: "gateway-secret-in-http-error-page",
+        area: Area::Gateway,
+        hostile: "an HTTP server whose URL carries a `${VAR}` secret answers `tools/call` 500 with a page quoting the request's URL and headers",
+        servers: &[Server::Canned {
+            script: Script::ErrorPageQuotesRequest,
+            url: "http://{addr}/mcp?key=${SWITCHBOARD_FAULT_SECRET}",
+        }],
+        settings: QUICK_LEGACY,
+        command: Cmd::Serve {
+            script: ServeScript::Lines(&[
+                INITIALIZE,
+                INITIALIZED,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s__echo","arguments":{"text":"x"}}}"#,
+            ]),
+            close: Close::AfterAnswers,
+        },
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the client's error quotes the page with the secret replaced",
+            checks: &[Check::SecretNeverShown, Check::GatewayAnswersEveryRequest],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}},"serverInfo":{"name":"switchboard","version":"0.1.0","title":"Switchboard gateway"}}}
+                {"jsonrpc":"2.0","id":2,"error":{"code":-32005,"message":"server `s` gave no answer to `tools/call`: HTTP 500 Internal Server Error from http://<canned-s>/mcp?key=***: Internal Server Error while handling\\nPOST /mcp?key=<redacted> HTTP/1.1\\r\\naccept: application/json, text/event-stream\\r\\ncontent-type: application/json\\r\\nmcp-session-id: canned-sessio… (471 bytes)
+                --- stderr
+                switchboard serve: 1 of 1 server(s) ready
+                  s: ready (1 tools)
+            "#]]),
+        },
+        status: Status::Hardened { item: 1 },
+    },
+    // Tool lock (Hardening 2, item 2): a lock beside the config that exists but cannot be
+    // used stops `serve` with what is wrong and how to recreate it or do without it; no
+    // tool is served past it.
+    Case {
+        name: "tool-lock-with-bom",
+        area: Area::Gateway,
+        hostile: "a tool lock that starts with a UTF-8 byte order mark (another program re-saved it)",
+        servers: &[Server::Fixture(&[])],
+        settings: ROOMY,
+        command: Cmd::ServeBesideLock {
+            lock: super::table::LockFile::Bytes(b"\xef\xbb\xbf{\"format\":\"switchboard-tool-lock/1\",\"servers\":{}}\n"),
+        },
+        outcome: Outcome {
+            exit: Exit::Usage,
+            says: "`serve` refuses to start: nothing is served; the message names the lock, what is wrong with it, `scan --update` to recreate it and `--no-tool-lock` to serve without it",
+            checks: &[
+                Check::StderrHas("not serving: the tool lock"),
+                Check::StderrHas("--update"),
+                Check::StderrHas("--no-tool-lock"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 2
+                --- stdout: empty
+                --- stderr
+                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: it starts with a UTF-8 byte order mark (BOM): another program saved it, and Switchboard, which writes it without one, does not guess what else changed
+                  it pins the tools `switchboard serve` may serve from `<dir>/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config <dir>/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config <dir>/mcp.json --no-tool-lock`
+            "#]]),
+        },
+        status: Status::Hardened { item: 2 },
+    },
+    Case {
+        name: "tool-lock-cut-short",
+        area: Area::Gateway,
+        hostile: "a tool lock cut short in the middle of its JSON (a write that was killed)",
+        servers: &[Server::Fixture(&[])],
+        settings: ROOMY,
+        command: Cmd::ServeBesideLock {
+            lock: super::table::LockFile::Bytes(b"{\n  \"format\": \"switchboard-tool-lock/1\",\n  \"servers\": {\n    \"s\": {\n      \"add\": \"0f"),
+        },
+        outcome: Outcome {
+            exit: Exit::Usage,
+            says: "`serve` refuses to start: nothing is served; the message names the lock, what is wrong with it, `scan --update` to recreate it and `--no-tool-lock` to serve without it",
+            checks: &[
+                Check::StderrHas("not serving: the tool lock"),
+                Check::StderrHas("--update"),
+                Check::StderrHas("--no-tool-lock"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 2
+                --- stdout: empty
+                --- stderr
+                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: its JSON ends early, cut short (EOF while parsing a string at line 5 column 16)
+                  it pins the tools `switchboard serve` may serve from `<dir>/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config <dir>/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config <dir>/mcp.json --no-tool-lock`
+            "#]]),
+        },
+        status: Status::Hardened { item: 2 },
+    },
+    Case {
+        name: "tool-lock-empty",
+        area: Area::Gateway,
+        hostile: "an empty tool lock (a write in place that was killed after the truncation)",
+        servers: &[Server::Fixture(&[])],
+        settings: ROOMY,
+        command: Cmd::ServeBesideLock {
+            lock: super::table::LockFile::Bytes(b""),
+        },
+        outcome: Outcome {
+            exit: Exit::Usage,
+            says: "`serve` refuses to start: nothing is served; the message names the lock, what is wrong with it, `scan --update` to recreate it and `--no-tool-lock` to serve without it",
+            checks: &[
+                Check::StderrHas("not serving: the tool lock"),
+                Check::StderrHas("--update"),
+                Check::StderrHas("--no-tool-lock"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 2
+                --- stdout: empty
+                --- stderr
+                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: it is empty (a write that was cut short leaves it so)
+                  it pins the tools `switchboard serve` may serve from `<dir>/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config <dir>/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config <dir>/mcp.json --no-tool-lock`
+            "#]]),
+        },
+        status: Status::Hardened { item: 2 },
+    },
+    Case {
+        name: "tool-lock-other-version",
+        area: Area::Gateway,
+        hostile: "a tool lock of another format version",
+        servers: &[Server::Fixture(&[])],
+        settings: ROOMY,
+        command: Cmd::ServeBesideLock {
+            lock: super::table::LockFile::Bytes(b"{\"format\":\"switchboard-tool-lock/2\",\"servers\":{}}\n"),
+        },
+        outcome: Outcome {
+            exit: Exit::Usage,
+            says: "`serve` refuses to start: nothing is served; the message names the lock, what is wrong with it, `scan --update` to recreate it and `--no-tool-lock` to serve without it",
+            checks: &[
+                Check::StderrHas("not serving: the tool lock"),
+                Check::StderrHas("--update"),
+                Check::StderrHas("--no-tool-lock"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 2
+                --- stdout: empty
+                --- stderr
+                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: its format is "switchboard-tool-lock/2", and this Switchboard reads only "switchboard-tool-lock/1" (another version of Switchboard wrote it?)
+                  it pins the tools `switchboard serve` may serve from `<dir>/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config <dir>/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config <dir>/mcp.json --no-tool-lock`
+            "#]]),
+        },
+        status: Status::Hardened { item: 2 },
+    },
+    Case {
+        name: "tool-lock-a-directory",
+        area: Area::Gateway,
+        hostile: "a folder where the tool lock belongs",
+        servers: &[Server::Fixture(&[])],
+        settings: ROOMY,
+        command: Cmd::ServeBesideLock {
+            lock: super::table::LockFile::Directory,
+        },
+        outcome: Outcome {
+            exit: Exit::Usage,
+            says: "`serve` refuses to start: nothing is served; the message names the lock, what is wrong with it, `scan --update` to recreate it and `--no-tool-lock` to serve without it",
+            checks: &[
+                Check::StderrHas("not serving: the tool lock"),
+                Check::StderrHas("--update"),
+                Check::StderrHas("--no-tool-lock"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 2
+                --- stdout: empty
+                --- stderr
+                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: it is a folder, not a file
+                  it pins the tools `switchboard serve` may serve from `<dir>/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config <dir>/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config <dir>/mcp.json --no-tool-lock`
+            "#]]),
+        },
+        status: Status::Hardened { item: 2 },
+    },
+    Case {
+        name: "tool-lock-dangling-link",
+        area: Area::Gateway,
+        hostile: "a tool lock that is a symbolic link to a file that does not exist",
+        servers: &[Server::Fixture(&[])],
+        settings: ROOMY,
+        command: Cmd::ServeBesideLock {
+            lock: super::table::LockFile::DanglingLink,
+        },
+        outcome: Outcome {
+            exit: Exit::Usage,
+            says: "`serve` refuses to start: nothing is served; the message names the lock, what is wrong with it, `scan --update` to recreate it and `--no-tool-lock` to serve without it",
+            checks: &[
+                Check::StderrHas("not serving: the tool lock"),
+                Check::StderrHas("--update"),
+                Check::StderrHas("--no-tool-lock"),
+            ],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 2
+                --- stdout: empty
+                --- stderr
+                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: it is a symbolic link to a file that does not exist
+                  it pins the tools `switchboard serve` may serve from `<dir>/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config <dir>/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config <dir>/mcp.json --no-tool-lock`
+            "#]]),
+        },
+        status: Status::Hardened { item: 2 },
+    },
 ];
 
 /// Open cases: asserted to fail today.
@@ -4941,6 +5187,25 @@ pub(crate) static PENDING: &[Case] = &[];
 /// Fixed defects whose hostile input the matrix cannot stage; each names the test that
 /// asserts it (checked to exist by `cases_tested_elsewhere_name_real_tests`).
 pub(crate) static ELSEWHERE: &[Case] = &[
+    Case {
+        name: "gateway-http-client-told-no-upstream-detail",
+        area: Area::Gateway,
+        hostile: "through `serve --http`: a server that crashes or times out after writing its `env` secrets to stderr, and an HTTP server whose 500 page quotes its URL and headers (the matrix has no HTTP client of the gateway)",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the remote client hears which server failed and how (no stderr tail, address or page), the operator's log has the whole account with the secrets replaced; `--full-errors` tells the client everything, secrets replaced",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::HardenedElsewhere {
+            item: 1,
+            test: "crates/switchboard-cli/tests/it/gateway_secrets.rs::an_http_client_is_told_which_server_failed_and_how_and_the_log_has_the_rest",
+        },
+    },
     Case {
         name: "d8-login-refuses-http-metadata-for-a-remote-server",
         area: Area::Auth,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use switchboard_testkit::locate::workspace_root;
 
-use super::table::{Area, Case, Check, Close, Cmd, ServeScript, Server, Status};
+use super::table::{Area, Case, Check, Close, Cmd, LockFile, ServeScript, Server, Status};
 
 pub(crate) const BEGIN: &str = "<!-- fault-matrix:begin (generated from crates/switchboard-cli/tests/it/faults/cases.rs; UPDATE_EXPECT=1 refreshes) -->";
 pub(crate) const END: &str = "<!-- fault-matrix:end -->";
@@ -23,12 +23,13 @@ pub(crate) fn render(tables: &[&[Case]]) -> String {
     let count = |status: fn(&Status) -> bool| all().filter(|c| status(&c.status)).count();
     let _ = writeln!(
         out,
-        "{} cases: {} run by the matrix and hold ({} of them since their defect was fixed, {} since the matrix found and fixed them), {} fixed and asserted by another test, {} open (being fixed), {} open (found).\n",
+        "{} cases: {} run by the matrix and hold ({} of them since their defect was fixed, {} since the matrix found and fixed them, {} since their Hardening 2 item was fixed), {} fixed and asserted by another test, {} open (being fixed), {} open (found).\n",
         all().count(),
         count(Status::holds),
         count(|s| matches!(s, Status::Fixed { .. })),
         count(|s| *s == Status::FoundFixed),
-        count(|s| matches!(s, Status::TestedBy { .. })),
+        count(|s| matches!(s, Status::Hardened { .. })),
+        count(|s| s.elsewhere_test().is_some()),
         count(|s| matches!(s, Status::BeingFixed { .. })),
         count(|s| *s == Status::Found),
     );
@@ -109,7 +110,7 @@ fn hostile(case: &Case) -> String {
 }
 
 fn command(case: &Case) -> String {
-    if let Status::TestedBy { test, .. } = case.status {
+    if let Some(test) = case.status.elsewhere_test() {
         return format!("(asserted by `{test}`)");
     }
     match &case.command {
@@ -131,12 +132,22 @@ fn command(case: &Case) -> String {
             };
             format!("`serve` ({fed}; {close})")
         }
+        Cmd::ServeBesideLock { lock } => {
+            let lock = match lock {
+                LockFile::Bytes(bytes) => format!("{:?}", String::from_utf8_lossy(bytes)),
+                LockFile::Directory => "a folder".to_owned(),
+                LockFile::DanglingLink => "a link to nothing".to_owned(),
+            };
+            format!(
+                "`serve` with `mcp.tool-lock.json` beside the config: {lock} (handshake + `tools/list`; stdin closed after the answers)"
+            )
+        }
     }
 }
 
 fn outcome(case: &Case) -> String {
     let outcome = &case.outcome;
-    if matches!(case.status, Status::TestedBy { .. }) {
+    if case.status.elsewhere_test().is_some() {
         return outcome.says.to_owned();
     }
     let mut parts = vec![format!("exit {}: {}", outcome.exit.code(), outcome.says)];
@@ -173,5 +184,8 @@ fn status(status: Status) -> String {
         Status::Found => "open (found)".to_owned(),
         Status::FoundFixed => "holds (found and fixed)".to_owned(),
         Status::TestedBy { defect, .. } => format!("holds (fixed: defect {defect})"),
+        Status::Hardened { item } | Status::HardenedElsewhere { item, .. } => {
+            format!("holds (fixed: Hardening 2 item {item})")
+        }
     }
 }

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use run::{Harness, Observed, run_case};
-use table::{Case, Status};
+use table::Case;
 
 /// Cases run at once unless `SWITCHBOARD_FAULT_JOBS` says otherwise.
 const DEFAULT_JOBS: usize = 4;
@@ -190,7 +190,7 @@ fn the_tables_are_well_formed() {
     }
     for case in cases::ELSEWHERE {
         assert!(
-            matches!(case.status, Status::TestedBy { .. }),
+            case.status.elsewhere_test().is_some(),
             "{}: ELSEWHERE holds only cases another test asserts",
             case.name
         );
@@ -208,7 +208,7 @@ fn the_tables_are_well_formed() {
 fn cases_tested_elsewhere_name_real_tests() {
     let mut missing = Vec::new();
     for case in cases::ELSEWHERE {
-        let Status::TestedBy { test, .. } = case.status else {
+        let Some(test) = case.status.elsewhere_test() else {
             continue;
         };
         let found = test.rsplit_once("::").is_some_and(|(path, function)| {

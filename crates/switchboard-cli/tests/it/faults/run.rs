@@ -34,7 +34,9 @@ use switchboard_testkit::locate::{fixture_bin, peak_bin, workspace_root};
 use switchboard_testkit::serve::HttpServer;
 
 use super::canned::{CannedServer, Tripwire, closed_port_addr};
-use super::table::{Case, Check, Close, Cmd, INITIALIZE, INITIALIZED, ServeScript, Server};
+use super::table::{
+    Case, Check, Close, Cmd, INITIALIZE, INITIALIZED, LOCK_SCRIPT, LockFile, ServeScript, Server,
+};
 
 /// The environment variable that marks a case's processes.
 pub(crate) const TOKEN_VAR: &str = "SWITCHBOARD_FAULT_CASE";
@@ -258,6 +260,9 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
     let config = dir.join("mcp.json");
     let text = serde_json::to_string_pretty(&json!({"mcpServers": entries})).expect("json");
     std::fs::write(&config, text).expect("write the config");
+    if let Cmd::ServeBesideLock { lock } = &case.command {
+        leave_lock(&dir.join("mcp.tool-lock.json"), lock);
+    }
     let config = config.display().to_string();
 
     let mut args: Vec<String> = Vec::new();
@@ -275,7 +280,9 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
             args.extend(["check".into(), "--config".into(), config, "s".into()]);
             args.extend(flags.iter().map(|f| (*f).to_owned()));
         }
-        Cmd::Serve { .. } => args.extend(["serve".into(), "--config".into(), config]),
+        Cmd::Serve { .. } | Cmd::ServeBesideLock { .. } => {
+            args.extend(["serve".into(), "--config".into(), config])
+        }
         Cmd::Login => args.extend([
             "login".into(),
             "--config".into(),
@@ -299,6 +306,10 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
         tripwire_url: &tripwire.url,
         serve: match &case.command {
             Cmd::Serve { script, close } => Some((lines_of(script), *close)),
+            Cmd::ServeBesideLock { .. } => Some((
+                LOCK_SCRIPT.iter().map(|l| (*l).to_owned()).collect(),
+                Close::AfterAnswers,
+            )),
             _ => None,
         },
         deadline: case.outcome.deadline,
@@ -322,6 +333,16 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
         replacements,
         secret,
         notes: run.notes,
+    }
+}
+
+/// Leaves what the case says where the config's tool lock belongs.
+fn leave_lock(path: &Path, lock: &LockFile) {
+    match lock {
+        LockFile::Bytes(bytes) => std::fs::write(path, bytes).expect("write the lock"),
+        LockFile::Directory => std::fs::create_dir_all(path).expect("make the lock a folder"),
+        LockFile::DanglingLink => std::os::unix::fs::symlink(path.with_extension("gone"), path)
+            .expect("link the lock to nothing"),
     }
 }
 

@@ -160,7 +160,29 @@ pub(crate) enum Cmd {
     Serve { script: ServeScript, close: Close },
     /// `switchboard login s --no-browser` (stdin closed: no address is pasted back).
     Login,
+    /// `switchboard serve` with this tool lock beside the config (`mcp.tool-lock.json`), fed
+    /// [`INITIALIZE`], [`INITIALIZED`] and a `tools/list` ([`LOCK_SCRIPT`]); stdin closed
+    /// after the answers.
+    ServeBesideLock { lock: LockFile },
 }
+
+/// What a case leaves where the config's tool lock belongs.
+#[derive(Debug)]
+pub(crate) enum LockFile {
+    /// A file of these bytes.
+    Bytes(&'static [u8]),
+    /// A folder of that name.
+    Directory,
+    /// A symbolic link to a file that does not exist.
+    DanglingLink,
+}
+
+/// What [`Cmd::ServeBesideLock`] writes to the gateway.
+pub(crate) const LOCK_SCRIPT: &[&str] = &[
+    INITIALIZE,
+    INITIALIZED,
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+];
 
 /// What is written to the gateway's stdin.
 #[derive(Debug)]
@@ -311,6 +333,13 @@ pub(crate) enum Status {
     /// [`super::cases::ELSEWHERE`], asserted by the named test instead (`path::function`,
     /// the path from the workspace root), which the matrix checks exists.
     TestedBy { defect: u8, test: &'static str },
+    /// One of the items of the second hardening issue (the gateway and the tool lock),
+    /// fixed: in [`super::cases::CASES`], run green.
+    Hardened { item: u8 },
+    /// One of the items of the second hardening issue, fixed, whose hostile input the
+    /// matrix cannot stage (several clients at once: an attacker and a victim; a client
+    /// over HTTP): in [`super::cases::ELSEWHERE`], asserted by the named test.
+    HardenedElsewhere { item: u8, test: &'static str },
 }
 
 impl Status {
@@ -318,7 +347,15 @@ impl Status {
     pub(crate) fn holds(&self) -> bool {
         matches!(
             self,
-            Status::Holds | Status::Fixed { .. } | Status::FoundFixed
+            Status::Holds | Status::Fixed { .. } | Status::FoundFixed | Status::Hardened { .. }
         )
+    }
+
+    /// The test that asserts a case of [`super::cases::ELSEWHERE`] (`path::function`).
+    pub(crate) fn elsewhere_test(&self) -> Option<&'static str> {
+        match self {
+            Status::TestedBy { test, .. } | Status::HardenedElsewhere { test, .. } => Some(test),
+            _ => None,
+        }
     }
 }

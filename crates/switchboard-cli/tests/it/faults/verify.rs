@@ -138,7 +138,7 @@ pub(crate) fn transcript(case: &Case, observed: &Observed) -> String {
         End::MemoryGuard(_) => out.push_str("killed by the memory guard\n"),
     }
     let stdout = match (&observed.gateway, &case.command) {
-        (Some(view), Cmd::Serve { .. }) => {
+        (Some(view), Cmd::Serve { .. } | Cmd::ServeBesideLock { .. }) => {
             let mut responses = view.responses.clone();
             responses.sort_by_key(|(id, _)| (id.as_i64().unwrap_or(i64::MAX), id.to_string()));
             let mut lines: Vec<String> = responses.into_iter().map(|(_, line)| line).collect();
