@@ -22,7 +22,7 @@ use switchboard_runtime::{
     ServerState, ToolLock,
 };
 use switchboard_server::gateway::{self, ErrorDetail, GatewayOptions, GatewayService};
-use switchboard_server::http::{BearerToken, HttpServeOptions, HttpServer};
+use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
 use switchboard_server::relay::ClientRelay;
 use tokio_util::sync::CancellationToken;
 
@@ -100,6 +100,66 @@ pub(crate) struct ServeArgs {
     /// process's log. The servers' configured secrets are hidden either way.
     #[arg(long, requires = "http")]
     full_errors: bool,
+    #[command(flatten)]
+    limits: LimitFlags,
+}
+
+/// The caps of `serve --http`, overall and per client (a client is its bearer token, its
+/// OAuth subject, or without credentials its address). Unset: the defaults of
+/// `switchboard_server::http::HttpLimits`, which `/healthz?detail` shows.
+#[derive(Debug, clap::Args)]
+struct LimitFlags {
+    /// With --http: legacy sessions open at once (default 1024); beyond it the least
+    /// recently used idle session ends for a new one.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_sessions: Option<u64>,
+    /// With --http: legacy sessions one client may have open (default 64); beyond it the
+    /// client's own least recently used idle session ends for its new one, or, all busy, 429.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_sessions_per_client: Option<u64>,
+    /// With --http: authenticated connections at once (default 1024; more: 503).
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: Option<u64>,
+    /// With --http: authenticated connections of one client (default 64; more: 429).
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections_per_client: Option<u64>,
+    /// With --http: event streams (GET streams, listen streams) one client holds open
+    /// (default 32; more: 429).
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_streams_per_client: Option<u64>,
+    /// With --http: connections not yet authenticated from one address (default 16); a new
+    /// one beyond it closes that address's oldest.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_unauthenticated_per_client: Option<u64>,
+}
+
+impl LimitFlags {
+    /// The limits with the flags given applied.
+    fn apply(&self, limits: &mut HttpLimits) {
+        let set = |field: &mut usize, flag: Option<u64>| {
+            if let Some(value) = flag {
+                *field = usize::try_from(value).unwrap_or(usize::MAX);
+            }
+        };
+        set(&mut limits.max_sessions, self.max_sessions);
+        set(
+            &mut limits.max_sessions_per_client,
+            self.max_sessions_per_client,
+        );
+        set(&mut limits.max_connections, self.max_connections);
+        set(
+            &mut limits.max_connections_per_client,
+            self.max_connections_per_client,
+        );
+        set(
+            &mut limits.max_streams_per_client,
+            self.max_streams_per_client,
+        );
+        set(
+            &mut limits.max_unauthenticated_per_client,
+            self.max_unauthenticated_per_client,
+        );
+    }
 }
 
 /// Serves until the client closes stdin (stdio) or a SIGINT/SIGTERM arrives (either), then
@@ -205,6 +265,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
                 ..HttpServeOptions::default()
             };
             options.limits.poll_after = args.poll_after_ms.map(std::time::Duration::from_millis);
+            args.limits.apply(&mut options.limits);
             // Remote clients hear which server failed and how; the operator's log has the rest.
             gateway.error_detail = if args.full_errors {
                 ErrorDetail::Full

@@ -396,3 +396,294 @@ async fn sigterm_drains_a_slow_call_and_leaves_no_server_behind() {
     ));
     assert_none_left(&name);
 }
+
+// HTTP exhaustion: an attacker takes what it can of a shared resource (bounded in count),
+// then a victim — another client, from another loopback address — must still get its
+// answers, and `/healthz` must answer. No timing is asserted; every request has a bound.
+
+/// Bound of each request of the exhaustion tests (a hang detector).
+const REQUEST_BOUND: Duration = Duration::from_secs(20);
+
+/// A client whose connections come from `source` (a loopback address of its own: another
+/// client of the gateway).
+fn client_from(source: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(REQUEST_BOUND)
+        .local_address(source.parse::<std::net::IpAddr>().ok())
+        .build()
+        .expect("a client")
+}
+
+/// The gateway's base URL (`http://127.0.0.1:PORT`).
+fn base_of(gateway: &HttpGateway) -> String {
+    gateway
+        .url()
+        .strip_suffix("/mcp")
+        .expect("an /mcp URL")
+        .to_owned()
+}
+
+fn initialize_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "exhaustion", "version": "1"}}})
+    .to_string()
+}
+
+/// A legacy `initialize`: the status and, when one was opened, the session id; the body.
+async fn open_session(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+) -> (u16, Option<String>, String) {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize_body());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("an answer to initialize");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response.text().await.unwrap_or_default();
+    (status, session, body)
+}
+
+/// The victim's whole exchange: a session, `tools/list` in it, the tool names it got.
+async fn victim_lists_tools(url: &str, token: Option<&str>) -> Vec<String> {
+    let victim = client_from("127.0.0.2");
+    let (status, session, body) = open_session(&victim, url, token).await;
+    assert_eq!(status, 200, "the victim's initialize: {body}");
+    let session = session.expect("the victim's session id");
+    let mut request = victim
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let listed = request.send().await.expect("an answer to tools/list");
+    assert_eq!(listed.status(), 200);
+    let listed: serde_json::Value =
+        serde_json::from_str(&listed.text().await.expect("a body")).expect("JSON");
+    listed["result"]["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `/healthz` on a fresh connection from a third address, plain and in detail.
+async fn health(base: &str) -> (String, serde_json::Value) {
+    let checker = client_from("127.0.0.3");
+    let plain = checker
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .expect("/healthz answers")
+        .text()
+        .await
+        .expect("a body");
+    let detail = checker
+        .get(format!("{base}/healthz?detail"))
+        .send()
+        .await
+        .expect("/healthz?detail answers")
+        .text()
+        .await
+        .expect("a body");
+    (
+        plain,
+        serde_json::from_str(&detail).expect("the detail is JSON"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_opening_sessions_in_a_loop_leaves_room_for_others() {
+    let gateway = HttpGateway::start(
+        &fixture_config("fx-sessions"),
+        &["--max-sessions", "64", "--max-sessions-per-client", "8"],
+        &[],
+    );
+    let url = gateway.url().to_owned();
+    let base = base_of(&gateway);
+    within("the attack and the victim", PROCESS_BOUND, async {
+        // 300 initializes on one keep-alive connection: many more than the server holds.
+        let attacker = client_from("127.0.0.1");
+        let mut statuses = std::collections::BTreeMap::new();
+        for _ in 0..300 {
+            let (status, _, _) = open_session(&attacker, &url, None).await;
+            *statuses.entry(status).or_insert(0) += 1;
+        }
+        // It recycles its own idle sessions: never refused, never more than its share.
+        assert_eq!(statuses, [(200, 300)].into_iter().collect());
+        let tools = victim_lists_tools(&url, None).await;
+        assert!(tools.contains(&"fx__echo".to_owned()), "{tools:?}");
+        let (plain, detail) = health(&base).await;
+        assert_eq!(plain, "ok\n");
+        assert!(
+            detail["current"]["sessions"].as_u64() <= Some(9),
+            "{detail}"
+        );
+        assert!(
+            detail["evicted"]["sessions"].as_u64() >= Some(292),
+            "{detail}"
+        );
+        assert_eq!(detail["limits"]["max_sessions_per_client"], 8, "{detail}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_holding_get_streams_leaves_room_for_others() {
+    let gateway = HttpGateway::start(
+        &fixture_config("fx-streams"),
+        &[
+            "--max-sessions",
+            "64",
+            "--max-connections",
+            "64",
+            "--max-sessions-per-client",
+            "16",
+            "--max-streams-per-client",
+            "8",
+            "--max-connections-per-client",
+            "24",
+        ],
+        &[],
+    );
+    let url = gateway.url().to_owned();
+    let base = base_of(&gateway);
+    within("the attack and the victim", PROCESS_BOUND, async {
+        // 200 sessions, each with its GET stream held open (each on a connection of its
+        // own): the attacker keeps what it gets.
+        let attacker = client_from("127.0.0.1");
+        let mut held = Vec::new();
+        let mut refusals = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let (status, session, body) = open_session(&attacker, &url, None).await;
+            let Some(session) = session else {
+                refusals.insert(format!("initialize {status}: {}", limit_named(&body)));
+                continue;
+            };
+            let stream = attacker
+                .get(&url)
+                .header("accept", "text/event-stream")
+                .header("mcp-session-id", &session)
+                .send()
+                .await
+                .expect("an answer to the GET");
+            if stream.status() == 200 {
+                held.push(stream);
+            } else {
+                let status = stream.status().as_u16();
+                let retry = stream.headers().contains_key("retry-after");
+                let body = stream.text().await.unwrap_or_default();
+                refusals.insert(format!(
+                    "GET {status} (Retry-After: {retry}): {}",
+                    limit_named(&body)
+                ));
+            }
+        }
+        assert_eq!(held.len(), 8, "the attacker holds its share of streams");
+        assert_eq!(
+            refusals.into_iter().collect::<Vec<_>>(),
+            ["GET 429 (Retry-After: true): max_streams_per_client"]
+        );
+        // The victim opens a session, its own GET stream, and is answered.
+        let victim = client_from("127.0.0.2");
+        let (status, session, _) = open_session(&victim, &url, None).await;
+        assert_eq!(status, 200);
+        let stream = victim
+            .get(&url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session.expect("a session"))
+            .send()
+            .await
+            .expect("the victim's GET stream");
+        assert_eq!(stream.status(), 200);
+        let tools = victim_lists_tools(&url, None).await;
+        assert!(tools.contains(&"fx__echo".to_owned()), "{tools:?}");
+        let (plain, detail) = health(&base).await;
+        assert_eq!(plain, "ok\n");
+        assert_eq!(
+            detail["refused"]["max_streams_per_client"].as_u64(),
+            Some(192),
+            "{detail}"
+        );
+        drop(held);
+    })
+    .await;
+}
+
+/// The limit a refusal's JSON-RPC error names (`data.limit`).
+fn limit_named(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|error| error.pointer("/error/data/limit").cloned())
+        .and_then(|limit| limit.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("no limit named in {body}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_that_never_authenticate_do_not_starve_clients_that_do() {
+    let gateway = HttpGateway::start(
+        &fixture_config("fx-slowloris"),
+        &[
+            "--bearer-token-env",
+            "EXHAUSTION_TOKEN",
+            "--max-connections",
+            "64",
+        ],
+        &[("EXHAUSTION_TOKEN", "s3cret-victim")],
+    );
+    let url = gateway.url().to_owned();
+    let base = base_of(&gateway);
+    let address = base.trim_start_matches("http://").to_owned();
+    within("the attack and the victim", PROCESS_BOUND, async {
+        // 300 sockets (far more than the connection cap) that send half a request head
+        // and then nothing, kept open.
+        let mut sockets = Vec::new();
+        for _ in 0..300 {
+            let mut socket = tokio::net::TcpStream::connect(&address)
+                .await
+                .expect("connected");
+            tokio::io::AsyncWriteExt::write_all(
+                &mut socket,
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl",
+            )
+            .await
+            .expect("written");
+            sockets.push(socket);
+        }
+        // Twenty authenticated exchanges, each on a fresh connection: every one answered.
+        for _ in 0..20 {
+            let tools = victim_lists_tools(&url, Some("s3cret-victim")).await;
+            assert!(tools.contains(&"fx__echo".to_owned()), "{tools:?}");
+        }
+        let (plain, detail) = health(&base).await;
+        assert_eq!(plain, "ok\n");
+        assert!(
+            detail["evicted"]["unauthenticated_connections"].as_u64() >= Some(284),
+            "{detail}"
+        );
+        assert!(
+            detail["current"]["unauthenticated_connections"].as_u64() <= Some(18),
+            "{detail}"
+        );
+        drop(sockets);
+    })
+    .await;
+}

@@ -1,7 +1,6 @@
 //! One HTTP request: the path and method, the guard, the body (capped in size and time),
 //! the era, the session, then the core's routing and the answer.
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,6 +16,7 @@ use switchboard_wire::{ErrorObject, MalformedKind, Message, RequestId};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::clients::{self, Limit, Ticket};
 use super::headers::{self, PostEra, SESSION_ID};
 use super::reply::{self, Reply};
 use super::resume;
@@ -55,21 +55,15 @@ fn protected_resource(shared: &Shared, request: &Request<Incoming>) -> Reply {
     }
 }
 
-/// Answers one HTTP request from `peer`.
+/// Answers one HTTP request that came on the connection of `ticket`.
 pub(super) async fn respond(
     shared: Arc<Shared>,
-    peer: IpAddr,
+    ticket: &Ticket,
     request: Request<Incoming>,
 ) -> Reply {
     match (request.uri().path(), request.method()) {
-        (HEALTH_PATH, &Method::GET | &Method::HEAD) => {
-            if shared.drain.is_cancelled() {
-                reply::text(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
-            } else {
-                reply::text(StatusCode::OK, "ok\n")
-            }
-        }
-        (MCP_PATH, _) => mcp(shared, peer, request).await,
+        (HEALTH_PATH, &Method::GET | &Method::HEAD) => health(&shared, &request),
+        (MCP_PATH, _) => mcp(shared, ticket, request).await,
         (path, &Method::GET) if path.starts_with(PROTECTED_RESOURCE_PATH) => {
             protected_resource(&shared, &request)
         }
@@ -80,11 +74,78 @@ pub(super) async fn respond(
     }
 }
 
-async fn mcp(shared: Arc<Shared>, peer: IpAddr, request: Request<Incoming>) -> Reply {
-    let identity = match shared.guard.admit(request.headers(), peer).await {
+/// `/healthz`: `ok` (503 `draining` once the drain began) for plain checkers; with
+/// `?detail` or `Accept: application/json`, a JSON document with the limits, the current
+/// counts, and the refusals and evictions so far.
+fn health(shared: &Shared, request: &Request<Incoming>) -> Reply {
+    let draining = shared.drain.is_cancelled();
+    let status = if draining {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    let detailed = request.uri().query().is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| pair == "detail" || pair.starts_with("detail="))
+    }) || request
+        .headers()
+        .get(hyper::header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"));
+    if !detailed {
+        return match draining {
+            true => reply::text(status, "draining\n"),
+            false => reply::text(status, "ok\n"),
+        };
+    }
+    let mut current = shared.clients.counts();
+    current["sessions"] = json!(shared.sessions.count());
+    current["requests_in_flight"] = json!(shared.in_flight.load(Ordering::Relaxed));
+    current["listen_streams"] = json!(shared.listens.load(Ordering::Relaxed));
+    let mut document = json!({
+        "status": if draining { "draining" } else { "ok" },
+        "limits": limits_json(&shared.limits),
+        "current": current,
+    });
+    if let (Some(document), Value::Object(tally)) =
+        (document.as_object_mut(), shared.clients.tally())
+    {
+        document.extend(tally);
+    }
+    reply::json_document(status, &document)
+}
+
+/// The limits, as `/healthz?detail` shows them (durations in milliseconds).
+fn limits_json(limits: &super::HttpLimits) -> Value {
+    let millis = |duration: Duration| u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+    json!({
+        "max_body_bytes": limits.max_body_bytes,
+        "max_sessions": limits.max_sessions,
+        "max_sessions_per_client": limits.max_sessions_per_client,
+        "max_in_flight": limits.max_in_flight,
+        "max_in_flight_per_session": limits.max_in_flight_per_session,
+        "max_listen_streams": limits.max_listen_streams,
+        "max_connections": limits.max_connections,
+        "max_connections_per_client": limits.max_connections_per_client,
+        "max_streams_per_client": limits.max_streams_per_client,
+        "max_unauthenticated_connections": limits.max_unauthenticated_connections,
+        "max_unauthenticated_per_client": limits.max_unauthenticated_per_client,
+        "unauthenticated_timeout_ms": millis(limits.unauthenticated_timeout),
+        "session_idle_ms": millis(limits.session_idle),
+        "header_read_timeout_ms": millis(limits.header_read_timeout),
+        "body_read_timeout_ms": millis(limits.body_read_timeout),
+    })
+}
+
+async fn mcp(shared: Arc<Shared>, ticket: &Ticket, request: Request<Incoming>) -> Reply {
+    let identity = match shared.guard.admit(request.headers(), ticket.peer()).await {
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
+    if let Err(refused) = ticket.authenticated(&identity) {
+        return refused;
+    }
     if shared.drain.is_cancelled() {
         return busy(
             None,
@@ -472,9 +533,19 @@ async fn initialize(
     let session = match shared.sessions.open(facts) {
         Ok(session) => session,
         Err(OpenError::Full) => {
-            return busy(
+            return clients::over_limit(
+                &shared.limits,
+                Limit::Sessions,
                 Some(&request.id),
-                "this server has as many sessions open as it allows; end one (DELETE) or try later",
+                "every session of this server is busy; try again shortly",
+            );
+        }
+        Err(OpenError::ClientFull) => {
+            return clients::over_limit(
+                &shared.limits,
+                Limit::SessionsPerClient,
+                Some(&request.id),
+                "every session this client may have is busy; end one (DELETE) or wait for one to finish",
             );
         }
         Err(OpenError::NoRandomness) => {
@@ -519,13 +590,24 @@ fn get(shared: &Arc<Shared>, identity: &ClientIdentity, headers: &HeaderMap) -> 
     if let Some(last) = headers.get(LAST_EVENT_ID) {
         return resume_stream(shared, &session, last);
     }
+    let slot = match shared.clients.open_stream(identity) {
+        Ok(slot) => slot,
+        Err(limit) => {
+            return clients::over_limit(
+                &shared.limits,
+                limit,
+                None,
+                "this client has as many event streams open as one client may; close one",
+            );
+        }
+    };
     if !session.claim_stream() {
         return reply::refusal(
             StatusCode::CONFLICT,
             "this session's GET stream is open already (one per session)",
         );
     }
-    streams::session_stream(shared.clone(), session)
+    streams::session_stream(shared.clone(), session, slot)
 }
 
 /// A GET with `Last-Event-ID`: resumes the request stream that event belongs to, from the
@@ -654,6 +736,7 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
     } = call;
     if shared.in_flight.fetch_add(1, Ordering::Relaxed) >= shared.limits.max_in_flight {
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        shared.clients.tally.refused(Limit::InFlight);
         return busy(
             Some(&id),
             "this server has as many requests in flight as it allows; try again shortly",
@@ -694,6 +777,7 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
         match session.register(id.clone(), cancel.clone()) {
             Ok(()) => in_flight.session = Some((session.clone(), id.clone())),
             Err(RegisterError::Busy) => {
+                shared.clients.tally.refused(Limit::InFlightPerSession);
                 return busy(
                     Some(&id),
                     "this session has as many requests in flight as it allows; try again shortly",

@@ -16,17 +16,33 @@
 //! [`oauth::OAuthResource`], whose metadata is served at
 //! `/.well-known/oauth-protected-resource`), and caps on bodies (413), sessions,
 //! connections, streams and requests in flight (503, [`crate::stdio::codes::BUSY`]).
-//! `/healthz` answers 200 while serving; once draining, new connections are refused and a
-//! request on one already open gets 503. Shutdown stops accepting, gives the requests in
-//! flight a grace, then answers the rest with an error; listen streams get their final
-//! result.
+//! What passes the guard names the request's [`crate::core::ClientIdentity`] (the token,
+//! the OAuth subject, or the peer's address), and every client has its own limits, far
+//! below the global caps, on sessions, connections and open streams (`clients.rs`;
+//! [`HttpLimits`]): one client cannot take a shared resource from everyone. A client over
+//! its own limit gets 429, the server over a global cap 503, both with `Retry-After` and a
+//! JSON-RPC error whose `data.limit` names the limit. Connections are always accepted;
+//! until a request on one passes the guard it is in a small budget of its own, with a
+//! short deadline, where a newcomer closes the oldest.
+//!
+//! `/healthz` is answered on any connection, before any cap or credential: 200 `ok` while
+//! serving; with `?detail` or `Accept: application/json`, a JSON document: `status`,
+//! `limits` (every [`HttpLimits`] count, durations in `_ms`), `current` (`sessions`,
+//! `connections`, `unauthenticated_connections`, `streams`, `listen_streams`,
+//! `requests_in_flight`, `clients`), `refused` (a count per limit), `evicted`
+//! (`sessions`, `unauthenticated_connections`) and `unauthenticated_timeouts`. Once
+//! draining, new connections are refused and a request on one already open gets 503.
+//! Shutdown stops accepting, gives the requests in flight a grace, then answers the rest
+//! with an error; listen streams get their final result.
 //!
 //! Files by job: `guard.rs` (Origin, Host, bearer token), `oauth.rs` (the OAuth protected
-//! resource), `headers.rs` (the era and the
+//! resource), `clients.rs` (per-client counts, the unauthenticated budget, refusals),
+//! `headers.rs` (the era and the
 //! 2026-07-28 header rules), `sessions.rs` (the legacy session table), `exchange.rs` (one
 //! HTTP request: reading, routing, answering), `streams.rs` (event streams: a request's,
 //! the GET stream, listen streams), `reply.rs` (response bodies and JSON-RPC encoding).
 
+mod clients;
 mod exchange;
 mod guard;
 mod headers;
@@ -46,7 +62,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -57,7 +72,8 @@ pub use guard::BearerToken;
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
-/// The health endpoint's path (200 `ok` while serving, 503 while draining).
+/// The health endpoint's path (200 `ok` while serving, 503 while draining; `?detail`: the
+/// limits and counts as JSON).
 pub const HEALTH_PATH: &str = "/healthz";
 
 /// How an [`HttpServer`] serves.
@@ -82,16 +98,36 @@ pub struct HttpServeOptions {
 pub struct HttpLimits {
     /// Largest POST body (larger: 413).
     pub max_body_bytes: usize,
-    /// Legacy sessions open at once (more: 503).
+    /// Legacy sessions open at once; beyond it the least recently used idle session (no
+    /// request in flight, no GET stream) is ended for a new one, and only when every
+    /// session is busy is `initialize` refused (503).
     pub max_sessions: usize,
+    /// Legacy sessions one client ([`crate::core::ClientIdentity`]) may have open; beyond
+    /// it the client's own least recently used idle session is ended for its new one, and
+    /// when all of them are busy `initialize` gets 429.
+    pub max_sessions_per_client: usize,
     /// Requests in flight in all (more: 503 with `BUSY`).
     pub max_in_flight: usize,
     /// Requests in flight in one legacy session (more: 503 with `BUSY`).
     pub max_in_flight_per_session: usize,
     /// `subscriptions/listen` streams open at once (more: 503 with `BUSY`).
     pub max_listen_streams: usize,
-    /// Connections served at once (more wait to be accepted).
+    /// Authenticated connections (on which a request passed the guard) at once; a request
+    /// that would make one more gets 503 and its connection is closed.
     pub max_connections: usize,
+    /// Authenticated connections of one client at once (more: 429, the connection closed).
+    pub max_connections_per_client: usize,
+    /// Event streams one client holds open at once: legacy GET streams and
+    /// `subscriptions/listen` (more: 429).
+    pub max_streams_per_client: usize,
+    /// Connections on which no request passed the guard yet, in all; a new one beyond it
+    /// closes the oldest of them.
+    pub max_unauthenticated_connections: usize,
+    /// Such connections from one peer address (IPv6: one /64); a new one beyond it closes
+    /// that address's oldest.
+    pub max_unauthenticated_per_client: usize,
+    /// A connection on which no request passed the guard within this is closed.
+    pub unauthenticated_timeout: Duration,
     /// A legacy session unused this long ends (its id then gets 404).
     pub session_idle: Duration,
     /// A request's head must arrive within this (else the connection is closed; also
@@ -118,10 +154,16 @@ impl Default for HttpLimits {
         HttpLimits {
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 1024,
+            max_sessions_per_client: 64,
             max_in_flight: 1024,
             max_in_flight_per_session: crate::stdio::MAX_IN_FLIGHT,
             max_listen_streams: 256,
             max_connections: 1024,
+            max_connections_per_client: 64,
+            max_streams_per_client: 32,
+            max_unauthenticated_connections: 256,
+            max_unauthenticated_per_client: 16,
+            unauthenticated_timeout: Duration::from_secs(10),
             session_idle: Duration::from_secs(30 * 60),
             header_read_timeout: Duration::from_secs(30),
             body_read_timeout: Duration::from_secs(30),
@@ -206,6 +248,8 @@ struct Shared {
     limits: HttpLimits,
     guard: guard::Guard,
     sessions: sessions::Sessions,
+    /// What each client holds, and the unauthenticated connections.
+    clients: Arc<clients::Clients>,
     /// Requests in flight (all eras).
     in_flight: Arc<AtomicUsize>,
     /// Listen streams open.
@@ -258,6 +302,7 @@ impl HttpServer {
             service: service.clone(),
             tasks: tasks.clone(),
         };
+        let clients = clients::Clients::new(limits);
         Ok(HttpServer {
             listener,
             local_addr,
@@ -265,7 +310,8 @@ impl HttpServer {
                 service,
                 limits,
                 guard,
-                sessions: sessions::Sessions::new(limits, release),
+                sessions: sessions::Sessions::new(limits, release, clients.tally.clone()),
+                clients,
                 in_flight: Arc::new(AtomicUsize::new(0)),
                 listens: Arc::new(AtomicUsize::new(0)),
                 drain: CancellationToken::new(),
@@ -295,7 +341,6 @@ impl HttpServer {
             listener, shared, ..
         } = self;
         let mut connections = JoinSet::new();
-        let permits = Arc::new(Semaphore::new(shared.limits.max_connections.max(1)));
         let mut end = HttpEnd::default();
         let mut sweep = tokio::time::interval(
             SWEEP_EVERY.min(shared.limits.session_idle.max(Duration::from_secs(1))),
@@ -303,13 +348,8 @@ impl HttpServer {
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             while connections.try_join_next().is_some() {}
-            let permit = tokio::select! {
-                () = shutdown.cancelled() => break,
-                permit = permits.clone().acquire_owned() => match permit {
-                    Ok(permit) => permit,
-                    Err(_) => break,
-                },
-            };
+            // Never waits on a cap: every connection is accepted, and counted (see
+            // `clients.rs`), so a health check never queues behind the others.
             let accepted = tokio::select! {
                 () = shutdown.cancelled() => break,
                 _ = sweep.tick() => {
@@ -321,7 +361,8 @@ impl HttpServer {
             match accepted {
                 Ok((stream, peer)) => {
                     end.connections += 1;
-                    connections.spawn(connection(shared.clone(), stream, peer, permit));
+                    let ticket = shared.clients.accept(peer.ip());
+                    connections.spawn(connection(shared.clone(), stream, ticket));
                 }
                 Err(error) => {
                     tracing::debug!(%error, "accepting a connection failed");
@@ -359,19 +400,18 @@ impl HttpServer {
     }
 }
 
-/// Serves one connection until it closes, or until the drain has let it finish what it
-/// was doing.
-async fn connection(
-    shared: Arc<Shared>,
-    stream: TcpStream,
-    peer: SocketAddr,
-    _permit: OwnedSemaphorePermit,
-) {
+/// Serves one connection until it closes, is evicted, passes its unauthenticated deadline,
+/// or the drain has let it finish what it was doing.
+async fn connection(shared: Arc<Shared>, stream: TcpStream, ticket: Arc<clients::Ticket>) {
     let drain = shared.drain.clone();
     let header_read_timeout = shared.limits.header_read_timeout;
+    let unauthenticated_timeout = shared.limits.unauthenticated_timeout;
+    let evicted = ticket.closed().clone();
+    let watched = ticket.clone();
     let service = service_fn(move |request| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(exchange::respond(shared, peer.ip(), request).await) }
+        let ticket = ticket.clone();
+        async move { Ok::<_, Infallible>(exchange::respond(shared, &ticket, request).await) }
     });
     let mut builder = http1::Builder::new();
     builder
@@ -379,11 +419,27 @@ async fn connection(
         .header_read_timeout(header_read_timeout);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     let mut connection = std::pin::pin!(connection);
+    let deadline = async {
+        tokio::time::sleep(unauthenticated_timeout).await;
+        if watched.unauthenticated() {
+            watched.timed_out();
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
     tokio::select! {
         ended = connection.as_mut() => {
             if let Err(error) = ended {
                 tracing::debug!(%error, "a connection ended with an error");
             }
+            return;
+        }
+        () = evicted.cancelled() => {
+            tracing::debug!("an unauthenticated connection was closed for a newer one");
+            return;
+        }
+        () = deadline => {
+            tracing::debug!("a connection sent no authenticated request in time; closed");
             return;
         }
         () = drain.cancelled() => {}

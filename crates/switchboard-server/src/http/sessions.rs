@@ -10,9 +10,16 @@
 //! from the operating system, hex-encoded (visible ASCII). A session unused for
 //! [`HttpLimits::session_idle`](super::HttpLimits) with nothing in flight and no GET stream
 //! ends; an ended id is unknown (404) from then on. At most
-//! [`HttpLimits::max_sessions`](super::HttpLimits) are open.
+//! [`HttpLimits::max_sessions`](super::HttpLimits) are open, at most
+//! [`HttpLimits::max_sessions_per_client`](super::HttpLimits) of one client; at either
+//! limit a new session takes the place of the least recently used idle one (of the
+//! client's own, at its limit), counted as an eviction, and is refused only when all of
+//! them are busy (429 for the client's limit, 503 for the server's): one client opening
+//! sessions in a loop recycles its own, and a newcomer can always open one unless every
+//! session is busy.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -22,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::HttpLimits;
+use super::clients::{Limit, Tally};
 use super::resume::{MAX_RESUMABLE_STREAMS, Resume};
 use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS};
 use crate::core::{
@@ -79,8 +87,10 @@ impl Release {
 /// Why a session could not be opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum OpenError {
-    /// As many sessions as allowed are open.
+    /// As many sessions as allowed are open, every one of them busy.
     Full,
+    /// The client has as many sessions open as one client may, every one of them busy.
+    ClientFull,
     /// The operating system gave no random bytes.
     NoRandomness,
 }
@@ -99,7 +109,9 @@ pub(super) enum RegisterError {
 pub(super) struct Sessions {
     open: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     max_sessions: usize,
+    max_per_client: usize,
     max_in_flight: usize,
+    tally: Arc<Tally>,
     idle: Duration,
     release: Release,
 }
@@ -143,17 +155,27 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Sessions {
-    pub(super) fn new(limits: HttpLimits, release: Release) -> Sessions {
+    pub(super) fn new(limits: HttpLimits, release: Release, tally: Arc<Tally>) -> Sessions {
         Sessions {
             open: Mutex::new(HashMap::new()),
-            max_sessions: limits.max_sessions,
+            max_sessions: limits.max_sessions.max(1),
+            max_per_client: limits.max_sessions_per_client.max(1),
+            tally,
             max_in_flight: limits.max_in_flight_per_session,
             idle: limits.session_idle,
             release,
         }
     }
 
-    /// Opens a session for the facts an `initialize` left.
+    /// How many sessions are open.
+    pub(super) fn count(&self) -> usize {
+        lock(&self.open).len()
+    }
+
+    /// Opens a session for the facts an `initialize` left (their identity is its client's).
+    /// A client at [`HttpLimits::max_sessions_per_client`] loses its least recently used
+    /// idle session for it, and the server at [`HttpLimits::max_sessions`] its least
+    /// recently used idle one; only when those are all busy is the session refused.
     pub(super) fn open(&self, facts: ClientFacts) -> Result<Arc<Session>, OpenError> {
         self.sweep();
         let mut bytes = [0u8; 32];
@@ -179,11 +201,36 @@ impl Sessions {
             release: self.release.clone(),
             key: SessionKey::fresh(),
         });
-        let mut open = lock(&self.open);
-        if open.len() >= self.max_sessions {
-            return Err(OpenError::Full);
+        let evicted = {
+            let mut open = lock(&self.open);
+            let mut evicted = Vec::new();
+            let identity = session.identity();
+            let own = open
+                .values()
+                .filter(|other| other.identity() == identity)
+                .count();
+            if own >= self.max_per_client {
+                let theirs = open.values().filter(|other| other.identity() == identity);
+                let Some(id) = least_recently_used_idle(theirs) else {
+                    self.tally.refused(Limit::SessionsPerClient);
+                    return Err(OpenError::ClientFull);
+                };
+                evicted.extend(open.remove(&id));
+            }
+            if open.len() >= self.max_sessions {
+                let Some(id) = least_recently_used_idle(open.values()) else {
+                    self.tally.refused(Limit::Sessions);
+                    return Err(OpenError::Full);
+                };
+                evicted.extend(open.remove(&id));
+            }
+            open.insert(session.id.clone(), session.clone());
+            evicted
+        };
+        for ended in evicted {
+            self.tally.evicted_sessions.fetch_add(1, Ordering::Relaxed);
+            ended.end();
         }
-        open.insert(session.id.clone(), session.clone());
         Ok(session)
     }
 
@@ -239,7 +286,24 @@ impl Sessions {
     }
 }
 
+/// The id of the idle session (nothing in flight, no GET stream) used least recently.
+fn least_recently_used_idle<'s>(
+    sessions: impl Iterator<Item = &'s Arc<Session>>,
+) -> Option<Arc<str>> {
+    sessions
+        .filter_map(|session| session.idle_since().map(|since| (since, session)))
+        .min_by_key(|(since, _)| *since)
+        .map(|(_, session)| session.id.clone())
+}
+
 impl Session {
+    /// When the session was last used, if it is idle now (no request in flight, no GET
+    /// stream open).
+    fn idle_since(&self) -> Option<Instant> {
+        let state = lock(&self.state);
+        (state.in_flight.is_empty() && !state.stream_open).then_some(state.last_used)
+    }
+
     /// The session's id.
     pub(super) fn id(&self) -> &str {
         &self.id

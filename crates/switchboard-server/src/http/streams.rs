@@ -17,6 +17,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::Shared;
+use super::clients::{self, Limit, StreamSlot};
 use super::exchange::{Notifications, Outcome};
 use super::reply::{self, Reply, SseWriter};
 use super::resume::{DEFAULT_RETRY, REPLAY_KEEP, Resume, StreamOut, next_resume};
@@ -382,12 +383,19 @@ impl Drop for StreamRegistration {
 
 /// A legacy session's GET stream (claimed by the caller): what the service announces,
 /// for this session.
-pub(super) fn session_stream(shared: Arc<Shared>, session: Arc<Session>) -> Reply {
+/// `slot` counts the stream for its client while it is open.
+pub(super) fn session_stream(
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    slot: StreamSlot,
+) -> Reply {
     let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
     let events = shared.service.events();
-    shared
-        .tasks
-        .spawn(pump_session(shared.clone(), session, events, writer));
+    let tasks = shared.tasks.clone();
+    tasks.spawn(async move {
+        let _slot = slot;
+        pump_session(shared, session, events, writer).await;
+    });
     stream
 }
 
@@ -488,6 +496,7 @@ pub(super) fn listen_stream(
 ) -> Reply {
     if shared.listens.fetch_add(1, Ordering::Relaxed) >= shared.limits.max_listen_streams {
         shared.listens.fetch_sub(1, Ordering::Relaxed);
+        shared.clients.tally.refused(Limit::ListenStreams);
         return reply::error(
             hyper::StatusCode::SERVICE_UNAVAILABLE,
             Some(&id),
@@ -498,6 +507,17 @@ pub(super) fn listen_stream(
         );
     }
     let slot = ListenSlot(shared.listens.clone());
+    let client_slot = match shared.clients.open_stream(&facts.identity) {
+        Ok(slot) => slot,
+        Err(limit) => {
+            return clients::over_limit(
+                &shared.limits,
+                limit,
+                Some(&id),
+                "this client has as many event streams open as one client may; close one",
+            );
+        }
+    };
     let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
     let filter = filter.honoured(shared.info().capabilities);
     shared.tasks.spawn(pump_listen(
@@ -508,6 +528,7 @@ pub(super) fn listen_stream(
             facts,
             writer,
             _slot: slot,
+            _client_slot: client_slot,
         },
     ));
     stream
@@ -519,6 +540,7 @@ struct Listening {
     facts: ClientFacts,
     writer: SseWriter,
     _slot: ListenSlot,
+    _client_slot: StreamSlot,
 }
 
 async fn pump_listen(shared: Arc<Shared>, listening: Listening) {
@@ -528,6 +550,7 @@ async fn pump_listen(shared: Arc<Shared>, listening: Listening) {
         facts,
         writer,
         _slot,
+        _client_slot,
     } = listening;
     let (out, mut notifications) = mpsc::channel(REQUEST_NOTIFICATION_BUFFER);
     let stop = shared.drain.child_token();

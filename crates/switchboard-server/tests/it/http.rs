@@ -757,10 +757,6 @@ async fn tokens_sessions_and_requests_in_flight_are_capped() {
         .unwrap_or_default()
         .to_owned();
     lines.push(format!("right token: {}", describe(first).await));
-    lines.push(format!(
-        "a second session: {}",
-        describe(running.post(&auth("s3cret"), init()).await).await
-    ));
     let mut on_session = auth("s3cret");
     on_session.push(("mcp-session-id", session));
     let call = {
@@ -782,6 +778,11 @@ async fn tokens_sessions_and_requests_in_flight_are_capped() {
         .service
         .until("the call started", |s| s.slow_started == 1)
         .await;
+    // The one session is busy: no room for another.
+    lines.push(format!(
+        "a second session while the first is busy: {}",
+        describe(running.post(&auth("s3cret"), init()).await).await
+    ));
     lines.push(format!(
         "a second request in flight: {}",
         describe(
@@ -801,13 +802,39 @@ async fn tokens_sessions_and_requests_in_flight_are_capped() {
             .expect("answered")
             .expect("no panic")
     ));
+    // Idle now (once its handler has wound down): a new session takes its place (the
+    // least recently used idle one goes).
+    running
+        .service
+        .until("the call cancelled", |s| s.slow_cancelled == 1)
+        .await;
+    let mut second = describe(running.post(&auth("s3cret"), init()).await).await;
+    for _ in 0..100 {
+        if !second.starts_with("503") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        second = describe(running.post(&auth("s3cret"), init()).await).await;
+    }
+    lines.push(format!("a second session once the first is idle: {second}"));
+    lines.push(format!(
+        "the first session, evicted: {}",
+        describe(
+            running
+                .post(&on_session, legacy_body(4, "ping", json!({})))
+                .await
+        )
+        .await
+    ));
     expect![[r#"
         no token: 401 application/json error -32600 www-authenticate: Bearer
         wrong token: 401 application/json error -32600 www-authenticate: Bearer error="invalid_token"
         right token: 200 application/json result mcp-session-id: 64 chars
-        a second session: 503 application/json error -32003
+        a second session while the first is busy: 503 application/json error -32003
         a second request in flight: 503 application/json error -32003
-        the cancelled call: 200 text/event-stream [] x-accel-buffering: no"#]].assert_eq(&lines.join("\n"));
+        the cancelled call: 200 text/event-stream [] x-accel-buffering: no
+        a second session once the first is idle: 200 application/json result mcp-session-id: 64 chars
+        the first session, evicted: 404 application/json error -32600"#]].assert_eq(&lines.join("\n"));
     running.stop().await;
 }
 

@@ -5320,4 +5320,64 @@ pub(crate) static ELSEWHERE: &[Case] = &[
             test: "crates/switchboard-auth/tests/it/store.rs::concurrent_saves_from_processes_lose_nothing",
         },
     },
+    // HTTP exhaustion (Hardening 2, items 3–5): an attacker and a victim against a real
+    // `serve --http`, which the case shape (one command against hostile servers) cannot
+    // stage; asserted by the named tests.
+    Case {
+        name: "h2-3-one-client-takes-every-legacy-session",
+        area: Area::Http,
+        hostile: "HTTP exhaustion: against `serve --http --max-sessions 64 --max-sessions-per-client 8`, one client sends 300 `initialize` POSTs on one connection; a victim from another address then opens a session and lists tools",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the attacker recycles its own idle sessions (never more than 8, each initialize answered); the victim's session and `tools/list` are answered; `/healthz` says ok and its detail counts the evictions",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::HardenedElsewhere {
+            item: 3,
+            test: "crates/switchboard-cli/tests/it/serve_http.rs::one_client_opening_sessions_in_a_loop_leaves_room_for_others",
+        },
+    },
+    Case {
+        name: "h2-4-one-client-holds-the-connections-with-get-streams",
+        area: Area::Http,
+        hostile: "HTTP exhaustion: against `serve --http --max-connections 64 --max-sessions 64`, one client opens 200 sessions and holds a GET stream open on each; a victim from another address then opens a session, its GET stream, and lists tools",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the attacker holds its 8 streams (`--max-streams-per-client`), the rest get 429 with `Retry-After` naming `max_streams_per_client`, never a hang; the victim's stream and requests are answered; `/healthz` answers on a fresh connection",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::HardenedElsewhere {
+            item: 4,
+            test: "crates/switchboard-cli/tests/it/serve_http.rs::one_client_holding_get_streams_leaves_room_for_others",
+        },
+    },
+    Case {
+        name: "h2-5-slowloris-before-authentication",
+        area: Area::Http,
+        hostile: "HTTP exhaustion: against `serve --http --bearer-token-env VAR --max-connections 64`, 300 sockets send half a request head and then nothing; an authenticated victim from another address then makes 20 exchanges, each on a fresh connection",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "every one of the victim's exchanges is answered: unauthenticated sockets count in their own budget (16 an address, the oldest closed for a newcomer), not against the connection cap; `/healthz` says ok and its detail counts the evictions",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::HardenedElsewhere {
+            item: 5,
+            test: "crates/switchboard-cli/tests/it/serve_http.rs::sockets_that_never_authenticate_do_not_starve_clients_that_do",
+        },
+    },
 ];

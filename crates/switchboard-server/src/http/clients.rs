@@ -1,0 +1,532 @@
+//! What each client holds: its connections and open streams, counted per
+//! [`ClientIdentity`] against per-client limits far below the global caps, so that no one
+//! client can take a shared resource from everyone; and the connections that have not
+//! authenticated yet, in a small budget of their own.
+//!
+//! A connection is accepted at once, always (nothing queues behind a cap, so `/healthz`
+//! is always answered), and starts **unauthenticated**: counted against its peer address
+//! ([`HttpLimits::max_unauthenticated_per_client`]) and the global budget
+//! ([`HttpLimits::max_unauthenticated_connections`]), closed unless a request on it passes
+//! the guard within [`HttpLimits::unauthenticated_timeout`]. A new connection beyond
+//! either budget closes the oldest unauthenticated one (of its own address when it is that
+//! address's budget that is full): a slowloris holds at most its own share, for at most the
+//! deadline, and a newcomer always gets in. The first request that passes the guard makes
+//! the connection its identity's: [`HttpLimits::max_connections_per_client`] per identity
+//! (more: 429) and [`HttpLimits::max_connections`] in all (more: 503); the refused request
+//! is answered and the connection closed. Event streams a client holds open (a legacy
+//! session's GET stream, `subscriptions/listen`) are counted per identity too
+//! ([`HttpLimits::max_streams_per_client`], more: 429).
+//!
+//! Every refusal is counted by the limit that refused it, every eviction by what it
+//! evicted: `/healthz?detail` reports them with the limits and the current counts.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use hyper::StatusCode;
+use hyper::header::{CONNECTION, HeaderValue, RETRY_AFTER};
+use serde_json::{Value, json};
+use switchboard_wire::{ErrorObject, RequestId};
+use tokio_util::sync::CancellationToken;
+
+use super::HttpLimits;
+use super::reply::{self, Reply};
+use crate::core::ClientIdentity;
+use crate::stdio::codes::BUSY;
+
+/// A limit that refused something (its name is the [`HttpLimits`] field, and the key of
+/// `/healthz?detail`'s `refused`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Limit {
+    Sessions,
+    SessionsPerClient,
+    Connections,
+    ConnectionsPerClient,
+    StreamsPerClient,
+    ListenStreams,
+    InFlight,
+    InFlightPerSession,
+}
+
+impl Limit {
+    const ALL: [Limit; 8] = [
+        Limit::Sessions,
+        Limit::SessionsPerClient,
+        Limit::Connections,
+        Limit::ConnectionsPerClient,
+        Limit::StreamsPerClient,
+        Limit::ListenStreams,
+        Limit::InFlight,
+        Limit::InFlightPerSession,
+    ];
+
+    /// The [`HttpLimits`] field.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Limit::Sessions => "max_sessions",
+            Limit::SessionsPerClient => "max_sessions_per_client",
+            Limit::Connections => "max_connections",
+            Limit::ConnectionsPerClient => "max_connections_per_client",
+            Limit::StreamsPerClient => "max_streams_per_client",
+            Limit::ListenStreams => "max_listen_streams",
+            Limit::InFlight => "max_in_flight",
+            Limit::InFlightPerSession => "max_in_flight_per_session",
+        }
+    }
+
+    fn value(self, limits: &HttpLimits) -> usize {
+        match self {
+            Limit::Sessions => limits.max_sessions,
+            Limit::SessionsPerClient => limits.max_sessions_per_client,
+            Limit::Connections => limits.max_connections,
+            Limit::ConnectionsPerClient => limits.max_connections_per_client,
+            Limit::StreamsPerClient => limits.max_streams_per_client,
+            Limit::ListenStreams => limits.max_listen_streams,
+            Limit::InFlight => limits.max_in_flight,
+            Limit::InFlightPerSession => limits.max_in_flight_per_session,
+        }
+    }
+
+    /// Whether one client is over its own share (429), not the server full (503).
+    fn per_client(self) -> bool {
+        matches!(
+            self,
+            Limit::SessionsPerClient
+                | Limit::ConnectionsPerClient
+                | Limit::StreamsPerClient
+                | Limit::InFlightPerSession
+        )
+    }
+}
+
+/// Seconds a refused client is told to wait (`Retry-After`).
+const RETRY_AFTER_SECS: &str = "1";
+
+/// The refusal of a request over `limit`: 429 (the client's own limit) or 503 (the
+/// server's), `Retry-After`, and a JSON-RPC error ([`BUSY`]) whose message says what to do
+/// and whose `data` names the limit and its value.
+pub(super) fn over_limit(
+    limits: &HttpLimits,
+    limit: Limit,
+    id: Option<&RequestId>,
+    what_to_do: &str,
+) -> Reply {
+    let status = if limit.per_client() {
+        StatusCode::TOO_MANY_REQUESTS
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let value = limit.value(limits);
+    let mut error = ErrorObject::new(
+        BUSY,
+        format!(
+            "over this server's `{}` ({value}): {what_to_do}",
+            limit.name()
+        ),
+    );
+    error.data = Some(json!({ "limit": limit.name(), "value": value }));
+    let mut reply = reply::error(status, id, &error);
+    reply
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+    reply
+}
+
+/// What a client holds.
+#[derive(Debug, Default, Clone, Copy)]
+struct Load {
+    connections: usize,
+    unauthenticated: usize,
+    streams: usize,
+}
+
+impl Load {
+    fn is_empty(&self) -> bool {
+        self.connections == 0 && self.unauthenticated == 0 && self.streams == 0
+    }
+}
+
+/// An unauthenticated connection, by when it was accepted.
+#[derive(Debug)]
+struct Waiting {
+    peer: ClientIdentity,
+    close: CancellationToken,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    load: HashMap<ClientIdentity, Load>,
+    /// Unauthenticated connections, oldest first.
+    waiting: BTreeMap<u64, Waiting>,
+    next: u64,
+    /// Authenticated connections.
+    connections: usize,
+    streams: usize,
+}
+
+impl Table {
+    fn load(&mut self, identity: &ClientIdentity) -> &mut Load {
+        self.load.entry(identity.clone()).or_default()
+    }
+
+    fn forget_if_idle(&mut self, identity: &ClientIdentity) {
+        if self.load.get(identity).is_some_and(Load::is_empty) {
+            self.load.remove(identity);
+        }
+    }
+
+    /// Forgets the unauthenticated connection `key` (it authenticated or closed).
+    fn release_waiting(&mut self, key: u64) {
+        if let Some(waiting) = self.waiting.remove(&key) {
+            let load = self.load(&waiting.peer);
+            load.unauthenticated = load.unauthenticated.saturating_sub(1);
+            self.forget_if_idle(&waiting.peer);
+        }
+    }
+
+    /// Closes the unauthenticated connection `key`.
+    fn evict_waiting(&mut self, key: u64) {
+        if let Some(waiting) = self.waiting.remove(&key) {
+            let load = self.load(&waiting.peer);
+            load.unauthenticated = load.unauthenticated.saturating_sub(1);
+            self.forget_if_idle(&waiting.peer);
+            waiting.close.cancel();
+        }
+    }
+}
+
+/// Counts that only grow, for `/healthz?detail`.
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    refused: [AtomicU64; Limit::ALL.len()],
+    /// Unauthenticated connections closed for a newer one.
+    pub(super) evicted_connections: AtomicU64,
+    /// Unauthenticated connections closed at their deadline.
+    pub(super) unauthenticated_timeouts: AtomicU64,
+    /// Idle sessions ended for a new one.
+    pub(super) evicted_sessions: AtomicU64,
+}
+
+impl Tally {
+    /// Counts a refusal.
+    pub(super) fn refused(&self, limit: Limit) {
+        if let Some(count) = self.refused.get(limit as usize) {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn refusals(&self) -> Value {
+        let mut refused = serde_json::Map::new();
+        for limit in Limit::ALL {
+            let count = self
+                .refused
+                .get(limit as usize)
+                .map_or(0, |count| count.load(Ordering::Relaxed));
+            refused.insert(limit.name().to_owned(), json!(count));
+        }
+        Value::Object(refused)
+    }
+}
+
+/// The per-client table of a server.
+#[derive(Debug)]
+pub(super) struct Clients {
+    limits: HttpLimits,
+    table: Mutex<Table>,
+    pub(super) tally: Arc<Tally>,
+}
+
+fn lock(mutex: &Mutex<Table>) -> MutexGuard<'_, Table> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Where a connection stands.
+#[derive(Debug)]
+enum Standing {
+    /// No request on it passed the guard yet.
+    Unauthenticated { key: u64 },
+    /// Counted as this identity's.
+    Authenticated(ClientIdentity),
+    /// Evicted or closed: counted nowhere.
+    Gone,
+}
+
+/// One accepted connection's place in the table; released when dropped.
+#[derive(Debug)]
+pub(super) struct Ticket {
+    clients: Arc<Clients>,
+    peer: IpAddr,
+    standing: Mutex<Standing>,
+    /// Cancelled when the connection is evicted (it is then dropped at once).
+    close: CancellationToken,
+}
+
+impl Clients {
+    pub(super) fn new(limits: HttpLimits) -> Arc<Clients> {
+        Arc::new(Clients {
+            limits,
+            table: Mutex::new(Table::default()),
+            tally: Arc::new(Tally::default()),
+        })
+    }
+
+    /// A connection accepted from `peer`: unauthenticated, evicting the oldest
+    /// unauthenticated connection of the same address (or of anyone, when the global
+    /// budget is the one full) to make room.
+    pub(super) fn accept(self: &Arc<Clients>, peer: IpAddr) -> Arc<Ticket> {
+        let identity = ClientIdentity::peer(peer);
+        let close = CancellationToken::new();
+        let mut table = lock(&self.table);
+        let own = table.load(&identity).unauthenticated;
+        if own >= self.limits.max_unauthenticated_per_client.max(1) {
+            let oldest = table
+                .waiting
+                .iter()
+                .find(|(_, waiting)| waiting.peer == identity)
+                .map(|(key, _)| *key);
+            if let Some(key) = oldest {
+                table.evict_waiting(key);
+                self.tally
+                    .evicted_connections
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        if table.waiting.len() >= self.limits.max_unauthenticated_connections.max(1)
+            && let Some(key) = table.waiting.keys().next().copied()
+        {
+            table.evict_waiting(key);
+            self.tally
+                .evicted_connections
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        table.next += 1;
+        let key = table.next;
+        table.waiting.insert(
+            key,
+            Waiting {
+                peer: identity.clone(),
+                close: close.clone(),
+            },
+        );
+        table.load(&identity).unauthenticated += 1;
+        drop(table);
+        Arc::new(Ticket {
+            clients: self.clone(),
+            peer,
+            standing: Mutex::new(Standing::Unauthenticated { key }),
+            close,
+        })
+    }
+
+    /// Opens an event stream a client holds (a GET stream, a listen stream): `Err` when
+    /// the client has [`HttpLimits::max_streams_per_client`] open.
+    pub(super) fn open_stream(
+        self: &Arc<Clients>,
+        identity: &ClientIdentity,
+    ) -> Result<StreamSlot, Limit> {
+        let mut table = lock(&self.table);
+        let load = table.load(identity);
+        if load.streams >= self.limits.max_streams_per_client {
+            table.forget_if_idle(identity);
+            drop(table);
+            self.tally.refused(Limit::StreamsPerClient);
+            return Err(Limit::StreamsPerClient);
+        }
+        load.streams += 1;
+        table.streams += 1;
+        Ok(StreamSlot {
+            clients: self.clone(),
+            identity: identity.clone(),
+        })
+    }
+
+    /// The current counts, for `/healthz?detail`.
+    pub(super) fn counts(&self) -> Value {
+        let table = lock(&self.table);
+        json!({
+            "connections": table.connections,
+            "unauthenticated_connections": table.waiting.len(),
+            "streams": table.streams,
+            "clients": table.load.len(),
+        })
+    }
+
+    /// The refusals and evictions so far, for `/healthz?detail`.
+    pub(super) fn tally(&self) -> Value {
+        json!({
+            "refused": self.tally.refusals(),
+            "evicted": {
+                "unauthenticated_connections": self.tally.evicted_connections.load(Ordering::Relaxed),
+                "sessions": self.tally.evicted_sessions.load(Ordering::Relaxed),
+            },
+            "unauthenticated_timeouts": self.tally.unauthenticated_timeouts.load(Ordering::Relaxed),
+        })
+    }
+}
+
+impl Ticket {
+    /// The address the connection comes from.
+    pub(super) fn peer(&self) -> IpAddr {
+        self.peer
+    }
+
+    /// Cancelled when the connection is evicted.
+    pub(super) fn closed(&self) -> &CancellationToken {
+        &self.close
+    }
+
+    /// Whether no request on the connection has passed the guard yet.
+    pub(super) fn unauthenticated(&self) -> bool {
+        matches!(
+            *self.standing.lock().unwrap_or_else(PoisonError::into_inner),
+            Standing::Unauthenticated { .. }
+        )
+    }
+
+    /// A request on the connection passed the guard as `identity`: the connection becomes
+    /// that identity's (the first time), unless the identity or the server has as many
+    /// as allowed; then the refusal, which closes the connection.
+    pub(super) fn authenticated(&self, identity: &ClientIdentity) -> Result<(), Reply> {
+        let mut standing = self.standing.lock().unwrap_or_else(PoisonError::into_inner);
+        let Standing::Unauthenticated { key } = *standing else {
+            return Ok(());
+        };
+        let clients = &self.clients;
+        let limits = &clients.limits;
+        let mut table = lock(&clients.table);
+        let refused = if table.load(identity).connections >= limits.max_connections_per_client {
+            Some((
+                Limit::ConnectionsPerClient,
+                "this client has as many connections open as one client may; reuse one (keep-alive) or close one",
+            ))
+        } else if table.connections >= limits.max_connections {
+            Some((
+                Limit::Connections,
+                "this server has as many connections open as it allows; try again shortly",
+            ))
+        } else {
+            None
+        };
+        if let Some((limit, what_to_do)) = refused {
+            table.forget_if_idle(identity);
+            drop(table);
+            clients.tally.refused(limit);
+            let mut reply = over_limit(limits, limit, None, what_to_do);
+            reply
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            return Err(reply);
+        }
+        table.release_waiting(key);
+        table.load(identity).connections += 1;
+        table.connections += 1;
+        *standing = Standing::Authenticated(identity.clone());
+        Ok(())
+    }
+
+    /// The unauthenticated deadline passed: the connection is closed (counted).
+    pub(super) fn timed_out(&self) {
+        self.clients
+            .tally
+            .unauthenticated_timeouts
+            .fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let standing = std::mem::replace(
+            self.standing
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+            Standing::Gone,
+        );
+        let mut table = lock(&self.clients.table);
+        match standing {
+            Standing::Unauthenticated { key } => table.release_waiting(key),
+            Standing::Authenticated(identity) => {
+                let load = table.load(&identity);
+                load.connections = load.connections.saturating_sub(1);
+                table.connections = table.connections.saturating_sub(1);
+                table.forget_if_idle(&identity);
+            }
+            Standing::Gone => {}
+        }
+    }
+}
+
+/// An open stream, counted for its client until dropped.
+#[derive(Debug)]
+pub(super) struct StreamSlot {
+    clients: Arc<Clients>,
+    identity: ClientIdentity,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut table = lock(&self.clients.table);
+        let load = table.load(&self.identity);
+        load.streams = load.streams.saturating_sub(1);
+        table.streams = table.streams.saturating_sub(1);
+        table.forget_if_idle(&self.identity);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> HttpLimits {
+        HttpLimits {
+            max_unauthenticated_per_client: 2,
+            max_unauthenticated_connections: 3,
+            max_connections_per_client: 1,
+            max_streams_per_client: 1,
+            ..HttpLimits::default()
+        }
+    }
+
+    #[test]
+    fn unauthenticated_connections_make_room_oldest_first() {
+        let clients = Clients::new(limits());
+        let a: IpAddr = "10.0.0.1".parse().expect("an address");
+        let b: IpAddr = "10.0.0.2".parse().expect("an address");
+        let first = clients.accept(a);
+        let second = clients.accept(a);
+        // A's budget is full: its oldest goes, not anyone else's.
+        let third = clients.accept(a);
+        assert!(first.closed().is_cancelled());
+        assert!(!second.closed().is_cancelled() && !third.closed().is_cancelled());
+        let from_b = clients.accept(b);
+        // The global budget (3) is full: the oldest of all goes.
+        let again_b = clients.accept(b);
+        assert!(second.closed().is_cancelled());
+        assert!(!from_b.closed().is_cancelled() && !again_b.closed().is_cancelled());
+        drop((first, second, third, from_b, again_b));
+        assert_eq!(clients.counts()["unauthenticated_connections"], 0);
+        assert_eq!(clients.counts()["clients"], 0);
+    }
+
+    #[test]
+    fn connections_and_streams_are_counted_per_identity() {
+        let clients = Clients::new(limits());
+        let peer: IpAddr = "10.0.0.1".parse().expect("an address");
+        let identity = ClientIdentity::peer(peer);
+        let first = clients.accept(peer);
+        assert!(first.authenticated(&identity).is_ok());
+        assert!(!first.unauthenticated());
+        let second = clients.accept(peer);
+        let refused = second
+            .authenticated(&identity)
+            .err()
+            .map(|reply| reply.status());
+        assert_eq!(refused, Some(StatusCode::TOO_MANY_REQUESTS));
+        let stream = clients.open_stream(&identity);
+        assert!(stream.is_ok());
+        assert!(clients.open_stream(&identity).is_err());
+        drop((stream, first, second));
+        assert_eq!(clients.counts()["clients"], 0);
+    }
+}
