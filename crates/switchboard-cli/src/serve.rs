@@ -123,6 +123,13 @@ struct LimitFlags {
     /// With --http: authenticated connections of one client (default 64; more: 429).
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
     max_connections_per_client: Option<u64>,
+    /// With --http: requests in flight at once (default 1024; more: 503).
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_in_flight: Option<u64>,
+    /// With --http: requests in flight of one client, across its sessions (default 256;
+    /// more: 429).
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_in_flight_per_client: Option<u64>,
     /// With --http: event streams (GET streams, listen streams) one client holds open
     /// (default 32; more: 429).
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
@@ -154,6 +161,11 @@ impl LimitFlags {
         set(
             &mut limits.max_streams_per_client,
             self.max_streams_per_client,
+        );
+        set(&mut limits.max_in_flight, self.max_in_flight);
+        set(
+            &mut limits.max_in_flight_per_client,
+            self.max_in_flight_per_client,
         );
         set(
             &mut limits.max_unauthenticated_per_client,

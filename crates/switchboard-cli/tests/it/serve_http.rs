@@ -628,6 +628,75 @@ async fn one_client_holding_get_streams_leaves_room_for_others() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_filling_requests_in_flight_leaves_room_for_others() {
+    let gateway = HttpGateway::start(
+        &fixture_config("fx-in-flight"),
+        &["--max-in-flight", "8", "--max-in-flight-per-client", "4"],
+        &[],
+    );
+    let url = gateway.url().to_owned();
+    let base = base_of(&gateway);
+    within("the attack and the victim", PROCESS_BOUND, async {
+        // Eight long calls, each in a session of its own (under the per-session cap): the
+        // attacker's share is four; the rest are refused, and the server keeps room.
+        let attacker = client_from("127.0.0.1");
+        let mut calls = Vec::new();
+        for sent in 1..=8 {
+            let (status, session, body) = open_session(&attacker, &url, None).await;
+            assert_eq!(status, 200, "{body}");
+            let call = attacker
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", session.expect("a session"))
+                .body(
+                    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                        "name": "fx__slow", "arguments": {"duration_ms": 600_000}}})
+                    .to_string(),
+                )
+                .send();
+            calls.push(tokio::spawn(call));
+            // Each call is in flight or refused before the next is sent.
+            loop {
+                let (_, detail) = health(&base).await;
+                let counted = detail["current"]["requests_in_flight"]
+                    .as_u64()
+                    .unwrap_or(0)
+                    + detail["refused"]["max_in_flight_per_client"]
+                        .as_u64()
+                        .unwrap_or(0);
+                if counted >= sent {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let (_, detail) = health(&base).await;
+        assert_eq!(detail["current"]["requests_in_flight"], 4, "{detail}");
+        assert_eq!(detail["refused"]["max_in_flight_per_client"], 4, "{detail}");
+        // The first four are in flight; the last four were refused.
+        let mut refusals = std::collections::BTreeSet::new();
+        for call in calls.split_off(4) {
+            let answer = call.await.expect("no panic").expect("an answer");
+            let status = answer.status().as_u16();
+            let body = answer.text().await.unwrap_or_default();
+            refusals.insert(format!("{status}: {}", limit_named(&body)));
+        }
+        assert_eq!(
+            refusals.into_iter().collect::<Vec<_>>(),
+            ["429: max_in_flight_per_client"]
+        );
+        // The victim is served beside them.
+        let tools = victim_lists_tools(&url, None).await;
+        assert!(tools.contains(&"fx__echo".to_owned()), "{tools:?}");
+        for call in calls {
+            call.abort();
+        }
+    })
+    .await;
+}
+
 /// The limit a refusal's JSON-RPC error names (`data.limit`).
 fn limit_named(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)

@@ -15,7 +15,9 @@
 //! (more: 429) and [`HttpLimits::max_connections`] in all (more: 503); the refused request
 //! is answered and the connection closed. Event streams a client holds open (a legacy
 //! session's GET stream, `subscriptions/listen`) are counted per identity too
-//! ([`HttpLimits::max_streams_per_client`], more: 429).
+//! ([`HttpLimits::max_streams_per_client`], more: 429), and so are its requests in flight
+//! ([`HttpLimits::max_in_flight_per_client`], more: 429), which a legacy client could
+//! otherwise multiply by its sessions.
 //!
 //! Every refusal is counted by the limit that refused it, every eviction by what it
 //! evicted: `/healthz?detail` reports them with the limits and the current counts.
@@ -47,11 +49,12 @@ pub(super) enum Limit {
     StreamsPerClient,
     ListenStreams,
     InFlight,
+    InFlightPerClient,
     InFlightPerSession,
 }
 
 impl Limit {
-    const ALL: [Limit; 8] = [
+    const ALL: [Limit; 9] = [
         Limit::Sessions,
         Limit::SessionsPerClient,
         Limit::Connections,
@@ -59,6 +62,7 @@ impl Limit {
         Limit::StreamsPerClient,
         Limit::ListenStreams,
         Limit::InFlight,
+        Limit::InFlightPerClient,
         Limit::InFlightPerSession,
     ];
 
@@ -72,6 +76,7 @@ impl Limit {
             Limit::StreamsPerClient => "max_streams_per_client",
             Limit::ListenStreams => "max_listen_streams",
             Limit::InFlight => "max_in_flight",
+            Limit::InFlightPerClient => "max_in_flight_per_client",
             Limit::InFlightPerSession => "max_in_flight_per_session",
         }
     }
@@ -85,6 +90,7 @@ impl Limit {
             Limit::StreamsPerClient => limits.max_streams_per_client,
             Limit::ListenStreams => limits.max_listen_streams,
             Limit::InFlight => limits.max_in_flight,
+            Limit::InFlightPerClient => limits.max_in_flight_per_client,
             Limit::InFlightPerSession => limits.max_in_flight_per_session,
         }
     }
@@ -96,6 +102,7 @@ impl Limit {
             Limit::SessionsPerClient
                 | Limit::ConnectionsPerClient
                 | Limit::StreamsPerClient
+                | Limit::InFlightPerClient
                 | Limit::InFlightPerSession
         )
     }
@@ -140,11 +147,15 @@ struct Load {
     connections: usize,
     unauthenticated: usize,
     streams: usize,
+    requests: usize,
 }
 
 impl Load {
     fn is_empty(&self) -> bool {
-        self.connections == 0 && self.unauthenticated == 0 && self.streams == 0
+        self.connections == 0
+            && self.unauthenticated == 0
+            && self.streams == 0
+            && self.requests == 0
     }
 }
 
@@ -342,6 +353,27 @@ impl Clients {
         })
     }
 
+    /// Counts a request of `identity` in flight: `Err` when the client has
+    /// [`HttpLimits::max_in_flight_per_client`] in flight already.
+    pub(super) fn start_request(
+        self: &Arc<Clients>,
+        identity: &ClientIdentity,
+    ) -> Result<RequestSlot, Limit> {
+        let mut table = lock(&self.table);
+        let load = table.load(identity);
+        if load.requests >= self.limits.max_in_flight_per_client {
+            table.forget_if_idle(identity);
+            drop(table);
+            self.tally.refused(Limit::InFlightPerClient);
+            return Err(Limit::InFlightPerClient);
+        }
+        load.requests += 1;
+        Ok(RequestSlot {
+            clients: self.clone(),
+            identity: identity.clone(),
+        })
+    }
+
     /// The current counts, for `/healthz?detail`.
     pub(super) fn counts(&self) -> Value {
         let table = lock(&self.table);
@@ -470,6 +502,22 @@ impl Drop for StreamSlot {
         let load = table.load(&self.identity);
         load.streams = load.streams.saturating_sub(1);
         table.streams = table.streams.saturating_sub(1);
+        table.forget_if_idle(&self.identity);
+    }
+}
+
+/// A request in flight, counted for its client until dropped.
+#[derive(Debug)]
+pub(super) struct RequestSlot {
+    clients: Arc<Clients>,
+    identity: ClientIdentity,
+}
+
+impl Drop for RequestSlot {
+    fn drop(&mut self) {
+        let mut table = lock(&self.clients.table);
+        let load = table.load(&self.identity);
+        load.requests = load.requests.saturating_sub(1);
         table.forget_if_idle(&self.identity);
     }
 }

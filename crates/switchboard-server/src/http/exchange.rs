@@ -124,6 +124,7 @@ fn limits_json(limits: &super::HttpLimits) -> Value {
         "max_sessions": limits.max_sessions,
         "max_sessions_per_client": limits.max_sessions_per_client,
         "max_in_flight": limits.max_in_flight,
+        "max_in_flight_per_client": limits.max_in_flight_per_client,
         "max_in_flight_per_session": limits.max_in_flight_per_session,
         "max_listen_streams": limits.max_listen_streams,
         "max_connections": limits.max_connections,
@@ -708,6 +709,8 @@ struct Served {
 /// A request counted in flight until dropped (and, in a session, registered there).
 pub(super) struct InFlight {
     total: Arc<AtomicUsize>,
+    /// The client's count of its requests in flight.
+    _client: clients::RequestSlot,
     session: Option<(Arc<Session>, RequestId)>,
 }
 
@@ -734,6 +737,19 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
         method,
         session,
     } = call;
+    // The client's own share first: one client over it is refused before it takes any
+    // of everyone's.
+    let client = match shared.clients.start_request(&served.facts.identity) {
+        Ok(slot) => slot,
+        Err(limit) => {
+            return clients::over_limit(
+                &shared.limits,
+                limit,
+                Some(&id),
+                "this client has as many requests in flight as one client may; wait for an answer",
+            );
+        }
+    };
     if shared.in_flight.fetch_add(1, Ordering::Relaxed) >= shared.limits.max_in_flight {
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
         shared.clients.tally.refused(Limit::InFlight);
@@ -744,6 +760,7 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
     }
     let mut in_flight = InFlight {
         total: shared.in_flight.clone(),
+        _client: client,
         session: None,
     };
     let cancel = shared.stop.child_token();

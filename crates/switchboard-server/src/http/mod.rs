@@ -108,6 +108,9 @@ pub struct HttpLimits {
     pub max_sessions_per_client: usize,
     /// Requests in flight in all (more: 503 with `BUSY`).
     pub max_in_flight: usize,
+    /// Requests in flight of one client, across its sessions and its 2026-07-28 requests
+    /// (more: 429 with `BUSY`).
+    pub max_in_flight_per_client: usize,
     /// Requests in flight in one legacy session (more: 503 with `BUSY`).
     pub max_in_flight_per_session: usize,
     /// `subscriptions/listen` streams open at once (more: 503 with `BUSY`).
@@ -156,6 +159,7 @@ impl Default for HttpLimits {
             max_sessions: 1024,
             max_sessions_per_client: 64,
             max_in_flight: 1024,
+            max_in_flight_per_client: 256,
             max_in_flight_per_session: crate::stdio::MAX_IN_FLIGHT,
             max_listen_streams: 256,
             max_connections: 1024,

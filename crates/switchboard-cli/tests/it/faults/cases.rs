@@ -5343,6 +5343,25 @@ pub(crate) static ELSEWHERE: &[Case] = &[
         },
     },
     Case {
+        name: "h2-4-one-client-fills-the-requests-in-flight",
+        area: Area::Http,
+        hostile: "HTTP exhaustion: against `serve --http --max-in-flight 8 --max-in-flight-per-client 4`, one client sends eight long calls, each in a session of its own (under the per-session cap); a victim from another address then lists tools",
+        servers: &[],
+        settings: QUICK,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "four of the attacker's calls are in flight, the other four get 429 naming `max_in_flight_per_client` at once; the victim's session and `tools/list` are answered",
+            checks: &[],
+            deadline: HANG,
+            transcript: None,
+        },
+        status: Status::HardenedElsewhere {
+            item: 4,
+            test: "crates/switchboard-cli/tests/it/serve_http.rs::one_client_filling_requests_in_flight_leaves_room_for_others",
+        },
+    },
+    Case {
         name: "h2-4-one-client-holds-the-connections-with-get-streams",
         area: Area::Http,
         hostile: "HTTP exhaustion: against `serve --http --max-connections 64 --max-sessions 64`, one client opens 200 sessions and holds a GET stream open on each; a victim from another address then opens a session, its GET stream, and lists tools",
