@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use switchboard_config::discover::{self, Client, Discovered, Found, Looked, Place, Places, Scope};
 use switchboard_config::edit::{self, EditError};
 use switchboard_config::{ConfigFile, EntryError, Layout, ProcessEnv, ServerEntry, TransportEntry};
-use switchboard_runtime::sources::{self, ConfiguredServer, TrustStore};
+use switchboard_runtime::sources::{self, ConfiguredServer, TrustKey, TrustStatus, TrustStore};
 
 use crate::terminal::{self, JsonLayout};
 
@@ -78,8 +78,18 @@ enum Verb {
         #[arg(long, value_enum)]
         scope: Option<ScopeArg>,
     },
-    /// Trust a project file's definition of a server, so that it may start.
+    /// Trust a project file's definition of a server, so that it may start: that
+    /// definition, in that file of this project (`--list`: every trusted definition).
     Trust {
+        /// The server.
+        #[arg(required_unless_present = "list", conflicts_with = "list")]
+        name: Option<String>,
+        /// List every trusted definition (server, file, and whether it still matches).
+        #[arg(long)]
+        list: bool,
+    },
+    /// Take back the trust of a project file's definition of a server.
+    Untrust {
         /// The server.
         name: String,
     },
@@ -174,7 +184,11 @@ pub(crate) fn run(command: ConfigCommand) -> Result<u8, String> {
             let target = target_file(&places, common.config.as_deref(), scope)?;
             import(&places, from, &target, &output)
         }
-        Verb::Trust { name } => trust(&places, &name, &output),
+        Verb::Trust {
+            name: Some(name), ..
+        } => trust(&places, &name, &output),
+        Verb::Trust { name: None, .. } => trusted_list(&places, &output),
+        Verb::Untrust { name } => untrust(&places, &name, &output),
     }
 }
 
@@ -244,13 +258,35 @@ fn read(places: &Places, config: Option<&Path>) -> Result<Discovered, String> {
 }
 
 /// Whether a project definition may start: trusted in the user's trust store.
-fn trusted(found: &Found, store: Option<&TrustStore>) -> bool {
+fn trust_status(found: &Found, store: Option<&TrustStore>) -> TrustStatus {
     if found.scope != Scope::Project {
-        return true;
+        return TrustStatus::NotNeeded;
     }
     match (&found.server, store) {
-        (Ok(entry), Some(store)) => store.is_trusted(&configured(entry, found)),
-        _ => false,
+        (Ok(entry), Some(store)) => store.status(&configured(entry, found)),
+        _ => TrustStatus::Untrusted,
+    }
+}
+
+fn trusted(found: &Found, store: Option<&TrustStore>) -> bool {
+    matches!(
+        trust_status(found, store),
+        TrustStatus::NotNeeded | TrustStatus::Trusted
+    )
+}
+
+/// Why a project definition may not start, and the command that lets it.
+fn untrusted_detail(name: &str, status: TrustStatus) -> String {
+    match status {
+        TrustStatus::Changed => format!(
+            "defined in a project file and changed since it was trusted; look at it \
+             (`switchboard config show {name}`), then run `switchboard config trust {name}` to \
+             let it start"
+        ),
+        _ => format!(
+            "defined in a project file and not trusted yet; run `switchboard config trust \
+             {name}` to let it start"
+        ),
     }
 }
 
@@ -262,14 +298,25 @@ fn configured(entry: &ServerEntry, found: &Found) -> ConfiguredServer {
             Scope::Project => sources::Scope::Project,
             Scope::User => sources::Scope::User,
         },
-        trust_key: sources::trust_key(&found.written),
+        trust_key: TrustKey::of(&found.path, &entry.name, &found.written),
     }
 }
 
 fn trust_store(places: &Places) -> Option<TrustStore> {
     let path = places.trust_file()?;
     match TrustStore::load(&path) {
-        Ok(store) => Some(store),
+        Ok(store) => {
+            if store.is_older_format() {
+                terminal::say(format_args!(
+                    "switchboard: the trust store {} was written by an older Switchboard, \
+                     whose trust held in every folder; trust is now bound to the project \
+                     file, so no project server is trusted until you trust it again \
+                     (`switchboard config trust NAME` in its project)",
+                    path.display()
+                ));
+            }
+            Some(store)
+        }
         Err(error) => {
             terminal::say(format_args!(
                 "switchboard: {error}; no project server is trusted"
@@ -304,10 +351,7 @@ pub(crate) fn discovered_config() -> Result<Result<ConfigFile, Vec<String>>, Str
         .map(|server| match &server.server {
             Ok(entry) if !trusted(server, store.as_ref()) => Err(EntryError {
                 name: entry.name.clone(),
-                detail: format!(
-                    "defined in a project file and not trusted yet; run `switchboard config trust {}` to let it start",
-                    entry.name
-                ),
+                detail: untrusted_detail(&entry.name, trust_status(server, store.as_ref())),
                 origin: entry.origin.clone(),
             }),
             other => other.clone(),
@@ -465,10 +509,11 @@ fn describe(
 ) -> (String, String, String) {
     match &server.server {
         Ok(entry) => {
-            let state = match (entry.enabled, trusted(server, store)) {
+            let state = match (entry.enabled, trust_status(server, store)) {
                 (false, _) => "disabled",
-                (true, false) => "untrusted",
-                (true, true) => "enabled",
+                (true, TrustStatus::Changed) => "changed since trusted",
+                (true, TrustStatus::Untrusted) => "untrusted",
+                (true, TrustStatus::NotNeeded | TrustStatus::Trusted) => "enabled",
             };
             let source = output.origin(&entry.origin.file, entry.origin.line);
             (source, state.to_owned(), transport_text(entry))
@@ -495,10 +540,14 @@ fn show(found: &Discovered, name: &str, output: &Output<'_>) -> Result<u8, Strin
         output.origin(&entry.origin.file, entry.origin.line),
         server.client.as_str(),
         server.scope.as_str(),
-        if trusted(server, store.as_ref()) {
-            "trusted"
-        } else {
-            "not trusted: run `switchboard config trust NAME`"
+        match trust_status(server, store.as_ref()) {
+            TrustStatus::NotNeeded | TrustStatus::Trusted => "trusted".to_owned(),
+            TrustStatus::Changed => format!(
+                "changed since it was trusted: look at it, then run `switchboard config trust {name}`"
+            ),
+            TrustStatus::Untrusted => {
+                format!("not trusted: run `switchboard config trust {name}`")
+            }
         }
     );
     text.push_str(&terminal::json_text(&entry.redacted(), JsonLayout::Pretty));
@@ -880,6 +929,82 @@ fn trust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, String>
     let file = output.path(&server.path);
     output.done(
         json!({"trusted": name, "file": file, "needed": true}),
-        &format!("trusted `{name}` as defined in {file}; a changed definition needs trust again\n"),
+        &format!(
+            "trusted `{name}` as defined in {file}, in this project only; a changed definition \
+             needs trust again\n"
+        ),
     )
+}
+
+/// `config untrust NAME`: the trust of the definition of `name` in the project file that
+/// defines it here is taken back (whatever definition was trusted).
+fn untrust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, String> {
+    let found = discover::discover(places, &ProcessEnv);
+    let server = winning(&found, name)?;
+    let file = output.path(&server.path);
+    if server.scope != Scope::Project {
+        return output.done(
+            json!({"untrusted": name, "file": file, "needed": false}),
+            &format!("`{name}` comes from {file}, not a project file: it needs no trust\n"),
+        );
+    }
+    let path = places
+        .trust_file()
+        .ok_or("neither $XDG_CONFIG_HOME nor $HOME is set: there is no trust store")?;
+    let mut store = TrustStore::load(&path).map_err(|e| e.to_string())?;
+    let taken = store
+        .untrust(name, &server.path)
+        .map_err(|e| e.to_string())?;
+    let text = if taken {
+        format!("`{name}` in {file} is no longer trusted: it will not start until trusted again\n")
+    } else {
+        format!("`{name}` in {file} was not trusted\n")
+    };
+    output.done(
+        json!({"untrusted": name, "file": file, "was_trusted": taken}),
+        &text,
+    )
+}
+
+/// `config trust --list`: every trusted definition, with whether the file still holds it.
+fn trusted_list(places: &Places, output: &Output<'_>) -> Result<u8, String> {
+    let Some(path) = places.trust_file() else {
+        return output.done(json!({"trusted": []}), "nothing is trusted\n");
+    };
+    let store = TrustStore::load(&path).map_err(|e| e.to_string())?;
+    let here = discover::discover(places, &ProcessEnv);
+    let mut rows = Vec::new();
+    let mut text = String::new();
+    for trusted in store.trusted() {
+        let now = trust_now(trusted, &here);
+        let file = output.path(&trusted.trust_key.file);
+        text.push_str(&format!("{}  {file}  {now}\n", trusted.server));
+        rows.push(json!({"server": trusted.server, "file": file, "now": now}));
+    }
+    if rows.is_empty() {
+        text.push_str("nothing is trusted\n");
+    }
+    output.done(json!({"trusted": rows}), &text)
+}
+
+/// Whether a trusted definition still stands as it was trusted, for the files discovery
+/// reads here (another project's are not read).
+fn trust_now(trusted: &sources::TrustedDefinition, here: &Discovered) -> &'static str {
+    let in_file = here.servers.iter().find(|server| {
+        server.name() == trusted.server
+            && std::fs::canonicalize(&server.path).unwrap_or_else(|_| server.path.clone())
+                == trusted.trust_key.file
+    });
+    let Some(server) = in_file else {
+        return if trusted.trust_key.file.is_file() {
+            "not in this project"
+        } else {
+            "its file is gone"
+        };
+    };
+    match &server.server {
+        Ok(entry) if configured(entry, server).trust_key == trusted.trust_key => "as trusted",
+        Ok(_) => "changed since trusted",
+        Err(_) => "no longer readable",
+    }
 }

@@ -30,7 +30,7 @@ use crate::server::{
     Capabilities, Links, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
 };
 use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
-use crate::sources::{self, ConfiguredServer, ServerSource, TrustStore};
+use crate::sources::{self, ConfiguredServer, ServerSource, TrustStatus, TrustStore};
 use crate::state_file::{ApproveError, TrustError};
 use crate::tool::{Tool, ToolContext, ToolFuture};
 
@@ -933,10 +933,19 @@ impl RuntimeInner {
                 let blocked = if !server.entry.enabled {
                     Some("disabled in the configuration".to_owned())
                 } else {
-                    match &trust {
-                        Some(Ok(store)) if store.is_trusted(&server) => None,
-                        _ if server.scope != sources::Scope::Project => None,
-                        _ => Some(format!(
+                    let status = match &trust {
+                        Some(Ok(store)) => store.status(&server),
+                        _ if server.scope != sources::Scope::Project => TrustStatus::NotNeeded,
+                        _ => TrustStatus::Untrusted,
+                    };
+                    match status {
+                        TrustStatus::NotNeeded | TrustStatus::Trusted => None,
+                        TrustStatus::Changed => Some(format!(
+                            "defined in a project file ({}) whose definition changed since it was \
+                             trusted; look at it, then trust it again to let it start",
+                            server.entry.origin
+                        )),
+                        TrustStatus::Untrusted => Some(format!(
                             "defined in a project file ({}) and not trusted yet; trust it to let it start",
                             server.entry.origin
                         )),

@@ -4,8 +4,12 @@
 //! otherwise the project's `.switchboard/mcp.json` and `.mcp.json`, then the user's
 //! `$XDG_CONFIG_HOME/switchboard/mcp.json` (or `~/.config/switchboard/mcp.json`). The first
 //! definition of a name wins whole: fields are never merged across files. Servers defined in
-//! a project file only start once the user has trusted that exact definition (keyed by a
-//! hash of the entry as written, so a changed command needs trust again).
+//! a project file only start once the user has trusted that exact definition in that exact
+//! place: the trust key hashes the file's canonical path (links resolved, so the project
+//! folder it lies in), the server's name and the entry as written. The same entry in
+//! another project is another key, and a changed definition needs trust again (the store
+//! keeps which file and name each trust was for, so a changed one is told apart from one
+//! never trusted).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -34,8 +38,33 @@ pub struct ConfiguredServer {
     pub entry: ServerEntry,
     /// Where it came from.
     pub scope: Scope,
-    /// Hash of the entry as written (before expansion).
-    pub trust_key: String,
+    /// What trust binds to ([`TrustKey::of`]).
+    pub trust_key: TrustKey,
+}
+
+/// What trust in a project definition binds to: the file it is written in (canonical) and a
+/// hash of that file, the server's name and the entry as written (before expansion).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TrustKey {
+    /// The file, links resolved (as written when it cannot be resolved).
+    pub file: PathBuf,
+    /// The hash.
+    pub key: String,
+}
+
+impl TrustKey {
+    /// The key of server `name`, written as `written` in `file`. Equal definitions in the
+    /// same file have equal keys however their members are ordered; the same definition in
+    /// another file (another project) has another.
+    pub fn of(file: &Path, name: &str, written: &Value) -> TrustKey {
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());
+        let key = hash(&json!({
+            "file": file.to_string_lossy(),
+            "server": name,
+            "definition": written,
+        }));
+        TrustKey { file, key }
+    }
 }
 
 /// The files to read.
@@ -112,7 +141,10 @@ pub fn load(source: &ServerSource, vars: &dyn Variables) -> LoadedServers {
     match source {
         ServerSource::Entries(entries) => {
             for entry in entries {
-                let trust_key = hash(&json!(format!("{entry:?}")));
+                let trust_key = TrustKey {
+                    file: PathBuf::new(),
+                    key: hash(&json!(format!("{entry:?}"))),
+                };
                 loaded.servers.push(ConfiguredServer {
                     entry: entry.clone(),
                     scope: Scope::Explicit,
@@ -145,7 +177,8 @@ pub fn load(source: &ServerSource, vars: &dyn Variables) -> LoadedServers {
                     }
                     match server {
                         Ok(entry) => {
-                            let trust_key = hash(raw.get(&name).unwrap_or(&Value::Null));
+                            let written = raw.get(&name).unwrap_or(&Value::Null);
+                            let trust_key = TrustKey::of(&path, &name, written);
                             loaded.servers.push(ConfiguredServer {
                                 entry: entry.clone(),
                                 scope,
@@ -171,13 +204,6 @@ fn raw_entries(path: &Path) -> BTreeMap<String, Value> {
         .unwrap_or_default()
 }
 
-/// The trust key of a definition as written (before expansion): equal definitions have
-/// equal keys however their keys are ordered. A host that reads project files itself keys
-/// its [`ConfiguredServer`]s with it.
-pub fn trust_key(written: &Value) -> String {
-    hash(written)
-}
-
 fn hash(value: &Value) -> String {
     let digest = Sha256::digest(canonical(value).to_string().as_bytes());
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
@@ -200,25 +226,62 @@ pub(crate) fn canonical(value: &Value) -> Value {
     }
 }
 
-/// The user's record of trusted project definitions.
+/// The user's record of trusted project definitions: for each, the server's name, the file
+/// it is defined in and its [`TrustKey`].
 #[derive(Debug, Clone)]
 pub struct TrustStore {
     path: PathBuf,
-    trusted: BTreeSet<(String, String)>,
+    trusted: BTreeSet<TrustedDefinition>,
+    /// The file was written by a version that bound trust to the definition alone.
+    older_format: bool,
 }
 
-const TRUST_FORMAT: &str = "switchboard-trust/1";
+/// One trusted definition, as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TrustedDefinition {
+    /// The server's name.
+    pub server: String,
+    /// The file and the key.
+    pub trust_key: TrustKey,
+}
+
+/// Whether a definition may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustStatus {
+    /// It is not a project definition: it needs no trust.
+    NotNeeded,
+    /// This exact definition, in this file, is trusted.
+    Trusted,
+    /// The server in this file was trusted with another definition: what changed must be
+    /// looked at again.
+    Changed,
+    /// Never trusted here.
+    Untrusted,
+}
+
+const TRUST_FORMAT: &str = "switchboard-trust/2";
+/// The format that bound trust to the definition alone; read as trusting nothing.
+const OLDER_TRUST_FORMAT: &str = "switchboard-trust/1";
 
 impl TrustStore {
     /// Reads the store; a missing file trusts nothing, one that cannot be used is an error
-    /// (see `state_file.rs`).
+    /// (see `state_file.rs`). A store of the older format (trust bound to the definition
+    /// alone, so valid in every folder) trusts nothing now: [`TrustStore::is_older_format`]
+    /// says so, and the next [`TrustStore::trust`] rewrites it in the current format.
     pub fn load(path: &Path) -> Result<TrustStore, StateFileError> {
         let mut store = TrustStore {
             path: path.to_owned(),
             trusted: BTreeSet::new(),
+            older_format: false,
         };
-        let Some(value) = read_state_file(StateFileKind::TrustStore, path, TRUST_FORMAT)? else {
-            return Ok(store);
+        let value = match read_state_file(StateFileKind::TrustStore, path, TRUST_FORMAT) {
+            Ok(Some(value)) => value,
+            Ok(None) => return Ok(store),
+            Err(error) if error.problem.is_format(OLDER_TRUST_FORMAT) => {
+                store.older_format = true;
+                return Ok(store);
+            }
+            Err(error) => return Err(error),
         };
         for item in value
             .get("trusted")
@@ -226,35 +289,109 @@ impl TrustStore {
             .into_iter()
             .flatten()
         {
-            if let (Some(server), Some(key)) = (
+            if let (Some(server), Some(file), Some(key)) = (
                 item.get("server").and_then(Value::as_str),
+                item.get("file").and_then(Value::as_str),
                 item.get("key").and_then(Value::as_str),
             ) {
-                store.trusted.insert((server.to_owned(), key.to_owned()));
+                store.trusted.insert(TrustedDefinition {
+                    server: server.to_owned(),
+                    trust_key: TrustKey {
+                        file: PathBuf::from(file),
+                        key: key.to_owned(),
+                    },
+                });
             }
         }
         Ok(store)
     }
 
-    /// Whether this exact definition is trusted.
-    pub fn is_trusted(&self, server: &ConfiguredServer) -> bool {
-        server.scope != Scope::Project
-            || self
-                .trusted
-                .contains(&(server.entry.name.clone(), server.trust_key.clone()))
+    /// Whether the store was written by a version that bound trust to the definition
+    /// alone (it trusts nothing now).
+    pub fn is_older_format(&self) -> bool {
+        self.older_format
     }
 
-    /// Trusts this exact definition and saves the store: atomically, readable only by the
-    /// user (`0600`).
+    /// Whether this exact definition, in its file, is trusted.
+    pub fn is_trusted(&self, server: &ConfiguredServer) -> bool {
+        matches!(
+            self.status(server),
+            TrustStatus::NotNeeded | TrustStatus::Trusted
+        )
+    }
+
+    /// Whether `server` may start, and if not, whether it was trusted with another
+    /// definition.
+    pub fn status(&self, server: &ConfiguredServer) -> TrustStatus {
+        if server.scope != Scope::Project {
+            return TrustStatus::NotNeeded;
+        }
+        let mut same_place = self.trusted.iter().filter(|trusted| {
+            trusted.server == server.entry.name && trusted.trust_key.file == server.trust_key.file
+        });
+        let mut changed = false;
+        for trusted in &mut same_place {
+            if trusted.trust_key.key == server.trust_key.key {
+                return TrustStatus::Trusted;
+            }
+            changed = true;
+        }
+        if changed {
+            TrustStatus::Changed
+        } else {
+            TrustStatus::Untrusted
+        }
+    }
+
+    /// Every trusted definition, by file and name.
+    pub fn trusted(&self) -> impl Iterator<Item = &TrustedDefinition> {
+        self.trusted.iter()
+    }
+
+    /// Trusts this exact definition in its file (in place of what that server in that file
+    /// was trusted as before) and saves the store: atomically, readable only by the user
+    /// (`0600`).
     pub fn trust(&mut self, server: &ConfiguredServer) -> Result<(), StateFileError> {
+        self.forget(&server.entry.name, &server.trust_key.file);
+        self.trusted.insert(TrustedDefinition {
+            server: server.entry.name.clone(),
+            trust_key: server.trust_key.clone(),
+        });
+        self.save()
+    }
+
+    /// Takes back the trust of server `name` in `file` (any definition of it) and saves the
+    /// store; `false` (nothing saved) when it was not trusted there.
+    pub fn untrust(&mut self, name: &str, file: &Path) -> Result<bool, StateFileError> {
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());
+        if !self.forget(name, &file) {
+            return Ok(false);
+        }
+        self.save().map(|()| true)
+    }
+
+    fn forget(&mut self, name: &str, file: &Path) -> bool {
+        let before = self.trusted.len();
         self.trusted
-            .insert((server.entry.name.clone(), server.trust_key.clone()));
+            .retain(|trusted| !(trusted.server == name && trusted.trust_key.file == file));
+        self.trusted.len() != before
+    }
+
+    fn save(&mut self) -> Result<(), StateFileError> {
         let trusted: Vec<Value> = self
             .trusted
             .iter()
-            .map(|(server, key)| json!({"server": server, "key": key}))
+            .map(|trusted| {
+                json!({
+                    "server": trusted.server,
+                    "file": trusted.trust_key.file.to_string_lossy(),
+                    "key": trusted.trust_key.key,
+                })
+            })
             .collect();
         let value = json!({"format": TRUST_FORMAT, "trusted": trusted});
-        write_state_file(StateFileKind::TrustStore, &self.path, &value)
+        write_state_file(StateFileKind::TrustStore, &self.path, &value)?;
+        self.older_format = false;
+        Ok(())
     }
 }

@@ -77,6 +77,11 @@ impl std::fmt::Display for StateFileProblem {
 }
 
 impl StateFileProblem {
+    /// Whether the file is of that other format (a version of it this Switchboard knows).
+    pub fn is_format(&self, format: &str) -> bool {
+        matches!(self, StateFileProblem::WrongFormat { found: Some(found), .. } if found == format)
+    }
+
     fn describe(&self) -> String {
         match self {
             StateFileProblem::Folder => "it is a folder, not a file".to_owned(),

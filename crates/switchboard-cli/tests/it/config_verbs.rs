@@ -50,9 +50,14 @@ impl Sandbox {
 
     /// [`Sandbox::run`] with more environment variables.
     fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.run_in(&self.project, args, env)
+    }
+
+    /// `switchboard ARGS` in `dir` with the fake home and more environment variables.
+    fn run_in(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         let output = Command::new(env!("CARGO_BIN_EXE_switchboard"))
             .args(args)
-            .current_dir(&self.project)
+            .current_dir(dir)
             .env("HOME", &self.home)
             .env("TOKEN", TOKEN)
             .env_remove("XDG_CONFIG_HOME")
@@ -208,7 +213,7 @@ fn project_servers_start_only_once_trusted() {
     let trust = sandbox.run(&["config", "trust", "local"]);
     assert_eq!(trust.code, 0, "{}", trust.stderr);
     expect![[r#"
-        trusted `local` as defined in ./.mcp.json; a changed definition needs trust again
+        trusted `local` as defined in ./.mcp.json, in this project only; a changed definition needs trust again
     "#]]
     .assert_eq(&trust.stdout);
     let call = sandbox.run(&["call", "local", "echo", r#"{"text":"hi"}"#]);
@@ -225,6 +230,84 @@ fn project_servers_start_only_once_trusted() {
     sandbox.write(&sandbox.project.join(".mcp.json"), &changed);
     let again = sandbox.run(&["call", "local", "echo", r#"{"text":"hi"}"#]);
     assert_eq!(again.code, 2, "{}", again.stderr);
+}
+
+#[test]
+fn trust_is_bound_to_the_project_file_it_was_given_in() {
+    let sandbox = populated("trust-place");
+    let call = ["call", "local", "echo", r#"{"text":"hi"}"#];
+    let trust = sandbox.run(&["config", "trust", "local"]);
+    assert_eq!(trust.code, 0, "{}", trust.stderr);
+    assert_eq!(sandbox.run(&call).code, 0);
+    // The same definition in another project is another definition: not trusted there.
+    let other = sandbox.root.join("other-project");
+    sandbox.write(
+        &other.join(".mcp.json"),
+        &sandbox.read(&sandbox.project.join(".mcp.json")),
+    );
+    let elsewhere = sandbox.run_in(&other, &call, &[]);
+    let listed_elsewhere = sandbox.run_in(&other, &["config", "trust", "--list"], &[]);
+    let listed = sandbox.run(&["config", "trust", "--list"]);
+    // A changed definition is told apart from one never trusted.
+    let changed = sandbox
+        .read(&sandbox.project.join(".mcp.json"))
+        .replace("API_KEY", "OTHER_KEY");
+    sandbox.write(&sandbox.project.join(".mcp.json"), &changed);
+    let after_change = sandbox.run(&call);
+    let listed_after_change = sandbox.run(&["config", "trust", "--list"]);
+    let untrust = sandbox.run(&["config", "untrust", "local"]);
+    let untrust_again = sandbox.run(&["config", "untrust", "local"]);
+    let listed_after_untrust = sandbox.run(&["config", "trust", "--list"]);
+    // A store from the version that trusted a definition in every folder trusts nothing.
+    sandbox.write(
+        &sandbox.home.join(".config/switchboard/trust.json"),
+        r#"{"format":"switchboard-trust/1","trusted":[{"server":"local","key":"0123"}]}"#,
+    );
+    let older = sandbox.run(&call);
+    let shown: Vec<String> = [
+        ("another project", &elsewhere),
+        ("--list in another project", &listed_elsewhere),
+        ("--list", &listed),
+        ("after a change", &after_change),
+        ("--list after a change", &listed_after_change),
+        ("untrust", &untrust),
+        ("untrust again", &untrust_again),
+        ("--list after untrust", &listed_after_untrust),
+        ("an older trust store", &older),
+    ]
+    .iter()
+    .map(|(what, run)| format!("{what}: exit {}\n{}{}", run.code, run.stdout, run.stderr))
+    .collect();
+    expect![[r#"
+        another project: exit 2
+        switchboard: $ROOT/other-project/.mcp.json:3: server `local`: defined in a project file and not trusted yet; run `switchboard config trust local` to let it start
+
+        --list in another project: exit 0
+        local  $ROOT/project/.mcp.json  not in this project
+
+        --list: exit 0
+        local  ./.mcp.json  as trusted
+
+        after a change: exit 2
+        switchboard: $ROOT/project/.mcp.json:3: server `local`: defined in a project file and changed since it was trusted; look at it (`switchboard config show local`), then run `switchboard config trust local` to let it start
+
+        --list after a change: exit 0
+        local  ./.mcp.json  changed since trusted
+
+        untrust: exit 0
+        `local` in ./.mcp.json is no longer trusted: it will not start until trusted again
+
+        untrust again: exit 0
+        `local` in ./.mcp.json was not trusted
+
+        --list after untrust: exit 0
+        nothing is trusted
+
+        an older trust store: exit 2
+        switchboard: the trust store $ROOT/home/.config/switchboard/trust.json was written by an older Switchboard, whose trust held in every folder; trust is now bound to the project file, so no project server is trusted until you trust it again (`switchboard config trust NAME` in its project)
+        switchboard: $ROOT/project/.mcp.json:3: server `local`: defined in a project file and not trusted yet; run `switchboard config trust local` to let it start
+    "#]]
+    .assert_eq(&shown.join("\n"));
 }
 
 #[test]
