@@ -361,10 +361,12 @@ fn fronted_identity(
         return None;
     };
     let identity = runtime.server_identity(&only.name)?;
+    let secrets = runtime.secrets();
+    let hidden = |text: String| secrets.redact(&text).into_owned();
     Some(ServerInfo {
-        name: identity.name,
-        title: identity.title,
-        version: identity.version,
+        name: hidden(identity.name),
+        title: identity.title.map(hidden),
+        version: hidden(identity.version),
         ..gateway.clone()
     })
 }
@@ -475,12 +477,12 @@ impl Service for GatewayService {
             let snapshot = gateway.runtime.snapshot();
             // Fronting one server under its own names: its own instructions, as a client
             // talking to it directly would get them.
-            if snapshot.naming == Naming::Unprefixed
-                && let [only] = snapshot.instructions.as_slice()
-            {
-                return Some(only.item.clone());
-            }
-            let instructions = snapshot.system_prompt.clone();
+            let instructions = match snapshot.instructions.as_slice() {
+                [only] if snapshot.naming == Naming::Unprefixed => only.item.clone(),
+                _ => snapshot.system_prompt.clone(),
+            };
+            // The servers' words, like everything else a client is sent: secrets hidden.
+            let instructions = gateway.runtime.secrets().redact(&instructions).into_owned();
             (!instructions.is_empty()).then_some(instructions)
         })
     }
@@ -1176,10 +1178,15 @@ impl Upstreams {
             return error;
         }
         let full = error.to_string();
-        tracing::warn!(
-            error = %self.runtime.secrets().redact(&full),
-            "a request through the gateway failed"
-        );
+        if !matches!(
+            error,
+            ServerRequestError::UnknownTool { .. } | ServerRequestError::InvalidArguments { .. }
+        ) {
+            tracing::warn!(
+                error = %self.runtime.secrets().redact(&full),
+                "a request through the gateway failed"
+            );
+        }
         let mut message = match self.error_detail {
             ErrorDetail::Full => full,
             ErrorDetail::Brief => brief_failure(&error),

@@ -234,3 +234,31 @@ async fn full_errors_tell_an_http_client_what_a_stdio_client_is_told() {
         assert!(told.contains(detail), "`{detail}` is not in:\n{told}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fronted_servers_identity_and_instructions_hide_the_secrets() {
+    // The server's name is a `${VAR}` expansion: a fronting gateway presents it.
+    let path = config(json!({
+        "named": {
+            "command": fixture_bin(),
+            "args": ["--name", format!("${{{VARIABLE}}}")],
+        },
+    }));
+    let session = crate::serve::gateway_with_env(
+        &path,
+        &["--server", "named", "--no-prefix"],
+        &[(VARIABLE, EXPANDED)],
+    )
+    .await;
+    let negotiated = session.negotiated();
+    let shown = format!(
+        "serverInfo: {:?}\ninstructions: {:?}",
+        negotiated.server_info.as_ref().map(|info| &info.name),
+        negotiated.instructions
+    );
+    let _ = session.shutdown(crate::serve::GRACE).await;
+    expect![[r#"
+        serverInfo: Some("<redacted>")
+        instructions: Some("Fixture server for Switchboard tests.")"#]]
+    .assert_eq(&shown);
+}
