@@ -11,7 +11,10 @@
 //! (`additionalProperties: true` or a schema, or no `properties` at all): most SDKs leave
 //! `additionalProperties` out of the schemas they derive, and a key=value word for a key the
 //! tool does not name is a typo far more often than a key the tool quietly takes. With
-//! `--no-check` ([`UndeclaredKey::Sent`]) such a key is sent as it is.
+//! `--no-check` ([`Checked::AsGiven`]) nothing is refused: such a key is sent, and a value
+//! that does not fit its key's type goes as a JSON literal when it reads as one, else as
+//! the text (`a=two` for an integer `a` sends `"two"`), for seeing what the server itself
+//! does with it.
 
 use std::io::Read;
 
@@ -87,13 +90,15 @@ fn json_object(text: &str, source: &str) -> Result<Value, String> {
     }
 }
 
-/// What [`from_pairs`] does with a key the schema does not declare.
+/// Whether a call's arguments are checked against the tool's input schema before sending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UndeclaredKey {
-    /// Refused, naming the parameters there are (the default).
-    Refused,
-    /// Sent, its value a JSON literal when it reads as one, else the text (`--no-check`).
-    Sent,
+pub(crate) enum Checked {
+    /// Checked (the default): a wrong key or type is said before anything is sent.
+    AgainstSchema,
+    /// Sent as given (`--no-check`), for seeing what the server itself does with them: an
+    /// undeclared key is sent, a value that does not fit its type goes as a JSON literal
+    /// when it reads as one, else as the text.
+    AsGiven,
 }
 
 /// Builds the arguments object from `key=value` pairs, typed by `schema` (a normalised
@@ -101,7 +106,7 @@ pub(crate) enum UndeclaredKey {
 pub(crate) fn from_pairs(
     pairs: &[String],
     schema: &Value,
-    undeclared: UndeclaredKey,
+    checked: Checked,
 ) -> Result<Value, String> {
     let mut arguments = Map::new();
     for pair in pairs {
@@ -112,21 +117,17 @@ pub(crate) fn from_pairs(
         if path.iter().any(|part| part.is_empty()) {
             return Err(format!("`{key}` is not a key: empty part between dots"));
         }
-        let pair = Pair {
-            key,
-            text,
-            undeclared,
-        };
+        let pair = Pair { key, text, checked };
         insert(&mut arguments, &path, schema, &pair)?;
     }
     Ok(Value::Object(arguments))
 }
 
-/// One `key=value` word, and what to do when its key is not declared.
+/// One `key=value` word, and whether it is checked.
 struct Pair<'a> {
     key: &'a str,
     text: &'a str,
-    undeclared: UndeclaredKey,
+    checked: Checked,
 }
 
 /// Puts the pair's value, typed by the schema, at `path` under `object` (whose schema is
@@ -143,7 +144,12 @@ fn insert(
     let Pair { key, text, .. } = *pair;
     let property = property_schema(schema, name, pair)?;
     if rest.is_empty() {
-        let value = typed(text, &property, key)?;
+        let value = match (typed(text, &property, key), pair.checked) {
+            (Ok(value), _) => value,
+            (Err(problem), Checked::AgainstSchema) => return Err(problem),
+            (Err(_), Checked::AsGiven) => serde_json::from_str::<Value>(text)
+                .unwrap_or_else(|_| Value::String(text.to_owned())),
+        };
         match object.get_mut(*name) {
             // A key given again adds to its array.
             Some(Value::Array(items)) if kind_of(&property) == Some("array") => match value {
@@ -191,7 +197,7 @@ fn property_schema(schema: &Value, name: &str, pair: &Pair<'_>) -> Result<Value,
         // properties (a free-form object) means it.
         _ => properties.is_none_or(Map::is_empty) || schema.get("patternProperties").is_some(),
     };
-    if others_welcome || pair.undeclared == UndeclaredKey::Sent {
+    if others_welcome || pair.checked == Checked::AsGiven {
         return Ok(Value::Bool(true));
     }
     let known: Vec<&str> = properties
@@ -353,7 +359,7 @@ mod tests {
         let shown: Vec<String> = cases
             .iter()
             .map(
-                |words| match from_pairs(&pairs(words), &schema, UndeclaredKey::Refused) {
+                |words| match from_pairs(&pairs(words), &schema, Checked::AgainstSchema) {
                     Ok(value) => format!("{} → {value}", words.join(" ")),
                     Err(problem) => format!("{} → error: {problem}", words.join(" ")),
                 },
@@ -383,12 +389,12 @@ mod tests {
         let free_form = json!({"type": "object"});
         let closed = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false});
         let cases = [
-            ("derived", &derived, UndeclaredKey::Refused),
-            ("derived --no-check", &derived, UndeclaredKey::Sent),
-            ("open", &open, UndeclaredKey::Refused),
-            ("typed extra", &typed_extra, UndeclaredKey::Refused),
-            ("free form", &free_form, UndeclaredKey::Refused),
-            ("closed --no-check", &closed, UndeclaredKey::Sent),
+            ("derived", &derived, Checked::AgainstSchema),
+            ("derived --no-check", &derived, Checked::AsGiven),
+            ("open", &open, Checked::AgainstSchema),
+            ("typed extra", &typed_extra, Checked::AgainstSchema),
+            ("free form", &free_form, Checked::AgainstSchema),
+            ("closed --no-check", &closed, Checked::AsGiven),
         ];
         let shown: Vec<String> = cases
             .iter()
@@ -406,6 +412,24 @@ mod tests {
             typed extra → {"a":2,"c":3}
             free form → {"a":2,"c":3}
             closed --no-check → {"a":2,"c":3}"#]]
+        .assert_eq(&shown.join("\n"));
+    }
+
+    #[test]
+    fn a_value_that_does_not_fit_is_refused_unless_sent_as_given() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "integer"}, "flag": {"type": "boolean"}, "list": {"type": "array"}}});
+        let words = pairs(&["a=two", "flag=yes", "list=[1,", "b=3"]);
+        let shown: Vec<String> = [Checked::AgainstSchema, Checked::AsGiven]
+            .into_iter()
+            .map(|checked| match from_pairs(&words, &schema, checked) {
+                Ok(value) => format!("{checked:?} → {value}"),
+                Err(problem) => format!("{checked:?} → error: {problem}"),
+            })
+            .collect();
+        expect_test::expect![[r#"
+            AgainstSchema → error: `a` expects an integer, got `two`
+            AsGiven → {"a":"two","flag":"yes","list":"[1,","b":3}"#]]
         .assert_eq(&shown.join("\n"));
     }
 

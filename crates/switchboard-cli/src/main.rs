@@ -38,6 +38,7 @@ use serde_json::Value;
 use switchboard_config::{ConfigFile, ServerEntry};
 use switchboard_session::{CallOptions, SessionError};
 
+use crate::arguments::Checked;
 use crate::connect::{ConnectedServer, LoadedConfig};
 use crate::terminal::{JsonLayout, say};
 
@@ -759,15 +760,6 @@ struct CallRequest<'a> {
     cancel: Option<tokio_util::sync::CancellationToken>,
 }
 
-/// Whether a call's arguments are checked against the tool's input schema before sending.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Checked {
-    /// Checked (the default): a wrong key or type is said before anything is sent.
-    AgainstSchema,
-    /// Sent as given (`--no-check`), for seeing what the server itself does with them.
-    AsGiven,
-}
-
 async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Failure> {
     check_filter(entry, request.tool)?;
     let server = ConnectedServer::connect(entry, request.timeout)
@@ -838,6 +830,12 @@ async fn call_arguments(
     entry: &ServerEntry,
     request: &CallRequest<'_>,
 ) -> Result<Option<Value>, Failure> {
+    if request.checked == Checked::AsGiven {
+        say(format_args!(
+            "switchboard: --no-check: the arguments go as given; nothing is checked against \
+             the tool's schema"
+        ));
+    }
     let needs_schema = matches!(request.arguments, arguments::ArgumentSource::Pairs(_))
         || request.checked == Checked::AgainstSchema;
     if !needs_schema {
@@ -871,12 +869,8 @@ async fn call_arguments(
         arguments::ArgumentSource::Json(value) => Some(value.clone()),
         arguments::ArgumentSource::Pairs(pairs) => {
             let schema = schema.clone().unwrap_or(Value::Bool(true));
-            let undeclared = match request.checked {
-                Checked::AgainstSchema => arguments::UndeclaredKey::Refused,
-                Checked::AsGiven => arguments::UndeclaredKey::Sent,
-            };
             Some(
-                arguments::from_pairs(pairs, &schema, undeclared).map_err(|problem| {
+                arguments::from_pairs(pairs, &schema, request.checked).map_err(|problem| {
                     Failure::Usage(format!("tool `{}`: {problem}", request.tool))
                 })?,
             )

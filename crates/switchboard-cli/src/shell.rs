@@ -34,11 +34,11 @@ use switchboard_config::ServerEntry;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::arguments::Checked;
 use crate::connect::ConnectedServer;
 use crate::terminal::{self, say};
 use crate::{
-    CallRequest, Checked, Common, EXIT_SERVER, Failure, Output, arguments, browse,
-    futures_join_all, render,
+    CallRequest, Common, EXIT_SERVER, Failure, Output, arguments, browse, futures_join_all, render,
 };
 
 /// The commands, for `help` and completion.

@@ -223,6 +223,7 @@ fn a_server_that_dies_is_said_and_reconnect_starts_it_again() {
         switchboard: server `fx`: the server process exited (signal: 9 (SIGKILL))
         switchboard: `fx` is not connected any more; `reconnect fx` starts it again
         switchboard: `fx` is ready: 6 tool(s)
+        switchboard: --no-check: the arguments go as given; nothing is checked against the tool's schema
         switchboard: wrote 39 bytes of fixture://readme to OUT
         switchboard: tool `fail` on server `fx` reported an error
     "#]]

@@ -166,6 +166,7 @@ fn call_arguments_are_typed_by_the_schema_and_mistakes_name_the_key() {
         &["call", "fx", "add", "a=1", "c=2"],
         &["call", "fx", "add", "a=1"],
         &["call", "fx", "add", "a=1", "--no-check"],
+        &["call", "--no-check", "fx", "add", "a=two", "b=3"],
         &["call", "fx", "add", "oops"],
         &["call", "everything", "get-sum", "a=1.5", "b=2"],
     ];
@@ -194,6 +195,12 @@ fn call_arguments_are_typed_by_the_schema_and_mistakes_name_the_key() {
 
         fx add a=1 --no-check → 1
         invalid arguments: `b` is required (integer)
+        switchboard: --no-check: the arguments go as given; nothing is checked against the tool's schema
+        switchboard: tool `add` on server `fx` reported an error
+
+        --no-check fx add a=two b=3 → 1
+        invalid arguments: `a` must be an integer
+        switchboard: --no-check: the arguments go as given; nothing is checked against the tool's schema
         switchboard: tool `add` on server `fx` reported an error
 
         fx add oops → 2
