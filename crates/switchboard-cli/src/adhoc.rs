@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use switchboard_config::{ServerEntry, TransportEntry};
 
 use crate::Failure;
+use crate::arguments::ArgumentSource;
 use crate::connect::{LoadedConfig, one_server_config};
 
 /// The name of the ad-hoc server, in output and where a SERVER word would be.
@@ -102,13 +103,31 @@ fn checked_url(url: &str) -> Result<String, Failure> {
 /// them as SERVER).
 pub(crate) struct Words {
     words: VecDeque<String>,
+    adhoc: bool,
 }
 
 impl Words {
     pub(crate) fn new(adhoc: Option<&str>, given: impl IntoIterator<Item = String>) -> Words {
         Words {
             words: adhoc.map(str::to_owned).into_iter().chain(given).collect(),
+            adhoc: adhoc.is_some(),
         }
+    }
+
+    /// `call`'s words after SERVER and TOOL read as its arguments. With an ad-hoc server, a
+    /// first word that is no argument is most likely a tool named after a SERVER word that
+    /// is not wanted there: the error says so.
+    pub(crate) fn call_arguments(self, tool: &str) -> Result<ArgumentSource, Failure> {
+        let adhoc = self.adhoc;
+        let rest = self.rest();
+        ArgumentSource::from_words(&rest).map_err(|problem| match rest.first() {
+            Some(first) if adhoc && !first.contains('=') => Failure::Usage(format!(
+                "`{first}` is not an argument: with an ad-hoc server (a command after --, or \
+                 --url) SERVER is left out, so `{tool}` was taken as the tool; write `call \
+                 {first} key=value… -- CMD…` (or `call --url URL {first} key=value…`)"
+            )),
+            _ => Failure::Usage(problem),
+        })
     }
 
     /// The next word, if there is one.

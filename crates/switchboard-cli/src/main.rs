@@ -140,8 +140,7 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
             add = ArgValueCandidates::new(completions::server_names)
         )]
         server: Option<String>,
-        /// The resource's URI.
-        #[arg(required_unless_present_any = ["url", "command"])]
+        /// The resource's URI (alone, without SERVER, when one server is configured).
         uri: Option<String>,
         /// Write the contents to this file.
         #[arg(long, value_name = "FILE")]
@@ -447,8 +446,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             let mut words = common.words(server.into_iter().chain(tool).chain(arguments));
             let (server, tool) = (words.required("SERVER")?, words.required("TOOL")?);
             let timeout = common.timeout()?;
-            let arguments =
-                arguments::ArgumentSource::from_words(&words.rest()).map_err(Failure::Usage)?;
+            let arguments = words.call_arguments(&tool)?;
             let loaded = common.load()?;
             let entry = pick_server(&loaded.file, &server)?;
             let request = CallRequest {
@@ -498,9 +496,15 @@ async fn run(command: Command) -> Result<u8, Failure> {
             out,
         } => {
             let mut words = common.words(server.into_iter().chain(uri));
-            let (server, uri) = (words.required("SERVER")?, words.required("URI")?);
+            let first = words.required("SERVER")?;
+            let second = words.optional();
             words.no_more()?;
             let loaded = common.load()?;
+            let (server, uri) = match second {
+                Some(uri) => (first, uri),
+                None if first.contains("://") => (only_server_for(&loaded.file, &first)?, first),
+                None => return Err(Failure::Usage("give the URI: `read SERVER URI`".to_owned())),
+            };
             let browse = common.browse(&loaded, Some(&server))?;
             let target = match &out {
                 Some(path) => browse::ReadTarget::File(path),
@@ -585,6 +589,27 @@ fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanG
             tracing::debug!(%error, "orphans of servers are not adopted");
             None
         }
+    }
+}
+
+/// `read URI` without SERVER: the one server configured, else a usage error that names the
+/// servers to choose from.
+fn only_server_for(file: &ConfigFile, uri: &str) -> Result<String, Failure> {
+    let names: Vec<&str> = file
+        .servers
+        .iter()
+        .filter_map(|server| server.as_ref().ok().map(|entry| entry.name.as_str()))
+        .collect();
+    match names.as_slice() {
+        [only] => Ok((*only).to_owned()),
+        _ => Err(Failure::Usage(format!(
+            "`{uri}` is a URI, not a server: write `switchboard read SERVER {uri}`; configured: {}",
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        ))),
     }
 }
 

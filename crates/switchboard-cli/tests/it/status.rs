@@ -256,10 +256,14 @@ fn an_adhoc_stdio_server_after_double_dash() {
     assert_eq!(read.code, 0, "{}", read.stderr);
     let extra = switchboard(&["prompts", "adhoc", "--", &fixture]);
     assert_eq!(extra.code, 2);
+    // A SERVER word given to `call` with an ad-hoc server is read as the tool.
+    let named = switchboard(&["call", "fx", "add", "a=2", "b=3", "--", &fixture]);
+    assert_eq!(named.code, 2);
     expect![[r#"
         switchboard: unexpected `adhoc`: with an ad-hoc server (--url, or a command after --) leave SERVER out; the server is named `adhoc`
+        switchboard: `add` is not an argument: with an ad-hoc server (a command after --, or --url) SERVER is left out, so `fx` was taken as the tool; write `call add key=value… -- CMD…` (or `call --url URL add key=value…`)
     "#]]
-    .assert_eq(&extra.stderr);
+    .assert_eq(&format!("{}{}", extra.stderr, named.stderr));
 }
 
 #[test]

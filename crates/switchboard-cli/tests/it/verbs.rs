@@ -98,6 +98,16 @@ fn resources_are_listed_and_read_as_text_or_bytes() {
     let text = run(&path, &["read", "fx", "fixture://readme"]);
     expect![[r#"(0, "This is the Switchboard fixture server.", "")"#]]
         .assert_eq(&format!("{text:?}"));
+    // SERVER left out: several servers, so the URI is not taken for one.
+    let unnamed = run(&path, &["read", "fixture://readme"]);
+    expect![[r#"(2, "", "switchboard: `fixture://readme` is a URI, not a server: write `switchboard read SERVER fixture://readme`; configured: fx, everything\n")"#]].assert_eq(&format!("{unnamed:?}"));
+    // One server configured: it is the one.
+    let single = config(serde_json::json!({ "fx": fixture_entry(&[]) }));
+    let one = run(
+        single.to_str().expect("utf-8"),
+        &["read", "fixture://readme"],
+    );
+    assert_eq!(one.1, "This is the Switchboard fixture server.", "{one:?}");
     // Binary contents go to a pipe as they are, and to a file with --out.
     let (code, piped, stderr) = run(
         &path,
