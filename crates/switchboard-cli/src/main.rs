@@ -42,9 +42,17 @@ use crate::arguments::Checked;
 use crate::connect::{ConnectedServer, LoadedConfig};
 use crate::terminal::{JsonLayout, say};
 
+/// `--version`: the package version and the commit it was built from.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SWITCHBOARD_COMMIT"),
+    ")"
+);
+
 /// Operate MCP servers: list their tools and call them.
 #[derive(Debug, Parser)]
-#[command(name = "switchboard", version, about, long_about = None)]
+#[command(name = "switchboard", version = VERSION, about, long_about = None)]
 #[command(
     after_help = "Exit codes: 0 success, 1 the tool reported an error, 2 usage or configuration error, \
 3 server, transport or protocol failure.\nLogs: set SWITCHBOARD_LOG=debug (they go to stderr). \

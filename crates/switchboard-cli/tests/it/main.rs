@@ -441,3 +441,24 @@ fn an_http_entry_just_works() {
         call.stderr
     );
 }
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let run = switchboard(&["--version"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let commit = run
+        .stdout
+        .trim_end()
+        .strip_prefix(concat!(
+            "switchboard ",
+            env!("CARGO_PKG_VERSION"),
+            " (commit "
+        ))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("not `switchboard VERSION (commit HASH)`: {}", run.stdout));
+    let hash = commit.strip_suffix("-modified").unwrap_or(commit);
+    assert!(
+        hash == "unknown" || (hash.len() == 12 && hash.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit}"
+    );
+}
