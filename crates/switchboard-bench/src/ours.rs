@@ -42,6 +42,7 @@ pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
             args: server_args.to_vec(),
             env: Vec::new(),
             cwd: None,
+            sandbox: None,
         };
         Session::spawn_stdio(&spec, StdioOptions::new("bench"), config)
             .await

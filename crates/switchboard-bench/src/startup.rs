@@ -71,6 +71,7 @@ pub fn entry(name: &str, command: &Path, args: Vec<String>) -> ServerEntry {
         protocol_version: None,
         list_limits: Default::default(),
         tool_filter: Default::default(),
+        sandbox: Default::default(),
         origin: Origin {
             file: "<bench>".into(),
             line: None,
@@ -85,6 +86,7 @@ fn spec(program: &Path, args: Vec<String>) -> ProcessSpec {
         args,
         env: Vec::new(),
         cwd: None,
+        sandbox: None,
     }
 }
 

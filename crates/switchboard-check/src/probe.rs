@@ -6,15 +6,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use switchboard_runtime::connect::{ConnectOverrides, connect};
+use switchboard_runtime::connect::{ConnectOverrides, SandboxLauncher, connect};
 use switchboard_session::{Session, SessionError};
-use switchboard_wire::stdio::{ChildProcess, ShutdownGrace, ShutdownReport};
+use switchboard_wire::stdio::{ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport};
 use switchboard_wire::{Connection, Direction, FrameTap};
 
 use crate::catalog;
 use crate::options::Options;
 use crate::recorder::Recorder;
-use crate::spec::ServerSpec;
+use crate::spec::{ServerSpec, TransportSpec};
 
 /// A connected, initialized server.
 pub(crate) struct Probe {
@@ -84,6 +84,17 @@ fn overrides(spec: &ServerSpec, options: &Options, recorder: &Arc<Recorder>) -> 
             }),
             None => recorder.clone(),
         }),
+        // A server checked in a sandbox is started by the launcher its spec names.
+        sandbox: match &spec.transport {
+            TransportSpec::Stdio(ProcessSpec {
+                sandbox: Some(sandbox),
+                ..
+            }) => Some(SandboxLauncher {
+                path: sandbox.launcher.clone(),
+                never_open: sandbox.never_open.clone(),
+            }),
+            _ => None,
+        },
         ..ConnectOverrides::default()
     }
 }

@@ -129,6 +129,7 @@ impl ServerSpec {
                 args: args.clone(),
                 env: env.clone(),
                 cwd: cwd.clone(),
+                sandbox: None,
             }),
             TransportEntry::Http { url, headers } => TransportSpec::Http {
                 url: url.clone(),
@@ -163,6 +164,13 @@ impl ServerSpec {
                 headers: headers.clone(),
             },
         };
+        let sandbox = match &self.transport {
+            TransportSpec::Stdio(ProcessSpec {
+                sandbox: Some(sandbox),
+                ..
+            }) => switchboard_config::SandboxChoice::On(sandbox.policy.clone()),
+            _ => switchboard_config::SandboxChoice::Off,
+        };
         let era = match self.era {
             EraChoice::Auto | EraChoice::AutoLegacyFirst => None,
             EraChoice::Legacy => Some("legacy".to_owned()),
@@ -178,6 +186,7 @@ impl ServerSpec {
             protocol_version: self.protocol_version.clone(),
             list_limits: self.list_limits,
             tool_filter: Default::default(),
+            sandbox,
             origin: Origin {
                 file: "<server under check>".into(),
                 line: None,

@@ -162,6 +162,17 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
     let mut set = ReportSet::default();
     for entry in &entries {
         let mut spec = ServerSpec::from_entry(entry);
+        if let (Some(policy), switchboard_check::TransportSpec::Stdio(process)) =
+            (entry.sandbox.policy(), &mut spec.transport)
+        {
+            let launcher = crate::sandbox::launcher()
+                .ok_or("cannot locate the switchboard executable to launch the sandbox")?;
+            process.sandbox = Some(Box::new(switchboard_wire::sandbox::SandboxSpawn {
+                policy: policy.clone(),
+                launcher: launcher.path,
+                never_open: launcher.never_open,
+            }));
+        }
         if let TransportEntry::Http { url, .. } = &entry.transport {
             spec.authorizer = Some(connect::saved_login_authorizer(entry, url)?);
         }

@@ -354,6 +354,17 @@ pub(crate) fn discovered_config() -> Result<Result<ConfigFile, Vec<String>>, Str
                 detail: untrusted_detail(&entry.name, trust_status(server, store.as_ref())),
                 origin: entry.origin.clone(),
             }),
+            // A project's servers are code from a repository: sandboxed unless the entry
+            // opts out.
+            Ok(entry) => {
+                let default = match server.scope {
+                    Scope::Project => switchboard_config::DefaultSandbox::On,
+                    _ => crate::sandbox::host_default(),
+                };
+                let mut entry = entry.clone();
+                entry.sandbox = entry.sandbox.or_default(default);
+                Ok(entry)
+            }
             other => other.clone(),
         })
         .collect();

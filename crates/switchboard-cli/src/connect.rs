@@ -22,7 +22,12 @@ pub(crate) struct LoadedConfig {
 /// found, builds the bundled example (and says on stderr where it looked).
 pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
     let file = match path {
-        Some(path) => switchboard_config::load(path, &ProcessEnv).map_err(|e| e.to_string())?,
+        Some(path) => {
+            let mut file =
+                switchboard_config::load(path, &ProcessEnv).map_err(|e| e.to_string())?;
+            crate::sandbox::apply_host_default(&mut file);
+            file
+        }
         None => match crate::config_cmd::discovered_config()? {
             Ok(file) => file,
             Err(looked) => {
@@ -76,16 +81,19 @@ pub(crate) fn one_server_config(name: &str, transport: TransportEntry, source: &
         protocol_version: None,
         list_limits: Default::default(),
         tool_filter: Default::default(),
+        sandbox: Default::default(),
         origin: Origin {
             file: source.into(),
             line: None,
         },
         provenance: Default::default(),
     };
-    ConfigFile {
+    let mut file = ConfigFile {
         path: PathBuf::from(source),
         servers: vec![Ok(entry)],
-    }
+    };
+    crate::sandbox::apply_host_default(&mut file);
+    file
 }
 
 /// A connected server for one command.
@@ -136,6 +144,7 @@ impl ConnectedServer {
             authorizer,
             tap: hooks.tap(entry),
             era_hint,
+            sandbox: hooks.sandbox_launcher(),
             ..ConnectOverrides::default()
         };
         let connected = switchboard_runtime::connect::connect(entry, overrides).await;
@@ -166,6 +175,14 @@ impl ConnectionHooks for CliConnectHooks {
 
     fn connected(&self, entry: &ServerEntry, hint: Option<Era>, outcome: ConnectOutcome<'_>) {
         crate::era_memo::learn(entry, hint, outcome);
+    }
+
+    fn sandbox_launcher(&self) -> Option<switchboard_runtime::connect::SandboxLauncher> {
+        crate::sandbox::launcher()
+    }
+
+    fn default_sandbox(&self) -> switchboard_config::DefaultSandbox {
+        crate::sandbox::host_default()
     }
 }
 

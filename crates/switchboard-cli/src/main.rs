@@ -20,6 +20,7 @@ mod example_server;
 mod login;
 mod progress;
 mod render;
+mod sandbox;
 mod scan;
 mod serve;
 mod shell;
@@ -63,6 +64,11 @@ struct Cli {
     /// SWITCHBOARD_TRACE=FILE appends them to FILE instead.
     #[arg(long, global = true)]
     trace: bool,
+    /// Start every stdio server whose entry says nothing about a sandbox in the default
+    /// sandbox (project-scoped servers always are; `SWITCHBOARD_SANDBOX=on` does the same;
+    /// an entry's `"sandbox": false` opts out). See docs/sandbox.md.
+    #[arg(long, global = true)]
+    sandbox: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -364,9 +370,28 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_SERVER: u8 = 3;
 
 fn main() -> ExitCode {
+    // As a sandbox launcher (`__sandbox-exec`), before anything else: apply the policy to
+    // this process and become the server. Returns only when that failed.
+    #[cfg(target_os = "linux")]
+    {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if switchboard_sandbox::launch::is_launch(&args) {
+            let error = switchboard_sandbox::launch::launch(&args);
+            say(format_args!(
+                "{} {error}",
+                switchboard_sandbox::launch_failure_prefix()
+            ));
+            return ExitCode::from(switchboard_sandbox::launch::LAUNCH_FAILURE_EXIT);
+        }
+    }
     // A Tab in a shell with our completion script: answered here, then the program exits.
     completions::answer_if_asked(Cli::command);
     let cli = Cli::parse();
+    sandbox::init(if cli.sandbox {
+        sandbox::SandboxFlag::Given
+    } else {
+        sandbox::SandboxFlag::Absent
+    });
     if let Command::ExampleServer { args } = cli.command {
         return example_server::run(args);
     }

@@ -237,10 +237,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             let first = lines.next().unwrap_or("");
             match server.state {
                 ServerState::Ready => say(format_args!(
-                    "  {}: {first} ({} tools)",
-                    server.name, server.tools
+                    "  {}: {first} ({} tools{})",
+                    server.name,
+                    server.tools,
+                    switchboard_runtime::sandbox_suffix(&server.sandbox)
                 )),
-                _ => say(format_args!("  {}: {first}", server.name)),
+                _ => say(format_args!(
+                    "  {}: {first}{}",
+                    server.name,
+                    switchboard_runtime::sandbox_suffix(&server.sandbox)
+                )),
             }
             for line in lines {
                 say(format_args!("    {line}"));

@@ -40,6 +40,8 @@ pub(crate) struct Row {
     /// From starting it until it was listed, or failed.
     took: Duration,
     pub(crate) warnings: Vec<Warning>,
+    /// Its sandbox (`on`, `off`, `partial (…)`, `remote`).
+    sandbox: String,
 }
 
 pub(crate) enum State {
@@ -161,6 +163,7 @@ pub(crate) async fn start(target: &Target<'_>, timeout: Option<Duration>) -> Row
                 },
                 took: Duration::ZERO,
                 warnings: Vec::new(),
+                sandbox: "off".into(),
             };
         }
     };
@@ -184,6 +187,7 @@ pub(crate) async fn start(target: &Target<'_>, timeout: Option<Duration>) -> Row
         state,
         took,
         warnings,
+        sandbox: switchboard_runtime::sandbox_status(entry),
     }
 }
 
@@ -463,6 +467,10 @@ fn status_text(rows: &[Row], overall: &Option<String>) -> String {
     let mut out = line(&HEADER.map(str::to_owned));
     for (row, cells) in rows.iter().zip(&cells) {
         out.push_str(&line(cells));
+        // Only for a sandboxed server, so that plain configurations read as before.
+        if !matches!(row.sandbox.as_str(), "off" | "remote") {
+            out.push_str(&format!("  sandbox: {}\n", row.sandbox));
+        }
         if let State::Failed { reason, .. } = &row.state {
             out.push_str(&format!("  failed: {reason}\n"));
         }
@@ -522,6 +530,18 @@ fn status_json(rows: &[Row], overall: &Option<String>) -> Value {
                     "warnings": warnings,
                 }),
             }
+        })
+        .collect();
+    let servers: Vec<Value> = servers
+        .into_iter()
+        .zip(rows)
+        .map(|(mut server, row)| {
+            if !matches!(row.sandbox.as_str(), "off" | "remote")
+                && let Value::Object(fields) = &mut server
+            {
+                fields.insert("sandbox".into(), row.sandbox.clone().into());
+            }
+            server
         })
         .collect();
     json!({"servers": servers, "warnings": overall.iter().collect::<Vec<_>>()})

@@ -37,6 +37,7 @@ pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
 pub use layout::{
     EntryDialect, Layout, MissingMap, Syntax, codex_form, common_form, dialect_form, strip_jsonc,
 };
+pub use switchboard_sandbox::{DefaultSandbox, SandboxChoice, SandboxPolicy};
 
 /// How to reach a server. `Debug` shows names of environment entries and headers, never values.
 #[derive(Clone, PartialEq, Eq)]
@@ -83,6 +84,9 @@ pub struct ServerEntry {
     pub list_limits: ListLimits,
     /// Which of its tools are used (`enabledTools`, `disabledTools`); the default, every one.
     pub tool_filter: ToolFilter,
+    /// Its sandbox (`sandbox`: an object, `true`/`"on"`, `false`/`"off"`; a local server
+    /// only, Linux only); `Unset` leaves it to the host's default.
+    pub sandbox: SandboxChoice,
     /// Where it was defined.
     pub origin: Origin,
     /// What `${VAR}` expansions put in it, and its fields as written.
@@ -300,6 +304,9 @@ impl ServerEntry {
         if !self.tool_filter.disabled().is_empty() {
             let list = self.tool_filter.disabled();
             out.insert("disabledTools".into(), patterns("disabledTools", list));
+        }
+        if self.sandbox != SandboxChoice::Unset {
+            out.insert("sandbox".into(), self.sandbox.describe().into());
         }
         Value::Object(out)
     }
@@ -984,6 +991,7 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         bytes: count("maxListBytes")?,
     };
     let tool_filter = read_tool_filter(object, cx.dialect, &expand_field).map_err(fail)?;
+    let sandbox = read_sandbox(object.get("sandbox"), &transport).map_err(fail)?;
     let era = string("era")?;
     if let Some(era) = &era
         && !matches!(era.as_str(), "auto" | "legacy" | "modern")
@@ -1003,9 +1011,32 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
         protocol_version: string("protocolVersion")?,
         list_limits,
         tool_filter,
+        sandbox,
         origin: cx.origin.clone(),
         provenance: provenance.into_inner(),
     })
+}
+
+/// Reads an entry's `sandbox`: only for a local server, and only where a sandbox can be
+/// applied (Linux). The error is the entry error's detail.
+fn read_sandbox(
+    value: Option<&Value>,
+    transport: &TransportEntry,
+) -> Result<SandboxChoice, String> {
+    let Some(value) = value else {
+        return Ok(SandboxChoice::Unset);
+    };
+    let choice = SandboxChoice::from_config(value)?;
+    if let (SandboxChoice::On(_), TransportEntry::Http { .. }) = (&choice, transport) {
+        return Err(
+            "`sandbox` applies to a local server (`command`); remove it from this `url` entry"
+                .into(),
+        );
+    }
+    if let (SandboxChoice::On(_), false) = (&choice, switchboard_sandbox::SUPPORTED) {
+        return Err("`sandbox` is supported on Linux only; remove it, or set it to false".into());
+    }
+    Ok(choice)
 }
 
 /// A field's name as provenance records it (the common spelling, which displays use) and

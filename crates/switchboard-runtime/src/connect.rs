@@ -4,6 +4,7 @@
 //! it needs through [`ConnectOverrides`].
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,8 @@ use switchboard_http::{Authorizer, HttpOptions};
 use switchboard_protocol::Era;
 use switchboard_session::{ClientHandler, EraChoice, Session, SessionConfig, SessionError};
 use switchboard_wire::FrameTap;
-use switchboard_wire::stdio::{ProcessSpec, StdioOptions};
+use switchboard_wire::sandbox::SandboxSpawn;
+use switchboard_wire::stdio::{ProcessSpec, SpawnError, StdioOptions};
 
 /// What a caller sets beyond the entry. Every field is optional; `Default` connects as the
 /// entry says with the session's defaults.
@@ -45,6 +47,19 @@ pub struct ConnectOverrides {
     /// first ([`EraChoice::AutoLegacyFirst`]); an entry that names its era or pins a
     /// version ignores it.
     pub era_hint: Option<Era>,
+    /// The launcher that applies an entry's sandbox; an entry with a sandbox does not
+    /// start without one.
+    pub sandbox: Option<SandboxLauncher>,
+}
+
+/// The executable that answers `__sandbox-exec` (`switchboard_sandbox::launch`), and the
+/// host's own secret files that no sandboxed server may open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxLauncher {
+    /// The launcher (the CLI names its own executable).
+    pub path: PathBuf,
+    /// Further paths never to open (token and trust files outside their default places).
+    pub never_open: Vec<PathBuf>,
 }
 
 impl fmt::Debug for ConnectOverrides {
@@ -60,6 +75,7 @@ impl fmt::Debug for ConnectOverrides {
             .field("tap", &self.tap.is_some())
             .field("handler", &self.handler.is_some())
             .field("era_hint", &self.era_hint)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -78,11 +94,29 @@ pub async fn connect(
             env,
             cwd,
         } => {
+            let sandbox = match (entry.sandbox.policy(), overrides.sandbox) {
+                (None, _) => None,
+                (Some(policy), Some(launcher)) => Some(Box::new(SandboxSpawn {
+                    policy: policy.clone(),
+                    launcher: launcher.path,
+                    never_open: launcher.never_open,
+                })),
+                (Some(_), None) => {
+                    return Err(SessionError::Spawn(SpawnError {
+                        server: entry.name.as_str().into(),
+                        detail: "the entry asks for a sandbox, but this host names no sandbox \
+                                 launcher; it is not started unsandboxed"
+                            .into(),
+                        source: std::io::Error::from(std::io::ErrorKind::Unsupported),
+                    }));
+                }
+            };
             let spec = ProcessSpec {
                 program: command.clone(),
                 args: args.clone(),
                 env: env.clone(),
                 cwd: cwd.clone(),
+                sandbox,
             };
             let mut options = StdioOptions::new(&entry.name);
             options.connection.tap = overrides.tap;
@@ -188,6 +222,7 @@ mod tests {
                 bytes: Some(4096),
             },
             tool_filter: Default::default(),
+            sandbox: Default::default(),
             origin: Origin {
                 file: "test".into(),
                 line: None,

@@ -26,11 +26,11 @@ pub use notice::{ListKind, NOTICE_TEXT_LIMIT, NoticeKind, ServerNotice};
 pub use output::{OutputLimit, ToolOutput, Truncation};
 pub use runtime::{
     ChildAccess, ChildRuntime, ClientRequest, LifecycleEvent, ProxyTool, ReloadReport, Runtime,
-    RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport,
+    RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport, sandbox_suffix,
 };
 pub use server::{
     AuthorizerFor, Authorizers, Capabilities, ConnectHooks, ConnectOutcome, ConnectionHooks,
-    HostHandler, RestartPolicy, ServerPolicy, ServerState,
+    HostHandler, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
 };
 pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
 pub use snapshot::{BridgedTool, FromServer, Snapshot};

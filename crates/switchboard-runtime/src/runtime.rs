@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use switchboard_config::{ProcessEnv, ServerEntry};
+use switchboard_config::{DefaultSandbox, ProcessEnv, ServerEntry};
 use switchboard_wire::redact::Secrets;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -170,6 +170,8 @@ pub struct ServerOutcome {
     pub tools: usize,
     /// The process id, for stdio servers.
     pub pid: Option<u32>,
+    /// Its sandbox: `on`, `off`, `partial (what is relaxed)`, or `remote`.
+    pub sandbox: String,
 }
 
 /// The result of enabling: every server's outcome. Partial success is normal.
@@ -201,8 +203,11 @@ impl fmt::Display for StartupReport {
         for server in &self.servers {
             writeln!(
                 f,
-                "{}: {} ({} tools)",
-                server.name, server.state, server.tools
+                "{}: {} ({} tools{})",
+                server.name,
+                server.state,
+                server.tools,
+                sandbox_suffix(&server.sandbox)
             )?;
         }
         for (name, problem) in &self.config_problems {
@@ -212,6 +217,15 @@ impl fmt::Display for StartupReport {
             writeln!(f, "warning: {warning}")?;
         }
         Ok(())
+    }
+}
+
+/// `; sandbox on` (or `partial (…)`) for a report line; nothing for a server that is not
+/// sandboxed, so that plain configurations read as before.
+pub fn sandbox_suffix(sandbox: &str) -> String {
+    match sandbox {
+        "off" | "remote" => String::new(),
+        shown => format!("; sandbox {shown}"),
     }
 }
 
@@ -846,7 +860,13 @@ impl Runtime {
     pub fn trust(&self, server: &str) -> Result<(), TrustError> {
         let options = lock(&self.inner.options).clone();
         let path = options.trust_store.ok_or(TrustError::NoTrustStore)?;
-        let loaded = sources::load(&options.source, &ProcessEnv);
+        let mut loaded = sources::load(&options.source, &ProcessEnv);
+        let host_default = options
+            .policy
+            .connect_hooks
+            .as_ref()
+            .map_or(DefaultSandbox::Off, |hooks| hooks.0.default_sandbox());
+        sources::apply_sandbox_defaults(&mut loaded.servers, host_default);
         let configured = loaded
             .servers
             .iter()
@@ -920,7 +940,13 @@ impl RuntimeInner {
     /// Loads definitions and decides, per server, whether it may start.
     fn configured(&self) -> Configured {
         let options = self.options();
-        let loaded = sources::load(&options.source, &ProcessEnv);
+        let mut loaded = sources::load(&options.source, &ProcessEnv);
+        let host_default = options
+            .policy
+            .connect_hooks
+            .as_ref()
+            .map_or(DefaultSandbox::Off, |hooks| hooks.0.default_sandbox());
+        sources::apply_sandbox_defaults(&mut loaded.servers, host_default);
         let trust = options.trust_store.as_deref().map(TrustStore::load);
         let mut problems = loaded.problems;
         if let Some(Err(problem)) = &trust {
@@ -1237,6 +1263,7 @@ impl RuntimeInner {
                 state: shared.state.borrow().clone(),
                 tools: shared.allowed_tools().len(),
                 pid: shared.session().and_then(|s| s.pid()),
+                sandbox: shared.sandbox.clone(),
             })
             .collect()
     }

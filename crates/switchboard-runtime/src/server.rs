@@ -162,6 +162,18 @@ pub trait ConnectionHooks: Send + Sync {
     fn connected(&self, entry: &ServerEntry, hint: Option<Era>, outcome: ConnectOutcome<'_>) {
         let _ = (entry, hint, outcome);
     }
+
+    /// The launcher that applies sandboxes ([`ConnectOverrides::sandbox`]); without one,
+    /// a server whose entry asks for a sandbox does not start.
+    fn sandbox_launcher(&self) -> Option<crate::connect::SandboxLauncher> {
+        None
+    }
+
+    /// Whether servers whose entry says nothing about a sandbox are sandboxed (a host's
+    /// `--sandbox`); project-scoped servers are, whatever this says.
+    fn default_sandbox(&self) -> switchboard_config::DefaultSandbox {
+        switchboard_config::DefaultSandbox::Off
+    }
 }
 
 /// How one connect ended, for [`ConnectionHooks::connected`].
@@ -261,6 +273,16 @@ pub(crate) struct ServerShared {
     pub(crate) connections: Mutex<u32>,
     /// Where state changes are told (none for a server that never starts).
     notices: Option<broadcast::Sender<ServerNotice>>,
+    /// Its sandbox as a status shows it (`on`, `off`, `partial (…)`, `remote`).
+    pub(crate) sandbox: String,
+}
+
+/// An entry's sandbox as a status shows it.
+pub fn sandbox_status(entry: &ServerEntry) -> String {
+    match entry.transport {
+        TransportEntry::Stdio { .. } => entry.sandbox.describe(),
+        TransportEntry::Http { .. } => "remote".into(),
+    }
 }
 
 impl ServerShared {
@@ -277,6 +299,7 @@ impl ServerShared {
             tool_filter: Mutex::new(Arc::new(entry.tool_filter.clone())),
             connections: Mutex::new(0),
             notices,
+            sandbox: sandbox_status(entry),
         })
     }
 
@@ -647,6 +670,7 @@ async fn connect_and_list(
         handler: policy.host.as_ref().map(|host| host.0.clone()),
         tap: hooks.and_then(|hooks| hooks.tap(entry)),
         era_hint,
+        sandbox: hooks.and_then(|hooks| hooks.sandbox_launcher()),
         ..ConnectOverrides::default()
     };
     let connected = connect(entry, overrides).await;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use switchboard_config::{ServerEntry, Variables};
+use switchboard_config::{DefaultSandbox, ServerEntry, Variables};
 
 use crate::state_file::{StateFileError, StateFileKind, read_state_file, write_state_file};
 
@@ -192,6 +192,20 @@ pub fn load(source: &ServerSource, vars: &dyn Variables) -> LoadedServers {
         }
     }
     loaded
+}
+
+/// Gives each server whose entry says nothing about a sandbox its default: sandboxed when
+/// it is defined in a project file (code from a repository the user did not write) or when
+/// the host turns sandboxing on for all (`host_default`); an entry's `sandbox: false`
+/// always wins.
+pub fn apply_sandbox_defaults(servers: &mut [ConfiguredServer], host_default: DefaultSandbox) {
+    for server in servers {
+        let default = match server.scope {
+            Scope::Project => DefaultSandbox::On,
+            Scope::Explicit | Scope::User => host_default,
+        };
+        server.entry.sandbox = server.entry.sandbox.or_default(default);
+    }
 }
 
 fn raw_entries(path: &Path) -> BTreeMap<String, Value> {

@@ -20,6 +20,7 @@ pub mod orphans;
 pub mod peer_text;
 pub mod proc;
 pub mod redact;
+pub mod sandbox;
 pub mod stdio;
 mod transcript;
 pub mod transport;

@@ -36,6 +36,7 @@ use crate::connection::{
 use crate::framing::{Frame, LineBuffer};
 use crate::orphans::{self, Marker};
 use crate::proc::{self, ProcessId};
+use crate::sandbox::{self, ChildEnv, SandboxGuard, SandboxSpawn};
 
 /// Environment variables a child inherits from us when set (the official SDKs' list plus
 /// locale and temp-dir variables). Everything else must be configured explicitly.
@@ -55,6 +56,8 @@ pub struct ProcessSpec {
     pub env: Vec<(String, String)>,
     /// Working directory; `None` means our own.
     pub cwd: Option<PathBuf>,
+    /// The sandbox to start it in (Linux); `None` starts it with our own rights.
+    pub sandbox: Option<Box<SandboxSpawn>>,
 }
 
 impl fmt::Debug for ProcessSpec {
@@ -67,6 +70,7 @@ impl fmt::Debug for ProcessSpec {
             .field("arg_count", &self.args.len())
             .field("env", &env_names)
             .field("cwd", &self.cwd)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -213,6 +217,15 @@ struct ProcessShared {
     stderr_done: watch::Receiver<bool>,
     /// Set when stdout was still open after the drain that followed the child's exit.
     stdout_held: AtomicBool,
+    /// Whether it runs in a sandbox (its failures may be the sandbox's refusals).
+    containment: Containment,
+}
+
+/// Whether a server runs in a sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Containment {
+    Sandboxed,
+    Plain,
 }
 
 impl ProcessShared {
@@ -236,14 +249,20 @@ impl ProcessShared {
         reason.exit_status = self.wait_exit(EXIT_STATUS_WAIT).await;
         let mut done = self.stderr_done.clone();
         let _ = tokio::time::timeout(Duration::from_millis(100), done.wait_for(|d| *d)).await;
-        reason.stderr_tail = Some(self.stderr_tail());
+        let tail = self.stderr_tail();
         if reason.exit_status.is_some() {
             reason.summary = if self.stdout_held.load(Ordering::Relaxed) {
                 "the server process exited (a process it left behind still held its output)".into()
             } else {
                 "the server process exited".into()
             };
+            if self.containment == Containment::Sandboxed
+                && let Some(note) = sandbox::failure_note(&tail)
+            {
+                reason.summary = format!("{}; {note}", reason.summary);
+            }
         }
+        reason.stderr_tail = Some(tail);
         reason
     }
 
@@ -391,6 +410,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for StdoutUntilExit<R> {
 pub struct ChildProcess {
     shared: Arc<ProcessShared>,
     tasks: Vec<JoinHandle<()>>,
+    /// A sandboxed start's temp folder and cgroup, removed after the process is killed.
+    sandbox: Option<SandboxGuard>,
 }
 
 impl fmt::Debug for ChildProcess {
@@ -407,9 +428,41 @@ impl fmt::Debug for ChildProcess {
 pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport, SpawnError> {
     let server = options.connection.peer_name.clone();
     let marker = Marker::new();
-    let mut command = Command::new(&spec.program);
+    let prepared = match &spec.sandbox {
+        Some(sandbox) => {
+            let env = ChildEnv {
+                configured: &spec.env,
+            };
+            let prepared = sandbox::prepare(
+                sandbox,
+                &spec.program,
+                &spec.args,
+                spec.cwd.as_deref(),
+                &env,
+                &marker.token,
+            )
+            .map_err(|detail| SpawnError {
+                server: server.clone(),
+                detail,
+                source: io::Error::from(io::ErrorKind::PermissionDenied),
+            })?;
+            Some(prepared)
+        }
+        None => None,
+    };
+    let mut command = match &prepared {
+        Some(prepared) => {
+            let mut command = Command::new(&prepared.launcher);
+            command.args(&prepared.args);
+            command
+        }
+        None => {
+            let mut command = Command::new(&spec.program);
+            command.args(&spec.args);
+            command
+        }
+    };
     command
-        .args(&spec.args)
         .env_clear()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -424,8 +477,12 @@ pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport
     for (name, value) in &spec.env {
         command.env(name, value);
     }
-    // After the configured entries: the marker is ours, not the configuration's.
+    // After the configured entries: the marker is ours, not the configuration's; so is
+    // a sandboxed server's temp folder, the only one it may write.
     command.env(orphans::OWNER_VAR, &marker.chain);
+    if let Some(prepared) = &prepared {
+        command.env("TMPDIR", &prepared.tmp);
+    }
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
@@ -462,6 +519,10 @@ pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport
         }),
         stderr_done: stderr_done_rx,
         stdout_held: AtomicBool::new(false),
+        containment: match &prepared {
+            Some(_) => Containment::Sandboxed,
+            None => Containment::Plain,
+        },
     });
     let waiter = tokio::spawn(async move {
         let status = match child.wait().await {
@@ -477,13 +538,20 @@ pub fn spawn(spec: &ProcessSpec, options: StdioOptions) -> Result<StdioTransport
         Box::new(move |reason| Box::pin(async move { probe_shared.close_reason(reason).await }));
     let stdout = StdoutUntilExit::new(stdout, shared.clone());
     let (connection, inbound) = Connection::start(stdout, stdin, options.connection, Some(probe));
-    tracing::debug!(server = %server, pid, program = %spec.program, "server started");
+    tracing::debug!(
+        server = %server,
+        pid,
+        program = %spec.program,
+        sandbox = spec.sandbox.as_ref().map(|s| s.policy.describe()),
+        "server started"
+    );
     Ok(StdioTransport {
         connection,
         inbound,
         process: ChildProcess {
             shared,
             tasks: vec![waiter, stderr_task],
+            sandbox: prepared.map(|p| p.guard),
         },
     })
 }
@@ -643,6 +711,8 @@ impl Drop for ChildProcess {
         for task in &self.tasks {
             task.abort();
         }
+        // After the kill: the cgroup can only go once it is empty.
+        drop(self.sandbox.take());
     }
 }
 

@@ -135,6 +135,7 @@ async fn the_server_crates_conformance_example_passes_every_era_check_over_stdio
             args: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            sandbox: None,
         },
     );
     let report = check(&spec, &conformance_calls()).await;

@@ -31,6 +31,7 @@ fn everything() -> ServerSpec {
             ],
             env: vec![],
             cwd: None,
+            sandbox: None,
         },
     )
 }
@@ -78,6 +79,7 @@ fn fastmcp() -> ServerSpec {
             ],
             env: vec![],
             cwd: None,
+            sandbox: None,
         },
     )
 }
@@ -97,6 +99,7 @@ fn rmcp() -> ServerSpec {
             args: vec![],
             env: vec![],
             cwd: None,
+            sandbox: None,
         },
     )
 }

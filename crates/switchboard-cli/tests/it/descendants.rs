@@ -227,6 +227,7 @@ async fn gateway(servers: serde_json::Value) -> Session {
         ],
         env: crate::no_era_memo_env(),
         cwd: None,
+        sandbox: None,
     };
     within(
         "the gateway's handshake",

@@ -166,6 +166,7 @@ async fn the_gateways_startup_report_and_logs_show_a_failed_servers_stderr_escap
         ],
         env: crate::no_era_memo_env(),
         cwd: None,
+        sandbox: None,
     };
     let session = within(
         "the gateway's handshake",

@@ -15,6 +15,7 @@ mod gateway_logs;
 mod gateway_secrets;
 mod hostile_text;
 mod login;
+mod sandbox;
 mod scan;
 mod sdk_peers;
 mod secrets;

@@ -160,6 +160,7 @@ async fn the_gateways_startup_report_and_logs_hide_the_token() {
             (crate::NO_ERA_MEMO.0.into(), crate::NO_ERA_MEMO.1.into()),
         ],
         cwd: None,
+        sandbox: None,
     };
     let session = within(
         "the gateway's handshake",

@@ -79,6 +79,7 @@ fn serve_spec(args: Vec<String>, env: &[(&str, &str)], cwd: Option<PathBuf>) -> 
         args: std::iter::once("serve".to_owned()).chain(args).collect(),
         env: crate::no_era_memo_env(),
         cwd,
+        sandbox: None,
     };
     spec.env
         .extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
@@ -109,6 +110,7 @@ async fn spawned_with(config: SessionConfig, program: String, args: Vec<String>)
         args,
         env: crate::no_era_memo_env(),
         cwd: None,
+        sandbox: None,
     };
     spawned_spec(config, &spec).await
 }

@@ -435,14 +435,15 @@ async fn project_servers_start_only_once_trusted() {
     let switchboard_config::TransportEntry::Stdio { command, args, .. } = &entry.transport else {
         unreachable!()
     };
-    let write_config = |args: &[String]| {
-        let text = serde_json::to_string(
-            &json!({"mcpServers": {"proj": {"command": command, "args": args}}}),
-        )
+    // A project server is sandboxed unless its entry says otherwise.
+    let write_config = |args: &[String], sandbox: bool| {
+        let text = serde_json::to_string(&json!({"mcpServers": {"proj": {
+            "command": command, "args": args, "sandbox": sandbox,
+        }}}))
         .expect("json");
         std::fs::write(dir.join(".mcp.json"), text).expect("write");
     };
-    write_config(args);
+    write_config(args, true);
     let scopes = switchboard_runtime::sources::ConfigScopes {
         explicit: None,
         project_dir: Some(dir.clone()),
@@ -459,6 +460,22 @@ async fn project_servers_start_only_once_trusted() {
     );
     assert!(processes_with(&mark).is_empty());
 
+    // Trusted, it asks for a sandbox this host (no launcher) cannot give: not started.
+    runtime.trust("proj").expect("trust");
+    let report = within("reload", Duration::from_secs(30), runtime.reload())
+        .await
+        .expect("reload");
+    let state = report.startup.servers[0].state.to_string();
+    assert!(state.contains("no sandbox launcher"), "{state}");
+    assert!(processes_with(&mark).is_empty());
+
+    // Another definition (the sandbox left out) needs trust again, then starts.
+    write_config(args, false);
+    let report = within("reload", Duration::from_secs(30), runtime.reload())
+        .await
+        .expect("reload");
+    let state = report.startup.servers[0].state.to_string();
+    assert!(state.contains("changed since it was trusted"), "{state}");
     runtime.trust("proj").expect("trust");
     let report = within("reload", Duration::from_secs(30), runtime.reload())
         .await
@@ -469,7 +486,7 @@ async fn project_servers_start_only_once_trusted() {
     let mut changed = args.clone();
     changed.push("--era".into());
     changed.push("both".into());
-    write_config(&changed);
+    write_config(&changed, false);
     let report = within("reload", Duration::from_secs(30), runtime.reload())
         .await
         .expect("reload");

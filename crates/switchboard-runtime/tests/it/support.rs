@@ -85,6 +85,7 @@ fn entry(name: &str, transport: TransportEntry) -> ServerEntry {
         protocol_version: None,
         list_limits: Default::default(),
         tool_filter: Default::default(),
+        sandbox: Default::default(),
         origin: Origin {
             file: "<test>".into(),
             line: None,

@@ -55,6 +55,7 @@ async fn the_example_passes_the_checker_in_both_eras() {
                 args: vec![],
                 env: vec![],
                 cwd: None,
+                sandbox: None,
             },
         );
         spec.era = era;

@@ -710,6 +710,7 @@ async fn spawn_and_early_exit_failures_are_reported_at_once() {
         args: vec![],
         env: vec![],
         cwd: None,
+        sandbox: None,
     };
     let error = connect(&spec, quick_config("ghost"))
         .await

@@ -17,6 +17,7 @@ pub(crate) fn fixture(args: &[&str]) -> ProcessSpec {
         args: args.iter().map(|a| (*a).to_owned()).collect(),
         env: Vec::new(),
         cwd: None,
+        sandbox: None,
     }
 }
 

@@ -17,6 +17,7 @@ fn program(program: &str, args: &[&str], env: &[(&str, &str)]) -> ProcessSpec {
             .map(|(k, v)| ((*k).into(), (*v).into()))
             .collect(),
         cwd: None,
+        sandbox: None,
     }
 }
 
