@@ -52,6 +52,9 @@ fn value_text(value: &Value) -> String {
 pub(crate) fn server_text(report: &Report) -> String {
     let mut out = String::new();
     let mut header = vec![report.transport.to_owned()];
+    if let Some(sandbox) = &report.sandbox {
+        header.push(format!("sandbox {sandbox}"));
+    }
     if let (Some(era), Some(version)) = (&report.facts.era, &report.facts.protocol_version) {
         header.push(format!("{era} era, protocol {version}"));
     }

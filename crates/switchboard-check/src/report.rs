@@ -286,6 +286,9 @@ pub struct Report {
     pub server: String,
     /// `stdio` or `http`.
     pub transport: &'static str,
+    /// The sandbox a stdio server ran in (`on`, or `partial (…)` naming what its policy
+    /// relaxes); `None`: none.
+    pub sandbox: Option<String>,
     /// What the handshake established.
     pub facts: ServerFacts,
     /// One result per check, in catalog order.
@@ -343,7 +346,7 @@ impl Report {
             (None, None) => Value::Null,
             (name, version) => json!({"name": name, "version": version}),
         };
-        json!({
+        let mut json = json!({
             "name": self.server,
             "transport": self.transport,
             "era": self.facts.era,
@@ -354,7 +357,12 @@ impl Report {
             "notes": self.notes,
             "stderr_tail": self.stderr_tail,
             "checks": self.results.iter().map(CheckResult::to_json).collect::<Vec<_>>(),
-        })
+        });
+        // Only for a sandboxed server, so that other reports read as before.
+        if let Some(sandbox) = &self.sandbox {
+            json["sandbox"] = json!(sandbox);
+        }
+        json
     }
 
     /// Replaces configured secrets and credential-looking strings in everything the report

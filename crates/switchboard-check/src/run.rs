@@ -115,6 +115,7 @@ pub async fn run(spec: &ServerSpec, options: &Options) -> Report {
     let mut report = Report {
         server: spec.name.clone(),
         transport: transport.as_str(),
+        sandbox: spec.sandbox_description(),
         facts: ServerFacts::default(),
         results: Vec::new(),
         duration: Duration::ZERO,

@@ -195,6 +195,17 @@ impl ServerSpec {
         }
     }
 
+    /// The sandbox the server runs in (`on`, or `partial (…)`), if any.
+    pub fn sandbox_description(&self) -> Option<String> {
+        match &self.transport {
+            TransportSpec::Stdio(ProcessSpec {
+                sandbox: Some(sandbox),
+                ..
+            }) => Some(sandbox.policy.describe()),
+            _ => None,
+        }
+    }
+
     /// The transport kind.
     pub fn transport_kind(&self) -> Transport {
         match self.transport {

@@ -220,10 +220,25 @@ fn status_and_serve_show_each_servers_sandbox() {
     }));
     let config = path.to_str().expect("utf-8 path");
     let status = switchboard(&["status", "--config", config]);
+    // `check`'s header line for each server, and its JSON report's `sandbox`.
+    let checked: Vec<String> = ["boxed", "relaxed", "plain"]
+        .iter()
+        .map(|server| {
+            let text = switchboard(&["check", "--config", config, server]);
+            let json = switchboard(&["check", "--config", config, server, "--json"]);
+            let report: Value = serde_json::from_str(&json.stdout).expect("a JSON report");
+            format!(
+                "{} | json: {}",
+                text.stdout.lines().next().unwrap_or(""),
+                report.pointer("/servers/0/sandbox").unwrap_or(&Value::Null)
+            )
+        })
+        .collect();
     let shown = format!(
-        "{}\n---\n{}",
+        "{}\n---\n{}\n---\n{}",
         crate::status::mask_durations(&status.stdout),
-        serve_startup_report(config, 4)
+        serve_startup_report(config, 4),
+        checked.join("\n")
     );
     expect![[r#"
         SERVER   STATE  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
@@ -244,7 +259,11 @@ fn status_and_serve_show_each_servers_sandbox() {
         switchboard serve: 3 of 3 server(s) ready
           boxed: ready (7 tools; sandbox on)
           relaxed: ready (7 tools; sandbox partial (network any; signals and abstract sockets not scoped))
-          plain: ready (7 tools)"#]].assert_eq(&shown);
+          plain: ready (7 tools)
+        ---
+        boxed (stdio, sandbox on, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0) | json: "on"
+        relaxed (stdio, sandbox partial (network any; signals and abstract sockets not scoped), legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0) | json: "partial (network any; signals and abstract sockets not scoped)"
+        plain (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0) | json: null"#]].assert_eq(&shown);
 }
 
 /// The first `lines` lines `switchboard serve` writes to stderr (its startup report), read

@@ -255,6 +255,9 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
                 entry[key] = json!(value);
             }
         }
+        if let (Some(sandbox), Some(_)) = (settings.sandbox, entry.get("command")) {
+            entry["sandbox"] = serde_json::from_str(sandbox).expect("a JSON sandbox");
+        }
         entries.insert(name, entry);
     }
     let config = dir.join("mcp.json");

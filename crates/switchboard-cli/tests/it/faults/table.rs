@@ -105,6 +105,8 @@ pub(crate) struct Settings {
     pub(crate) era: Option<&'static str>,
     /// `env` of stdio entries (besides the case's marker).
     pub(crate) env: &'static [(&'static str, &'static str)],
+    /// `sandbox` of stdio entries, as JSON text (`None`: not written).
+    pub(crate) sandbox: Option<&'static str>,
 }
 
 /// Short deadlines so that "the server never answers" cases end quickly.
@@ -113,6 +115,7 @@ pub(crate) const QUICK: Settings = Settings {
     startup: Some("5s"),
     era: None,
     env: &[],
+    sandbox: None,
 };
 /// [`QUICK`], legacy era without probing (canned servers speak only `initialize`).
 pub(crate) const QUICK_LEGACY: Settings = Settings {
@@ -137,6 +140,7 @@ pub(crate) const PATIENT: Settings = Settings {
     startup: Some("300s"),
     era: None,
     env: &[],
+    sandbox: None,
 };
 /// [`PATIENT`], legacy era.
 pub(crate) const PATIENT_LEGACY: Settings = Settings {
