@@ -341,3 +341,46 @@ fn sdk_peers_pass_check_unchanged_inside_the_default_sandbox() {
         assert_eq!(plain, boxed, "{server}: check differs inside the sandbox");
     }
 }
+
+#[test]
+fn a_project_server_is_sandboxed_unless_its_entry_opts_out() {
+    let scratch = scratch_dir("sandbox-project");
+    let home = fake_home(&scratch);
+    let project = scratch.join("project");
+    std::fs::create_dir_all(&project).expect("mkdir project");
+    let servers = json!({"mcpServers": {
+        "quiet": probe_entry(&home, None),
+        "opted-out": probe_entry(&home, Some(json!(false))),
+    }});
+    std::fs::write(project.join(".mcp.json"), servers.to_string()).expect("write .mcp.json");
+    let key = format!("target={}", home.join(".ssh/id_rsa").display());
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", &home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("SWITCHBOARD_CONFIG")
+            .env_remove("SWITCHBOARD_SANDBOX")
+            .env(crate::NO_ERA_MEMO.0, crate::NO_ERA_MEMO.1)
+            .output()
+            .expect("run switchboard");
+        String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_owned()
+    };
+    let mut shown = Vec::new();
+    for server in ["quiet", "opted-out"] {
+        run(&["config", "trust", server]);
+        let said = run(&["call", server, "sandbox_probe", "probe=read", &key]);
+        shown.push(format!("{server}: {said}"));
+    }
+    expect![[r#"
+        quiet: read SCRATCH/home/.ssh/id_rsa: denied (EACCES)
+        opted-out: read SCRATCH/home/.ssh/id_rsa: allowed"#]]
+    .assert_eq(
+        &shown
+            .join("\n")
+            .replace(&scratch.display().to_string(), "SCRATCH"),
+    );
+}
