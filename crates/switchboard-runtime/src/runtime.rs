@@ -859,14 +859,8 @@ impl Runtime {
     /// enable or reload).
     pub fn trust(&self, server: &str) -> Result<(), TrustError> {
         let options = lock(&self.inner.options).clone();
+        let loaded = load_definitions(&options);
         let path = options.trust_store.ok_or(TrustError::NoTrustStore)?;
-        let mut loaded = sources::load(&options.source, &ProcessEnv);
-        let host_default = options
-            .policy
-            .connect_hooks
-            .as_ref()
-            .map_or(DefaultSandbox::Off, |hooks| hooks.0.default_sandbox());
-        sources::apply_sandbox_defaults(&mut loaded.servers, host_default);
         let configured = loaded
             .servers
             .iter()
@@ -940,13 +934,12 @@ impl RuntimeInner {
     /// Loads definitions and decides, per server, whether it may start.
     fn configured(&self) -> Configured {
         let options = self.options();
-        let mut loaded = sources::load(&options.source, &ProcessEnv);
-        let host_default = options
+        let loaded = load_definitions(&options);
+        let has_launcher = options
             .policy
             .connect_hooks
             .as_ref()
-            .map_or(DefaultSandbox::Off, |hooks| hooks.0.default_sandbox());
-        sources::apply_sandbox_defaults(&mut loaded.servers, host_default);
+            .is_some_and(|hooks| hooks.0.sandbox_launcher().is_some());
         let trust = options.trust_store.as_deref().map(TrustStore::load);
         let mut problems = loaded.problems;
         if let Some(Err(problem)) = &trust {
@@ -965,6 +958,18 @@ impl RuntimeInner {
                         _ => TrustStatus::Untrusted,
                     };
                     match status {
+                        // A sandbox this host cannot give is a setting, not a failure to
+                        // retry: the server waits, idle, for a host that names a launcher.
+                        TrustStatus::NotNeeded | TrustStatus::Trusted
+                            if server.entry.sandbox.policy().is_some() && !has_launcher =>
+                        {
+                            Some(
+                                "its entry asks for a sandbox, and this host names no sandbox \
+                                 launcher (`ConnectionHooks::sandbox_launcher`); it is not \
+                                 started unsandboxed"
+                                    .to_owned(),
+                            )
+                        }
                         TrustStatus::NotNeeded | TrustStatus::Trusted => None,
                         TrustStatus::Changed => Some(format!(
                             "defined in a project file ({}) whose definition changed since it was \
@@ -1117,11 +1122,15 @@ impl RuntimeInner {
             // gone, and reload is how a host says "try again".
             let unchanged = old.as_ref().is_some_and(|old| {
                 let state = old.shared.state.borrow();
-                let was_idle = matches!(*state, ServerState::Disabled { .. });
+                // An idle server is kept only for the same reason (a trust given, a
+                // sandbox that cannot be had, are news its state must say).
+                let same_idleness = match (&*state, blocked) {
+                    (ServerState::Disabled { reason }, Some(now)) => reason == now,
+                    (ServerState::Disabled { .. }, None) | (_, Some(_)) => false,
+                    (_, None) => true,
+                };
                 let broken = matches!(*state, ServerState::Broken { .. });
-                same_definition(&old.entry, &server.entry)
-                    && was_idle == blocked.is_some()
-                    && !broken
+                same_definition(&old.entry, &server.entry) && same_idleness && !broken
             });
             let supervisor = match (old, unchanged) {
                 (Some(mut old), true) => {
@@ -1318,6 +1327,19 @@ impl PublishedServer {
 }
 
 /// Loaded definitions, each with the reason it may not start (disabled, untrusted).
+/// The definitions the options' source holds, with the host's sandbox default applied to
+/// those whose entry says nothing (project-scoped ones are sandboxed whatever it says).
+fn load_definitions(options: &RuntimeOptions) -> sources::LoadedServers {
+    let mut loaded = sources::load(&options.source, &ProcessEnv);
+    let host_default = options
+        .policy
+        .connect_hooks
+        .as_ref()
+        .map_or(DefaultSandbox::Off, |hooks| hooks.0.default_sandbox());
+    sources::apply_sandbox_defaults(&mut loaded.servers, host_default);
+    loaded
+}
+
 struct Configured {
     servers: Vec<(ConfiguredServer, Option<String>)>,
     problems: Vec<(Option<String>, String)>,

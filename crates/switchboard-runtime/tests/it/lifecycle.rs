@@ -466,7 +466,10 @@ async fn project_servers_start_only_once_trusted() {
         .await
         .expect("reload");
     let state = report.startup.servers[0].state.to_string();
-    assert!(state.contains("no sandbox launcher"), "{state}");
+    assert!(
+        state.starts_with("disabled: ") && state.contains("no sandbox launcher"),
+        "{state}"
+    );
     assert!(processes_with(&mark).is_empty());
 
     // Another definition (the sandbox left out) needs trust again, then starts.
