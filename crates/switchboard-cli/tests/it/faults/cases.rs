@@ -5288,6 +5288,38 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::Holds,
     },
+    Case {
+        name: "sandbox-denial-named-in-the-failure",
+        area: Area::StdioProcess,
+        hostile: "a sandboxed server writes where its policy denies at start, then exits",
+        servers: &[Server::Command {
+            program: "sh",
+            args: &[
+                "-c",
+                "echo x > /tmp/switchboard-fault-sandbox-start || exit 3; exec '{fixture}'",
+            ],
+        }],
+        settings: Settings {
+            sandbox: Some("true"),
+            ..QUICK
+        },
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::ServerFailure,
+            says: "the failure quotes the server's stderr and says the sandbox denies what it reports as refused",
+            checks: &[Check::StderrHas("it runs in a sandbox")],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 3
+                --- stdout: empty
+                --- stderr
+                switchboard: server `s`: the server process exited; it runs in a sandbox, which denies what its stderr reports as refused (see docs/sandbox.md) (exit status: 3)
+                --- last stderr output ---
+                /usr/bin/sh: 1: cannot create /tmp/switchboard-fault-sandbox-start: Permission denied
+            "#]]),
+        },
+        status: Status::Holds,
+    },
 ];
 
 /// Open cases: asserted to fail today.
