@@ -20,7 +20,9 @@ use crate::terminal::{self, JsonLayout};
 /// Flags of `switchboard check`.
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The config file (mcp.json). Without it, the bundled example server is checked.
+    /// The config file (mcp.json). Without it, the servers discovery finds (this project's
+    /// and the user's files, `config list` shows them) are checked, and when it finds none,
+    /// the bundled example server.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Only these servers (default: every enabled server in the config).

@@ -229,10 +229,12 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
         /// The scenario server's URL.
         url: String,
     },
-    /// Serve the bundled example MCP server on stdin/stdout.
-    #[command(hide = true)]
+    /// Serve the bundled example MCP server (tools, a prompt, resources) on stdin/stdout,
+    /// or with `--http ADDR` over Streamable HTTP: something to point a client or the
+    /// checker at.
     ExampleServer {
-        /// `--name NAME`: the name the server reports (`switchboard-example` by default).
+        /// `--name NAME`: the name the server reports (`switchboard-example` by default);
+        /// `--http ADDR`: serve Streamable HTTP at `http://ADDR/mcp` instead.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -241,7 +243,9 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
 /// The flags every verb that talks to servers takes.
 #[derive(Debug, clap::Args)]
 struct Common {
-    /// The config file (mcp.json). Without it, the bundled example server is used.
+    /// The config file (mcp.json). Without it, the servers discovery finds (this project's
+    /// and the user's files, `config list` shows them), and when it finds none, the bundled
+    /// example server.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Deadline for each request, e.g. 30s, 500ms, 2m (progress from the server extends

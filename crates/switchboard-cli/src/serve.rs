@@ -36,7 +36,9 @@ const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 /// Flags of `switchboard serve`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
-    /// The config file (mcp.json). Without it, the bundled example server is served.
+    /// The config file (mcp.json). Without it, the servers discovery finds (this project's
+    /// and the user's files, `config list` shows them) are served, and when it finds none,
+    /// the bundled example server.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Serve only this server (repeatable; default: every enabled server in the config).

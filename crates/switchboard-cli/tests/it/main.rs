@@ -463,3 +463,41 @@ fn version_names_the_commit_it_was_built_from() {
         "{commit}"
     );
 }
+
+#[test]
+fn help_shows_the_example_server_and_says_where_servers_come_from() {
+    let top = switchboard(&["--help"]);
+    assert_eq!(top.code, 0, "{}", top.stderr);
+    let example = top
+        .stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("example-server"))
+        .unwrap_or("(example-server is not listed)");
+    let mut config_help = Vec::new();
+    for verb in ["tools", "check", "serve"] {
+        let help = switchboard(&[verb, "--help"]);
+        assert_eq!(help.code, 0, "{}", help.stderr);
+        // Short help puts the text on the flag's line, long help on the next one.
+        let mut lines = help.stdout.lines();
+        let text = lines
+            .find_map(|line| line.split_once("--config <FILE>"))
+            .map(|(_, text)| text.trim())
+            .map_or("(no --config)", |text| {
+                if text.is_empty() {
+                    lines.next().unwrap_or("").trim()
+                } else {
+                    text
+                }
+            });
+        config_help.push(format!("{verb}: {text}"));
+    }
+    expect_test::expect![[r#"
+        example-server  Serve the bundled example MCP server (tools, a prompt, resources) on stdin/stdout, or with `--http ADDR` over Streamable HTTP: something to point a client or the checker at
+        tools: The config file (mcp.json). Without it, the servers discovery finds (this project's and the user's files, `config list` shows them), and when it finds none, the bundled example server
+        check: The config file (mcp.json). Without it, the servers discovery finds (this project's and the user's files, `config list` shows them) are checked, and when it finds none, the bundled example server
+        serve: The config file (mcp.json). Without it, the servers discovery finds (this project's and the user's files, `config list` shows them) are served, and when it finds none, the bundled example server"#]].assert_eq(&format!(
+        "{}\n{}",
+        example.trim(),
+        config_help.join("\n")
+    ));
+}
