@@ -102,8 +102,9 @@ pub(crate) struct Shown {
     pub(crate) text: String,
 }
 
-/// Prints each server's listing (text, or one JSON object by server) and says each
-/// failure; the exit code is 3 when any failed.
+/// Prints each server's listing (text, or one JSON object by server, a failed server's
+/// entry `{"error": {"kind": "server", "message"}}`) and says each failure; the exit code
+/// is 3 when any failed.
 pub(crate) fn print_listings<'a>(
     output: Output,
     listings: impl Iterator<Item = (&'a str, Result<Shown, SessionError>)>,
@@ -118,6 +119,16 @@ pub(crate) fn print_listings<'a>(
             Ok(shown) => terminal::print(&shown.text),
             Err(error) => {
                 failed = true;
+                if output == Output::Json {
+                    // The failure in the JSON too, where a program reads it.
+                    json_out.insert(
+                        server.to_owned(),
+                        json!({"error": {
+                            "kind": "server",
+                            "message": terminal::without_secrets(&error.to_string()),
+                        }}),
+                    );
+                }
                 say(format_args!("switchboard: {error}"));
             }
         }

@@ -17,6 +17,13 @@ use switchboard_runtime::ConnectOutcome;
 use crate::connect;
 use crate::terminal::{self, JsonLayout};
 
+impl CheckArgs {
+    /// Whether the JSON report was asked for.
+    pub(crate) fn wants_json(&self) -> bool {
+        self.json
+    }
+}
+
 /// Flags of `switchboard check`.
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {

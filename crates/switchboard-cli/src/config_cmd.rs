@@ -150,6 +150,13 @@ pub(crate) struct ConfigCommand {
     verb: Verb,
 }
 
+impl ConfigCommand {
+    /// Whether JSON was asked for.
+    pub(crate) fn wants_json(&self) -> bool {
+        self.common.json
+    }
+}
+
 /// Runs a verb; an error is a usage or configuration error (exit 2).
 pub(crate) fn run(command: ConfigCommand) -> Result<u8, String> {
     let places = current_places()?;

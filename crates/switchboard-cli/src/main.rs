@@ -360,6 +360,18 @@ enum Failure {
 }
 
 impl Failure {
+    /// `{"error": {"kind": "usage" | "server", "message"}}`, secrets replaced.
+    fn to_json(&self) -> Value {
+        let (kind, message) = match self {
+            Failure::Usage(message) => ("usage", message),
+            Failure::Server(message) => ("server", message),
+        };
+        serde_json::json!({"error": {
+            "kind": kind,
+            "message": terminal::without_secrets(message),
+        }})
+    }
+
     /// The exit status this failure ends the program with.
     fn exit_code(&self) -> u8 {
         match self {
@@ -431,14 +443,37 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_SERVER);
         }
     };
+    let wants_json = cli.command.wants_json();
     let outcome = runtime.block_on(run(cli.command));
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             let code = failure.exit_code();
+            if wants_json {
+                terminal::print_json(&failure.to_json(), JsonLayout::Compact);
+            }
             let (Failure::Usage(message) | Failure::Server(message)) = failure;
             say(format_args!("switchboard: {message}"));
             ExitCode::from(code)
+        }
+    }
+}
+
+impl Command {
+    /// Whether the output asked for is JSON (`--json`): a failure is then also a JSON
+    /// object on stdout, so that a program reading it always reads JSON.
+    fn wants_json(&self) -> bool {
+        match self {
+            Command::Tools { common, .. }
+            | Command::Call { common, .. }
+            | Command::Prompts { common, .. }
+            | Command::Prompt { common, .. }
+            | Command::Resources { common, .. }
+            | Command::Read { common, .. }
+            | Command::Status { common, .. } => common.json,
+            Command::Check(args) => args.wants_json(),
+            Command::Config(command) => command.wants_json(),
+            _ => false,
         }
     }
 }

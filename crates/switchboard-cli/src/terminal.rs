@@ -65,6 +65,16 @@ pub(crate) fn hide_secrets(values: Vec<String>) {
         .extend(values);
 }
 
+/// `text` with the loaded configuration's secrets replaced, for a message that goes to
+/// stdout (where results are shown as they are), such as `--json`'s error object.
+pub(crate) fn without_secrets(text: &str) -> String {
+    SECRETS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .redact(text)
+        .into_owned()
+}
+
 /// Which standard stream a [`Writer`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stream {

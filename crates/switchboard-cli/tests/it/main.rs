@@ -501,3 +501,29 @@ fn help_shows_the_example_server_and_says_where_servers_come_from() {
         config_help.join("\n")
     ));
 }
+
+#[test]
+fn under_json_a_failure_is_a_json_object_on_stdout_with_the_same_exit_code() {
+    let path = config(serde_json::json!({
+        "fx": fixture_entry(&[]),
+        "broken": fixture_entry(&["--mode", "exit-immediately"]),
+    }));
+    let path = path.to_str().expect("utf-8 path");
+    let shown: Vec<String> = [
+        vec!["call", "--config", path, "nope", "echo", "--json"],
+        vec!["tools", "--config", path, "broken", "--json"],
+        vec!["check", "--config", path, "nope", "--json"],
+    ]
+    .iter()
+    .map(|args| {
+        let run = switchboard(args);
+        let error: serde_json::Value =
+            serde_json::from_str(&run.stdout).expect("stdout is one JSON object");
+        format!("{} → exit {}: {error}", args[0], run.code)
+    })
+    .collect();
+    expect_test::expect![[r#"
+        call → exit 2: {"error":{"kind":"usage","message":"no server named `nope` in CONFIG; configured: fx, broken"}}
+        tools → exit 3: {"broken":{"error":{"kind":"server","message":"server `broken`: the server process exited (exit status: 2)\n--- last stderr output ---\nfixture: bad configuration, exiting"}}}
+        check → exit 2: {"error":{"kind":"usage","message":"no server named `nope` in CONFIG; configured: fx, broken"}}"#]].assert_eq(&shown.join("\n").replace(path, "CONFIG"));
+}
