@@ -329,6 +329,7 @@ fn tool_lock_policy(
                 lock_path.display()
             ));
             Ok(Some(LockPolicy {
+                accept_command: Some(accept_command(config)),
                 path: lock_path,
                 strict: true,
             }))
@@ -340,6 +341,7 @@ fn tool_lock_policy(
                 lock_path.display()
             ));
             Ok(Some(LockPolicy {
+                accept_command: Some(accept_command(config)),
                 path: lock_path,
                 strict: false,
             }))
@@ -358,6 +360,11 @@ fn tool_lock_policy(
             crate::scan::unusable_lock_message(&error, config)
         )),
     }
+}
+
+/// The command that accepts a server's held tools (the server's name goes after it).
+pub(crate) fn accept_command(config: &std::path::Path) -> String {
+    format!("switchboard scan --config {} --update", config.display())
 }
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal comes.

@@ -1181,7 +1181,7 @@ impl RuntimeInner {
             router: &self.router,
             instructions_limit: options.instructions_limit,
             lock: tool_lock.as_ref(),
-            strict: options.lock.as_ref().is_some_and(|l| l.strict),
+            policy: options.lock.as_ref(),
             naming: options.naming,
         });
         self.snapshot.send_replace(Arc::new(snapshot));

@@ -108,6 +108,11 @@ pub mod codes {
     /// limit, or not a tool result. The message names the server and what was wrong;
     /// `data` holds `server`.
     pub const UPSTREAM_BAD_ANSWER: i64 = -32006;
+    /// The tool is held by the tool lock: its server lists it, but it is new, changed or
+    /// renamed since it was pinned (or the lock cannot be used), so it is left out until
+    /// approved. The message says why and what to do; `data` holds `server`, `tool` (its
+    /// wire name) and `reason`.
+    pub const TOOL_HELD: i64 = -32007;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -748,7 +753,10 @@ impl Upstreams {
         } = call;
         let snapshot = self.runtime.snapshot();
         let Some(tool) = snapshot.tool(&name) else {
-            return Err(unknown_tool(&name, snapshot.tools.len()));
+            return Err(match snapshot.held_tool(&name) {
+                Some(held) => held_tool(held),
+                None => unknown_tool(&name, snapshot.tools.len()),
+            });
         };
         let server = tool.server().to_owned();
         let _waiting = self.waiting_on(&server, &context);
@@ -1353,6 +1361,19 @@ fn subscription_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
         let first = servers.next()?;
         servers.all(|server| server == first).then(|| first.clone())
     })
+}
+
+/// The error for a `tools/call` of a tool the lock holds: why, and how to accept it.
+fn held_tool(held: &switchboard_runtime::HeldTool) -> ErrorObject {
+    ErrorObject {
+        code: codes::TOOL_HELD,
+        message: held.message(),
+        data: Some(json!({
+            "server": held.server,
+            "tool": held.tool,
+            "reason": held.hold.reason(),
+        })),
+    }
 }
 
 /// The error for a `tools/call` whose name the gateway does not know.
