@@ -183,6 +183,9 @@ pub struct StartupReport {
     /// descriptions that read like orders to the model or hide characters, schemas left
     /// out, tools changed since approval, listing problems.
     pub warnings: Vec<crate::Finding>,
+    /// The tools the tool lock holds (left out until approved), with why and what to do;
+    /// each is among `warnings` too, as a `Quarantined` finding.
+    pub held: Vec<crate::HeldTool>,
     /// The snapshot version published.
     pub version: u64,
 }
@@ -1011,6 +1014,7 @@ impl RuntimeInner {
             servers: self.outcomes(),
             config_problems: problems,
             warnings: self.snapshot.borrow().findings.clone(),
+            held: self.snapshot.borrow().held.clone(),
             version,
         };
         // Signals sent while starting are reflected in the snapshot just published.
@@ -1133,6 +1137,7 @@ impl RuntimeInner {
             servers: self.outcomes(),
             config_problems: problems,
             warnings: self.snapshot.borrow().findings.clone(),
+            held: self.snapshot.borrow().held.clone(),
             version,
         };
         report.startup = control.report.clone();

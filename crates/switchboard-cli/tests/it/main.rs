@@ -15,6 +15,7 @@ mod gateway_logs;
 mod gateway_secrets;
 mod hostile_text;
 mod login;
+mod pins;
 mod scan;
 mod sdk_peers;
 mod secrets;
