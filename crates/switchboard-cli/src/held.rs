@@ -43,6 +43,12 @@ impl LockBeside {
         })
     }
 
+    /// Whether there is a lock (usable or not): without one nothing is held, and nothing
+    /// needs to be listed to know it.
+    pub(crate) fn is_there(&self) -> bool {
+        !matches!(self.reading, Ok(None))
+    }
+
     /// The tools of `server` among `tools` that the lock holds, in the order given.
     pub(crate) fn held<'t>(
         &self,

@@ -458,7 +458,8 @@ async fn run(command: Command) -> Result<u8, Failure> {
             let entry = pick_server(&loaded.file, &server)?;
             let lock = (!no_tool_lock)
                 .then(|| held::LockBeside::of(&loaded.file.path))
-                .flatten();
+                .flatten()
+                .filter(held::LockBeside::is_there);
             let request = CallRequest {
                 lock: lock.as_ref(),
                 tool: &tool,

@@ -235,7 +235,7 @@ fn a_format_1_lock_is_enforced_as_it_pinned_said_to_be_outdated_and_rewritten() 
             .report
             .lines()
             .filter(|l| l.contains("held:") || l.contains("OutdatedLock"))
-            .map(|l| format!("{l}\n"))
+            .map(|l| format!("{}\n", l.trim()))
             .collect::<String>(),
         &dir,
     )));
