@@ -23,7 +23,9 @@
 //!   that cannot be passed on are JSON-RPC errors with the gateway's [`codes`], naming the
 //!   server (and, for a timeout, how long the gateway waited). A cancelled request is
 //!   cancelled upstream; the upstream server's progress is forwarded under the client's
-//!   progress token.
+//!   progress token. A call of a tool the tool lock holds (the snapshot's `held`) is not
+//!   "unknown": it gets [`codes::TOOL_HELD`] with why it is held and the command that
+//!   accepts it.
 //! - `prompts/list` names each prompt as the snapshot names tools (`<server>__<prompt>`, or
 //!   its own name unprefixed); `prompts/get` goes to its server. `resources/list` and
 //!   `resources/templates/list` pass URIs through unchanged (a URI or template an earlier
