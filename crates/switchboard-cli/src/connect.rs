@@ -1,4 +1,5 @@
-//! From a config entry to a live session, and the bundled example configuration.
+//! From a config entry to a live session (declaring what `serve` declares, [`AsTheGateway`]),
+//! and the bundled example configuration.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use switchboard_http::Authorizer;
 use switchboard_protocol::Era;
 use switchboard_runtime::connect::ConnectOverrides;
 use switchboard_runtime::{ConnectOutcome, ConnectionHooks};
-use switchboard_session::{Session, SessionError};
+use switchboard_session::{ClientHandler, Session, SessionError};
 use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::ShutdownGrace;
 
@@ -145,6 +146,7 @@ impl ConnectedServer {
             tap: hooks.tap(entry),
             era_hint,
             sandbox: hooks.sandbox_launcher(),
+            handler: Some(Arc::new(AsTheGateway::default())),
             ..ConnectOverrides::default()
         };
         let connected = switchboard_runtime::connect::connect(entry, overrides).await;
@@ -157,6 +159,26 @@ impl ConnectedServer {
     /// Stops the server gracefully.
     pub(crate) async fn close(self) {
         let _ = self.session.shutdown(GRACE).await;
+    }
+}
+
+/// The client capabilities every verb declares: those `switchboard serve` declares to its
+/// servers (its `ClientRelay` is the runtime's host there), so that `scan`, `status`, `tools`
+/// and `call` see the tools `serve` serves — a server may list a tool only to clients that
+/// declare elicitation or sampling. A verb has nobody to ask, so a question is declined
+/// (elicitation) or refused (sampling), as the session's defaults answer.
+#[derive(Default)]
+pub(crate) struct AsTheGateway {
+    relay: switchboard_server::relay::ClientRelay,
+}
+
+impl ClientHandler for AsTheGateway {
+    fn supports_elicitation(&self) -> bool {
+        self.relay.supports_elicitation()
+    }
+
+    fn supports_sampling(&self) -> bool {
+        self.relay.supports_sampling()
     }
 }
 

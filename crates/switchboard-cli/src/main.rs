@@ -17,6 +17,7 @@ mod conformance;
 mod connect;
 mod era_memo;
 mod example_server;
+mod held;
 mod login;
 mod progress;
 mod render;
@@ -110,6 +111,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
         /// Send the arguments without checking them against the tool's input schema first.
         #[arg(long)]
         no_check: bool,
+        /// Call the tool even if the tool lock beside the config file holds it (new or
+        /// changed since `switchboard scan --update` pinned it; `serve` leaves it out).
+        #[arg(long)]
+        no_tool_lock: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -514,6 +519,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             tool,
             arguments,
             no_check,
+            no_tool_lock,
         } => {
             let mut words = common.words(server.into_iter().chain(tool).chain(arguments));
             let (server, tool) = (words.required("SERVER")?, words.required("TOOL")?);
@@ -521,7 +527,12 @@ async fn run(command: Command) -> Result<u8, Failure> {
             let arguments = words.call_arguments(&tool)?;
             let loaded = common.load()?;
             let entry = pick_server(&loaded.file, &server)?;
+            let lock = (!no_tool_lock)
+                .then(|| held::LockBeside::of(&loaded.file.path))
+                .flatten()
+                .filter(held::LockBeside::is_there);
             let request = CallRequest {
+                lock: lock.as_ref(),
                 tool: &tool,
                 arguments,
                 checked: if no_check {
@@ -729,8 +740,15 @@ impl Output {
 
 async fn tools(browse: &browse::Browse<'_>) -> Result<u8, Failure> {
     let entries = browse.entries()?;
-    let listings =
+    let mut listings =
         futures_join_all(entries.iter().map(|entry| list_one(entry, browse.timeout))).await;
+    if let Some(lock) = held::LockBeside::of(&browse.loaded.file.path) {
+        for (entry, listed) in entries.iter().zip(listings.iter_mut()) {
+            if let Ok(listed) = listed {
+                listed.held = lock.held(&entry.name, &listed.listing.items);
+            }
+        }
+    }
     Ok(show_tools(
         browse.output,
         entries.iter().map(|e| e.name.as_str()).zip(listings),
@@ -779,6 +797,7 @@ async fn listed_tools(
         negotiated: server.session.negotiated().clone(),
         left_out: listed - listing.items.len(),
         listing,
+        held: Vec::new(),
     })
 }
 
@@ -855,6 +874,8 @@ struct CallRequest<'a> {
     output: Output,
     /// Cancelling it cancels the call (the shell's Ctrl-C).
     cancel: Option<tokio_util::sync::CancellationToken>,
+    /// The tool lock whose held tools are refused (`None`: none, or `--no-tool-lock`).
+    lock: Option<&'a held::LockBeside>,
 }
 
 async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Failure> {
@@ -887,6 +908,27 @@ async fn call_on(
     request: &CallRequest<'_>,
 ) -> Result<u8, Failure> {
     check_filter(entry, request.tool)?;
+    if let Some(lock) = request.lock {
+        let listing = server
+            .session
+            .list_tools()
+            .await
+            .map_err(|e| Failure::Server(e.to_string()))?;
+        let allowed = listing
+            .items
+            .iter()
+            .filter(|t| entry.tool_filter.allows(&t.name));
+        if let Some(held) = lock
+            .held(&entry.name, allowed)
+            .into_iter()
+            .find(|held| held.tool == request.tool)
+        {
+            return Err(Failure::Usage(format!(
+                "{}; `switchboard serve` leaves it out too (`--no-tool-lock` calls it anyway)",
+                held.message
+            )));
+        }
+    }
     let arguments = call_arguments(server, entry, request).await?;
     let progress = progress::CallProgress::for_call(request.tool);
     let options = CallOptions {

@@ -13,6 +13,8 @@ pub(crate) struct ListedTools {
     pub(crate) listing: Listing<Tool>,
     /// How many listed tools the entry's filter left out.
     pub(crate) left_out: usize,
+    /// The tools the tool lock beside the config holds (`serve` leaves them out).
+    pub(crate) held: Vec<crate::held::HeldHere>,
 }
 
 /// The most characters of a description a listing shows on its line.
@@ -238,6 +240,9 @@ pub(crate) fn tools_text(server: &str, listed: &ListedTools) -> String {
         if !params.is_empty() {
             out.push_str(&format!("  {:width$}    ({params})\n", ""));
         }
+        if let Some(held) = listed.held.iter().find(|h| h.tool == tool.name) {
+            out.push_str(&format!("  {:width$}    held: {}\n", "", held.message));
+        }
     }
     if listed.left_out > 0 {
         out.push_str(&format!(
@@ -266,6 +271,13 @@ pub(crate) fn tools_json(listed: &ListedTools) -> Value {
     });
     if listed.left_out > 0 {
         out["leftOut"] = listed.left_out.into();
+    }
+    if !listed.held.is_empty() {
+        out["held"] = listed
+            .held
+            .iter()
+            .map(|h| json!({"tool": h.tool, "reason": h.reason, "message": h.message}))
+            .collect();
     }
     out
 }

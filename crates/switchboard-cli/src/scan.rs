@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use switchboard_config::Origin;
 use switchboard_protocol::Tool;
-use switchboard_runtime::guards::{self, Catalog, Change, ToolLock};
+use switchboard_runtime::guards::{self, Catalog, Change, NewTools, PinDiff, ToolLock};
 use switchboard_runtime::naming::{MAX_NAME_LEN, is_provider_safe};
 use switchboard_runtime::schema::{ArgumentValidator, SchemaProblem, normalize};
 use switchboard_runtime::{FindingKind, StateFileError};
@@ -48,6 +48,10 @@ const TOKENIZER: &str = "o200k_base";
 
 const EXIT_FINDINGS: u8 = 1;
 
+/// `--update` pinned what it could and refused tools with error findings (no
+/// `--accept-findings`).
+const EXIT_PINS_REFUSED: u8 = 4;
+
 /// Flags of `switchboard scan`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ScanArgs {
@@ -57,6 +61,15 @@ pub(crate) struct ScanArgs {
     /// lock file (changes are then no longer findings).
     #[arg(long)]
     update: bool,
+    /// With --update: pin tools that have error findings too (without it they are not
+    /// pinned: a changed one keeps its old pin, a new one stays unpinned, and the exit code
+    /// is 4).
+    #[arg(long, requires = "update")]
+    accept_findings: bool,
+    /// With --update: what the lock does with tools it does not pin — `hold` them (the
+    /// default of a new lock) or `allow` them; written in the lock as `new_tools`.
+    #[arg(long, value_name = "POLICY", requires = "update")]
+    new_tools: Option<NewToolsArg>,
     /// Print SARIF 2.1.0 (for code-scanning views in CI) instead of text.
     #[arg(long, conflicts_with = "json")]
     sarif: bool,
@@ -68,6 +81,22 @@ pub(crate) struct ScanArgs {
     token_budget: usize,
     #[command(flatten)]
     common: Common,
+}
+
+/// `--new-tools`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum NewToolsArg {
+    Hold,
+    Allow,
+}
+
+impl From<NewToolsArg> for NewTools {
+    fn from(arg: NewToolsArg) -> NewTools {
+        match arg {
+            NewToolsArg::Hold => NewTools::Hold,
+            NewToolsArg::Allow => NewTools::Allow,
+        }
+    }
 }
 
 /// What a finding is about, one rule each in SARIF.
@@ -88,7 +117,7 @@ enum Rule {
 }
 
 /// The guard kinds a scan reports.
-const GUARD_KINDS: [FindingKind; 11] = [
+const GUARD_KINDS: [FindingKind; 13] = [
     FindingKind::HiddenCharacters,
     FindingKind::InstructionLike,
     FindingKind::Exfiltration,
@@ -97,7 +126,9 @@ const GUARD_KINDS: [FindingKind; 11] = [
     FindingKind::CredentialLike,
     FindingKind::Shadowing,
     FindingKind::ChangedTool,
+    FindingKind::RenamedTool,
     FindingKind::NewTool,
+    FindingKind::OutdatedLock,
     FindingKind::ListingProblem,
     FindingKind::InvalidSchema,
 ];
@@ -148,7 +179,10 @@ impl Rule {
     fn level(self) -> &'static str {
         match self {
             Rule::Guard(
-                FindingKind::NewTool | FindingKind::ListingProblem | FindingKind::InvalidSchema,
+                FindingKind::NewTool
+                | FindingKind::OutdatedLock
+                | FindingKind::ListingProblem
+                | FindingKind::InvalidSchema,
             )
             | Rule::RemovedTool
             | Rule::ToolName
@@ -165,6 +199,8 @@ struct Found {
     server: String,
     tool: Option<String>,
     message: String,
+    /// For a changed tool: what changed since it was pinned.
+    diff: Option<PinDiff>,
 }
 
 /// One scanned server.
@@ -180,6 +216,10 @@ struct LockState {
     present: bool,
     /// Servers pinned by `--update`.
     pinned: Vec<String>,
+    /// Tools `--update` did not pin for their error findings: (server, tool, the findings' ids).
+    refused: Vec<(String, String, Vec<&'static str>)>,
+    /// What the lock does with tools it does not pin.
+    new_tools: NewTools,
 }
 
 /// `switchboard scan`.
@@ -241,13 +281,35 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
         present: lock_path.as_deref().is_some_and(Path::is_file),
         path: lock_path.clone(),
         pinned: Vec::new(),
+        refused: Vec::new(),
+        new_tools: lock.as_ref().map(ToolLock::new_tools).unwrap_or_default(),
     };
     if let (Some(path), Some(mut lock)) = (&lock_path, lock) {
         if args.update {
+            if let Some(policy) = args.new_tools {
+                lock.set_new_tools(policy.into());
+            }
+            lock_state.new_tools = lock.new_tools();
             for server in &scanned {
                 if let State::Ready(started) = &server.row.state {
-                    lock.approve(&server.row.name, &started.tools);
-                    lock_state.pinned.push(server.row.name.clone());
+                    let name = &server.row.name;
+                    let refused = if args.accept_findings {
+                        Vec::new()
+                    } else {
+                        tools_with_errors(&found, name)
+                    };
+                    let (keep, pin): (Vec<&Tool>, Vec<&Tool>) = started
+                        .tools
+                        .iter()
+                        .partition(|t| refused.iter().any(|(tool, _)| *tool == t.name));
+                    let keep: Vec<String> = keep.iter().map(|t| t.name.clone()).collect();
+                    lock.approve_keeping(name, pin, &keep);
+                    lock_state.pinned.push(name.clone());
+                    lock_state.refused.extend(
+                        refused
+                            .into_iter()
+                            .map(|(tool, ids)| (name.clone(), tool, ids)),
+                    );
                 }
             }
             lock.save(path).map_err(|e| Failure::Usage(e.to_string()))?;
@@ -266,7 +328,31 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
     } else {
         terminal::print(&scan_text(&found, &scanned, &lock_state));
     }
-    Ok(if found.is_empty() { 0 } else { EXIT_FINDINGS })
+    Ok(if !lock_state.refused.is_empty() {
+        EXIT_PINS_REFUSED
+    } else if found.is_empty() {
+        0
+    } else {
+        EXIT_FINDINGS
+    })
+}
+
+/// The tools of `server` with error findings of their own (the lint, shadowing), each with
+/// the findings' ids: what `--update` does not pin without `--accept-findings`.
+fn tools_with_errors(found: &[Found], server: &str) -> Vec<(String, Vec<&'static str>)> {
+    let mut tools: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for finding in found
+        .iter()
+        .filter(|f| f.server == server && f.rule.level() == "error")
+    {
+        let Some(tool) = &finding.tool else { continue };
+        match tools.iter_mut().find(|(name, _)| name == tool) {
+            Some((_, ids)) if !ids.contains(&finding.rule.id()) => ids.push(finding.rule.id()),
+            Some(_) => {}
+            None => tools.push((tool.clone(), vec![finding.rule.id()])),
+        }
+    }
+    tools
 }
 
 /// A tool lock beside `config` that cannot be used: what is wrong, then how to recreate it
@@ -309,6 +395,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
         server: finding.server,
         tool: finding.tool,
         message: finding.detail,
+        diff: None,
     };
     let mut total_tools = 0;
     for server in scanned {
@@ -321,6 +408,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                     server: name.clone(),
                     tool: None,
                     message: format!("not scanned: {message}"),
+                    diff: None,
                 });
                 continue;
             }
@@ -334,6 +422,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                     server: name.clone(),
                     tool: Some(tool.name.clone()),
                     message: problem,
+                    diff: None,
                 });
             }
             let schemas = [
@@ -347,6 +436,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                         server: name.clone(),
                         tool: Some(tool.name.clone()),
                         message: problem,
+                        diff: None,
                     });
                 }
             }
@@ -358,6 +448,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                     server: name.clone(),
                     tool: None,
                     message: format!("instructions: {detail}"),
+                    diff: None,
                 });
             }
         }
@@ -372,6 +463,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                 server: name.clone(),
                 tool: None,
                 message: warning.detail.clone(),
+                diff: None,
             });
         }
         if started.tools.len() > MAX_TOOLS_PER_SERVER {
@@ -384,6 +476,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                      {MAX_TOOLS_PER_SERVER} and leave the rest out; narrow it with enabledTools",
                     started.tools.len()
                 ),
+                diff: None,
             });
         }
         if let Some(tokens) = server.tokens.filter(|t| *t > token_budget) {
@@ -395,6 +488,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                     "its tool catalog costs {tokens} tokens ({TOKENIZER}), more than the budget of \
                      {token_budget}: every request of an agent carries it; narrow it with enabledTools"
                 ),
+                diff: None,
             });
         }
     }
@@ -407,6 +501,7 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                 "{total_tools} tools across all servers, more than {MAX_TOOLS_IN_ALL}: the OpenAI \
                  API and VS Code take at most {MAX_TOOLS_IN_ALL} tools in one request"
             ),
+            diff: None,
         });
     }
     let catalogs: Vec<Catalog<'_>> = scanned
@@ -550,28 +645,57 @@ fn lock_findings(lock: &ToolLock, scanned: &[Scanned]) -> Vec<Found> {
                      (`switchboard scan --update` pins them)",
                     started.tools.len()
                 ),
+                diff: None,
             });
             continue;
         }
-        for tool in &started.tools {
-            if let Some(change) = lock.compare(name, tool) {
-                found.push(Found {
-                    rule: Rule::Guard(change.kind()),
-                    server: name.clone(),
-                    tool: Some(tool.name.clone()),
-                    message: match change {
-                        Change::New => "a tool that was never approved".to_owned(),
-                        Change::Changed { .. } => change.describe(false),
-                    },
-                });
-            }
+        let review = lock.review(name, &started.tools);
+        if review.legacy {
+            found.push(Found {
+                rule: Rule::Guard(FindingKind::OutdatedLock),
+                server: name.clone(),
+                tool: None,
+                message: "its tools are pinned as switchboard-tool-lock/1 pinned them, without \
+                          icons, `execution` or `_meta` (changes there go unnoticed); \
+                          `switchboard scan --update` pins them again to cover those"
+                    .into(),
+                diff: None,
+            });
         }
-        for removed in lock.missing(name, &started.tools) {
+        for (tool, change) in &review.changes {
+            let held = if lock.holds(change) {
+                "; `switchboard serve` holds it until `switchboard scan --update` accepts it"
+            } else {
+                "; `switchboard serve` serves it (the lock's `new_tools` is `allow`)"
+            };
+            let (message, diff) = match change {
+                Change::New => (format!("a tool that was never pinned{held}"), None),
+                Change::Changed {
+                    diff: Some(diff), ..
+                } => (
+                    format!(
+                        "its {} changed since it was pinned{held}",
+                        diff.field_names()
+                    ),
+                    Some(diff.clone()),
+                ),
+                other => (format!("{}{held}", other.describe()), None),
+            };
+            found.push(Found {
+                rule: Rule::Guard(change.kind()),
+                server: name.clone(),
+                tool: Some(tool.clone()),
+                message,
+                diff,
+            });
+        }
+        for removed in review.removed {
             found.push(Found {
                 rule: Rule::RemovedTool,
                 server: name.clone(),
                 tool: Some(removed),
                 message: "pinned, but the server no longer offers it".into(),
+                diff: None,
             });
         }
     }
@@ -609,6 +733,9 @@ fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
                 subject(finding),
                 finding.message
             ));
+            for line in finding.diff.iter().flat_map(PinDiff::report_lines) {
+                out.push_str(&format!("      {line}\n"));
+            }
         }
     }
     for finding in found.iter().filter(|f| f.server == "*") {
@@ -633,12 +760,26 @@ fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
         found.len()
     ));
     match (&lock.path, lock.present) {
-        (Some(path), _) if !lock.pinned.is_empty() => out.push_str(&format!(
-            "pinned the tools of {} in {}\n",
-            lock.pinned.join(", "),
-            path.display()
+        (Some(path), _) if !lock.pinned.is_empty() => {
+            out.push_str(&format!(
+                "pinned the tools of {} in {} (new tools: {})\n",
+                lock.pinned.join(", "),
+                path.display(),
+                lock.new_tools
+            ));
+            for (server, tool, ids) in &lock.refused {
+                out.push_str(&format!(
+                    "not pinned: {server}/{tool}: it has error findings ({}); review them, then \
+                     `--update --accept-findings` pins it anyway\n",
+                    ids.join(", ")
+                ));
+            }
+        }
+        (Some(path), true) => out.push_str(&format!(
+            "lock: {} (new tools: {})\n",
+            path.display(),
+            lock.new_tools
         )),
-        (Some(path), true) => out.push_str(&format!("lock: {}\n", path.display())),
         (Some(path), false) => out.push_str(&format!(
             "lock: none yet at {}; `switchboard scan --update` pins the tools shown, and \
              `switchboard serve` then leaves out tools that change\n",
@@ -676,13 +817,17 @@ fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
     let findings: Vec<Value> = found
         .iter()
         .map(|f| {
-            json!({
+            let mut finding = json!({
                 "rule": f.rule.id(),
                 "level": f.rule.level(),
                 "server": f.server,
                 "tool": f.tool,
                 "message": f.message,
-            })
+            });
+            if let Some(diff) = &f.diff {
+                finding["diff"] = diff.to_json();
+            }
+            finding
         })
         .collect();
     json!({
@@ -692,6 +837,10 @@ fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
             "path": lock.path.as_ref().map(|p| p.display().to_string()),
             "present": lock.present,
             "pinned": lock.pinned,
+            "refused": lock.refused.iter().map(|(server, tool, ids)| json!({
+                "server": server, "tool": tool, "findings": ids,
+            })).collect::<Vec<_>>(),
+            "new_tools": lock.new_tools.id(),
         },
         "servers": servers,
         "findings": findings,

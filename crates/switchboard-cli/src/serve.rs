@@ -18,8 +18,8 @@ use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{
-    Authorizers, ConnectHooks, HostHandler, LockPolicy, OutputLimit, Runtime, RuntimeOptions,
-    ServerState, ToolLock,
+    Authorizers, ConnectHooks, FindingKind, HeldTool, HostHandler, LockPolicy, OutputLimit,
+    Runtime, RuntimeOptions, ServerState, ToolLock,
 };
 use switchboard_server::gateway::{self, ErrorDetail, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
@@ -224,6 +224,9 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     let relay = ClientRelay::new();
     options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
     let runtime = Runtime::new(options);
+    let said_holds = SaidHolds::default();
+    let holds_said_at_start = said_holds.clone();
+    let follow_holds = tokio::spawn(say_new_holds(runtime.subscribe(), said_holds));
     let mut gateway = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
     gateway.relay = Some(relay);
     gateway.on_started = Some(Box::new(move |report| {
@@ -237,7 +240,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             let state = server.state.to_string();
             let mut lines = state.lines();
             let first = lines.next().unwrap_or("");
+            let held = report
+                .held
+                .iter()
+                .filter(|h| h.server == server.name)
+                .count();
             match server.state {
+                ServerState::Ready if held > 0 => say(format_args!(
+                    "  {}: {first} ({} tools, {held} held by the tool lock)",
+                    server.name, server.tools
+                )),
                 ServerState::Ready => say(format_args!(
                     "  {}: {first} ({} tools{})",
                     server.name,
@@ -254,9 +266,22 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
                 say(format_args!("    {line}"));
             }
         }
-        for warning in &report.warnings {
+        for held in &report.held {
+            if holds_said_at_start.first_time(held) {
+                say(format_args!("  {}", held_line(held)));
+            }
+        }
+        // Held tools are said above, each with what to do.
+        for warning in report
+            .warnings
+            .iter()
+            .filter(|w| w.kind != FindingKind::Quarantined)
+        {
             say(format_args!("  warning: {warning}"));
         }
+        holds_said_at_start
+            .reported
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }));
     let watch = if args.watch {
         let watched = match args.config {
@@ -309,8 +334,69 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     if let Some(watch) = watch {
         watch.stop().await;
     }
+    follow_holds.abort();
     runtime.dispose().await;
     served.map(|()| 0)
+}
+
+/// A held tool in `serve`'s reports: `held: fx/echo (fx__echo): its description changed since
+/// it was pinned (…); run `…` to accept it`.
+pub(crate) fn held_line(held: &HeldTool) -> String {
+    format!(
+        "held: {}/{} ({}): {}; {}",
+        held.server,
+        held.tool,
+        held.name,
+        held.hold.reason(),
+        held.accept
+    )
+}
+
+/// The held tools `serve` has said (by exported name and reason), so that each is said
+/// once: in the startup report, or when a later listing or reload holds it. Capped: past
+/// [`MAX_SAID_HOLDS`] it is cleared (a tool may then be said again).
+#[derive(Clone, Default)]
+struct SaidHolds {
+    said: Arc<std::sync::Mutex<std::collections::HashSet<(String, String)>>>,
+    /// Set once the startup report is said: later holds are said as they come.
+    reported: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Most held tools remembered as said.
+const MAX_SAID_HOLDS: usize = 4096;
+
+impl SaidHolds {
+    /// Whether `held` (with its reason) has not been said yet; it counts as said from now.
+    fn first_time(&self, held: &HeldTool) -> bool {
+        let mut said = self
+            .said
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if said.len() >= MAX_SAID_HOLDS {
+            said.clear();
+        }
+        said.insert((held.name.clone(), held.hold.reason()))
+    }
+}
+
+/// Says each tool a new snapshot holds that was not said before: the listing report for a
+/// tool held after the start (a server's list changed, a reload).
+async fn say_new_holds(
+    mut snapshots: tokio::sync::watch::Receiver<Arc<switchboard_runtime::Snapshot>>,
+    said: SaidHolds,
+) {
+    while snapshots.changed().await.is_ok() {
+        let snapshot = snapshots.borrow_and_update().clone();
+        // Until the startup report is said, it says them.
+        if !said.reported.load(std::sync::atomic::Ordering::SeqCst) {
+            continue;
+        }
+        for held in &snapshot.held {
+            if said.first_time(held) {
+                say(format_args!("switchboard serve: {}", held_line(held)));
+            }
+        }
+    }
 }
 
 /// Whether `--no-tool-lock` was given.
@@ -330,13 +416,15 @@ fn tool_lock_policy(
     let lock_path = ToolLock::beside(config);
     match (ToolLock::read(&lock_path), flag) {
         (Ok(None), _) => Ok(None),
-        (Ok(Some(_)), LockFlag::Apply) => {
+        (Ok(Some(lock)), LockFlag::Apply) => {
             say(format_args!(
-                "switchboard serve: tools pinned in {}: new or changed ones are left out until \
-                 `switchboard scan --update` accepts them",
-                lock_path.display()
+                "switchboard serve: tools pinned in {}: new or changed ones are held (left out) \
+                 until `switchboard scan --update` accepts them; new tools: {}",
+                lock_path.display(),
+                lock.new_tools()
             ));
             Ok(Some(LockPolicy {
+                accept_command: Some(accept_command(config)),
                 path: lock_path,
                 strict: true,
             }))
@@ -348,6 +436,7 @@ fn tool_lock_policy(
                 lock_path.display()
             ));
             Ok(Some(LockPolicy {
+                accept_command: Some(accept_command(config)),
                 path: lock_path,
                 strict: false,
             }))
@@ -366,6 +455,11 @@ fn tool_lock_policy(
             crate::scan::unusable_lock_message(&error, config)
         )),
     }
+}
+
+/// The command that accepts a server's held tools (the server's name goes after it).
+pub(crate) fn accept_command(config: &std::path::Path) -> String {
+    format!("switchboard scan --config {} --update", config.display())
 }
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal comes.

@@ -618,6 +618,7 @@ impl Shell {
             timeout: self.timeout,
             output: self.output,
             cancel: Some(cancel.clone()),
+            lock: None,
         };
         let server = self.connected(slot)?;
         crate::call_on(server, &self.slots[slot].entry, &request).await

@@ -5,8 +5,9 @@
 //!
 //! The warnings: what `switchboard_runtime::guards::lint_tool` finds in a tool's texts
 //! (hidden characters, instruction-like text, credential-looking strings), tool names that
-//! more than one server offers, and more tools than common clients take
-//! ([`MAX_TOOLS_PER_SERVER`], [`MAX_TOOLS_IN_ALL`]).
+//! more than one server offers, more tools than common clients take
+//! ([`MAX_TOOLS_PER_SERVER`], [`MAX_TOOLS_IN_ALL`]), and tools the tool lock beside the
+//! config holds (`held`: why, and the command that accepts them; see `held.rs`).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -82,6 +83,8 @@ pub(crate) enum WarningKind {
     TooManyTools,
     /// A listing had entries that could not be used, or failed beside a usable start.
     Listing,
+    /// A tool the tool lock holds (`serve` leaves it out until it is accepted).
+    Held,
 }
 
 impl WarningKind {
@@ -91,6 +94,7 @@ impl WarningKind {
             WarningKind::NameCollision => "name-collision",
             WarningKind::TooManyTools => "too-many-tools",
             WarningKind::Listing => "listing",
+            WarningKind::Held => "held",
         }
     }
 }
@@ -107,6 +111,9 @@ pub(crate) async fn run(browse: &Browse<'_>, names: &[String]) -> Result<u8, Fai
     let rows = futures_join_all(targets.iter().map(|target| start(target, browse.timeout))).await;
     let mut rows = rows;
     warn_about_shared_names(&mut rows);
+    if let Some(lock) = crate::held::LockBeside::of(&browse.loaded.file.path) {
+        warn_about_held_tools(&mut rows, &lock);
+    }
     let overall = overall_warning(&rows);
     match browse.output {
         Output::Json => terminal::print_json(&status_json(&rows, &overall), JsonLayout::Compact),
@@ -272,6 +279,22 @@ fn tool_warnings(server: &str, tools: &[Tool]) -> Vec<Warning> {
         });
     }
     warnings
+}
+
+/// Adds to each ready server a warning for each tool the tool lock holds: why, and the
+/// command that accepts it.
+fn warn_about_held_tools(rows: &mut [Row], lock: &crate::held::LockBeside) {
+    for row in rows {
+        let State::Ready(started) = &row.state else {
+            continue;
+        };
+        let held = lock.held(&row.name, &started.tools);
+        row.warnings.extend(held.into_iter().map(|held| Warning {
+            kind: WarningKind::Held,
+            detail: held.message,
+            tool: Some(held.tool),
+        }));
+    }
 }
 
 /// Adds to each ready server a warning for each other server that offers tools of the same

@@ -1,33 +1,29 @@
 //! Guards against tool poisoning and rug pulls.
 //!
-//! The lock file records a hash of each approved tool definition per server. A new or
-//! changed definition is reported as a finding; in strict mode it is left out of the
-//! snapshot (quarantined) until approved. Descriptions are linted for hidden characters
-//! (zero-width, bidirectional controls, tag characters), instruction-like blocks,
-//! exfiltration phrasing, instructions aimed at other tools, markup that hides text from a
-//! person reading a rendered description, and credential-looking strings; [`find_shadowing`]
-//! finds a server's texts that name or redefine another server's tools.
+//! Descriptions are linted for hidden characters (zero-width, bidirectional controls, tag
+//! characters), instruction-like blocks, exfiltration phrasing, instructions aimed at other
+//! tools, markup that hides text from a person reading a rendered description, and
+//! credential-looking strings; [`find_shadowing`] finds a server's texts that name or
+//! redefine another server's tools.
 //!
-//! The lock file's usual place is beside the config file it pins ([`ToolLock::beside`]):
-//! `switchboard scan --update` writes it there and `switchboard serve` applies it strictly
-//! when it exists. It fails closed: a lock that is there but cannot be used (unreadable,
-//! empty, cut short, a BOM, another format version) is a [`StateFileError`] from
-//! [`ToolLock::read`], never an empty lock, and a runtime with a strict [`LockPolicy`] whose
-//! lock cannot be read serves none of the tools (each left out with a `Quarantined` finding
-//! that says why) until the lock is usable again. It is written atomically, `0600` (see
-//! `state_file.rs`).
+//! The tool lock (pinned definitions, what changed since, renames, the new-tools policy) is
+//! `tool_lock.rs`, re-exported here: [`ToolLock`], [`LockPolicy`], [`Change`], [`Review`].
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 use switchboard_protocol::Tool;
 use switchboard_wire::credentials::find_credentials;
 
-use crate::sources::canonical;
-use crate::state_file::{StateFileError, StateFileKind, read_state_file, write_state_file};
+pub use crate::pin_diff::{
+    DiffLine, EXCERPT_CHARS, FieldChange, FieldDiff, MAX_DIFF_LINES, MAX_DIFF_PATHS, PathChange,
+    PinDiff,
+};
+pub(crate) use crate::tool_lock::LockReading;
+pub use crate::tool_lock::{
+    Change, Hold, LOCK_FORMAT, LockPolicy, MAX_PINNED_DEFINITION_BYTES, NewTools, PINNED_FIELDS,
+    Review, ToolLock, definition_hash, legacy_definition_hash, pinned_definition,
+};
 
 /// Something worth a person's attention, tied to a server (and a tool).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,8 +58,13 @@ pub enum FindingKind {
     NewTool,
     /// A tool whose definition differs from the approved one.
     ChangedTool,
-    /// A new or changed tool left out until approved (strict mode).
+    /// A tool offered under a new name with the definition of a pinned tool that is gone.
+    RenamedTool,
+    /// A tool held (left out) by the lock until approved: new, changed or renamed (strict
+    /// mode), or every tool while the lock cannot be used.
     Quarantined,
+    /// A lock of an older format, whose pins cover less of a definition than this one's.
+    OutdatedLock,
     /// Invisible or control characters in text the model reads.
     HiddenCharacters,
     /// Text that reads like instructions to the model or points at secrets.
@@ -96,10 +97,12 @@ pub enum FindingKind {
 
 impl FindingKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FindingKind; 14] = [
+    pub const ALL: [FindingKind; 16] = [
         FindingKind::NewTool,
         FindingKind::ChangedTool,
+        FindingKind::RenamedTool,
         FindingKind::Quarantined,
+        FindingKind::OutdatedLock,
         FindingKind::HiddenCharacters,
         FindingKind::InstructionLike,
         FindingKind::CredentialLike,
@@ -118,7 +121,9 @@ impl FindingKind {
         match self {
             FindingKind::NewTool => "new-tool",
             FindingKind::ChangedTool => "changed-tool",
+            FindingKind::RenamedTool => "renamed-tool",
             FindingKind::Quarantined => "quarantined",
+            FindingKind::OutdatedLock => "outdated-lock",
             FindingKind::HiddenCharacters => "hidden-characters",
             FindingKind::InstructionLike => "instruction-like",
             FindingKind::CredentialLike => "credential-like",
@@ -140,7 +145,15 @@ impl FindingKind {
             FindingKind::ChangedTool => {
                 "A tool whose definition changed since it was pinned in the lock file."
             }
-            FindingKind::Quarantined => "A new or changed tool left out until it is approved.",
+            FindingKind::RenamedTool => {
+                "A tool offered under a new name with a pinned tool's definition."
+            }
+            FindingKind::Quarantined => {
+                "A tool the lock file holds (leaves out) until it is approved."
+            }
+            FindingKind::OutdatedLock => {
+                "A lock file of an older format, whose pins cover less of each definition."
+            }
             FindingKind::HiddenCharacters => {
                 "Invisible, bidirectional or control characters in text the model reads."
             }
@@ -174,191 +187,6 @@ impl FindingKind {
             }
         }
     }
-}
-
-/// A definition change against the lock file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// The tool is not in the lock.
-    New,
-    /// The tool's definition hash differs from the pinned one.
-    Changed {
-        /// The pinned hash.
-        approved: String,
-        /// The hash of the definition offered now.
-        current: String,
-    },
-}
-
-impl Change {
-    /// The finding kind of this change.
-    pub fn kind(&self) -> FindingKind {
-        match self {
-            Change::New => FindingKind::NewTool,
-            Change::Changed { .. } => FindingKind::ChangedTool,
-        }
-    }
-
-    /// The change in words, saying it was left out when `quarantined`.
-    pub fn describe(&self, quarantined: bool) -> String {
-        let what = match self {
-            Change::New => "a tool that was never approved".to_owned(),
-            Change::Changed { approved, current } => format!(
-                "its definition changed since it was approved (hash {approved} → {current})"
-            ),
-        };
-        if quarantined {
-            format!("{what}; left out until approved")
-        } else {
-            what
-        }
-    }
-}
-
-/// Approved tool definitions, by server and tool name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolLock {
-    servers: BTreeMap<String, BTreeMap<String, String>>,
-}
-
-const LOCK_FORMAT: &str = "switchboard-tool-lock/1";
-
-impl ToolLock {
-    /// The lock file's usual place: beside `config`, named after it (`mcp.json` →
-    /// `mcp.tool-lock.json`, `.mcp.json` → `.mcp.tool-lock.json`, `config.toml` →
-    /// `config.tool-lock.json`).
-    pub fn beside(config: &Path) -> PathBuf {
-        let name = config
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let stem = match name.rsplit_once('.') {
-            Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
-            _ => name,
-        };
-        config.with_file_name(format!("{stem}.tool-lock.json"))
-    }
-
-    /// Whether the lock pins any tool of `server`.
-    pub fn has_server(&self, server: &str) -> bool {
-        self.servers.contains_key(server)
-    }
-
-    /// The pinned tools of `server` that are not among `tools` (by name), in name order.
-    pub fn missing(&self, server: &str, tools: &[Tool]) -> Vec<String> {
-        self.servers
-            .get(server)
-            .map(|pinned| {
-                pinned
-                    .keys()
-                    .filter(|name| !tools.iter().any(|t| &t.name == *name))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Reads a lock file: `None` when there is none. A file that is there and cannot be used
-    /// (unreadable, empty, cut short, not JSON, a BOM, another format or version) is an
-    /// error, never an empty lock: a caller that applies the lock must not go on without it.
-    pub fn read(path: &Path) -> Result<Option<ToolLock>, StateFileError> {
-        let Some(value) = read_state_file(StateFileKind::ToolLock, path, LOCK_FORMAT)? else {
-            return Ok(None);
-        };
-        let mut lock = ToolLock::default();
-        if let Some(servers) = value.get("servers").and_then(Value::as_object) {
-            for (server, tools) in servers {
-                let tools: BTreeMap<String, String> = tools
-                    .as_object()
-                    .map(|t| {
-                        t.iter()
-                            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                lock.servers.insert(server.clone(), tools);
-            }
-        }
-        Ok(Some(lock))
-    }
-
-    /// Reads a lock file; a missing file is an empty lock (every tool is new to it). A file
-    /// that cannot be used is an error, as with [`ToolLock::read`].
-    pub fn load(path: &Path) -> Result<ToolLock, StateFileError> {
-        Ok(ToolLock::read(path)?.unwrap_or_default())
-    }
-
-    /// Writes the lock file: atomically (a new file renamed over the old one, so a kill
-    /// during the write leaves the old lock, never an empty one), `0600`.
-    pub fn save(&self, path: &Path) -> Result<(), StateFileError> {
-        let value = json!({ "format": LOCK_FORMAT, "servers": self.servers });
-        write_state_file(StateFileKind::ToolLock, path, &value)
-    }
-
-    /// Records `tools` as the approved definitions of `server` (replacing earlier ones).
-    pub fn approve(&mut self, server: &str, tools: &[Tool]) {
-        let hashes = tools
-            .iter()
-            .map(|t| (t.name.clone(), definition_hash(t)))
-            .collect();
-        self.servers.insert(server.to_owned(), hashes);
-    }
-
-    /// How `tool` of `server` differs from its pinned definition (`None`: it is pinned as it is).
-    pub fn compare(&self, server: &str, tool: &Tool) -> Option<Change> {
-        let current = definition_hash(tool);
-        match self
-            .servers
-            .get(server)
-            .and_then(|tools| tools.get(&tool.name))
-        {
-            None => Some(Change::New),
-            Some(approved) if *approved == current => None,
-            Some(approved) => Some(Change::Changed {
-                approved: approved.clone(),
-                current,
-            }),
-        }
-    }
-}
-
-/// The tool lock as a runtime last read it (at enable, reload or approval).
-#[derive(Debug, Clone)]
-pub(crate) enum LockReading {
-    /// Read: these definitions are pinned (none when there is no file).
-    Pinned(ToolLock),
-    /// There, and not usable: with a strict policy no tool is served.
-    Unusable(StateFileError),
-}
-
-/// Where the lock file lives and how strictly it is applied.
-#[derive(Debug, Clone)]
-pub struct LockPolicy {
-    /// The lock file.
-    pub path: PathBuf,
-    /// Leave out new and changed tools until approved.
-    pub strict: bool,
-}
-
-/// SHA-256 (first 16 hex digits) of the canonical JSON of the parts of a definition the
-/// model sees or that change behaviour.
-pub fn definition_hash(tool: &Tool) -> String {
-    let raw = &tool.raw;
-    let mut parts = Map::new();
-    for key in [
-        "name",
-        "title",
-        "description",
-        "inputSchema",
-        "outputSchema",
-        "annotations",
-    ] {
-        if let Some(value) = raw.get(key) {
-            parts.insert(key.to_owned(), canonical(value));
-        }
-    }
-    let digest = Sha256::digest(Value::Object(parts).to_string().as_bytes());
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Lints what the model will read of a tool: title, description, and the descriptions in
@@ -815,6 +643,7 @@ fn is_hidden(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
+    use serde_json::json;
 
     use super::*;
 
@@ -971,18 +800,6 @@ mod tests {
     }
 
     #[test]
-    fn the_lock_file_lives_beside_its_config() {
-        let at = |p: &str| ToolLock::beside(Path::new(p)).display().to_string();
-        assert_eq!(at("/p/mcp.json"), "/p/mcp.tool-lock.json");
-        assert_eq!(at("/p/.mcp.json"), "/p/.mcp.tool-lock.json");
-        assert_eq!(
-            at("/p/.codex/config.toml"),
-            "/p/.codex/config.tool-lock.json"
-        );
-        assert_eq!(at("servers"), "servers.tool-lock.json");
-    }
-
-    #[test]
     fn a_credential_in_a_tool_text_is_found_and_never_repeated() {
         let token = ["ghp_", &"a1".repeat(18)].concat();
         let leaky = tool(json!({
@@ -1002,31 +819,5 @@ mod tests {
             srv/deploy: CredentialLike: description: holds what looks like a GitHub token (40 characters), shown to every client and model; remove it and rotate it
             srv/deploy: CredentialLike: inputSchema.properties.key.description: holds what looks like a secret assignment (21 characters), shown to every client and model; remove it and rotate it"#]]
         .assert_eq(&findings);
-    }
-
-    #[test]
-    fn lock_detects_new_and_changed_definitions_but_not_key_order() {
-        let original = tool(
-            json!({"name": "echo", "description": "Echo.", "inputSchema": {"type": "object", "properties": {}}}),
-        );
-        let reordered = tool(
-            json!({"inputSchema": {"properties": {}, "type": "object"}, "description": "Echo.", "name": "echo"}),
-        );
-        let changed = tool(
-            json!({"name": "echo", "description": "Echo. Also send files.", "inputSchema": {"type": "object"}}),
-        );
-        let mut lock = ToolLock::default();
-        assert_eq!(lock.compare("srv", &original), Some(Change::New));
-        lock.approve("srv", std::slice::from_ref(&original));
-        assert_eq!(lock.compare("srv", &reordered), None);
-        assert!(matches!(
-            lock.compare("srv", &changed),
-            Some(Change::Changed { .. })
-        ));
-        let path =
-            std::env::temp_dir().join(format!("switchboard-lock-{}.json", std::process::id()));
-        lock.save(&path).expect("save");
-        assert_eq!(ToolLock::load(&path), Ok(lock));
-        let _ = std::fs::remove_file(path);
     }
 }

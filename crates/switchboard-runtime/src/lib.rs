@@ -12,6 +12,7 @@ pub mod guards;
 pub mod naming;
 mod notice;
 pub mod output;
+mod pin_diff;
 mod runtime;
 pub mod schema;
 mod server;
@@ -20,6 +21,7 @@ mod snapshot;
 pub mod sources;
 mod state_file;
 pub mod tool;
+mod tool_lock;
 
 pub use guards::{Finding, FindingKind, LockPolicy, ToolLock};
 pub use notice::{ListKind, NOTICE_TEXT_LIMIT, NoticeKind, ServerNotice};
@@ -33,7 +35,7 @@ pub use server::{
     HostHandler, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
 };
 pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
-pub use snapshot::{BridgedTool, FromServer, Snapshot};
+pub use snapshot::{BridgedTool, FromServer, HeldTool, Snapshot};
 pub use state_file::{ApproveError, StateFileError, StateFileKind, StateFileProblem, TrustError};
 pub use switchboard_protocol::LogLevel;
 pub use switchboard_session::LevelSet;

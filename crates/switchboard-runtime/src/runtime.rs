@@ -185,6 +185,9 @@ pub struct StartupReport {
     /// descriptions that read like orders to the model or hide characters, schemas left
     /// out, tools changed since approval, listing problems.
     pub warnings: Vec<crate::Finding>,
+    /// The tools the tool lock holds (left out until approved), with why and what to do;
+    /// each is among `warnings` too, as a `Quarantined` finding.
+    pub held: Vec<crate::HeldTool>,
     /// The snapshot version published.
     pub version: u64,
 }
@@ -1051,6 +1054,7 @@ impl RuntimeInner {
             servers: self.outcomes(),
             config_problems: problems,
             warnings: self.snapshot.borrow().findings.clone(),
+            held: self.snapshot.borrow().held.clone(),
             version,
         };
         // Signals sent while starting are reflected in the snapshot just published.
@@ -1177,6 +1181,7 @@ impl RuntimeInner {
             servers: self.outcomes(),
             config_problems: problems,
             warnings: self.snapshot.borrow().findings.clone(),
+            held: self.snapshot.borrow().held.clone(),
             version,
         };
         report.startup = control.report.clone();
@@ -1225,7 +1230,7 @@ impl RuntimeInner {
             router: &self.router,
             instructions_limit: options.instructions_limit,
             lock: tool_lock.as_ref(),
-            strict: options.lock.as_ref().is_some_and(|l| l.strict),
+            policy: options.lock.as_ref(),
             naming: options.naming,
         });
         self.snapshot.send_replace(Arc::new(snapshot));

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -52,6 +53,8 @@ pub struct Snapshot {
     pub findings: Vec<Finding>,
     /// How the tools were named (a host naming prompts uses the same).
     pub naming: Naming,
+    /// Tools the lock file holds (left out until approved), with why, sorted by name.
+    pub held: Vec<HeldTool>,
     index: HashMap<String, usize>,
 }
 
@@ -64,6 +67,46 @@ impl Snapshot {
     /// Exported tool names, sorted.
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// The held tool that would have this exported name, if the lock holds one.
+    pub fn held_tool(&self, name: &str) -> Option<&HeldTool> {
+        self.held.iter().find(|held| held.name == name)
+    }
+}
+
+/// A tool its server lists that the tool lock holds: left out of the snapshot (neither
+/// listed nor callable) until approved, kept here so that whoever asks for it hears why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldTool {
+    /// The name it would be exported under.
+    pub name: String,
+    /// The server's configured name.
+    pub server: String,
+    /// The tool's name on the wire.
+    pub tool: String,
+    /// Why it is held.
+    pub hold: guards::Hold,
+    /// The lock file that holds it.
+    pub lock: PathBuf,
+    /// What to do about it, as a clause (`run `…` to accept it`).
+    pub accept: String,
+}
+
+impl HeldTool {
+    /// The whole story in one line: `` `fx__echo` is held by mcp.tool-lock.json: its
+    /// description changed since it was pinned (…); run `…` to accept it``.
+    pub fn message(&self) -> String {
+        let file = self.lock.file_name().map_or_else(
+            || self.lock.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        format!(
+            "`{}` is held by {file}: {}; {}",
+            self.name,
+            self.hold.reason(),
+            self.accept
+        )
     }
 }
 
@@ -332,8 +375,8 @@ pub(crate) struct SnapshotInput<'a> {
     pub(crate) instructions_limit: usize,
     /// Tool definitions approved before, for change detection (`None`: no lock policy).
     pub(crate) lock: Option<&'a guards::LockReading>,
-    /// Leave out new and changed tools until approved.
-    pub(crate) strict: bool,
+    /// Where the lock is, whether it holds tools (strict), and how to accept them.
+    pub(crate) policy: Option<&'a guards::LockPolicy>,
     /// How exported names are made.
     pub(crate) naming: Naming,
 }
@@ -351,6 +394,8 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     };
     let mut routes = Vec::new();
     let mut definitions: HashMap<ToolRoute, &switchboard_protocol::Tool> = HashMap::new();
+    let strict = input.policy.is_some_and(|p| p.strict);
+    let mut held: Vec<(ToolRoute, guards::Hold, &guards::LockPolicy)> = Vec::new();
     for ServerInput {
         name: server,
         capabilities,
@@ -368,42 +413,65 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
         snapshot
             .findings
             .extend(unmatched_patterns(server, capabilities, tool_filter));
-        for tool in capabilities
+        let allowed: Vec<&switchboard_protocol::Tool> = capabilities
             .tools
             .iter()
             .filter(|t| tool_filter.allows(&t.name))
+            .collect();
+        let review = match input.lock {
+            Some(guards::LockReading::Pinned(lock)) => {
+                Some((lock, lock.review(server, allowed.iter().copied())))
+            }
+            _ => None,
+        };
+        if let Some((_, review)) = &review
+            && review.legacy
         {
+            let command = input
+                .policy
+                .and_then(|p| p.accept_command.as_ref())
+                .map(|command| format!(": `{command} {server}`"))
+                .unwrap_or_default();
+            snapshot.findings.push(Finding {
+                server: server.clone(),
+                tool: None,
+                kind: FindingKind::OutdatedLock,
+                detail: format!(
+                    "its tools are pinned as switchboard-tool-lock/1 pinned them, without icons, \
+                     `execution` or `_meta` (changes there go unnoticed); pin them again to \
+                     cover those{command}"
+                ),
+            });
+        }
+        for tool in allowed {
             let route = ToolRoute {
                 server: server.clone(),
                 tool: tool.name.clone(),
             };
-            if let (Some(guards::LockReading::Unusable(problem)), true) = (input.lock, input.strict)
-            {
-                snapshot.findings.push(Finding {
-                    server: server.clone(),
-                    tool: Some(tool.name.clone()),
-                    kind: FindingKind::Quarantined,
-                    detail: format!("left out: {problem}"),
-                });
-                continue;
-            }
-            if let Some(guards::LockReading::Pinned(lock)) = input.lock
-                && let Some(change) = lock.compare(server, tool)
-            {
-                let quarantined = input.strict;
-                snapshot.findings.push(Finding {
-                    server: server.clone(),
-                    tool: Some(tool.name.clone()),
-                    kind: if quarantined {
-                        FindingKind::Quarantined
-                    } else {
-                        change.kind()
-                    },
-                    detail: change.describe(quarantined),
-                });
-                if quarantined {
-                    continue;
+            let hold = match (input.lock, &review) {
+                (Some(guards::LockReading::Unusable(problem)), _) if strict => {
+                    Some(guards::Hold::UnusableLock(problem.clone()))
                 }
+                (_, Some((lock, review))) => match review.change(&tool.name) {
+                    Some(change) if strict && lock.holds(change) => {
+                        Some(guards::Hold::Change(change.clone()))
+                    }
+                    Some(change) => {
+                        snapshot.findings.push(Finding {
+                            server: server.clone(),
+                            tool: Some(tool.name.clone()),
+                            kind: change.kind(),
+                            detail: change.describe(),
+                        });
+                        None
+                    }
+                    None => None,
+                },
+                _ => None,
+            };
+            if let (Some(hold), Some(policy)) = (hold, input.policy) {
+                held.push((route, hold, policy));
+                continue;
             }
             snapshot.findings.extend(guards::lint_tool(server, tool));
             definitions.insert(route.clone(), tool);
@@ -448,6 +516,15 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
         }
     }
     let table = input.naming.assign(&routes);
+    snapshot.held = held_tools(held, &routes, &table, input.naming);
+    for held in &snapshot.held {
+        snapshot.findings.push(Finding {
+            server: held.server.clone(),
+            tool: Some(held.tool.clone()),
+            kind: FindingKind::Quarantined,
+            detail: format!("left out: {}", held.message()),
+        });
+    }
     for left_out in naming::unnamed(&routes, &table) {
         snapshot.findings.push(Finding {
             server: left_out.server.clone(),
@@ -497,6 +574,45 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     }
     snapshot.system_prompt = system_prompt(&snapshot.instructions);
     snapshot
+}
+
+/// The held tools with the names they would be exported under (given over all tools, served
+/// and held, so a held tool is named as it would be if approved), sorted by name.
+fn held_tools(
+    held: Vec<(ToolRoute, guards::Hold, &guards::LockPolicy)>,
+    served: &[ToolRoute],
+    table: &BTreeMap<String, ToolRoute>,
+    naming: Naming,
+) -> Vec<HeldTool> {
+    if held.is_empty() {
+        return Vec::new();
+    }
+    let mut all: Vec<ToolRoute> = served.to_vec();
+    all.extend(held.iter().map(|(route, _, _)| route.clone()));
+    let everything = naming.assign(&all);
+    let mut out: Vec<HeldTool> = held
+        .into_iter()
+        .map(|(route, hold, policy)| {
+            let name = everything
+                .iter()
+                .find(|(name, to)| **to == route && !table.contains_key(*name))
+                .map(|(name, _)| name.clone())
+                .unwrap_or_else(|| match naming {
+                    Naming::Prefixed => format!("{}__{}", route.server, route.tool),
+                    Naming::Unprefixed => route.tool.clone(),
+                });
+            HeldTool {
+                name,
+                accept: policy.accept_hint(&route.server),
+                lock: policy.path.clone(),
+                server: route.server,
+                tool: route.tool,
+                hold,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }
 
 /// A finding for each pattern of `filter` that matches none of the listed tools. Patterns

@@ -63,6 +63,8 @@ pub enum StateFileProblem {
         /// The format the file names, if it names one (cut to 64 characters).
         found: Option<String>,
     },
+    /// It is JSON of its format, but a part does not fit the format (what does not).
+    Malformed(String),
     /// It could not be written (the I/O error, described).
     Unwritable(String),
     /// What it should hold could not be encoded (the encoder's message).
@@ -109,6 +111,7 @@ impl StateFileProblem {
                 expected,
                 found: None,
             } => format!("it does not say `\"format\": {expected:?}`: it is not one"),
+            StateFileProblem::Malformed(e) => format!("its content does not fit its format: {e}"),
             StateFileProblem::Unwritable(e) => format!("it cannot be written: {e}"),
             StateFileProblem::Unencodable(e) => format!("it cannot be encoded: {e}"),
         }
@@ -167,6 +170,16 @@ pub(crate) fn read_state_file(
     path: &Path,
     format: &'static str,
 ) -> Result<Option<Value>, StateFileError> {
+    Ok(read_versioned_state_file(kind, path, &[format])?.map(|(_, value)| value))
+}
+
+/// Reads the state file at `path` of one of `formats` (newest first; a refusal names the
+/// newest): `None` when nothing is there, else the format it has and its JSON.
+pub(crate) fn read_versioned_state_file(
+    kind: StateFileKind,
+    path: &Path,
+    formats: &[&'static str],
+) -> Result<Option<(&'static str, Value)>, StateFileError> {
     let failed = |problem| StateFileError::new(kind, path, problem);
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
@@ -193,10 +206,14 @@ pub(crate) fn read_state_file(
             StateFileProblem::NotJson(e.to_string())
         })
     })?;
-    match value.get("format") {
-        Some(Value::String(found)) if found == format => Ok(Some(value)),
-        found => Err(failed(StateFileProblem::WrongFormat {
-            expected: format,
+    let read = match value.get("format") {
+        Some(Value::String(found)) => formats.iter().find(|f| **f == found.as_str()).copied(),
+        _ => None,
+    };
+    match (read, value.get("format")) {
+        (Some(format), _) => Ok(Some((format, value))),
+        (None, found) => Err(failed(StateFileProblem::WrongFormat {
+            expected: formats.first().copied().unwrap_or_default(),
             found: found.map(|f| {
                 let text = f.as_str().map_or_else(|| f.to_string(), str::to_owned);
                 text.chars().take(64).collect()
@@ -278,7 +295,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("mkdir");
         let lock = dir.join("mcp.tool-lock.json");
-        let good = r#"{"format":"switchboard-tool-lock/1","servers":{"s":{"t":"00"}}}"#;
+        let good = r#"{"format":"switchboard-tool-lock/2","servers":{"s":{"t":{"hash":"00"}}}}"#;
         let mut seen = String::new();
         let mut write = |name: &str, leave: &dyn Fn()| {
             let _ = std::fs::remove_file(&lock);
@@ -304,7 +321,7 @@ mod tests {
             std::fs::write(&lock, "pins: s").expect("write")
         });
         write("other version", &|| {
-            std::fs::write(&lock, good.replace("lock/1", "lock/2")).expect("write")
+            std::fs::write(&lock, good.replace("lock/2", "lock/3")).expect("write")
         });
         write("no format", &|| std::fs::write(&lock, "[]").expect("write"));
         write("folder", &|| std::fs::create_dir(&lock).expect("mkdir"));
@@ -318,8 +335,8 @@ mod tests {
             bom: ByteOrderMark
             cut short: CutShort("EOF while parsing a string at line 1 column 30")
             not json: NotJson("expected value at line 1 column 1")
-            other version: WrongFormat { expected: "switchboard-tool-lock/1", found: Some("switchboard-tool-lock/2") }
-            no format: WrongFormat { expected: "switchboard-tool-lock/1", found: None }
+            other version: WrongFormat { expected: "switchboard-tool-lock/2", found: Some("switchboard-tool-lock/3") }
+            no format: WrongFormat { expected: "switchboard-tool-lock/2", found: None }
             folder: Folder
             link to nothing: DanglingLink
         "#]]

@@ -23,7 +23,9 @@
 //!   that cannot be passed on are JSON-RPC errors with the gateway's [`codes`], naming the
 //!   server (and, for a timeout, how long the gateway waited). A cancelled request is
 //!   cancelled upstream; the upstream server's progress is forwarded under the client's
-//!   progress token.
+//!   progress token. A call of a tool the tool lock holds (the snapshot's `held`) is not
+//!   "unknown": it gets [`codes::TOOL_HELD`] with why it is held and the command that
+//!   accepts it.
 //! - `prompts/list` names each prompt as the snapshot names tools (`<server>__<prompt>`, or
 //!   its own name unprefixed); `prompts/get` goes to its server. `resources/list` and
 //!   `resources/templates/list` pass URIs through unchanged (a URI or template an earlier
@@ -108,6 +110,11 @@ pub mod codes {
     /// limit, or not a tool result. The message names the server and what was wrong;
     /// `data` holds `server`.
     pub const UPSTREAM_BAD_ANSWER: i64 = -32006;
+    /// The tool is held by the tool lock: its server lists it, but it is new, changed or
+    /// renamed since it was pinned (or the lock cannot be used), so it is left out until
+    /// approved. The message says why and what to do; `data` holds `server`, `tool` (its
+    /// wire name) and `reason`.
+    pub const TOOL_HELD: i64 = -32007;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -750,7 +757,10 @@ impl Upstreams {
         } = call;
         let snapshot = self.runtime.snapshot();
         let Some(tool) = snapshot.tool(&name) else {
-            return Err(unknown_tool(&name, snapshot.tools.len()));
+            return Err(match snapshot.held_tool(&name) {
+                Some(held) => held_tool(held),
+                None => unknown_tool(&name, snapshot.tools.len()),
+            });
         };
         let server = tool.server().to_owned();
         let _waiting = self.waiting_on(&server, &context);
@@ -1360,6 +1370,19 @@ fn subscription_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
         let first = servers.next()?;
         servers.all(|server| server == first).then(|| first.clone())
     })
+}
+
+/// The error for a `tools/call` of a tool the lock holds: why, and how to accept it.
+fn held_tool(held: &switchboard_runtime::HeldTool) -> ErrorObject {
+    ErrorObject {
+        code: codes::TOOL_HELD,
+        message: held.message(),
+        data: Some(json!({
+            "server": held.server,
+            "tool": held.tool,
+            "reason": held.hold.reason(),
+        })),
+    }
 }
 
 /// The error for a `tools/call` whose name the gateway does not know.

@@ -15,6 +15,7 @@ mod gateway_logs;
 mod gateway_secrets;
 mod hostile_text;
 mod login;
+mod pins;
 mod sandbox;
 mod scan;
 mod sdk_peers;
@@ -330,7 +331,7 @@ fn a_config_with_real_servers_and_a_broken_entry() {
 
     let tools = switchboard(&["tools", "--config", path]);
     assert_eq!(tools.code, 0, "{}", tools.stderr);
-    assert!(tools.stdout.contains("everything: 13 tools (protocol 2025-11-25, legacy era, server mcp-servers/everything 2.0.0)"), "{}", tools.stdout);
+    assert!(tools.stdout.contains("everything: 15 tools (protocol 2025-11-25, legacy era, server mcp-servers/everything 2.0.0)"), "{}", tools.stdout);
     assert!(tools.stdout.contains("fastmcp: 3 tools (protocol 2026-07-28, modern era, server switchboard-fastmcp-peer 0.1.0)"), "{}", tools.stdout);
     assert!(
         tools.stderr.contains(

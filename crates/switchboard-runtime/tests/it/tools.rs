@@ -267,6 +267,7 @@ async fn strict_mode_quarantines_new_and_changed_tools_until_approved() {
     runtime_options.lock = Some(switchboard_runtime::LockPolicy {
         path: dir.join("tools.lock.json"),
         strict: true,
+        accept_command: Some("approve".into()),
     });
     let runtime = Runtime::new(runtime_options);
     enabled(&runtime).await;
@@ -310,6 +311,14 @@ async fn strict_mode_quarantines_new_and_changed_tools_until_approved() {
             }) {
                 assert!(snapshot.tool("alpha__extra_1").is_none());
                 assert_eq!(snapshot.tools.len(), 6);
+                // The held tool keeps its name and why it is held, for whoever asks for it.
+                let held = snapshot.held_tool("alpha__extra_1").expect("held, by name");
+                assert_eq!(
+                    held.message(),
+                    "`alpha__extra_1` is held by tools.lock.json: it is new since the tools \
+                     were pinned (the lock's `new_tools` is `hold`); run `approve alpha` to \
+                     accept it"
+                );
                 return;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -330,6 +339,7 @@ async fn a_strict_lock_that_cannot_be_read_any_more_serves_none_of_the_tools() {
     runtime_options.lock = Some(switchboard_runtime::LockPolicy {
         path: lock.clone(),
         strict: true,
+        accept_command: None,
     });
     let runtime = Runtime::new(runtime_options);
     enabled(&runtime).await;

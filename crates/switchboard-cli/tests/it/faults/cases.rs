@@ -5100,7 +5100,7 @@ pub(crate) static CASES: &[Case] = &[
         servers: &[Server::Fixture(&[])],
         settings: ROOMY,
         command: Cmd::ServeBesideLock {
-            lock: super::table::LockFile::Bytes(b"{\"format\":\"switchboard-tool-lock/2\",\"servers\":{}}\n"),
+            lock: super::table::LockFile::Bytes(b"{\"format\":\"switchboard-tool-lock/3\",\"servers\":{}}\n"),
         },
         outcome: Outcome {
             exit: Exit::Usage,
@@ -5115,7 +5115,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 2
                 --- stdout: empty
                 --- stderr
-                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: its format is "switchboard-tool-lock/2", and this Switchboard reads only "switchboard-tool-lock/1" (another version of Switchboard wrote it?)
+                switchboard: not serving: the tool lock `<dir>/mcp.tool-lock.json` cannot be used: its format is "switchboard-tool-lock/3", and this Switchboard reads only "switchboard-tool-lock/2" (another version of Switchboard wrote it?)
                   it pins the tools `switchboard serve` may serve from `<dir>/mcp.json`; check what happened to it, then move it aside and run `switchboard scan --config <dir>/mcp.json --update` to pin the tools offered now (review them first), or serve without it: `switchboard serve --config <dir>/mcp.json --no-tool-lock`
             "#]]),
         },
