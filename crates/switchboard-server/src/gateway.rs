@@ -758,7 +758,7 @@ impl Upstreams {
         let snapshot = self.runtime.snapshot();
         let Some(tool) = snapshot.tool(&name) else {
             return Err(match snapshot.held_tool(&name) {
-                Some(held) => held_tool(held),
+                Some(held) => held_tool(held, self.error_detail),
                 None => unknown_tool(&name, snapshot.tools.len()),
             });
         };
@@ -1372,11 +1372,21 @@ fn subscription_owner(snapshot: &Snapshot, uri: &str) -> Option<String> {
     })
 }
 
-/// The error for a `tools/call` of a tool the lock holds: why, and how to accept it.
-fn held_tool(held: &switchboard_runtime::HeldTool) -> ErrorObject {
+/// The error for a `tools/call` of a tool the lock holds: why, and how to accept it (for a
+/// remote client, [`ErrorDetail::Brief`], without the operator's paths and commands).
+fn held_tool(held: &switchboard_runtime::HeldTool, detail: ErrorDetail) -> ErrorObject {
+    let message = match detail {
+        ErrorDetail::Full => held.message(),
+        ErrorDetail::Brief => format!(
+            "`{}` is held by this gateway's tool lock: {}; its operator accepts it with \
+             `switchboard scan --update`",
+            held.name,
+            held.hold.reason()
+        ),
+    };
     ErrorObject {
         code: codes::TOOL_HELD,
-        message: held.message(),
+        message,
         data: Some(json!({
             "server": held.server,
             "tool": held.tool,

@@ -33,6 +33,39 @@ fn masked(text: &str, dir: &Path) -> String {
     text.replace(&dir.display().to_string(), "$DIR")
 }
 
+/// The error a client of `serve --http` gets calling `tool`.
+fn held_call_over_http(path: &Path, tool: &str) -> String {
+    let gateway = crate::serve_http::HttpGateway::start(path, &[], &[]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let session = switchboard_testkit::wait::within(
+            "the handshake",
+            switchboard_testkit::wait::TEST_DEADLINE,
+            switchboard_session::Session::connect_http(
+                switchboard_http::HttpOptions::new("gw", gateway.url()),
+                switchboard_session::SessionConfig::new("gw"),
+            ),
+        )
+        .await
+        .expect("connected");
+        let called = switchboard_testkit::wait::within(
+            "the call",
+            switchboard_testkit::wait::TEST_DEADLINE,
+            session.call_tool_raw(tool, Some(json!({})), &Default::default()),
+        )
+        .await;
+        match called {
+            Err(switchboard_session::SessionError::Rpc { error, .. }) => {
+                format!("{} (code {})", error.message, error.code)
+            }
+            other => format!("not a JSON-RPC error: {other:?}"),
+        }
+    })
+}
+
 fn read_lock(dir: &Path) -> Value {
     serde_json::from_str(
         &std::fs::read_to_string(dir.join("mcp.tool-lock.json")).expect("the lock is written"),
@@ -115,6 +148,9 @@ fn renames_drift_and_rug_pulls_are_told_apart_shown_and_held_until_accepted() {
         fx__sum: JSON-RPC error: `fx__sum` is held by mcp.tool-lock.json: renamed from `add` since it was pinned (the same definition under a new name); run `switchboard scan --config $DIR/mcp.json --update fx` to accept it (code -32007), data: {"server":"fx","tool":"sum","reason":"renamed from `add` since it was pinned (the same definition under a new name)"}
     "#]]
     .assert_eq(&masked(&served.transcript(), &dir));
+    // A remote client (serve --http) hears why, not the operator's paths and commands.
+    let remote = held_call_over_http(&path, "fx__sum");
+    expect!["`fx__sum` is held by this gateway's tool lock: renamed from `add` since it was pinned (the same definition under a new name); its operator accepts it with `switchboard scan --update` (code -32007)"].assert_eq(&remote);
 
     // `--update` pins the rename and the drift, not the tool with error findings: it keeps
     // its old pin, and the exit code says something was refused.
