@@ -26,6 +26,9 @@ pub(crate) struct HeldHere {
     pub(crate) reason: String,
     /// `` `echo` is held by mcp.tool-lock.json: …; run `…` to accept it``.
     pub(crate) message: String,
+    /// The same without the tool's name, for a line that names it already: ``held by
+    /// mcp.tool-lock.json: …; run `…` to accept it``.
+    pub(crate) told: String,
 }
 
 impl LockBeside {
@@ -79,10 +82,11 @@ impl LockBeside {
             .into_iter()
             .map(|(tool, hold)| {
                 let reason = hold.reason();
+                let told =
+                    format!("held by {file}: {reason}; run `{accept} {server}` to accept it");
                 HeldHere {
-                    message: format!(
-                        "`{tool}` is held by {file}: {reason}; run `{accept} {server}` to accept it"
-                    ),
+                    message: format!("`{tool}` is {told}"),
+                    told,
                     tool,
                     reason,
                 }

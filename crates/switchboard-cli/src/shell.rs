@@ -50,7 +50,7 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "call",
-        "call [--no-check] [SERVER] TOOL [key=value ...]",
+        "call [--no-check] [--no-tool-lock] [SERVER] TOOL [key=value ...]",
         "call a tool (or one JSON object, @FILE)",
     ),
     ("prompts", "prompts [SERVER]", "list prompts"),
@@ -117,9 +117,16 @@ impl Catalog {
 
     /// What to offer for the word being typed, given the words before it.
     pub(crate) fn candidates(&self, before: &[&str], current: &str) -> Vec<String> {
-        // `call --no-check …` completes as `call …` does.
+        // `call --no-check …` (and `--no-tool-lock`) completes as `call …` does.
         let before: Vec<&str> = match before {
-            ["call", "--no-check", rest @ ..] => ["call"].iter().chain(rest).copied().collect(),
+            ["call", rest @ ..] => ["call"]
+                .iter()
+                .chain(
+                    rest.iter()
+                        .skip_while(|word| matches!(**word, "--no-check" | "--no-tool-lock")),
+                )
+                .copied()
+                .collect(),
             _ => before.to_vec(),
         };
         let before = before.as_slice();
@@ -205,6 +212,8 @@ struct Shell {
     output: Output,
     timeout: Option<Duration>,
     catalog: SharedCatalog,
+    /// The tool lock beside the config file, as `call` applies it.
+    lock: Option<crate::held::LockBeside>,
 }
 
 /// `switchboard shell [SERVER]`.
@@ -220,6 +229,8 @@ pub(crate) async fn run(common: &Common, server: Option<String>) -> Result<u8, F
         output: common.output(),
         timeout: browse.timeout,
         catalog: SharedCatalog::default(),
+        lock: crate::held::LockBeside::of(&loaded.file.path)
+            .filter(crate::held::LockBeside::is_there),
     };
     let connections = futures_join_all(
         entries
@@ -586,20 +597,23 @@ impl Shell {
         }
     }
 
-    /// `call [--no-check] [SERVER] TOOL [ARGUMENTS...]`: typed and checked as the `call`
-    /// verb does.
+    /// `call [--no-check] [--no-tool-lock] [SERVER] TOOL [ARGUMENTS...]`: typed, checked
+    /// and held back by the tool lock as the `call` verb does.
     async fn call(
         &mut self,
         mut words: VecDeque<String>,
         cancel: &CancellationToken,
     ) -> Result<u8, Failure> {
-        let checked = match words.front().map(String::as_str) {
-            Some("--no-check") => {
-                words.pop_front();
-                Checked::AsGiven
+        let mut checked = Checked::AgainstSchema;
+        let mut lock = self.lock.as_ref();
+        while let Some(flag) = words.front() {
+            match flag.as_str() {
+                "--no-check" => checked = Checked::AsGiven,
+                "--no-tool-lock" => lock = None,
+                _ => break,
             }
-            _ => Checked::AgainstSchema,
-        };
+            words.pop_front();
+        }
         let slot = self.server_word(&mut words)?;
         let tool = words
             .pop_front()
@@ -618,7 +632,7 @@ impl Shell {
             timeout: self.timeout,
             output: self.output,
             cancel: Some(cancel.clone()),
-            lock: None,
+            lock,
         };
         let server = self.connected(slot)?;
         crate::call_on(server, &self.slots[slot].entry, &request).await

@@ -291,7 +291,7 @@ fn warn_about_held_tools(rows: &mut [Row], lock: &crate::held::LockBeside) {
         let held = lock.held(&row.name, &started.tools);
         row.warnings.extend(held.into_iter().map(|held| Warning {
             kind: WarningKind::Held,
-            detail: held.message,
+            detail: held.told,
             tool: Some(held.tool),
         }));
     }

@@ -13,6 +13,18 @@ use switchboard_testkit::wait::TEST_DEADLINE;
 use crate::descendants::{running_named, unique_name};
 use crate::{config, fixture_entry, isolated_switchboard};
 
+/// `switchboard shell --config PATH` fed `commands`, its stdin then closed (bounded).
+pub(crate) fn piped(config: &std::path::Path, commands: &str) -> crate::Run {
+    let mut shell = PipedShell::start(config);
+    shell.send(commands);
+    let ended = shell.end();
+    crate::Run {
+        code: ended.code.unwrap_or(-1),
+        stdout: ended.stdout,
+        stderr: ended.stderr,
+    }
+}
+
 /// A `switchboard shell --config PATH` whose stdin is a pipe the test writes commands to.
 struct PipedShell {
     child: Child,
