@@ -9,6 +9,7 @@ use switchboard_config::{ServerEntry, TransportEntry};
 
 use crate::Failure;
 use crate::arguments::ArgumentSource;
+use crate::config_cmd::PairFlag;
 use crate::connect::{LoadedConfig, one_server_config};
 
 /// The name of the ad-hoc server, in output and where a SERVER word would be.
@@ -16,6 +17,16 @@ pub(crate) const ADHOC_NAME: &str = "adhoc";
 
 /// Where the configuration of an ad-hoc server is said to come from.
 const SOURCE: &str = "<ad-hoc server>";
+
+/// The flags that give an ad-hoc server: `--url` with its `--header`s, or a command after
+/// `--` with its `-e`/`--env`s.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct AdHocFlags<'a> {
+    pub(crate) url: Option<&'a str>,
+    pub(crate) command: &'a [String],
+    pub(crate) env: &'a [String],
+    pub(crate) headers: &'a [String],
+}
 
 /// An ad-hoc server, checked.
 pub(crate) struct AdHoc {
@@ -25,19 +36,36 @@ pub(crate) struct AdHoc {
 impl AdHoc {
     /// The server `--url` or the words after `--` give, if any; a URL that is not http(s)
     /// is a usage error. (clap keeps both from being given at once.)
-    pub(crate) fn from_flags(
-        url: Option<&str>,
-        command: &[String],
-    ) -> Result<Option<AdHoc>, Failure> {
-        let transport = match (url, command) {
+    pub(crate) fn from_flags(flags: &AdHocFlags<'_>) -> Result<Option<AdHoc>, Failure> {
+        let pairs = |texts: &[String], flag: PairFlag| -> Result<Vec<(String, String)>, Failure> {
+            texts
+                .iter()
+                .map(|text| flag.split(text).map_err(Failure::Usage))
+                .collect()
+        };
+        if !flags.headers.is_empty() && flags.url.is_none() {
+            return Err(Failure::Usage(
+                "`--header` is sent to an ad-hoc HTTP server (`--url URL`); a server after `--` \
+                 takes `-e KEY=VALUE`, and a configured one its entry's `headers`"
+                    .into(),
+            ));
+        }
+        if !flags.env.is_empty() && (flags.url.is_some() || flags.command.is_empty()) {
+            return Err(Failure::Usage(
+                "`-e`/`--env` sets the environment of an ad-hoc server after `--`; `--url URL` \
+                 takes `--header 'Name: value'`, and a configured server its entry's `env`"
+                    .into(),
+            ));
+        }
+        let transport = match (flags.url, flags.command) {
             (Some(url), _) => TransportEntry::Http {
                 url: checked_url(url)?,
-                headers: Vec::new(),
+                headers: pairs(flags.headers, PairFlag::Header)?,
             },
             (None, [program, args @ ..]) => TransportEntry::Stdio {
                 command: program.clone(),
                 args: args.to_vec(),
-                env: Vec::new(),
+                env: pairs(flags.env, PairFlag::Env)?,
                 cwd: None,
             },
             (None, []) => return Ok(None),

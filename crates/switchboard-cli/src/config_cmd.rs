@@ -664,7 +664,7 @@ struct SecretFields {
 
 /// What `--env` and `--header` are, for their messages.
 #[derive(Clone, Copy)]
-enum PairFlag {
+pub(crate) enum PairFlag {
     Env,
     Header,
 }
@@ -678,7 +678,7 @@ impl PairFlag {
     }
 
     /// `(name, value)` of one flag's text. No message shows the text: it holds a secret.
-    fn split(self, text: &str) -> Result<(String, String), String> {
+    pub(crate) fn split(self, text: &str) -> Result<(String, String), String> {
         match self {
             PairFlag::Env => match text.split_once('=') {
                 Some((key, value)) if !key.is_empty() && !key.contains('\0') => {

@@ -268,6 +268,14 @@ struct Common {
     /// arguments after `--`. Leave SERVER out: `call TOOL key=value -- node server.js`.
     #[arg(last = true, value_name = "CMD", conflicts_with = "config")]
     command: Vec<String>,
+    /// With an ad-hoc server after `--`: set this variable in its environment
+    /// (repeatable; the value is a secret, never shown).
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// With `--url`: send this header with every request (repeatable; the value is a
+    /// secret, never shown), e.g. 'Authorization: Bearer TOKEN'.
+    #[arg(long = "header", value_name = "'Name: value'")]
+    headers: Vec<String>,
 }
 
 /// The server `login` and `logout` are for: a config entry, or an HTTP server by its URL.
@@ -293,7 +301,10 @@ impl LoginTarget {
     fn load(&self) -> Result<(LoadedConfig, String, String), Failure> {
         match (&self.url, &self.server) {
             (Some(url), _) => {
-                let adhoc = adhoc::AdHoc::from_flags(Some(url), &[])?;
+                let adhoc = adhoc::AdHoc::from_flags(&adhoc::AdHocFlags {
+                    url: Some(url),
+                    ..adhoc::AdHocFlags::default()
+                })?;
                 let loaded = adhoc
                     .map(adhoc::AdHoc::config)
                     .ok_or_else(|| Failure::Usage("--url: give the server's URL".to_owned()))?;
@@ -327,7 +338,13 @@ impl Common {
     }
 
     fn load(&self) -> Result<LoadedConfig, Failure> {
-        match adhoc::AdHoc::from_flags(self.url.as_deref(), &self.command)? {
+        let flags = adhoc::AdHocFlags {
+            url: self.url.as_deref(),
+            command: &self.command,
+            env: &self.env,
+            headers: &self.headers,
+        };
+        match adhoc::AdHoc::from_flags(&flags)? {
             Some(adhoc) => Ok(adhoc.config()),
             None => connect::load_config(self.config.as_deref()).map_err(Failure::Usage),
         }

@@ -126,7 +126,7 @@ fn bash_completes_verbs_flags_files_and_the_discovered_servers() {
         .collect();
     expect_test::expect![[r#"
         switchboard to -> tools
-        switchboard tools '' -> gamma alpha beta --config --trace --timeout --sandbox --json --url --help
+        switchboard tools '' -> gamma alpha beta --config --trace --timeout --sandbox --json --url --env --header --help
         switchboard call b -> beta
         switchboard serve --server '' -> gamma alpha beta
         switchboard check --config .m -> .mcp.json

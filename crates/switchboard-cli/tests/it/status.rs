@@ -289,6 +289,54 @@ fn an_adhoc_http_server_by_url() {
 }
 
 #[test]
+fn an_adhoc_server_takes_its_environment_and_headers_and_never_shows_their_values() {
+    // A stdio server whose name comes from its environment.
+    let fixture = fixture_bin().display().to_string();
+    let script = r#"exec "$FIXTURE" --name "$SERVER_NAME""#;
+    let stdio = switchboard(&[
+        "tools",
+        "-e",
+        &format!("FIXTURE={fixture}"),
+        "--env",
+        "SERVER_NAME=named-by-env",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    // An HTTP server whose error page quotes the request's headers back.
+    let echoing = HttpServer::fixture(&["--http-fault", "echo-headers-on-call"]);
+    let token = "adhoc-s3cret-header";
+    let http = switchboard(&[
+        "call",
+        "--url",
+        echoing.url(),
+        "--header",
+        &format!("Authorization: Bearer {token}"),
+        "echo",
+        "text=hi",
+    ]);
+    assert!(!http.stderr.contains(token) && !http.stdout.contains(token));
+    let misplaced = switchboard(&["tools", "--header", "X-Key: v", "--", "sh"]);
+    let header_line = http
+        .stderr
+        .split("\\n")
+        .find(|line| line.starts_with("authorization"))
+        .unwrap_or("(no authorization header quoted)")
+        .to_owned();
+    expect![[r#"
+        adhoc: 6 tools (protocol 2025-11-25, legacy era, server named-by-env 0.1.0)
+        3 authorization: <redacted>
+        2 switchboard: `--header` is sent to an ad-hoc HTTP server (`--url URL`); a server after `--` takes `-e KEY=VALUE`, and a configured one its entry's `headers`"#]].assert_eq(&format!(
+        "{}\n{} {header_line}\n{} {}",
+        stdio.stdout.lines().next().unwrap_or(""),
+        http.code,
+        misplaced.code,
+        misplaced.stderr.lines().next().unwrap_or("")
+    ));
+}
+
+#[test]
 fn a_url_without_http_scheme_is_a_usage_error() {
     let bad = switchboard(&["tools", "--url", "localhost:8080/mcp"]);
     let ftp = switchboard(&["call", "--url", "ftp://host/mcp", "echo"]);
