@@ -806,6 +806,65 @@ struct ToolListKeys {
     foreign: &'static [(&'static str, &'static str)],
 }
 
+/// The keys an entry may have (besides the dialect's tool-list keys).
+const ENTRY_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "enabled",
+    "disabled",
+    "timeout",
+    "startupTimeout",
+    "era",
+    "protocolVersion",
+    "maxListPages",
+    "maxListItems",
+    "maxListBytes",
+    "sandbox",
+];
+
+/// An entry key that is not one of ours but nearly is (`comand`, `Args`, `startuptimeout`):
+/// "unknown key `comand` (did you mean `command`?)". A key far from every one of ours is
+/// another client's setting (`alwaysAllow`, `envFile`, …) and is left alone: these files are
+/// shared with other clients.
+fn misspelt_key(object: &serde_json::Map<String, Value>, dialect: Dialect) -> Option<String> {
+    let lists = dialect.tool_list_keys();
+    let known: Vec<&str> = ENTRY_KEYS
+        .iter()
+        .chain(lists.enabled)
+        .chain(lists.disabled)
+        .chain(lists.foreign.iter().map(|(key, _)| key))
+        .copied()
+        .collect();
+    object.keys().find_map(|key| {
+        if known.contains(&key.as_str()) {
+            return None;
+        }
+        let lower = key.to_ascii_lowercase();
+        let allowed = if key.chars().count() <= 4 { 1 } else { 2 };
+        known
+            .iter()
+            .map(|candidate| {
+                (
+                    strsim::osa_distance(&lower, &candidate.to_ascii_lowercase()),
+                    *candidate,
+                )
+            })
+            .filter(|(distance, _)| *distance <= allowed)
+            .min()
+            .map(|(_, candidate)| {
+                format!(
+                    "unknown key `{}` (did you mean `{candidate}`?)",
+                    switchboard_wire::peer_text::PeerLine(key)
+                )
+            })
+    })
+}
+
 fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<ServerEntry, EntryError> {
     let fail = |detail: String| EntryError {
         name: name.to_owned(),
@@ -888,6 +947,9 @@ fn read_entry(name: &str, value: &Value, cx: &EntryContext<'_>) -> Result<Server
             .unwrap_or(value)
             .to_owned()
     };
+    if let Some(misspelt) = misspelt_key(object, cx.dialect) {
+        return Err(fail(misspelt));
+    }
     let kind = string("type")?;
     let command = string("command")?;
     let url = string("url")?;
@@ -1351,6 +1413,44 @@ mod tests {
             parse("[mcp_servers.x]\ncommand = ", Path::new("c.toml"), &vars).expect_err("syntax");
         expect!["c.toml:2:11: invalid TOML: string values must be quoted, expected literal string"]
             .assert_eq(&broken.to_string());
+    }
+
+    #[test]
+    fn a_misspelt_key_is_named_with_the_key_meant_and_other_clients_keys_are_left_alone() {
+        check(
+            r#"{"mcpServers": {
+    "a": { "comand": "x" },
+    "b": { "command": "x", "agrs": ["--port", "9"] },
+    "c": { "command": "x", "Env": { "K": "v" } },
+    "d": { "url": "https://example.test/mcp", "header": { "K": "v" } },
+    "e": { "command": "x", "startuptimeout": "5s" },
+    "f": { "command": "x", "alwaysAllow": ["read"], "envFile": ".env", "autoApprove": [], "trust": true }
+}}"#,
+            expect![[r#"
+                err /p/mcp.json:2: server `a`: unknown key `comand` (did you mean `command`?)
+                err /p/mcp.json:3: server `b`: unknown key `agrs` (did you mean `args`?)
+                err /p/mcp.json:4: server `c`: unknown key `Env` (did you mean `env`?)
+                err /p/mcp.json:5: server `d`: unknown key `header` (did you mean `headers`?)
+                err /p/mcp.json:6: server `e`: unknown key `startuptimeout` (did you mean `startupTimeout`?)
+                ok f {"type":"stdio","command":"x","args":[],"env":{},"enabled":true} at /p/mcp.json:7"#]],
+        );
+        let vars = BTreeMap::new();
+        let codex = parse(
+            "[mcp_servers.x]\ncomand = \"y\"\n",
+            Path::new("c.toml"),
+            &vars,
+        )
+        .expect("parse");
+        let shown: Vec<String> = codex
+            .servers
+            .iter()
+            .map(|s| match s {
+                Ok(entry) => entry.name.clone(),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        expect!["c.toml:1: server `x`: unknown key `comand` (did you mean `command`?)"]
+            .assert_eq(&shown.join("\n"));
     }
 
     #[test]
