@@ -247,13 +247,13 @@ async fn get_prompt(
         .map(|a| a.name.as_str())
         .collect();
     if !missing.is_empty() {
+        let named: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+        let example: Vec<String> = missing.iter().map(|m| format!("{m}=VALUE")).collect();
+        let them = if missing.len() == 1 { "it" } else { "them" };
         return Err(Failure::Usage(format!(
-            "prompt `{name}` needs {}: give them as NAME=VALUE",
-            missing
-                .iter()
-                .map(|m| format!("`{m}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "prompt `{name}` needs {}: give {them} as {}",
+            named.join(", "),
+            example.join(" ")
         )));
     }
     let arguments = (!arguments.is_empty()).then_some(Value::Object(arguments));

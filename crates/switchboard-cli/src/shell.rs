@@ -458,13 +458,10 @@ impl Shell {
         let outcome = match command.as_str() {
             "exit" | "quit" => return Ok(Step::Leave),
             "help" => {
-                let mut text = String::new();
-                for (_, usage, what) in COMMANDS.iter().filter(|(_, u, _)| !u.is_empty()) {
-                    text.push_str(&format!("  {usage:<38}{what}\n"));
-                }
+                let mut text = help_lines();
                 text.push_str(&format!("servers: {}\n", self.names().join(", ")));
                 text.push_str(&format!(
-                    "history: arguments whose key names a secret (token, password, key, auth, …) are kept as {NOT_KEPT}\n"
+                    "history: arguments whose key names a secret (token, password, key, auth,\n  …) are kept as {NOT_KEPT}\n"
                 ));
                 terminal::print(&text);
                 Ok(0)
@@ -637,6 +634,28 @@ impl Shell {
         let server = self.connected(slot)?;
         crate::call_on(server, &self.slots[slot].entry, &request).await
     }
+}
+
+/// The width `help` keeps within (an 80-column terminal).
+const HELP_WIDTH: usize = 80;
+/// Where `help`'s descriptions start.
+const HELP_COLUMN: usize = 40;
+
+/// `help`'s list, within [`HELP_WIDTH`] columns: a usage too long for the column has its
+/// description on the next line.
+fn help_lines() -> String {
+    let mut text = String::new();
+    for (_, usage, what) in COMMANDS.iter().filter(|(_, u, _)| !u.is_empty()) {
+        let usage = format!("  {usage}");
+        let fits = usage.chars().count() + 1 < HELP_COLUMN
+            && HELP_COLUMN + what.chars().count() <= HELP_WIDTH;
+        if fits {
+            text.push_str(&format!("{usage:<HELP_COLUMN$}{what}\n"));
+        } else {
+            text.push_str(&format!("{usage}\n{:HELP_COLUMN$}{what}\n", ""));
+        }
+    }
+    text
 }
 
 /// The longest line read from a piped stdin; a longer one is left out whole.
@@ -1007,6 +1026,26 @@ pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn help_fits_an_80_column_terminal() {
+        let help = super::help_lines();
+        let widest = help.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= super::HELP_WIDTH, "{help}");
+        expect_test::expect![[r#"
+              tools [SERVER [TOOL]]                 list tools; one tool whole
+              call [--no-check] [--no-tool-lock] [SERVER] TOOL [key=value ...]
+                                                    call a tool (or one JSON object, @FILE)
+              prompts [SERVER]                      list prompts
+              prompt [SERVER] NAME [ARG=VALUE ...]  get a prompt
+              resources [SERVER]                    list resources and templates
+              read [SERVER] URI [--out FILE]        read a resource (to a file)
+              reconnect SERVER                      stop a server and start it again
+              help                                  this list
+              exit, quit or Ctrl-D                  stop the servers and leave
+        "#]]
+        .assert_eq(&help);
+    }
+
     use super::*;
 
     #[test]

@@ -193,7 +193,7 @@ fn every_verb_against_the_python_sdk_over_stdio_and_streamable_http() {
           [user] Please review this code:
           x = 1
         $ switchboard prompt fastmcp review language=python → 2
-          ! switchboard: prompt `review` needs `code`: give them as NAME=VALUE
+          ! switchboard: prompt `review` needs `code`: give it as code=VALUE
         $ switchboard resources → 0
           fastmcp: 2 resources, 1 template
             peer://readme  readme (text/plain)  About this peer.
@@ -256,7 +256,7 @@ fn every_verb_against_rmcp_over_stdio() {
           [user] Please review this code:
           x = 1
         $ switchboard prompt rmcp review language=python → 2
-          ! switchboard: prompt `review` needs `code`: give them as NAME=VALUE
+          ! switchboard: prompt `review` needs `code`: give it as code=VALUE
         $ switchboard resources → 0
           rmcp: 2 resources, 1 template
             peer://readme  readme (text/plain)  About this peer.

@@ -66,7 +66,7 @@ fn prompts_are_listed_and_got_with_their_arguments_checked() {
     let fixture = run(&path, &["prompt", "fx", "greet", "name=Ada"]);
     expect![[r#"
         (0, "[user] What's weather in Paris, TX?\n", "")
-        (2, "", "switchboard: prompt `args-prompt` needs `city`: give them as NAME=VALUE\n")
+        (2, "", "switchboard: prompt `args-prompt` needs `city`: give it as city=VALUE\n")
         (2, "", "switchboard: prompt `greet` has no argument `nom`; its arguments: name\n")
         (2, "", "switchboard: server `fx` has no prompt `wave`; its prompts: greet\n")
         (0, "Greets someone by name.\n\n[user] Hello, Ada!\n", "")"#]]
