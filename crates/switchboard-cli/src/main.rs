@@ -21,6 +21,7 @@ mod held;
 mod login;
 mod progress;
 mod render;
+mod request;
 mod sandbox;
 mod scan;
 mod serve;
@@ -164,6 +165,27 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
         /// Write the contents to this file.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Send any request (with --notify, a notification) and print its raw result as JSON:
+    /// for what the other verbs do not cover. A JSON-RPC error is printed as the server sent
+    /// it (exit 1).
+    Request {
+        /// The server, by its name in the config (left out with an ad-hoc server).
+        #[arg(
+            required_unless_present_any = ["url", "command"],
+            add = ArgValueCandidates::new(completions::server_names)
+        )]
+        server: Option<String>,
+        /// The method, e.g. `ping` or `tools/list`.
+        method: Option<String>,
+        /// Its parameters: one JSON object, `-` (JSON on stdin), `@FILE`, or key=value
+        /// pairs (each value a JSON literal where it reads as one, else text).
+        params: Vec<String>,
+        /// Send a notification: nothing is waited for.
+        #[arg(long)]
+        notify: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -492,6 +514,7 @@ impl Command {
             | Command::Prompt { common, .. }
             | Command::Resources { common, .. }
             | Command::Read { common, .. }
+            | Command::Request { common, .. }
             | Command::Status { common, .. } => common.json,
             Command::Check(args) => args.wants_json(),
             Command::Config(command) => command.wants_json(),
@@ -612,6 +635,33 @@ async fn run(command: Command) -> Result<u8, Failure> {
             };
             browse::read(&browse, &uri, target).await
         }
+        Command::Request {
+            common,
+            server,
+            method,
+            params,
+            notify,
+        } => {
+            let mut words = common.words(server.into_iter().chain(method).chain(params));
+            let (server, method) = (words.required("SERVER")?, words.required("METHOD")?);
+            let params =
+                arguments::ArgumentSource::from_words(&words.rest()).map_err(Failure::Usage)?;
+            let timeout = common.timeout()?;
+            let loaded = common.load()?;
+            let entry = pick_server(&loaded.file, &server)?;
+            let raw = request::RawRequest {
+                method: &method,
+                params,
+                kind: if notify {
+                    request::RequestKind::Notification
+                } else {
+                    request::RequestKind::Request
+                },
+                timeout,
+                output: common.output(),
+            };
+            request::run(entry, &raw).await
+        }
         Command::Status { common, servers } => {
             let words = common.words(servers);
             let servers = words.rest();
@@ -674,6 +724,7 @@ fn adopt_orphans(command: &Command) -> Option<switchboard_wire::orphans::OrphanG
             | Command::Prompt { .. }
             | Command::Resources { .. }
             | Command::Read { .. }
+            | Command::Request { .. }
             | Command::Status { .. }
             | Command::Scan(_)
             | Command::Shell { .. }

@@ -232,3 +232,58 @@ fn a_url_without_a_scheme_is_a_configuration_error_naming_the_entry() {
         2 switchboard: CONFIG:3: server `remote`: `url` "localhost:8080/mcp" is not an http:// or https:// URL; write it with its scheme, e.g. "http://localhost:8080/mcp"
     "#]].assert_eq(&format!("{code} {stderr}"));
 }
+
+#[test]
+fn request_sends_any_method_in_either_era_and_prints_the_raw_answer() {
+    let path = config(serde_json::json!({
+        "legacy": fixture_entry(&[]),
+        "modern": {
+            "command": switchboard_testkit::locate::fixture_bin(),
+            "args": ["--era", "both"],
+            "era": "modern",
+        },
+    }));
+    let path = path.to_str().expect("utf-8 path");
+    let cases: &[&[&str]] = &[
+        &["request", "legacy", "ping"],
+        &[
+            "request",
+            "modern",
+            "tools/call",
+            "name=echo",
+            "arguments.text=hi",
+        ],
+        &[
+            "request",
+            "legacy",
+            "tools/call",
+            r#"{"name":"add","arguments":{"a":2,"b":3}}"#,
+        ],
+        &["request", "legacy", "no/such/method"],
+        &[
+            "request",
+            "legacy",
+            "notifications/roots/list_changed",
+            "--notify",
+        ],
+    ];
+    let shown: Vec<String> = cases
+        .iter()
+        .map(|args| {
+            let (code, stdout, stderr) = run(path, args);
+            let answer = serde_json::from_str::<serde_json::Value>(&stdout)
+                .map_or_else(|_| stdout.clone(), |value| value.to_string());
+            format!(
+                "{} → {code}: {answer}{}",
+                args[1..].join(" "),
+                stderr.trim_end()
+            )
+        })
+        .collect();
+    expect![[r#"
+        legacy ping → 0: {}
+        modern tools/call name=echo arguments.text=hi → 0: {"content":[{"type":"text","text":"hi"}],"resultType":"complete"}
+        legacy tools/call {"name":"add","arguments":{"a":2,"b":3}} → 0: {"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5},"_meta":{"fixture.switchboard.test/tool":"add"}}
+        legacy no/such/method → 1: {"error":{"code":-32601,"message":"Method not found"}}switchboard: server `legacy` answered `no/such/method` with an error (code -32601)
+        legacy notifications/roots/list_changed --notify → 0: switchboard: sent `notifications/roots/list_changed` to `legacy` (a notification: no answer comes back)"#]].assert_eq(&shown.join("\n"));
+}
