@@ -108,6 +108,15 @@ impl Catalog {
         }
     }
 
+    /// The servers that offer a tool named `tool`.
+    fn servers_with_tool(&self, tool: &str) -> Vec<&str> {
+        self.servers
+            .iter()
+            .filter(|(_, tools)| tools.iter().any(|(name, _)| name == tool))
+            .map(|(server, _)| server.as_str())
+            .collect()
+    }
+
     fn tools(&self, server: &str) -> impl Iterator<Item = &ToolKeys> {
         self.servers
             .iter()
@@ -147,9 +156,13 @@ impl Catalog {
         };
         match before {
             [] => words(COMMANDS.iter().map(|(c, _, _)| *c).collect(), " "),
+            // SERVER, or a tool of any server (`call` finds the one server that offers it).
             [command] if matches!(*command, "tools" | "call") => {
                 let mut names = servers.clone();
-                names.extend(only.map(tool_names).unwrap_or_default());
+                let mut tools: Vec<&str> = servers.iter().flat_map(|s| tool_names(s)).collect();
+                tools.sort_unstable();
+                tools.dedup();
+                names.extend(tools.into_iter().filter(|tool| !servers.contains(tool)));
                 words(names, " ")
             }
             [command] if is_command_with_server(command) => words(servers, " "),
@@ -161,10 +174,13 @@ impl Catalog {
                     [server, tool, given @ ..] if servers.contains(server) => {
                         (*server, *tool, given)
                     }
-                    [tool, given @ ..] => match only {
-                        Some(server) => (server, *tool, given),
-                        None => return Vec::new(),
-                    },
+                    [tool, given @ ..] => {
+                        let offering = self.servers_with_tool(tool);
+                        match (only, offering.as_slice()) {
+                            (Some(server), _) | (None, &[server]) => (server, *tool, given),
+                            _ => return Vec::new(),
+                        }
+                    }
                     [] => return Vec::new(),
                 };
                 let given: Vec<&str> = given
@@ -426,6 +442,37 @@ impl Shell {
         }
     }
 
+    /// `call`'s SERVER: the word when it names a server, else the one server there is, or
+    /// the one server that offers the tool the word names (the word stays: it is the tool).
+    fn call_server_word(&self, words: &mut VecDeque<String>) -> Result<usize, Failure> {
+        let named = words
+            .front()
+            .is_some_and(|word| self.slots.iter().any(|s| &s.entry.name == word));
+        if named || self.slots.len() == 1 {
+            return self.server_word(words);
+        }
+        let Some(tool) = words.front() else {
+            return self.server_word(words);
+        };
+        let catalog = self.catalog.lock().unwrap_or_else(PoisonError::into_inner);
+        let offering = catalog.servers_with_tool(tool);
+        match offering.as_slice() {
+            [only] => Ok(self
+                .slots
+                .iter()
+                .position(|s| s.entry.name == *only)
+                .unwrap_or_default()),
+            [] => Err(Failure::Usage(format!(
+                "no server offers a tool `{tool}`; name the server first: one of {}",
+                self.names().join(", ")
+            ))),
+            several => Err(Failure::Usage(format!(
+                "`{tool}` is offered by {}: name the server first",
+                several.join(", ")
+            ))),
+        }
+    }
+
     /// The named server, whose session must be open.
     fn connected(&self, slot: usize) -> Result<&ConnectedServer, Failure> {
         let slot = &self.slots[slot];
@@ -611,7 +658,7 @@ impl Shell {
             }
             words.pop_front();
         }
-        let slot = self.server_word(&mut words)?;
+        let slot = self.call_server_word(&mut words)?;
         let tool = words
             .pop_front()
             .ok_or_else(|| Failure::Usage("give the TOOL to call".into()))?;
@@ -1144,6 +1191,29 @@ mod tests {
             split_words(r#"  call fx echo text="hello world" '{"a": 1}' it\'s "#),
             split_words("call 'open"),
         ));
+    }
+
+    #[test]
+    fn with_several_servers_call_completes_any_servers_tools_and_the_keys_of_the_one_that_offers_it()
+     {
+        let mut catalog = Catalog::default();
+        catalog.set("fx", vec![("add".into(), vec!["a".into(), "b".into()])]);
+        catalog.set(
+            "gx",
+            vec![
+                ("echo".into(), vec!["text".into()]),
+                ("add".into(), vec!["x".into()]),
+            ],
+        );
+        let shown = [
+            catalog.candidates(&["call"], ""),
+            catalog.candidates(&["call", "echo"], ""),
+            catalog.candidates(&["call", "add"], ""),
+        ];
+        expect_test::expect![[r#"
+            [["fx ", "gx ", "add ", "echo "], ["text="], []]
+        "#]]
+        .assert_eq(&format!("{shown:?}\n"));
     }
 
     #[test]

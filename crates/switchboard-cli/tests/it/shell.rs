@@ -242,3 +242,32 @@ fn a_server_that_dies_is_said_and_reconnect_starts_it_again() {
     .assert_eq(&stderr);
     assert_eq!(running_named(&name), Vec::new(), "the server is gone");
 }
+
+#[test]
+fn call_finds_the_one_server_that_offers_the_tool() {
+    let path = config(serde_json::json!({
+        "fx": fixture_entry(&[]),
+        "gx": fixture_entry(&["--mode", "sandbox-probe"]),
+    }));
+    let ended = piped(
+        &path,
+        "call sandbox_probe probe=read target=/dev/null\ncall echo text=hi\ncall nope\ncall gx echo text=named\n",
+    );
+    expect_test::expect![[r#"
+        read /dev/null: allowed
+        named
+        --- stderr
+        switchboard: `echo` is offered by fx, gx: name the server first
+        switchboard: no server offers a tool `nope`; name the server first: one of fx, gx
+    "#]]
+    .assert_eq(&format!(
+        "{}--- stderr\n{}",
+        ended.stdout,
+        ended
+            .stderr
+            .lines()
+            .filter(|line| !line.contains("is ready"))
+            .map(|line| format!("{line}\n"))
+            .collect::<String>()
+    ));
+}
