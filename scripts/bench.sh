@@ -2,13 +2,14 @@
 # Switchboard's benchmarks, from a fresh clone (see BENCHMARKS.md):
 #
 #   scripts/bench.sh            full run: installs the peers, builds release binaries, runs
-#                               scenarios 1-3, 7 and 8 (1 warm-up + 5 measured rounds, three
-#                               CPU regimes, scenario 3 unpinned only; callgrind) and the start-up
-#                               scenarios 4-6 (1 warm-up + 10 rounds, unpinned), rewrites
-#                               BENCHMARKS.md and target/bench/results.json (~12 min)
+#                               scenarios 1-3, 7, 8 and 9's calls (1 warm-up + 5 measured rounds,
+#                               three CPU regimes, scenario 3 unpinned only; callgrind) and the
+#                               start-up scenarios 4-6 and 9's starts (1 warm-up + 10 rounds,
+#                               unpinned), rewrites BENCHMARKS.md and target/bench/results.json
+#                               (~12 min)
 #   scripts/bench.sh --smoke    one tiny unpinned round (50 calls; ours, raw pipe, rmcp, TS,
-#                               Python, HTTP both eras and its floor; 3-server cold start,
-#                               200-tool catalog, one-shot CLI);
+#                               Python, HTTP both eras and its floor, sandboxed and not; 3-server
+#                               cold start, 200-tool catalog, one-shot CLI, sandboxed starts);
 #                               writes target/bench/SMOKE.md and smoke-results.json only
 #
 # Any other arguments are passed to `switchboard-bench run` (try `--help`), e.g.
@@ -21,6 +22,10 @@
 #                                     # report of the last full run with
 #   target/release/switchboard-bench report --merge target/bench/startup.json [--save]
 #   (a merged run's cases replace the same cases of the last run; the others stay)
+#   scripts/bench.sh --only sandbox --no-callgrind --json target/bench/sandbox.json \
+#     --out target/bench/SANDBOX.md   # scenario 9 (a sandboxed server's start and calls, ~3 min),
+#                                     # then put its section into BENCHMARKS.md with
+#   target/release/switchboard-bench report --json target/bench/sandbox.json --section sandbox
 # Environment: BENCH_TIMEOUT (seconds for the whole run, default 2400; smoke 300),
 # BENCH_BUILD_TIMEOUT (seconds for the release build, default 1800), BENCH_LOCKED (default 1:
 # build with --locked like scripts/test.sh; 0 lets cargo update Cargo.lock).
@@ -32,7 +37,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
 if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi

@@ -48,6 +48,10 @@ pub enum Command {
     /// Scenario 5's baseline: spawn the server, initialize, make one echo call (timed), shut
     /// down; prints one JSON line of metrics.
     BareStart(ClientArgs),
+    /// Scenario 9: starts of the trivial server (spawn → initialize → `tools/list`), without
+    /// a sandbox and in the default sandbox (and in relaxed ones, to see where the time
+    /// goes), interleaved; prints one JSON line of metrics.
+    SandboxStart(SandboxStartArgs),
     /// Runs a command to its end and prints its wall time and peak RSS (getrusage of the
     /// reaped children: the largest of the command and the descendants it waited for).
     MeasureChild(MeasureArgs),
@@ -125,6 +129,25 @@ pub struct StartupArgs {
     pub fixture: Option<PathBuf>,
 }
 
+/// Arguments of `sandbox-start`.
+#[derive(Debug, Clone, Args)]
+pub struct SandboxStartArgs {
+    /// Timed starts of each variant (after one untimed start of each).
+    #[arg(long, default_value_t = 20)]
+    pub starts: usize,
+    /// Idle time before each start, in milliseconds: starts in quick succession share the
+    /// RCU grace period a cgroup v1 join waits for, which a server started on its own pays.
+    #[arg(long, default_value_t = 100)]
+    pub gap_ms: u64,
+    /// The sandbox launcher: a binary answering `__sandbox-exec` (default: `switchboard`
+    /// next to this binary, as the CLI launches its sandboxed servers).
+    #[arg(long)]
+    pub launcher: Option<PathBuf>,
+    /// Tokio runtime flavour of the host.
+    #[arg(long, value_enum, default_value = "current")]
+    pub runtime: RuntimeKind,
+}
+
 /// Arguments of `measure-child`.
 #[derive(Debug, Clone, Args)]
 pub struct MeasureArgs {
@@ -157,6 +180,19 @@ pub struct ReportArgs {
     /// With `--merge`: also write the merged results back to `--json`.
     #[arg(long)]
     pub save: bool,
+    /// Render only this section of the report and put it into `--out` in place of the same
+    /// section (between its markers; before `## Analysis` when it has none), leaving the
+    /// rest of `--out` as it is; the section's hand-written notes (the block between the
+    /// same markers in `--notes`) replace those in `--out` too (appended when absent).
+    #[arg(long, value_enum)]
+    pub section: Option<Section>,
+}
+
+/// A report section that can be rendered alone (`report --section`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Section {
+    /// Scenario 9: a sandboxed server against an unsandboxed one.
+    Sandbox,
 }
 
 /// Which tokio runtime a Rust client uses.
@@ -224,6 +260,10 @@ pub struct ClientArgs {
     /// floor's request bytes (`auto` sends the legacy ones).
     #[arg(long, value_enum, default_value = "auto")]
     pub era: EraArg,
+    /// Start the server in the default sandbox through this launcher (a binary answering
+    /// `__sandbox-exec`, e.g. `switchboard`); our client only.
+    #[arg(long)]
+    pub sandbox_launcher: Option<PathBuf>,
     /// The server's program and arguments (must be last).
     #[arg(long, required_unless_present = "url", num_args = 1.., allow_hyphen_values = true)]
     pub server: Vec<String>,

@@ -95,6 +95,12 @@ pub enum ServerKind {
     RawHttp,
     /// The same with the modern era's bytes.
     RawHttpModern,
+    /// `switchboard-bench trivial-server` started without a sandbox in scenario 9's rounds:
+    /// the baseline of [`ServerKind::Sandboxed`].
+    SandboxPlain,
+    /// The same server started by our client in the default sandbox, through
+    /// `switchboard __sandbox-exec` (scenario 9).
+    Sandboxed,
 }
 
 impl ServerKind {
@@ -117,6 +123,8 @@ impl ServerKind {
             ServerKind::TrivialHttpModern => "trivial-http-modern",
             ServerKind::RawHttp => "raw-http",
             ServerKind::RawHttpModern => "raw-http-modern",
+            ServerKind::SandboxPlain => "sandbox-plain",
+            ServerKind::Sandboxed => "sandbox-on",
         }
     }
 
@@ -149,6 +157,12 @@ impl ServerKind {
             ServerKind::RawHttp | ServerKind::RawHttpModern => {
                 "`switchboard-bench raw-http-server` (canned answer, no JSON parsing)"
             }
+            ServerKind::SandboxPlain => {
+                "minimal blocking Rust echo server, unsandboxed (scenario 9's baseline)"
+            }
+            ServerKind::Sandboxed => {
+                "minimal blocking Rust echo server in the default sandbox (`switchboard __sandbox-exec`)"
+            }
         }
     }
 
@@ -175,6 +189,12 @@ impl ServerKind {
             self,
             ServerKind::Gateway | ServerKind::GatewayHttp | ServerKind::GatewayHttpModern
         )
+    }
+
+    /// Whether this is one of scenario 9's servers (the trivial server with and without the
+    /// sandbox).
+    pub fn in_sandbox_scenario(self) -> bool {
+        matches!(self, ServerKind::SandboxPlain | ServerKind::Sandboxed)
     }
 
     /// Whether this is one of scenario 8's HTTP servers.
@@ -287,17 +307,20 @@ pub enum StartupCase {
     OneshotInspector,
     /// Scenario 5's baseline: spawn + initialize + one call by the harness.
     OneshotBare,
+    /// Scenario 9: the trivial server's start unsandboxed vs in the sandbox, interleaved.
+    SandboxStart,
 }
 
 impl StartupCase {
     /// Every start-up case, in run order.
-    pub const ALL: [StartupCase; 6] = [
+    pub const ALL: [StartupCase; 7] = [
         StartupCase::ColdStart,
         StartupCase::Scale,
         StartupCase::Rss,
         StartupCase::OneshotCli,
         StartupCase::OneshotInspector,
         StartupCase::OneshotBare,
+        StartupCase::SandboxStart,
     ];
 
     /// Id for `--only` and the logs.
@@ -309,6 +332,7 @@ impl StartupCase {
             StartupCase::OneshotCli => "oneshot/cli",
             StartupCase::OneshotInspector => "oneshot/inspector",
             StartupCase::OneshotBare => "oneshot/bare",
+            StartupCase::SandboxStart => "sandbox-start",
         }
     }
 }
@@ -328,6 +352,12 @@ pub struct StartupSettings {
     pub page_size: usize,
     /// Live servers in the RSS measurement.
     pub rss_servers: usize,
+    /// Timed starts of each variant per `sandbox-start` run (scenario 9).
+    #[serde(default)]
+    pub sandbox_starts: usize,
+    /// Idle milliseconds before each of those starts.
+    #[serde(default)]
+    pub sandbox_gap_ms: u64,
 }
 
 impl StartupSettings {
@@ -340,6 +370,8 @@ impl StartupSettings {
                 tools: 200,
                 page_size: 50,
                 rss_servers: 3,
+                sandbox_starts: 2,
+                sandbox_gap_ms: 10,
             }
         } else {
             StartupSettings {
@@ -349,6 +381,8 @@ impl StartupSettings {
                 tools: 10_000,
                 page_size: 1000,
                 rss_servers: 50,
+                sandbox_starts: 20,
+                sandbox_gap_ms: 100,
             }
         }
     }
@@ -555,7 +589,9 @@ impl Paths {
             | ServerKind::TrivialHttp
             | ServerKind::TrivialHttpModern
             | ServerKind::RawHttp
-            | ServerKind::RawHttpModern => {}
+            | ServerKind::RawHttpModern
+            | ServerKind::SandboxPlain => {}
+            ServerKind::Sandboxed => needed.push(&self.cli),
         }
         match case.client {
             ClientKind::Ts => needed.extend([self.node.as_path(), &self.ts_client]),
@@ -587,6 +623,7 @@ impl Paths {
             StartupCase::OneshotCli => &[&self.fixture, &self.cli],
             StartupCase::OneshotInspector => &[&self.fixture, &self.node, &self.inspector],
             StartupCase::Scale => &[],
+            StartupCase::SandboxStart => &[&self.cli],
             _ => &[&self.fixture],
         };
         needed
@@ -664,6 +701,15 @@ impl Paths {
                 "--server".into(),
                 s(&self.fixture),
             ],
+            StartupCase::SandboxStart => vec![
+                "sandbox-start".into(),
+                "--starts".into(),
+                sizes.sandbox_starts.max(1).to_string(),
+                "--gap-ms".into(),
+                sizes.sandbox_gap_ms.to_string(),
+                "--launcher".into(),
+                s(&self.cli),
+            ],
         };
         argv.extend(more);
         argv
@@ -677,7 +723,9 @@ impl Paths {
         }
         argv.extend(match server {
             ServerKind::Fixture | ServerKind::GatewayDirect => vec![s(&self.fixture)],
-            ServerKind::Trivial => vec![s(&self.bench), "trivial-server".into()],
+            ServerKind::Trivial | ServerKind::SandboxPlain | ServerKind::Sandboxed => {
+                vec![s(&self.bench), "trivial-server".into()]
+            }
             ServerKind::RmcpPeer => vec![s(&self.rmcp_peer)],
             ServerKind::Everything | ServerKind::EverythingHttp => {
                 vec![s(&self.node), s(&self.everything), "stdio".into()]
@@ -818,6 +866,9 @@ impl Paths {
         } else if case.server == ServerKind::EverythingHttp {
             argv.extend(["--url".into(), self.http_url.clone().unwrap_or_default()]);
         } else {
+            if case.server == ServerKind::Sandboxed {
+                argv.extend(["--sandbox-launcher".into(), s(&self.cli)]);
+            }
             argv.push("--server".into());
             argv.extend(self.server_argv(case.server, regime));
         }
@@ -863,6 +914,8 @@ pub fn cases(smoke: bool) -> Vec<Case> {
             case(Sequential, TrivialHttpModern, Ours),
             case(Sequential, RawHttp, Raw),
             case(Sequential, RmcpPeerHttp, Rmcp),
+            case(Sequential, SandboxPlain, Ours),
+            case(Sequential, Sandboxed, Ours),
         ];
     }
     let mut all = Vec::new();
@@ -896,6 +949,9 @@ pub fn cases(smoke: bool) -> Vec<Case> {
     }
     all.push(case(Sequential, RawHttp, Raw));
     all.push(case(Sequential, RawHttpModern, Raw));
+    // Scenario 9: the same client and server, unsandboxed and sandboxed, in the same rounds.
+    all.push(case(Sequential, SandboxPlain, Ours));
+    all.push(case(Sequential, Sandboxed, Ours));
     all
 }
 
@@ -1275,16 +1331,27 @@ pub fn rerender(args: &ReportArgs) -> anyhow::Result<()> {
         }
     }
     let notes = std::fs::read_to_string(&args.notes).ok();
+    if let Some(section) = args.section {
+        let existing = std::fs::read_to_string(&args.out)
+            .with_context(|| format!("reading {}", args.out.display()))?;
+        let spliced = report::splice_section(&existing, &results, section, notes.as_deref());
+        return std::fs::write(&args.out, spliced)
+            .with_context(|| format!("writing {}", args.out.display()));
+    }
     std::fs::write(&args.out, report::render(&results, notes.as_deref()))
         .with_context(|| format!("writing {}", args.out.display()))
 }
 
-/// Puts `other`'s measurements into `results`: its start-up scenarios (if it ran them)
-/// replace those of `results`, and so does every case it measured, in each regime it
-/// measured it in (its summary and its samples); the other cases stay. Cases compared with
-/// each other (a gateway hop and its direct call, an HTTP client and its floor) should be
-/// merged together, from one run. The load it saw is added under a label naming its cases.
+/// Puts `other`'s measurements into `results`: every start-up case it ran replaces that
+/// case's runs in `results` (the start-up sizes and rounds become `other`'s), and so does
+/// every client case it measured, in each regime it measured it in (its summary and its
+/// samples); the other cases stay. Cases compared with each other (a gateway hop and its
+/// direct call, an HTTP client and its floor) should be merged together, from one run. The
+/// load it saw is added under a label naming its cases.
 pub fn merge_results(results: &mut Results, other: Results) {
+    let mut startup_cases: Vec<StartupCase> = other.startup.iter().map(|x| x.case).collect();
+    startup_cases.sort();
+    startup_cases.dedup();
     let what = if other.startup.is_empty() {
         let mut ids: Vec<String> = other.summaries.iter().map(|x| x.case.id()).collect();
         ids.sort();
@@ -1295,12 +1362,16 @@ pub fn merge_results(results: &mut Results, other: Results) {
             other.settings.rounds
         )
     } else {
-        "merged start-up run".to_owned()
+        let ids: Vec<&str> = startup_cases.iter().map(|c| c.id()).collect();
+        format!("merged start-up run of {}", ids.join(", "))
     };
     if !other.startup.is_empty() {
-        results.startup = other.startup;
+        results.startup.retain(|x| !startup_cases.contains(&x.case));
+        results.startup.extend(other.startup);
         results.startup_settings = other.startup_settings;
-        results.versions.inspector = other.versions.inspector;
+        if startup_cases.contains(&StartupCase::OneshotInspector) {
+            results.versions.inspector = other.versions.inspector;
+        }
     }
     let measured: Vec<(Regime, Case)> =
         other.summaries.iter().map(|x| (x.regime, x.case)).collect();
@@ -1644,6 +1715,40 @@ mod tests {
             startup_settings: None,
             startup: Vec::new(),
         }
+    }
+
+    fn startup_sample(case: StartupCase, value: f64) -> StartupSample {
+        StartupSample {
+            round: 1,
+            case,
+            metrics: Some(Metrics::from([("x".to_owned(), value)])),
+            error: None,
+        }
+    }
+
+    /// A merged start-up run replaces only the start-up cases it ran (e.g. `--only sandbox`
+    /// keeps the last full run's cold start).
+    #[test]
+    fn a_merged_start_up_run_replaces_only_its_own_cases() {
+        use StartupCase::*;
+        let mut base = results("base", Vec::new());
+        base.startup = vec![
+            startup_sample(ColdStart, 1.0),
+            startup_sample(SandboxStart, 2.0),
+        ];
+        let mut other = results("other", Vec::new());
+        other.startup = vec![startup_sample(SandboxStart, 20.0)];
+        merge_results(&mut base, other);
+        let kept: Vec<(StartupCase, f64)> = base
+            .startup
+            .iter()
+            .map(|s| (s.case, s.metrics.as_ref().map_or(0.0, |m| m["x"])))
+            .collect();
+        assert_eq!(kept, vec![(ColdStart, 1.0), (SandboxStart, 20.0)]);
+        assert_eq!(
+            base.load[0].0,
+            "merged start-up run of sandbox-start started other"
+        );
     }
 
     /// A merged run replaces exactly the cases it measured, in the regimes it measured them

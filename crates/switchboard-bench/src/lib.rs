@@ -15,6 +15,8 @@
 //! - [`startup`]: the start-up scenarios (cold start of many servers through
 //!   `switchboard-runtime`, a 10,000-tool catalog, RSS with many live servers, the one-shot
 //!   CLI's baseline and a wall-time/peak-RSS wrapper);
+//! - [`sandbox`]: the sandbox scenario's starts (unsandboxed, in the default sandbox and in
+//!   relaxed ones); its per-call half is [`ours`] with `--sandbox-launcher`;
 //! - [`driver`]: runs every client against every server in interleaved rounds, in three CPU
 //!   regimes, measures instructions per call with callgrind, and writes the report
 //!   ([`report`]) and the raw numbers.
@@ -37,6 +39,7 @@ pub mod raw_http;
 pub mod raw_pipe;
 pub mod report;
 pub mod rmcp_client;
+pub mod sandbox;
 pub mod startup;
 pub mod stats;
 pub mod trivial_http;

@@ -52,6 +52,16 @@ fn main() -> ExitCode {
             "bare-start",
             startup::block_on(args.runtime, || startup::bare_start(&args)),
         ),
+        Command::SandboxStart(args) => metrics(
+            "sandbox-start",
+            std::env::current_exe()
+                .map_err(anyhow::Error::from)
+                .and_then(|bench| {
+                    startup::block_on(args.runtime, || {
+                        switchboard_bench::sandbox::sandbox_start(&args, &bench)
+                    })
+                }),
+        ),
         Command::MeasureChild(args) => metrics("measure-child", startup::measure_child(&args)),
         Command::Run(args) => driver::run(&args),
         Command::Report(args) => driver::rerender(&args),

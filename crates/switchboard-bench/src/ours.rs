@@ -1,5 +1,6 @@
 //! Our client: a `switchboard-session` [`Session`] over stdio or Streamable HTTP, making `tools/call` echo
-//! calls one at a time or with many in flight on the one connection.
+//! calls one at a time or with many in flight on the one connection; a stdio server is
+//! started in the default sandbox when `--sandbox-launcher` names a launcher.
 
 use std::time::{Duration, Instant};
 
@@ -42,7 +43,10 @@ pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
             args: server_args.to_vec(),
             env: Vec::new(),
             cwd: None,
-            sandbox: None,
+            sandbox: args
+                .sandbox_launcher
+                .as_deref()
+                .map(crate::sandbox::default_spawn),
         };
         Session::spawn_stdio(&spec, StdioOptions::new("bench"), config)
             .await

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::callgrind::CallgrindReport;
+use crate::cli::Section;
 use crate::driver::{
     Case, ClientKind, Regime, Results, Scenario, ServerKind, StartupCase, Summary,
 };
@@ -92,16 +93,11 @@ fn rate(
     .map(|s| s.calls_per_s)
 }
 
-/// Checks every goal of the issue and of the team against the run's medians.
-pub fn goals(results: &Results) -> Vec<GoalCheck> {
-    use ClientKind::*;
-    use Scenario::*;
-    use ServerKind::*;
-    let mut checks = Vec::new();
-    // Unpinned runs are bimodal on a 2-core VM (the scheduler sometimes co-locates client and
-    // server, sometimes not), so their medians do not decide goals when the deterministic
-    // regimes were measured.
-    let regimes: Vec<Regime> = if results.settings.regimes.len() > 1 {
+/// The regimes whose medians decide goals. Unpinned runs are bimodal on a 2-core VM (the
+/// scheduler sometimes co-locates client and server, sometimes not), so their medians do
+/// not decide goals when the deterministic regimes were measured.
+fn judged_regimes(results: &Results) -> Vec<Regime> {
+    if results.settings.regimes.len() > 1 {
         results
             .settings
             .regimes
@@ -111,8 +107,16 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
             .collect()
     } else {
         results.settings.regimes.clone()
-    };
-    for regime in regimes {
+    }
+}
+
+/// Checks every goal of the issue and of the team against the run's medians.
+pub fn goals(results: &Results) -> Vec<GoalCheck> {
+    use ClientKind::*;
+    use Scenario::*;
+    use ServerKind::*;
+    let mut checks = Vec::new();
+    for regime in judged_regimes(results) {
         let ours = rate(results, regime, Sequential, Fixture, Ours);
         let rmcp_best = [Rmcp, RmcpMulti]
             .into_iter()
@@ -242,7 +246,391 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
         });
     }
     checks.extend(startup_goals(results));
+    checks.extend(sandbox_goals(results));
     checks
+}
+
+/// Our sequential run against one of scenario 9's servers.
+fn sandbox_case(server: ServerKind) -> Case {
+    Case {
+        scenario: Scenario::Sequential,
+        server,
+        client: ClientKind::Ours,
+    }
+}
+
+/// Per round of `sandbox-start`, `key` minus `base` (paired: the same process, the starts
+/// interleaved).
+fn startup_differences(results: &Results, case: StartupCase, key: &str, base: &str) -> Vec<f64> {
+    results
+        .startup
+        .iter()
+        .filter(|s| s.round >= 1 && s.case == case)
+        .filter_map(|s| {
+            let m = s.metrics.as_ref()?;
+            Some(m.get(key)? - m.get(base)?)
+        })
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// Scenario 9's goals: a sandboxed start at most 5 ms over an unsandboxed one (median of
+/// the rounds' paired differences), and no measurable change per call (in each judged
+/// regime: the medians' difference within the noise of the unsandboxed rounds).
+pub fn sandbox_goals(results: &Results) -> Vec<GoalCheck> {
+    let mut checks = Vec::new();
+    let m = |key| startup_median(results, StartupCase::SandboxStart, key);
+    if let (Some(plain), Some(sandboxed)) = (m("plain_median_ms"), m("sandboxed_median_ms")) {
+        let diff = |key, base| {
+            let values = startup_differences(results, StartupCase::SandboxStart, key, base);
+            (!values.is_empty()).then(|| crate::stats::median(&values))
+        };
+        let added = diff("sandboxed_median_ms", "plain_median_ms");
+        let added_p90 = diff("sandboxed_p90_ms", "plain_p90_ms");
+        checks.push(GoalCheck {
+            goal: "sandboxed server start (spawn → initialize → first `tools/list`) ≤ the \
+                   unsandboxed start + 5 ms"
+                .into(),
+            regime: Some(Regime::Unpinned),
+            measured: format!(
+                "median {sandboxed:.2} ms vs {plain:.2} ms (+{:.2} ms); p90 +{:.2} ms",
+                added.unwrap_or(f64::NAN),
+                added_p90.unwrap_or(f64::NAN)
+            ),
+            met: added.map(|a| a <= 5.0),
+        });
+    }
+    for regime in judged_regimes(results) {
+        let (Some(plain), Some(sandboxed)) = (
+            find(results, regime, sandbox_case(ServerKind::SandboxPlain)),
+            find(results, regime, sandbox_case(ServerKind::Sandboxed)),
+        ) else {
+            continue;
+        };
+        // The noise of this run: half the spread of the unsandboxed rounds, relative to
+        // their median, and at least 3 % (how far pinned figures move between runs).
+        let change = sandboxed.calls_per_s / plain.calls_per_s - 1.0;
+        let noise =
+            ((plain.calls_per_s_max - plain.calls_per_s_min) / plain.calls_per_s / 2.0).max(0.03);
+        checks.push(GoalCheck {
+            goal: "sandboxed server: no measurable change in calls/s (the medians differ by no \
+                   more than the noise: half the unsandboxed rounds' min–max spread, at least \
+                   3 %)"
+                .into(),
+            regime: Some(regime),
+            measured: format!(
+                "{} vs {} calls/s ({:+.1} %; noise ±{:.1} %)",
+                thousands(sandboxed.calls_per_s),
+                thousands(plain.calls_per_s),
+                change * 100.0,
+                noise * 100.0
+            ),
+            met: Some(change.abs() <= noise),
+        });
+    }
+    checks
+}
+
+/// The markers around a section that can be rendered alone: (begin, end).
+pub fn section_markers(section: Section) -> (&'static str, &'static str) {
+    match section {
+        Section::Sandbox => (
+            "<!-- switchboard-bench section: sandbox -->",
+            "<!-- /switchboard-bench section: sandbox -->",
+        ),
+    }
+}
+
+/// The markers around a section's hand-written notes in bench/NOTES.md: (begin, end).
+pub fn notes_markers(section: Section) -> (&'static str, &'static str) {
+    match section {
+        Section::Sandbox => (
+            "<!-- switchboard-bench notes: sandbox -->",
+            "<!-- /switchboard-bench notes: sandbox -->",
+        ),
+    }
+}
+
+/// The byte range of `text` from `begin` to the end of `end`, if both are there in order.
+fn marked_range(text: &str, (begin, end): (&str, &str)) -> Option<std::ops::Range<usize>> {
+    let start = text.find(begin)?;
+    let stop = start + text[start..].find(end)? + end.len();
+    Some(start..stop)
+}
+
+/// One section of the report as the full report renders it, markers included (empty when
+/// the results have nothing for it).
+pub fn render_section(results: &Results, section: Section) -> String {
+    let mut md = String::new();
+    match section {
+        Section::Sandbox => render_sandbox(&mut md, results),
+    }
+    md
+}
+
+/// `report` with `section` over an existing report: the section rendered from `results`
+/// replaces the marked one, or goes in before the first of the sections that follow it in
+/// a full report (else at the end); the marked notes block of `notes`, if any, replaces the
+/// marked one in the report or is appended.
+pub fn splice_section(
+    existing: &str,
+    results: &Results,
+    section: Section,
+    notes: Option<&str>,
+) -> String {
+    let rendered = render_section(results, section);
+    let mut out = existing.to_owned();
+    if let Some(range) = marked_range(&out, section_markers(section)) {
+        out.replace_range(range, rendered.trim_end());
+    } else if !rendered.is_empty() {
+        let at = [
+            "\n## Instructions per call",
+            "\n## Skipped",
+            "\n## Failed runs",
+            "\n## Analysis",
+        ]
+        .iter()
+        .filter_map(|heading| out.find(heading).map(|i| i + 1))
+        .min()
+        .unwrap_or(out.len());
+        out.insert_str(at, &format!("{}\n\n", rendered.trim_end()));
+    }
+    let block = notes.and_then(|n| marked_range(n, notes_markers(section)).map(|r| &n[r]));
+    if let Some(block) = block {
+        match marked_range(&out, notes_markers(section)) {
+            Some(range) => out.replace_range(range, block),
+            None => {
+                let trimmed = out.trim_end().len();
+                out.truncate(trimmed);
+                out.push_str("\n\n");
+                out.push_str(block);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Scenario 9: a sandboxed server's start and per-call cost against an unsandboxed one.
+fn render_sandbox(md: &mut String, results: &Results) {
+    use StartupCase::SandboxStart;
+    let started = results
+        .startup
+        .iter()
+        .any(|s| s.case == SandboxStart && s.round >= 1);
+    let per_call: Vec<(Regime, &Summary, &Summary)> = results
+        .settings
+        .regimes
+        .iter()
+        .filter_map(|&regime| {
+            Some((
+                regime,
+                find(results, regime, sandbox_case(ServerKind::SandboxPlain))?,
+                find(results, regime, sandbox_case(ServerKind::Sandboxed))?,
+            ))
+        })
+        .collect();
+    if !started && per_call.is_empty() {
+        return;
+    }
+    let (begin, end) = section_markers(Section::Sandbox);
+    let _ = writeln!(md, "{begin}");
+    let _ = writeln!(
+        md,
+        "## Scenario 9: a sandboxed server (start and per-call cost)\n"
+    );
+    let _ = writeln!(
+        md,
+        "*From the run started {} ({} mode, switchboard {}, {} cores); `scripts/bench.sh --only \
+         sandbox` runs this scenario alone and `switchboard-bench report --json <its results> \
+         --section sandbox` puts it into this report.*\n",
+        results.started, results.mode, results.versions.switchboard, results.machine.nproc,
+    );
+    if !results.load.is_empty() {
+        let load: Vec<String> = results
+            .load
+            .iter()
+            .map(|(when, l)| format!("{when}: {l}"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "<details><summary>Other load during that run</summary>\n\n{}.\n\n</details>\n",
+            load.join("; ")
+        );
+    }
+    let _ = writeln!(
+        md,
+        "The server is `switchboard-bench trivial-server`; the sandbox is the default policy \
+         (`\"sandbox\": true`), started as the CLI starts it: `switchboard-wire`'s \
+         `stdio::spawn` with a `ProcessSpec` whose `sandbox` names `target/release/switchboard` \
+         as the launcher makes the start's temp folder and pids cgroup, resolves the policy and \
+         runs `switchboard __sandbox-exec --policy JSON -- PROGRAM ARGS`, which joins the \
+         cgroup, sets the limits, enters a user and network namespace, applies Landlock and \
+         executes the server.\n"
+    );
+    let goals = sandbox_goals(results);
+    if !goals.is_empty() {
+        let _ = writeln!(
+            md,
+            "| goal | regime | measured | result |\n|---|---|---|---|"
+        );
+        for g in goals {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                g.goal,
+                g.regime.map_or("–", Regime::name),
+                g.measured,
+                met_text(g.met)
+            );
+        }
+        let _ = writeln!(md);
+    }
+    if started {
+        let sizes = results.startup_settings.as_ref();
+        let starts = sizes.map_or(0, |s| s.sandbox_starts);
+        let gap = sizes.map_or(0, |s| s.sandbox_gap_ms);
+        let rounds = sizes.map_or(0, |s| s.rounds);
+        let _ = writeln!(
+            md,
+            "### Start: spawn → initialize answered → first `tools/list` answered\n"
+        );
+        let _ = writeln!(
+            md,
+            "`switchboard-bench sandbox-start --starts {starts} --gap-ms {gap}` (current-thread \
+             tokio host, unpinned): in one process, one untimed and {starts} timed starts of each \
+             variant, the variants interleaved (their order rotating from start to start), each \
+             start after {gap} ms idle (as a server started on its own; starts in quick \
+             succession share the RCU grace period a cgroup v1 join waits for, see below); the \
+             shutdown after each start is not timed. Per round: each variant's median and p90 (nearest \
+             rank) of its {starts} starts; the table shows the median of those over {rounds} \
+             round(s) (one fresh process each{}), and *added* is the median over the rounds of \
+             the round's difference to the unsandboxed start (paired). Each relaxed \
+             variant (rows starting with −) leaves out one more part of the sandbox than the row \
+             above it, to say where the time goes.\n",
+            if results.mode == "smoke" {
+                ""
+            } else {
+                ", after one warm-up round"
+            }
+        );
+        let _ = writeln!(
+            md,
+            "| variant | median | p90 | added (median) | added (p90) | round medians min–max |\n\
+             |---|---:|---:|---:|---:|---:|"
+        );
+        for (key, label) in [
+            ("plain", "unsandboxed"),
+            ("sandboxed", "**default sandbox** (`\"sandbox\": true`)"),
+            (
+                "no_netns",
+                "− the user + network namespace (`network: any`)",
+            ),
+            (
+                "no_cgroup",
+                "− the process limit, so no pids cgroup joined (also `processes: unlimited`)",
+            ),
+            (
+                "fs_only",
+                "− the open-file limit and scopes: filesystem rules only (also `openFiles: \
+                 unlimited`, `scopes: false`)",
+            ),
+        ] {
+            let median_key = format!("{key}_median_ms");
+            let p90_key = format!("{key}_p90_ms");
+            let values = startup_values(results, SandboxStart, &median_key);
+            if values.is_empty() {
+                continue;
+            }
+            let (lo, hi) = crate::stats::min_max(&values);
+            let added = |k: &str, base: &str| {
+                let diffs = startup_differences(results, SandboxStart, k, base);
+                if key == "plain" || diffs.is_empty() {
+                    "–".to_owned()
+                } else {
+                    format!("{:+.2} ms", crate::stats::median(&diffs))
+                }
+            };
+            let _ = writeln!(
+                md,
+                "| {label} | {:.2} ms | {:.2} ms | {} | {} | {lo:.2}–{hi:.2} ms |",
+                crate::stats::median(&values),
+                startup_median(results, SandboxStart, &p90_key).unwrap_or(f64::NAN),
+                added(&median_key, "plain_median_ms"),
+                added(&p90_key, "plain_p90_ms"),
+            );
+        }
+        let part = |key: &str, base: &str| {
+            let diffs = startup_differences(
+                results,
+                SandboxStart,
+                &format!("{key}_median_ms"),
+                &format!("{base}_median_ms"),
+            );
+            (!diffs.is_empty()).then(|| crate::stats::median(&diffs))
+        };
+        if let (Some(netns), Some(cgroup), Some(small), Some(rest)) = (
+            part("sandboxed", "no_netns"),
+            part("no_netns", "no_cgroup"),
+            part("no_cgroup", "fs_only"),
+            part("fs_only", "plain"),
+        ) {
+            let _ = writeln!(
+                md,
+                "\nWhere the added median goes (medians of the paired differences between \
+                 neighbouring rows): the user + network namespace {netns:+.2} ms; joining the \
+                 pids cgroup (and RLIMIT_NPROC) {cgroup:+.2} ms; the open-file limit and Landlock \
+                 scopes {small:+.2} ms; the rest — the start's preparation (temp folder, cgroup \
+                 made, policy resolved), the launcher's own exec and start, and the Landlock \
+                 filesystem ruleset — {rest:+.2} ms."
+            );
+        }
+        let _ = writeln!(md);
+    }
+    if !per_call.is_empty() {
+        let _ = writeln!(
+            md,
+            "### Per call: {} sequential `tools/call` echo calls\n",
+            results.settings.calls
+        );
+        let _ = writeln!(
+            md,
+            "Our client (`client-ours`, current-thread runtime) against the trivial server, \
+             cases `seq/sandbox-plain/ours` (unsandboxed) and `seq/sandbox-on/ours` (started in \
+             the default sandbox: `--sandbox-launcher target/release/switchboard`), measured in \
+             the same rounds and regimes as every echo case (pinned: all on CPU 0; split: the \
+             client on CPU 0, the server's command under `taskset -c 1`, which the launcher \
+             executes inside the sandbox). *init* is the start (spawn + initialize) in that run.\n"
+        );
+        let _ = writeln!(
+            md,
+            "| regime | unsandboxed calls/s (min–max) | sandboxed calls/s (min–max) | sandboxed ÷ \
+             unsandboxed | p50 unsandboxed | p50 sandboxed | p99 unsandboxed | p99 sandboxed | \
+             init unsandboxed | init sandboxed |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for (regime, plain, sandboxed) in per_call {
+            let _ = writeln!(
+                md,
+                "| {} | {} ({}–{}) | {} ({}–{}) | {:.3} | {} | {} | {} | {} | {:.1} ms | {:.1} ms |",
+                regime.name(),
+                thousands(plain.calls_per_s),
+                thousands(plain.calls_per_s_min),
+                thousands(plain.calls_per_s_max),
+                thousands(sandboxed.calls_per_s),
+                thousands(sandboxed.calls_per_s_min),
+                thousands(sandboxed.calls_per_s_max),
+                sandboxed.calls_per_s / plain.calls_per_s,
+                us(plain.p50_us),
+                us(sandboxed.p50_us),
+                us(plain.p99_us),
+                us(sandboxed.p99_us),
+                plain.init_ms,
+                sandboxed.init_ms,
+            );
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "{end}\n");
 }
 
 /// Scenario 8's goals in one regime: ours ≥ 2× rmcp's Streamable HTTP client against the
@@ -1004,6 +1392,7 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
             x.case.scenario == scenario
                 && x.case.server != ServerKind::EverythingHttp
                 && x.case.server.http_era().is_none()
+                && !x.case.server.in_sandbox_scenario()
         })
     };
     if has(Scenario::Sequential) {
@@ -1168,6 +1557,7 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     render_startup(&mut md, results);
     render_gateway(&mut md, results);
     render_http(&mut md, results);
+    render_sandbox(&mut md, results);
 
     if let Some(cg) = &results.callgrind {
         render_callgrind(&mut md, cg);

@@ -6,7 +6,9 @@
 //! built); scenario 8's servers started by the driver, with our client in both eras, rmcp's
 //! Streamable HTTP client and the raw HTTP floor against them; and each start-up scenario
 //! (cold start, scale, RSS, one-shot CLI, its baseline and the Inspector CLI) at a tiny
-//! size. Counts only — no timing assertions.
+//! size; and the sandbox scenario (starts without and in the sandbox, calls through a
+//! sandboxed server, the report's section spliced into a report) when the CLI, the sandbox
+//! launcher, is built. Counts only — no timing assertions.
 
 use std::time::Duration;
 
@@ -33,6 +35,7 @@ fn args(server: Vec<String>, calls: u64, inflight: usize) -> ClientArgs {
         runtime: RuntimeKind::Current,
         url: None,
         era: EraArg::Auto,
+        sandbox_launcher: None,
         server,
     }
 }
@@ -269,6 +272,8 @@ fn the_inspector_cli_makes_the_same_call() {
         tools: 1,
         page_size: 1,
         rss_servers: 1,
+        sandbox_starts: 1,
+        sandbox_gap_ms: 0,
     };
     // The case's command line, as the driver runs it: `measure-child --expect hello` fails
     // unless the Inspector printed the echo.
@@ -409,4 +414,169 @@ fn our_client_through_the_http_gateway_in_both_eras() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Scenario 9 as the driver runs it, tiny: `sandbox-start` (every variant started, through
+/// the driver's command line and process runner), our client's calls to the trivial server
+/// unsandboxed and sandboxed (`client_argv`), and the report's section spliced into an
+/// existing report. Needs the CLI (the launcher) built next to the fixture, and a kernel
+/// that gives the default sandbox (Landlock ABI 6, user namespaces): skipped otherwise.
+#[test]
+fn sandbox_scenario_starts_and_calls() {
+    use switchboard_bench::cli::Section;
+    use switchboard_bench::driver::{
+        Results, Settings, StartupCase, StartupSample, StartupSettings, Summary,
+    };
+    use switchboard_bench::stats::RunResult;
+    let fixture = switchboard_testkit::locate::fixture_bin();
+    let cli = fixture.with_file_name("switchboard");
+    if !cli.is_file() {
+        return;
+    }
+    if !sandbox_available(&cli) {
+        return; // this kernel or setup cannot apply the default sandbox
+    }
+    let root = switchboard_testkit::locate::workspace_root();
+    let mut paths = Paths::discover(Some(&root)).expect("paths");
+    paths.bench = BENCH.into();
+    paths.cli = cli;
+    let dir = temp_dir("sandbox");
+    let sizes = StartupSettings {
+        rounds: 1,
+        cold_servers: 1,
+        solo_starts: 1,
+        tools: 1,
+        page_size: 1,
+        rss_servers: 1,
+        sandbox_starts: 2,
+        sandbox_gap_ms: 0,
+    };
+    let argv = paths.startup_argv(StartupCase::SandboxStart, &sizes, &dir.join("unused.json"));
+    let out = run_bounded(&argv, &dir.join("sandbox-start.stderr"), STEP).expect("sandbox-start");
+    let metrics = startup::from_stdout(&out).expect("metrics line");
+    assert_eq!(metrics["starts"], 2.0);
+    for variant in ["plain", "sandboxed", "no_netns", "no_cgroup", "fs_only"] {
+        for figure in ["median_ms", "p90_ms"] {
+            let key = format!("{variant}_{figure}");
+            assert!(metrics[&key] > 0.0, "{key}: {metrics:?}");
+        }
+    }
+    assert!(metrics.contains_key("added_median_ms"), "{metrics:?}");
+
+    let mut runs: Vec<(ServerKind, RunResult)> = Vec::new();
+    for server in [ServerKind::SandboxPlain, ServerKind::Sandboxed] {
+        let case = Case {
+            scenario: Scenario::Sequential,
+            server,
+            client: ClientKind::Ours,
+        };
+        let argv = paths.client_argv(&case, 8, 2, 1, Regime::Unpinned);
+        assert_eq!(
+            argv.iter().any(|a| a == "--sandbox-launcher"),
+            server == ServerKind::Sandboxed,
+            "{argv:?}"
+        );
+        let log = dir.join(format!("{}.stderr", case.id().replace('/', "_")));
+        let result = run_client(&argv, Regime::Unpinned, &log, STEP)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", case.id()));
+        assert_eq!(result.calls, 8, "{}", case.id());
+        runs.push((server, result));
+    }
+
+    // The section, rendered from these runs, goes into a report without it (before the
+    // notes), and replaces itself the second time; its notes block comes along once.
+    let summaries: Vec<Summary> = runs
+        .iter()
+        .map(|(server, r)| Summary {
+            regime: Regime::Unpinned,
+            case: Case {
+                scenario: Scenario::Sequential,
+                server: *server,
+                client: ClientKind::Ours,
+            },
+            rounds: 1,
+            failures: 0,
+            calls_per_s: r.calls_per_s,
+            calls_per_s_min: r.calls_per_s,
+            calls_per_s_max: r.calls_per_s,
+            p50_us: r.p50_us,
+            p99_us: r.p99_us,
+            init_ms: r.init_ms,
+            protocol: r.protocol.clone(),
+        })
+        .collect();
+    let results = Results {
+        mode: "smoke".into(),
+        started: "now".into(),
+        duration_s: 1.0,
+        settings: Settings {
+            rounds: 1,
+            warmup_round: false,
+            calls: 8,
+            pipelined_calls: 8,
+            inflight: 1,
+            warmup_calls: 2,
+            regimes: vec![Regime::Unpinned],
+        },
+        machine: Default::default(),
+        versions: Default::default(),
+        samples: Vec::new(),
+        summaries,
+        callgrind: None,
+        skipped: Vec::new(),
+        load: Vec::new(),
+        startup_settings: Some(sizes),
+        startup: vec![StartupSample {
+            round: 1,
+            case: StartupCase::SandboxStart,
+            metrics: Some(metrics),
+            error: None,
+        }],
+    };
+    let report = "# Benchmarks\n\n## Scenario 8: HTTP\n\ntable\n\n## Analysis\n\nnotes\n";
+    let notes = "## Analysis\n\n<!-- switchboard-bench notes: sandbox -->\nsandbox notes\n\
+                 <!-- /switchboard-bench notes: sandbox -->\n";
+    let once =
+        switchboard_bench::report::splice_section(report, &results, Section::Sandbox, Some(notes));
+    let twice =
+        switchboard_bench::report::splice_section(&once, &results, Section::Sandbox, Some(notes));
+    assert_eq!(once, twice);
+    for text in [
+        "## Scenario 9: a sandboxed server",
+        "| **default sandbox**",
+        "| regime | unsandboxed calls/s",
+        "sandbox notes",
+    ] {
+        assert_eq!(once.matches(text).count(), 1, "{text} in:\n{once}");
+    }
+    let section = once.find("## Scenario 9").expect("section");
+    assert!(once.find("## Scenario 8").expect("scenario 8") < section);
+    assert!(section < once.find("## Analysis").expect("notes"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether the launcher can apply the default sandbox here: it runs `/bin/true` under it
+/// (the launcher fails, naming the missing protection, when the kernel lacks one).
+fn sandbox_available(cli: &std::path::Path) -> bool {
+    let spec = switchboard_wire::stdio::ProcessSpec {
+        program: "/bin/true".into(),
+        args: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+        sandbox: Some(switchboard_bench::sandbox::default_spawn(cli)),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let Ok(transport) = switchboard_wire::stdio::spawn(
+            &spec,
+            switchboard_wire::stdio::StdioOptions::new("probe"),
+        ) else {
+            return false;
+        };
+        let exit = transport.process.wait_exit(STEP).await;
+        matches!(exit, Some(status) if status.contains("exit status: 0"))
+    })
 }
