@@ -1078,19 +1078,20 @@ mod tests {
         let help = super::help_lines();
         let widest = help.lines().map(|l| l.chars().count()).max().unwrap_or(0);
         assert!(widest <= super::HELP_WIDTH, "{help}");
+        // Each line behind `|`, so that its leading spaces show.
+        let shown: Vec<String> = help.lines().map(|line| format!("|{line}")).collect();
         expect_test::expect![[r#"
-              tools [SERVER [TOOL]]                 list tools; one tool whole
-              call [--no-check] [--no-tool-lock] [SERVER] TOOL [key=value ...]
-                                                    call a tool (or one JSON object, @FILE)
-              prompts [SERVER]                      list prompts
-              prompt [SERVER] NAME [ARG=VALUE ...]  get a prompt
-              resources [SERVER]                    list resources and templates
-              read [SERVER] URI [--out FILE]        read a resource (to a file)
-              reconnect SERVER                      stop a server and start it again
-              help                                  this list
-              exit, quit or Ctrl-D                  stop the servers and leave
-        "#]]
-        .assert_eq(&help);
+            |  tools [SERVER [TOOL]]                 list tools; one tool whole
+            |  call [--no-check] [--no-tool-lock] [SERVER] TOOL [key=value ...]
+            |                                        call a tool (or one JSON object, @FILE)
+            |  prompts [SERVER]                      list prompts
+            |  prompt [SERVER] NAME [ARG=VALUE ...]  get a prompt
+            |  resources [SERVER]                    list resources and templates
+            |  read [SERVER] URI [--out FILE]        read a resource (to a file)
+            |  reconnect SERVER                      stop a server and start it again
+            |  help                                  this list
+            |  exit, quit or Ctrl-D                  stop the servers and leave"#]]
+        .assert_eq(&shown.join("\n"));
     }
 
     use super::*;

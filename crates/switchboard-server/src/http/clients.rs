@@ -331,46 +331,37 @@ impl Clients {
         })
     }
 
-    /// Opens an event stream a client holds (a GET stream, a listen stream): `Err` when
-    /// the client has [`HttpLimits::max_streams_per_client`] open.
-    pub(super) fn open_stream(
+    /// Counts one more `held` of `identity` (an event stream it keeps open, a request in
+    /// flight) until the slot is dropped: `Err` with the limit when the client has as many
+    /// as it may.
+    pub(super) fn hold(
         self: &Arc<Clients>,
         identity: &ClientIdentity,
-    ) -> Result<StreamSlot, Limit> {
+        held: Held,
+    ) -> Result<HeldSlot, Limit> {
+        let (limit, most) = match held {
+            Held::Stream => (Limit::StreamsPerClient, self.limits.max_streams_per_client),
+            Held::Request => (
+                Limit::InFlightPerClient,
+                self.limits.max_in_flight_per_client,
+            ),
+        };
         let mut table = lock(&self.table);
-        let load = table.load(identity);
-        if load.streams >= self.limits.max_streams_per_client {
+        let count = held.count(table.load(identity));
+        if *count >= most {
             table.forget_if_idle(identity);
             drop(table);
-            self.tally.refused(Limit::StreamsPerClient);
-            return Err(Limit::StreamsPerClient);
+            self.tally.refused(limit);
+            return Err(limit);
         }
-        load.streams += 1;
-        table.streams += 1;
-        Ok(StreamSlot {
+        *count += 1;
+        if held == Held::Stream {
+            table.streams += 1;
+        }
+        Ok(HeldSlot {
             clients: self.clone(),
             identity: identity.clone(),
-        })
-    }
-
-    /// Counts a request of `identity` in flight: `Err` when the client has
-    /// [`HttpLimits::max_in_flight_per_client`] in flight already.
-    pub(super) fn start_request(
-        self: &Arc<Clients>,
-        identity: &ClientIdentity,
-    ) -> Result<RequestSlot, Limit> {
-        let mut table = lock(&self.table);
-        let load = table.load(identity);
-        if load.requests >= self.limits.max_in_flight_per_client {
-            table.forget_if_idle(identity);
-            drop(table);
-            self.tally.refused(Limit::InFlightPerClient);
-            return Err(Limit::InFlightPerClient);
-        }
-        load.requests += 1;
-        Ok(RequestSlot {
-            clients: self.clone(),
-            identity: identity.clone(),
+            held,
         })
     }
 
@@ -489,35 +480,40 @@ impl Drop for Ticket {
     }
 }
 
-/// An open stream, counted for its client until dropped.
-#[derive(Debug)]
-pub(super) struct StreamSlot {
-    clients: Arc<Clients>,
-    identity: ClientIdentity,
+/// What a client holds that counts against a limit of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Held {
+    /// An event stream it keeps open (a GET stream, a listen stream).
+    Stream,
+    /// A request in flight.
+    Request,
 }
 
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut table = lock(&self.clients.table);
-        let load = table.load(&self.identity);
-        load.streams = load.streams.saturating_sub(1);
-        table.streams = table.streams.saturating_sub(1);
-        table.forget_if_idle(&self.identity);
+impl Held {
+    fn count(self, load: &mut Load) -> &mut usize {
+        match self {
+            Held::Stream => &mut load.streams,
+            Held::Request => &mut load.requests,
+        }
     }
 }
 
-/// A request in flight, counted for its client until dropped.
+/// One thing a client holds, counted until dropped.
 #[derive(Debug)]
-pub(super) struct RequestSlot {
+pub(super) struct HeldSlot {
     clients: Arc<Clients>,
     identity: ClientIdentity,
+    held: Held,
 }
 
-impl Drop for RequestSlot {
+impl Drop for HeldSlot {
     fn drop(&mut self) {
         let mut table = lock(&self.clients.table);
-        let load = table.load(&self.identity);
-        load.requests = load.requests.saturating_sub(1);
+        let count = self.held.count(table.load(&self.identity));
+        *count = count.saturating_sub(1);
+        if self.held == Held::Stream {
+            table.streams = table.streams.saturating_sub(1);
+        }
         table.forget_if_idle(&self.identity);
     }
 }
@@ -571,9 +567,9 @@ mod tests {
             .err()
             .map(|reply| reply.status());
         assert_eq!(refused, Some(StatusCode::TOO_MANY_REQUESTS));
-        let stream = clients.open_stream(&identity);
+        let stream = clients.hold(&identity, Held::Stream);
         assert!(stream.is_ok());
-        assert!(clients.open_stream(&identity).is_err());
+        assert!(clients.hold(&identity, Held::Stream).is_err());
         drop((stream, first, second));
         assert_eq!(clients.counts()["clients"], 0);
     }

@@ -591,7 +591,7 @@ fn get(shared: &Arc<Shared>, identity: &ClientIdentity, headers: &HeaderMap) -> 
     if let Some(last) = headers.get(LAST_EVENT_ID) {
         return resume_stream(shared, &session, last);
     }
-    let slot = match shared.clients.open_stream(identity) {
+    let slot = match shared.clients.hold(identity, clients::Held::Stream) {
         Ok(slot) => slot,
         Err(limit) => {
             return clients::over_limit(
@@ -710,7 +710,7 @@ struct Served {
 pub(super) struct InFlight {
     total: Arc<AtomicUsize>,
     /// The client's count of its requests in flight.
-    _client: clients::RequestSlot,
+    _client: clients::HeldSlot,
     session: Option<(Arc<Session>, RequestId)>,
 }
 
@@ -739,7 +739,10 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
     } = call;
     // The client's own share first: one client over it is refused before it takes any
     // of everyone's.
-    let client = match shared.clients.start_request(&served.facts.identity) {
+    let client = match shared
+        .clients
+        .hold(&served.facts.identity, clients::Held::Request)
+    {
         Ok(slot) => slot,
         Err(limit) => {
             return clients::over_limit(

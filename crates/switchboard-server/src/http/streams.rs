@@ -17,7 +17,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::Shared;
-use super::clients::{self, Limit, StreamSlot};
+use super::clients::{self, HeldSlot, Limit};
 use super::exchange::{Notifications, Outcome};
 use super::reply::{self, Reply, SseWriter};
 use super::resume::{DEFAULT_RETRY, REPLAY_KEEP, Resume, StreamOut, next_resume};
@@ -384,11 +384,7 @@ impl Drop for StreamRegistration {
 /// A legacy session's GET stream (claimed by the caller): what the service announces,
 /// for this session.
 /// `slot` counts the stream for its client while it is open.
-pub(super) fn session_stream(
-    shared: Arc<Shared>,
-    session: Arc<Session>,
-    slot: StreamSlot,
-) -> Reply {
+pub(super) fn session_stream(shared: Arc<Shared>, session: Arc<Session>, slot: HeldSlot) -> Reply {
     let (writer, stream) = reply::event_stream(shared.limits.stream_write_timeout);
     let events = shared.service.events();
     let tasks = shared.tasks.clone();
@@ -507,7 +503,7 @@ pub(super) fn listen_stream(
         );
     }
     let slot = ListenSlot(shared.listens.clone());
-    let client_slot = match shared.clients.open_stream(&facts.identity) {
+    let client_slot = match shared.clients.hold(&facts.identity, clients::Held::Stream) {
         Ok(slot) => slot,
         Err(limit) => {
             return clients::over_limit(
@@ -540,7 +536,7 @@ struct Listening {
     facts: ClientFacts,
     writer: SseWriter,
     _slot: ListenSlot,
-    _client_slot: StreamSlot,
+    _client_slot: HeldSlot,
 }
 
 async fn pump_listen(shared: Arc<Shared>, listening: Listening) {
