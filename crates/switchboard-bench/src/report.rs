@@ -96,6 +96,16 @@ fn rate(
 /// The regimes whose medians decide goals. Unpinned runs are bimodal on a 2-core VM (the
 /// scheduler sometimes co-locates client and server, sometimes not), so their medians do
 /// not decide goals when the deterministic regimes were measured.
+/// The other load seen during the run, one `when: load` a round, for the report's notes.
+fn load_during(results: &Results) -> String {
+    let load: Vec<String> = results
+        .load
+        .iter()
+        .map(|(when, l)| format!("{when}: {l}"))
+        .collect();
+    load.join("; ")
+}
+
 fn judged_regimes(results: &Results) -> Vec<Regime> {
     if results.settings.regimes.len() > 1 {
         results
@@ -447,15 +457,10 @@ fn render_sandbox(md: &mut String, results: &Results) {
         results.started, results.mode, results.versions.switchboard, results.machine.nproc,
     );
     if !results.load.is_empty() {
-        let load: Vec<String> = results
-            .load
-            .iter()
-            .map(|(when, l)| format!("{when}: {l}"))
-            .collect();
         let _ = writeln!(
             md,
             "<details><summary>Other load during that run</summary>\n\n{}.\n\n</details>\n",
-            load.join("; ")
+            load_during(results)
         );
     }
     let _ = writeln!(
@@ -1373,17 +1378,12 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     let _ = writeln!(md, "| valgrind | {} |", v.valgrind);
     let _ = writeln!(md);
     if !results.load.is_empty() {
-        let load: Vec<String> = results
-            .load
-            .iter()
-            .map(|(when, l)| format!("{when}: {l}"))
-            .collect();
         let _ = writeln!(
             md,
             "Other load during the run (1/5/15-minute load average at each round, and the share of \
              the CPUs other processes used in the second before each regime block; the driver waits \
              for that share to drop below 10 %, bounded): {}.\n",
-            load.join("; ")
+            load_during(results)
         );
     }
 
