@@ -98,6 +98,47 @@ fn strip_comment(line: &str) -> &str {
 }
 
 impl Baseline {
+    /// The baseline that expects what `reports` found: each failure and warning as
+    /// `SERVER:CHECK-ID`, with its status and summary as a comment (one line, cut), in the
+    /// form [`Baseline::parse`] reads. For adopting a server as it is, then fixing it
+    /// check by check: a check fixed later makes its entry stale, which the run says.
+    pub fn written_for(reports: &[Report]) -> String {
+        const SUMMARY_CHARS: usize = 100;
+        let mut entries = Vec::new();
+        for report in reports {
+            for result in &report.results {
+                let status = match result.status {
+                    Status::Fail => "fail",
+                    Status::Warn => "warn",
+                    _ => continue,
+                };
+                let summary: String = result
+                    .summary
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(SUMMARY_CHARS)
+                    .collect();
+                entries.push(format!(
+                    "  - \"{}:{}\"  # {status}: {summary}\n",
+                    report.server, result.id
+                ));
+            }
+        }
+        let mut text = String::from(
+            "# Known failures and warnings (`switchboard check --write-baseline`); pass this file\n\
+             # to `switchboard check --baseline` so that only new ones fail the run. An entry\n\
+             # whose check passes again is stale: remove it.\n",
+        );
+        if entries.is_empty() {
+            text.push_str("server: []\n");
+        } else {
+            text.push_str("server:\n");
+            text.push_str(&entries.concat());
+        }
+        text.push_str("client: []\n");
+        text
+    }
+
     /// Reads a baseline file.
     pub fn load(path: &Path) -> Result<Baseline, CheckError> {
         let text = std::fs::read_to_string(path).map_err(|source| CheckError::BaselineRead {
@@ -298,6 +339,12 @@ mod tests {
         Baseline::parse(text, Path::new("b.yml"))
             .map(|b| b.entries.iter().map(BaselineEntry::written).collect())
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_written_baseline_with_nothing_to_expect_reads_as_empty() {
+        let written = Baseline::written_for(&[]);
+        assert_eq!(parse(&written), Ok(Vec::new()), "{written}");
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub(crate) struct CheckArgs {
     /// failures do not fail the run, listed checks that pass do.
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
+    /// Write this run's failures and warnings to FILE as a baseline (for --baseline): adopt
+    /// a server as it is, then fix it check by check.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Allow calling TOOL with ARGS (a JSON object) for `tools-call` and the other checks;
     /// repeatable. Without it only tools annotated read-only are called.
     #[arg(long, num_args = 2, value_names = ["TOOL", "ARGS"], action = clap::ArgAction::Append)]
@@ -201,6 +205,31 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
     }
     if progress {
         terminal::clear_status_line();
+    }
+    if let Some(path) = &args.write_baseline {
+        let written = Baseline::written_for(&set.reports);
+        switchboard_config::atomic::replace_file(
+            path,
+            written.as_bytes(),
+            switchboard_config::atomic::Permissions::KeepExisting,
+        )
+        .map_err(|e| {
+            format!(
+                "could not write --write-baseline file `{}`: {e}",
+                path.display()
+            )
+        })?;
+        let entries = written
+            .lines()
+            .filter(|line| line.starts_with("  - "))
+            .count();
+        terminal::say(format_args!(
+            "switchboard check: wrote the baseline {} ({entries} {}); `--baseline {}` expects {}",
+            path.display(),
+            if entries == 1 { "entry" } else { "entries" },
+            path.display(),
+            if entries == 1 { "it" } else { "them" },
+        ));
     }
     if let Some(baseline) = &baseline {
         set.baseline = Some(baseline.apply(&mut set.reports));

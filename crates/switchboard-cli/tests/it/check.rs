@@ -294,6 +294,38 @@ fn a_baseline_excuses_known_failures_and_flags_stale_entries() {
 }
 
 #[test]
+fn a_written_baseline_expects_exactly_what_the_run_found() {
+    let cfg = good_and_ignores_cancel();
+    let baseline = cfg.with_extension("written-baseline.yml");
+    let config = cfg.display().to_string();
+    let path = baseline.display().to_string();
+    let written = switchboard(&["check", "--config", &config, "--write-baseline", &path]);
+    assert_eq!(
+        written.code, 1,
+        "the run itself still fails: {}",
+        written.stdout
+    );
+    let text = std::fs::read_to_string(&baseline).expect("the baseline is written");
+    // Each entry, without its comment (the summary quotes what was measured).
+    let entries: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  - "))
+        .map(|l| l.split("  #").next().unwrap_or(l))
+        .collect();
+    let adopted = switchboard(&["check", "--config", &config, "--baseline", &path]);
+    expect_test::expect![[r#"
+        switchboard check: wrote the baseline FILE (1 entry); `--baseline FILE` expects it
+          - "stubborn-cancel:cancellation"
+        with it: exit 0"#]]
+    .assert_eq(&format!(
+        "{}\n{}\nwith it: exit {}",
+        written.stderr.trim_end().replace(&path, "FILE"),
+        entries.join("\n"),
+        adopted.code
+    ));
+}
+
+#[test]
 fn an_http_entry_is_checked_over_streamable_http() {
     let server = HttpServer::fixture(&[]);
     let cfg = config(serde_json::json!({
