@@ -12,7 +12,9 @@
 //!   message's arrival and its telling: counting the ended ones errs towards telling
 //!   fewer);
 //! - when no request waits on it: the identity the gateway has served, when it has served
-//!   only one (a single-user gateway: stdio, one bearer token, one address);
+//!   only one (a single-user gateway: stdio, one bearer token, one address); every client
+//!   when it has served none yet (a message from before any request, such as a server's
+//!   start, can be about no client's request);
 //!
 //! otherwise (requests of several identities wait on the server, or none waits and the
 //! gateway has served several) the message goes to the operator's log only. Among the
@@ -114,7 +116,8 @@ impl Audiences {
             Served::Several => return None,
             Served::Nobody => match &state.served {
                 Served::One(only) => only.clone(),
-                Served::Nobody | Served::Several => return None,
+                Served::Nobody => return Some(Audience::Everyone),
+                Served::Several => return None,
             },
         };
         Some(Audience::Only(only))
@@ -180,7 +183,7 @@ mod tests {
         let _other = audiences.waiting_on("t", peer(2));
         say("a request waits on another server", &audiences);
         expect_test::expect![[r#"
-            nobody served yet: None
+            nobody served yet: Some(Everyone)
             one identity served, none waiting: Some(Only(peer 127.0.0.2))
             its request waits: Some(Only(peer 127.0.0.2))
             two identities wait: None
