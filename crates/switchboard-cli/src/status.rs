@@ -419,13 +419,20 @@ fn duration_text(took: Duration) -> String {
     }
 }
 
+/// The sandbox column's word: `on`, `off`, `partial` or `remote` (the first word of the
+/// server's sandbox description, whose detail goes on a line of its own).
+fn sandbox_word(description: &str) -> &str {
+    description.split_whitespace().next().unwrap_or("off")
+}
+
 fn count_text(count: Option<usize>) -> String {
     count.map_or_else(|| "-".to_owned(), |n| n.to_string())
 }
 
-const HEADER: [&str; 8] = [
+const HEADER: [&str; 9] = [
     "SERVER",
     "STATE",
+    "SANDBOX",
     "ERA",
     "PROTOCOL",
     "TOOLS",
@@ -437,14 +444,16 @@ const HEADER: [&str; 8] = [
 /// The table: one row a server, its reason or warnings on indented lines under it, and a
 /// summary line.
 fn status_text(rows: &[Row], overall: &Option<String>) -> String {
-    let cells: Vec<[String; 8]> = rows
+    let cells: Vec<[String; 9]> = rows
         .iter()
         .map(|row| {
             let took = duration_text(row.took);
+            let sandbox = sandbox_word(&row.sandbox).to_owned();
             let cells = match &row.state {
                 State::Ready(started) => [
                     row.name.clone(),
                     "ready".into(),
+                    sandbox,
                     started.negotiated.era.to_string(),
                     started.negotiated.protocol_version.clone(),
                     started.tools.len().to_string(),
@@ -457,6 +466,7 @@ fn status_text(rows: &[Row], overall: &Option<String>) -> String {
                     [
                         row.name.clone(),
                         "failed".into(),
+                        sandbox,
                         none(),
                         none(),
                         none(),
@@ -490,8 +500,8 @@ fn status_text(rows: &[Row], overall: &Option<String>) -> String {
     let mut out = line(&HEADER.map(str::to_owned));
     for (row, cells) in rows.iter().zip(&cells) {
         out.push_str(&line(cells));
-        // Only for a sandboxed server, so that plain configurations read as before.
-        if !matches!(row.sandbox.as_str(), "off" | "remote") {
+        // The column says `partial`; this line says which parts.
+        if row.sandbox != sandbox_word(&row.sandbox) {
             out.push_str(&format!("  sandbox: {}\n", row.sandbox));
         }
         if let State::Failed { reason, .. } = &row.state {
@@ -559,9 +569,7 @@ fn status_json(rows: &[Row], overall: &Option<String>) -> Value {
         .into_iter()
         .zip(rows)
         .map(|(mut server, row)| {
-            if !matches!(row.sandbox.as_str(), "off" | "remote")
-                && let Value::Object(fields) = &mut server
-            {
+            if let Value::Object(fields) = &mut server {
                 fields.insert("sandbox".into(), row.sandbox.clone().into());
             }
             server

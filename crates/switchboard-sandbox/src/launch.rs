@@ -139,9 +139,22 @@ pub fn apply(policy: &LaunchPolicy) -> Result<(), LaunchError> {
     restrict(policy)
 }
 
+/// Sets the cgroup's bound and moves this process into it. On cgroup v1 a single-threaded
+/// process moves its one thread (`0` to `tasks`): moving a whole thread group through
+/// `cgroup.procs` takes the kernel's global threadgroup lock for writing, which waits for an
+/// RCU grace period (≈ 15 ms here), while moving the calling thread does not (≈ 0.3 ms).
+/// The launcher runs before any thread exists, so the thread is the process.
 fn join_pids_cgroup(cgroup: &Path, max: u64) -> std::io::Result<()> {
     std::fs::write(cgroup.join("pids.max"), max.to_string())?;
+    let tasks = cgroup.join("tasks");
+    if tasks.exists() && single_threaded() {
+        return std::fs::write(tasks, "0");
+    }
     std::fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string())
+}
+
+fn single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1)
 }
 
 fn set_limits(policy: &LaunchPolicy, cgroup_holds: bool) -> Result<(), LaunchError> {

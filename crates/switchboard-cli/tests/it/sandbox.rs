@@ -241,16 +241,15 @@ fn status_and_serve_show_each_servers_sandbox() {
         checked.join("\n")
     );
     expect![[r#"
-        SERVER   STATE  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
-        boxed    ready  legacy  2025-11-25  7      1        1          <t>
-          sandbox: on
+        SERVER   STATE  SANDBOX  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
+        boxed    ready  on       legacy  2025-11-25  7      1        1          <t>
           warning: tools also offered by `relaxed`: add, change_tools, echo, fail, image, sandbox_probe, slow (a client that does not prefix tool names sees one of each)
           warning: tools also offered by `plain`: add, change_tools, echo, fail, image, sandbox_probe, slow (a client that does not prefix tool names sees one of each)
-        relaxed  ready  legacy  2025-11-25  7      1        1          <t>
+        relaxed  ready  partial  legacy  2025-11-25  7      1        1          <t>
           sandbox: partial (network any; signals and abstract sockets not scoped)
           warning: tools also offered by `boxed`: add, change_tools, echo, fail, image, sandbox_probe, slow (a client that does not prefix tool names sees one of each)
           warning: tools also offered by `plain`: add, change_tools, echo, fail, image, sandbox_probe, slow (a client that does not prefix tool names sees one of each)
-        plain    ready  legacy  2025-11-25  7      1        1          <t>
+        plain    ready  off      legacy  2025-11-25  7      1        1          <t>
           warning: tools also offered by `boxed`: add, change_tools, echo, fail, image, sandbox_probe, slow (a client that does not prefix tool names sees one of each)
           warning: tools also offered by `relaxed`: add, change_tools, echo, fail, image, sandbox_probe, slow (a client that does not prefix tool names sees one of each)
         3 of 3 server(s) ready

@@ -211,15 +211,19 @@ fn every_verb_against_the_python_sdk_over_stdio_and_streamable_http() {
         $ switchboard read fastmcp peer://nothing-here → 3
           ! switchboard: server `fastmcp` answered `resources/read` with an error: Unknown resource: peer://nothing-here (code -32602), data: {"uri":"peer://nothing-here"}
         $ switchboard status → 0
-          SERVER   STATE  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
-          fastmcp  ready  modern  2026-07-28  3      1        2          <t>
+          SERVER   STATE  SANDBOX  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
+          fastmcp  ready  off      modern  2026-07-28  3      1        2          <t>
           1 of 1 server(s) ready
     "#]]
     .assert_eq(&stdio);
-    let http = every_verb(&Peer::fastmcp_http());
+    // The one difference: a remote server has no sandbox.
+    let http = every_verb(&Peer::fastmcp_http()).replace(
+        "fastmcp  ready  remote   modern",
+        "fastmcp  ready  off      modern",
+    );
     assert_eq!(
         http, stdio,
-        "over Streamable HTTP (left) as over stdio (right)"
+        "over Streamable HTTP (left) as over stdio (right), the sandbox column aside"
     );
 }
 
@@ -274,8 +278,8 @@ fn every_verb_against_rmcp_over_stdio() {
         $ switchboard read rmcp peer://nothing-here → 3
           ! switchboard: server `rmcp` answered `resources/read` with an error: no resource peer://nothing-here (code -32602), data: {"uri":"peer://nothing-here"}
         $ switchboard status → 0
-          SERVER  STATE  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
-          rmcp    ready  modern  2026-07-28  4      1        2          <t>
+          SERVER  STATE  SANDBOX  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
+          rmcp    ready  off      modern  2026-07-28  4      1        2          <t>
           1 of 1 server(s) ready
     "#]]
     .assert_eq(&every_verb(&Peer::rmcp_stdio()));

@@ -68,11 +68,11 @@ fn status_shows_ready_crashing_and_silent_servers_and_exits_3() {
     let path = path.as_str();
     assert_eq!(run.code, 3, "{}", run.stderr);
     expect![[r#"
-        SERVER  STATE   ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
-        good    ready   legacy  2025-11-25  6      1        1          <t>
-        crashy  failed  -       -           -      -        -          <t>
+        SERVER  STATE   SANDBOX  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
+        good    ready   off      legacy  2025-11-25  6      1        1          <t>
+        crashy  failed  off      -       -           -      -        -          <t>
           failed: the server process exited (exit status: 2); stderr: fixture: bad configuration, exiting
-        silent  failed  -       -           -      -        -          <t>
+        silent  failed  off      -       -           -      -        -          <t>
           failed: timed out: no answer to `initialize` within 500ms
         1 of 3 server(s) ready
     "#]]
@@ -102,20 +102,20 @@ fn status_warns_about_descriptions_shared_names_and_many_tools() {
     let path = path.as_str();
     assert_eq!(run.code, 0, "{}", run.stderr);
     expect![[r#"
-        SERVER   STATE  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
-        leaky    ready  legacy  2025-11-25  7      1        1          <t>
+        SERVER   STATE  SANDBOX  ERA     PROTOCOL    TOOLS  PROMPTS  RESOURCES  START
+        leaky    ready  off      legacy  2025-11-25  7      1        1          <t>
           warning: tool `deploy`: description: holds what looks like an AWS access key id (20 characters), shown to every client and model; remove it and rotate it
           warning: tools also offered by `hostile`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
           warning: tools also offered by `plain`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
-        hostile  ready  legacy  2025-11-25  10     1        1          <t>
+        hostile  ready  off      legacy  2025-11-25  10     1        1          <t>
           warning: tool `hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed`: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
           warning: tool `shout`: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
           warning: tools also offered by `leaky`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
           warning: tools also offered by `plain`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
-        plain    ready  legacy  2025-11-25  6      1        1          <t>
+        plain    ready  off      legacy  2025-11-25  6      1        1          <t>
           warning: tools also offered by `leaky`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
           warning: tools also offered by `hostile`: add, change_tools, echo, fail, image, slow (a client that does not prefix tool names sees one of each)
-        many     ready  legacy  2025-11-25  130    1        1          <t>
+        many     ready  off      legacy  2025-11-25  130    1        1          <t>
           warning: 130 tools, more than 40: some clients (Cursor) use only 40 and leave the rest out; narrow it with enabledTools
         4 of 4 server(s) ready
         warning: 153 tools across all servers, more than 128: the OpenAI API and VS Code take at most 128 tools in one request
@@ -146,7 +146,8 @@ fn status_warns_about_descriptions_shared_names_and_many_tools() {
                   "tool": "deploy",
                   "detail": "description: holds what looks like an AWS access key id (20 characters), shown to every client and model; remove it and rotate it"
                 }
-              ]
+              ],
+              "sandbox": "off"
             },
             {
               "name": "many",
@@ -167,7 +168,8 @@ fn status_warns_about_descriptions_shared_names_and_many_tools() {
                   "tool": null,
                   "detail": "130 tools, more than 40: some clients (Cursor) use only 40 and leave the rest out; narrow it with enabledTools"
                 }
-              ]
+              ],
+              "sandbox": "off"
             }
           ],
           "warnings": [
@@ -203,7 +205,8 @@ fn status_json_has_failures_as_objects() {
               "prompts": 1,
               "resources": 1,
               "startMs": 0,
-              "warnings": []
+              "warnings": [],
+              "sandbox": "off"
             },
             {
               "name": "crashy",
@@ -211,7 +214,8 @@ fn status_json_has_failures_as_objects() {
               "reason": "the server process exited (exit status: 2); stderr: fixture: bad configuration, exiting",
               "error": "server `crashy`: the server process exited (exit status: 2)\n--- last stderr output ---\nfixture: bad configuration, exiting",
               "startMs": 0,
-              "warnings": []
+              "warnings": [],
+              "sandbox": "off"
             }
           ],
           "warnings": []
@@ -243,8 +247,8 @@ fn an_adhoc_stdio_server_after_double_dash() {
     let status = switchboard(&["status", "--", &fixture, "--mode", "exit-immediately"]);
     assert_eq!(status.code, 3, "{}", status.stderr);
     expect![[r#"
-        SERVER  STATE   ERA  PROTOCOL  TOOLS  PROMPTS  RESOURCES  START
-        adhoc   failed  -    -         -      -        -          <t>
+        SERVER  STATE   SANDBOX  ERA  PROTOCOL  TOOLS  PROMPTS  RESOURCES  START
+        adhoc   failed  off      -    -         -      -        -          <t>
           failed: the server process exited (exit status: 2); stderr: fixture: bad configuration, exiting
         0 of 1 server(s) ready
     "#]]
