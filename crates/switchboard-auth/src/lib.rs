@@ -31,6 +31,21 @@
 //! The browser step is an [`AuthorizationDriver`]: the host decides how the user approves
 //! (a browser and a loopback callback, a pasted redirect, or, in tests, following the
 //! redirect directly). Tokens and secrets never appear in logs or errors.
+//!
+//! # Map
+//!
+//! OAuth 2.1 for HTTP servers: `OAuthClient` implements the transport's `Authorizer`
+//! (`client`), with one module per job: `discovery` (RFC 9728 and RFC 8414/OpenID
+//! metadata), `identity` (pre-registered, metadata-document or dynamically registered
+//! clients, client authentication, the enterprise and workload identities), `grants`
+//! (authorization code with PKCE, cross-app access, workload identity federation with the
+//! JWT-bearer grant, client credentials, refresh; the token request), `dpop` (RFC 9449: one
+//! ES256 key per client, a fresh proof per request, server nonces honoured at the token
+//! endpoint and the MCP server), `fetch` (the HTTP client bound to the server's URL
+//! `policy`), `driver` (the `AuthorizationDriver` seam for the user-facing step), `store`
+//! (the `TokenStore`, a 0600 file; DPoP-bound tokens are kept with their key) and `error`
+//! (`AuthError`, typed where a caller decides: needs login, refused URL, unreachable,
+//! refused with the OAuth `error` code, invalid metadata or authorization response, …).
 
 //!
 //! With the 2026-07-28 authorization extensions: when the authorization server advertises

@@ -24,6 +24,16 @@
 //! Every client process prints exactly one JSON line, a [`stats::RunResult`], on stdout.
 //! The TypeScript and Python SDK clients live in `bench/` at the repository root and print
 //! the same line.
+//!
+//! # Map
+//!
+//! The benchmark harness (`scripts/bench.sh` runs it): our client, rmcp's, the TS and
+//! Python SDK clients (`bench/*.mjs|py`) and a raw blocking pipe floor against the same
+//! servers, over stdio and over Streamable HTTP on loopback (both eras; its own trivial
+//! HTTP server and a raw keep-alive HTTP/1.1 floor), in pinned/split/unpinned CPU regimes,
+//! plus callgrind instruction counts; writes `BENCHMARKS.md` (tables generated,
+//! `bench/NOTES.md` appended). Its tests are smoke runs with no timing assertions. Not
+//! published.
 
 // The driver reports progress on stderr and the clients their result on stdout: printing
 // is this crate's interface.

@@ -29,6 +29,31 @@
 //!
 //! The library never prints: progress goes to an [`Observer`], results into a [`Report`]
 //! ([`Report::render_text`], [`ReportSet::to_json`], [`ReportSet::to_junit`]).
+//!
+//! # Map
+//!
+//! The compatibility checker: the check list as data (`catalog.rs`: id, severity, spec
+//! section), a probe that drives real servers over stdio or Streamable HTTP (connected
+//! through the runtime's `connect`, each session's frames also to the caller's
+//! `ServerSpec::tap`; one session for the read-only checks, fresh connections for reconnect
+//! and shutdown; `raw.rs` sends the HTTP requests a session never would, for the Origin,
+//! session-id and answer checks, the `DELETE` that is `shutdown` over HTTP, and the
+//! 2026-07-28 header rules, and writes header names in capitals on a plain TCP connection
+//! of its own), the checks themselves (`checks/`; `modern.rs` the 2026-07-28 server rules —
+//! `server/discover`, required `_meta`, unsupported versions, header validation, removed
+//! methods, cache hints, unknown resources, error codes — probed over stdio on the main
+//! connection and over HTTP as raw requests through its `Prober`, which `params.rs`
+//! (`x-mcp-header` annotations, `Mcp-Param-*` validation), `input.rs` (`input_required`
+//! rounds: shape, declared capabilities only, retries, tampered state) and `listen.rs`
+//! (`subscriptions/listen`: acknowledgment first, tags, nothing unrequested) share;
+//! `utilities.rs` `ping`, `logging/setLevel` and the 2026-07-28 log opt-in; `features.rs`
+//! the server's own first prompt, resource and completion; `observed.rs` what the recorders
+//! saw, `progress` among it; `wire_schema.rs` every message the server sent, kept whole by
+//! the recorder under caps, against the negotiated revision's JSON schema vendored in
+//! `schemas/`), and the `Report` (pass/fail/warn/skip with evidence), its text, JSON
+//! (`switchboard-check-report/1`) and JUnit renderings and expected-failures baselines.
+//! Produces data; never prints. This crate is an API boundary: its public items are what
+//! other crates and hosts use.
 
 pub mod baseline;
 pub mod catalog;

@@ -5,6 +5,52 @@
 //! codes (0 success, 1 the tool reported an error, 2 usage or configuration error, 3 server,
 //! transport or protocol failure). Logs go to stderr; stdout carries only results. Every
 //! byte for a person goes out through `terminal`, which neutralises control sequences.
+//!
+//! # Map
+//!
+//! The `switchboard` binary: flags → config → session → rendering → exit code. Glue only.
+//! The verbs beyond `tools`/`call` (`prompts`, `prompt`, `resources`, `read`, and `tools
+//! SERVER TOOL` whole) are `browse.rs`; `call`'s `key=value` arguments are typed by the
+//! tool's normalised input schema and checked before sending (`arguments.rs`). Each verb
+//! connects, then runs a function on the connected session (`listed_tools`, `call_on`,
+//! `prompt_on`, `read_on`, …); `shell.rs` (`switchboard shell`) keeps the sessions open and
+//! runs those same functions per command, reading lines on a thread (rustyline through
+//! `terminal::LineEditor` on a terminal, plain capped lines otherwise; Ctrl-C cancels the
+//! running call's token). `status.rs`: every server started in parallel, one row each
+//! (ready or the failure's reason, counts, start time, warnings: description lint, shared
+//! tool names, more than 40 tools in a server or 128 in all). `scan.rs` (`switchboard
+//! scan`, `docs/scan.md`): the servers started by `status.rs`'s own `targets`/`start`,
+//! then, locally, the runtime's lint and `find_shadowing`, the tool lock, names and counts,
+//! and each catalog's tokens (tiktoken-rs o200k_base, embedded); text, JSON or SARIF 2.1.0.
+//! `adhoc.rs`: a server given as `--url URL` or `-- CMD` instead of a config file, named
+//! `adhoc`, in SERVER's place. `config_cmd.rs`: the `config` verbs and the discovery every
+//! command uses without `--config` (`connect::load_config`), project definitions gated by
+//! the runtime's `TrustStore`. Serves the bundled example via the hidden `example-server`
+//! command (`example_server.rs`: a small well-behaved server with four tools, written on
+//! the server crate's authoring kit and served by its stdio transport on `own_stdio`, or
+//! with `--http ADDR` by its HTTP transport, in both eras; the binary links no test
+//! fixture, checked by the testkit's tidy test), opens the browser for `login`
+//! (`browser.rs`), and follows the config for `serve --watch` (`watch.rs`: the `notify`
+//! crate on the folders of the `--config` file or of discovery's places and the trust file,
+//! debounced, feeding `Runtime::set_source` + `Runtime::reload`; the watcher is owned by
+//! `serve`). `--trace`/`SWITCHBOARD_TRACE=FILE` (`trace.rs`: a `FrameTap` per connection —
+//! the verbs' through `ConnectOverrides::tap`, `check`'s through `ServerSpec::tap`,
+//! `serve`'s servers' through the runtime's connection hooks (`connect::CliConnectHooks`,
+//! which the verbs' connects use too) and its stdio client's through the gateway's
+//! connection options —, frames cut at 64 KiB into a bounded queue that drops and counts
+//! rather than waits, a writer thread that redacts the entry's secrets and writes NDJSON);
+//! a call's progress on a terminal (`progress.rs`, indicatif, drawn through `terminal`);
+//! `completions SHELL` (`completions.rs`: clap_complete's dynamic engine, the registration
+//! script written raw by `terminal::print_generated`, each Tab answered by `main` first
+//! thing through `CompleteEnv`, SERVER positions from discovery's files read on a thread
+//! given 1.5 s, names a terminal would not show as they are left out). `era_memo.rs`: the
+//! era each `auto` server negotiated last (`$XDG_CACHE_HOME/switchboard/eras.json`, 256
+//! servers, written atomically, a hint only: a bad file is an empty memo), passed to
+//! `connect` as `ConnectOverrides::era_hint` by the verbs and, through the connection
+//! hooks, by `serve`'s runtime (`check` only records what it found). `serve --http ADDR`
+//! puts the gateway's `GatewayService` behind `http::HttpServer` (`serve.rs`: the token
+//! from `--bearer-token-env`, `--allow-origin`, the drain on SIGINT/SIGTERM before the
+//! runtime is disposed).
 
 mod adhoc;
 mod arguments;

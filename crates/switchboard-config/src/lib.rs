@@ -17,6 +17,25 @@
 //! An entry's tool filter ([`ToolFilter`], in `filter`) is `enabledTools`/`disabledTools`
 //! everywhere, also Gemini's `includeTools`/`excludeTools` in JSON and Codex's
 //! `enabled_tools`/`disabled_tools` in TOML.
+//!
+//! # Map
+//!
+//! `mcp.json` reading: dialects, `${VAR}` expansion, per-entry validation with file and
+//! line, redacted display; each client's file layout (`layout.rs`: syntax — JSON, JSON with
+//! comments, TOML —, the server map's key path, the dialect mapped to the common spelling);
+//! discovery (`discover.rs`: `$SWITCHBOARD_CONFIG`, the project's files, the user's files
+//! of each client, first definition wins, every place reported; home and project directory
+//! come from `Places`); format-keeping edits (`edit/`: in JSON only the bytes of the member
+//! added or cut change, with its comma and its line — comments, indentation, CRLF kept —
+//! `json.rs`; `toml_edit` for TOML, `toml.rs`; the entry written in the file's dialect);
+//! `atomic.rs`, the one writer of every file Switchboard keeps (temp file in the same
+//! folder, fsync, rename, folder fsync; new files 0600 in 0700 folders); VS Code's
+//! `${env:VAR}` and `${input:ID}` (read from `SWITCHBOARD_INPUT_ID`, else an entry error
+//! naming the input from `inputs`); the entry's per-tool filter (`filter.rs`: `ToolFilter`,
+//! allow and deny lists of `*`/`?` patterns, deny wins), which the runtime applies where a
+//! server's tools enter the snapshot and the CLI where it lists and calls. Its own crate
+//! because the CLI, the runtime and the checker all read configuration and none should
+//! depend on another for it.
 
 pub mod atomic;
 pub mod discover;

@@ -14,6 +14,20 @@
 //! mutation fuzzer over a seed corpus of real messages ([`corpus`]), without coverage
 //! feedback; `switchboard-fuzz-afl` (feature `afl`, `scripts/fuzz.sh --afl`) runs the same
 //! targets coverage-guided under AFL++.
+//!
+//! # Map
+//!
+//! Fuzz targets, one `fn(&[u8])` each, for what reads peer or user input: line framing and
+//! envelope decoding (a `Connection` against the plain decoder), the SSE parser, the config
+//! loader (JSON, TOML, `${VAR}`), the config editor (a server added where the map is and
+//! nothing else changed; removed, the same bytes), header text and `Mcp-Param-*` parameters
+//! (and `WWW-Authenticate` challenges), and the gateway's inbound frames (`serve` over an
+//! in-memory pipe with a runtime without servers). Each checks invariants (chunking does
+//! not change frames or events, buffers stay within their caps, every request is answered,
+//! no secret in an error), not only the absence of panics. A seed corpus of real messages
+//! and files, a mutation driver (`campaign`), a bounded campaign per target and every saved
+//! crash input (`regressions/`) as tests, and the `switchboard-fuzz` binary for long runs
+//! (`scripts/fuzz.sh`, also under AFL++). Not published.
 
 pub mod campaign;
 pub mod corpus;

@@ -22,6 +22,24 @@
 //! [`switchboard_wire::TransportError`] (status, a capped body excerpt); nothing is dressed
 //! up as a JSON-RPC error. An unreachable server closes the connection. Retries are
 //! explicit per-request state (`post.rs`).
+//!
+//! # Map
+//!
+//! The Streamable HTTP client transport, both eras (`connect`: a `Transport` that turns
+//! each outgoing message into a POST with the headers of the era the session names in its
+//! context, `driver.rs`; the POST and its retries as explicit per-request state, `post.rs`;
+//! JSON or SSE answers handed to the connection message by message and HTTP failures as
+//! `TransportError`s, `answer.rs`; a body that is one plain result to its POST goes through
+//! as its own text, `plain_answer.rs`; notifications, the GET stream and the 2024-11-05
+//! event stream, `streams.rs`), the 2024-11-05 HTTP+SSE fallback, `Mcp-Name`/`Mcp-Param-*`
+//! header rules (`param_headers`; `header_text` and its reverse `header_text_decode`, the
+//! Base64 sentinel), an incremental SSE parser (an event capped as it grows, `sse`) and the
+//! event writer beside it (the server side shares both), and the `Authorizer` seam that the
+//! OAuth client implements (`authorize.rs`: `credentials(RequestTarget)` gives each request
+//! its `Authorization` value and, for DPoP, a proof bound to its method and URL;
+//! `challenge(AuthChallenge)` answers a 401/403, with the `DPoP-Nonce` header, as
+//! `ChallengeOutcome::{Retry, Refused}` or a typed `AuthorizeError`). This crate is an API
+//! boundary: its public items are what other crates and hosts use.
 
 mod answer;
 mod authorize;

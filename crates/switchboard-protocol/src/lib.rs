@@ -5,6 +5,13 @@
 //! the specification allows growth (unknown fields are kept in `raw` or ignored) and strict
 //! where a wrong shape would mislead the caller (a tool without a name is an error).
 //! Serialization happens here and nowhere else in the client.
+//!
+//! # Map
+//!
+//! MCP vocabulary: versions and eras, method names, `_meta` keys, error codes, the types a
+//! client reads (`Tool`, `CallToolResult`, `ContentBlock`, …; `ReadResourceResult`; the
+//! skills extension's `SkillEntry`, `skills.rs`: an entry's shape checked as it is read,
+//! its files `{uri, sha256 digest, size}` or `"dynamic"`). Pure data; no I/O.
 
 mod call_result;
 mod list_page;

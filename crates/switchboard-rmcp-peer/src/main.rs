@@ -17,6 +17,13 @@
 //! answer (written after the head) until the client's delayed ACK of the head,
 //! about 40 ms per call on loopback. A transport or startup error is returned from `main`,
 //! which reports it on stderr and exits non-zero.
+//!
+//! # Map
+//!
+//! An MCP server on the official Rust SDK (`rmcp`: tools, a prompt, text and binary
+//! resources and a template, as the Python peer `scripts/peers/fastmcp_server.py` has
+//! them), over stdio or Streamable HTTP (`--http PORT`: rmcp's `StreamableHttpService`
+//! behind hyper), used only as an interop peer in tests and benchmarks. Not published.
 
 mod server;
 

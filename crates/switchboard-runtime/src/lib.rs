@@ -6,6 +6,58 @@
 //! published together as one versioned [`Snapshot`]; bridged tools go through the same
 //! [`ToolOutput`] boundary as the host's own tools; child tasks share the parent's live
 //! connections through proxies.
+//!
+//! # Map
+//!
+//! Many servers for an agent (and `connect`: the one way from a config entry to a connected
+//! session, with `ConnectOverrides` for what a caller sets beyond the entry, `era_hint`
+//! among them: the era a host remembers for the server, keyed by `server_identity`; the CLI
+//! and the checker connect through it too; the supervisor asks the host's
+//! `ConnectionHooks`, `ServerPolicy::connect_hooks`, for each connect's tap and era hint
+//! and tells it what the connect came to, `ConnectOutcome`). `Runtime` (the session-owned
+//! controller: `enable`/`disable`/`reload`/`dispose`, serialised, latest request wins),
+//! `sources` (config scopes, project trust; `trust_key` for hosts that read project files
+//! themselves, as the CLI does), a supervisor per server (`server.rs`: explicit states
+//! configured → connecting → ready → backoff → broken, restart with backoff and jitter,
+//! circuit breaker — a reload starts a broken server again —, list-changed re-listing),
+//! `Snapshot` (everything published, one version at a time; a change during a transition is
+//! published after it by the publisher, which waits for the controller; the system-prompt
+//! section fences each server's instructions), `BridgedTool` and the `Tool` trait with the
+//! `ToolOutput` boundary (`output.rs`: size bound on every output, errors included, middle
+//! truncation, spill) for agents; the host's `ServerPolicy::host` answers the servers'
+//! elicitation and sampling requests; and beside it `Runtime::call_tool_raw` for hosts that
+//! serve MCP (same routing and argument checks, the server's result or a typed
+//! `ServerRequestError` unconverted; with `get_prompt`, `read_resource`, `complete_raw`,
+//! `subscribe_resource` (`resources/subscribe` to a legacy server, a listen stream
+//! following the resource on a 2026-07-28 one), `set_log_level` (`logging/setLevel` to a
+//! legacy server, `_meta` on every request to a 2026-07-28 one, applied again after every
+//! reconnect), and `notices()`, the host's feed as `ServerNotice`s (`notice.rs`: the
+//! servers' log messages, resource updates and every other notification but list changes,
+//! each server's state changes with the failure's reason, which snapshot version first
+//! carries a server's changed lists or instructions — `publish` compares each server's
+//! lists with the last publication —, frames that were no usable message, and the runtime's
+//! own lag; every string and JSON value cut to 16 KiB, 256 queued, a lagging host told how
+//! many it missed); an enable is cut short by a disable that arrives while servers connect
+//! (`desired` is a watch the start waits on beside its servers: connects cancelled, nothing
+//! published, `RuntimeError::EnableSuperseded`); the startup report's `warnings` are the
+//! snapshot's findings, instructions linted like descriptions), `skills` (`Runtime::skills`
+//! lists the servers that declare the extension and holds each listing per connection;
+//! `load_skill`/`read_skill_file` load from the held entry and read only from the skill's
+//! own server), `naming` (exported names via a route table: provider-safe
+//! `<server>__<tool>` by default, or each tool's own name with `Naming::Unprefixed`, which
+//! `serve --server NAME --no-prefix` uses; the gateway then presents that server's
+//! `serverInfo` (`Runtime::server_identity`) and instructions), `schema` (normalisation,
+//! argument validation), `guards` (tool lock file — `ToolLock::beside` its config, where
+//! `scan --update` writes it and `serve` applies it strictly unless `--no-tool-lock`;
+//! `tool_lock.rs`: format 2 pins each tool's whole definition (hash and, up to 64 KiB, the
+//! definition itself, for `pin_diff.rs`'s diffs and rename detection), the lock's
+//! `new_tools` policy; `state_file.rs` reads it and the trust store failing closed: only a
+//! missing file is empty; `Snapshot::held` names each held tool with why and the command
+//! that accepts it —, description lint: hidden characters, instruction-like text,
+//! exfiltration phrasing, orders about other tools, markup that hides text, credentials;
+//! `find_shadowing` across servers), `ChildRuntime`/`ProxyTool` (children share the
+//! parent's connections). `examples/agent_host.rs` walks a host through the whole life.
+//! This crate is an API boundary: its public items are what other crates and hosts use.
 
 pub mod connect;
 pub mod guards;

@@ -7,6 +7,24 @@
 //! answered through a [`ClientHandler`].
 //!
 //! The session knows one server and nothing about configuration files or other servers.
+//!
+//! # Map
+//!
+//! One client session over one transport (`session/mod.rs`: the public types and calls; it
+//! tells the connection MCP's cancellation and each message's protocol version): era
+//! detection and negotiation (`negotiate.rs`; `EraChoice::AutoLegacyFirst`, a host's hint,
+//! sends `initialize` first and probes only when it is refused), capability gating,
+//! requests with deadlines/progress/cancellation and MRTR input rounds (`requests.rs`;
+//! `Session::request_unanswered` hands an `input_required` result back unanswered, for the
+//! checker), listings under caps on pages, entries and bytes (`listing.rs`; each page read
+//! entry by entry from its text by `protocol`'s `ListPage`, so a bad entry is a listing
+//! problem), the dispatch task answering server requests via `ClientHandler` and publishing
+//! the `SessionEvent` stream (`dispatch.rs`, with the progress bookkeeping of
+//! `progress.rs`), settings (`config.rs`), the skills extension (`session/skills.rs`:
+//! `list_skills` under the listing caps, `get_skill`, `load_skill`/`read_skill_file`; the
+//! checks in `skills.rs`: byte size, then SHA-256, then the YAML frontmatter field by
+//! field, before any content is returned, under `SkillLimits`, failures a `SkillError`).
+//! This crate is an API boundary: its public items are what other crates and hosts use.
 
 mod config;
 mod error;

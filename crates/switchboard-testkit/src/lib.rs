@@ -14,6 +14,16 @@
 //! - [`soak`]: the chaos soak of the gateway (five fixture servers killed and frozen at
 //!   random under a steady load of calls); the `switchboard-soak` binary runs it.
 //! - [`wait`]: deadlines for async test steps that fail with a readable message.
+//!
+//! # Map
+//!
+//! Fixture MCP servers (`switchboard-fixture --mode …`), good and deliberately broken,
+//! built on our own wire/protocol types, also over Streamable HTTP (`--http`,
+//! `serve::HttpServer`: both eras, listen streams routed by their subscription id,
+//! 2026-07-28 headers and their Base64 sentinel checked); test helpers that locate binaries
+//! and peers and bound waits; `switchboard-peak`, a launcher that reports a command's own
+//! peak memory (the fault matrix measures through it); `switchboard-soak`, the gateway's
+//! chaos soak. Not published.
 
 pub mod canned;
 pub mod fixture;

@@ -8,6 +8,39 @@
 //! requests, receive responses; everything else arrives as [`Inbound`] events),
 //! [`stdio::spawn`] (a server as a child process), [`orphans::adopt_orphans`] (owning the
 //! descendants that daemonise), [`memory::memory_pair`] (for tests).
+//!
+//! # Map
+//!
+//! JSON-RPC 2.0 messages (`Message`, `RequestId`, `ErrorObject`), newline framing with a
+//! size cap (`LineBuffer`; a line over the cap streams past a bounded scanner,
+//! `frame_id.rs`, that reads the top-level `id` of the answer it meant to be), `Connection`
+//! (concurrent sends, pending-request table, `Inbound` events for everything that is not an
+//! awaited response, frame tap) over a `Transport` (`transport.rs`: each outgoing message
+//! with its `OutgoingKind` — request id and method, the request a cancellation names — and
+//! the `MessageContext` its owner gives it, the protocol version; what comes back enters
+//! through the connection's `InboundSink`, answers as message texts, failures as a typed
+//! `TransportError` for the request's id). A byte stream is the built-in transport (one
+//! reader task, one line a message); the cancellation notice is the owner's
+//! (`Connection::set_cancel_notice`: the session sets MCP's). The stdio transport
+//! (`stdio::spawn`, `ChildProcess` with staged shutdown and stderr tail), `/proc`
+//! process-tree helpers, in-memory connection pairs, `own_stdio` (this process's
+//! stdin/stdout as non-blocking pipes, for serving on stdio), and the finder of
+//! credential-looking strings in peer text (`credentials.rs`: the checker's
+//! `no-credentials` check and the runtime's description lint share it). This crate is an
+//! API boundary: its public items are what other crates and hosts use.
+//!
+//! # Hot path
+//!
+//! A request is serialised straight from borrowed parts into one line, written under a lock
+//! by the caller's task; the reader task reads the reply's envelope (no `Value` tree:
+//! `wire`'s `envelope.rs`) and completes the caller's oneshot with the result still as JSON
+//! text, which the session parses straight into its type
+//! (`CallToolResult::from_json_text`). Modern `_meta` is rendered once per session. One
+//! task hop per message. The envelope's constant parts are written as bytes, the line end
+//! is found with `memchr`, and the tables keyed by our own request ids hash with FxHash (a
+//! peer's ids only look up). Over HTTP the same text is the POST's body (no re-framing or
+//! re-decoding of outgoing messages), and a body that is one plain answer enters the
+//! connection as it came.
 
 mod connection;
 pub mod credentials;

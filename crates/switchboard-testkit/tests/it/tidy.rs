@@ -194,8 +194,7 @@ fn actual_crate_graph() -> Vec<(String, Vec<String>)> {
 /// The graph ARCHITECTURE.md's "Dependency graph (workspace edges…):" paragraph states:
 /// `` `a` → `b`, `c` `` for edges, `` `x` and `y` depend on no workspace crate `` for none.
 fn documented_crate_graph() -> Vec<(String, Vec<String>)> {
-    let text =
-        fs::read_to_string(workspace_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let text = architecture();
     let start = text
         .find("Dependency graph (workspace edges")
         .expect("ARCHITECTURE.md states the dependency graph");
@@ -403,5 +402,97 @@ fn no_test_asserts_on_wall_clock_time() {
     assert!(
         offenders.is_empty(),
         "tests asserting on wall-clock time: {offenders:#?}"
+    );
+}
+
+/// ARCHITECTURE.md's text, which is a map: short enough to read at one sitting.
+fn architecture() -> String {
+    fs::read_to_string(workspace_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md")
+}
+
+#[test]
+fn the_architecture_map_stays_within_1500_words() {
+    let words = architecture().split_whitespace().count();
+    assert!(
+        words <= 1500,
+        "ARCHITECTURE.md has {words} words; it is a map of at most 1,500: move details into \
+         the modules' `//!` docs"
+    );
+}
+
+/// What an invariant's "Checked by" names: `file.rs::test_fn` or fault `case-name`.
+#[derive(Debug, PartialEq)]
+enum Checker {
+    TestFn { file: String, function: String },
+    FaultCase(String),
+}
+
+/// The invariants section's bullets with what each names as its checker; a bullet that
+/// says neither "Checked by" nor "Unchecked" is returned with `None`.
+fn invariant_checkers(text: &str) -> Vec<(String, Option<Vec<Checker>>)> {
+    let section = text
+        .split("## Invariants")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or("");
+    let mut bullets = Vec::new();
+    for bullet in section.split("\n- ").skip(1) {
+        let bullet = bullet.trim().to_owned();
+        let Some((_, checked_by)) = bullet.split_once("Checked by") else {
+            let unchecked = bullet.contains("Unchecked.");
+            bullets.push((bullet, unchecked.then(Vec::new)));
+            continue;
+        };
+        let quoted: Vec<&str> = checked_by.split('`').collect();
+        let mut checkers = Vec::new();
+        for (at, part) in quoted.iter().enumerate().skip(1).step_by(2) {
+            let before = quoted[at - 1];
+            if before.trim_end().ends_with("fault") {
+                checkers.push(Checker::FaultCase((*part).to_owned()));
+            } else if let Some((file, function)) = part.split_once(".rs::") {
+                checkers.push(Checker::TestFn {
+                    file: format!("{file}.rs"),
+                    function: function.to_owned(),
+                });
+            }
+        }
+        bullets.push((bullet, Some(checkers)));
+    }
+    bullets
+}
+
+#[test]
+fn every_invariant_names_a_test_that_exists_or_says_unchecked() {
+    let files = rust_files();
+    let bullets = invariant_checkers(&architecture());
+    assert!(bullets.len() >= 10, "ARCHITECTURE.md lists its invariants");
+    let mut wrong = Vec::new();
+    for (bullet, checkers) in &bullets {
+        let Some(checkers) = checkers else {
+            wrong.push(format!(
+                "says neither \"Checked by\" nor \"Unchecked.\": {bullet}"
+            ));
+            continue;
+        };
+        for checker in checkers {
+            let found = match checker {
+                Checker::TestFn { file, function } => files.iter().any(|(path, text)| {
+                    (path.ends_with(&format!("/{file}")))
+                        && text.contains(&format!("fn {function}("))
+                }),
+                Checker::FaultCase(name) => files.iter().any(|(path, text)| {
+                    path.contains("/tests/it/faults/")
+                        && text.contains(&format!("name: \"{name}\""))
+                }),
+            };
+            if !found {
+                wrong.push(format!("names {checker:?}, which does not exist"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "ARCHITECTURE.md's invariants:\n{}",
+        wrong.join("\n")
     );
 }
