@@ -413,20 +413,28 @@ fn unknown_tool(facts: &Facts, answered: bool) -> CheckResult {
     }
 }
 
+/// `errors-actionable`: judged only when a call with schema-violating arguments was made
+/// (its error is the one that must name a field); the unknown-tool error is judged with it.
 fn actionable(facts: &Facts) -> CheckResult {
+    let Some((field, invalid)) = &facts.invalid_probe else {
+        return CheckResult::skip(
+            ids::ERRORS_ACTIONABLE,
+            "no call with schema-violating arguments was made, so no error could name a field (see `invalid-input`)",
+        );
+    };
     let mut findings = Vec::new();
     let mut evidence = Evidence::default();
-    let mut judged = 0;
-    if let Some((field, captured)) = &facts.invalid_probe
-        && let Some(text) = error_text(&captured.outcome)
-    {
-        judged += 1;
+    let mut judged = Vec::new();
+    if let Some(text) = error_text(&invalid.outcome) {
+        judged.push(format!(
+            "the invalid-arguments error names the field `{field}`"
+        ));
         evidence.notes.push(format!(
             "invalid-arguments error: {}",
             switchboard_wire::excerpt(text.as_bytes(), 300)
         ));
         // The server may echo the wrong value back; it does not count as naming the field.
-        let wrong = captured
+        let wrong = invalid
             .params
             .pointer(&format!(
                 "/arguments/{}",
@@ -447,11 +455,15 @@ fn actionable(facts: &Facts) -> CheckResult {
                 "the error for invalid arguments does not name the offending field `{field}`"
             )));
         }
+    } else {
+        evidence.notes.push(
+            "the schema-violating call got no error message (see `invalid-input`), so field naming was not judged".into(),
+        );
     }
     if let Some((name, captured)) = &facts.unknown_probe
         && let Some(text) = error_text(&captured.outcome)
     {
-        judged += 1;
+        judged.push(format!("the unknown-tool error names `{name}`"));
         evidence.notes.push(format!(
             "unknown-tool error: {}",
             switchboard_wire::excerpt(text.as_bytes(), 300)
@@ -462,18 +474,18 @@ fn actionable(facts: &Facts) -> CheckResult {
             )));
         }
     }
-    if judged == 0 {
+    if judged.is_empty() {
         return CheckResult::skip(
             ids::ERRORS_ACTIONABLE,
             "no error message to judge (see `invalid-input`)",
         );
     }
-    CheckResult::from_findings(
-        ids::ERRORS_ACTIONABLE,
-        &findings,
-        "errors name the offending field and the unknown tool",
-        evidence,
-    )
+    let summary = if judged.len() == 2 {
+        "errors name the offending field and the unknown tool".to_owned()
+    } else {
+        judged.join("; ")
+    };
+    CheckResult::from_findings(ids::ERRORS_ACTIONABLE, &findings, summary, evidence)
 }
 
 #[cfg(test)]

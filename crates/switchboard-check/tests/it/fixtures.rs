@@ -356,3 +356,27 @@ async fn every_check_has_a_passing_and_a_failing_fixture() {
         assert_eq!(result.status, Status::Pass, "{id}: {}", result.summary);
     }
 }
+
+/// With no tool to call with schema-violating arguments, `errors-actionable` has no error
+/// that could name a field: it is skipped saying so, not passed on the unknown-tool error
+/// alone.
+#[tokio::test]
+async fn errors_actionable_is_skipped_without_a_bad_arguments_call() {
+    let report = check(
+        &fixture("no-tools", &["--mode", "many-tools", "--tools", "0"]),
+        &quick(),
+    )
+    .await;
+    let result = report
+        .result(ids::ERRORS_ACTIONABLE)
+        .expect("errors-actionable has a result");
+    assert_eq!(
+        (result.status, result.summary.as_str()),
+        (
+            Status::Skip,
+            "no call with schema-violating arguments was made, so no error could name a field (see `invalid-input`)"
+        ),
+        "{}",
+        report.render_text()
+    );
+}
