@@ -13,6 +13,12 @@
 //!   response containing the `InitializeResult`." "The session ID MUST only contain visible
 //!   ASCII characters (ranging from 0x21 to 0x7E)."
 //!
+//! A unit on raw requests lives here as well, shaped probe → evidence → judgement:
+//! `http-notifications` (a 2026-07-28 notification gets the same 202 with no body the
+//! legacy `notifications/initialized` above gets; "If the body is a JSON-RPC notification:
+//! if the server accepts it, the server MUST return HTTP status code 202 Accepted with no
+//! body").
+//!
 //! In the legacy era the check opens a session of its own (`initialize`,
 //! `notifications/initialized`, `ping`, then three `ping`s at once) and ends it; in the
 //! 2026-07-28 era it judges the answers to `server/discover`, once and three times at once
@@ -24,10 +30,10 @@ use switchboard_protocol::Era;
 use switchboard_session::EraChoice;
 
 use super::http::{HttpTarget, end_session};
-use crate::catalog::ids;
+use crate::catalog::{UnitFuture, ids};
 use crate::raw::{
-    RawAnswer, RawRequest, discover_body, exchange, initialize_body, notification_body,
-    request_body,
+    RawAnswer, RawRequest, discover_body, exchange, initialize_body, modern_meta,
+    notification_body, request_body,
 };
 use crate::report::{CheckResult, Evidence, Finding};
 
@@ -146,6 +152,16 @@ fn invisible_characters(id: &str) -> Option<String> {
     Some(format!("{}{more}", shown.join(", ")))
 }
 
+/// A legacy `initialize` of the check's own, and its answer.
+async fn legacy_initialize(target: &HttpTarget<'_>) -> (RawRequest, RawAnswer) {
+    let initialize = RawRequest {
+        body: Some(initialize_body(1, target.legacy_version())),
+        ..RawRequest::default()
+    };
+    let answer = target.raw.send(&initialize).await;
+    (initialize, answer)
+}
+
 /// The legacy exchanges, on a session of the check's own; false if `initialize` failed.
 async fn legacy(
     target: &HttpTarget<'_>,
@@ -153,11 +169,7 @@ async fn legacy(
     evidence: &mut Evidence,
 ) -> bool {
     let raw = target.raw;
-    let initialize = RawRequest {
-        body: Some(initialize_body(1, target.legacy_version())),
-        ..RawRequest::default()
-    };
-    let answer = raw.send(&initialize).await;
+    let (initialize, answer) = legacy_initialize(target).await;
     if !(answer.success() && answer.result().is_some()) {
         if target.era == Era::Legacy {
             evidence
@@ -319,4 +331,39 @@ pub(crate) async fn responses(target: &HttpTarget<'_>) -> CheckResult {
     };
     let findings: Vec<Finding> = problems.into_iter().map(Finding::error).collect();
     CheckResult::from_findings(ids::HTTP_RESPONSES, &findings, summary, evidence)
+}
+
+/// `http-notifications`: a 2026-07-28 `notifications/cancelled` (for a request never sent,
+/// which a server ignores) POSTed with the revision's headers and `_meta`.
+pub(crate) fn modern_notification<'a>(target: &'a HttpTarget<'a>) -> UnitFuture<'a> {
+    Box::pin(async move {
+        // Probe.
+        let mut params = json!({
+            "requestId": "switchboard-check-never-sent",
+            "reason": "switchboard check: a notification for the server to accept",
+        });
+        params["_meta"] = Value::Object(modern_meta());
+        let request = RawRequest {
+            body: Some(notification_body("notifications/cancelled", Some(params))),
+            modern: true,
+            ..RawRequest::default()
+        };
+        let answer = target.raw.send(&request).await;
+        // Evidence.
+        let mut evidence = Evidence::default();
+        evidence.exchanges.push(exchange(
+            "`notifications/cancelled` for a request never sent",
+            &request,
+            &answer,
+        ));
+        // Judgement: the legacy era's, for `notifications/initialized`.
+        match judge_notification("a POSTed `notifications/cancelled`", &answer) {
+            Some(problem) => CheckResult::finding(ids::HTTP_NOTIFICATIONS, problem, evidence),
+            None => CheckResult::pass(
+                ids::HTTP_NOTIFICATIONS,
+                "a POSTed notification (`notifications/cancelled`) got 202 Accepted with no body",
+                evidence,
+            ),
+        }
+    })
 }

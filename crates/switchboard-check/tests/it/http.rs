@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use switchboard_check::catalog::CHECKS;
+use switchboard_check::catalog::{CHECKS, Eras};
 use switchboard_check::{Options, Report, ServerSpec, Status};
 
 use crate::support::*;
@@ -65,7 +65,7 @@ pub(crate) const STDIO_ONLY: &[&str] = &["stdout-purity"];
 /// session sees no progress).
 fn legacy_skips() -> Vec<&'static str> {
     let mut skips = STDIO_ONLY.to_vec();
-    skips.extend(switchboard_check::catalog::ids::MODERN);
+    skips.extend(switchboard_check::catalog::only_in(Eras::Modern));
     skips.push("progress");
     skips
 }
