@@ -235,6 +235,8 @@ pub mod ids {
     pub const HTTP_SESSION: &str = "http-session";
     /// HTTP: status codes, media types and session ids of the answers.
     pub const HTTP_RESPONSES: &str = "http-responses";
+    /// HTTP, legacy era: event streams open with a priming event.
+    pub const SSE_PRIMING: &str = "sse-priming";
     /// 2026-07-28 over HTTP: a notification gets 202 with no body.
     pub const HTTP_NOTIFICATIONS: &str = "http-notifications";
 
@@ -664,6 +666,22 @@ pub static CHECKS: &[CheckDef] = &[
         fix: "Label JSON answers `application/json` and event streams `text/event-stream`, \
               answer accepted notifications with 202 and an empty body, and issue the \
               session id (visible ASCII only) on the answer to `initialize`, nowhere else.",
+    },
+    CheckDef {
+        id: ids::SSE_PRIMING,
+        title: "HTTP: event streams primed",
+        severity: Severity::Warning,
+        spec: "basic/transports#sending-messages-to-the-server",
+        applies: Applies::Http,
+        seed_step: None,
+        eras: Eras::Legacy,
+        runs: Runs::RawHttp(http_responses::sse_priming),
+        verifies: "On a legacy session of the check's own, the event stream answering a `ping` \
+                   that asks for progress opens with a priming event: an event id and empty \
+                   `data` (a SHOULD: warning). Skipped when the answer is `application/json`.",
+        fix: "Start every request's event stream with an event that has an `id` and an empty \
+              `data` field, so a client that loses the stream can resume it with \
+              `Last-Event-ID`.",
     },
     CheckDef {
         id: ids::HTTP_NOTIFICATIONS,
