@@ -1,6 +1,18 @@
-//! The check catalog: every check as data (stable id, title, severity, the specification
-//! section it rests on, the transports it applies to, what it verifies and how to fix a
-//! failure). Reports, documentation and the fixture pairing test all read this table.
+//! The check registry: every check declared once, as data (stable id, title, severity, the
+//! specification section it rests on, the transports and eras it applies to, what it
+//! verifies, how to fix a failure) with how it runs ([`Runs`]). Reports, baselines, counts,
+//! the run's skip lists, documentation and the fixture pairing test all read this table.
+//!
+//! A check runs in one of two ways. Most of the original checks are decided by a *stage*
+//! of the run ([`Stage`]) that judges several of them from one probe (one tool listing is
+//! judged as `tools-list`, `pagination`, `tool-names`, …); `run.rs` calls the stage and the
+//! registry says which checks it decides, so a skip ("the tool listing failed") reaches
+//! exactly those. A newer check is a *unit* of its own: one function, shaped probe (talk to
+//! the server) → evidence (what was seen) → judgement (pass, fail, warn or skip with a
+//! message), which the run calls for every entry that names one, gated by the entry's
+//! transport and era. Adding a unit check is its entry here, its function, and its test.
+
+use crate::checks::http_responses;
 
 /// How bad a finding of a check is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,6 +31,70 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+        }
+    }
+}
+
+/// Which protocol eras a check applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Eras {
+    /// Both eras (a check that needs one of them says so in its own skip).
+    Both,
+    /// The legacy era (`initialize`): skipped when the entry pins 2026-07-28.
+    Legacy,
+    /// 2026-07-28: skipped for a server whose session negotiated the legacy era.
+    Modern,
+}
+
+/// A stage of the run that decides several checks from one probe (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// The connection: `handshake::judge_ready` (or `judge_failed`).
+    Handshake,
+    /// One listing of the tools: `listing::run`.
+    Listing,
+    /// One successful call: `calls::successful_call`.
+    Call,
+    /// One call with schema-violating arguments and one of an unknown tool:
+    /// `calls::invalid_input`.
+    InvalidInput,
+    /// The long call cancelled: `cancel::run` (legacy HTTP: `http_cancel::run`).
+    Cancellation,
+    /// Connections of their own: `lifecycle::run` (over HTTP `shutdown` ends the session
+    /// `http-session` opened: `http_shutdown`).
+    Lifecycle,
+    /// Raw HTTP exchanges: `http::origin`, `http::sessions`, `http_responses::responses`.
+    Http,
+    /// The 2026-07-28 rules: `modern::run`.
+    Modern,
+    /// The main session's last requests: `utilities::run`, `features::run`.
+    SessionEnd,
+    /// Everything the sessions recorded, judged at the end: `observed::*`,
+    /// `wire_schema::run`.
+    Observed,
+}
+
+/// What a unit check's function returns: its run, to be awaited.
+pub(crate) type UnitFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = crate::report::CheckResult> + Send + 'a>>;
+
+/// A unit check on raw HTTP requests: probe → evidence → judgement in one function.
+pub(crate) type RawHttpUnit = for<'a> fn(&'a crate::checks::http::HttpTarget<'a>) -> UnitFuture<'a>;
+
+/// How a check runs.
+#[derive(Clone, Copy)]
+pub(crate) enum Runs {
+    /// Decided by this stage together with the other checks it decides.
+    Stage(Stage),
+    /// A unit of its own on raw HTTP requests (HTTP servers only).
+    RawHttp(RawHttpUnit),
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Runs::Stage(stage) => write!(f, "Stage({stage:?})"),
+            Runs::RawHttp(_) => f.write_str("RawHttp"),
         }
     }
 }
@@ -50,6 +126,10 @@ pub struct CheckDef {
     pub applies: Applies,
     /// The seed step (1–7) it implements, if any.
     pub seed_step: Option<u8>,
+    /// Eras it applies to.
+    pub eras: Eras,
+    /// How it runs.
+    pub(crate) runs: Runs,
     /// What it verifies, in one or two sentences.
     pub verifies: &'static str,
     /// What to do when it fails.
@@ -155,6 +235,10 @@ pub mod ids {
     pub const HTTP_SESSION: &str = "http-session";
     /// HTTP: status codes, media types and session ids of the answers.
     pub const HTTP_RESPONSES: &str = "http-responses";
+    /// HTTP, legacy era: event streams open with a priming event.
+    pub const SSE_PRIMING: &str = "sse-priming";
+    /// 2026-07-28 over HTTP: a notification gets 202 with no body.
+    pub const HTTP_NOTIFICATIONS: &str = "http-notifications";
 
     // The 2026-07-28 checks (`checks/modern.rs`).
     /// 2026-07-28: the `server/discover` result.
@@ -179,20 +263,6 @@ pub mod ids {
     pub const UNKNOWN_RESOURCE: &str = "unknown-resource";
     /// 2026-07-28: no reserved or retired error codes.
     pub const ERROR_CODES: &str = "error-codes";
-    /// Every 2026-07-28 check, skipped for a server that does not speak that era.
-    pub const MODERN: &[&str] = &[
-        DISCOVER,
-        REQUEST_META,
-        UNSUPPORTED_VERSION,
-        HTTP_HEADERS,
-        PARAM_HEADERS,
-        REMOVED_METHODS,
-        CACHE_HINTS,
-        INPUT_REQUIRED,
-        SUBSCRIPTIONS_LISTEN,
-        UNKNOWN_RESOURCE,
-        ERROR_CODES,
-    ];
 }
 
 /// Check ids a release retired, with the check that now reports what they did; baselines
@@ -211,6 +281,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/lifecycle#initialization",
         applies: Applies::Any,
         seed_step: Some(1),
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Handshake),
         verifies: "The server completes the handshake (`initialize`, or `server/discover` in \
                    the 2026-07-28 protocol) within the connect deadline with a well-formed result.",
         fix: "Answer `initialize` promptly with `protocolVersion`, `capabilities` and \
@@ -223,6 +295,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/lifecycle#version-negotiation",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Handshake),
         verifies: "The server answers with a protocol version the specification defines: the \
                    requested one when it supports it, otherwise one it supports.",
         fix: "Echo the client's `protocolVersion` when you support it; otherwise answer with \
@@ -235,6 +309,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/lifecycle#capability-negotiation",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Observed),
         verifies: "Every declared capability answers its list request, and the server sends no \
                    notification or request that needs a capability it (or the client) did not \
                    declare.",
@@ -249,6 +325,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/transports#stdio",
         applies: Applies::Stdio,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Observed),
         verifies: "Every line the server writes to stdout is a JSON-RPC message.",
         fix: "Send logs, banners and progress text to stderr; stdout belongs to the protocol.",
     },
@@ -259,6 +337,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#listing-tools",
         applies: Applies::Any,
         seed_step: Some(2),
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Listing),
         verifies: "`tools/list` answers, through every page, with well-formed tool definitions.",
         fix: "Return `{\"tools\": [...]}` where every entry is an object with a string `name` \
               and an `inputSchema`.",
@@ -270,6 +350,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/utilities/pagination",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Listing),
         verifies: "`nextCursor` values are strings that lead to the end of the list without \
                    repeating a cursor or a page; a server that paginates rejects a cursor it \
                    never handed out with -32602 (a SHOULD: warning).",
@@ -283,6 +365,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#tool-names",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Listing),
         verifies: "No two tools share a name (a client can reach only one of them); names are \
                    1–128 characters of A–Z a–z 0–9 _ - . (a SHOULD: warning).",
         fix: "Give every tool a unique name made of letters, digits, `_`, `-` and `.`.",
@@ -294,6 +378,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#tool",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Listing),
         verifies: "Every `inputSchema` (and `outputSchema`) is a valid JSON Schema whose root \
                    is `type: \"object\"`, resolvable without fetching anything.",
         fix: "Describe arguments with an object schema (`{\"type\": \"object\", \"properties\": \
@@ -306,6 +392,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#security-considerations",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Listing),
         verifies: "Tool names, titles, descriptions, schemas and the server's instructions \
                    contain nothing that looks like a credential (API keys, tokens, private keys, \
                    passwords).",
@@ -319,6 +407,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#calling-tools",
         applies: Applies::Any,
         seed_step: Some(3),
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Call),
         verifies: "A read-only tool (or one named with `--call`) called with arguments derived \
                    from its own schema returns a well-formed result: `content` present, \
                    `structuredContent` matching a declared `outputSchema`.",
@@ -332,6 +422,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#tool-result",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Call),
         verifies: "A normal call's result stays under the size limit (100 KiB by default; \
                    clients cut or drop larger results).",
         fix: "Page, summarise or truncate large results, or return a resource link instead of \
@@ -344,6 +436,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#error-handling",
         applies: Applies::Any,
         seed_step: Some(4),
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::InvalidInput),
         verifies: "Schema-violating arguments are answered with an error (a tool result with \
                    `isError: true`, or JSON-RPC -32602), and a call to an unknown tool is \
                    answered, without the server hanging or dying.",
@@ -357,6 +451,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#error-handling",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::InvalidInput),
         verifies: "The error for invalid arguments names the offending field, and the error for \
                    an unknown tool names the tool.",
         fix: "Say which argument is wrong and why (e.g. \"`text` must be a string\").",
@@ -368,6 +464,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/tools#error-handling",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::InvalidInput),
         verifies: "A `tools/call` naming a tool the server does not list is reported as an error \
                    (JSON-RPC -32602 or `isError`), not as a success.",
         fix: "Answer calls to tools you do not have with JSON-RPC error -32602 naming the tool.",
@@ -379,6 +477,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic#responses",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Observed),
         verifies: "Every response carries the id of a request the client sent (same value, same \
                    type), once.",
         fix: "Copy the request's `id` into its response unchanged (`7` is not `\"7\"`), and \
@@ -391,6 +491,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic#responses",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Observed),
         verifies: "No request goes unanswered while the server sends notifications instead \
                    (e.g. the result as a log message).",
         fix: "Answer every request with a response carrying its id; notifications never \
@@ -403,6 +505,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Observed),
         verifies: "Every message the server sent to the checker's sessions (results by the \
                    method of their request, errors, notifications, requests) validates against \
                    the JSON schema of the protocol revision the session negotiated.",
@@ -417,6 +521,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/utilities/progress",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Observed),
         verifies: "Every `notifications/progress` the server sent names the `progressToken` of \
                    a request of the checker's, reports a `progress` greater than the last one \
                    for that token, and (over stdio, where one pipe keeps the order) none comes \
@@ -431,6 +537,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/utilities/cancellation",
         applies: Applies::Any,
         seed_step: Some(5),
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Cancellation),
         verifies: "After `notifications/cancelled` for a long call, no result follows, progress \
                    stops within the grace period, and the server still answers. Over HTTP the \
                    2026-07-28 protocol cancels by closing the response stream; legacy HTTP \
@@ -445,6 +553,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/lifecycle#initialization",
         applies: Applies::Any,
         seed_step: Some(6),
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Lifecycle),
         verifies: "With one request outstanding the transport is dropped (stdio: the server is \
                    killed; HTTP: the client closes its connection); the request is rejected, \
                    the transport closes, and a fresh connection initializes and lists the same \
@@ -459,6 +569,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/lifecycle#shutdown",
         applies: Applies::Any,
         seed_step: Some(7),
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Lifecycle),
         verifies: "Closed as the specification says (stdio: stdin closed), the server exits \
                    within the grace period and leaves no process it started running, including \
                    ones that left its process group or daemonised (found by the marker in their \
@@ -477,6 +589,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/utilities/ping",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::SessionEnd),
         verifies: "Legacy era: `ping` is answered with an empty result (other fields: warning), \
                    and a server that declares `logging` answers `logging/setLevel` to `info`. \
                    2026-07-28 (which has neither): no `notifications/message` comes, since no \
@@ -492,6 +606,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "server/prompts#getting-a-prompt",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::SessionEnd),
         verifies: "The first listed prompt (its required arguments given a placeholder) answers \
                    `prompts/get` with `messages`, each with a `role` and a typed `content`; \
                    with `completions` declared, completing its first argument gives a \
@@ -511,6 +627,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/transports#security-warning",
         applies: Applies::Http,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Http),
         verifies: "A handshake request with a foreign `Origin` (`http://evil.example`) is refused \
                    with 403 (DNS rebinding protection); a server that is not on a loopback \
                    address and accepts it gets a warning.",
@@ -523,6 +641,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/transports#session-management",
         applies: Applies::Http,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Http),
         verifies: "The session id issued at initialization is accepted, an id the server never \
                    issued is answered with 404, and a request without one with 400 (a SHOULD: \
                    warning). Skipped for servers that issue no session id.",
@@ -536,6 +656,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "basic/transports#sending-messages-to-the-server",
         applies: Applies::Http,
         seed_step: None,
+        eras: Eras::Both,
+        runs: Runs::Stage(Stage::Http),
         verifies: "A request (the handshake and one more) is answered with 200 and \
                    `Content-Type: application/json` (one JSON-RPC response with its id) or \
                    `text/event-stream` (carrying its response); an accepted notification with \
@@ -544,6 +666,37 @@ pub static CHECKS: &[CheckDef] = &[
         fix: "Label JSON answers `application/json` and event streams `text/event-stream`, \
               answer accepted notifications with 202 and an empty body, and issue the \
               session id (visible ASCII only) on the answer to `initialize`, nowhere else.",
+    },
+    CheckDef {
+        id: ids::SSE_PRIMING,
+        title: "HTTP: event streams primed",
+        severity: Severity::Warning,
+        spec: "basic/transports#sending-messages-to-the-server",
+        applies: Applies::Http,
+        seed_step: None,
+        eras: Eras::Legacy,
+        runs: Runs::RawHttp(http_responses::sse_priming),
+        verifies: "On a legacy session of the check's own, the event stream answering a `ping` \
+                   that asks for progress opens with a priming event: an event id and empty \
+                   `data` (a SHOULD: warning). Skipped when the answer is `application/json`.",
+        fix: "Start every request's event stream with an event that has an `id` and an empty \
+              `data` field, so a client that loses the stream can resume it with \
+              `Last-Event-ID`.",
+    },
+    CheckDef {
+        id: ids::HTTP_NOTIFICATIONS,
+        title: "2026-07-28 HTTP: notifications accepted",
+        severity: Severity::Error,
+        spec: "../2026-07-28/basic/transports/streamable-http#sending-messages",
+        applies: Applies::Http,
+        seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::RawHttp(http_responses::modern_notification),
+        verifies: "A POSTed 2026-07-28 notification (`notifications/cancelled` for a request \
+                   never sent, with the revision's headers and `_meta`) gets 202 Accepted with \
+                   no body.",
+        fix: "Answer an accepted notification with HTTP 202 and an empty body, in \
+              2026-07-28 as in the legacy era.",
     },
     // The 2026-07-28 checks (`checks/modern.rs`), skipped for servers that do not speak
     // that era. Their sections are in the 2026-07-28 revision (`../2026-07-28/…`).
@@ -554,6 +707,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/server/discover",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "`server/discover` with the full `_meta` answers with `supportedVersions` \
                    (including 2026-07-28), `capabilities`, `ttlMs` ≥ 0, `cacheScope` and \
                    `resultType: \"complete\"`; `_meta` names the server (a SHOULD: warning); \
@@ -571,6 +726,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic#per-request-protocol-fields",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "A request without `_meta`, without its protocol version or without its \
                    client capabilities is refused with -32602 (over HTTP with 400) carrying \
                    its id; one without `clientInfo` is served.",
@@ -585,6 +742,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic/versioning",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "A request in a version the server does not implement (`1900-01-01` in \
                    header and body) gets -32022 (over HTTP with 400) whose `data.requested` \
                    echoes it and whose `data.supported` lists at least one version and \
@@ -599,6 +758,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic/transports/streamable-http#server-validation",
         applies: Applies::Http,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "A missing `MCP-Protocol-Version` or one that differs from `_meta`, a missing \
                    or wrong `Mcp-Method` (values are case-sensitive), and a `tools/call` \
                    without or with a wrong `Mcp-Name` get 400 with -32020; an `Mcp-Name` with \
@@ -615,6 +776,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic/transports/streamable-http#custom-headers-from-tool-parameters",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "Every `x-mcp-header` in a tool's `inputSchema` is a non-empty header token, \
                    unique (case-insensitively) in the schema, on a `string`, `integer` or \
                    `boolean` property reached through `properties` alone (else HTTP clients \
@@ -633,6 +796,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic/transports/streamable-http#protocol-version-header",
         applies: Applies::Http,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "With `MCP-Protocol-Version: 2026-07-28`, `initialize`, `ping`, \
                    `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe` and an \
                    unknown method get HTTP 404 with -32601.",
@@ -647,6 +812,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/server/utilities/caching",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "Every `complete` page of `tools/list`, `prompts/list`, `resources/list` and \
                    `resources/templates/list` (and a `resources/read`) carries `ttlMs` and \
                    `cacheScope`, with one `cacheScope` on all pages of a list; tools come in \
@@ -662,6 +829,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic/patterns/mrtr",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "A `tools/call` the checker may make that answers `input_required` carries \
                    `inputRequests` (elicitation, sampling or roots requests under unique keys) \
                    or a string `requestState`, and no cache hints (warning); asked by a client \
@@ -682,6 +851,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic/patterns/subscriptions",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "For a server that declares `listChanged` on a list, `subscriptions/listen` \
                    for that list's changes is acknowledged first with \
                    `notifications/subscriptions/acknowledged`, tagged with \
@@ -700,6 +871,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/server/resources#error-handling",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "For a server that declares `resources`, `resources/read` of a URI it does \
                    not have is answered with an error, never a result with empty \
                    `contents`; the error is -32602 and names the URI in `data.uri` (SHOULDs: \
@@ -714,6 +887,8 @@ pub static CHECKS: &[CheckDef] = &[
         spec: "../2026-07-28/basic#error-codes",
         applies: Applies::Any,
         seed_step: None,
+        eras: Eras::Modern,
+        runs: Runs::Stage(Stage::Modern),
         verifies: "No answer to the 2026-07-28 checks' requests (nor to an unknown tool, \
                    prompt or resource) carries a code the revision reserves (-32023…-32099) \
                    or retired (-32002, -32042, the pre-release -32001/-32003/-32004).",
@@ -721,6 +896,22 @@ pub static CHECKS: &[CheckDef] = &[
               and version errors, and codes outside -32768…-32000 for your own errors.",
     },
 ];
+
+/// The ids of the checks that apply to this era only, in report order.
+pub fn only_in(eras: Eras) -> Vec<&'static str> {
+    CHECKS
+        .iter()
+        .filter(|c| c.eras == eras)
+        .map(|c| c.id)
+        .collect()
+}
+
+/// The checks a stage decides, in report order.
+pub(crate) fn decided_by(stage: Stage) -> impl Iterator<Item = &'static CheckDef> {
+    CHECKS
+        .iter()
+        .filter(move |c| matches!(c.runs, Runs::Stage(s) if s == stage))
+}
 
 /// The check with this id.
 pub fn find(id: &str) -> Option<&'static CheckDef> {

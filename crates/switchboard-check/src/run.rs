@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_protocol::Era;
+use switchboard_session::EraChoice;
 
-use crate::catalog::{self, CHECKS, Transport, ids};
+use crate::catalog::{self, CHECKS, CheckDef, Eras, Runs, Stage, Transport, ids};
 use crate::checks::cancel::{self, Via};
 use crate::checks::http::HttpTarget;
 use crate::checks::{
@@ -299,8 +300,8 @@ async fn run_connected(
         observer.started(&spec.name, ids::RECONNECT);
         observer.started(&spec.name, ids::SHUTDOWN);
         if transport == Transport::Http {
-            for id in HTTP_IDS {
-                observer.started(&spec.name, id);
+            for def in http_run_checks() {
+                observer.started(&spec.name, def.id);
             }
         }
     }
@@ -397,11 +398,19 @@ async fn run_connected(
     attach_stderr(collector, report.stderr_tail.as_deref());
 }
 
-/// The checks only an HTTP server gets, besides `shutdown` (run with them over HTTP).
-const HTTP_IDS: [&str; 3] = [ids::HTTP_ORIGIN, ids::HTTP_SESSION, ids::HTTP_RESPONSES];
+/// The checks run on raw HTTP requests beside the main session: the HTTP stage's and every
+/// unit on raw HTTP (`shutdown`, which runs with them over HTTP, is started with the
+/// lifecycle checks).
+fn http_run_checks() -> impl Iterator<Item = &'static CheckDef> {
+    CHECKS.iter().filter(|def| match def.runs {
+        Runs::Stage(stage) => stage == Stage::Http,
+        Runs::RawHttp(_) => true,
+    })
+}
 
-/// `http-origin`, `http-session`, `http-responses` and, over HTTP, `shutdown`: the legacy
-/// session `http-session` checked is what `shutdown` ends (nothing for stdio).
+/// The HTTP stage (`http-origin`, `http-session`, `http-responses` and, over HTTP,
+/// `shutdown`: the legacy session `http-session` checked is what `shutdown` ends) and the
+/// units on raw HTTP requests (nothing for stdio).
 async fn http_checks(
     spec: &ServerSpec,
     options: &Options,
@@ -412,9 +421,9 @@ async fn http_checks(
     }
     let Some(side) = side else {
         let reason = "raw HTTP requests are not possible (see the report's notes)";
-        return HTTP_IDS
-            .iter()
-            .chain([&ids::SHUTDOWN])
+        return http_run_checks()
+            .map(|def| def.id)
+            .chain([ids::SHUTDOWN])
             .map(|id| CheckResult::skip(id, reason))
             .collect();
     };
@@ -432,13 +441,38 @@ async fn http_checks(
         };
         [outcome.result, shutdown]
     };
-    let (origin, sessions, responses) = tokio::join!(
+    let (origin, sessions, responses, units) = tokio::join!(
         http::origin(&target),
         sessions_then_shutdown,
-        http_responses::responses(&target)
+        http_responses::responses(&target),
+        raw_http_units(&target)
     );
     let mut results = vec![origin, responses];
     results.extend(sessions);
+    results.extend(units);
+    results
+}
+
+/// Every unit on raw HTTP requests the registry names, one after the other, each skipped
+/// with the reason when the server's era is not one it applies to.
+async fn raw_http_units(target: &HttpTarget<'_>) -> Vec<CheckResult> {
+    let mut results = Vec::new();
+    for def in CHECKS {
+        let Runs::RawHttp(unit) = def.runs else {
+            continue;
+        };
+        let result = match def.eras {
+            Eras::Modern if target.era != Era::Modern => {
+                CheckResult::skip(def.id, modern::NOT_MODERN)
+            }
+            Eras::Legacy if target.pinned == EraChoice::Modern => CheckResult::skip(
+                def.id,
+                "applies to the legacy era, and the entry pins 2026-07-28",
+            ),
+            _ => unit(target).await,
+        };
+        results.push(result);
+    }
     results
 }
 
@@ -467,10 +501,9 @@ async fn modern_checks(run: ModernRun<'_>) -> modern::ModernOutcome {
     } = run;
     let transport = spec.transport_kind();
     let skip_all = |reason: &str| modern::ModernOutcome {
-        results: ids::MODERN
-            .iter()
-            .filter(|id| catalog::find(id).is_some_and(|d| d.applies_to(transport)))
-            .map(|id| CheckResult::skip(id, reason))
+        results: catalog::decided_by(Stage::Modern)
+            .filter(|d| d.applies_to(transport))
+            .map(|d| CheckResult::skip(d.id, reason))
             .collect(),
         cancelled: Vec::new(),
     };
@@ -542,16 +575,12 @@ async fn main_checks(run: MainRun<'_, '_>) -> Facts {
     let set = match tools.set() {
         Ok(set) => set,
         Err(reason) => {
-            for id in [
-                ids::TOOLS_CALL,
-                ids::RESULTS_BOUNDED,
-                ids::INVALID_INPUT,
-                ids::UNKNOWN_TOOL,
-                ids::ERRORS_ACTIONABLE,
-                ids::CANCELLATION,
-            ] {
-                let t = collector.start(id);
-                collector.push(CheckResult::skip(id, reason.clone()), t);
+            let needing_tools = [Stage::Call, Stage::InvalidInput, Stage::Cancellation]
+                .into_iter()
+                .flat_map(catalog::decided_by);
+            for def in needing_tools {
+                let t = collector.start(def.id);
+                collector.push(CheckResult::skip(def.id, reason.clone()), t);
             }
             return facts;
         }
@@ -566,12 +595,8 @@ async fn main_checks(run: MainRun<'_, '_>) -> Facts {
         let results = calls::invalid_input(&main.probe.session, set, options, &mut facts).await;
         collector.push_all(results, t);
     } else {
-        for id in [
-            ids::INVALID_INPUT,
-            ids::UNKNOWN_TOOL,
-            ids::ERRORS_ACTIONABLE,
-        ] {
-            collector.push(CheckResult::skip(id, lost), t);
+        for def in catalog::decided_by(Stage::InvalidInput) {
+            collector.push(CheckResult::skip(def.id, lost), t);
         }
     }
 

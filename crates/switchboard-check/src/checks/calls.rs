@@ -8,7 +8,7 @@ use switchboard_session::Session;
 use switchboard_wire::codes;
 
 use super::{
-    Facts, Outcome, ToolSet, allowed, asks_for_input, call, error_text, mentions, request,
+    Captured, Facts, Outcome, ToolSet, allowed, asks_for_input, call, error_text, mentions, request,
 };
 use crate::catalog::ids;
 use crate::options::Options;
@@ -289,19 +289,58 @@ fn pick_violation(tools: &ToolSet, options: &Options) -> Option<(String, Violati
         .map(|(_, _, name, v)| (name, v))
 }
 
-/// `invalid-input`, `unknown-tool` and `errors-actionable`.
-pub(crate) async fn invalid_input(
+/// What the invalid-input probe saw: the schema-violating call (if a tool allowed one), the
+/// unknown-tool call, and whether the server still answered afterwards.
+struct InvalidInputSeen {
+    /// The tool, the violation and what its call got.
+    violating: Option<(String, Violation, Captured)>,
+    unknown: Captured,
+    /// `None`: it still answers; else what the follow-up got (or that the server exited).
+    afterwards: Option<AfterInvalid>,
+}
+
+/// How the server was after the invalid calls, when it no longer answered.
+enum AfterInvalid {
+    /// The follow-up `tools/list` got no result.
+    Unanswered(Box<Captured>),
+    /// The connection had closed.
+    Exited,
+}
+
+/// The probe: one call with schema-violating arguments (to a tool the checker may call,
+/// quick ones first), one of an unknown tool, then `tools/list` to see the server still
+/// answers.
+async fn probe_invalid_input(
     session: &Session,
     tools: &ToolSet,
     options: &Options,
-    facts: &mut Facts,
-) -> Vec<CheckResult> {
+) -> InvalidInputSeen {
     let timeout = options.request_timeout;
+    let mut violating = None;
+    if let Some((tool, violation)) = pick_violation(tools, options) {
+        let captured = call(session, &tool, &violation.arguments, timeout).await;
+        violating = Some((tool, violation, captured));
+    }
+    let unknown = call(session, UNKNOWN_TOOL, &json!({}), timeout).await;
+    let afterwards = if session.close_reason().is_none() {
+        let listed = request(session, "tools/list", json!({}), timeout).await;
+        (!matches!(listed.outcome, Outcome::Result(_)))
+            .then(|| AfterInvalid::Unanswered(Box::new(listed)))
+    } else {
+        Some(AfterInvalid::Exited)
+    };
+    InvalidInputSeen {
+        violating,
+        unknown,
+        afterwards,
+    }
+}
+
+/// The judgement of `invalid-input` on what the probe saw.
+fn judge_invalid_input(seen: &InvalidInputSeen) -> CheckResult {
     let mut evidence = Evidence::default();
     let mut findings = Vec::new();
-    let target = pick_violation(tools, options);
-    if let Some((tool, violation)) = &target {
-        let captured = call(session, tool, &violation.arguments, timeout).await;
+    if let Some((tool, violation, captured)) = &seen.violating {
         evidence.exchanges.push(captured.exchange(format!(
             "call `{tool}` with schema-violating arguments: {}",
             violation.how
@@ -319,9 +358,8 @@ pub(crate) async fn invalid_input(
                 captured.describe_failure()
             ))),
         }
-        facts.invalid_probe = Some((violation.field.clone(), captured));
     }
-    let unknown = call(session, UNKNOWN_TOOL, &json!({}), timeout).await;
+    let unknown = &seen.unknown;
     evidence.exchanges.push(unknown.exchange(format!(
         "call `{UNKNOWN_TOOL}`, which the server does not list"
     )));
@@ -331,45 +369,59 @@ pub(crate) async fn invalid_input(
             unknown.describe_failure()
         )));
     }
-    if session.close_reason().is_none() {
-        let ping = request(session, "tools/list", json!({}), timeout).await;
-        let ok = matches!(ping.outcome, Outcome::Result(_));
-        if !ok {
-            evidence
-                .exchanges
-                .push(ping.exchange("tools/list afterwards, to see that the server still answers"));
+    match &seen.afterwards {
+        None => {}
+        Some(AfterInvalid::Unanswered(listed)) => {
+            evidence.exchanges.push(
+                listed.exchange("tools/list afterwards, to see that the server still answers"),
+            );
             findings.push(Finding::error(format!(
                 "after the invalid calls the server no longer answers: {}",
-                ping.describe_failure()
+                listed.describe_failure()
             )));
         }
-    } else {
-        findings.push(Finding::error("the server exited after the invalid calls"));
+        Some(AfterInvalid::Exited) => {
+            findings.push(Finding::error("the server exited after the invalid calls"));
+        }
     }
-    let answered_unknown = !unknown.unanswered();
-    facts.unknown_probe = Some((UNKNOWN_TOOL.to_owned(), unknown));
-    let invalid = match &target {
+    match &seen.violating {
         None if findings.is_empty() => CheckResult::skip(
             ids::INVALID_INPUT,
             "no tool the checker may call has a schema that arguments can violate (name one with --call TOOL ARGS)",
         ),
-        _ => CheckResult::from_findings(
+        Some((tool, violation, _)) => CheckResult::from_findings(
             ids::INVALID_INPUT,
             &findings,
-            match &target {
-                Some((tool, v)) => format!(
-                    "`{tool}` rejected schema-violating arguments ({}), an unknown tool was answered, the server still answers",
-                    v.how
-                ),
-                None => String::new(),
-            },
+            format!(
+                "`{tool}` rejected schema-violating arguments ({}), an unknown tool was answered, the server still answers",
+                violation.how
+            ),
             evidence,
         ),
-    };
-    let mut results = vec![invalid];
-    results.push(unknown_tool(facts, answered_unknown));
-    results.push(actionable(facts));
-    results
+        None => CheckResult::from_findings(ids::INVALID_INPUT, &findings, "", evidence),
+    }
+}
+
+/// `invalid-input`, `unknown-tool` and `errors-actionable`: one probe, three judgements
+/// (the latter two also from the facts, which keep the probe's calls).
+pub(crate) async fn invalid_input(
+    session: &Session,
+    tools: &ToolSet,
+    options: &Options,
+    facts: &mut Facts,
+) -> Vec<CheckResult> {
+    let seen = probe_invalid_input(session, tools, options).await;
+    let invalid = judge_invalid_input(&seen);
+    let answered_unknown = !seen.unknown.unanswered();
+    facts.invalid_probe = seen
+        .violating
+        .map(|(_, violation, captured)| (violation.field, captured));
+    facts.unknown_probe = Some((UNKNOWN_TOOL.to_owned(), seen.unknown));
+    vec![
+        invalid,
+        unknown_tool(facts, answered_unknown),
+        actionable(facts),
+    ]
 }
 
 fn unknown_tool(facts: &Facts, answered: bool) -> CheckResult {
@@ -413,20 +465,28 @@ fn unknown_tool(facts: &Facts, answered: bool) -> CheckResult {
     }
 }
 
+/// `errors-actionable`: judged only when a call with schema-violating arguments was made
+/// (its error is the one that must name a field); the unknown-tool error is judged with it.
 fn actionable(facts: &Facts) -> CheckResult {
+    let Some((field, invalid)) = &facts.invalid_probe else {
+        return CheckResult::skip(
+            ids::ERRORS_ACTIONABLE,
+            "no call with schema-violating arguments was made, so no error could name a field (see `invalid-input`)",
+        );
+    };
     let mut findings = Vec::new();
     let mut evidence = Evidence::default();
-    let mut judged = 0;
-    if let Some((field, captured)) = &facts.invalid_probe
-        && let Some(text) = error_text(&captured.outcome)
-    {
-        judged += 1;
+    let mut judged = Vec::new();
+    if let Some(text) = error_text(&invalid.outcome) {
+        judged.push(format!(
+            "the invalid-arguments error names the field `{field}`"
+        ));
         evidence.notes.push(format!(
             "invalid-arguments error: {}",
             switchboard_wire::excerpt(text.as_bytes(), 300)
         ));
         // The server may echo the wrong value back; it does not count as naming the field.
-        let wrong = captured
+        let wrong = invalid
             .params
             .pointer(&format!(
                 "/arguments/{}",
@@ -447,11 +507,15 @@ fn actionable(facts: &Facts) -> CheckResult {
                 "the error for invalid arguments does not name the offending field `{field}`"
             )));
         }
+    } else {
+        evidence.notes.push(
+            "the schema-violating call got no error message (see `invalid-input`), so field naming was not judged".into(),
+        );
     }
     if let Some((name, captured)) = &facts.unknown_probe
         && let Some(text) = error_text(&captured.outcome)
     {
-        judged += 1;
+        judged.push(format!("the unknown-tool error names `{name}`"));
         evidence.notes.push(format!(
             "unknown-tool error: {}",
             switchboard_wire::excerpt(text.as_bytes(), 300)
@@ -462,18 +526,18 @@ fn actionable(facts: &Facts) -> CheckResult {
             )));
         }
     }
-    if judged == 0 {
+    if judged.is_empty() {
         return CheckResult::skip(
             ids::ERRORS_ACTIONABLE,
             "no error message to judge (see `invalid-input`)",
         );
     }
-    CheckResult::from_findings(
-        ids::ERRORS_ACTIONABLE,
-        &findings,
-        "errors name the offending field and the unknown tool",
-        evidence,
-    )
+    let summary = if judged.len() == 2 {
+        "errors name the offending field and the unknown tool".to_owned()
+    } else {
+        judged.join("; ")
+    };
+    CheckResult::from_findings(ids::ERRORS_ACTIONABLE, &findings, summary, evidence)
 }
 
 #[cfg(test)]

@@ -80,6 +80,68 @@ fn progress_after(recorder: &Recorder, token: &RequestId, after: Instant) -> Vec
         .collect()
 }
 
+/// The evidence about a cancelled call's progress after the cancel, and its judgement: the
+/// note and the finding count the same notifications, so the message agrees with its
+/// evidence.
+pub(crate) struct ProgressAfterCancel {
+    /// The call's progress token, as shown.
+    pub(crate) token: String,
+    /// When each progress notification for the token arrived, after the cancel.
+    pub(crate) after_cancel: Vec<Duration>,
+    /// Progress this soon after the cancel was in flight already; later progress means the
+    /// work went on.
+    pub(crate) settle: Duration,
+}
+
+impl ProgressAfterCancel {
+    /// Every progress notification after the cancel, with its arrival time.
+    pub(crate) fn note(&self) -> Option<String> {
+        if self.after_cancel.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{} progress notification(s) for token {} after the cancel, at {} ms",
+            self.after_cancel.len(),
+            self.token,
+            self.after_cancel
+                .iter()
+                .map(|d| ms(*d).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+
+    /// Adds the note to the evidence and the finding, if any, to the problems.
+    pub(crate) fn record(&self, evidence: &mut Evidence, problems: &mut Vec<String>) {
+        evidence.notes.extend(self.note());
+        problems.extend(self.problem());
+    }
+
+    /// The finding when progress came later than the settle window.
+    pub(crate) fn problem(&self) -> Option<String> {
+        let late: Vec<Duration> = self
+            .after_cancel
+            .iter()
+            .copied()
+            .filter(|d| *d > self.settle)
+            .collect();
+        let (first, last) = (late.first()?, late.last()?);
+        let total = self.after_cancel.len();
+        let window = ms(self.settle);
+        let (first, last) = (ms(*first), ms(*last));
+        Some(if late.len() == total {
+            format!(
+                "{total} progress notification(s) arrived {first}–{last} ms after the cancel (more than {window} ms later): the work went on"
+            )
+        } else {
+            format!(
+                "{total} progress notification(s) arrived after the cancel, {} of them {first}–{last} ms after it (more than {window} ms later): the work went on",
+                late.len()
+            )
+        })
+    }
+}
+
 /// How the session's cancellation reaches the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
@@ -231,32 +293,16 @@ pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
                 .notes
                 .push(format!("late result: {}", first.excerpt));
         }
-        let progress = progress_after(recorder, id, cancelled_at);
-        let late: Vec<Duration> = progress
-            .iter()
-            .map(|at| *at - cancelled_at)
-            .filter(|d| *d > settle)
+        let progress: Vec<Duration> = progress_after(recorder, id, cancelled_at)
+            .into_iter()
+            .map(|at| at - cancelled_at)
             .collect();
-        if !progress.is_empty() {
-            evidence.notes.push(format!(
-                "{} progress notification(s) for token {id} after the cancel, at {} ms",
-                progress.len(),
-                progress
-                    .iter()
-                    .map(|at| ms(*at - cancelled_at).to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+        ProgressAfterCancel {
+            token: id.to_string(),
+            after_cancel: progress,
+            settle,
         }
-        if let (Some(first), Some(last)) = (late.first(), late.last()) {
-            problems.push(format!(
-                "{} progress notification(s) arrived {}–{} ms after the cancel (more than {} ms later): the work went on",
-                late.len(),
-                ms(*first),
-                ms(*last),
-                ms(settle)
-            ));
-        }
+        .record(&mut evidence, &mut problems);
     } else {
         evidence
             .notes
@@ -298,4 +344,41 @@ pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
         evidence.notes.extend(problems);
     }
     CheckResult::finding(ids::CANCELLATION, summary, evidence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The finding counts the notifications the evidence lists, and says how many of them
+    /// were late.
+    #[test]
+    fn progress_after_cancel_message_agrees_with_its_evidence() {
+        let judged = ProgressAfterCancel {
+            token: "11".into(),
+            after_cancel: [116, 216, 316, 922].map(Duration::from_millis).to_vec(),
+            settle: Duration::from_millis(200),
+        };
+        expect_test::expect![[r#"
+            (
+                Some(
+                    "4 progress notification(s) for token 11 after the cancel, at 116, 216, 316, 922 ms",
+                ),
+                Some(
+                    "4 progress notification(s) arrived after the cancel, 3 of them 216–922 ms after it (more than 200 ms later): the work went on",
+                ),
+            )
+        "#]]
+        .assert_debug_eq(&(judged.note(), judged.problem()));
+        let all_late = ProgressAfterCancel {
+            after_cancel: [300, 400].map(Duration::from_millis).to_vec(),
+            ..judged
+        };
+        expect_test::expect![[r#"
+            Some(
+                "2 progress notification(s) arrived 300–400 ms after the cancel (more than 200 ms later): the work went on",
+            )
+        "#]]
+        .assert_debug_eq(&all_late.problem());
+    }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::cancel::{CANCEL_AFTER_AT_MOST, pick};
+use super::cancel::{CANCEL_AFTER_AT_MOST, ProgressAfterCancel, pick};
 use super::http::end_session;
 use super::{ToolSet, ms};
 use crate::catalog::ids;
@@ -314,27 +314,12 @@ async fn cancel_call(run: CallRun<'_>) -> CheckResult {
         .filter(|(at, m)| *at > cancelled_at && is_call_progress(m))
         .map(|(at, _)| *at - cancelled_at)
         .collect();
-    if !progress.is_empty() {
-        evidence.notes.push(format!(
-            "{} progress notification(s) for token {TOKEN} after the cancel, at {} ms",
-            progress.len(),
-            progress
-                .iter()
-                .map(|d| ms(*d).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+    ProgressAfterCancel {
+        token: TOKEN.to_string(),
+        after_cancel: progress,
+        settle,
     }
-    let late: Vec<&Duration> = progress.iter().filter(|d| **d > settle).collect();
-    if let (Some(first), Some(last)) = (late.first(), late.last()) {
-        problems.push(format!(
-            "{} progress notification(s) arrived {}–{} ms after the cancel (more than {} ms later): the work went on",
-            late.len(),
-            ms(**first),
-            ms(**last),
-            ms(settle)
-        ));
-    }
+    .record(&mut evidence, &mut problems);
     if progress_before == 0 {
         evidence.notes.push(
             "the server sent no progress before the cancel, so only the absence of a result was checked".into(),

@@ -13,21 +13,32 @@
 //!   response containing the `InitializeResult`." "The session ID MUST only contain visible
 //!   ASCII characters (ranging from 0x21 to 0x7E)."
 //!
+//! Two units on raw requests live here as well, each shaped probe → evidence → judgement:
+//! `http-notifications` (a 2026-07-28 notification gets the same 202 with no body the
+//! legacy `notifications/initialized` above gets; "If the body is a JSON-RPC notification:
+//! if the server accepts it, the server MUST return HTTP status code 202 Accepted with no
+//! body") and `sse-priming` (2025-11-25: "If the server initiates an SSE stream: the server
+//! SHOULD immediately send an SSE event consisting of an event ID and an empty `data` field
+//! in order to prime the client to reconnect").
+//!
 //! In the legacy era the check opens a session of its own (`initialize`,
 //! `notifications/initialized`, `ping`, then three `ping`s at once) and ends it; in the
 //! 2026-07-28 era it judges the answers to `server/discover`, once and three times at once
 //! (that protocol defines no client-to-server notification over HTTP). A dual-era server
 //! is judged in both.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
+use switchboard_http::sse::{SseEvent, SseItem, SseParser};
 use switchboard_protocol::Era;
 use switchboard_session::EraChoice;
 
 use super::http::{HttpTarget, end_session};
-use crate::catalog::ids;
+use crate::catalog::{UnitFuture, ids};
 use crate::raw::{
-    RawAnswer, RawRequest, discover_body, exchange, initialize_body, notification_body,
-    request_body,
+    RawAnswer, RawRequest, discover_body, exchange, initialize_body, modern_meta,
+    notification_body, request_body,
 };
 use crate::report::{CheckResult, Evidence, Finding};
 
@@ -146,6 +157,16 @@ fn invisible_characters(id: &str) -> Option<String> {
     Some(format!("{}{more}", shown.join(", ")))
 }
 
+/// A legacy `initialize` of the check's own, and its answer.
+async fn legacy_initialize(target: &HttpTarget<'_>) -> (RawRequest, RawAnswer) {
+    let initialize = RawRequest {
+        body: Some(initialize_body(1, target.legacy_version())),
+        ..RawRequest::default()
+    };
+    let answer = target.raw.send(&initialize).await;
+    (initialize, answer)
+}
+
 /// The legacy exchanges, on a session of the check's own; false if `initialize` failed.
 async fn legacy(
     target: &HttpTarget<'_>,
@@ -153,11 +174,7 @@ async fn legacy(
     evidence: &mut Evidence,
 ) -> bool {
     let raw = target.raw;
-    let initialize = RawRequest {
-        body: Some(initialize_body(1, target.legacy_version())),
-        ..RawRequest::default()
-    };
-    let answer = raw.send(&initialize).await;
+    let (initialize, answer) = legacy_initialize(target).await;
     if !(answer.success() && answer.result().is_some()) {
         if target.era == Era::Legacy {
             evidence
@@ -319,4 +336,196 @@ pub(crate) async fn responses(target: &HttpTarget<'_>) -> CheckResult {
     };
     let findings: Vec<Finding> = problems.into_iter().map(Finding::error).collect();
     CheckResult::from_findings(ids::HTTP_RESPONSES, &findings, summary, evidence)
+}
+
+/// `http-notifications`: a 2026-07-28 `notifications/cancelled` (for a request never sent,
+/// which a server ignores) POSTed with the revision's headers and `_meta`.
+pub(crate) fn modern_notification<'a>(target: &'a HttpTarget<'a>) -> UnitFuture<'a> {
+    Box::pin(async move {
+        // Probe.
+        let mut params = json!({
+            "requestId": "switchboard-check-never-sent",
+            "reason": "switchboard check: a notification for the server to accept",
+        });
+        params["_meta"] = Value::Object(modern_meta());
+        let request = RawRequest {
+            body: Some(notification_body("notifications/cancelled", Some(params))),
+            modern: true,
+            ..RawRequest::default()
+        };
+        let answer = target.raw.send(&request).await;
+        // Evidence.
+        let mut evidence = Evidence::default();
+        evidence.exchanges.push(exchange(
+            "`notifications/cancelled` for a request never sent",
+            &request,
+            &answer,
+        ));
+        // Judgement: the legacy era's, for `notifications/initialized`.
+        match judge_notification("a POSTed `notifications/cancelled`", &answer) {
+            Some(problem) => CheckResult::finding(ids::HTTP_NOTIFICATIONS, problem, evidence),
+            None => CheckResult::pass(
+                ids::HTTP_NOTIFICATIONS,
+                "a POSTed notification (`notifications/cancelled`) got 202 Accepted with no body",
+                evidence,
+            ),
+        }
+    })
+}
+
+/// The request `sse-priming` sends on its session: a `ping` asking for progress, which
+/// invites an event stream (many servers stream every request; some only when progress may
+/// come).
+const PRIMING_PING_ID: u64 = 2;
+
+/// How long `sse-priming` waits for the stream's head, and then for its first event.
+const PRIMING_WAIT: Duration = Duration::from_secs(5);
+
+/// What `sse-priming` saw: the answer's head, and the stream's first event.
+struct PrimingSeen {
+    answer: RawAnswer,
+    first_event: Result<SseEvent, String>,
+}
+
+/// Reads an event stream up to its first event, within the deadline.
+async fn first_event(
+    mut response: reqwest::Response,
+    deadline: Duration,
+) -> Result<SseEvent, String> {
+    let mut parser = SseParser::new(64 * 1024);
+    let started = Instant::now();
+    loop {
+        let left = deadline.saturating_sub(started.elapsed());
+        let chunk = match tokio::time::timeout(left, response.chunk()).await {
+            Err(_) => return Err(format!("no event within {} ms", deadline.as_millis())),
+            Ok(Err(error)) => return Err(format!("the stream broke: {error}")),
+            Ok(Ok(None)) => return Err("the stream ended without an event".into()),
+            Ok(Ok(Some(chunk))) => chunk,
+        };
+        match parser.push(&chunk).into_iter().next() {
+            Some(SseItem::Event(event)) => return Ok(event),
+            Some(SseItem::Oversized { limit }) => {
+                return Err(format!("the first event is larger than {limit} bytes"));
+            }
+            None => {}
+        }
+    }
+}
+
+/// The probe of `sse-priming`: a legacy session of its own, the `ping`, its stream's first
+/// event, the session ended. `Err`: why there is no stream to judge.
+async fn priming_probe(
+    target: &HttpTarget<'_>,
+    evidence: &mut Evidence,
+) -> Result<PrimingSeen, String> {
+    let raw = target.raw;
+    let (_, answer) = legacy_initialize(target).await;
+    if !(answer.success() && answer.result().is_some()) {
+        return Err(
+            "a legacy `initialize` of the check's own was not answered with a result, so there was no stream to judge".into(),
+        );
+    }
+    let version = answer.negotiated_version();
+    let on_session = |body: Value| RawRequest {
+        body: Some(body),
+        session: answer.session_id.clone(),
+        protocol_version: Some(version.clone()),
+        ..RawRequest::default()
+    };
+    raw.send(&on_session(notification_body(
+        "notifications/initialized",
+        None,
+    )))
+    .await;
+    let mut ping = request_body(PRIMING_PING_ID, "ping");
+    ping["params"] = json!({"_meta": {"progressToken": "switchboard-check-priming"}});
+    let ping = on_session(ping);
+    let seen = match raw.open(&ping, PRIMING_WAIT).await {
+        Err(failed) => Err(format!("`ping` got {}", failed.describe())),
+        Ok((head, response)) if media_type(&head.content_type) == EVENT_STREAM => {
+            let first_event = first_event(response, PRIMING_WAIT).await;
+            evidence
+                .exchanges
+                .push(exchange("`ping` asking for progress", &ping, &head));
+            Ok(PrimingSeen {
+                answer: head,
+                first_event,
+            })
+        }
+        Ok((head, _)) => Err(format!(
+            "`ping` was answered with {} and `Content-Type: {}`, not an event stream, so there was no stream to judge",
+            head.status
+                .map_or("no status".to_owned(), |s| format!("HTTP {s}")),
+            head.content_type
+        )),
+    };
+    if let Some(session) = &answer.session_id {
+        end_session(raw, session, Some(version.clone()), evidence).await;
+    }
+    seen
+}
+
+/// The judgement of `sse-priming` on what it saw.
+fn judge_priming(seen: &PrimingSeen, mut evidence: Evidence) -> CheckResult {
+    let event = match &seen.first_event {
+        Ok(event) => event,
+        Err(why) => {
+            return CheckResult::finding(
+                ids::SSE_PRIMING,
+                format!(
+                    "the event stream answering `ping` (HTTP {}) brought no priming event: {why}",
+                    seen.answer.status.unwrap_or_default()
+                ),
+                evidence,
+            );
+        }
+    };
+    evidence.notes.push(format!(
+        "first event: id {}, data {}",
+        event
+            .id
+            .as_deref()
+            .map_or("absent".to_owned(), |id| format!("`{id}`")),
+        if event.data.is_empty() {
+            "empty".to_owned()
+        } else {
+            format!(
+                "`{}`",
+                switchboard_wire::excerpt(event.data.as_bytes(), 200)
+            )
+        }
+    ));
+    match (
+        event.id.as_deref().filter(|id| !id.is_empty()),
+        event.data.is_empty(),
+    ) {
+        (Some(id), true) => CheckResult::pass(
+            ids::SSE_PRIMING,
+            format!(
+                "the event stream answering `ping` opened with a priming event (id `{id}`, empty data)"
+            ),
+            evidence,
+        ),
+        (None, _) => CheckResult::finding(
+            ids::SSE_PRIMING,
+            "the event stream answering `ping` did not open with a priming event: its first event has no id, so a client that loses the stream cannot resume it",
+            evidence,
+        ),
+        (Some(_), false) => CheckResult::finding(
+            ids::SSE_PRIMING,
+            "the event stream answering `ping` did not open with a priming event: its first event carries data; a priming event has an id and empty data",
+            evidence,
+        ),
+    }
+}
+
+/// `sse-priming`: probe, then judge.
+pub(crate) fn sse_priming<'a>(target: &'a HttpTarget<'a>) -> UnitFuture<'a> {
+    Box::pin(async move {
+        let mut evidence = Evidence::default();
+        match priming_probe(target, &mut evidence).await {
+            Ok(seen) => judge_priming(&seen, evidence),
+            Err(why) => CheckResult::skip(ids::SSE_PRIMING, why),
+        }
+    })
 }

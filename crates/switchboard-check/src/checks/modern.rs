@@ -91,12 +91,14 @@ pub(crate) struct ModernOutcome {
     pub(crate) cancelled: Vec<RequestId>,
 }
 
+/// Why a 2026-07-28 check is skipped for a legacy server.
+pub(crate) const NOT_MODERN: &str = "the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)";
+
 /// The ids of the 2026-07-28 checks that apply on this transport.
 fn applicable(transport: Transport) -> Vec<&'static str> {
-    ids::MODERN
-        .iter()
-        .copied()
-        .filter(|id| crate::catalog::find(id).is_some_and(|d| d.applies_to(transport)))
+    crate::catalog::decided_by(crate::catalog::Stage::Modern)
+        .filter(|d| d.applies_to(transport))
+        .map(|d| d.id)
         .collect()
 }
 
@@ -403,7 +405,7 @@ async fn http_send(
 pub(crate) async fn run(target: &ModernTarget<'_>) -> ModernOutcome {
     let transport = target.transport();
     if target.era != Era::Modern {
-        let reason = "the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)";
+        let reason = NOT_MODERN;
         return ModernOutcome {
             results: applicable(transport)
                 .into_iter()

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use switchboard_check::catalog::{Applies, CHECKS, ids};
+use switchboard_check::catalog::{Applies, CHECKS, Eras, ids};
 use switchboard_check::{Report, Status};
 
 use crate::support::*;
@@ -36,7 +36,7 @@ async fn assert_all_pass(name: &str, args: &[&str], also_skipped: &[&str]) -> Re
         .filter(|c| {
             c.applies == Applies::Http
                 || also_skipped.contains(&c.id)
-                || (legacy && ids::MODERN.contains(&c.id))
+                || (legacy && c.eras == Eras::Modern)
         })
         .map(|c| c.id)
         .collect();
@@ -267,42 +267,25 @@ const PAIRS: &[(&str, &str, &str)] = &[
     ("prompts-resources", "good", "broken-prompts-resources"),
 ];
 
-/// The HTTP fixture variant (`--http-fault`) that passes each HTTP check and the one that
-/// fails it (each failing one fails exactly that check: see `http.rs`).
-const HTTP_PAIRS: &[(&str, &str, &str)] = &[
-    ("http-origin", "none", "no-origin-check"),
-    ("http-session", "none", "ignores-session"),
-    ("http-responses", "none", "text-plain-json"),
-];
-
 #[tokio::test]
 async fn every_check_has_a_passing_and_a_failing_fixture() {
     // Every check is paired: stdio fixture modes for the checks that apply to stdio, HTTP
-    // fixture faults for the HTTP checks.
-    // The 2026-07-28 checks are paired in `modern.rs` (one fault each, the good
-    // fixture in that era passing them all; a fault that also breaks the schema fails
-    // `wire-schema`, which is paired here).
-    let mut paired: Vec<&str> = PAIRS
+    // fixture faults (`http.rs`'s table, each failing exactly its checks) for the HTTP
+    // checks, the good HTTP fixture passing them. The 2026-07-28 checks are paired in
+    // `modern.rs` (one fault each, the good fixture in that era passing them all; a fault
+    // that also breaks the schema fails `wire-schema`, which is paired here).
+    let paired: BTreeSet<&str> = PAIRS
         .iter()
-        .chain(HTTP_PAIRS)
         .map(|(id, _, _)| *id)
+        .chain(broken_http_ids())
         .chain(
             crate::modern::MODERN_BROKEN
                 .iter()
-                .flat_map(|(_, ids)| ids.iter().copied())
-                .filter(|id| ids::MODERN.contains(id)),
+                .flat_map(|(_, ids)| ids.iter().copied()),
         )
         .collect();
-    // A fault may break two neighbouring checks, and a check may have two faults.
-    paired.dedup();
-    let all: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
+    let all: BTreeSet<&str> = CHECKS.iter().map(|c| c.id).collect();
     assert_eq!(paired, all);
-    for (id, _, _) in HTTP_PAIRS {
-        assert_eq!(
-            CHECKS.iter().find(|c| c.id == *id).map(|c| c.applies),
-            Some(Applies::Http)
-        );
-    }
     let modes = switchboard_testkit::fixture::mode_names();
     for (id, passing, failing) in PAIRS {
         assert!(
@@ -316,23 +299,6 @@ async fn every_check_has_a_passing_and_a_failing_fixture() {
             .map(|(_, ids)| *ids);
         assert!(
             fails.is_some_and(|ids| ids.contains(id)),
-            "{failing} is not built to fail {id}"
-        );
-    }
-    let faults = switchboard_testkit::fixture::http_fault_names();
-    for (id, passing, failing) in HTTP_PAIRS {
-        assert!(
-            faults.contains(passing) && faults.contains(failing),
-            "{id}: unknown HTTP fault"
-        );
-        // Its exact failure set is verified by the tests in `http.rs`.
-        let fails = crate::http::BROKEN_HTTP
-            .iter()
-            .find(|(f, _)| f == failing)
-            .map(|(_, ids)| *ids);
-        assert_eq!(
-            fails,
-            Some(&[*id][..]),
             "{failing} is not built to fail {id}"
         );
     }
@@ -351,8 +317,42 @@ async fn every_check_has_a_passing_and_a_failing_fixture() {
     }
     let (_server, spec) = http_fixture("http-good", &["--http-fault", "none"]);
     let report = check(&spec, &quick()).await;
-    for (id, _, _) in HTTP_PAIRS {
+    for id in broken_http_ids() {
         let result = report.result(id).expect("result");
         assert_eq!(result.status, Status::Pass, "{id}: {}", result.summary);
     }
+}
+
+/// The HTTP checks `http.rs`'s faults fail (each fault fails exactly its checks there).
+fn broken_http_ids() -> BTreeSet<&'static str> {
+    let faults = switchboard_testkit::fixture::http_fault_names();
+    crate::http::BROKEN_HTTP
+        .iter()
+        .inspect(|(fault, _)| assert!(faults.contains(fault), "{fault}: unknown HTTP fault"))
+        .flat_map(|(_, ids)| ids.iter().copied())
+        .collect()
+}
+
+/// With no tool to call with schema-violating arguments, `errors-actionable` has no error
+/// that could name a field: it is skipped saying so, not passed on the unknown-tool error
+/// alone.
+#[tokio::test]
+async fn errors_actionable_is_skipped_without_a_bad_arguments_call() {
+    let report = check(
+        &fixture("no-tools", &["--mode", "many-tools", "--tools", "0"]),
+        &quick(),
+    )
+    .await;
+    let result = report
+        .result(ids::ERRORS_ACTIONABLE)
+        .expect("errors-actionable has a result");
+    assert_eq!(
+        (result.status, result.summary.as_str()),
+        (
+            Status::Skip,
+            "no call with schema-violating arguments was made, so no error could name a field (see `invalid-input`)"
+        ),
+        "{}",
+        report.render_text()
+    );
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use switchboard_check::catalog::CHECKS;
+use switchboard_check::catalog::{CHECKS, Eras};
 use switchboard_check::{Options, Report, ServerSpec, Status};
 
 use crate::support::*;
@@ -47,6 +47,7 @@ pub(crate) const BROKEN_HTTP: &[(&str, &[&str])] = &[
     ("text-plain-json", &["http-responses"]),
     ("notification-200", &["http-responses"]),
     ("session-id-space", &["http-responses"]),
+    ("no-priming", &["sse-priming"]),
 ];
 
 fn broken(fault: &str) -> &'static [&'static str] {
@@ -65,8 +66,16 @@ pub(crate) const STDIO_ONLY: &[&str] = &["stdout-purity"];
 /// session sees no progress).
 fn legacy_skips() -> Vec<&'static str> {
     let mut skips = STDIO_ONLY.to_vec();
-    skips.extend(switchboard_check::catalog::ids::MODERN);
+    skips.extend(switchboard_check::catalog::only_in(Eras::Modern));
     skips.push("progress");
+    skips
+}
+
+/// Checks skipped for a 2026-07-28-only server over HTTP: the stdio ones and the legacy
+/// ones (it has no sessions, and refuses a legacy `initialize`).
+fn modern_skips() -> Vec<&'static str> {
+    let mut skips = STDIO_ONLY.to_vec();
+    skips.extend(["http-session", "sse-priming"]);
     skips
 }
 
@@ -140,9 +149,12 @@ async fn good_legacy_http_fixture_passes_every_applicable_check() {
 
 #[tokio::test]
 async fn good_modern_http_fixture_passes_and_has_no_sessions_to_check() {
-    let mut skips = STDIO_ONLY.to_vec();
-    skips.push("http-session");
-    let report = assert_http(&["--era", "modern"], &[], &skips).await;
+    let report = assert_http(&["--era", "modern"], &[], &modern_skips()).await;
+    let priming = report.result("sse-priming").expect("sse-priming");
+    assert_eq!(
+        priming.summary,
+        "a legacy `initialize` of the check's own was not answered with a result, so there was no stream to judge"
+    );
     assert_eq!(report.facts.era.as_deref(), Some("modern"));
     let session = report.result("http-session").expect("http-session");
     assert!(
@@ -306,12 +318,10 @@ async fn http_fixture_labelling_json_text_plain_fails_http_responses() {
 
 #[tokio::test]
 async fn modern_http_fixture_labelling_json_text_plain_fails_http_responses() {
-    let mut skips = STDIO_ONLY.to_vec();
-    skips.push("http-session");
     let report = assert_http(
         &["--era", "modern", "--http-fault", "text-plain-json"],
         broken("text-plain-json"),
-        &skips,
+        &modern_skips(),
     )
     .await;
     let responses = report.result("http-responses").expect("http-responses");
@@ -337,6 +347,37 @@ async fn http_fixture_answering_notifications_200_fails_http_responses() {
         responses.summary,
         "`notifications/initialized` got HTTP 200; an accepted notification gets 202 with no body"
     );
+}
+
+/// The good fixture primes its legacy event streams; with `no-priming` the stream's first
+/// event is the response itself: a warning (a SHOULD), not a failure.
+#[tokio::test]
+async fn http_fixture_without_priming_events_warns_on_sse_priming() {
+    let (_server, spec) = http_fixture("primed", &[]);
+    let primed = check(&spec, &quick()).await;
+    let result = primed.result("sse-priming").expect("sse-priming");
+    assert_eq!(
+        (result.status, result.summary.as_str()),
+        (
+            Status::Pass,
+            "the event stream answering `ping` opened with a priming event (id `2-0`, empty data)"
+        )
+    );
+    let report = assert_http(
+        &["--http-fault", "no-priming"],
+        broken("no-priming"),
+        &legacy_skips(),
+    )
+    .await;
+    let result = report.result("sse-priming").expect("sse-priming");
+    assert_eq!(
+        (result.status, result.summary.as_str()),
+        (
+            Status::Warn,
+            "the event stream answering `ping` did not open with a priming event: its first event has no id, so a client that loses the stream cannot resume it"
+        )
+    );
+    assert!(result.fix.is_some() && !result.evidence.exchanges.is_empty());
 }
 
 #[tokio::test]

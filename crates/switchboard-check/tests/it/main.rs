@@ -3,6 +3,7 @@
 //! stdio and over Streamable HTTP, the real interop peers on both transports, and the
 //! report formats.
 
+mod docs;
 mod fixtures;
 mod formats;
 mod http;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use switchboard_check::catalog::{self, Transport, ids};
+use switchboard_check::catalog::{self, Eras, Transport, ids};
 use switchboard_check::{Report, ServerSpec, Status};
 use switchboard_testkit::locate::conformance_server_bin;
 use switchboard_testkit::serve::{HttpServer, PeerCommand, free_port};
@@ -23,6 +23,7 @@ pub(crate) enum Fault {
 
 /// Each fault and exactly the checks it fails (or warns on), with `--era modern`.
 pub(crate) const MODERN_BROKEN: &[(Fault, &[&str])] = &[
+    (Fault::Http("notification-200"), &[ids::HTTP_NOTIFICATIONS]),
     // Its `server/discover` result breaks the schema too (`ttlMs`, `cacheScope` required).
     (
         Fault::Mode("discover-no-cache-hints"),
@@ -52,9 +53,8 @@ pub(crate) const MODERN_BROKEN: &[(Fault, &[&str])] = &[
 
 /// The 2026-07-28 checks that apply on this transport.
 fn modern_ids(transport: Transport) -> Vec<&'static str> {
-    ids::MODERN
-        .iter()
-        .copied()
+    catalog::only_in(Eras::Modern)
+        .into_iter()
         .filter(|id| catalog::find(id).is_some_and(|d| d.applies_to(transport)))
         .collect()
 }
@@ -229,6 +229,7 @@ macro_rules! faults {
 }
 
 faults! {
+    notifications_answered_200_fail_http_notifications => Fault::Http("notification-200"),
     discover_without_cache_hints_fails_discover => Fault::Mode("discover-no-cache-hints"),
     an_undeclared_list_served_fails_discover => Fault::Mode("undeclared-prompts"),
     optional_meta_fails_request_meta => Fault::Mode("meta-optional"),
@@ -248,10 +249,10 @@ fn every_fault_of_the_table_has_a_test_and_every_era_check_a_fault() {
     let mut faulted: Vec<&str> = MODERN_BROKEN
         .iter()
         .flat_map(|(_, ids)| ids.iter().copied())
-        .filter(|id| ids::MODERN.contains(id))
+        .filter(|id| catalog::find(id).is_some_and(|d| d.eras == Eras::Modern))
         .collect();
     faulted.dedup();
-    assert_eq!(faulted, ids::MODERN);
+    assert_eq!(faulted, catalog::only_in(Eras::Modern));
     let modes = switchboard_testkit::fixture::mode_names();
     let http_faults = switchboard_testkit::fixture::http_fault_names();
     for (fault, _) in MODERN_BROKEN {

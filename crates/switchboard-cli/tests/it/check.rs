@@ -9,8 +9,62 @@ use switchboard_testkit::serve::HttpServer;
 use crate::serve_http::HttpGateway;
 use crate::{config, fixture_entry, switchboard};
 
-/// Replaces timings (which vary) with `N`.
+/// The counts of a `switchboard check` summary line (`NAME: P passed, F failed, W
+/// warnings, S skipped…`): passed, failed, warnings, skipped. `None` for any other line.
+pub(crate) fn check_totals(line: &str) -> Option<[usize; 4]> {
+    let (_, counts) = line.split_once(": ")?;
+    let mut parts = counts.splitn(4, ", ");
+    let mut count = |label: &str| -> Option<usize> {
+        let part = parts.next()?;
+        let (number, _) = part.split_once(label)?;
+        number.parse().ok()
+    };
+    Some([
+        count(" passed")?,
+        count(" failed")?,
+        count(" warnings")?,
+        count(" skipped")?,
+    ])
+}
+
+/// `text` with the passed and skipped counts of every `switchboard check` summary shown as
+/// `<n>`: they change with every check the registry gains (the per-check lines, and the
+/// checker's own tests, pin what passed and what was skipped). The failures and warnings
+/// stay; the four counts must add up to the registry's checks once per server counted.
+pub(crate) fn derived_check_totals(text: &str) -> String {
+    let checks = switchboard_check::CHECKS.len();
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let Some([passed, failed, warnings, skipped]) = check_totals(line) else {
+            out.push(line.to_owned());
+            continue;
+        };
+        let total = passed + failed + warnings + skipped;
+        assert!(
+            total > 0 && total % checks == 0,
+            "`{line}`: the counts add up to {total}, not a multiple of the registry's {checks} checks"
+        );
+        let (head, _) = line.split_once(": ").unwrap_or_default();
+        let (_, tail) = line.split_once(" skipped").unwrap_or_default();
+        out.push(format!(
+            "{head}: <n> passed, {failed} failed, {warnings} warnings, <n> skipped{tail}"
+        ));
+    }
+    let mut joined = out.join("\n");
+    if text.ends_with('\n') {
+        joined.push('\n');
+    }
+    joined
+}
+
+/// Replaces timings (which vary) with `N`, and derives the summary totals
+/// ([`derived_check_totals`]).
 fn normalize(text: &str) -> String {
+    derived_check_totals(&timings_as_n(text))
+}
+
+/// Replaces timings (which vary) with `N`.
+fn timings_as_n(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
@@ -72,6 +126,8 @@ fn bundled_example_passes_every_applicable_check() {
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
+          skip  sse-priming                  applies to Streamable HTTP servers only
+          skip  http-notifications           applies to Streamable HTTP servers only
           pass  discover                     `server/discover` lists 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 with capabilities, cache hints and the server's name; no undeclared list is served
           pass  request-meta                 requests without `_meta`, its protocol version or its client capabilities get -32602 with their id; one without `clientInfo` is served
           pass  unsupported-version          version 1900-01-01 gets -32022 naming it and versions `server/discover` lists
@@ -83,7 +139,7 @@ fn bundled_example_passes_every_applicable_check() {
           skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
           skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
           pass  error-codes                  no reserved, retired or pre-release error code in 7 answers
-          example: 28 passed, 0 failed, 0 warnings, 9 skipped in N s
+          example: <n> passed, 0 failed, 0 warnings, <n> skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }
@@ -124,6 +180,8 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
+          skip  sse-priming                  applies to Streamable HTTP servers only
+          skip  http-notifications           applies to Streamable HTTP servers only
           skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
@@ -135,21 +193,23 @@ fn the_bundled_example_passes_in_each_era_it_is_pinned_to() {
           skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          legacy: 22 passed, 0 failed, 0 warnings, 15 skipped in N s
+          legacy: <n> passed, 0 failed, 0 warnings, <n> skipped in N s
 
         modern (stdio, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  http-origin                  applies to Streamable HTTP servers only
           skip  http-session                 applies to Streamable HTTP servers only
           skip  http-responses               applies to Streamable HTTP servers only
+          skip  sse-priming                  applies to Streamable HTTP servers only
+          skip  http-notifications           applies to Streamable HTTP servers only
           skip  http-headers                 applies to Streamable HTTP servers only
           skip  removed-methods              applies to Streamable HTTP servers only
           skip  input-required               no tool the checker called (`echo`, `add`) answered `input_required`; name one that asks for input with --call TOOL ARGS
           skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
           skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
-          modern: 28 passed, 0 failed, 0 warnings, 9 skipped in N s
+          modern: <n> passed, 0 failed, 0 warnings, <n> skipped in N s
 
-        all servers: 50 passed, 0 failed, 0 warnings, 24 skipped"#]]
+        all servers: <n> passed, 0 failed, 0 warnings, <n> skipped"#]]
     .assert_eq(&summary);
 }
 
@@ -170,6 +230,8 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
           skip  progress                     no progress notification came (the checker asks for progress only on the long call of `cancellation`)
           skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
+          skip  sse-priming                  `ping` was answered with HTTP 200 and `Content-Type: application/json`, not an event stream, so there was no stream to judge
+          skip  http-notifications           the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
@@ -181,18 +243,19 @@ fn the_bundled_example_passes_over_http_in_both_eras() {
           skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          legacy: 23 passed, 0 failed, 0 warnings, 14 skipped in N s
+          legacy: <n> passed, 0 failed, 0 warnings, <n> skipped in N s
 
         modern (http, modern era, protocol 2026-07-28, server switchboard-example 0.1.0)
           skip  stdout-purity                applies to stdio servers only: over HTTP, stdout is not the protocol channel
           skip  prompts-resources            the server lists no prompt or resource to fetch (or declares neither)
           skip  http-session                 the entry pins the 2026-07-28 protocol, which has no sessions
+          skip  sse-priming                  applies to the legacy era, and the entry pins 2026-07-28
           skip  input-required               no tool the checker called (`echo`, `add`) answered `input_required`; name one that asks for input with --call TOOL ARGS
           skip  subscriptions-listen         the server declares `listChanged` on no list, so there is no change to listen for (resource subscriptions need a resource to follow and are not probed)
           skip  unknown-resource             the server declares no `resources` (or `server/discover` failed)
-          modern: 31 passed, 0 failed, 0 warnings, 6 skipped in N s
+          modern: <n> passed, 0 failed, 0 warnings, <n> skipped in N s
 
-        all servers: 54 passed, 0 failed, 0 warnings, 20 skipped"#]].assert_eq(&summary);
+        all servers: <n> passed, 0 failed, 0 warnings, <n> skipped"#]].assert_eq(&summary);
 }
 
 fn good_and_ignores_cancel() -> std::path::PathBuf {
@@ -362,6 +425,8 @@ fn an_http_entry_is_checked_over_streamable_http() {
           pass  http-origin                  a POST `initialize` with `Origin: http://evil.example` was refused with 403, and with the server's own Origin served
           pass  http-session                 the issued session id is accepted; a made-up one gets 404, none at all 400
           pass  http-responses               `initialize` and `ping` are answered with 200 and a JSON-RPC response in `application/json` or `text/event-stream`; the notification gets 202 with no body; the session id (if any) is visible ASCII, issued at initialization
+          pass  sse-priming                  the event stream answering `ping` opened with a priming event (id `2-0`, empty data)
+          skip  http-notifications           the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  discover                     the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  request-meta                 the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unsupported-version          the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
@@ -373,7 +438,7 @@ fn an_http_entry_is_checked_over_streamable_http() {
           skip  subscriptions-listen         the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  unknown-resource             the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
           skip  error-codes                  the server does not speak the 2026-07-28 protocol: its session negotiated the legacy era (a server that speaks both is checked in 2026-07-28 unless its entry pins `legacy`)
-          fixture-http: 24 passed, 0 failed, 0 warnings, 13 skipped in N s
+          fixture-http: <n> passed, 0 failed, 0 warnings, <n> skipped in N s
     "#]]
     .assert_eq(&normalize(&run.stdout));
 }

@@ -214,6 +214,8 @@ fn check_passes_against_serve_http_in_both_eras() {
         modern: http-origin pass
         modern: http-session skip
         modern: http-responses pass
+        modern: sse-priming skip
+        modern: http-notifications pass
         modern: discover pass
         modern: request-meta pass
         modern: unsupported-version pass
@@ -251,6 +253,8 @@ fn check_passes_against_serve_http_in_both_eras() {
         legacy: http-origin pass
         legacy: http-session pass
         legacy: http-responses pass
+        legacy: sse-priming skip
+        legacy: http-notifications skip
         legacy: discover skip
         legacy: request-meta skip
         legacy: unsupported-version skip

@@ -3638,7 +3638,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  stdout-purity                N line(s) on stdout were not JSON-RPC messages
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3662,7 +3662,7 @@ pub(crate) static CASES: &[Case] = &[
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  tools-list                   an entry on page N is invalid: the tool has no `name`
                   FAIL  wire-schema                  N of N messages do not match the N-N-N schema: the result answering `tools/list` (ListToolsResult): at /result/tools/N: "name" is a required property
-                  s: 21 passed, 2 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 2 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3685,7 +3685,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  tool-names                   two different tools are named `echo`; a client can reach only one of them (and N more)
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3714,7 +3714,7 @@ pub(crate) static CASES: &[Case] = &[
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  input-schemas                tool `schema_missing`: inputSchema is missing (and N more)
                   FAIL  wire-schema                  N of N messages do not match the N-N-N schema: the result answering `tools/list` (ListToolsResult): at /result/tools/N: "inputSchema" is a required property; at /result/tools/N/inputSchema: null is not of type "object"; at /result/tools/N/inputSchema: "object" is not of type "object" (and N more)
-                  s: 21 passed, 2 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 2 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3737,7 +3737,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  no-credentials               tool `deploy` description contains what looks like an AWS access key id (N characters)
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3761,7 +3761,7 @@ pub(crate) static CASES: &[Case] = &[
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  tools-call                   `echo`: the result has no `content` array (it is required)
                   FAIL  wire-schema                  N of N messages do not match the N-N-N schema: the result answering `tools/call` (CallToolResult): at /result: "content" is a required property
-                  s: 20 passed, 2 failed, 0 warnings, 15 skipped in <n> s
+                  s: <n> passed, 2 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3784,7 +3784,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   warn  results-bounded              `echo` returned N bytes for a normal call; the limit is N bytes
-                  s: 22 passed, 0 failed, 1 warnings, 14 skipped in <n> s
+                  s: <n> passed, 0 failed, 1 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3807,7 +3807,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  invalid-input                `echo` accepted schema-violating arguments (`text` given a number where the schema says type "string") and reported success
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3830,7 +3830,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   warn  errors-actionable            the error for invalid arguments does not name the offending field `text`
-                  s: 22 passed, 0 failed, 1 warnings, 14 skipped in <n> s
+                  s: <n> passed, 0 failed, 1 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3853,7 +3853,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  unknown-tool                 a call to the unknown tool `switchboard-check-no-such-tool` was reported as a success
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3876,7 +3876,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  reconnect                    the fresh instance lists different tools: gone ["instance_N"], new ["instance_N"]
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3898,8 +3898,8 @@ pub(crate) static CASES: &[Case] = &[
                 exit 1
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
-                  FAIL  cancellation                 N progress notification(s) arrived N–N ms after the cancel (more than N ms later): the work went on
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  FAIL  cancellation                 N progress notification(s) arrived after the cancel, N of them N–N ms after it (more than N ms later): the work went on
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3922,7 +3922,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  shutdown                     the server ignored stdin closing and SIGTERM (N ms each); it needed SIGKILL
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3945,7 +3945,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  shutdown                     N process(es) the server started were still running after it exited (pids N, N); the checker killed them
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3971,7 +3971,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  http-origin                  the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP N with a result; any web page the user visits can reach this local server through DNS rebinding
-                  s: 23 passed, 1 failed, 0 warnings, 13 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -3997,7 +3997,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  http-session                 a request with a session id the server never issued was served (HTTP N with a result): the server does not check session ids (and N more)
-                  s: 23 passed, 1 failed, 0 warnings, 13 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -4023,7 +4023,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (http, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  shutdown                     DELETE answered N, but the session still answers requests (HTTP N with a result)
-                  s: 23 passed, 1 failed, 0 warnings, 13 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -4106,7 +4106,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (http)
                   FAIL  initialize                   the handshake failed: server `s` gave no answer to `initialize`: authorization failed: server `s` needs you to log in first: run `switchboard login s`
-                  s: 0 passed, 1 failed, 0 warnings, 36 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -4197,7 +4197,7 @@ pub(crate) static CASES: &[Case] = &[
                   FAIL  utilities                    `ping` got JSON-RPC error -N: Method not found: a receiver MUST answer it promptly with an empty result
                   FAIL  http-origin                  the server accepted a request from a foreign origin: POST `initialize` with `Origin: http://evil.example` got HTTP N with a result; any web page the user visits can reach this local server through DNS rebinding
                   FAIL  http-session                 a request with a session id the server never issued was served (HTTP N (JSON-RPC error -N: Method not found)): the server does not check session ids (and N more)
-                  s: 13 passed, 5 failed, 0 warnings, 19 skipped in <n> s
+                  s: <n> passed, 5 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },
@@ -4676,7 +4676,7 @@ pub(crate) static CASES: &[Case] = &[
                 --- stdout
                 s (stdio, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0)
                   FAIL  shutdown                     N process(es) the server started were still running after it exited (pids N); the checker killed them
-                  s: 22 passed, 1 failed, 0 warnings, 14 skipped in <n> s
+                  s: <n> passed, 1 failed, 0 warnings, <n> skipped in <n> s
                 --- stderr: empty
             "#]]),
         },

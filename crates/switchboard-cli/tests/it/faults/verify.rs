@@ -179,7 +179,8 @@ pub(crate) fn transcript(case: &Case, observed: &Observed) -> String {
 
 /// What the checker found: the report's header, its failing and warning checks (numbers
 /// in their messages shown as `N`: counts and timings vary from run to run), and its
-/// summary. Passing and skipped checks and the evidence blocks (the checker's own tests
+/// summary (passed and skipped counts derived from the registry: see
+/// [`crate::check::derived_check_totals`]). Passing and skipped checks and the evidence blocks (the checker's own tests
 /// pin those) are left out.
 fn check_findings(report: &str) -> String {
     let mut kept = Vec::new();
@@ -194,7 +195,7 @@ fn check_findings(report: &str) -> String {
             kept.push(line.to_owned());
         }
     }
-    kept.join("\n")
+    crate::check::derived_check_totals(&kept.join("\n"))
 }
 
 fn digits_as_n(line: &str) -> String {
