@@ -26,7 +26,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -55,37 +55,33 @@ const GUARD_DEFAULT_BYTES: u64 = 1024 * 1024 * 1024;
 /// How often the running command is looked at.
 const POLL: Duration = Duration::from_millis(10);
 
-/// Shared by every case of a run: the async runtime of the canned servers and the
-/// directory of the configs.
+/// Shared by every case of a test process: the async runtime of the canned servers.
 #[derive(Debug)]
 pub(crate) struct Harness {
     runtime: tokio::runtime::Runtime,
-    dir: PathBuf,
 }
 
 impl Harness {
-    pub(crate) fn new(label: &str) -> Harness {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime for the canned servers");
-        let dir = workspace_root()
-            .join("target")
-            .join("fault-matrix")
-            .join(format!("{label}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create the fault-matrix directory");
-        Harness { runtime, dir }
+    /// The test process's harness, started by the first case that asks.
+    pub(crate) fn shared() -> &'static Harness {
+        static SHARED: OnceLock<Harness> = OnceLock::new();
+        SHARED.get_or_init(|| Harness {
+            runtime: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime for the canned servers"),
+        })
     }
 }
 
-impl Drop for Harness {
-    /// The configs are kept when the test fails (to rerun a case by hand), removed otherwise.
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
+/// A case's own directory (its config, token file and `switchboard-peak`'s report):
+/// `target/fault-matrix/NAME-PID`, kept when the case fails (to rerun it by hand).
+pub(crate) fn case_dir(case: &Case) -> PathBuf {
+    workspace_root()
+        .join("target")
+        .join("fault-matrix")
+        .join(format!("{}-{}", case.name, std::process::id()))
 }
 
 /// How the command ended.
@@ -180,7 +176,7 @@ struct Live {
 
 /// Runs one case and observes it.
 pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
-    let dir = harness.dir.join(case.name);
+    let dir = case_dir(case);
     std::fs::create_dir_all(&dir).expect("create the case directory");
     let token = format!("sbf-{}-{}", std::process::id(), case.name);
     let secret = format!("hunter2-{}", case.name);
