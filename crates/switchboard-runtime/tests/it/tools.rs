@@ -155,15 +155,16 @@ async fn cancellation_and_progress_reach_through_the_bridge() {
         .expect("join");
     assert!(output.is_error && output.text_content().contains("cancelled"));
     // The fixture logs the cancellation it received; the server keeps working.
-    within("the server to see the cancellation", TEST_DEADLINE, async {
-        while !runtime
-            .stderr_tail("alpha")
-            .unwrap_or_default()
-            .contains("fixture: cancelled request")
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
+    wait::until_async(
+        "the server to see the cancellation",
+        TEST_DEADLINE,
+        || async {
+            runtime
+                .stderr_tail("alpha")
+                .unwrap_or_default()
+                .contains("fixture: cancelled request")
+        },
+    )
     .await;
     let echo = runtime
         .snapshot()
@@ -201,19 +202,12 @@ async fn list_changes_are_republished() {
             .clone();
         let before = runtime.snapshot().version;
         change.call(json!({}), ToolContext::default()).await;
-        within(
+        wait::until_async(
             &format!("{server}'s new tool to be published"),
             TEST_DEADLINE,
-            async {
-                loop {
-                    let snapshot = runtime.snapshot();
-                    if snapshot.version > before
-                        && snapshot.tool(&format!("{server}__extra_1")).is_some()
-                    {
-                        return;
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
+            || async {
+                let snapshot = runtime.snapshot();
+                snapshot.version > before && snapshot.tool(&format!("{server}__extra_1")).is_some()
             },
         )
         .await;

@@ -10,7 +10,7 @@ use switchboard_session::{
     CallOptions, CancellationToken, ClientHandler, EraChoice, HandlerFuture, Session, SessionError,
     SessionEvent,
 };
-use switchboard_testkit::wait::within;
+use switchboard_testkit::wait::{self, within};
 use switchboard_wire::stdio::{ShutdownStep, StdioOptions};
 use switchboard_wire::{MalformedKind, UnexpectedReason};
 
@@ -744,17 +744,14 @@ async fn shutdown_escalates_and_leaves_no_process() {
 
     let session = connect_fixture(&["--mode", "forks-grandchild"]).await;
     let tail = stderr_contains(&session, "fixture: grandchild").await;
-    within("both grandchildren", TEST_DEADLINE, async {
-        while session
+    wait::until_async("both grandchildren", TEST_DEADLINE, || async {
+        session
             .process()
             .expect("process")
             .stderr_tail()
             .matches("fixture: grandchild")
             .count()
-            < 2
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            >= 2
     })
     .await;
     let _ = tail;

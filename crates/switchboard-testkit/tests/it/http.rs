@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use switchboard_testkit::wait;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -302,16 +303,6 @@ fn the_front_end_exits_when_stdin_closes() {
     let mut front = Front::start(&[]);
     assert_eq!(front.send("POST", &[], Some(&initialize())).status, 200);
     drop(front.child.stdin.take());
-    let started = Instant::now();
-    loop {
-        if let Some(status) = front.child.try_wait().expect("wait") {
-            assert!(status.success(), "{status}");
-            break;
-        }
-        // A hang detector, not a speed assertion.
-        if started.elapsed() >= DEADLINE {
-            panic!("still running");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let status = wait::exited("the front end to exit", DEADLINE, &mut front.child);
+    assert!(status.success(), "{status}");
 }
