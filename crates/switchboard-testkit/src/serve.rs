@@ -9,9 +9,10 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::locate::{fixture_bin, peer_path, rmcp_peer_bin};
+use crate::wait;
 
 /// How long a server may take to start listening.
 pub const READY_DEADLINE: Duration = Duration::from_secs(30);
@@ -209,10 +210,9 @@ impl HttpServer {
             output,
         };
         let address = SocketAddr::from(([127, 0, 0, 1], peer.port));
-        let started = Instant::now();
-        loop {
+        let listening = wait::try_until(READY_DEADLINE, || {
             if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
-                return server;
+                return true;
             }
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!(
@@ -222,16 +222,17 @@ impl HttpServer {
                     server.output_tail()
                 );
             }
-            if started.elapsed() > READY_DEADLINE {
-                panic!(
-                    "{} did not listen on port {} within {READY_DEADLINE:?}:\n{}",
-                    peer.program.display(),
-                    peer.port,
-                    server.output_tail()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            false
+        });
+        if listening.is_err() {
+            panic!(
+                "{} did not listen on port {} within {READY_DEADLINE:?}:\n{}",
+                peer.program.display(),
+                peer.port,
+                server.output_tail()
+            );
         }
+        server
     }
 
     /// The MCP endpoint.
