@@ -296,29 +296,24 @@ async fn strict_mode_quarantines_new_and_changed_tools_until_approved() {
     // A tool that appears later is quarantined; the approved ones stay.
     let change = snapshot.tool("alpha__change_tools").expect("tool").clone();
     change.call(json!({}), ToolContext::default()).await;
-    within("the new tool to be reported", TEST_DEADLINE, async {
-        loop {
-            let snapshot = runtime.snapshot();
-            if snapshot.findings.iter().any(|f| {
-                f.tool.as_deref() == Some("extra_1")
-                    && f.kind == switchboard_runtime::FindingKind::Quarantined
-            }) {
-                assert!(snapshot.tool("alpha__extra_1").is_none());
-                assert_eq!(snapshot.tools.len(), 6);
-                // The held tool keeps its name and why it is held, for whoever asks for it.
-                let held = snapshot.held_tool("alpha__extra_1").expect("held, by name");
-                assert_eq!(
-                    held.message(),
-                    "`alpha__extra_1` is held by tools.lock.json: it is new since the tools \
-                     were pinned (the lock's `new_tools` is `hold`); run `approve alpha` to \
-                     accept it"
-                );
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    let snapshot = wait::until_async("the new tool to be reported", TEST_DEADLINE, || async {
+        let snapshot = runtime.snapshot();
+        let reported = snapshot.findings.iter().any(|f| {
+            f.tool.as_deref() == Some("extra_1")
+                && f.kind == switchboard_runtime::FindingKind::Quarantined
+        });
+        reported.then_some(snapshot)
     })
     .await;
+    assert!(snapshot.tool("alpha__extra_1").is_none());
+    assert_eq!(snapshot.tools.len(), 6);
+    // The held tool keeps its name and why it is held, for whoever asks for it.
+    let held = snapshot.held_tool("alpha__extra_1").expect("held, by name");
+    assert_eq!(
+        held.message(),
+        "`alpha__extra_1` is held by tools.lock.json: it is new since the tools were pinned \
+         (the lock's `new_tools` is `hold`); run `approve alpha` to accept it"
+    );
     runtime.dispose().await;
     no_processes_with(&mark).await;
     let _ = std::fs::remove_dir_all(dir);

@@ -192,12 +192,10 @@ async fn stderr_flood_does_not_disturb_serving() {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
         );
     }
-    let flooded = async {
-        while fixture.stderr_bytes() < 1024 * 1024 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    switchboard_testkit::wait::within("1 MiB of stderr", Duration::from_secs(5), flooded).await;
+    wait::until_async("1 MiB of stderr", Duration::from_secs(5), || {
+        std::future::ready(fixture.stderr_bytes() >= 1024 * 1024)
+    })
+    .await;
     assert!(
         fixture
             .stderr_text()
