@@ -18,13 +18,16 @@
 //!
 //! From a server author's own test (see `docs/check.md` for the CI recipe):
 //!
-//! ```ignore
+//! ```no_run
+//! # async fn check() {
 //! let spec = switchboard_check::ServerSpec::stdio("mine", switchboard_check::ProcessSpec {
-//!     program: env!("CARGO_BIN_EXE_my-server").into(),
-//!     args: vec![], env: vec![], cwd: None,
+//!     // In an integration test: env!("CARGO_BIN_EXE_my-server").
+//!     program: "target/debug/my-server".into(),
+//!     args: vec![], env: vec![], cwd: None, sandbox: None,
 //! });
 //! let report = switchboard_check::run(&spec, &switchboard_check::Options::default()).await;
 //! assert!(report.passed(), "{}", report.render_text());
+//! # }
 //! ```
 //!
 //! The library never prints: progress goes to an [`Observer`], results into a [`Report`]
@@ -82,3 +85,8 @@ pub use run::{run, run_blocking};
 pub use spec::{ServerSpec, TransportSpec};
 pub use switchboard_session::EraChoice;
 pub use switchboard_wire::stdio::ProcessSpec;
+
+/// `docs/check.md`, whose Rust snippets are compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/check.md")]
+pub struct CheckGuide;

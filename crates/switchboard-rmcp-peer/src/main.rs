@@ -10,7 +10,9 @@
 //!
 //! Over stdio, stdout carries only newline-delimited JSON-RPC and the server
 //! exits with status 0 when stdin reaches EOF. Over HTTP it listens on
-//! `127.0.0.1:PORT` (loopback only) with rmcp's `StreamableHttpService` and
+//! `127.0.0.1:PORT` (loopback only; port 0: a free one), prints its endpoint's URL
+//! (`http://127.0.0.1:PORT/mcp`) as the one line of its stdout once it listens, and
+//! serves with rmcp's `StreamableHttpService` and
 //! its default configuration, served by hyper's HTTP/1 connection handler,
 //! until it is killed. Accepted connections get `TCP_NODELAY`, as production
 //! HTTP servers set it: without it the kernel holds the first event of an SSE
@@ -59,6 +61,14 @@ async fn serve_http(port: u16) -> Result<(), Box<dyn std::error::Error>> {
         StreamableHttpServerConfig::default(),
     );
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    // The one line of stdout over HTTP: whoever started it with port 0 learns the port.
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{url}")?;
+        stdout.flush()?;
+    }
     loop {
         let (stream, _) = listener.accept().await?;
         let _ = stream.set_nodelay(true);

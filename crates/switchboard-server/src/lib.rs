@@ -101,3 +101,8 @@ pub mod gateway;
 pub mod http;
 pub mod relay;
 pub mod stdio;
+
+/// `docs/authoring.md`, whose Rust snippets are compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/authoring.md")]
+pub struct AuthoringGuide;

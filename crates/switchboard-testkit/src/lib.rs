@@ -13,7 +13,8 @@
 //!   peers on a port), owned and killed on drop.
 //! - [`soak`]: the chaos soak of the gateway (five fixture servers killed and frozen at
 //!   random under a steady load of calls); the `switchboard-soak` binary runs it.
-//! - [`wait`]: deadlines for async test steps that fail with a readable message.
+//! - [`wait`]: bounded waits (a future, a condition looked at again and again, a child's
+//!   exit) that fail with a readable message.
 //!
 //! # Map
 //!

@@ -9,9 +9,10 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::locate::{fixture_bin, peer_path, rmcp_peer_bin};
+use crate::wait;
 
 /// How long a server may take to start listening.
 pub const READY_DEADLINE: Duration = Duration::from_secs(30);
@@ -37,7 +38,9 @@ pub struct PeerCommand {
     pub args: Vec<String>,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,
-    /// The port it listens on (see [`free_port`]).
+    /// The port it listens on (see [`free_port`]); 0 for a peer that binds a free port
+    /// itself and prints its endpoint's URL (`http://127.0.0.1:PORT/…`) as the first line
+    /// of its stdout, which nothing can take from it before it listens.
     pub port: u16,
     /// The MCP endpoint's path, e.g. `/mcp`.
     pub path: String,
@@ -67,19 +70,18 @@ impl PeerCommand {
         }
     }
 
-    /// The rmcp peer, `switchboard-rmcp-peer --http PORT` (rmcp's `StreamableHttpService`,
-    /// default configuration), on a free port.
+    /// The rmcp peer, `switchboard-rmcp-peer --http 0` (rmcp's `StreamableHttpService`,
+    /// default configuration), on the port it binds and reports.
     ///
     /// # Panics
     ///
     /// If the binary is missing (with the fix).
     pub fn rmcp() -> PeerCommand {
-        let port = free_port();
         PeerCommand {
             program: rmcp_peer_bin(),
-            args: vec!["--http".into(), port.to_string()],
+            args: vec!["--http".into(), "0".into()],
             env: vec![],
-            port,
+            port: 0,
             path: "/mcp".into(),
         }
     }
@@ -110,6 +112,20 @@ fn die_with_parent(command: &mut Command) {
                 .map_err(std::io::Error::from)
         });
     }
+}
+
+/// The first line of a child's stdout (trimmed), sent once it is read; the rest is read
+/// and dropped, so the child never blocks on a full pipe.
+fn first_line(stdout: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (sender, first_line) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = sender.send(line.trim().to_owned());
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    first_line
 }
 
 /// Copies a stream into a bounded tail until it ends.
@@ -151,25 +167,15 @@ impl HttpServer {
         if let Some(stderr) = child.stderr.take() {
             drain(stderr, Arc::clone(&output));
         }
-        let (sender, first_line) = std::sync::mpsc::channel();
-        if let Some(stdout) = child.stdout.take() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stdout);
-                let mut line = String::new();
-                let _ = reader.read_line(&mut line);
-                let _ = sender.send(line.trim().to_owned());
-                // Keep reading so the fixture never blocks on a full pipe.
-                let _ = std::io::copy(&mut reader, &mut std::io::sink());
-            });
-        }
+        let url = child.stdout.take().map(first_line);
         let mut server = HttpServer {
             url: String::new(),
             child,
             _stdin: stdin,
             output,
         };
-        match first_line.recv_timeout(READY_DEADLINE) {
-            Ok(url) if url.starts_with("http://127.0.0.1:") => server.url = url,
+        match url.map(|url| url.recv_timeout(READY_DEADLINE)) {
+            Some(Ok(url)) if url.starts_with("http://127.0.0.1:") => server.url = url,
             other => panic!(
                 "the HTTP fixture {args:?} did not print its URL within {READY_DEADLINE:?} ({other:?}); stderr:\n{}",
                 server.output_tail()
@@ -178,7 +184,8 @@ impl HttpServer {
         server
     }
 
-    /// A real peer; returns once it accepts connections on its port.
+    /// A real peer; returns once it accepts connections on its port (or, with port 0, once
+    /// it printed its URL).
     ///
     /// # Panics
     ///
@@ -196,8 +203,14 @@ impl HttpServer {
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {}: {e}", peer.program.display()));
         let output = Arc::new(Mutex::new(Vec::new()));
+        let reports_its_url = peer.port == 0;
+        let mut reported = None;
         if let Some(stdout) = child.stdout.take() {
-            drain(stdout, Arc::clone(&output));
+            if reports_its_url {
+                reported = Some(first_line(stdout));
+            } else {
+                drain(stdout, Arc::clone(&output));
+            }
         }
         if let Some(stderr) = child.stderr.take() {
             drain(stderr, Arc::clone(&output));
@@ -208,11 +221,25 @@ impl HttpServer {
             _stdin: None,
             output,
         };
+        if reports_its_url {
+            match reported.map(|url| url.recv_timeout(READY_DEADLINE)) {
+                Some(Ok(url))
+                    if url.starts_with("http://127.0.0.1:") && url.ends_with(&peer.path) =>
+                {
+                    server.url = url;
+                }
+                other => panic!(
+                    "{} did not print its URL within {READY_DEADLINE:?} ({other:?}):\n{}",
+                    peer.program.display(),
+                    server.output_tail()
+                ),
+            }
+            return server;
+        }
         let address = SocketAddr::from(([127, 0, 0, 1], peer.port));
-        let started = Instant::now();
-        loop {
+        let listening = wait::try_until(READY_DEADLINE, || {
             if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
-                return server;
+                return true;
             }
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!(
@@ -222,16 +249,17 @@ impl HttpServer {
                     server.output_tail()
                 );
             }
-            if started.elapsed() > READY_DEADLINE {
-                panic!(
-                    "{} did not listen on port {} within {READY_DEADLINE:?}:\n{}",
-                    peer.program.display(),
-                    peer.port,
-                    server.output_tail()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            false
+        });
+        if listening.is_err() {
+            panic!(
+                "{} did not listen on port {} within {READY_DEADLINE:?}:\n{}",
+                peer.program.display(),
+                peer.port,
+                server.output_tail()
+            );
         }
+        server
     }
 
     /// The MCP endpoint.

@@ -195,18 +195,12 @@ fn concurrent_saves_from_processes_lose_nothing() {
         })
         .collect();
     for mut child in children {
-        let started = std::time::Instant::now();
-        loop {
-            if let Some(status) = child.try_wait().expect("wait") {
-                assert!(status.success(), "a child failed: {status}");
-                break;
-            }
-            if started.elapsed() > std::time::Duration::from_secs(60) {
-                let _ = child.kill();
-                panic!("a child did not finish within 60 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let status = switchboard_testkit::wait::exited(
+            "a child to finish",
+            std::time::Duration::from_secs(60),
+            &mut child,
+        );
+        assert!(status.success(), "a child failed: {status}");
     }
     assert_eq!(saved_servers(&path), 40);
 }

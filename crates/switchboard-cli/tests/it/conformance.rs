@@ -9,9 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use switchboard_testkit::locate::workspace_root;
+use switchboard_testkit::wait;
 
 /// Runs the suite and returns, per scenario, (successful checks, failed checks).
 fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usize)> {
@@ -32,14 +33,11 @@ fn run_suite(version: &str, selection: &[&str]) -> BTreeMap<String, (usize, usiz
 /// a runner that hangs is killed with a panic).
 fn run_runner(version: &str, args: &[&str], out: &Path) {
     let mut child = spawn_runner(version, args, out);
-    let started = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > RUNNER_BOUND {
-            let _ = child.kill();
-            panic!("the conformance runner {version} did not finish within {RUNNER_BOUND:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait::exited(
+        &format!("the conformance runner {version} to finish"),
+        RUNNER_BOUND,
+        &mut child,
+    );
 }
 
 /// The longest one run of the conformance runner may take (a hang detector).

@@ -8,11 +8,11 @@
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use switchboard_session::{CallOptions, Session, SessionConfig};
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 
 use crate::{Run, config, fixture_entry};
@@ -61,17 +61,11 @@ pub(crate) fn running_named(name: &str) -> Vec<(u32, bool)> {
 
 /// Waits (bounded) until no process named `name` runs.
 pub(crate) fn assert_none_left(name: &str) {
-    let started = Instant::now();
-    loop {
-        let left = running_named(name);
-        if left.is_empty() {
-            return;
-        }
-        // A hang detector, not a speed assertion.
-        if started.elapsed() >= TEST_DEADLINE {
-            panic!("processes of `{name}` still running: {left:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if wait::try_until(TEST_DEADLINE, || running_named(name).is_empty()).is_err() {
+        panic!(
+            "processes of `{name}` still running: {:?}",
+            running_named(name)
+        );
     }
 }
 
@@ -85,19 +79,14 @@ fn switchboard_within(args: &[&str], bound: Duration) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn switchboard");
-    let started = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > bound {
-            let _ = child.kill();
-            let output = child.wait_with_output().expect("output");
-            panic!(
-                "switchboard {args:?} did not finish within {bound:?}; stderr:\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let finished = wait::try_exited(bound, &mut child);
     let output = child.wait_with_output().expect("output");
+    if finished.is_err() {
+        panic!(
+            "switchboard {args:?} did not finish within {bound:?}; stderr:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -307,17 +296,16 @@ async fn a_gateway_whose_server_keeps_crashing_keeps_no_daemon_and_no_zombie() {
     };
     for start in 1..=3 {
         // Wait for this start's daemon, then crash the server that made it.
-        let daemon = within(&format!("start {start}'s daemon"), TEST_DEADLINE, async {
-            loop {
-                let new = running_named(&name)
+        let daemon = wait::until_async(
+            &format!("start {start}'s daemon"),
+            TEST_DEADLINE,
+            || async {
+                running_named(&name)
                     .into_iter()
-                    .find(|(pid, sleeper)| *sleeper && !daemons.contains(pid));
-                if let Some((pid, _)) = new {
-                    return pid;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
+                    .find(|(pid, sleeper)| *sleeper && !daemons.contains(pid))
+                    .map(|(pid, _)| pid)
+            },
+        )
         .await;
         daemons.insert(daemon);
         let crashed = session
@@ -329,20 +317,15 @@ async fn a_gateway_whose_server_keeps_crashing_keeps_no_daemon_and_no_zombie() {
         );
     }
     // The daemons of the instances that crashed were killed and reaped by the gateway.
-    within(
+    wait::until_async(
         "the crashed instances' daemons to go",
         TEST_DEADLINE,
-        async {
-            loop {
-                let sleepers = running_named(&name)
-                    .into_iter()
-                    .filter(|(_, sleeper)| *sleeper)
-                    .count();
-                if sleepers <= 1 && zombies_of(gateway_pid).is_empty() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+        || async {
+            let sleepers = running_named(&name)
+                .into_iter()
+                .filter(|(_, sleeper)| *sleeper)
+                .count();
+            sleepers <= 1 && zombies_of(gateway_pid).is_empty()
         },
     )
     .await;

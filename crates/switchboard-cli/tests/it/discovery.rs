@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
+use switchboard_testkit::wait;
 
 use crate::config;
 
@@ -46,14 +47,11 @@ fn switchboard(args: &[String], tokens: &std::path::Path, input: &str) -> Run {
     let mut stdin = child.stdin.take().expect("stdin");
     let _ = stdin.write_all(input.as_bytes());
     drop(stdin);
-    let started = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > RUN_DEADLINE {
-            let _ = child.kill();
-            panic!("switchboard {args:?} did not finish within {RUN_DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::exited(
+        &format!("switchboard {args:?} to finish"),
+        RUN_DEADLINE,
+        &mut child,
+    );
     let output = child.wait_with_output().expect("output");
     Run {
         code: output.status.code().unwrap_or(-1),
@@ -211,14 +209,11 @@ async fn the_gateway_never_discovers_or_registers() {
             }
         }
         drop(stdin);
-        let started = Instant::now();
-        while child.try_wait().expect("wait").is_none() {
-            if started.elapsed() > RUN_DEADLINE {
-                let _ = child.kill();
-                panic!("switchboard serve did not exit after stdin closed");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait::exited(
+            "switchboard serve to exit after stdin closed",
+            RUN_DEADLINE,
+            &mut child,
+        );
         let output = child.wait_with_output().expect("output");
         Run {
             code: output.status.code().unwrap_or(-1),

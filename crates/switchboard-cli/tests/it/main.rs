@@ -36,10 +36,11 @@ mod verbs;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use expect_test::expect;
 use switchboard_testkit::locate::{fixture_bin, workspace_root};
+use switchboard_testkit::wait;
 
 struct Run {
     code: i32,
@@ -104,17 +105,7 @@ fn run_bounded(mut command: Command, what: &str) -> Run {
     };
     let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
     let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("{what} did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = wait::exited(what, Duration::from_secs(60), &mut child);
     Run {
         code: status.code().unwrap_or(-1),
         stdout: stdout
@@ -405,14 +396,9 @@ fn an_http_entry_just_works() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start FastMCP over HTTP");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        // A hang detector, not a speed assertion.
-        if started.elapsed() >= Duration::from_secs(30) {
-            panic!("FastMCP did not listen");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait::until("FastMCP to listen", Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
     let path = config(serde_json::json!({
         "remote": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": { "X-Trace": "${SWITCHBOARD_TEST_UNSET:-on}" } },
     }));

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_testkit::locate::{fixture_bin, peer_path, rmcp_peer_bin, workspace_root};
+use switchboard_testkit::wait;
 
 use crate::{config, scratch_dir, switchboard, switchboard_with_env};
 
@@ -290,14 +291,8 @@ fn serve_startup_report(config: &str, lines: usize) -> String {
     });
     let report = report.recv_timeout(Duration::from_secs(60));
     drop(child.stdin.take());
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while child.try_wait().ok().flatten().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // One still running is killed: the report is what the test reads.
+    let _ = wait::try_exited(Duration::from_secs(30), &mut child);
     report.expect("serve wrote its startup report within 60 s")
 }
 

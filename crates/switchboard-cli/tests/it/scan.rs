@@ -7,13 +7,12 @@
 //! exit codes.
 
 use std::path::Path;
-use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_testkit::locate::{fixture_bin, peer_path};
 use switchboard_testkit::serve::HttpServer;
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_testkit::wait::{self, TEST_DEADLINE};
 
 use crate::serve::{gateway_for, tool_names};
 use crate::{
@@ -259,10 +258,8 @@ pub(crate) fn served_calling(path: &Path, flags: &[&str], awaited: &str, calls: 
                 .map(|p| p.stderr_tail())
                 .unwrap_or_default()
         };
-        within("the startup report", TEST_DEADLINE, async {
-            while !stderr().contains(awaited) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+        wait::until_async("the startup report", TEST_DEADLINE, || async {
+            stderr().contains(awaited)
         })
         .await;
         let report = stderr();

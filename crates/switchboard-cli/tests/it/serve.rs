@@ -10,7 +10,7 @@ use switchboard_session::{
     CallOptions, EraChoice, Session, SessionConfig, SessionError, SessionEvent,
 };
 use switchboard_testkit::locate::fixture_bin;
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, ShutdownStep, StdioOptions};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -338,12 +338,10 @@ async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
         "the gateway exits on stdin EOF and leaves nothing behind: {report:?}"
     );
     for server in servers {
-        let gone = within("a server's exit", TEST_DEADLINE, async {
-            while std::path::Path::new(&format!("/proc/{server}")).exists() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        });
-        gone.await;
+        wait::until_async("a server's exit", TEST_DEADLINE, || async {
+            !std::path::Path::new(&format!("/proc/{server}")).exists()
+        })
+        .await;
     }
 }
 

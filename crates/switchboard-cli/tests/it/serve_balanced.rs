@@ -12,11 +12,11 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_testkit::locate::{peer_path, workspace_root};
-use switchboard_testkit::wait::within;
+use switchboard_testkit::wait::{self, within};
 
 use crate::{config, fixture_entry};
 
@@ -326,21 +326,17 @@ async fn two_gateways_behind_haproxy_serve_both_eras() {
             .expect("start haproxy"),
     );
     let socket = folder.join("haproxy.sock");
-    let give_up = Instant::now() + Duration::from_secs(30);
     // HAProxy is up and its health checks found both instances (bounded wait).
-    let stats = loop {
-        let ready = TcpStream::connect(("127.0.0.1", frontend)).is_ok() && socket.exists();
-        if ready {
-            let stats = server_stats(&socket);
-            if stats.values().filter(|(status, _)| status == "UP").count() == 2 {
-                break stats;
-            }
-        }
-        if Instant::now() >= give_up {
-            panic!("haproxy did not see both gateways up within 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let stats = wait::until(
+        "haproxy to see both gateways up",
+        Duration::from_secs(30),
+        || {
+            let ready = TcpStream::connect(("127.0.0.1", frontend)).is_ok() && socket.exists();
+            let stats = ready.then(|| server_stats(&socket))?;
+            let up = stats.values().filter(|(status, _)| status == "UP").count();
+            (up == 2).then_some(stats)
+        },
+    );
     let url: Arc<str> = Arc::from(format!("http://127.0.0.1:{frontend}/mcp"));
     let client = Arc::new(
         reqwest::Client::builder()

@@ -8,11 +8,12 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_testkit::locate::fixture_bin;
+use switchboard_testkit::wait;
 
 use crate::config;
 
@@ -64,20 +65,11 @@ fn serve_script(config: &Path, frames: &[String]) -> Served {
         let _ = stderr.read_to_string(&mut text);
         text
     });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > HANG_DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            let stderr = stderr_reader.join().unwrap_or_default();
-            panic!(
-                "switchboard serve did not exit within {HANG_DEADLINE:?} of stdin closing\n{stderr}"
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let Ok(status) = wait::try_exited(HANG_DEADLINE, &mut child) else {
+        let stderr = stderr_reader.join().unwrap_or_default();
+        panic!(
+            "switchboard serve did not exit within {HANG_DEADLINE:?} of stdin closing\n{stderr}"
+        );
     };
     let _ = writer.join();
     let stdout = reader.join().expect("stdout reader");

@@ -14,7 +14,7 @@ use expect_test::expect;
 use serde_json::json;
 use switchboard_http::HttpOptions;
 use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig};
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 
 use crate::descendants::{assert_none_left, unique_name};
 use crate::{config, fixture_entry, switchboard, switchboard_with_env};
@@ -106,17 +106,12 @@ impl HttpGateway {
     fn terminate(&mut self) -> Option<i32> {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("a pid"));
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
-        let started = std::time::Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status.code();
-            }
-            // A hang detector, not a speed assertion.
-            if started.elapsed() >= PROCESS_BOUND {
-                panic!("serve --http did not exit after SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait::exited(
+            "serve --http to exit after SIGTERM",
+            PROCESS_BOUND,
+            &mut self.child,
+        )
+        .code()
     }
 
     /// The stderr lines so far.
@@ -662,19 +657,21 @@ async fn one_client_filling_requests_in_flight_leaves_room_for_others() {
                 .send();
             calls.push(tokio::spawn(call));
             // Each call is in flight or refused before the next is sent.
-            loop {
-                let (_, detail) = health(&base).await;
-                let counted = detail["current"]["requests_in_flight"]
-                    .as_u64()
-                    .unwrap_or(0)
-                    + detail["refused"]["max_in_flight_per_client"]
+            wait::until_async(
+                &format!("call {sent} to be in flight or refused"),
+                TEST_DEADLINE,
+                || async {
+                    let (_, detail) = health(&base).await;
+                    let counted = detail["current"]["requests_in_flight"]
                         .as_u64()
-                        .unwrap_or(0);
-                if counted >= sent {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+                        .unwrap_or(0)
+                        + detail["refused"]["max_in_flight_per_client"]
+                            .as_u64()
+                            .unwrap_or(0);
+                    counted >= sent
+                },
+            )
+            .await;
         }
         let (_, detail) = health(&base).await;
         assert_eq!(detail["current"]["requests_in_flight"], 4, "{detail}");

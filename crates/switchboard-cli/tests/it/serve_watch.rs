@@ -4,12 +4,11 @@
 //! file that appears (its server once trusted), and not a file that defines no server.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_session::Session;
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_testkit::wait::{self, TEST_DEADLINE};
 use switchboard_wire::stdio::ShutdownStep;
 
 use crate::fixture_entry;
@@ -42,20 +41,15 @@ fn replace(path: &Path, text: &str) {
 
 /// The gateway's stderr once it holds `needle` `times` times (polled within the deadline).
 async fn stderr_with(session: &Session, needle: &str, times: usize) -> String {
-    within(
+    wait::until_async(
         &format!("`{needle}` {times}x on stderr"),
         TEST_DEADLINE,
-        async {
-            loop {
-                let stderr = session
-                    .process()
-                    .map(|p| p.stderr_tail())
-                    .unwrap_or_default();
-                if stderr.matches(needle).count() >= times {
-                    return stderr;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+        || async {
+            let stderr = session
+                .process()
+                .map(|p| p.stderr_tail())
+                .unwrap_or_default();
+            (stderr.matches(needle).count() >= times).then_some(stderr)
         },
     )
     .await

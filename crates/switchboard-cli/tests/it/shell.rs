@@ -6,9 +6,9 @@
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use switchboard_testkit::wait::TEST_DEADLINE;
+use switchboard_testkit::wait::{self, TEST_DEADLINE};
 
 use crate::descendants::{running_named, unique_name};
 use crate::{config, fixture_entry, isolated_switchboard};
@@ -97,17 +97,11 @@ impl PipedShell {
     /// Closes stdin and waits (bounded) for the shell to end.
     fn end(mut self) -> Ended {
         drop(self.stdin.take());
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                break status;
-            }
-            if started.elapsed() > TEST_DEADLINE {
-                let _ = self.child.kill();
-                panic!("the shell did not end at the end of its stdin");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = wait::exited(
+            "the shell to end at the end of its stdin",
+            TEST_DEADLINE,
+            &mut self.child,
+        );
         // The reader thread ends with the pipe: what is left is a bounded drain.
         while let Ok(chunk) = self.stdout.recv_timeout(TEST_DEADLINE) {
             self.seen.extend(chunk);
@@ -198,13 +192,11 @@ fn a_server_that_dies_is_said_and_reconnect_starts_it_again() {
         assert!(killed.success());
     }
     // The process table, not the shell, says when the server is gone.
-    let started = Instant::now();
-    while !running_named(&name).is_empty() {
-        if started.elapsed() > TEST_DEADLINE {
-            panic!("the killed server stays in the process table");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::until(
+        "the killed server to leave the process table",
+        TEST_DEADLINE,
+        || running_named(&name).is_empty(),
+    );
     shell.send(&format!(
         "call fx add a=1 b=1\n\
          reconnect fx\n\

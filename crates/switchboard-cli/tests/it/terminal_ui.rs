@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use switchboard_testkit::locate::workspace_root;
+use switchboard_testkit::wait;
 
 use crate::{config, empty_home, fixture_entry, switchboard_with_env};
 
@@ -111,17 +112,16 @@ impl Pane {
 
     /// The screen once `shown` holds for it; panics with the screen after the deadline.
     fn wait_for(&self, what: &str, shown: impl Fn(&str) -> bool) -> String {
-        let started = Instant::now();
-        loop {
+        wait::try_until(SCREEN_DEADLINE, || {
             let screen = self.capture(Capture::Text);
-            if shown(&screen) {
-                return screen;
-            }
-            if started.elapsed() > SCREEN_DEADLINE {
-                panic!("the screen never showed {what}:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            shown(&screen).then_some(screen)
+        })
+        .unwrap_or_else(|_| {
+            panic!(
+                "the screen never showed {what}:\n{}",
+                self.capture(Capture::Text)
+            )
+        })
     }
 }
 

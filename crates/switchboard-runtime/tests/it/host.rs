@@ -351,10 +351,8 @@ async fn a_disable_cuts_an_enable_short_while_a_server_never_answers() {
         let runtime = runtime.clone();
         async move { runtime.enable().await }
     });
-    within("both servers to start", TEST_DEADLINE, async {
-        while processes_with(&mark).len() < 2 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    wait::until_async("both servers to start", TEST_DEADLINE, || async {
+        processes_with(&mark).len() >= 2
     })
     .await;
     within("disable", TEST_DEADLINE, runtime.disable())

@@ -35,11 +35,11 @@ fn sessions_of(server: &HttpServer) -> Vec<u32> {
 
 /// Waits until `server` runs no session's backend: every session it had was ended.
 async fn sessions_ended(server: &HttpServer) {
-    within("the HTTP server's sessions to end", TEST_DEADLINE, async {
-        while !sessions_of(server).is_empty() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
+    wait::until_async(
+        "the HTTP server's sessions to end",
+        TEST_DEADLINE,
+        || async { sessions_of(server).is_empty() },
+    )
     .await;
 }
 

@@ -327,10 +327,8 @@ async fn reload_is_refused_while_disabled_and_reconciles_while_enabled() {
         "the changed server's new tools are published"
     );
     assert!(runtime.snapshot().tool("remove__echo").is_none());
-    within("the removed server to exit", TEST_DEADLINE, async {
-        while !switchboard_wire::proc::group_members(removed_pid).is_empty() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    wait::until_async("the removed server to exit", TEST_DEADLINE, || async {
+        switchboard_wire::proc::group_members(removed_pid).is_empty()
     })
     .await;
     runtime.dispose().await;
@@ -515,10 +513,8 @@ async fn daemonised_descendants_end_with_disable_and_dispose() {
     ]));
     // Each server and its daemon (a `sleeper` re-parented away from it) carry the mark.
     let both_daemonised = || async {
-        within("the servers and their daemons", TEST_DEADLINE, async {
-            while processes_with(&mark).len() < 4 {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+        wait::until_async("the servers and their daemons", TEST_DEADLINE, || async {
+            processes_with(&mark).len() >= 4
         })
         .await;
     };
@@ -581,10 +577,8 @@ async fn a_list_change_while_a_reload_retires_a_server_is_published() {
     });
     // The reload publishes (beta's tools gone), then stops beta; meanwhile alpha's list
     // changes.
-    within("the reload's publication", TEST_DEADLINE, async {
-        while runtime.snapshot().version == before {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+    wait::until_async("the reload's publication", TEST_DEADLINE, || async {
+        runtime.snapshot().version != before
     })
     .await;
     let changed = runtime
@@ -599,11 +593,11 @@ async fn a_list_change_while_a_reload_retires_a_server_is_published() {
         .expect("join")
         .expect("reload");
     // What a host sees: alpha's new tool, published without anyone asking again.
-    within("alpha's new tool to be published", TEST_DEADLINE, async {
-        while runtime.snapshot().tool("alpha__extra_1").is_none() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
+    wait::until_async(
+        "alpha's new tool to be published",
+        TEST_DEADLINE,
+        || async { runtime.snapshot().tool("alpha__extra_1").is_some() },
+    )
     .await;
     runtime.dispose().await;
     no_processes_with(&mark).await;
@@ -634,10 +628,8 @@ async fn reload_revives_a_server_the_breaker_stopped() {
         .await
         .expect("reload");
     assert_eq!(report.restarted, vec!["alpha".to_owned()], "{report:?}");
-    within("alpha's tools", TEST_DEADLINE, async {
-        while runtime.snapshot().tool("alpha__echo").is_none() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    wait::until_async("alpha's tools", TEST_DEADLINE, || async {
+        runtime.snapshot().tool("alpha__echo").is_some()
     })
     .await;
     runtime.dispose().await;
@@ -672,10 +664,8 @@ async fn restart_starts_one_server_again_and_leaves_the_others() {
     assert_ne!(alpha_after, alpha_before, "a new process");
     assert_eq!(pid_of("beta"), Some(beta_before), "beta untouched");
     // The old process is gone, as a host sees it; the tools are published again.
-    within("the old alpha to exit", TEST_DEADLINE, async {
-        while !switchboard_wire::proc::group_members(alpha_before).is_empty() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    wait::until_async("the old alpha to exit", TEST_DEADLINE, || async {
+        switchboard_wire::proc::group_members(alpha_before).is_empty()
     })
     .await;
     assert!(runtime.snapshot().tool("alpha__echo").is_some());

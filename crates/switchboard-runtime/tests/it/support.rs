@@ -8,7 +8,7 @@ use switchboard_config::{Origin, ServerEntry, ToolFilter, ToolPattern, Transport
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{Runtime, RuntimeOptions, ServerPolicy, Tool as _};
 use switchboard_testkit::locate::fixture_bin;
-pub(crate) use switchboard_testkit::wait::{TEST_DEADLINE, within};
+pub(crate) use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 
 static MARKERS: AtomicUsize = AtomicUsize::new(0);
 
@@ -255,14 +255,10 @@ pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
 
 /// Waits until no process carries `marker`.
 pub(crate) async fn no_processes_with(marker: &str) {
-    within(
+    wait::until_async(
         &format!("processes marked {marker} to exit"),
         TEST_DEADLINE,
-        async {
-            while !processes_with(marker).is_empty() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        },
+        || async { processes_with(marker).is_empty() },
     )
     .await;
 }
@@ -300,17 +296,11 @@ pub(crate) async fn wait_state(
     what: &str,
     pick: impl Fn(&switchboard_runtime::ServerState) -> bool,
 ) {
-    within(&format!("{server} to be {what}"), TEST_DEADLINE, async {
-        loop {
-            if runtime
-                .servers()
-                .iter()
-                .any(|s| s.name == server && pick(&s.state))
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    wait::until_async(&format!("{server} to be {what}"), TEST_DEADLINE, || async {
+        runtime
+            .servers()
+            .iter()
+            .any(|s| s.name == server && pick(&s.state))
     })
     .await;
 }
@@ -394,10 +384,8 @@ async fn an_unreaped_child_counts_as_a_leftover() {
     assert_eq!(processes_with(&mark), [pid], "the live child");
     // Stdin EOF: the fixture exits, and nobody waits for it yet.
     drop(child.stdin.take());
-    within("the child to become a zombie", TEST_DEADLINE, async {
-        while !process_entry(pid).is_some_and(|entry| entry.zombie) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    wait::until_async("the child to become a zombie", TEST_DEADLINE, || async {
+        process_entry(pid).is_some_and(|entry| entry.zombie)
     })
     .await;
     assert_eq!(processes_with(&mark), [pid], "a zombie is a leftover");

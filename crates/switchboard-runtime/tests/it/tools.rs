@@ -155,15 +155,16 @@ async fn cancellation_and_progress_reach_through_the_bridge() {
         .expect("join");
     assert!(output.is_error && output.text_content().contains("cancelled"));
     // The fixture logs the cancellation it received; the server keeps working.
-    within("the server to see the cancellation", TEST_DEADLINE, async {
-        while !runtime
-            .stderr_tail("alpha")
-            .unwrap_or_default()
-            .contains("fixture: cancelled request")
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
+    wait::until_async(
+        "the server to see the cancellation",
+        TEST_DEADLINE,
+        || async {
+            runtime
+                .stderr_tail("alpha")
+                .unwrap_or_default()
+                .contains("fixture: cancelled request")
+        },
+    )
     .await;
     let echo = runtime
         .snapshot()
@@ -201,19 +202,12 @@ async fn list_changes_are_republished() {
             .clone();
         let before = runtime.snapshot().version;
         change.call(json!({}), ToolContext::default()).await;
-        within(
+        wait::until_async(
             &format!("{server}'s new tool to be published"),
             TEST_DEADLINE,
-            async {
-                loop {
-                    let snapshot = runtime.snapshot();
-                    if snapshot.version > before
-                        && snapshot.tool(&format!("{server}__extra_1")).is_some()
-                    {
-                        return;
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
+            || async {
+                let snapshot = runtime.snapshot();
+                snapshot.version > before && snapshot.tool(&format!("{server}__extra_1")).is_some()
             },
         )
         .await;
@@ -302,29 +296,24 @@ async fn strict_mode_quarantines_new_and_changed_tools_until_approved() {
     // A tool that appears later is quarantined; the approved ones stay.
     let change = snapshot.tool("alpha__change_tools").expect("tool").clone();
     change.call(json!({}), ToolContext::default()).await;
-    within("the new tool to be reported", TEST_DEADLINE, async {
-        loop {
-            let snapshot = runtime.snapshot();
-            if snapshot.findings.iter().any(|f| {
-                f.tool.as_deref() == Some("extra_1")
-                    && f.kind == switchboard_runtime::FindingKind::Quarantined
-            }) {
-                assert!(snapshot.tool("alpha__extra_1").is_none());
-                assert_eq!(snapshot.tools.len(), 6);
-                // The held tool keeps its name and why it is held, for whoever asks for it.
-                let held = snapshot.held_tool("alpha__extra_1").expect("held, by name");
-                assert_eq!(
-                    held.message(),
-                    "`alpha__extra_1` is held by tools.lock.json: it is new since the tools \
-                     were pinned (the lock's `new_tools` is `hold`); run `approve alpha` to \
-                     accept it"
-                );
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    let snapshot = wait::until_async("the new tool to be reported", TEST_DEADLINE, || async {
+        let snapshot = runtime.snapshot();
+        let reported = snapshot.findings.iter().any(|f| {
+            f.tool.as_deref() == Some("extra_1")
+                && f.kind == switchboard_runtime::FindingKind::Quarantined
+        });
+        reported.then_some(snapshot)
     })
     .await;
+    assert!(snapshot.tool("alpha__extra_1").is_none());
+    assert_eq!(snapshot.tools.len(), 6);
+    // The held tool keeps its name and why it is held, for whoever asks for it.
+    let held = snapshot.held_tool("alpha__extra_1").expect("held, by name");
+    assert_eq!(
+        held.message(),
+        "`alpha__extra_1` is held by tools.lock.json: it is new since the tools were pinned \
+         (the lock's `new_tools` is `hold`); run `approve alpha` to accept it"
+    );
     runtime.dispose().await;
     no_processes_with(&mark).await;
     let _ = std::fs::remove_dir_all(dir);

@@ -10,7 +10,7 @@ use switchboard_session::{
     CallOptions, CancellationToken, ClientHandler, EraChoice, HandlerFuture, Session, SessionError,
     SessionEvent,
 };
-use switchboard_testkit::wait::within;
+use switchboard_testkit::wait::{self, within};
 use switchboard_wire::stdio::{ShutdownStep, StdioOptions};
 use switchboard_wire::{MalformedKind, UnexpectedReason};
 
@@ -445,12 +445,15 @@ async fn cancellation_by_token_drop_and_timeout_reaches_the_server() {
     let slow = json!({"duration_ms": 5000, "steps": 50});
 
     let token = CancellationToken::new();
+    let (progress, mut reported) = tokio::sync::mpsc::channel(64);
     let options = CallOptions {
         cancel: Some(token.clone()),
+        progress: Some(progress),
         ..Default::default()
     };
     let canceller = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The call is in flight at the server once it reports progress.
+        let _ = reported.recv().await;
         token.cancel();
     });
     let error = session
@@ -596,19 +599,21 @@ async fn killed_server_fails_outstanding_request_and_a_fresh_session_connects() 
     let session = connect(&spec, quick_config("fixture"))
         .await
         .expect("connect");
+    let (progress, mut reported) = tokio::sync::mpsc::channel(64);
     let pending = {
         let session = session.clone();
         tokio::spawn(async move {
+            let options = CallOptions {
+                progress: Some(progress),
+                ..CallOptions::default()
+            };
             session
-                .call_tool(
-                    "slow",
-                    Some(json!({"duration_ms": 5000})),
-                    &CallOptions::default(),
-                )
+                .call_tool("slow", Some(json!({"duration_ms": 5000})), &options)
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The call is in flight at the server once it reports progress.
+    within("the call's first progress", TEST_DEADLINE, reported.recv()).await;
     session.process().expect("process").kill();
     let error = within("the outstanding call to fail", TEST_DEADLINE, pending)
         .await
@@ -744,17 +749,14 @@ async fn shutdown_escalates_and_leaves_no_process() {
 
     let session = connect_fixture(&["--mode", "forks-grandchild"]).await;
     let tail = stderr_contains(&session, "fixture: grandchild").await;
-    within("both grandchildren", TEST_DEADLINE, async {
-        while session
+    wait::until_async("both grandchildren", TEST_DEADLINE, || async {
+        session
             .process()
             .expect("process")
             .stderr_tail()
             .matches("fixture: grandchild")
             .count()
-            < 2
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            >= 2
     })
     .await;
     let _ = tail;

@@ -3,12 +3,12 @@
 
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use switchboard_http::HttpOptions;
 use switchboard_session::{CallOptions, CancellationToken, EraChoice, Session, SessionError};
-use switchboard_testkit::wait::within;
+use switchboard_testkit::wait::{self, within};
 use switchboard_wire::stdio::ShutdownGrace;
 
 use crate::support::*;
@@ -43,13 +43,11 @@ impl HttpPeer {
             env,
         };
         // A hang detector: the peer gets 30 s to listen.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if Instant::now() > deadline {
-                panic!("{:?} did not listen on {port}", peer.command);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait::until(
+            &format!("{:?} to listen on {port}", peer.command),
+            Duration::from_secs(30),
+            || TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        );
         peer
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use switchboard_session::{Session, SessionConfig, SessionError, SessionEvent};
 use switchboard_testkit::locate::fixture_bin;
 pub(crate) use switchboard_testkit::locate::{peer_path, rmcp_peer_bin};
-use switchboard_testkit::wait::within;
+use switchboard_testkit::wait::{self, within};
 use switchboard_wire::stdio::{ProcessSpec, StdioOptions};
 
 pub(crate) use switchboard_testkit::wait::TEST_DEADLINE;
@@ -55,17 +55,12 @@ pub(crate) async fn connect_fixture(args: &[&str]) -> Session {
 /// Waits until the server's stderr contains `needle`.
 pub(crate) async fn stderr_contains(session: &Session, needle: &str) -> String {
     let process = session.process().expect("stdio session");
-    within(
+    wait::until_async(
         &format!("stderr to contain {needle:?}"),
         TEST_DEADLINE,
-        async {
-            loop {
-                let tail = process.stderr_tail();
-                if tail.contains(needle) {
-                    return tail;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+        || async {
+            let tail = process.stderr_tail();
+            tail.contains(needle).then_some(tail)
         },
     )
     .await
@@ -111,21 +106,12 @@ pub(crate) async fn shutdown_clean(session: Session) -> switchboard_wire::stdio:
 /// Asserts that the group `pgid` is empty and no process of `tree` is alive (bounded wait
 /// for the kernel to reap).
 pub(crate) async fn assert_no_survivors(pgid: u32, tree: &[switchboard_wire::proc::ProcessId]) {
-    within(
+    wait::until_async(
         "the server's processes to disappear",
         TEST_DEADLINE,
-        async {
-            loop {
-                let group = switchboard_wire::proc::group_members(pgid);
-                let alive: Vec<_> = tree
-                    .iter()
-                    .filter(|p| switchboard_wire::proc::is_alive(**p))
-                    .collect();
-                if group.is_empty() && alive.is_empty() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+        || async {
+            switchboard_wire::proc::group_members(pgid).is_empty()
+                && !tree.iter().any(|p| switchboard_wire::proc::is_alive(*p))
         },
     )
     .await;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::{Pid, getpgid};
 use serde_json::{Value, json};
+use switchboard_testkit::wait::{self, TEST_DEADLINE};
 use switchboard_wire::{MalformedKind, decode};
 
 use crate::support::{Fixture, QUIET_PERIOD, initialize_params};
@@ -156,13 +157,12 @@ async fn forks_grandchildren() {
         fixture.call(1, "ping", json!({})).await,
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
-    let stderr = loop {
-        let text = fixture.wait_for_stderr("fixture: grandchild ").await;
-        if text.matches("fixture: grandchild ").count() == 2 && text.ends_with('\n') {
-            break text;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let stderr = wait::until_async("both grandchildren's pids on stderr", TEST_DEADLINE, || {
+        let text = fixture.stderr_text();
+        let both = text.matches("fixture: grandchild ").count() == 2 && text.ends_with('\n');
+        std::future::ready(both.then_some(text))
+    })
+    .await;
     let pids: Vec<Pid> = stderr
         .lines()
         .filter_map(|line| line.strip_prefix("fixture: grandchild "))
@@ -192,12 +192,10 @@ async fn stderr_flood_does_not_disturb_serving() {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
         );
     }
-    let flooded = async {
-        while fixture.stderr_bytes() < 1024 * 1024 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    switchboard_testkit::wait::within("1 MiB of stderr", Duration::from_secs(5), flooded).await;
+    wait::until_async("1 MiB of stderr", Duration::from_secs(5), || {
+        std::future::ready(fixture.stderr_bytes() >= 1024 * 1024)
+    })
+    .await;
     assert!(
         fixture
             .stderr_text()

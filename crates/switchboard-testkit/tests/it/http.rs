@@ -7,9 +7,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use switchboard_testkit::wait;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -286,13 +287,12 @@ fn modern_requests_stream_progress_and_closing_the_stream_cancels() {
         "the client's own token: {seen}"
     );
     drop(reader);
-    let started = Instant::now();
-    while !front.stderr().contains("fixture: cancelled request") {
-        // A hang detector, not a speed assertion.
-        if started.elapsed() >= DEADLINE {
-            panic!("no cancellation: {}", front.stderr());
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if wait::try_until(DEADLINE, || {
+        front.stderr().contains("fixture: cancelled request")
+    })
+    .is_err()
+    {
+        panic!("no cancellation: {}", front.stderr());
     }
     assert_eq!(front.send("DELETE", &[], None).status, 405);
 }
@@ -302,16 +302,6 @@ fn the_front_end_exits_when_stdin_closes() {
     let mut front = Front::start(&[]);
     assert_eq!(front.send("POST", &[], Some(&initialize())).status, 200);
     drop(front.child.stdin.take());
-    let started = Instant::now();
-    loop {
-        if let Some(status) = front.child.try_wait().expect("wait") {
-            assert!(status.success(), "{status}");
-            break;
-        }
-        // A hang detector, not a speed assertion.
-        if started.elapsed() >= DEADLINE {
-            panic!("still running");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let status = wait::exited("the front end to exit", DEADLINE, &mut front.child);
+    assert!(status.success(), "{status}");
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
@@ -190,19 +190,13 @@ impl Fixture {
 
     /// Waits until stderr contains `needle`; returns the stderr text.
     pub(crate) async fn wait_for_stderr(&self, needle: &str) -> String {
-        let wait = async {
-            loop {
-                let text = self.stderr_text();
-                if text.contains(needle) {
-                    return text;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        };
-        within(
+        wait::until_async(
             &format!("stderr to contain {needle:?}"),
             TEST_DEADLINE,
-            wait,
+            || {
+                let text = self.stderr_text();
+                std::future::ready(text.contains(needle).then_some(text))
+            },
         )
         .await
     }

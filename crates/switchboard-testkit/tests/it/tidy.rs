@@ -5,24 +5,25 @@ use std::path::{Path, PathBuf};
 
 use switchboard_testkit::locate::workspace_root;
 
-/// Every `.rs` file under `crates/`, with its path relative to the workspace root.
-fn rust_files() -> Vec<(String, String)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file under `dir` whose name ends in `.{extension}`, with its path relative to the
+/// workspace root.
+fn files_under(dir: &str, extension: &str) -> Vec<(String, String)> {
+    fn walk(dir: &Path, extension: &str, out: &mut Vec<PathBuf>) {
         let Ok(entries) = fs::read_dir(dir) else {
             return;
         };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+                walk(&path, extension, out);
+            } else if path.extension().is_some_and(|e| e == extension) {
                 out.push(path);
             }
         }
     }
     let root = workspace_root();
     let mut paths = Vec::new();
-    walk(&root.join("crates"), &mut paths);
+    walk(&root.join(dir), extension, &mut paths);
     paths
         .into_iter()
         .map(|path| {
@@ -35,6 +36,11 @@ fn rust_files() -> Vec<(String, String)> {
             (relative, text)
         })
         .collect()
+}
+
+/// Every `.rs` file under `crates/`, with its path relative to the workspace root.
+fn rust_files() -> Vec<(String, String)> {
+    files_under("crates", "rs")
 }
 
 #[test]
@@ -153,6 +159,68 @@ fn no_test_is_ignored() {
         .map(|(path, _)| path)
         .collect();
     assert!(offenders.is_empty(), "ignored tests: {offenders:#?}");
+}
+
+/// Every crate's library runs its doctests (`cargo test` compiles the examples in the docs).
+#[test]
+fn library_crates_run_their_doctests() {
+    let root = workspace_root();
+    let mut offenders = Vec::new();
+    for entry in fs::read_dir(root.join("crates"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let manifest = fs::read_to_string(entry.path().join("Cargo.toml")).unwrap_or_default();
+        if manifest.contains("[lib]\ndoctest = false") {
+            offenders.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "crates whose library skips its doctests: {offenders:?}"
+    );
+}
+
+/// README.md and every Markdown file under docs/, with its path relative to the workspace
+/// root.
+fn markdown_files() -> Vec<(String, String)> {
+    let readme = fs::read_to_string(workspace_root().join("README.md")).unwrap_or_default();
+    let mut files = vec![("README.md".to_owned(), readme)];
+    files.extend(files_under("docs", "md"));
+    files
+}
+
+/// A Rust snippet in the docs compiles: its file is a library's doctest
+/// (`#[cfg(doctest)] #[doc = include_str!("../../../docs/….md")]`), so `cargo test` builds
+/// every block, and no block opts out with `ignore`.
+#[test]
+fn every_rust_snippet_in_the_docs_is_compiled() {
+    let sources = rust_files();
+    let mut problems = Vec::new();
+    for (path, text) in markdown_files() {
+        let fences: Vec<&str> = text
+            .lines()
+            .map(str::trim_start)
+            .filter(|line| line.starts_with("```rust"))
+            .collect();
+        if fences.is_empty() {
+            continue;
+        }
+        if fences.iter().any(|fence| fence.contains("ignore")) {
+            problems.push(format!("{path}: a ```rust block is marked `ignore`"));
+        }
+        let included = format!("include_str!(\"../../../{path}\")");
+        let compiled = sources
+            .iter()
+            .any(|(_, source)| source.contains("#[cfg(doctest)]") && source.contains(&included));
+        if !compiled {
+            problems.push(format!(
+                "{path} has ```rust blocks but no library includes it as a doctest"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// The `[dependencies]` table of a manifest (not dev- or build-dependencies).

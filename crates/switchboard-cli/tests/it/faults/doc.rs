@@ -9,7 +9,7 @@ use switchboard_testkit::locate::workspace_root;
 
 use super::table::{Area, Case, Check, Close, Cmd, LockFile, ServeScript, Server, Status};
 
-pub(crate) const BEGIN: &str = "<!-- fault-matrix:begin (generated from crates/switchboard-cli/tests/it/faults/cases.rs; UPDATE_EXPECT=1 refreshes) -->";
+pub(crate) const BEGIN: &str = "<!-- fault-matrix:begin (generated from crates/switchboard-cli/tests/it/faults/cases/; UPDATE_EXPECT=1 refreshes) -->";
 pub(crate) const END: &str = "<!-- fault-matrix:end -->";
 
 pub(crate) fn path() -> PathBuf {

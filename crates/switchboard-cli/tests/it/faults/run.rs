@@ -26,12 +26,13 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use switchboard_testkit::locate::{fixture_bin, peak_bin, workspace_root};
 use switchboard_testkit::serve::HttpServer;
+use switchboard_testkit::wait;
 
 use super::canned::{CannedServer, Tripwire, closed_port_addr};
 use super::table::{
@@ -55,37 +56,33 @@ const GUARD_DEFAULT_BYTES: u64 = 1024 * 1024 * 1024;
 /// How often the running command is looked at.
 const POLL: Duration = Duration::from_millis(10);
 
-/// Shared by every case of a run: the async runtime of the canned servers and the
-/// directory of the configs.
+/// Shared by every case of a test process: the async runtime of the canned servers.
 #[derive(Debug)]
 pub(crate) struct Harness {
     runtime: tokio::runtime::Runtime,
-    dir: PathBuf,
 }
 
 impl Harness {
-    pub(crate) fn new(label: &str) -> Harness {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime for the canned servers");
-        let dir = workspace_root()
-            .join("target")
-            .join("fault-matrix")
-            .join(format!("{label}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create the fault-matrix directory");
-        Harness { runtime, dir }
+    /// The test process's harness, started by the first case that asks.
+    pub(crate) fn shared() -> &'static Harness {
+        static SHARED: OnceLock<Harness> = OnceLock::new();
+        SHARED.get_or_init(|| Harness {
+            runtime: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime for the canned servers"),
+        })
     }
 }
 
-impl Drop for Harness {
-    /// The configs are kept when the test fails (to rerun a case by hand), removed otherwise.
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
+/// A case's own directory (its config, token file and `switchboard-peak`'s report):
+/// `target/fault-matrix/NAME-PID`, kept when the case fails (to rerun it by hand).
+pub(crate) fn case_dir(case: &Case) -> PathBuf {
+    workspace_root()
+        .join("target")
+        .join("fault-matrix")
+        .join(format!("{}-{}", case.name, std::process::id()))
 }
 
 /// How the command ended.
@@ -180,7 +177,7 @@ struct Live {
 
 /// Runs one case and observes it.
 pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
-    let dir = harness.dir.join(case.name);
+    let dir = case_dir(case);
     std::fs::create_dir_all(&dir).expect("create the case directory");
     let token = format!("sbf-{}-{}", std::process::id(), case.name);
     let secret = format!("hunter2-{}", case.name);
@@ -601,10 +598,8 @@ impl Launch<'_> {
         };
         drop(closer);
         let mut notes = Vec::new();
-        let settle = Instant::now();
-        while !(lock(&stdout).done && lock(&stderr).done) && settle.elapsed() < OUTPUT_SETTLE {
-            std::thread::sleep(POLL);
-        }
+        // Whether they saw EOF in time is told by `done` below.
+        let _ = wait::try_until(OUTPUT_SETTLE, || lock(&stdout).done && lock(&stderr).done);
         for (name, capture) in [("stdout", &stdout), ("stderr", &stderr)] {
             let capture = lock(capture);
             if !capture.done {
@@ -636,21 +631,26 @@ const LAUNCH_DEADLINE: Duration = Duration::from_secs(30);
 
 /// The pid of the switchboard process `switchboard-peak` started (from its report).
 fn launched_pid(report: &Path, launcher: &mut std::process::Child) -> i32 {
-    let started = Instant::now();
-    loop {
-        let text = std::fs::read_to_string(report).unwrap_or_default();
-        if let Some(pid) = report_value(&text, "pid") {
-            return i32::try_from(pid).expect("pid");
-        }
-        if launcher.try_wait().ok().flatten().is_some() {
-            panic!("switchboard-peak ended without starting switchboard: {text:?}");
-        }
-        // A hang detector, not a speed assertion.
-        if started.elapsed() >= LAUNCH_DEADLINE {
-            panic!("switchboard-peak did not start switchboard within {LAUNCH_DEADLINE:?}");
-        }
-        std::thread::sleep(POLL);
-    }
+    let pid = wait::until(
+        "switchboard-peak to start switchboard",
+        LAUNCH_DEADLINE,
+        || {
+            let read = || std::fs::read_to_string(report).unwrap_or_default();
+            let pid = report_value(&read(), "pid");
+            if pid.is_none() && launcher.try_wait().ok().flatten().is_some() {
+                // Read again: it may have said the pid (and ended) since the first read.
+                let text = read();
+                let pid = report_value(&text, "pid");
+                assert!(
+                    pid.is_some(),
+                    "switchboard-peak ended without starting switchboard: {text:?}"
+                );
+                return pid;
+            }
+            pid
+        },
+    );
+    i32::try_from(pid).expect("pid")
 }
 
 /// How switchboard ended and its peak resident set in bytes, from the report
@@ -726,23 +726,16 @@ fn marked_processes(token: &str) -> Vec<(i32, String)> {
 
 /// Waits (bounded) for the case's processes to be gone; kills and lists any that stay.
 fn settle_leftovers(token: &str) -> Vec<String> {
-    let started = Instant::now();
-    loop {
-        let marked = marked_processes(token);
-        if marked.is_empty() {
-            return Vec::new();
-        }
-        if started.elapsed() > LEFTOVER_SETTLE {
-            let mut listed = Vec::new();
-            for (pid, cmdline) in marked {
-                // Checked again just before: the pid must still carry the token.
-                if marked_processes(token).iter().any(|(p, _)| *p == pid) {
-                    kill(pid);
-                }
-                listed.push(format!("pid {pid}: {cmdline}"));
-            }
-            return listed;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if wait::try_until(LEFTOVER_SETTLE, || marked_processes(token).is_empty()).is_ok() {
+        return Vec::new();
     }
+    let mut listed = Vec::new();
+    for (pid, cmdline) in marked_processes(token) {
+        // Checked again just before: the pid must still carry the token.
+        if marked_processes(token).iter().any(|(p, _)| *p == pid) {
+            kill(pid);
+        }
+        listed.push(format!("pid {pid}: {cmdline}"));
+    }
+    listed
 }

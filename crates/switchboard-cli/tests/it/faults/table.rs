@@ -315,9 +315,9 @@ pub(crate) const fn frames(n: u64, derivation: &'static str) -> MemoryBound {
 /// Whether a case holds today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {
-    /// It holds: in [`super::cases::CASES`], run green.
+    /// It holds: in [`super::cases::HOLD`], run green.
     Holds,
-    /// It holds since one of the issue's defects was fixed: in [`super::cases::CASES`], run
+    /// It holds since one of the issue's defects was fixed: in [`super::cases::HOLD`], run
     /// green; the doc names the defect.
     Fixed { defect: u8 },
     /// One of the issue's defects, being fixed on another branch: in
@@ -329,7 +329,7 @@ pub(crate) enum Status {
     BeingFixed { defect: u8 },
     /// Found while building the matrix, not fixed yet: in [`super::cases::PENDING`] too.
     Found,
-    /// Found while building the matrix and fixed since: in [`super::cases::CASES`], run
+    /// Found while building the matrix and fixed since: in [`super::cases::HOLD`], run
     /// green.
     FoundFixed,
     /// One of the issue's defects, fixed, whose hostile input the matrix cannot stage (it
@@ -338,7 +338,7 @@ pub(crate) enum Status {
     /// the path from the workspace root), which the matrix checks exists.
     TestedBy { defect: u8, test: &'static str },
     /// One of the items of the second hardening issue (the gateway and the tool lock),
-    /// fixed: in [`super::cases::CASES`], run green.
+    /// fixed: in [`super::cases::HOLD`], run green.
     Hardened { item: u8 },
     /// One of the items of the second hardening issue, fixed, whose hostile input the
     /// matrix cannot stage (several clients at once: an attacker and a victim; a client
@@ -347,7 +347,7 @@ pub(crate) enum Status {
 }
 
 impl Status {
-    /// True for the statuses that belong in [`super::cases::CASES`] (run green).
+    /// True for the statuses that belong in [`super::cases::HOLD`] (run green).
     pub(crate) fn holds(&self) -> bool {
         matches!(
             self,
