@@ -212,7 +212,7 @@ impl RawHttp {
             timeout,
         } = target;
         let url = reqwest::Url::parse(url).map_err(|e| {
-            let shown = switchboard_wire::redact::url_for_display(url);
+            let shown = switchboard_text::redact::url_for_display(url);
             format!("`{shown}` is not a valid URL: {e}")
         })?;
         let mut map = HeaderMap::new();

@@ -38,7 +38,7 @@ pub struct HttpOptions {
     /// The MCP endpoint.
     pub url: String,
     /// The endpoint as messages and logs show it: credentials and query values hidden
-    /// ([`switchboard_wire::redact::url_for_display`] of `url` by default; a caller that knows more,
+    /// ([`switchboard_text::redact::url_for_display`] of `url` by default; a caller that knows more,
     /// such as which parts came from `${VAR}` expansions, sets a better one).
     pub display_url: String,
     /// Extra headers sent on every request (values are secrets).
@@ -57,7 +57,7 @@ impl HttpOptions {
         HttpOptions {
             connection: ConnectionOptions::new(server_name),
             url: url.to_owned(),
-            display_url: switchboard_wire::redact::url_for_display(url),
+            display_url: switchboard_text::redact::url_for_display(url),
             headers: Vec::new(),
             max_body_bytes: 16 * 1024 * 1024,
             connect_timeout: Duration::from_secs(10),

@@ -67,9 +67,9 @@ use switchboard_runtime::{
     ToolContext,
 };
 use switchboard_session::{ForClient, SessionError};
+use switchboard_text::peer_text::PeerText;
+use switchboard_text::redact::Secrets;
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS};
-use switchboard_wire::peer_text::PeerText;
-use switchboard_wire::redact::Secrets;
 use switchboard_wire::{ConnectionOptions, ErrorObject};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};

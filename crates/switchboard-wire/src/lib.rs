@@ -10,16 +10,13 @@
 //! descendants that daemonise), [`memory::memory_pair`] (for tests).
 
 mod connection;
-pub mod credentials;
 mod envelope;
 mod frame_id;
 mod framing;
 pub mod memory;
 mod message;
 pub mod orphans;
-pub mod peer_text;
 pub mod proc;
-pub mod redact;
 pub mod sandbox;
 pub mod stdio;
 mod transcript;
@@ -43,12 +40,12 @@ pub use transport::{
 };
 
 /// A short excerpt of peer bytes, safe to show on one line: lossy UTF-8, shown as
-/// [`peer_text::PeerLine`] does (controls, bidi and invisible characters escaped, newlines
+/// [`switchboard_text::peer_text::PeerLine`] does (controls, bidi and invisible characters escaped, newlines
 /// as `\n`), cut at `max` bytes with a marker.
 pub fn excerpt(bytes: &[u8], max: usize) -> String {
     let cut = bytes.len() > max;
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(max)]);
-    let mut out = peer_text::PeerLine(&text).to_string();
+    let mut out = switchboard_text::peer_text::PeerLine(&text).to_string();
     if cut {
         out.push_str(&format!("… ({} more bytes)", bytes.len() - max));
     }

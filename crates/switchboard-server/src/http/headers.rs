@@ -114,7 +114,7 @@ pub(super) fn era(headers: &HeaderMap, message: &Message) -> Result<PostEra, Ref
     match body {
         Some(body) if body != Some(version) => Err(mismatch(format!(
             "the `MCP-Protocol-Version` header ({}) differs from the body's `_meta` version",
-            switchboard_wire::peer_text::PeerText(version)
+            switchboard_text::peer_text::PeerText(version)
         ))),
         _ if !known => Err(Refusal::unsupported_version(version)),
         _ => Ok(PostEra::Legacy(Some(version.to_owned()))),
@@ -158,7 +158,7 @@ pub(super) fn check_modern(
         Some(method) if method != request.method => {
             return Err(mismatch(format!(
                 "the `Mcp-Method` header ({}) differs from the body's method",
-                switchboard_wire::peer_text::PeerText(method)
+                switchboard_text::peer_text::PeerText(method)
             )));
         }
         Some(_) => {}

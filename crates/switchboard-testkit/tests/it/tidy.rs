@@ -267,6 +267,7 @@ fn the_shipped_binary_links_no_test_fixture() {
 fn library_crates_stay_free_of_binary_only_dependencies() {
     let root = workspace_root();
     for library in [
+        "switchboard-text",
         "switchboard-wire",
         "switchboard-protocol",
         "switchboard-session",
