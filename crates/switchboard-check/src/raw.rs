@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
-use switchboard_http::sse::{SseItem, SseParser};
 use switchboard_http::{Authorizer, error_chain};
+use switchboard_protocol::sse::{SseItem, SseParser};
 use switchboard_protocol::{LATEST_LEGACY_VERSION, MODERN_VERSION, meta};
 
 use crate::checks::EVIDENCE_VALUE_BYTES;

@@ -26,17 +26,12 @@
 mod answer;
 mod authorize;
 mod driver;
-pub mod param_headers;
 mod plain_answer;
 mod post;
-pub mod sse;
 mod streams;
 
 pub use authorize::{
     AuthChallenge, AuthorizeError, AuthorizeFuture, Authorizer, ChallengeOutcome, Credentials,
     RequestTarget, with_credentials,
 };
-pub use driver::{
-    HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, header_text,
-    header_text_decode, read_body,
-};
+pub use driver::{HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, read_body};

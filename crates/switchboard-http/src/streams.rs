@@ -11,7 +11,7 @@ use crate::answer::{
     StreamCursor, content_type_of, deliver_event, deliver_value, read_event_stream,
 };
 use crate::driver::{Driver, lock, read_capped};
-use crate::sse::{SseItem, SseParser};
+use switchboard_protocol::sse::{SseItem, SseParser};
 
 /// How long a notification or response POST may take, its answer (a body, or an event
 /// stream the protocol does not ask for) included.

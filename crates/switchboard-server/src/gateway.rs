@@ -526,9 +526,7 @@ impl Service for GatewayService {
         let snapshot = self.core.runtime.snapshot();
         snapshot
             .tool(tool)
-            .and_then(|tool| {
-                switchboard_http::param_headers::header_params(tool.input_schema()).ok()
-            })
+            .and_then(|tool| switchboard_protocol::headers::header_params(tool.input_schema()).ok())
             .unwrap_or_default()
     }
 }
