@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
-use switchboard_http::sse::{SseItem, SseParser};
 use switchboard_http::{Authorizer, error_chain};
+use switchboard_protocol::sse::{SseItem, SseParser};
 use switchboard_protocol::{LATEST_LEGACY_VERSION, MODERN_VERSION, meta};
 
 use crate::checks::EVIDENCE_VALUE_BYTES;
@@ -212,7 +212,7 @@ impl RawHttp {
             timeout,
         } = target;
         let url = reqwest::Url::parse(url).map_err(|e| {
-            let shown = switchboard_wire::redact::url_for_display(url);
+            let shown = switchboard_text::redact::url_for_display(url);
             format!("`{shown}` is not a valid URL: {e}")
         })?;
         let mut map = HeaderMap::new();

@@ -1,10 +1,10 @@
-//! Hiding credential-looking strings (found by `switchboard_wire::credentials`) together
-//! with configured secret values (through `switchboard_wire::redact`'s [`Secrets`], the one
+//! Hiding credential-looking strings (found by `switchboard_text::credentials`) together
+//! with configured secret values (through `switchboard_text::redact`'s [`Secrets`], the one
 //! replacement of known values) from everything a report shows.
 
 use serde_json::Value;
-use switchboard_wire::credentials::find_credentials;
-use switchboard_wire::redact::Secrets;
+use switchboard_text::credentials::find_credentials;
+use switchboard_text::redact::Secrets;
 
 /// Hides configured secret values and credential-looking strings.
 #[derive(Debug, Default)]

@@ -203,7 +203,7 @@ pub(crate) fn xml_escape(text: &str) -> String {
             '\t' | '\n' => out.push(c),
             // Controls (which XML 1.0 mostly forbids), C1, bidi and invisible characters are
             // shown as text, as on the terminal: a report file may end up `cat`-ed.
-            c if switchboard_wire::peer_text::needs_escape(c) => {
+            c if switchboard_text::peer_text::needs_escape(c) => {
                 out.extend(c.escape_unicode());
             }
             '\u{FFFE}' | '\u{FFFF}' => out.push('\u{FFFD}'),

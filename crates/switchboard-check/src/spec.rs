@@ -33,7 +33,7 @@ impl fmt::Debug for TransportSpec {
             TransportSpec::Http { url, headers } => {
                 let names: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
                 f.debug_struct("Http")
-                    .field("url", &switchboard_wire::redact::url_for_display(url))
+                    .field("url", &switchboard_text::redact::url_for_display(url))
                     .field("header_names", &names)
                     .finish()
             }
@@ -224,7 +224,7 @@ impl ServerSpec {
             }
             TransportSpec::Http { url, headers } => {
                 values.extend(headers.iter().map(|(_, v)| v.clone()));
-                values.extend(switchboard_wire::redact::url_secret_values(url));
+                values.extend(switchboard_text::redact::url_secret_values(url));
             }
         }
         values

@@ -104,7 +104,7 @@ pub(crate) fn login_command(entry: &ServerEntry) -> String {
     match &entry.transport {
         TransportEntry::Http { url, .. } if is_adhoc(entry) => format!(
             "switchboard login --url {}",
-            switchboard_wire::redact::url_for_display(url)
+            switchboard_text::redact::url_for_display(url)
         ),
         _ => format!("switchboard login {}", entry.name),
     }
@@ -122,7 +122,7 @@ fn checked_url(url: &str) -> Result<String, Failure> {
     Err(Failure::Usage(format!(
         "--url {} is not an http:// or https:// URL; write it with its scheme, e.g. \
          --url http://localhost:8080/mcp",
-        switchboard_wire::redact::url_for_display(url)
+        switchboard_text::redact::url_for_display(url)
     )))
 }
 

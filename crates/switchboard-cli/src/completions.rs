@@ -110,6 +110,6 @@ fn discovered_names() -> Vec<String> {
         .servers
         .iter()
         .map(|found| found.name().to_owned())
-        .filter(|name| !name.chars().any(switchboard_wire::peer_text::needs_escape))
+        .filter(|name| !name.chars().any(switchboard_text::peer_text::needs_escape))
         .collect()
 }

@@ -169,7 +169,7 @@ impl ConnectedServer {
 /// (elicitation) or refused (sampling), as the session's defaults answer.
 #[derive(Default)]
 pub(crate) struct AsTheGateway {
-    relay: switchboard_server::relay::ClientRelay,
+    relay: switchboard_gateway::relay::ClientRelay,
 }
 
 impl ClientHandler for AsTheGateway {

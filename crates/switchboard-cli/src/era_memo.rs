@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use switchboard_config::ServerEntry;
 use switchboard_protocol::Era;
 use switchboard_runtime::ConnectOutcome;
-use switchboard_wire::redact::MIN_SECRET_LEN;
+use switchboard_text::redact::MIN_SECRET_LEN;
 
 /// How many servers the memo holds.
 pub(crate) const CAPACITY: usize = 256;

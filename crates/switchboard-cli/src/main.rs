@@ -376,7 +376,7 @@ impl LoginTarget {
                 let loaded = adhoc
                     .map(adhoc::AdHoc::config)
                     .ok_or_else(|| Failure::Usage("--url: give the server's URL".to_owned()))?;
-                let shown = switchboard_wire::redact::url_for_display(url);
+                let shown = switchboard_text::redact::url_for_display(url);
                 Ok((loaded, adhoc::ADHOC_NAME.to_owned(), shown))
             }
             (None, Some(server)) => {

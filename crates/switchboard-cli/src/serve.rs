@@ -15,15 +15,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_gateway::{ErrorDetail, Gateway, GatewayOptions, HttpDocumentFetcher};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{
-    Authorizers, ConnectHooks, FindingKind, HeldTool, HostHandler, LockPolicy, OutputLimit,
-    Runtime, RuntimeOptions, ServerState, ToolLock,
+    Authorizers, ConnectHooks, FindingKind, HeldTool, LockPolicy, OutputLimit, RuntimeOptions,
+    ServerState, ToolLock,
 };
-use switchboard_server::gateway::{self, ErrorDetail, GatewayOptions, GatewayService};
 use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
-use switchboard_server::relay::ClientRelay;
 use tokio_util::sync::CancellationToken;
 
 use crate::connect;
@@ -220,16 +219,10 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
     if file.path.is_file() {
         options.lock = tool_lock_policy(&file.path, lock_flag)?;
     }
-    // The servers' questions during a call (elicitation, sampling) go to its client.
-    let relay = ClientRelay::new();
-    options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
-    let runtime = Runtime::new(options);
     let said_holds = SaidHolds::default();
     let holds_said_at_start = said_holds.clone();
-    let follow_holds = tokio::spawn(say_new_holds(runtime.subscribe(), said_holds));
-    let mut gateway = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
-    gateway.relay = Some(relay);
-    gateway.on_started = Some(Box::new(move |report| {
+    let mut gateway_options = GatewayOptions::new(env!("CARGO_PKG_VERSION"));
+    gateway_options.on_started = Some(Box::new(move |report| {
         let ready = report.ready().count();
         say(format_args!(
             "switchboard serve: {ready} of {} server(s) ready",
@@ -283,6 +276,21 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             .reported
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }));
+    if args.http.is_some() {
+        // Remote clients hear which server failed and how; the operator's log has the rest.
+        gateway_options.error_detail = if args.full_errors {
+            ErrorDetail::Full
+        } else {
+            ErrorDetail::Brief
+        };
+    } else {
+        gateway_options.connection.tap = crate::trace::client_tap("stdio");
+    }
+    // The servers' questions during a call (elicitation, sampling) go to its client: the
+    // gateway makes the runtime with its relay as the host.
+    let gateway = Gateway::new(options, gateway_options);
+    let runtime = gateway.runtime().clone();
+    let follow_holds = tokio::spawn(say_new_holds(runtime.subscribe(), said_holds));
     let watch = if args.watch {
         let watched = match args.config {
             Some(path) => WatchedConfig::File(path),
@@ -311,23 +319,15 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
             };
             options.limits.poll_after = args.poll_after_ms.map(std::time::Duration::from_millis);
             args.limits.apply(&mut options.limits);
-            // Remote clients hear which server failed and how; the operator's log has the rest.
-            gateway.error_detail = if args.full_errors {
-                ErrorDetail::Full
-            } else {
-                ErrorDetail::Brief
-            };
             serve_http(HttpServing {
                 addr,
                 options,
-                runtime: runtime.clone(),
                 gateway,
             })
             .await
         }
         None => {
-            gateway.connection.tap = crate::trace::client_tap("stdio");
-            serve_stdio(runtime.clone(), gateway).await;
+            serve_stdio(gateway).await;
             Ok(())
         }
     };
@@ -463,7 +463,7 @@ pub(crate) fn accept_command(config: &std::path::Path) -> String {
 }
 
 /// Serves one client on stdin/stdout until it closes stdin or a signal comes.
-async fn serve_stdio(runtime: Runtime, gateway: GatewayOptions) {
+async fn serve_stdio(gateway: Gateway) {
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         say(format_args!(
             "switchboard serve: stdin is a terminal. This command is an MCP server for an MCP \
@@ -473,7 +473,7 @@ async fn serve_stdio(runtime: Runtime, gateway: GatewayOptions) {
         ));
     }
     let (stdin, stdout) = switchboard_wire::stdio::own_stdio();
-    let served = gateway::serve(runtime, stdin, stdout, gateway);
+    let served = gateway.serve(stdin, stdout);
     tokio::select! {
         end = served => tracing::debug!(?end, "the client closed the connection"),
         signal = shutdown_signal() => say(format_args!("switchboard serve: {signal}; stopping the servers")),
@@ -484,8 +484,7 @@ async fn serve_stdio(runtime: Runtime, gateway: GatewayOptions) {
 struct HttpServing {
     addr: SocketAddr,
     options: HttpServeOptions,
-    runtime: Runtime,
-    gateway: GatewayOptions,
+    gateway: Gateway,
 }
 
 /// Serves over Streamable HTTP until a signal comes, then drains (requests in flight get
@@ -494,7 +493,6 @@ async fn serve_http(serving: HttpServing) -> Result<(), String> {
     let HttpServing {
         addr,
         options,
-        runtime,
         gateway,
     } = serving;
     if !addr.ip().is_loopback() && options.bearer_token.is_none() && options.oauth.is_none() {
@@ -502,7 +500,7 @@ async fn serve_http(serving: HttpServing) -> Result<(), String> {
             "switchboard serve: warning: {addr} is not a loopback address and neither --bearer-token-env nor --oauth-issuer is set: anyone who can reach it can use every configured server"
         ));
     }
-    let service = GatewayService::start(runtime, gateway);
+    let service = gateway.start();
     let server = HttpServer::bind(addr, service.clone(), options)
         .await
         .map_err(|error| error.to_string())?;
@@ -534,7 +532,8 @@ async fn oauth_resource(
     resource: String,
 ) -> Result<Arc<switchboard_server::http::oauth::OAuthResource>, String> {
     let options = switchboard_server::http::oauth::OAuthResourceOptions { issuer, resource };
-    switchboard_server::http::oauth::OAuthResource::discover(options)
+    let fetcher = HttpDocumentFetcher::new().map_err(|error| format!("--oauth-issuer: {error}"))?;
+    switchboard_server::http::oauth::OAuthResource::discover(options, Arc::new(fetcher))
         .await
         .map(Arc::new)
         .map_err(|error| format!("--oauth-issuer: {error}"))

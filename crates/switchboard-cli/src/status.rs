@@ -476,7 +476,7 @@ fn status_text(rows: &[Row], overall: &Option<String>) -> String {
                     ]
                 }
             };
-            cells.map(|cell| switchboard_wire::peer_text::neutralize(&cell).into_owned())
+            cells.map(|cell| switchboard_text::peer_text::neutralize(&cell).into_owned())
         })
         .collect();
     let mut widths = HEADER.map(|h| h.chars().count());

@@ -3,7 +3,7 @@
 //!
 //! Everything written for a person — results, check reports, errors, log lines, login
 //! prompts — goes through [`Writer`]: control, C1, bidi and invisible characters become
-//! visible escapes (`\u{1b}`, by `switchboard_wire::peer_text`, the one rule), bytes that
+//! visible escapes (`\u{1b}`, by `switchboard_text::peer_text`, the one rule), bytes that
 //! are not UTF-8 become `\xNN`, and a character split across writes is joined first. On
 //! stderr (errors and logs) the loaded configuration's secret values are replaced too
 //! ([`hide_secrets`]), except in the one line a person must use as it is (login's
@@ -29,8 +29,8 @@ use std::sync::{LazyLock, PoisonError, RwLock};
 
 use serde_json::Value;
 use serde_json::ser::{CharEscape, Formatter};
-use switchboard_wire::peer_text::{needs_escape, neutralize};
-use switchboard_wire::redact::Secrets;
+use switchboard_text::peer_text::{needs_escape, neutralize};
+use switchboard_text::redact::Secrets;
 
 /// Whether our own styling goes to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 use switchboard_config::ServerEntry;
-use switchboard_wire::redact::{MIN_SECRET_LEN, Secrets};
+use switchboard_text::redact::{MIN_SECRET_LEN, Secrets};
 use switchboard_wire::{Direction, FrameTap};
 
 use crate::terminal::{self, JsonLayout};

@@ -50,7 +50,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use switchboard_wire::redact::{Secrets, url_for_display, url_secret_values};
+use switchboard_text::redact::{Secrets, url_for_display, url_secret_values};
 
 pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
 pub use layout::{
@@ -265,7 +265,7 @@ impl ServerEntry {
     }
 
     /// [`ServerEntry::secret_values`] as a set to hide in free text (values shorter than
-    /// `switchboard_wire::redact::MIN_SECRET_LEN` are left out).
+    /// `switchboard_text::redact::MIN_SECRET_LEN` are left out).
     pub fn secrets(&self) -> Secrets {
         Secrets::new(self.secret_values())
     }
@@ -878,7 +878,7 @@ fn misspelt_key(object: &serde_json::Map<String, Value>, dialect: Dialect) -> Op
             .map(|(_, candidate)| {
                 format!(
                     "unknown key `{}` (did you mean `{candidate}`?)",
-                    switchboard_wire::peer_text::PeerLine(key)
+                    switchboard_text::peer_text::PeerLine(key)
                 )
             })
     })

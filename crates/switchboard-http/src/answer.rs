@@ -8,7 +8,7 @@ use serde_json::Value;
 use switchboard_wire::{RequestId, TransportError};
 
 use crate::driver::{Driver, http_status, lock};
-use crate::sse::{SseItem, SseParser};
+use switchboard_protocol::sse::{SseItem, SseParser};
 
 /// The first response (a message with `result` or `error`) in a body that is JSON or SSE.
 pub(crate) fn answer_json(body: &[u8]) -> Option<Value> {
@@ -220,7 +220,7 @@ pub(crate) async fn deliver_value(driver: &Driver, value: &Value) {
         .and_then(RequestId::from_json)
         .is_some_and(|id| lock(&driver.state).listings.remove(&id));
     if listing && let Some(result) = value.to_mut().get_mut("result") {
-        let (params, warnings) = crate::param_headers::filter_listing(result);
+        let (params, warnings) = switchboard_protocol::headers::filter_listing(result);
         for warning in warnings {
             tracing::warn!(peer = %driver.peer, "{warning}");
         }

@@ -7,7 +7,6 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use base64::Engine;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::value::RawValue;
@@ -21,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::authorize::Authorizer;
-use crate::param_headers::ParamHeaders;
+use switchboard_protocol::headers::ParamHeaders;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -38,7 +37,7 @@ pub struct HttpOptions {
     /// The MCP endpoint.
     pub url: String,
     /// The endpoint as messages and logs show it: credentials and query values hidden
-    /// ([`switchboard_wire::redact::url_for_display`] of `url` by default; a caller that knows more,
+    /// ([`switchboard_text::redact::url_for_display`] of `url` by default; a caller that knows more,
     /// such as which parts came from `${VAR}` expansions, sets a better one).
     pub display_url: String,
     /// Extra headers sent on every request (values are secrets).
@@ -57,7 +56,7 @@ impl HttpOptions {
         HttpOptions {
             connection: ConnectionOptions::new(server_name),
             url: url.to_owned(),
-            display_url: switchboard_wire::redact::url_for_display(url),
+            display_url: switchboard_text::redact::url_for_display(url),
             headers: Vec::new(),
             max_body_bytes: 16 * 1024 * 1024,
             connect_timeout: Duration::from_secs(10),
@@ -481,42 +480,6 @@ pub(crate) fn http_status(status: reqwest::StatusCode) -> HttpStatus {
     }
 }
 
-/// A header value as the 2026-07-28 protocol writes it: plain visible ASCII as is,
-/// anything else (or anything that looks like the sentinel) as `=?base64?…?=`.
-pub fn header_text(value: &str) -> String {
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && !value.starts_with(' ')
-        && !value.ends_with(' ')
-        && !value.starts_with("=?base64?");
-    if plain {
-        value.to_owned()
-    } else {
-        format!(
-            "=?base64?{}?=",
-            base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
-        )
-    }
-}
-
-/// A header value as the 2026-07-28 protocol reads it (the server side of
-/// [`header_text`]): optional whitespace around the value trimmed, then a
-/// `=?base64?…?=` sentinel decoded. `None` for a sentinel that is not valid Base64 of
-/// UTF-8 text.
-pub fn header_text_decode(value: &str) -> Option<String> {
-    let value = value.trim_matches([' ', '\t']);
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(encoded) => base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok()),
-        None => Some(value.to_owned()),
-    }
-}
-
 /// Reads a body up to the cap (an error past it, before reading more).
 pub async fn read_body(response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
     read_capped(response, cap).await.map_err(|e| e.to_string())
@@ -567,31 +530,4 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{header_text, header_text_decode};
-
-    #[test]
-    fn header_values_use_the_base64_sentinel_when_needed() {
-        assert_eq!(header_text("get_weather"), "get_weather");
-        assert_eq!(header_text("file:///a b.txt"), "file:///a b.txt");
-        assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
-        assert_eq!(header_text("héllo"), "=?base64?aMOpbGxv?=");
-        assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
-    }
-
-    #[test]
-    fn header_values_decode_as_they_were_encoded() {
-        for value in ["get_weather", " padded", "héllo", "=?base64?x?=", "a\nb"] {
-            assert_eq!(
-                header_text_decode(&header_text(value)).as_deref(),
-                Some(value)
-            );
-        }
-        assert_eq!(header_text_decode("  tool \t").as_deref(), Some("tool"));
-        assert_eq!(header_text_decode("=?base64?!!?="), None);
-        assert_eq!(header_text_decode("=?base64?/w==?="), None);
-    }
 }

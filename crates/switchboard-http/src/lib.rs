@@ -31,10 +31,9 @@
 //! JSON or SSE answers handed to the connection message by message and HTTP failures as
 //! `TransportError`s, `answer.rs`; a body that is one plain result to its POST goes through
 //! as its own text, `plain_answer.rs`; notifications, the GET stream and the 2024-11-05
-//! event stream, `streams.rs`), the 2024-11-05 HTTP+SSE fallback, `Mcp-Name`/`Mcp-Param-*`
-//! header rules (`param_headers`; `header_text` and its reverse `header_text_decode`, the
-//! Base64 sentinel), an incremental SSE parser (an event capped as it grows, `sse`) and the
-//! event writer beside it (the server side shares both), and the `Authorizer` seam that the
+//! event stream, `streams.rs`), the 2024-11-05 HTTP+SSE fallback (the SSE codec and the
+//! `Mcp-Name`/`Mcp-Param-*` header rules it applies are `switchboard-protocol`'s `sse` and
+//! `headers`, shared with the server side), and the `Authorizer` seam that the
 //! OAuth client implements (`authorize.rs`: `credentials(RequestTarget)` gives each request
 //! its `Authorization` value and, for DPoP, a proof bound to its method and URL;
 //! `challenge(AuthChallenge)` answers a 401/403, with the `DPoP-Nonce` header, as
@@ -44,17 +43,12 @@
 mod answer;
 mod authorize;
 mod driver;
-pub mod param_headers;
 mod plain_answer;
 mod post;
-pub mod sse;
 mod streams;
 
 pub use authorize::{
     AuthChallenge, AuthorizeError, AuthorizeFuture, Authorizer, ChallengeOutcome, Credentials,
     RequestTarget, with_credentials,
 };
-pub use driver::{
-    HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, header_text,
-    header_text_decode, read_body,
-};
+pub use driver::{HttpConnection, HttpOptions, HttpSetupError, connect, error_chain, read_body};

@@ -23,7 +23,7 @@ use crate::driver::{
     Driver, OutgoingRequest, SESSION_HEADER, Sending, VERSION_HEADER, http_status, lock,
     read_capped,
 };
-use crate::header_text;
+use switchboard_protocol::headers::header_text;
 
 /// How many times one request may be sent again with new credentials (step-up included).
 pub(crate) const MAX_AUTHORIZATIONS: u32 = 3;
@@ -122,7 +122,9 @@ fn modern_headers(
             .unwrap_or_default();
         let arguments = params.arguments.as_ref();
         for (header, property) in params_for_tool {
-            match crate::param_headers::header_value(arguments.and_then(|a| a.get(&property))) {
+            match switchboard_protocol::headers::header_value(
+                arguments.and_then(|a| a.get(&property)),
+            ) {
                 Some(Ok(text)) => builder = builder.header(format!("mcp-param-{header}"), text),
                 Some(Err(problem)) => {
                     tracing::warn!(peer = %driver.peer, %tool, %problem, "header parameter not sent")
@@ -393,7 +395,7 @@ async fn relist_tools(driver: &Driver, call: &OutgoingRequest) -> bool {
         else {
             return page > 0;
         };
-        let (params, warnings) = crate::param_headers::filter_listing(&mut result);
+        let (params, warnings) = switchboard_protocol::headers::filter_listing(&mut result);
         for warning in warnings {
             tracing::warn!(peer = %driver.peer, "{warning}");
         }

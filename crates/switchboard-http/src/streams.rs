@@ -11,7 +11,7 @@ use crate::answer::{
     StreamCursor, content_type_of, deliver_event, deliver_value, read_event_stream,
 };
 use crate::driver::{Driver, lock, read_capped};
-use crate::sse::{SseItem, SseParser};
+use switchboard_protocol::sse::{SseItem, SseParser};
 
 /// How long a notification or response POST may take, its answer (a body, or an event
 /// stream the protocol does not ask for) included.
@@ -136,7 +136,7 @@ pub(crate) async fn open_legacy_stream(driver: &Arc<Driver>) -> Result<(), Strin
         .url
         .join(&endpoint)
         .map_err(|e| format!("the `endpoint` event is not a URL: {e}"))?;
-    let shown_endpoint = switchboard_wire::redact::url_for_display(endpoint.as_str());
+    let shown_endpoint = switchboard_text::redact::url_for_display(endpoint.as_str());
     if endpoint.origin() != driver.url.origin() {
         return Err(format!(
             "refusing the message endpoint {shown_endpoint}: it is on another origin than {}",

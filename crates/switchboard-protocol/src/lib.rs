@@ -6,6 +6,10 @@
 //! where a wrong shape would mislead the caller (a tool without a name is an error).
 //! Serialization happens here and nowhere else in the client.
 //!
+//! The HTTP rules both sides share are here too, as text rules with no I/O: [`sse`], the
+//! server-sent events codec (an incremental parser with a cap on event size, and the
+//! writer), and [`headers`], the 2026-07-28 `Mcp-*` header rules.
+//!
 //! # Map
 //!
 //! MCP vocabulary: versions and eras, method names, `_meta` keys, error codes, the types a
@@ -14,11 +18,13 @@
 //! its files `{uri, sha256 digest, size}` or `"dynamic"`). Pure data; no I/O.
 
 mod call_result;
+pub mod headers;
 mod list_page;
 mod log_level;
 pub mod methods;
 mod read_result;
 mod skills;
+pub mod sse;
 mod types;
 mod version;
 

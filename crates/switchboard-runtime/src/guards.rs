@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde_json::Value;
 use switchboard_protocol::Tool;
-use switchboard_wire::credentials::find_credentials;
+use switchboard_text::credentials::find_credentials;
 
 pub use crate::pin_diff::{
     DiffLine, EXCERPT_CHARS, FieldChange, FieldDiff, MAX_DIFF_LINES, MAX_DIFF_PATHS, PathChange,

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use serde_json::{Value, json};
-use switchboard_wire::peer_text::PeerLine;
+use switchboard_text::peer_text::PeerLine;
 
 /// Most changed lines of one text field kept (taken out and put in together).
 pub const MAX_DIFF_LINES: usize = 12;

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard_config::{DefaultSandbox, ProcessEnv, ServerEntry};
-use switchboard_wire::redact::Secrets;
+use switchboard_text::redact::Secrets;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 

@@ -612,7 +612,7 @@ fn hash_text(text: &str) -> String {
 /// A name or value from the file, cut for a message.
 fn cut(text: &str) -> String {
     let cut: String = text.chars().take(64).collect();
-    format!("{}", switchboard_wire::peer_text::PeerLine(&cut))
+    format!("{}", switchboard_text::peer_text::PeerLine(&cut))
 }
 
 impl fmt::Display for NewTools {

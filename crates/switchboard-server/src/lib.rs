@@ -2,11 +2,10 @@
 //!
 //! [`core`] is what every MCP server built here shares: a [`core::Service`] answers typed
 //! requests, and the core serves it in both eras (2026-07-28 with per-request `_meta`, and
-//! `initialize` with 2025-11-25 and earlier) on the transports of this crate. The gateway
-//! ([`gateway`]) is one such service: the tools, prompts and resources of every server a
-//! [`switchboard_runtime::Runtime`] operates, passed through faithfully. The authoring
+//! `initialize` with 2025-11-25 and earlier) on the transports of this crate. The authoring
 //! kit ([`author`]) makes a service of typed Rust tools, prompts and resources: an MCP
-//! server in a few lines.
+//! server in a few lines. The gateway (`switchboard-gateway`) is another such service;
+//! this crate depends on no client crate.
 //!
 //! # Map
 //!
@@ -43,63 +42,32 @@
 //! resource, `exp`/`nbf`/`iat` as NumericDates; `reply.rs` bodies and encoding; `/healthz`
 //! answered before every cap (`?detail`: limits, counts, refusals), caps on bodies,
 //! sessions, connections, streams and requests in flight, and a graceful drain). The
-//! gateway (`gateway.rs`) is a `Service` (`GatewayService`) over a `Runtime`: `tools/call`,
-//! `prompts/get`, `resources/read` and `completion/complete` routed to their server through
-//! `Runtime::call_tool_raw`/`get_prompt`/`read_resource`/`complete_raw`, a 2026-07-28
-//! client's `tools/call` through `Runtime::call_tool_for_client` (its declared capabilities
-//! sent upstream in place of the session's, an `input_required` result passed back as it
-//! came and the retry's `inputResponses`/`requestState` forwarded byte for byte, no state
-//! kept between rounds); a legacy client's request goes with its capabilities too, and a
-//! 2026-07-28 server's `input_required` rounds are answered by asking that client during
-//! the request (`RequestContext::ask_client`, at most `MAX_INPUT_ROUNDS`). A legacy
-//! server's own questions during a request (`elicitation/create`, `sampling/createMessage`)
-//! reach the runtime's host, `relay.rs`'s `ClientRelay`: it passes each to the client whose
-//! request waits on that server, and refuses it when requests of several sessions wait
-//! there (the question names no request). Cancellation both ways, progress forwarded under
-//! the client's token, list changes from snapshot changes, the servers' log messages
-//! (logger `<server>/<logger>`) and resource updates from `Runtime::notices` — except a
-//! call's own log messages: the client's level goes upstream with the call
-//! (`ForClient::log_level`, `_meta` for 2026-07-28 servers), and a message that arrives
-//! while the call is its session's only one in flight comes back with the call
-//! (`CallOptions::log_messages`, routed by the session's dispatch before the result) —,
-//! resource subscriptions counted per URI (the first subscribes upstream, the last
-//! unsubscribes; a URI no server lists goes to the only server with resources, if there is
-//! one; a listen stream's resources are subscribed the same way). It lists each tool with
-//! its server's own input schema (arguments are checked against the runtime's normalised
-//! equivalent). It passes upstream answers faithfully: a tool result as the server sent it
-//! (never through the agent-facing `ToolOutput`), a server's JSON-RPC error with its code,
-//! message and data; a timeout, a closed or unavailable server, a transport failure and an
-//! unusable answer are JSON-RPC errors with the gateway's own codes (`gateway::codes`,
-//! -32000..-32019) naming the server. It reuses `Connection` from the client side
-//! unchanged: JSON-RPC is symmetric. The authoring kit (`author/`) makes a `Service` of
-//! typed Rust code: `Server::builder(name, version)` takes `Tool`s, `Prompt`s and
-//! `Resource`s and `build()` checks them (`server.rs`: unique names, tool names clients
-//! accept, object schemas; lists in registration order on one page, no `list_changed` since
-//! a built server never changes). A tool's input type derives `Deserialize` + `JsonSchema`
-//! and its schema is the `inputSchema` (`schema.rs`, schemars, JSON Schema 2020-12 with
-//! local `$defs`); arguments are checked against it (`jsonschema`) before the handler runs,
-//! a misfit being an `isError` result that names the key (missing, unknown with the
-//! arguments there are, or what was expected); the handler's return type gives the
-//! `outputSchema` (`Structured<T>`, `tool.rs`); `ToolError` is an `isError` result or a
-//! JSON-RPC error (`error.rs`). Every handler runs in a task of its own owned by its
-//! request (`guard.rs`): a panic is an error result naming the tool, cancellation aborts
-//! the task, a result over the cap (1 MiB by default) is an error saying its size. Prompts
-//! take a struct of strings as arguments (`prompt.rs`); resources are fixed text or read by
-//! a handler (`resource.rs`). A built server serves itself with `serve_stdio()` or
-//! `bind_http(addr, options)`. `docs/authoring.md` is the guide, `examples/hello.rs` its
-//! server. `examples/conformance_server.rs` is the official conformance suite's server
-//! fixture as a `Service` on the core directly (raw results, the 2026-07-28
-//! `input_required` flows with an HMAC-protected, request-bound, expiring `requestState`;
-//! stdio, or `--http ADDR`); the CLI's `tests/it/conformance_server.rs` runs the suite's
-//! server scenarios against it directly and behind the gateway (`docs/conformance.md`).
-//! This crate is an API boundary: its public items are what other crates and hosts use.
+//! authoring kit (`author/`) makes a `Service` of typed Rust code: `Server::builder(name,
+//! version)` takes `Tool`s, `Prompt`s and `Resource`s and `build()` checks them
+//! (`server.rs`: unique names, tool names clients accept, object schemas; lists in
+//! registration order on one page, no `list_changed` since a built server never changes). A
+//! tool's input type derives `Deserialize` + `JsonSchema` and its schema is the
+//! `inputSchema` (`schema.rs`, schemars, JSON Schema 2020-12 with local `$defs`); arguments
+//! are checked against it (`jsonschema`) before the handler runs, a misfit being an
+//! `isError` result that names the key (missing, unknown with the arguments there are, or
+//! what was expected); the handler's return type gives the `outputSchema` (`Structured<T>`,
+//! `tool.rs`); `ToolError` is an `isError` result or a JSON-RPC error (`error.rs`). Every
+//! handler runs in a task of its own owned by its request (`guard.rs`): a panic is an error
+//! result naming the tool, cancellation aborts the task, a result over the cap (1 MiB by
+//! default) is an error saying its size. Prompts take a struct of strings as arguments
+//! (`prompt.rs`); resources are fixed text or read by a handler (`resource.rs`). A built
+//! server serves itself with `serve_stdio()` or `bind_http(addr, options)`.
+//! `docs/authoring.md` is the guide, `examples/hello.rs` its server.
+//! `examples/conformance_server.rs` is the official conformance suite's server fixture as a
+//! `Service` on the core directly (raw results, the 2026-07-28 `input_required` flows with
+//! an HMAC-protected, request-bound, expiring `requestState`; stdio, or `--http ADDR`); the
+//! CLI's `tests/it/conformance_server.rs` runs the suite's server scenarios against it
+//! directly and behind the gateway (`docs/conformance.md`). This crate is an API boundary:
+//! its public items are what other crates and hosts use.
 
-mod audience;
 pub mod author;
 pub mod core;
-pub mod gateway;
 pub mod http;
-pub mod relay;
 pub mod stdio;
 
 /// `docs/authoring.md`, whose Rust snippets are compiled as doctests.

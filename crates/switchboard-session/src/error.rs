@@ -1,12 +1,12 @@
 //! The session's error type. Its `Display` shows peer text (error messages, details,
-//! version lists, stderr tails) through `switchboard_wire::peer_text`, so a host that
+//! version lists, stderr tails) through `switchboard_text::peer_text`, so a host that
 //! prints an error prints no control sequence a server chose.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_http::HttpSetupError;
-use switchboard_wire::peer_text::{PeerLine, PeerText};
+use switchboard_text::peer_text::{PeerLine, PeerText};
 use switchboard_wire::stdio::SpawnError;
 use switchboard_wire::{
     CloseReason, ErrorObject, Malformed, MalformedKind, TransportError, WireError,

@@ -32,11 +32,11 @@ use crate::message::{
     ErrorObject, Malformed, MalformedId, MalformedKind, Notification, Outgoing, Request, RequestId,
     RequestLine, Response, codes,
 };
-use crate::peer_text::PeerText;
 use crate::transport::{
     CancelNotice, MessageContext, OutgoingKind, OutgoingMessage, StreamTransport, Transport,
     TransportError,
 };
+use switchboard_text::peer_text::PeerText;
 
 /// Default maximum size of one inbound frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;

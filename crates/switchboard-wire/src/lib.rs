@@ -24,9 +24,8 @@
 //! (`Connection::set_cancel_notice`: the session sets MCP's). The stdio transport
 //! (`stdio::spawn`, `ChildProcess` with staged shutdown and stderr tail), `/proc`
 //! process-tree helpers, in-memory connection pairs, `own_stdio` (this process's
-//! stdin/stdout as non-blocking pipes, for serving on stdio), and the finder of
-//! credential-looking strings in peer text (`credentials.rs`: the checker's
-//! `no-credentials` check and the runtime's description lint share it). This crate is an
+//! stdin/stdout as non-blocking pipes, for serving on stdio). The text rules it applies
+//! (redaction, peer text, credentials) are `switchboard-text`'s. This crate is an
 //! API boundary: its public items are what other crates and hosts use.
 //!
 //! # Hot path
@@ -43,16 +42,13 @@
 //! connection as it came.
 
 mod connection;
-pub mod credentials;
 mod envelope;
 mod frame_id;
 mod framing;
 pub mod memory;
 mod message;
 pub mod orphans;
-pub mod peer_text;
 pub mod proc;
-pub mod redact;
 pub mod sandbox;
 pub mod stdio;
 mod transcript;
@@ -76,12 +72,12 @@ pub use transport::{
 };
 
 /// A short excerpt of peer bytes, safe to show on one line: lossy UTF-8, shown as
-/// [`peer_text::PeerLine`] does (controls, bidi and invisible characters escaped, newlines
+/// [`switchboard_text::peer_text::PeerLine`] does (controls, bidi and invisible characters escaped, newlines
 /// as `\n`), cut at `max` bytes with a marker.
 pub fn excerpt(bytes: &[u8], max: usize) -> String {
     let cut = bytes.len() > max;
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(max)]);
-    let mut out = peer_text::PeerLine(&text).to_string();
+    let mut out = switchboard_text::peer_text::PeerLine(&text).to_string();
     if cut {
         out.push_str(&format!("… ({} more bytes)", bytes.len() - max));
     }

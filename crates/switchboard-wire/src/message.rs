@@ -11,7 +11,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::frame_id::answer_id;
-use crate::peer_text::{PeerLine, PeerText};
+use switchboard_text::peer_text::{PeerLine, PeerText};
 
 /// A request id. Integer and string ids are distinct: `7` and `"7"` never match.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

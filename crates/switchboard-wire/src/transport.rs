@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use crate::message::RequestId;
-use crate::peer_text::PeerText;
+use switchboard_text::peer_text::PeerText;
 
 /// A boxed future, as the transport trait returns them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -14,7 +14,7 @@ use super::{Captured, Outcome, ToolSet, Tools, request};
 use crate::catalog::ids;
 use crate::report::{CheckResult, Evidence, Finding};
 use crate::schema::{compile, schema_problems};
-use switchboard_wire::credentials::find_credentials;
+use switchboard_text::credentials::find_credentials;
 
 /// Most pages the walk follows.
 const MAX_PAGES: usize = 100;

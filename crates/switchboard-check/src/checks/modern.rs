@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use switchboard_http::param_headers::{ParamHeaders, header_params, header_value};
+use switchboard_protocol::headers::{ParamHeaders, header_params, header_value};
 use switchboard_protocol::{Era, MODERN_VERSION, error_codes, meta, methods};
 use switchboard_wire::codes::{INVALID_PARAMS, METHOD_NOT_FOUND};
 use switchboard_wire::{Connection, RequestId};
@@ -339,7 +339,10 @@ pub(crate) fn standard_headers(method: &str, params: Option<&Value>) -> Vec<(Str
     if let Some((_, field)) = NAMED.iter().find(|(m, _)| *m == method)
         && let Some(name) = params.and_then(|p| p.get(*field)).and_then(Value::as_str)
     {
-        headers.push(("Mcp-Name".to_owned(), switchboard_http::header_text(name)));
+        headers.push((
+            "Mcp-Name".to_owned(),
+            switchboard_protocol::headers::header_text(name),
+        ));
     }
     headers
 }

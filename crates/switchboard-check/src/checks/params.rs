@@ -15,7 +15,7 @@
 //! tool), not refused as a mismatch.
 
 use serde_json::{Map, Value, json};
-use switchboard_http::param_headers::{MAX_SAFE_INTEGER, is_token_byte};
+use switchboard_protocol::headers::{MAX_SAFE_INTEGER, is_token_byte};
 use switchboard_protocol::{MODERN_VERSION, error_codes, methods};
 
 use super::modern::{
@@ -418,7 +418,7 @@ fn with_header(standard: &[(String, String)], name: &str, value: String) -> Vec<
 
 /// The text a header value stands for (the Base64 sentinel undone).
 fn decoded_text(header: &str) -> String {
-    switchboard_http::header_text_decode(header).unwrap_or_else(|| header.to_owned())
+    switchboard_protocol::headers::header_text_decode(header).unwrap_or_else(|| header.to_owned())
 }
 
 /// The first annotated tool the checker may call with a value for an annotated parameter.
@@ -451,7 +451,7 @@ fn callable_annotated(prober: &Prober<'_>) -> Option<Annotated> {
             }
         };
         for (header, property) in headers {
-            let value = switchboard_http::param_headers::header_value(arguments.get(property));
+            let value = switchboard_protocol::headers::header_value(arguments.get(property));
             if let Some(Ok(value)) = value {
                 return Some(Annotated {
                     tool: tool.name.clone(),

@@ -1,4 +1,4 @@
-//! The gateway ([`gateway::serve`]) reading random frames from a client, over an in-memory
+//! The gateway ([`Gateway::serve`]) reading random frames from a client, over an in-memory
 //! pipe, with a runtime that has no servers.
 //!
 //! Input: the client's stream, written whole, then the client closes its side. Invariants:
@@ -10,9 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use switchboard_gateway::{Gateway, GatewayOptions};
+use switchboard_runtime::RuntimeOptions;
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{Runtime, RuntimeOptions};
-use switchboard_server::gateway::{self, GatewayOptions};
 use switchboard_wire::{
     DEFAULT_MAX_FRAME_BYTES, LineBuffer, MalformedKind, Message, RequestId, decode,
 };
@@ -28,7 +28,6 @@ const CASE_DEADLINE: Duration = Duration::from_secs(20);
 pub fn run(data: &[u8]) {
     let sent = Sent::of(data);
     let output = block_on(async {
-        let runtime = Runtime::new(RuntimeOptions::new(ServerSource::Entries(Vec::new())));
         let (client, server) = tokio::io::duplex(64 * 1024);
         let (server_read, server_write) = tokio::io::split(server);
         let (mut client_read, mut client_write) = tokio::io::split(client);
@@ -38,7 +37,12 @@ pub fn run(data: &[u8]) {
             close_grace: Duration::from_millis(100),
             ..GatewayOptions::new("0.0.0-fuzz")
         };
-        let serve = gateway::serve(runtime.clone(), server_read, server_write, options);
+        let gateway = Gateway::new(
+            RuntimeOptions::new(ServerSource::Entries(Vec::new())),
+            options,
+        );
+        let runtime = gateway.runtime().clone();
+        let serve = gateway.serve(server_read, server_write);
         let write = async move {
             let _ = client_write.write_all(data).await;
             let _ = client_write.shutdown().await;

@@ -13,8 +13,8 @@ use base64::Engine;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 use switchboard_auth::BearerChallenge;
-use switchboard_http::param_headers::{filter_listing, header_carries, header_value};
-use switchboard_http::{header_text, header_text_decode};
+use switchboard_protocol::headers::{filter_listing, header_carries, header_value};
+use switchboard_protocol::headers::{header_text, header_text_decode};
 
 use crate::input::Input;
 

@@ -5,7 +5,7 @@
 //! (their measured lengths may differ: a parser may report an event as soon as it passes the
 //! cap); no event holds more characters than the cap; nothing panics.
 
-use switchboard_http::sse::{SseItem, SseParser};
+use switchboard_protocol::sse::{SseItem, SseParser};
 
 use crate::input::{Input, chunks};
 

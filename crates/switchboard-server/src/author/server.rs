@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchboard_protocol::error_codes::RESOURCE_NOT_FOUND_LEGACY;
+use switchboard_text::peer_text::PeerText;
 use switchboard_wire::ErrorObject;
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
-use switchboard_wire::peer_text::PeerText;
 use tokio::sync::broadcast;
 
 use super::error::{BuildError, ToolError};

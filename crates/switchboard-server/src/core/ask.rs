@@ -164,7 +164,7 @@ pub struct ClientAsker {
     pub(super) client: ClientFacts,
     pub(super) cancel: CancellationToken,
     pub(super) questions: Option<(mpsc::Sender<ClientQuestion>, SessionKey)>,
-    pub(super) hidden: std::sync::Arc<switchboard_wire::redact::Secrets>,
+    pub(super) hidden: std::sync::Arc<switchboard_text::redact::Secrets>,
 }
 
 impl ClientAsker {

@@ -76,8 +76,8 @@ impl fmt::Display for ClientIdentity {
             ClientIdentity::Subject { issuer, subject } => write!(
                 f,
                 "subject {} of {}",
-                switchboard_wire::peer_text::PeerLine(subject),
-                switchboard_wire::peer_text::PeerLine(issuer)
+                switchboard_text::peer_text::PeerLine(subject),
+                switchboard_text::peer_text::PeerLine(issuer)
             ),
             ClientIdentity::Peer(IpAddr::V6(prefix)) => write!(f, "peer {prefix}/64"),
             ClientIdentity::Peer(address) => write!(f, "peer {address}"),

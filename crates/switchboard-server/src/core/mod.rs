@@ -33,8 +33,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use switchboard_protocol::{Era, methods};
+use switchboard_text::redact::Secrets;
 use switchboard_wire::ErrorObject;
-use switchboard_wire::redact::Secrets;
 use tokio::sync::{broadcast, mpsc};
 
 pub use ask::{

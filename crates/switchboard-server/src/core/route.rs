@@ -125,7 +125,7 @@ impl Refusal {
                 code: switchboard_protocol::error_codes::UNSUPPORTED_PROTOCOL_VERSION,
                 message: format!(
                     "protocol version `{}` is not supported; this server speaks {}",
-                    switchboard_wire::peer_text::PeerText(requested),
+                    switchboard_text::peer_text::PeerText(requested),
                     supported_versions().join(", ")
                 ),
                 data: Some(json!({ "supported": supported_versions(), "requested": requested })),
@@ -244,7 +244,7 @@ pub fn route(
             era,
             format!(
                 "method `{}` is not offered by this server",
-                switchboard_wire::peer_text::PeerText(method)
+                switchboard_text::peer_text::PeerText(method)
             ),
         )),
         Err(message) => Routed::Refused(Refusal {

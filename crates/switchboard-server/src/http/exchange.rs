@@ -377,7 +377,7 @@ fn session_of(
                 StatusCode::BAD_REQUEST,
                 &format!(
                     "the `MCP-Protocol-Version` header ({}) is not a version this server speaks; this session negotiated {}",
-                    switchboard_wire::peer_text::PeerText(version),
+                    switchboard_text::peer_text::PeerText(version),
                     session.version()
                 ),
             ));

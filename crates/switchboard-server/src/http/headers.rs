@@ -6,7 +6,7 @@
 //! must agree with its body: the version (`_meta` missing it: -32602), `Mcp-Method`, and
 //! `Mcp-Name` for `tools/call`, `prompts/get` (`params.name`) and `resources/read`
 //! (`params.uri`), read with optional whitespace trimmed and the Base64 sentinel decoded
-//! (`switchboard_http::header_text_decode`, the client's own rule read backwards), and the
+//! (`switchboard_protocol::headers::header_text_decode`, the client's own rule read backwards), and the
 //! `Mcp-Param-*` headers of the arguments a tool marks with `x-mcp-header`
 //! ([`crate::core::Service::header_params`]; an absent or null argument expects none).
 //! Every refusal is 400 with a JSON-RPC error body: a dual-era client that gets a 400
@@ -114,7 +114,7 @@ pub(super) fn era(headers: &HeaderMap, message: &Message) -> Result<PostEra, Ref
     match body {
         Some(body) if body != Some(version) => Err(mismatch(format!(
             "the `MCP-Protocol-Version` header ({}) differs from the body's `_meta` version",
-            switchboard_wire::peer_text::PeerText(version)
+            switchboard_text::peer_text::PeerText(version)
         ))),
         _ if !known => Err(Refusal::unsupported_version(version)),
         _ => Ok(PostEra::Legacy(Some(version.to_owned()))),
@@ -158,7 +158,7 @@ pub(super) fn check_modern(
         Some(method) if method != request.method => {
             return Err(mismatch(format!(
                 "the `Mcp-Method` header ({}) differs from the body's method",
-                switchboard_wire::peer_text::PeerText(method)
+                switchboard_text::peer_text::PeerText(method)
             )));
         }
         Some(_) => {}
@@ -182,7 +182,7 @@ pub(super) fn check_modern(
             "missing the `Mcp-Name` header (it must carry `params.{key}`)"
         )));
     };
-    match switchboard_http::header_text_decode(name) {
+    match switchboard_protocol::headers::header_text_decode(name) {
         Some(decoded) if decoded == body_name => {}
         Some(_) => {
             return Err(mismatch(format!(
@@ -214,7 +214,7 @@ pub(super) fn check_modern(
                 "missing the `Mcp-Param-{header_name}` header (the tool mirrors argument `{property}` into it)"
             )));
         };
-        if !switchboard_http::param_headers::header_carries(sent, value) {
+        if !switchboard_protocol::headers::header_carries(sent, value) {
             return Err(mismatch(format!(
                 "the `Mcp-Param-{header_name}` header differs from argument `{property}`"
             )));

@@ -11,11 +11,15 @@
 //! leeway). `exp`, `nbf` and `iat` are NumericDates (RFC 7519): JSON numbers, integer or
 //! fractional; one of another type (a string, …) refuses the token, saying which claim. Keys are fetched once at start and again when a token names a key id not
 //! known yet (at most once a minute, so a stream of made-up ids costs no fetch storm).
-//! Every fetch has a deadline and a body cap and follows no redirect. Tokens are never
-//! logged, and the refusals say what was wrong with a token without showing it.
+//! Every fetch has a deadline and a body cap and follows no redirect: the owner's
+//! [`DocumentFetcher`] makes them (this crate is no HTTP client; `switchboard-gateway`'s
+//! `HttpDocumentFetcher` is one). Tokens are never logged, and the refusals say what was
+//! wrong with a token without showing it.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -29,15 +33,25 @@ use crate::core::ClientIdentity;
 /// The longest an access token may be (header + payload + signature).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// The most read of the authorization server's metadata or key set.
-const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 /// Keys kept at most.
 const MAX_KEYS: usize = 64;
-/// Deadline of each fetch from the authorization server.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Clock leeway for `exp` and `nbf`.
 const LEEWAY_SECS: u64 = 60;
 /// The least time between two fetches of the key set for unknown key ids.
 const REFETCH_INTERVAL: Duration = Duration::from_secs(60);
+
+/// What a [`DocumentFetcher`] gives: the JSON document, or what went wrong, naming the URL.
+pub type FetchFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+
+/// How the resource server reads the authorization server's documents (its metadata and
+/// key set). Each fetch is a GET of `url` asking for `application/json`, answered with a
+/// 2xx status and a JSON body of at most `max_bytes` (a longer one is an error before
+/// more is read), within a deadline, following no redirect.
+pub trait DocumentFetcher: Send + Sync {
+    /// The JSON document at `url`.
+    fn fetch_json<'a>(&'a self, url: &'a str, max_bytes: usize) -> FetchFuture<'a>;
+}
 
 /// What the resource server needs to know.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +161,7 @@ struct KeySet {
 pub struct OAuthResource {
     options: OAuthResourceOptions,
     jwks_uri: String,
-    http: reqwest::Client,
+    fetcher: Arc<dyn DocumentFetcher>,
     keys: Mutex<KeySet>,
     /// Serialises key-set refreshes (one fetch answers every waiting token).
     refreshing: tokio::sync::Mutex<()>,
@@ -178,9 +192,11 @@ fn http_url(url: &str, what: &'static str) -> Result<(), OAuthResourceError> {
 }
 
 impl OAuthResource {
-    /// Reads the authorization server's metadata and keys.
+    /// Reads the authorization server's metadata and keys through `fetcher`, which also
+    /// fetches the keys again when a token names one not known yet.
     pub async fn discover(
         options: OAuthResourceOptions,
+        fetcher: Arc<dyn DocumentFetcher>,
     ) -> Result<OAuthResource, OAuthResourceError> {
         http_url(&options.issuer, "the issuer")?;
         http_url(&options.resource, "the resource")?;
@@ -189,18 +205,14 @@ impl OAuthResource {
             issuer: issuer_name.clone(),
             detail,
         };
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(FETCH_TIMEOUT)
-            .build()
-            .map_err(|e| discovery(format!("no HTTP client: {e}")))?;
         let base = options.issuer.trim_end_matches('/');
         let mut metadata = None;
         for well_known in [
             "/.well-known/oauth-authorization-server",
             "/.well-known/openid-configuration",
         ] {
-            if let Ok(document) = fetch_json(&http, &format!("{base}{well_known}")).await {
+            let url = format!("{base}{well_known}");
+            if let Ok(document) = fetcher.fetch_json(&url, MAX_DOCUMENT_BYTES).await {
                 metadata = Some(document);
                 break;
             }
@@ -226,7 +238,7 @@ impl OAuthResource {
         let resource = OAuthResource {
             options,
             jwks_uri,
-            http,
+            fetcher,
             keys: Mutex::new(KeySet::default()),
             refreshing: tokio::sync::Mutex::new(()),
         };
@@ -264,7 +276,10 @@ impl OAuthResource {
     }
 
     async fn refresh_keys(&self) -> Result<(), String> {
-        let document = fetch_json(&self.http, &self.jwks_uri).await?;
+        let document = self
+            .fetcher
+            .fetch_json(&self.jwks_uri, MAX_DOCUMENT_BYTES)
+            .await?;
         let entries = document
             .get("keys")
             .and_then(Value::as_array)
@@ -430,26 +445,18 @@ fn read_jwk(entry: &Value) -> Option<Key> {
     }
 }
 
-/// A JSON document from the authorization server (2xx, capped, no redirects).
-async fn fetch_json(http: &reqwest::Client, url: &str) -> Result<Value, String> {
-    let response = http
-        .get(url)
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| format!("{url}: {}", switchboard_http::error_chain(&e)))?;
-    if !response.status().is_success() {
-        return Err(format!("{url}: HTTP {}", response.status()));
-    }
-    let body = switchboard_http::read_body(response, MAX_DOCUMENT_BYTES)
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    serde_json::from_slice(&body).map_err(|_| format!("{url}: not JSON"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fetches nothing (the test reads no document).
+    struct NoDocuments;
+
+    impl DocumentFetcher for NoDocuments {
+        fn fetch_json<'a>(&'a self, url: &'a str, _max_bytes: usize) -> FetchFuture<'a> {
+            Box::pin(async move { Err(format!("{url}: not fetched in this test")) })
+        }
+    }
 
     #[test]
     fn the_metadata_url_follows_the_resource_path() {
@@ -459,7 +466,7 @@ mod tests {
                 resource: url.into(),
             },
             jwks_uri: String::new(),
-            http: reqwest::Client::new(),
+            fetcher: Arc::new(NoDocuments),
             keys: Mutex::new(KeySet::default()),
             refreshing: tokio::sync::Mutex::new(()),
         };

@@ -194,7 +194,7 @@ impl SseWriter {
 
     async fn message(&self, message: &Outgoing<'_>) -> bool {
         let data = serde_json::to_string(message).unwrap_or_default();
-        self.write(Bytes::from(switchboard_http::sse::encode_event(&data)))
+        self.write(Bytes::from(switchboard_protocol::sse::encode_event(&data)))
             .await
     }
 
@@ -229,7 +229,7 @@ impl SseWriter {
     /// Sends a keep-alive comment.
     pub(super) async fn keep_alive(&self) -> bool {
         self.write(Bytes::from_static(
-            switchboard_http::sse::KEEP_ALIVE.as_bytes(),
+            switchboard_protocol::sse::KEEP_ALIVE.as_bytes(),
         ))
         .await
     }

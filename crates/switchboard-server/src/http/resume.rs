@@ -177,13 +177,13 @@ impl StreamOut {
     async fn message(&mut self, message: &Outgoing<'_>) -> bool {
         let data = serde_json::to_string(message).unwrap_or_default();
         let Some(stream) = self.stream else {
-            let event = switchboard_http::sse::encode_event(&data);
+            let event = switchboard_protocol::sse::encode_event(&data);
             return self.write(Bytes::from(event)).await;
         };
         let seq = self.next_seq;
         self.next_seq += 1;
         let mut event = format!("id: {stream}-{seq}\n");
-        event.push_str(&switchboard_http::sse::encode_event(&data));
+        event.push_str(&switchboard_protocol::sse::encode_event(&data));
         let bytes = Bytes::from(event);
         self.kept_bytes += bytes.len();
         self.kept.push_back((seq, bytes.clone()));

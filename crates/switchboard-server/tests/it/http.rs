@@ -440,7 +440,7 @@ async fn the_transport_rules_probe_by_probe() {
 /// Reads an event stream message by message.
 struct Events {
     response: reqwest::Response,
-    parser: switchboard_http::sse::SseParser,
+    parser: switchboard_protocol::sse::SseParser,
     ready: std::collections::VecDeque<Value>,
 }
 
@@ -455,7 +455,7 @@ impl Events {
         );
         Events {
             response,
-            parser: switchboard_http::sse::SseParser::new(1 << 20),
+            parser: switchboard_protocol::sse::SseParser::new(1 << 20),
             ready: Default::default(),
         }
     }
@@ -471,7 +471,7 @@ impl Events {
                 .expect("the stream moves")
                 .ok()??;
             for item in self.parser.push(&chunk) {
-                if let switchboard_http::sse::SseItem::Event(event) = item {
+                if let switchboard_protocol::sse::SseItem::Event(event) = item {
                     self.ready
                         .push_back(serde_json::from_str(&event.data).expect("JSON"));
                 }

@@ -15,7 +15,9 @@ use hyper::body::Bytes;
 use ring::rand::SystemRandom;
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
-use switchboard_server::http::oauth::{OAuthResource, OAuthResourceOptions};
+use switchboard_server::http::oauth::{
+    DocumentFetcher, FetchFuture, OAuthResource, OAuthResourceOptions,
+};
 use switchboard_server::http::{HttpServeOptions, HttpServer};
 use tokio_util::sync::CancellationToken;
 
@@ -105,6 +107,23 @@ async fn authorization_server(keys: Value) -> (String, Arc<AtomicUsize>) {
     (issuer, fetches)
 }
 
+/// The authorization server's documents as the test reads them: a plain GET (the caps and
+/// the redirect rule are the owner's fetcher's, not under test here).
+struct TestFetcher(reqwest::Client);
+
+impl DocumentFetcher for TestFetcher {
+    fn fetch_json<'a>(&'a self, url: &'a str, _max_bytes: usize) -> FetchFuture<'a> {
+        Box::pin(async move {
+            let response = self.0.get(url).send().await.map_err(|e| e.to_string())?;
+            if !response.status().is_success() {
+                return Err(format!("HTTP {}", response.status()));
+            }
+            let body = response.bytes().await.map_err(|e| e.to_string())?;
+            serde_json::from_slice(&body).map_err(|e| e.to_string())
+        })
+    }
+}
+
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -116,10 +135,13 @@ async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
     let signer = Signer::new("k1");
     let stranger = Signer::new("k1");
     let (issuer, fetches) = authorization_server(json!([signer.jwk()])).await;
-    let resource = OAuthResource::discover(OAuthResourceOptions {
-        issuer: issuer.clone(),
-        resource: RESOURCE.into(),
-    })
+    let resource = OAuthResource::discover(
+        OAuthResourceOptions {
+            issuer: issuer.clone(),
+            resource: RESOURCE.into(),
+        },
+        Arc::new(TestFetcher(reqwest::Client::new())),
+    )
     .await
     .expect("the authorization server's metadata and keys");
     let server = HttpServer::bind(

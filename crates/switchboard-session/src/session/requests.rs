@@ -115,7 +115,7 @@ impl Session {
                             format!(
                                 "the server asked for `{input_method}` input, which this client \
                                  could not give: {}",
-                                switchboard_wire::peer_text::PeerText(&error.message)
+                                switchboard_text::peer_text::PeerText(&error.message)
                             ),
                         ));
                     }

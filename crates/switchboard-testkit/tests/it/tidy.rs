@@ -334,10 +334,12 @@ fn the_shipped_binary_links_no_test_fixture() {
 fn library_crates_stay_free_of_binary_only_dependencies() {
     let root = workspace_root();
     for library in [
+        "switchboard-text",
         "switchboard-wire",
         "switchboard-protocol",
         "switchboard-session",
         "switchboard-config",
+        "switchboard-gateway",
     ] {
         let manifest = fs::read_to_string(root.join("crates").join(library).join("Cargo.toml"))
             .expect("manifest");
@@ -354,25 +356,28 @@ fn library_crates_stay_free_of_binary_only_dependencies() {
 }
 
 #[test]
-fn the_gateway_crate_reads_no_configuration() {
+fn the_server_crates_read_no_configuration() {
     let root = workspace_root();
-    let manifest =
-        fs::read_to_string(root.join("crates/switchboard-server/Cargo.toml")).unwrap_or_default();
-    assert!(
-        !manifest.contains("switchboard-config"),
-        "switchboard-server serves the runtime it is given; configuration is its owner's"
-    );
+    for server in ["switchboard-server", "switchboard-gateway"] {
+        let manifest = fs::read_to_string(root.join("crates").join(server).join("Cargo.toml"))
+            .unwrap_or_default();
+        assert!(
+            !manifest.contains("switchboard-config"),
+            "{server} serves the runtime it is given; configuration is its owner's"
+        );
+    }
     let offenders: Vec<String> = rust_files()
         .into_iter()
         .filter(|(path, text)| {
-            path.starts_with("crates/switchboard-server/src/")
+            (path.starts_with("crates/switchboard-server/src/")
+                || path.starts_with("crates/switchboard-gateway/src/"))
                 && (text.contains("std::fs") || text.contains("tokio::fs"))
         })
         .map(|(path, _)| path)
         .collect();
     assert!(
         offenders.is_empty(),
-        "files read by the gateway: {offenders:#?}"
+        "files read by the server crates: {offenders:#?}"
     );
 }
 

@@ -23,7 +23,7 @@ use switchboard_session::{ClientHandler, HandlerFuture};
 use switchboard_wire::ErrorObject;
 use switchboard_wire::codes::{INVALID_REQUEST, METHOD_NOT_FOUND};
 
-use crate::core::{ClientAsker, ClientMethod, RequestContext};
+use switchboard_server::core::{ClientAsker, ClientMethod, RequestContext};
 
 /// Requests waiting on one server at most that the relay keeps; beyond them a request is
 /// not registered (its server's questions are then refused as having no caller).
@@ -55,7 +55,7 @@ impl std::fmt::Debug for ClientRelay {
 /// A request registered as waiting on a server; dropping it takes it out.
 #[derive(Debug)]
 #[must_use = "the request counts as waiting only while this lives"]
-pub struct WaitingRequest {
+pub(crate) struct WaitingRequest {
     relay: ClientRelay,
     server: String,
     serial: Option<u64>,
@@ -90,7 +90,7 @@ impl ClientRelay {
 
     /// Registers `context`'s request as waiting on `server` until the returned value is
     /// dropped: the server's questions meanwhile may go to its client.
-    pub fn waiting_on(&self, server: &str, context: &RequestContext) -> WaitingRequest {
+    pub(crate) fn waiting_on(&self, server: &str, context: &RequestContext) -> WaitingRequest {
         let serial = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let mut waiting = lock(&self.inner.waiting);
         let list = waiting.entry(server.to_owned()).or_default();
@@ -178,7 +178,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::core::{ClientFacts, ClientQuestion, SessionKey};
+    use switchboard_server::core::{ClientFacts, ClientQuestion, SessionKey};
 
     /// A bound on each wait, to detect a hang (never a speed assertion).
     const HANG: Duration = Duration::from_secs(20);

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::core::{Audience, ClientIdentity};
+use switchboard_server::core::{Audience, ClientIdentity};
 
 /// The gateway's record of who waits on which server and whom it has served; cheap to
 /// share (one table). Bounded by the requests in flight, which the transports cap.

@@ -1,9 +1,13 @@
 //! The gateway: every server a [`Runtime`] operates, served as one MCP server.
 //!
-//! [`GatewayService`] is a [`Service`] of the server core, so the gateway speaks both eras
-//! on every transport of this crate ([`serve`] runs it on a reader/writer pair; the HTTP
-//! transport takes the same service). It starts the runtime (enable) when it is created
-//! and leaves disposing it to the runtime's owner. `initialize` and `server/discover` wait
+//! [`Gateway::new`] is the one way to make a gateway: it builds the runtime with the
+//! gateway's [`ClientRelay`] as its host, and gives the gateway the same relay, so a
+//! server's questions during a call (elicitation, sampling) reach the client of the call.
+//! [`GatewayService`] is a [`Service`] of `switchboard-server`'s core, so the gateway
+//! speaks both eras on every transport of that crate ([`Gateway::serve`] runs it on a
+//! reader/writer pair; [`Gateway::start`] gives the service the HTTP transport takes). It
+//! starts the runtime (enable) when it is started and leaves disposing it to the
+//! runtime's owner. `initialize` and `server/discover` wait
 //! for the servers' start a little (bounded by [`GatewayOptions::initialize_wait`]) so
 //! that their `instructions` carry the servers'. The gateway offers tools, prompts and
 //! resources:
@@ -52,6 +56,10 @@
 //! (`audience.rs` has the rule): a server that logs its users' queries does not tell one
 //! client's data to another.
 
+mod audience;
+mod documents;
+pub mod relay;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -63,27 +71,29 @@ use serde_json::{Map, Value, json};
 use switchboard_protocol::{Era, ProgressParams};
 use switchboard_runtime::naming::{Naming, ToolRoute};
 use switchboard_runtime::{
-    ClientRequest, NoticeKind, Runtime, ServerRequestError, Snapshot, StartupReport, Tool,
-    ToolContext,
+    ClientRequest, HostHandler, NoticeKind, Runtime, RuntimeOptions, ServerRequestError, Snapshot,
+    StartupReport, Tool, ToolContext,
 };
 use switchboard_session::{ForClient, SessionError};
+use switchboard_text::peer_text::PeerText;
+use switchboard_text::redact::Secrets;
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS};
-use switchboard_wire::peer_text::PeerText;
-use switchboard_wire::redact::Secrets;
 use switchboard_wire::{ConnectionOptions, ErrorObject};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::audience::{self, Audiences};
-use crate::core::{
+use switchboard_server::core::{
     Answer, CacheHints, CallTool, Capabilities, InputRound, LogLevel, LogMessage, RequestContext,
     ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
 };
-use crate::relay::{ClientRelay, WaitingRequest};
-use crate::stdio::{self, StdioOptions};
+use switchboard_server::stdio::{self, StdioOptions};
 
-pub use crate::stdio::{CLOSE_FLUSH, MAX_IN_FLIGHT, MAX_PENDING_REPLIES};
+use crate::audience::Audiences;
+use crate::relay::{ClientRelay, WaitingRequest};
+
+pub use documents::HttpDocumentFetcher;
+pub use switchboard_server::stdio::{CLOSE_FLUSH, MAX_IN_FLIGHT, MAX_PENDING_REPLIES};
 
 /// Progress notifications buffered per call before the oldest wait.
 const PROGRESS_BUFFER: usize = 32;
@@ -95,7 +105,7 @@ const EVENT_BUFFER: usize = 64;
 /// found" in the legacy protocol versions). An upstream server's own error is passed on
 /// with its own code, never with one of these.
 pub mod codes {
-    pub use crate::stdio::codes::{BUSY, UNFINISHED_AT_CLOSE};
+    pub use switchboard_server::stdio::codes::{BUSY, UNFINISHED_AT_CLOSE};
     /// The upstream server did not answer within its deadline (a cancellation was sent to
     /// it). The message names the server and how long the gateway waited; `data` holds
     /// `server` and `waitedMs`. (-32001 is "request timeout" in the TypeScript SDK's
@@ -126,7 +136,7 @@ pub struct GatewayOptions {
     pub name: String,
     /// `serverInfo.version`.
     pub version: String,
-    /// The client connection's settings, for [`serve`] (its name appears in logs).
+    /// The client connection's settings, for [`Gateway::serve`] (its name appears in logs).
     pub connection: ConnectionOptions,
     /// Longest wait of `tools/list` and `tools/call` for the servers' start; after it they
     /// answer with the servers that are ready.
@@ -136,15 +146,10 @@ pub struct GatewayOptions {
     pub initialize_wait: Duration,
     /// Receives the startup report (the CLI prints it on stderr).
     pub on_started: Option<StartedHook>,
-    /// For [`serve`]: how long the requests in flight when the client closes its side get
+    /// For [`Gateway::serve`]: how long the requests in flight when the client closes its side get
     /// to finish; after it, each unfinished one is answered with
     /// [`codes::UNFINISHED_AT_CLOSE`].
     pub close_grace: Duration,
-    /// Passes the servers' questions during a call (elicitation, sampling) to the client
-    /// of the call; it must also be the runtime's host
-    /// ([`ServerPolicy::host`](switchboard_runtime::ServerPolicy)). `None`: the servers'
-    /// questions are answered by whatever host the runtime has.
-    pub relay: Option<ClientRelay>,
     /// How much of an upstream failure a client is told.
     pub error_detail: ErrorDetail,
 }
@@ -176,7 +181,6 @@ impl GatewayOptions {
             initialize_wait: Duration::from_secs(5),
             on_started: None,
             close_grace: Duration::from_secs(5),
-            relay: None,
             error_detail: ErrorDetail::Full,
         }
     }
@@ -192,7 +196,6 @@ impl fmt::Debug for GatewayOptions {
             .field("initialize_wait", &self.initialize_wait)
             .field("on_started", &self.on_started.is_some())
             .field("close_grace", &self.close_grace)
-            .field("relay", &self.relay.is_some())
             .field("error_detail", &self.error_detail)
             .finish()
     }
@@ -217,31 +220,64 @@ pub struct GatewayEnd {
     pub malformed: u64,
 }
 
-/// Serves one client on `reader`/`writer` until it closes its side (for stdio: stdin EOF).
-/// Enables the runtime first thing; the caller disposes it afterwards.
-pub async fn serve<R, W>(
+/// A gateway and the runtime whose servers it serves, wired together: the runtime's host
+/// is the gateway's [`ClientRelay`], which passes each server's questions during a call
+/// (elicitation, sampling) to the client whose call waits on that server.
+#[derive(Debug)]
+pub struct Gateway {
     runtime: Runtime,
-    reader: R,
-    writer: W,
+    relay: ClientRelay,
     options: GatewayOptions,
-) -> GatewayEnd
-where
-    R: AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    let stdio_options = StdioOptions {
-        connection: options.connection.clone(),
-        close_grace: options.close_grace,
-    };
-    let gateway = GatewayService::start(runtime, options);
-    let end = stdio::serve(gateway.clone(), reader, writer, stdio_options).await;
-    GatewayEnd {
-        startup: gateway.startup_report(),
-        answered: end.answered,
-        refused: end.refused,
-        unfinished: end.unfinished,
-        cancelled: end.cancelled,
-        malformed: end.malformed,
+}
+
+impl Gateway {
+    /// The runtime of `runtime_options` with the gateway's relay as its host (a host
+    /// already in `runtime_options.policy.host` is replaced: the gateway's clients answer
+    /// the servers' questions), and the gateway over it. Nothing starts until
+    /// [`Gateway::serve`] or [`Gateway::start`].
+    pub fn new(mut runtime_options: RuntimeOptions, options: GatewayOptions) -> Gateway {
+        let relay = ClientRelay::new();
+        runtime_options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
+        Gateway {
+            runtime: Runtime::new(runtime_options),
+            relay,
+            options,
+        }
+    }
+
+    /// The runtime (cheap to clone): its owner follows its snapshots, reloads it, and
+    /// disposes it when serving is over.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Starts the runtime's servers (enable) and gives the gateway as a [`Service`], for a
+    /// transport such as `switchboard_server::http::HttpServer`.
+    pub fn start(self) -> Arc<GatewayService> {
+        GatewayService::start(self.runtime, self.relay, self.options)
+    }
+
+    /// Serves one client on `reader`/`writer` until it closes its side (for stdio: stdin
+    /// EOF). Enables the runtime first thing; the caller disposes it afterwards.
+    pub async fn serve<R, W>(self, reader: R, writer: W) -> GatewayEnd
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let stdio_options = StdioOptions {
+            connection: self.options.connection.clone(),
+            close_grace: self.options.close_grace,
+        };
+        let gateway = self.start();
+        let end = stdio::serve(gateway.clone(), reader, writer, stdio_options).await;
+        GatewayEnd {
+            startup: gateway.startup_report(),
+            answered: end.answered,
+            refused: end.refused,
+            unfinished: end.unfinished,
+            cancelled: end.cancelled,
+            malformed: end.malformed,
+        }
     }
 }
 
@@ -276,9 +312,14 @@ impl Drop for GatewayService {
 }
 
 impl GatewayService {
-    /// Starts the runtime's servers (enable) and serves them. The runtime's owner disposes
-    /// it when serving is over.
-    pub fn start(runtime: Runtime, mut options: GatewayOptions) -> Arc<GatewayService> {
+    /// Starts the runtime's servers (enable) and serves them, the servers' questions during
+    /// a call passed on by `relay` (the runtime's host). The runtime's owner disposes it
+    /// when serving is over.
+    fn start(
+        runtime: Runtime,
+        relay: ClientRelay,
+        mut options: GatewayOptions,
+    ) -> Arc<GatewayService> {
         let (started_tx, started) = watch::channel(false);
         let startup = Arc::new(Mutex::new(None));
         let (events, _) = broadcast::channel(EVENT_BUFFER);
@@ -323,7 +364,7 @@ impl GatewayService {
                 started,
                 listed_early,
                 subscriptions: Arc::default(),
-                relay: options.relay.take(),
+                relay,
                 audiences,
                 error_detail: options.error_detail,
                 startup_wait: options.startup_wait,
@@ -391,7 +432,7 @@ struct Upstreams {
     /// streams) follow each; the upstream subscription ends with the last.
     subscriptions: Arc<Mutex<HashMap<String, usize>>>,
     /// Where the servers' questions during a request go.
-    relay: Option<ClientRelay>,
+    relay: ClientRelay,
     /// Who may hear what a server says outside any one call.
     audiences: Arc<Audiences>,
     error_detail: ErrorDetail,
@@ -404,10 +445,7 @@ impl Upstreams {
     /// value lives.
     fn waiting_on(&self, server: &str, context: &RequestContext) -> WaitingOn {
         WaitingOn {
-            _relay: self
-                .relay
-                .as_ref()
-                .map(|relay| relay.waiting_on(server, context)),
+            _relay: self.relay.waiting_on(server, context),
             _audience: self
                 .audiences
                 .waiting_on(server, context.client.identity.clone()),
@@ -431,8 +469,8 @@ impl Upstreams {
 
 /// A request waiting on a server, as the relay and the audiences count it.
 struct WaitingOn {
-    _relay: Option<WaitingRequest>,
-    _audience: audience::Waiting,
+    _relay: WaitingRequest,
+    _audience: crate::audience::Waiting,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -526,9 +564,7 @@ impl Service for GatewayService {
         let snapshot = self.core.runtime.snapshot();
         snapshot
             .tool(tool)
-            .and_then(|tool| {
-                switchboard_http::param_headers::header_params(tool.input_schema()).ok()
-            })
+            .and_then(|tool| switchboard_protocol::headers::header_params(tool.input_schema()).ok())
             .unwrap_or_default()
     }
 }
@@ -1026,7 +1062,7 @@ async fn ask_for_input(context: &RequestContext, result: &Value) -> Result<Value
     let mut responses = Map::new();
     for (key, request) in requests.into_iter().flatten() {
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-        let Some(method) = crate::core::ClientMethod::from_method(method) else {
+        let Some(method) = switchboard_server::core::ClientMethod::from_method(method) else {
             return Err(Relayed::Client(ErrorObject::new(
                 INTERNAL_ERROR,
                 format!(

@@ -1,5 +1,7 @@
-//! `x-mcp-header` (2026-07-28, SEP-2243): tool parameters mirrored into `Mcp-Param-{Name}`
-//! HTTP headers.
+//! The 2026-07-28 `Mcp-*` HTTP header rules, shared by the client transport, the server
+//! and the checker: a header value's text ([`header_text`], the Base64 sentinel for what is
+//! not plain visible ASCII, and its reverse [`header_text_decode`]), and `x-mcp-header`
+//! (SEP-2243): tool parameters mirrored into `Mcp-Param-{Name}` HTTP headers.
 //!
 //! An annotation is valid only as a non-empty RFC 9110 token, unique case-insensitively
 //! within the schema, on a `string`, `integer` or `boolean` property reached from the root
@@ -8,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use base64::Engine;
 use serde_json::Value;
 
 /// `(header name, property name)` pairs of one tool.
@@ -85,7 +88,7 @@ pub fn is_token_byte(byte: u8) -> bool {
 pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
     match value? {
         Value::Null => None,
-        Value::String(text) => Some(Ok(crate::header_text(text))),
+        Value::String(text) => Some(Ok(header_text(text))),
         Value::Bool(flag) => Some(Ok(flag.to_string())),
         Value::Number(number) => Some(match number.as_i64() {
             Some(n) if n.abs() <= MAX_SAFE_INTEGER => Ok(n.to_string()),
@@ -102,7 +105,7 @@ pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
 /// undone), then a string compared as it is, a boolean as `true`/`false`, a number
 /// numerically (`42.0` carries `42`). A header that does not decode carries nothing.
 pub fn header_carries(header: &str, value: &Value) -> bool {
-    let Some(decoded) = crate::header_text_decode(header) else {
+    let Some(decoded) = header_text_decode(header) else {
         return false;
     };
     match value {
@@ -144,6 +147,42 @@ pub fn filter_listing(result: &mut Value) -> (HashMap<String, ParamHeaders>, Vec
         }
     });
     (kept, warnings)
+}
+
+/// A header value as the 2026-07-28 protocol writes it: plain visible ASCII as is,
+/// anything else (or anything that looks like the sentinel) as `=?base64?…?=`.
+pub fn header_text(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !value.starts_with("=?base64?");
+    if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
+        )
+    }
+}
+
+/// A header value as the 2026-07-28 protocol reads it (the server side of
+/// [`header_text`]): optional whitespace around the value trimmed, then a
+/// `=?base64?…?=` sentinel decoded. `None` for a sentinel that is not valid Base64 of
+/// UTF-8 text.
+pub fn header_text_decode(value: &str) -> Option<String> {
+    let value = value.trim_matches([' ', '\t']);
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(value.to_owned()),
+    }
 }
 
 #[cfg(test)]
@@ -239,5 +278,27 @@ mod tests {
         assert!(!header_carries("eu", &json!("us")));
         assert!(!header_carries("1", &json!(true)));
         assert!(!header_carries("=?base64?!!?=", &json!("x")));
+    }
+
+    #[test]
+    fn header_values_use_the_base64_sentinel_when_needed() {
+        assert_eq!(header_text("get_weather"), "get_weather");
+        assert_eq!(header_text("file:///a b.txt"), "file:///a b.txt");
+        assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(header_text("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+    }
+
+    #[test]
+    fn header_values_decode_as_they_were_encoded() {
+        for value in ["get_weather", " padded", "héllo", "=?base64?x?=", "a\nb"] {
+            assert_eq!(
+                header_text_decode(&header_text(value)).as_deref(),
+                Some(value)
+            );
+        }
+        assert_eq!(header_text_decode("  tool \t").as_deref(), Some("tool"));
+        assert_eq!(header_text_decode("=?base64?!!?="), None);
+        assert_eq!(header_text_decode("=?base64?/w==?="), None);
     }
 }

@@ -1,0 +1,12 @@
+//! Text rules every side of Switchboard applies, with no dependency but `serde_json`: the
+//! client's layers, the configuration, the checker and the servers reach them without
+//! pulling in a transport.
+//!
+//! [`redact`] hides secrets in what we show (a URL's display form, known secret values
+//! in free text); [`peer_text`] makes text a peer controls safe to show (controls, bidi
+//! and invisible characters escaped); [`credentials`] finds credential-looking strings in
+//! peer text (for warnings, never showing them).
+
+pub mod credentials;
+pub mod peer_text;
+pub mod redact;
