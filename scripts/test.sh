@@ -6,6 +6,10 @@ set -euo pipefail
 root=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd -P)
 cd "$root"
 
+# A clean run builds each crate once: incremental caches would only add gigabytes to
+# target/ (set CARGO_INCREMENTAL=1 to keep them for an edit loop).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 echo "test: installing interop peers (node 22, server-everything, python mcp)" >&2
 scripts/peers.sh
 
