@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::entry::{EntryError, ListLimits, Origin, Provenance, ServerEntry, TransportEntry};
-use crate::variables::{Inputs, Unset, Variables, expand_tracked};
+use crate::variables::{Inputs, UnsetVariable, Variables, expand_tracked};
 use crate::{SandboxChoice, ToolFilter, ToolFilterError, ToolPattern};
 
 pub(crate) struct EntryContext<'a> {
@@ -221,12 +221,12 @@ impl EntryReader<'_> {
     }
 
     /// What to say about `field`, which uses a variable that is not set.
-    fn unset_detail(&self, field: &str, unset: Unset) -> String {
+    fn unset_detail(&self, field: &str, unset: UnsetVariable) -> String {
         match unset {
-            Unset::Variable(var) => format!(
+            UnsetVariable::Variable(var) => format!(
                 "`{field}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}"
             ),
-            Unset::Input { id, variable } => {
+            UnsetVariable::Input { id, variable } => {
                 let prompt = match self.cx.inputs.descriptions.get(&id) {
                     Some(description) if !description.is_empty() => {
                         format!(" ({description:?} in the file's `inputs`)")
@@ -506,28 +506,56 @@ fn read_tool_filter(
 }
 
 /// Parses `"500ms"`, `"30s"`, `"2m"`, `"1h"` or a bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration like 30s, 500ms or 2m"))?;
+    let value: f64 = number.parse().map_err(|_| DurationError::NotADuration {
+        text: text.to_owned(),
+    })?;
     let secs = match unit.trim() {
         "" | "s" => value,
         "ms" => value / 1000.0,
         "m" => value * 60.0,
         "h" => value * 3600.0,
         other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{text}`; use ms, s, m or h"
-            ));
+            return Err(DurationError::UnknownUnit {
+                unit: other.to_owned(),
+                text: text.to_owned(),
+            });
         }
     };
     if !(secs > 0.0 && secs.is_finite() && secs < 86_400.0 * 7.0) {
-        return Err(format!("`{text}` is out of range"));
+        return Err(DurationError::OutOfRange {
+            text: text.to_owned(),
+        });
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// Text that [`parse_duration`] does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// No number where it starts.
+    #[error("`{text}` is not a duration like 30s, 500ms or 2m")]
+    NotADuration {
+        /// The text (trimmed).
+        text: String,
+    },
+    /// A unit other than ms, s, m or h.
+    #[error("unknown unit `{unit}` in `{text}`; use ms, s, m or h")]
+    UnknownUnit {
+        /// The unit.
+        unit: String,
+        /// The text (trimmed).
+        text: String,
+    },
+    /// Not above zero, or a week or more.
+    #[error("`{text}` is out of range")]
+    OutOfRange {
+        /// The text (trimmed).
+        text: String,
+    },
 }

@@ -52,14 +52,14 @@ mod reading;
 mod variables;
 
 pub use entry::{EntryError, ListLimits, Origin, Provenance, ServerEntry, TransportEntry};
-pub use fields::parse_duration;
+pub use fields::{DurationError, parse_duration};
 pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
 pub use layout::{
     EntryDialect, Layout, MissingMap, Syntax, codex_form, common_form, dialect_form, strip_jsonc,
 };
 pub use reading::{ConfigError, ConfigFile, ReadFile, load, load_as, parse, parse_as};
 pub use switchboard_sandbox::{DefaultSandbox, SandboxChoice, SandboxPolicy};
-pub use variables::{ProcessEnv, Variables, expand_vars, input_variable};
+pub use variables::{ProcessEnv, UnsetVariable, Variables, expand_vars, input_variable};
 
 #[cfg(test)]
 mod tests {
@@ -479,7 +479,7 @@ mod tests {
         assert!(env.secret_values().contains(&"s3cret".to_owned()));
         assert!(!format!("{env:?}").contains("s3cret"));
         assert_eq!(
-            expand_vars("${input:a-b}", &vars),
+            expand_vars("${input:a-b}", &vars).map_err(|unset| unset.to_string()),
             Err("input:a-b".to_owned())
         );
         assert_eq!(input_variable("my.key-2"), "SWITCHBOARD_INPUT_MY_KEY_2");
@@ -490,7 +490,24 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
-        assert!(parse_duration("soon").is_err());
+        let refused: Vec<String> = ["soon", "5x", "0", "8d"]
+            .into_iter()
+            .map(|text| match parse_duration(text) {
+                Err(DurationError::NotADuration { .. }) => format!("not a duration: {text}"),
+                Err(error) => error.to_string(),
+                Ok(duration) => format!("{duration:?}"),
+            })
+            .collect();
+        expect![[r#"
+            not a duration: soon
+            unknown unit `x` in `5x`; use ms, s, m or h
+            `0` is out of range
+            unknown unit `d` in `8d`; use ms, s, m or h"#]]
+        .assert_eq(&refused.join("\n"));
+        assert_eq!(
+            parse_duration("soon").map_err(|e| e.to_string()),
+            Err("`soon` is not a duration like 30s, 500ms or 2m".to_owned())
+        );
         assert_eq!(
             expand_vars("a$$b$c", &BTreeMap::new()),
             Ok("a$b$c".to_owned())

@@ -71,19 +71,19 @@ pub fn input_variable(id: &str) -> String {
 /// Expands `${VAR}` and `${VAR:-default}`, VS Code's `${env:VAR}` (the same) and
 /// `${input:ID}` (from [`input_variable`]); returns the reference (`VAR`, `env:VAR`,
 /// `input:ID`) of an unset variable without a default. `$$` is a literal `$`.
-pub fn expand_vars(text: &str, vars: &dyn Variables) -> Result<String, String> {
-    expand_tracked(text, vars, &mut Vec::new()).map_err(|unset| match unset {
-        Unset::Variable(reference) => reference,
-        Unset::Input { id, .. } => format!("input:{id}"),
-    })
+pub fn expand_vars(text: &str, vars: &dyn Variables) -> Result<String, UnsetVariable> {
+    expand_tracked(text, vars, &mut Vec::new())
 }
 
-/// A reference to a variable that is not set (and has no default).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Unset {
+/// A reference to a variable that is not set (and has no default); shown as the reference
+/// (`VAR`, `env:VAR`, `input:ID`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnsetVariable {
     /// `${VAR}` or `${env:VAR}`: the reference as written (`VAR`, `env:VAR`).
+    #[error("{0}")]
     Variable(String),
     /// `${input:ID}`, read from `variable`.
+    #[error("input:{id}")]
     Input {
         /// The input's id.
         id: String,
@@ -97,7 +97,7 @@ pub(crate) fn expand_tracked(
     text: &str,
     vars: &dyn Variables,
     substituted: &mut Vec<String>,
-) -> Result<String, Unset> {
+) -> Result<String, UnsetVariable> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {
@@ -118,14 +118,17 @@ pub(crate) fn expand_tracked(
             };
             let (variable, unset) = if let Some(id) = reference.strip_prefix("input:") {
                 let variable = input_variable(id);
-                let unset = Unset::Input {
+                let unset = UnsetVariable::Input {
                     id: id.to_owned(),
                     variable: variable.clone(),
                 };
                 (variable, unset)
             } else {
                 let variable = reference.strip_prefix("env:").unwrap_or(reference);
-                (variable.to_owned(), Unset::Variable(reference.to_owned()))
+                (
+                    variable.to_owned(),
+                    UnsetVariable::Variable(reference.to_owned()),
+                )
             };
             match (vars.get(&variable), default) {
                 (Some(value), _) => {
