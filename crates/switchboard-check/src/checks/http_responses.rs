@@ -30,8 +30,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use switchboard_http::sse::{SseEvent, SseItem, SseParser};
 use switchboard_protocol::Era;
+use switchboard_protocol::sse::{SseEvent, SseItem, SseParser};
 use switchboard_session::EraChoice;
 
 use super::http::{HttpTarget, end_session};
