@@ -8,14 +8,14 @@ use std::sync::Arc;
 
 use clap::Args;
 use switchboard_check::{
-    Baseline, CheckResult, Observer, Options, ReportSet, ServerSpec, Status, ToolCall,
+    Baseline, CheckError, CheckResult, Observer, Options, ReportSet, ServerSpec, Status, ToolCall,
 };
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_protocol::Era;
 use switchboard_runtime::ConnectOutcome;
 
-use crate::connect;
 use crate::terminal::{self, JsonLayout};
+use crate::{Failure, connect};
 
 impl CheckArgs {
     /// Whether the JSON report was asked for.
@@ -104,7 +104,7 @@ fn options(args: &CheckArgs) -> Result<Options, String> {
 }
 
 /// The servers to check: the named ones, or every enabled one.
-fn select(args: &CheckArgs) -> Result<Vec<ServerEntry>, String> {
+fn select(args: &CheckArgs) -> Result<Vec<ServerEntry>, Failure> {
     let loaded = connect::load_config(args.config.as_deref())?;
     let file = loaded.file;
     let mut selected = Vec::new();
@@ -133,10 +133,13 @@ fn select(args: &CheckArgs) -> Result<Vec<ServerEntry>, String> {
         }
     }
     if !errors.is_empty() {
-        return Err(errors.join("\n"));
+        return Err(Failure::Usage(errors.join("\n")));
     }
     if selected.is_empty() {
-        return Err(format!("no enabled servers in {}", file.path.display()));
+        return Err(Failure::Usage(format!(
+            "no enabled servers in {}",
+            file.path.display()
+        )));
     }
     Ok(selected)
 }
@@ -161,10 +164,17 @@ impl Observer for TerminalProgress {
 }
 
 /// Runs the suite; `Err` is a usage or configuration error (exit 2).
-pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
+pub(crate) async fn run(args: CheckArgs) -> Result<u8, Failure> {
     let mut options = options(&args)?;
     let baseline = match &args.baseline {
-        Some(path) => Some(Baseline::load(path).map_err(|e| e.to_string())?),
+        Some(path) => Some(Baseline::load(path).map_err(|error| match &error {
+            CheckError::BaselineRead { source, .. }
+                if source.kind() != std::io::ErrorKind::NotFound =>
+            {
+                Failure::System(error.to_string())
+            }
+            _ => Failure::Usage(error.to_string()),
+        })?),
         None => None,
     };
     let entries = select(&args)?;
@@ -178,8 +188,11 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
         if let (Some(policy), switchboard_check::TransportSpec::Stdio(process)) =
             (entry.sandbox.policy(), &mut spec.transport)
         {
-            let launcher = crate::sandbox::launcher()
-                .ok_or("cannot locate the switchboard executable to launch the sandbox")?;
+            let launcher = crate::sandbox::launcher().ok_or_else(|| {
+                Failure::Usage(
+                    "cannot locate the switchboard executable to launch the sandbox".into(),
+                )
+            })?;
             process.sandbox = Some(Box::new(switchboard_wire::sandbox::SandboxSpawn {
                 policy: policy.clone(),
                 launcher: launcher.path,
@@ -214,10 +227,10 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
             switchboard_config::atomic::Permissions::KeepExisting,
         )
         .map_err(|e| {
-            format!(
+            Failure::System(format!(
                 "could not write --write-baseline file `{}`: {e}",
                 path.display()
-            )
+            ))
         })?;
         let entries = written
             .lines()
@@ -235,8 +248,12 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, String> {
         set.baseline = Some(baseline.apply(&mut set.reports));
     }
     if let Some(path) = &args.junit {
-        std::fs::write(path, set.to_junit())
-            .map_err(|e| format!("could not write --junit file `{}`: {e}", path.display()))?;
+        std::fs::write(path, set.to_junit()).map_err(|e| {
+            Failure::System(format!(
+                "could not write --junit file `{}`: {e}",
+                path.display()
+            ))
+        })?;
     }
     if args.json {
         terminal::print_json(&set.to_json(), JsonLayout::Pretty);

@@ -15,6 +15,7 @@ use switchboard_config::edit::{self, EditError};
 use switchboard_config::{ConfigFile, EntryError, Layout, ProcessEnv, ServerEntry, TransportEntry};
 use switchboard_runtime::sources::{self, ConfiguredServer, TrustKey, TrustStatus, TrustStore};
 
+use crate::Failure;
 use crate::terminal::{self, JsonLayout};
 
 #[derive(Debug, Args)]
@@ -157,8 +158,9 @@ impl ConfigCommand {
     }
 }
 
-/// Runs a verb; an error is a usage or configuration error (exit 2).
-pub(crate) fn run(command: ConfigCommand) -> Result<u8, String> {
+/// Runs a verb. A file that cannot be read or written is the system's refusal (exit 5);
+/// every other error is a usage or configuration error (exit 2).
+pub(crate) fn run(command: ConfigCommand) -> Result<u8, Failure> {
     let places = current_places()?;
     let common = &command.common;
     let output = Output {
@@ -233,7 +235,7 @@ impl Output<'_> {
         }
     }
 
-    fn done(&self, value: Value, text: &str) -> Result<u8, String> {
+    fn done(&self, value: Value, text: &str) -> Result<u8, Failure> {
         if self.json {
             terminal::print_json(&value, JsonLayout::Compact);
         } else {
@@ -244,7 +246,7 @@ impl Output<'_> {
 }
 
 /// The servers a verb looks at: the named file's, or the discovered ones.
-fn read(places: &Places, config: Option<&Path>) -> Result<Discovered, String> {
+fn read(places: &Places, config: Option<&Path>) -> Result<Discovered, Failure> {
     match config {
         Some(path) => {
             let place = Place {
@@ -256,7 +258,7 @@ fn read(places: &Places, config: Option<&Path>) -> Result<Discovered, String> {
             };
             let discovered = discover::discover_in(vec![place], &ProcessEnv);
             match discovered.looked.first() {
-                Some((_, Looked::Failed(error))) => Err(error.to_string()),
+                Some((_, Looked::Failed(error))) => Err(Failure::of_config(error)),
                 _ => Ok(discovered),
             }
         }
@@ -461,7 +463,7 @@ fn server_json(found: &Found, store: Option<&TrustStore>, output: &Output<'_>) -
     value
 }
 
-fn list(found: &Discovered, output: &Output<'_>) -> Result<u8, String> {
+fn list(found: &Discovered, output: &Output<'_>) -> Result<u8, Failure> {
     let store = trust_store(output.places);
     if output.json {
         let servers: Vec<Value> = found
@@ -544,13 +546,13 @@ fn describe(
     }
 }
 
-fn show(found: &Discovered, name: &str, output: &Output<'_>) -> Result<u8, String> {
+fn show(found: &Discovered, name: &str, output: &Output<'_>) -> Result<u8, Failure> {
     let server = winning(found, name)?;
     let store = trust_store(output.places);
     let mut value = server_json(server, store.as_ref(), output);
     let entry = match &server.server {
         Ok(entry) => entry,
-        Err(error) => return Err(error.to_string()),
+        Err(error) => return Err(Failure::Usage(error.to_string())),
     };
     value["entry"] = entry.redacted();
     let mut text = format!(
@@ -639,11 +641,24 @@ fn defining_file(places: &Places, name: &str) -> Result<Target, String> {
     })
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
+/// The file's text, empty when it does not exist yet.
+fn read_text(path: &Path) -> Result<String, Failure> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(format!("could not read `{}`: {e}", path.display())),
+        Err(e) => Err(Failure::System(format!(
+            "could not read `{}`: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// An edit that failed: reading or writing the file is the system's refusal, anything else
+/// (a name taken or missing, a file that cannot be edited) a usage or configuration error.
+fn edit_failure(error: EditError) -> Failure {
+    match error {
+        EditError::Io { .. } => Failure::System(error.to_string()),
+        _ => Failure::Usage(error.to_string()),
     }
 }
 
@@ -775,11 +790,11 @@ impl NewEntry {
     }
 }
 
-fn add(target: &Target, name: &str, entry: &NewEntry, output: &Output<'_>) -> Result<u8, String> {
+fn add(target: &Target, name: &str, entry: &NewEntry, output: &Output<'_>) -> Result<u8, Failure> {
     let text = read_text(&target.path)?;
     let edited = edit::add_server(&text, &target.path, &target.layout, name, &entry.value)
-        .map_err(|e| e.to_string())?;
-    edit::write_atomically(&target.path, &edited).map_err(|e| e.to_string())?;
+        .map_err(edit_failure)?;
+    edit::write_atomically(&target.path, &edited).map_err(edit_failure)?;
     let file = output.path(&target.path);
     let mut value = json!({"added": name, "file": file, "scope": target.scope.as_str()});
     let mut text = format!("added `{name}` to {file}");
@@ -840,11 +855,11 @@ fn trust_found(places: &Places, server: &Found) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-fn remove(target: &Target, name: &str, output: &Output<'_>) -> Result<u8, String> {
+fn remove(target: &Target, name: &str, output: &Output<'_>) -> Result<u8, Failure> {
     let text = read_text(&target.path)?;
-    let edited = edit::remove_server(&text, &target.path, &target.layout, name)
-        .map_err(|e| e.to_string())?;
-    edit::write_atomically(&target.path, &edited).map_err(|e| e.to_string())?;
+    let edited =
+        edit::remove_server(&text, &target.path, &target.layout, name).map_err(edit_failure)?;
+    edit::write_atomically(&target.path, &edited).map_err(edit_failure)?;
     let file = output.path(&target.path);
     output.done(
         json!({"removed": name, "file": file}),
@@ -857,7 +872,7 @@ fn import(
     from: ImportFrom,
     target: &Target,
     output: &Output<'_>,
-) -> Result<u8, String> {
+) -> Result<u8, Failure> {
     let sources: Vec<Place> = discover::places(places)
         .into_iter()
         .filter(|place| from.clients().contains(&place.client) && place.path != target.path)
@@ -890,11 +905,11 @@ fn import(
             Err(EditError::AlreadyExists { .. }) => {
                 skipped.push(json!({"name": name, "from": origin, "reason": "the name exists"}));
             }
-            Err(error) => return Err(error.to_string()),
+            Err(error) => return Err(edit_failure(error)),
         }
     }
     if !imported.is_empty() {
-        edit::write_atomically(&target.path, &text).map_err(|e| e.to_string())?;
+        edit::write_atomically(&target.path, &text).map_err(edit_failure)?;
     }
     let file = output.path(&target.path);
     let mut shown = if imported.is_empty() {
@@ -933,7 +948,7 @@ fn import(
     )
 }
 
-fn trust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, String> {
+fn trust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, Failure> {
     let found = discover::discover(places, &ProcessEnv);
     let server = winning(&found, name)?;
     if server.scope != Scope::Project {
@@ -956,7 +971,7 @@ fn trust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, String>
 
 /// `config untrust NAME`: the trust of the definition of `name` in the project file that
 /// defines it here is taken back (whatever definition was trusted).
-fn untrust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, String> {
+fn untrust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, Failure> {
     let found = discover::discover(places, &ProcessEnv);
     let server = winning(&found, name)?;
     let file = output.path(&server.path);
@@ -966,9 +981,9 @@ fn untrust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, Strin
             &format!("`{name}` comes from {file}, not a project file: it needs no trust\n"),
         );
     }
-    let path = places
-        .trust_file()
-        .ok_or("neither $XDG_CONFIG_HOME nor $HOME is set: there is no trust store")?;
+    let path = places.trust_file().ok_or_else(|| {
+        "neither $XDG_CONFIG_HOME nor $HOME is set: there is no trust store".to_owned()
+    })?;
     let mut store = TrustStore::load(&path).map_err(|e| e.to_string())?;
     let taken = store
         .untrust(name, &server.path)
@@ -985,7 +1000,7 @@ fn untrust(places: &Places, name: &str, output: &Output<'_>) -> Result<u8, Strin
 }
 
 /// `config trust --list`: every trusted definition, with whether the file still holds it.
-fn trusted_list(places: &Places, output: &Output<'_>) -> Result<u8, String> {
+fn trusted_list(places: &Places, output: &Output<'_>) -> Result<u8, Failure> {
     let Some(path) = places.trust_file() else {
         return output.done(json!({"trusted": []}), "nothing is trusted\n");
     };

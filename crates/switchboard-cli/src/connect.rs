@@ -12,6 +12,8 @@ use switchboard_runtime::connect::ConnectOverrides;
 use switchboard_runtime::{ConnectOutcome, ConnectionHooks};
 use switchboard_session::{ClientHandler, Session, SessionError};
 use switchboard_wire::FrameTap;
+
+use crate::Failure;
 use switchboard_wire::stdio::ShutdownGrace;
 
 /// A configuration and where it came from.
@@ -20,12 +22,14 @@ pub(crate) struct LoadedConfig {
 }
 
 /// Reads `--config FILE`, or the discovered configuration (`config_cmd`), or, when nothing is
-/// found, builds the bundled example (and says on stderr where it looked).
-pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
+/// found, builds the bundled example (and says on stderr where it looked). A file that is
+/// there but cannot be read is the system's refusal (exit 5), any other problem a
+/// configuration error (exit 2).
+pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, Failure> {
     let file = match path {
         Some(path) => {
-            let mut file =
-                switchboard_config::load(path, &ProcessEnv).map_err(|e| e.to_string())?;
+            let mut file = switchboard_config::load(path, &ProcessEnv)
+                .map_err(|error| Failure::of_config(&error))?;
             crate::sandbox::apply_host_default(&mut file);
             file
         }
@@ -39,7 +43,9 @@ pub(crate) fn load_config(path: Option<&Path>) -> Result<LoadedConfig, String> {
                 for line in looked {
                     crate::terminal::say(format_args!("    {line}"));
                 }
-                return bundled_example().map(|file| LoadedConfig { file });
+                return Ok(LoadedConfig {
+                    file: bundled_example()?,
+                });
             }
         },
     };

@@ -380,8 +380,7 @@ impl LoginTarget {
                 Ok((loaded, adhoc::ADHOC_NAME.to_owned(), shown))
             }
             (None, Some(server)) => {
-                let loaded =
-                    connect::load_config(self.config.as_deref()).map_err(Failure::Usage)?;
+                let loaded = connect::load_config(self.config.as_deref())?;
                 Ok((loaded, server.clone(), server.clone()))
             }
             (None, None) => Err(Failure::Usage(
@@ -414,7 +413,7 @@ impl Common {
         };
         match adhoc::AdHoc::from_flags(&flags)? {
             Some(adhoc) => Ok(adhoc.config()),
-            None => connect::load_config(self.config.as_deref()).map_err(Failure::Usage),
+            None => connect::load_config(self.config.as_deref()),
         }
     }
 
@@ -447,14 +446,18 @@ enum Failure {
     Usage(String),
     /// A server failed (exit 3).
     Server(String),
+    /// The system refused a file or an address the command needs: a file that cannot be
+    /// read or written, an address that cannot be listened on (exit 5).
+    System(String),
 }
 
 impl Failure {
-    /// `{"error": {"kind": "usage" | "server", "message"}}`, secrets replaced.
+    /// `{"error": {"kind": "usage" | "server" | "system", "message"}}`, secrets replaced.
     fn to_json(&self) -> Value {
         let (kind, message) = match self {
             Failure::Usage(message) => ("usage", message),
             Failure::Server(message) => ("server", message),
+            Failure::System(message) => ("system", message),
         };
         serde_json::json!({"error": {
             "kind": kind,
@@ -467,13 +470,45 @@ impl Failure {
         match self {
             Failure::Usage(_) => EXIT_USAGE,
             Failure::Server(_) => EXIT_SERVER,
+            Failure::System(_) => EXIT_SYSTEM,
         }
+    }
+
+    /// What it says.
+    fn message(&self) -> &str {
+        match self {
+            Failure::Usage(message) | Failure::Server(message) | Failure::System(message) => {
+                message
+            }
+        }
+    }
+
+    /// A config file that could not be used: one that is there but cannot be read is the
+    /// system's refusal, anything else (missing, invalid) a configuration error.
+    fn of_config(error: &switchboard_config::ConfigError) -> Failure {
+        match error {
+            switchboard_config::ConfigError::Read { source, .. }
+                if source.kind() != std::io::ErrorKind::NotFound =>
+            {
+                Failure::System(error.to_string())
+            }
+            _ => Failure::Usage(error.to_string()),
+        }
+    }
+}
+
+/// A message alone is a usage or configuration error (exit 2).
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::Usage(message)
     }
 }
 
 const EXIT_TOOL_ERROR: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_SERVER: u8 = 3;
+/// After 4, `scan`'s "`--update` refused to pin a tool".
+const EXIT_SYSTEM: u8 = 5;
 
 fn main() -> ExitCode {
     // As a sandbox launcher (`__sandbox-exec`), before anything else: apply the policy to
@@ -542,8 +577,7 @@ fn main() -> ExitCode {
             if wants_json {
                 terminal::print_json(&failure.to_json(), JsonLayout::Compact);
             }
-            let (Failure::Usage(message) | Failure::Server(message)) = failure;
-            say(format_args!("switchboard: {message}"));
+            say(format_args!("switchboard: {}", failure.message()));
             ExitCode::from(code)
         }
     }
@@ -716,8 +750,8 @@ async fn run(command: Command) -> Result<u8, Failure> {
         }
         Command::Shell { common, server } => shell::run(&common, server).await,
         Command::Scan(args) => scan::run(args).await,
-        Command::Check(args) => check::run(args).await.map_err(Failure::Usage),
-        Command::Serve(args) => serve::run(args).await.map_err(Failure::Usage),
+        Command::Check(args) => check::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
         Command::Login { target, no_browser } => {
             let (loaded, name, server) = target.load()?;
             let entry = pick_server(&loaded.file, &name)?;
@@ -752,7 +786,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             }
             Ok(0)
         }
-        Command::Config(command) => config_cmd::run(command).map_err(Failure::Usage),
+        Command::Config(command) => config_cmd::run(command),
         Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
         Command::ExampleServer { .. } | Command::Completions { .. } => Ok(0),
     }

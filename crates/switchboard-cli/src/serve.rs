@@ -25,9 +25,9 @@ use switchboard_runtime::{
 use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
 use tokio_util::sync::CancellationToken;
 
-use crate::connect;
 use crate::terminal::say;
 use crate::watch::{ConfigWatch, Selection, WatchedConfig};
+use crate::{Failure, connect};
 
 /// Largest tool output passed through (bigger ones are cut with a marker saying so).
 const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -178,7 +178,7 @@ impl LimitFlags {
 /// Serves until the client closes stdin (stdio) or a SIGINT/SIGTERM arrives (either), then
 /// stops every server. Errors are usage errors (bad config, unknown `--server`, an unset
 /// token variable, an address that cannot be bound).
-pub(crate) async fn run(args: ServeArgs) -> Result<u8, String> {
+pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     let naming = naming(&args)?;
     let bearer_token = bearer_token(args.bearer_token_env.as_deref())?;
     let loaded = connect::load_config(args.config.as_deref())?;
@@ -488,8 +488,9 @@ struct HttpServing {
 }
 
 /// Serves over Streamable HTTP until a signal comes, then drains (requests in flight get
-/// their grace, listen streams their final result). Errors: the address cannot be bound.
-async fn serve_http(serving: HttpServing) -> Result<(), String> {
+/// their grace, listen streams their final result). Errors: the address cannot be bound
+/// (the system's refusal, exit 5), or the options are not usable (exit 2).
+async fn serve_http(serving: HttpServing) -> Result<(), Failure> {
     let HttpServing {
         addr,
         options,
@@ -503,7 +504,13 @@ async fn serve_http(serving: HttpServing) -> Result<(), String> {
     let service = gateway.start();
     let server = HttpServer::bind(addr, service.clone(), options)
         .await
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| {
+            if error.is_bind() {
+                Failure::System(error.to_string())
+            } else {
+                Failure::Usage(error.to_string())
+            }
+        })?;
     say(format_args!(
         "switchboard serve: listening on {}",
         server.url()

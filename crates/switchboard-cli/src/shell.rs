@@ -317,8 +317,7 @@ pub(crate) async fn run(common: &Common, server: Option<String>) -> Result<u8, F
             Ok(Step::Leave) => break,
             Err(failure) => {
                 status = failure.exit_code();
-                let (Failure::Usage(message) | Failure::Server(message)) = failure;
-                say(format_args!("switchboard: {message}"));
+                say(format_args!("switchboard: {}", failure.message()));
             }
         }
         shell.say_which_closed().await;

@@ -717,3 +717,39 @@ fn the_named_file_comes_first() {
     assert_eq!(value["entry"]["command"], "from-named", "{value}");
     assert_eq!(value["scope"], "explicit");
 }
+
+#[test]
+fn a_file_that_cannot_be_read_or_written_is_the_systems_refusal() {
+    // A folder where a config file should be: there, but not readable as a file (exit 5);
+    // a missing file and a file that is not valid stay configuration errors (exit 2).
+    let sandbox = Sandbox::new("refusals");
+    let folder = sandbox.project.join("folder.json");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    sandbox.write(&sandbox.project.join("broken.json"), "{");
+    let mut shown = Vec::new();
+    for args in [
+        &["config", "list", "--config", "folder.json"][..],
+        &[
+            "config",
+            "add",
+            "x",
+            "--config",
+            "folder.json",
+            "--url",
+            "https://h.example/mcp",
+        ],
+        &["tools", "--config", "folder.json"],
+        &["config", "list", "--config", "missing.json"],
+        &["tools", "--config", "broken.json"],
+    ] {
+        let run = sandbox.run(args);
+        let said = run.stderr.lines().last().unwrap_or_default().to_owned();
+        shown.push(format!("{} → exit {}: {said}", args.join(" "), run.code));
+    }
+    expect![[r#"
+        config list --config folder.json → exit 5: switchboard: could not read config file `folder.json`: Is a directory (os error 21)
+        config add x --config folder.json --url https://h.example/mcp → exit 5: switchboard: could not read `folder.json`: Is a directory (os error 21)
+        tools --config folder.json → exit 5: switchboard: could not read config file `folder.json`: Is a directory (os error 21)
+        config list --config missing.json → exit 2: switchboard: could not read config file `missing.json`: No such file or directory (os error 2)
+        tools --config broken.json → exit 2: switchboard: broken.json:1:1: invalid JSON: EOF while parsing an object at line 1 column 1"#]].assert_eq(&shown.join("\n"));
+}

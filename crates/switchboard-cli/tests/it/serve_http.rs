@@ -323,9 +323,33 @@ fn a_public_address_without_a_token_is_warned_about() {
         .filter(|line| !line.starts_with(' ') && !line.contains("server(s) ready"))
         .collect();
     expect![[r#"
-        exit 2
+        exit 5
         switchboard serve: warning: 192.0.2.1:0 is not a loopback address and neither --bearer-token-env nor --oauth-issuer is set: anyone who can reach it can use every configured server
         switchboard: cannot listen on 192.0.2.1:0: Cannot assign requested address (os error 99)"#]].assert_eq(&format!("exit {}\n{}", run.code, lines.join("\n")));
+}
+
+#[test]
+fn an_address_in_use_is_the_systems_refusal_not_a_usage_error() {
+    // The test holds the port: the gateway cannot listen on it, exits 5 (not 2, a usage
+    // error) and names the address.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = held.local_addr().expect("its address").to_string();
+    let run = switchboard(&[
+        "serve",
+        "--http",
+        &addr,
+        "--config",
+        &fixture_config("fx-in-use").display().to_string(),
+    ]);
+    let refusal = run
+        .stderr
+        .lines()
+        .find(|line| line.starts_with("switchboard: "))
+        .unwrap_or_default()
+        .replace(&addr, "ADDR");
+    expect!["exit 5: switchboard: cannot listen on ADDR: Address already in use (os error 98)"]
+        .assert_eq(&format!("exit {}: {refusal}", run.code));
+    drop(held);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
