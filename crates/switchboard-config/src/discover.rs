@@ -150,24 +150,45 @@ fn codex_settings() -> Layout {
 /// Every place looked at, highest precedence first.
 pub fn places(places: &Places) -> Vec<Place> {
     let mut list = Vec::new();
-    let mut add = |path: PathBuf, layout: Layout, scope: Scope, client: Client| {
-        list.push(Place {
-            path,
-            layout,
-            scope,
-            client,
-            part: None,
-        });
-    };
     if let Some(named) = &places.named_file {
-        add(
+        let layout = Layout::for_path(named);
+        list.push(whole_file(
             named.clone(),
-            Layout::for_path(named),
+            layout,
             Scope::Explicit,
             Client::Switchboard,
-        );
+        ));
     }
-    let project = &places.project_dir;
+    list.extend(project_places(&places.project_dir));
+    if let Some(user_file) = places.user_file() {
+        let layout = Layout::switchboard_user();
+        list.push(whole_file(
+            user_file,
+            layout,
+            Scope::User,
+            Client::Switchboard,
+        ));
+    }
+    if let Some(home) = &places.home {
+        list.extend(claude_code_user_places(home, &places.project_dir));
+    }
+    list.extend(other_user_places(places));
+    list
+}
+
+/// A place that is a whole file.
+fn whole_file(path: PathBuf, layout: Layout, scope: Scope, client: Client) -> Place {
+    Place {
+        path,
+        layout,
+        scope,
+        client,
+        part: None,
+    }
+}
+
+/// The project's files, each client's.
+fn project_places(project: &Path) -> Vec<Place> {
     let project_files = [
         (".mcp.json", Layout::mcp_json(), Client::ClaudeCode),
         ("mcp.json", Layout::mcp_json(), Client::Switchboard),
@@ -176,35 +197,37 @@ pub fn places(places: &Places) -> Vec<Place> {
         (".gemini/settings.json", Layout::gemini(), Client::Gemini),
         (".codex/config.toml", codex_settings(), Client::Codex),
     ];
-    for (file, layout, client) in project_files {
-        add(project.join(file), layout, Scope::Project, client);
-    }
-    if let Some(user_file) = places.user_file() {
-        add(
-            user_file,
-            Layout::switchboard_user(),
-            Scope::User,
-            Client::Switchboard,
-        );
-    }
-    if let Some(home) = &places.home {
-        let claude = home.join(".claude.json");
-        let dir = places.project_dir.display().to_string();
-        list.push(Place {
+    project_files
+        .into_iter()
+        .map(|(file, layout, client)| {
+            whole_file(project.join(file), layout, Scope::Project, client)
+        })
+        .collect()
+}
+
+/// Claude Code's `~/.claude.json`: this project's part of it, then its user servers.
+fn claude_code_user_places(home: &Path, project: &Path) -> [Place; 2] {
+    let claude = home.join(".claude.json");
+    let dir = project.display().to_string();
+    [
+        Place {
             path: claude.clone(),
             layout: Layout::claude_code_project(&dir),
             scope: Scope::User,
             client: Client::ClaudeCode,
             part: Some(format!("projects.{dir}")),
-        });
-        list.push(Place {
-            path: claude,
-            layout: Layout::claude_code_user(),
-            scope: Scope::User,
-            client: Client::ClaudeCode,
-            part: None,
-        });
-    }
+        },
+        whole_file(
+            claude,
+            Layout::claude_code_user(),
+            Scope::User,
+            Client::ClaudeCode,
+        ),
+    ]
+}
+
+/// The other clients' user files, under home or the config folder.
+fn other_user_places(places: &Places) -> Vec<Place> {
     let config_home = places.config_home.as_deref();
     let home = places.home.as_deref();
     let user_files = [
@@ -230,21 +253,12 @@ pub fn places(places: &Places) -> Vec<Place> {
         ),
         (config_home, "zed/settings.json", Layout::zed(), Client::Zed),
     ];
-    let mut add = |path: PathBuf, layout: Layout, client: Client| {
-        list.push(Place {
-            path,
-            layout,
-            scope: Scope::User,
-            client,
-            part: None,
-        });
-    };
-    for (dir, file, layout, client) in user_files {
-        if let Some(dir) = dir {
-            add(dir.join(file), layout, client);
-        }
-    }
-    list
+    user_files
+        .into_iter()
+        .filter_map(|(dir, file, layout, client)| {
+            dir.map(|dir| whole_file(dir.join(file), layout, Scope::User, client))
+        })
+        .collect()
 }
 
 /// One definition found.

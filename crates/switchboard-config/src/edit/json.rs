@@ -401,26 +401,38 @@ impl<'a> Doc<'a> {
             !interior.contains('\n') && (!object.members.is_empty() || !self.text.contains('\n'));
         let key = serde_json::to_string(key).unwrap_or_default();
         if one_line {
-            let member = format!("{key}: {}", one_line_json(value));
-            return match object.members.last() {
-                Some(last) => match self.comma_after(last.value_end) {
-                    Some(comma) => splice(self.text, &[(comma + 1, format!(" {member},"))]),
-                    None => splice(self.text, &[(last.value_end, format!(", {member}"))]),
-                },
-                None if only_json_space(interior) => {
-                    let mut out = self.text[..=object.open].to_owned();
-                    out.push_str(&member);
-                    out.push_str(&self.text[object.close..]);
-                    out
-                }
-                None => {
-                    let at = self.last_comment_end(object);
-                    splice(self.text, &[(at, format!(" {member}"))])
-                }
-            };
+            self.insert_on_one_line(object, &format!("{key}: {}", one_line_json(value)))
+        } else {
+            self.insert_on_its_own_line(object, &key, value)
         }
+    }
+
+    /// The text with `member` added last in `object`, which is written on one line.
+    fn insert_on_one_line(&self, object: &ObjectSpan, member: &str) -> String {
+        let interior = &self.text[object.open + 1..object.close];
+        match object.members.last() {
+            Some(last) => match self.comma_after(last.value_end) {
+                Some(comma) => splice(self.text, &[(comma + 1, format!(" {member},"))]),
+                None => splice(self.text, &[(last.value_end, format!(", {member}"))]),
+            },
+            None if only_json_space(interior) => {
+                let mut out = self.text[..=object.open].to_owned();
+                out.push_str(member);
+                out.push_str(&self.text[object.close..]);
+                out
+            }
+            None => {
+                let at = self.last_comment_end(object);
+                splice(self.text, &[(at, format!(" {member}"))])
+            }
+        }
+    }
+
+    /// The text with `key: value` (`key` quoted) added last in `object`, on a line of its
+    /// own, indented like the first member when it starts its own line, else one level in.
+    fn insert_on_its_own_line(&self, object: &ObjectSpan, key: &str, value: &Value) -> String {
+        let interior = &self.text[object.open + 1..object.close];
         let closing = self.line_indent(object.open);
-        // Indented like the first member when it starts its own line, else one level in.
         let unit = self.indent_unit(object, closing);
         let member_indent = object
             .members
@@ -430,38 +442,9 @@ impl<'a> Doc<'a> {
                 || format!("{closing}{unit}"),
                 |first| self.line_indent(first.key_start).to_owned(),
             );
-        let line_break = |at: usize| {
-            self.line_break_at(at)
-                .unwrap_or_else(|| self.file_line_break())
-        };
         let member = |nl: &str| format!("{key}: {}", pretty(value, &unit, &member_indent, nl));
         match object.members.last() {
-            Some(last) => {
-                let trailing = self.comma_after(last.value_end);
-                let after_last = trailing.map_or(last.value_end, |comma| comma + 1);
-                match self.line_end_past_comments(after_last) {
-                    Some(end) => {
-                        let nl = line_break(end);
-                        let mut text = format!("{nl}{member_indent}{}", member(nl));
-                        let mut edits = Vec::new();
-                        if trailing.is_some() {
-                            text.push(',');
-                        } else {
-                            edits.push((last.value_end, ",".to_owned()));
-                        }
-                        edits.push((end, text));
-                        splice(self.text, &edits)
-                    }
-                    None => {
-                        let nl = self.file_line_break();
-                        let text = format!("{nl}{member_indent}{}", member(nl));
-                        match trailing {
-                            Some(comma) => splice(self.text, &[(comma + 1, format!("{text},"))]),
-                            None => splice(self.text, &[(last.value_end, format!(",{text}"))]),
-                        }
-                    }
-                }
-            }
+            Some(last) => self.insert_after(last, &member_indent, &member),
             None if only_json_space(interior) => {
                 let nl = self.file_line_break();
                 let mut out = self.text[..=object.open].to_owned();
@@ -472,13 +455,49 @@ impl<'a> Doc<'a> {
             None => {
                 // Only comments inside: the member goes after the last of them.
                 let at = self.last_comment_end(object);
-                let nl = line_break(self.blanks_after(at));
+                let nl = self.line_break_or_the_files(self.blanks_after(at));
                 splice(
                     self.text,
                     &[(at, format!("{nl}{member_indent}{}", member(nl)))],
                 )
             }
         }
+    }
+
+    /// The text with a member (`member` given the line break) on a new line after `last`,
+    /// past the comments that end its line, the comma moved or added.
+    fn insert_after(
+        &self,
+        last: &Member,
+        member_indent: &str,
+        member: &dyn Fn(&str) -> String,
+    ) -> String {
+        let trailing = self.comma_after(last.value_end);
+        let after_last = trailing.map_or(last.value_end, |comma| comma + 1);
+        let Some(end) = self.line_end_past_comments(after_last) else {
+            let nl = self.file_line_break();
+            let text = format!("{nl}{member_indent}{}", member(nl));
+            return match trailing {
+                Some(comma) => splice(self.text, &[(comma + 1, format!("{text},"))]),
+                None => splice(self.text, &[(last.value_end, format!(",{text}"))]),
+            };
+        };
+        let nl = self.line_break_or_the_files(end);
+        let mut text = format!("{nl}{member_indent}{}", member(nl));
+        let mut edits = Vec::new();
+        if trailing.is_some() {
+            text.push(',');
+        } else {
+            edits.push((last.value_end, ",".to_owned()));
+        }
+        edits.push((end, text));
+        splice(self.text, &edits)
+    }
+
+    /// The line break at `at`, else the file's.
+    fn line_break_or_the_files(&self, at: usize) -> &'a str {
+        self.line_break_at(at)
+            .unwrap_or_else(|| self.file_line_break())
     }
 
     /// The text without `object`'s member at `index`.
