@@ -240,8 +240,10 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
                 .count();
             match server.state {
                 ServerState::Ready if held > 0 => say(format_args!(
-                    "  {}: {first} ({} tools, {held} held by the tool lock)",
-                    server.name, server.tools
+                    "  {}: {first} ({} tools, {held} held by the tool lock{})",
+                    server.name,
+                    server.tools,
+                    switchboard_runtime::sandbox_suffix(&server.sandbox)
                 )),
                 ServerState::Ready => say(format_args!(
                     "  {}: {first} ({} tools{})",

@@ -223,11 +223,11 @@ impl fmt::Display for StartupReport {
     }
 }
 
-/// `; sandbox on` (or `partial (…)`) for a report line; nothing for a server that is not
-/// sandboxed, so that plain configurations read as before.
+/// `; sandbox on` (`off`, or `partial (…)`) for a report line of a local server; nothing
+/// for a remote one, where nothing runs here.
 pub fn sandbox_suffix(sandbox: &str) -> String {
     match sandbox {
-        "off" | "remote" => String::new(),
+        "remote" => String::new(),
         shown => format!("; sandbox {shown}"),
     }
 }

@@ -259,7 +259,7 @@ fn status_and_serve_show_each_servers_sandbox() {
         switchboard serve: 3 of 3 server(s) ready
           boxed: ready (7 tools; sandbox on)
           relaxed: ready (7 tools; sandbox partial (network any; signals and abstract sockets not scoped))
-          plain: ready (7 tools)
+          plain: ready (7 tools; sandbox off)
         ---
         boxed (stdio, sandbox on, legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0) | json: "on"
         relaxed (stdio, sandbox partial (network any; signals and abstract sockets not scoped), legacy era, protocol 2025-11-25, server switchboard-fixture 0.1.0) | json: "partial (network any; signals and abstract sockets not scoped)"

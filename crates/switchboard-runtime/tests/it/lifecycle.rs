@@ -34,8 +34,8 @@ async fn nothing_starts_before_enable_and_one_process_per_server_however_many_ch
 
     let report = enabled(&runtime).await;
     expect![[r#"
-        alpha: ready (6 tools)
-        beta: ready (7 tools)
+        alpha: ready (6 tools; sandbox off)
+        beta: ready (7 tools; sandbox off)
     "#]]
     .assert_eq(&report.to_string());
     let pids = processes_with(&mark);

@@ -41,8 +41,8 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"still here"}]}}
                 --- stderr
                 switchboard serve: 2 of 2 server(s) ready
-                  s: ready (6 tools)
-                  t: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
+                  t: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -76,10 +76,10 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
-                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2)
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2); sandbox off
                     --- last stderr output ---
                     fixture: bad configuration, exiting
-                  t: ready (6 tools)
+                  t: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -112,7 +112,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"not a JSON-RPC request: non-JSON text on the protocol channel (16 bytes): this is not json"}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -143,7 +143,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method `no/such/method` is not offered by this server"}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -174,7 +174,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -205,7 +205,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -236,7 +236,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (43 tools)
+                  s: ready (43 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -276,7 +276,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"schema_deep_anyof called"}]}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (16 tools)
+                  s: ready (16 tools; sandbox off)
                   warning: s/schema_network_ref: InvalidSchema: left out: `$ref` to "http://<tripwire>/schema.json" points outside the schema; it is not fetched
                   warning: s/schema_recursive_ref: InvalidSchema: left out: `$ref` "#/$defs/loop" nests deeper than 16 levels (recursive schema)
                   warning: s/schema_string: InvalidSchema: left out: `inputSchema` is not an object: "object"
@@ -317,7 +317,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":5,"error":{"code":-32006,"message":"server `s` broke the protocol in `tools/call`: the tool result is not valid JSON: number out of range at line 1 column 78","data":{"server":"s"}}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (43 tools)
+                  s: ready (43 tools; sandbox off)
             "###]]),
         },
         status: Status::Holds,
@@ -357,8 +357,8 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"it broke: \u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b]8;;\u001b\\ bell\u0007 return\r over \u{9b}31m csi \u{202e}reversed","data":{"detail":"\u001b[2Jcleared \u001b]52;c;aGFja2Vk\u0007clipboard \u001b]8;;https://evil.example/\u001b\\link\u001b… (432 bytes)
                 --- stderr
                 switchboard serve: 2 of 2 server(s) ready
-                  s: ready (6 tools)
-                  t: ready (10 tools)
+                  s: ready (6 tools; sandbox off)
+                  t: ready (10 tools; sandbox off)
                   warning: t/hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed: HiddenCharacters: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
                   warning: t/shout: HiddenCharacters: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
             "###]]),
@@ -400,10 +400,10 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
-                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 1)
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 1); sandbox off
                     --- last stderr output ---
                     starting\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[31m red \u{202e}evil
-                  t: ready (6 tools)
+                  t: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Fixed { defect: 2 },
@@ -437,10 +437,10 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 2 server(s) ready
-                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2)
+                  s: failed, retrying in <n>ms: server `s`: the server process exited (exit status: 2); sandbox off
                     --- last stderr output ---
                     fixture: bad configuration, exiting
-                  t: ready (6 tools)
+                  t: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Fixed { defect: 2 },
@@ -471,7 +471,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Fixed { defect: 5 },
@@ -541,7 +541,7 @@ pub(crate) static CASES: &[Case] = &[
                 … (261 more lines)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Fixed { defect: 5 },
@@ -572,7 +572,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"not a JSON-RPC request: not a JSON-RPC message: `method` is not a string (35 bytes): {\"jsonrpc\":\"2.0\",\"id\":<id>,\"method\":5}"}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Fixed { defect: 5 },
@@ -609,7 +609,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"s__add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"First addend."},"b":{"type":"integer","description":"Second addend."}},"required":["a","b"],"additionalProperties":false},"outputSchema":{"type":"object","properties":{"sum":{"type":"… (1674 bytes)
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Fixed { defect: 3 },
@@ -800,7 +800,7 @@ pub(crate) static CASES: &[Case] = &[
                 {"jsonrpc":"2.0","id":2,"error":{"code":-32005,"message":"server `s`: the server process exited (exit status: 3)\n--- last stderr output ---\nstarting with API_KEY=<redacted>\nfixture: crashing on purpose\nThe server is being restarted; the request was not retried because it may have had effects.","data":{"server":"s"}}}
                 --- stderr
                 switchboard serve: 1 of 1 server(s) ready
-                  s: ready (6 tools)
+                  s: ready (6 tools; sandbox off)
             "###]]),
         },
         status: Status::Hardened { item: 1 },
