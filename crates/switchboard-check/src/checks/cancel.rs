@@ -160,21 +160,108 @@ pub(crate) struct Target<'a> {
     pub(crate) via: Via,
 }
 
-/// The cancellation check through the session.
+/// The cancellation check through the session: the probe makes and cancels the call, the
+/// evidence is read from the recorder and one more request, and the judgement is pure.
 pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
-    let Target {
-        session,
-        recorder,
-        tools,
-        options,
-        via,
-    } = target;
-    let long = match pick(tools, options) {
+    let long = match pick(target.tools, target.options) {
         Ok(long) => long,
         Err(reason) => return CheckResult::skip(ids::CANCELLATION, reason),
     };
-    let grace = options.cancel_grace;
-    let settle = (grace / 5).min(Duration::from_millis(200));
+    let cancelled = match start_and_cancel(&target, &long).await {
+        Ok(cancelled) => cancelled,
+        Err(ended) => return ended.judge(&long.tool),
+    };
+    let options = target.options;
+    tokio::time::sleep_until((cancelled.at + options.cancel_grace).into()).await;
+    let after = AfterCancel::read(target.recorder, &cancelled, options.cancel_grace);
+    if let Some(id) = &after.id {
+        facts.cancelled.push(id.clone());
+    }
+    let alive = request(
+        target.session,
+        "tools/list",
+        json!({}),
+        options.request_timeout,
+    )
+    .await;
+    let answers = matches!(alive.outcome, Outcome::Result(_));
+    judge(CancelSeen {
+        cancelled: &cancelled,
+        after: &after,
+        alive: (!answers).then_some(&alive),
+        via: target.via,
+        grace: options.cancel_grace,
+    })
+}
+
+/// A long call that was started and then cancelled.
+struct CancelledCall {
+    tool: String,
+    /// The request as shown in the evidence.
+    sent: serde_json::Value,
+    started: Instant,
+    /// When the cancellation was sent.
+    at: Instant,
+    /// How the call ended on the client's side, in words.
+    outcome: String,
+    /// Progress notifications that reached the call before the cancel.
+    progress_before: usize,
+}
+
+/// A long call that ended before it could be cancelled.
+enum EndedEarly {
+    /// The server's connection closed.
+    Exited {
+        sent: serde_json::Value,
+        reason: String,
+        after: Duration,
+    },
+    /// It ended otherwise (a result, a tool error, another error), described.
+    Ended { detail: String, after: Duration },
+}
+
+impl EndedEarly {
+    fn judge(self, tool: &str) -> CheckResult {
+        match self {
+            EndedEarly::Exited {
+                sent,
+                reason,
+                after,
+            } => {
+                let mut evidence = Evidence::default();
+                evidence.exchanges.push(Exchange {
+                    label: "start the long call".into(),
+                    sent: Some(sent),
+                    received: Some(json!({"transport_closed": reason})),
+                    elapsed: Some(after),
+                });
+                CheckResult::finding(
+                    ids::CANCELLATION,
+                    format!(
+                        "the server exited {} ms into the long call to `{tool}`, before it could be cancelled",
+                        ms(after)
+                    ),
+                    evidence,
+                )
+            }
+            EndedEarly::Ended { detail, after } => CheckResult::skip(
+                ids::CANCELLATION,
+                format!(
+                    "the long call to `{tool}` ended after {} ms, before it could be cancelled, with {detail}; name a longer one with --long-call TOOL ARGS",
+                    ms(after)
+                ),
+            ),
+        }
+    }
+}
+
+/// The probe: starts the long call, cancels it after its first progress or at most
+/// [`CANCEL_AFTER_AT_MOST`], and waits (bounded) for the call to end on the client's side.
+async fn start_and_cancel(
+    target: &Target<'_>,
+    long: &ToolCall,
+) -> Result<CancelledCall, EndedEarly> {
+    let options = target.options;
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::channel(16);
     let token = CancellationToken::new();
     let call_options = CallOptions {
@@ -186,9 +273,10 @@ pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
         log_messages: None,
     };
     let started = Instant::now();
-    let call = session.call_tool(&long.tool, Some(long.arguments.clone()), &call_options);
+    let call = target
+        .session
+        .call_tool(&long.tool, Some(long.arguments.clone()), &call_options);
     tokio::pin!(call);
-    let mut evidence = Evidence::default();
     let sent = json!({"method": "tools/call", "params": {"name": long.tool, "arguments": capped(&long.arguments, 2048)}});
     let wait_first = CANCEL_AFTER_AT_MOST.min(options.long_call_duration / 3);
     let mut progress_before = 0usize;
@@ -198,123 +286,165 @@ pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
         () = tokio::time::sleep(wait_first) => None,
     };
     if let Some(outcome) = early {
-        if let Err(SessionError::Closed { reason, .. }) = &outcome {
-            evidence.exchanges.push(Exchange {
-                label: "start the long call".into(),
-                sent: Some(sent),
-                received: Some(json!({"transport_closed": reason.to_string()})),
-                elapsed: Some(started.elapsed()),
-            });
-            return CheckResult::finding(
-                ids::CANCELLATION,
-                format!(
-                    "the server exited {} ms into the long call to `{}`, before it could be cancelled",
-                    ms(started.elapsed()),
-                    long.tool
+        let after = started.elapsed();
+        return Err(match outcome {
+            Err(SessionError::Closed { reason, .. }) => EndedEarly::Exited {
+                sent,
+                reason: reason.to_string(),
+                after,
+            },
+            Ok(result) if result.is_error => EndedEarly::Ended {
+                detail: format!(
+                    "a tool error: {}",
+                    switchboard_wire::excerpt(result.text().as_bytes(), 200)
                 ),
-                evidence,
-            );
-        }
-        let detail = match outcome {
-            Ok(result) if result.is_error => format!(
-                "a tool error: {}",
-                switchboard_wire::excerpt(result.text().as_bytes(), 200)
-            ),
-            Ok(_) => "a result".to_owned(),
-            Err(error) => error.to_string(),
-        };
-        return CheckResult::skip(
-            ids::CANCELLATION,
-            format!(
-                "the long call to `{}` ended after {} ms, before it could be cancelled, with {detail}; name a longer one with --long-call TOOL ARGS",
-                long.tool,
-                ms(started.elapsed())
-            ),
-        );
+                after,
+            },
+            Ok(_) => EndedEarly::Ended {
+                detail: "a result".to_owned(),
+                after,
+            },
+            Err(error) => EndedEarly::Ended {
+                detail: error.to_string(),
+                after,
+            },
+        });
     }
-    let cancelled_at = Instant::now();
+    let at = Instant::now();
     token.cancel();
     let ended = tokio::time::timeout(options.request_timeout, &mut call).await;
     while progress_rx.try_recv().is_ok() {
         progress_before += 1;
     }
-    let call_outcome = match ended {
+    let outcome = match ended {
         Ok(Err(SessionError::Cancelled { .. })) => "cancelled by the client".to_owned(),
         Ok(Ok(_)) => "a result arrived before the cancellation was sent".to_owned(),
         Ok(Err(error)) => error.to_string(),
         Err(_) => "the call did not end after the cancellation (a client bug)".to_owned(),
     };
-    evidence.exchanges.push(Exchange {
-        label: format!(
-            "start the long call, cancel it after {} ms",
-            ms(cancelled_at - started)
-        ),
-        sent: Some(sent),
-        received: Some(json!({"outcome": call_outcome})),
-        elapsed: Some(cancelled_at - started),
-    });
-    tokio::time::sleep_until((cancelled_at + grace).into()).await;
+    Ok(CancelledCall {
+        tool: long.tool.clone(),
+        sent,
+        started,
+        at,
+        outcome,
+        progress_before,
+    })
+}
 
-    // Which request id (and so progress token) the call had.
-    let id = recorder
-        .sent()
-        .into_iter()
-        .filter(|s| s.at >= started && s.tool.as_deref() == Some(long.tool.as_str()))
-        .map(|s| s.id)
-        .next();
+/// What the wire showed after the cancel, read from the recorder once the grace period is
+/// over.
+struct AfterCancel {
+    /// The call's request id (and so its progress token), if it was seen on the wire.
+    id: Option<RequestId>,
+    /// Whether `notifications/cancelled` went out for it.
+    cancel_sent: bool,
+    /// The first result for the cancelled request after the cancel: when, and an excerpt.
+    late_result: Option<(Duration, String)>,
+    progress: Option<ProgressAfterCancel>,
+}
+
+impl AfterCancel {
+    fn read(recorder: &Recorder, call: &CancelledCall, grace: Duration) -> AfterCancel {
+        let id = recorder
+            .sent()
+            .into_iter()
+            .filter(|s| s.at >= call.started && s.tool.as_deref() == Some(call.tool.as_str()))
+            .map(|s| s.id)
+            .next();
+        let Some(id) = id else {
+            return AfterCancel {
+                id: None,
+                cancel_sent: false,
+                late_result: None,
+                progress: None,
+            };
+        };
+        let cancel_sent = recorder.cancels().iter().any(|(c, _)| *c == id);
+        let late_result = recorder
+            .responses()
+            .into_iter()
+            .find(|r| r.id.as_ref() == Some(&id) && r.at > call.at)
+            .map(|r| (r.at - call.at, r.excerpt));
+        let progress = ProgressAfterCancel {
+            token: id.to_string(),
+            after_cancel: progress_after(recorder, &id, call.at)
+                .into_iter()
+                .map(|at| at - call.at)
+                .collect(),
+            settle: settle_window(grace),
+        };
+        AfterCancel {
+            id: Some(id),
+            cancel_sent,
+            late_result,
+            progress: Some(progress),
+        }
+    }
+}
+
+/// Everything the judgement of `cancellation` reads.
+struct CancelSeen<'a> {
+    cancelled: &'a CancelledCall,
+    after: &'a AfterCancel,
+    /// The follow-up `tools/list`, when it got no result.
+    alive: Option<&'a super::Captured>,
+    via: Via,
+    grace: Duration,
+}
+
+/// The judgement of `cancellation`.
+fn judge(seen: CancelSeen<'_>) -> CheckResult {
+    let CancelSeen {
+        cancelled,
+        after,
+        alive,
+        via,
+        grace,
+    } = seen;
+    let waited = cancelled.at - cancelled.started;
+    let mut evidence = Evidence::default();
+    evidence.exchanges.push(Exchange {
+        label: format!("start the long call, cancel it after {} ms", ms(waited)),
+        sent: Some(cancelled.sent.clone()),
+        received: Some(json!({"outcome": cancelled.outcome})),
+        elapsed: Some(waited),
+    });
     let mut problems = Vec::new();
-    if let Some(id) = &id {
-        facts.cancelled.push(id.clone());
-        let cancel_sent = recorder.cancels().iter().any(|(c, _)| c == id);
-        let how = match (via, cancel_sent) {
+    if let Some(id) = &after.id {
+        let how = match (via, after.cancel_sent) {
             (Via::StreamClose, _) => "the response stream closed (the 2026-07-28 cancellation)",
             (Via::Notification, true) => "notifications/cancelled sent",
             (Via::Notification, false) => "notifications/cancelled NOT sent",
         };
         evidence.notes.push(format!(
-            "request id {id}; {how}; {progress_before} progress notification(s) before the cancel"
+            "request id {id}; {how}; {} progress notification(s) before the cancel",
+            cancelled.progress_before
         ));
         if via == Via::StreamClose {
             evidence.notes.push(
                 "nothing more can arrive on a closed stream, so whether the server stopped the work is not observable over HTTP; its health afterwards is".into(),
             );
         }
-        let late_results: Vec<_> = recorder
-            .responses()
-            .into_iter()
-            .filter(|r| r.id.as_ref() == Some(id) && r.at > cancelled_at)
-            .collect();
-        if let Some(first) = late_results.first() {
+        if let Some((after_cancel, excerpt)) = &after.late_result {
             problems.push(format!(
                 "a result for the cancelled request arrived {} ms after the cancel",
-                ms(first.at - cancelled_at)
+                ms(*after_cancel)
             ));
-            evidence
-                .notes
-                .push(format!("late result: {}", first.excerpt));
+            evidence.notes.push(format!("late result: {excerpt}"));
         }
-        let progress: Vec<Duration> = progress_after(recorder, id, cancelled_at)
-            .into_iter()
-            .map(|at| at - cancelled_at)
-            .collect();
-        ProgressAfterCancel {
-            token: id.to_string(),
-            after_cancel: progress,
-            settle,
+        if let Some(progress) = &after.progress {
+            progress.record(&mut evidence, &mut problems);
         }
-        .record(&mut evidence, &mut problems);
     } else {
         evidence
             .notes
             .push("the call's request was not seen on the wire".into());
     }
-    if progress_before == 0 {
-        evidence.notes.push(
-            "the server sent no progress before the cancel, so only the absence of a result was checked".into(),
-        );
+    if cancelled.progress_before == 0 {
+        evidence.notes.push(NO_PROGRESS_BEFORE.into());
     }
-    let alive = request(session, "tools/list", json!({}), options.request_timeout).await;
-    if !matches!(alive.outcome, Outcome::Result(_)) {
+    if let Some(alive) = alive {
         problems.push(format!(
             "after the cancellation the server no longer answers: {}",
             alive.describe_failure()
@@ -323,21 +453,41 @@ pub(crate) async fn run(target: Target<'_>, facts: &mut Facts) -> CheckResult {
             .exchanges
             .push(alive.exchange("tools/list after the grace period"));
     }
+    let summary = match via {
+        Via::Notification => format!(
+            "`{}` cancelled after {} ms: no result and no progress within {} ms, the server still answers",
+            cancelled.tool,
+            ms(waited),
+            ms(grace)
+        ),
+        Via::StreamClose => format!(
+            "`{}` cancelled after {} ms by closing its response stream: no result, the server still answers",
+            cancelled.tool,
+            ms(waited)
+        ),
+    };
+    verdict(problems, summary, evidence)
+}
+
+/// The note when no progress came before the cancel.
+pub(crate) const NO_PROGRESS_BEFORE: &str =
+    "the server sent no progress before the cancel, so only the absence of a result was checked";
+
+/// Progress this soon after the cancel was in flight already: a fifth of the grace period,
+/// at most 200 ms.
+pub(crate) fn settle_window(grace: Duration) -> Duration {
+    (grace / 5).min(Duration::from_millis(200))
+}
+
+/// `cancellation`'s result: a pass with `pass_summary` when there are no problems, else a
+/// finding naming them all.
+pub(crate) fn verdict(
+    problems: Vec<String>,
+    pass_summary: String,
+    mut evidence: Evidence,
+) -> CheckResult {
     if problems.is_empty() {
-        let summary = match via {
-            Via::Notification => format!(
-                "`{}` cancelled after {} ms: no result and no progress within {} ms, the server still answers",
-                long.tool,
-                ms(cancelled_at - started),
-                ms(grace)
-            ),
-            Via::StreamClose => format!(
-                "`{}` cancelled after {} ms by closing its response stream: no result, the server still answers",
-                long.tool,
-                ms(cancelled_at - started)
-            ),
-        };
-        return CheckResult::pass(ids::CANCELLATION, summary, evidence);
+        return CheckResult::pass(ids::CANCELLATION, pass_summary, evidence);
     }
     let summary = problems.join("; ");
     if problems.len() > 1 {

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::cancel::{CANCEL_AFTER_AT_MOST, ProgressAfterCancel, pick};
+use super::cancel::{
+    CANCEL_AFTER_AT_MOST, NO_PROGRESS_BEFORE, ProgressAfterCancel, pick, settle_window, verdict,
+};
 use super::http::end_session;
 use super::{ToolSet, ms};
 use crate::catalog::ids;
@@ -179,6 +181,80 @@ struct CallRun<'a> {
     evidence: Evidence,
 }
 
+/// What the call's stream showed: its head and every message, with when it arrived.
+#[derive(Default)]
+struct StreamSeen {
+    head: Option<RawAnswer>,
+    messages: Vec<(Instant, Value)>,
+}
+
+impl StreamSeen {
+    /// Reads the stream until the first progress or `until`: `Some(why)` when the call
+    /// ended first.
+    async fn until_first_progress(
+        &mut self,
+        from: &mut mpsc::Receiver<Streamed>,
+        until: Instant,
+    ) -> Option<String> {
+        loop {
+            let next = tokio::select! {
+                next = from.recv() => next,
+                () = tokio::time::sleep_until(until.into()) => return None,
+            };
+            match next {
+                None => return Some("the call's stream ended without an answer".to_owned()),
+                Some(Streamed::Head(answer)) => {
+                    if !answer.success() {
+                        return Some(format!("the call got {}", answer.describe()));
+                    }
+                    self.head = Some(answer);
+                }
+                Some(Streamed::Message(at, message)) => {
+                    let response = is_call_response(&message);
+                    let progress = is_call_progress(&message);
+                    self.messages.push((at, message));
+                    if response {
+                        return Some("it answered".to_owned());
+                    }
+                    if progress {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads whatever the stream brings until `until`.
+    async fn until(&mut self, from: &mut mpsc::Receiver<Streamed>, until: Instant) {
+        loop {
+            let next = tokio::select! {
+                next = from.recv() => next,
+                () = tokio::time::sleep_until(until.into()) => return,
+            };
+            match next {
+                None => return,
+                Some(Streamed::Head(answer)) => self.head = Some(answer),
+                Some(Streamed::Message(at, message)) => self.messages.push((at, message)),
+            }
+        }
+    }
+
+    /// The call's response, as " with EXCERPT", if one came.
+    fn response_excerpt(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find(|(_, m)| is_call_response(m))
+            .map(|(_, m)| {
+                format!(
+                    " with {}",
+                    switchboard_wire::excerpt(m.to_string().as_bytes(), 200)
+                )
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// The judged result, or a skip when the call could not be cancelled.
 async fn cancel_call(run: CallRun<'_>) -> CheckResult {
     let CallRun {
@@ -188,10 +264,8 @@ async fn cancel_call(run: CallRun<'_>) -> CheckResult {
         cancel,
         alive,
         tool,
-        mut evidence,
+        evidence,
     } = run;
-    let grace = options.cancel_grace;
-    let settle = (grace / 5).min(Duration::from_millis(200));
     let wait_first = CANCEL_AFTER_AT_MOST.min(options.long_call_duration / 3);
     let call_deadline = options.request_timeout.max(options.long_call_duration * 2);
     let (to, mut from) = mpsc::channel(STREAM_MESSAGES);
@@ -202,73 +276,70 @@ async fn cancel_call(run: CallRun<'_>) -> CheckResult {
         call_deadline,
         to,
     )));
-    let mut head: Option<RawAnswer> = None;
-    let mut seen: Vec<(Instant, Value)> = Vec::new();
-    let first_deadline = started + wait_first;
-    // Until the first progress (or a moment) has passed.
-    let early_end = loop {
-        let next = tokio::select! {
-            next = from.recv() => next,
-            () = tokio::time::sleep_until(first_deadline.into()) => break None,
-        };
-        match next {
-            None => break Some("the call's stream ended without an answer".to_owned()),
-            Some(Streamed::Head(answer)) => {
-                if !answer.success() {
-                    break Some(format!("the call got {}", answer.describe()));
-                }
-                head = Some(answer);
-            }
-            Some(Streamed::Message(at, message)) => {
-                let response = is_call_response(&message);
-                let progress = is_call_progress(&message);
-                seen.push((at, message));
-                if response {
-                    break Some("it answered".to_owned());
-                }
-                if progress {
-                    break None;
-                }
-            }
-        }
-    };
-    if let Some(detail) = early_end {
-        let outcome = seen
-            .iter()
-            .rev()
-            .find(|(_, m)| is_call_response(m))
-            .map(|(_, m)| {
-                format!(
-                    " with {}",
-                    switchboard_wire::excerpt(m.to_string().as_bytes(), 200)
-                )
-            })
-            .unwrap_or_default();
+    let mut stream = StreamSeen::default();
+    if let Some(detail) = stream
+        .until_first_progress(&mut from, started + wait_first)
+        .await
+    {
         return CheckResult::skip(
             ids::CANCELLATION,
             format!(
-                "the long call to `{tool}` ended after {} ms, before it could be cancelled: {detail}{outcome}; name a longer one with --long-call TOOL ARGS",
-                ms(started.elapsed())
+                "the long call to `{tool}` ended after {} ms, before it could be cancelled: {detail}{}; name a longer one with --long-call TOOL ARGS",
+                ms(started.elapsed()),
+                stream.response_excerpt()
             ),
         );
     }
     let cancelled_at = Instant::now();
     let cancel_answer = raw.send(&cancel).await;
-    let grace_end = cancelled_at + grace;
-    loop {
-        let next = tokio::select! {
-            next = from.recv() => next,
-            () = tokio::time::sleep_until(grace_end.into()) => break,
-        };
-        match next {
-            None => break,
-            Some(Streamed::Head(answer)) => head = Some(answer),
-            Some(Streamed::Message(at, message)) => seen.push((at, message)),
-        }
-    }
+    stream
+        .until(&mut from, cancelled_at + options.cancel_grace)
+        .await;
     // Closes the call's stream.
     drop(reader);
-    let progress_before = seen
+    let alive_answer = raw.send(&alive).await;
+    judge(HttpCancelSeen {
+        tool,
+        requests: [&call, &cancel, &alive],
+        stream: &stream,
+        started,
+        cancelled_at,
+        cancel_answer: &cancel_answer,
+        alive_answer: &alive_answer,
+        grace: options.cancel_grace,
+        evidence,
+    })
+}
+
+/// Everything the judgement of `cancellation` over legacy HTTP reads.
+struct HttpCancelSeen<'a> {
+    tool: &'a str,
+    /// The call, the cancellation and the `tools/list` after the grace period.
+    requests: [&'a RawRequest; 3],
+    stream: &'a StreamSeen,
+    started: Instant,
+    cancelled_at: Instant,
+    cancel_answer: &'a RawAnswer,
+    alive_answer: &'a RawAnswer,
+    grace: Duration,
+    /// The session's opening exchanges.
+    evidence: Evidence,
+}
+
+fn judge(seen: HttpCancelSeen<'_>) -> CheckResult {
+    let HttpCancelSeen {
+        tool,
+        requests: [call, cancel, alive],
+        stream,
+        started,
+        cancelled_at,
+        cancel_answer,
+        alive_answer,
+        grace,
+        mut evidence,
+    } = seen;
+    let messages = &stream.messages;
+    let progress_before = messages
         .iter()
         .filter(|(at, m)| *at <= cancelled_at && is_call_progress(m))
         .count();
@@ -279,24 +350,24 @@ async fn cancel_call(run: CallRun<'_>) -> CheckResult {
         ),
         sent: call.body.as_ref().map(|b| capped(b, 2048)),
         received: Some(json!({
-            "status": head.as_ref().and_then(|h| h.status),
-            "content_type": head.as_ref().map(|h| h.content_type.clone()),
-            "messages_before_cancel": seen.iter().filter(|(at, _)| *at <= cancelled_at).count(),
-            "messages_after_cancel": seen.iter().filter(|(at, _)| *at > cancelled_at).count(),
+            "status": stream.head.as_ref().and_then(|h| h.status),
+            "content_type": stream.head.as_ref().map(|h| h.content_type.clone()),
+            "messages_before_cancel": messages.iter().filter(|(at, _)| *at <= cancelled_at).count(),
+            "messages_after_cancel": messages.iter().filter(|(at, _)| *at > cancelled_at).count(),
         })),
         elapsed: Some(cancelled_at - started),
     });
     evidence.exchanges.push(exchange(
         "`notifications/cancelled` on a POST of its own (the call's stream kept open)",
-        &cancel,
-        &cancel_answer,
+        cancel,
+        cancel_answer,
     ));
     evidence.notes.push(format!(
         "request id {CALL_ID}; notifications/cancelled answered {}; {progress_before} progress notification(s) before the cancel",
         cancel_answer.describe()
     ));
     let mut problems = Vec::new();
-    if let Some((at, message)) = seen
+    if let Some((at, message)) = messages
         .iter()
         .find(|(at, m)| *at > cancelled_at && is_call_response(m))
     {
@@ -309,23 +380,19 @@ async fn cancel_call(run: CallRun<'_>) -> CheckResult {
             switchboard_wire::excerpt(message.to_string().as_bytes(), 300)
         ));
     }
-    let progress: Vec<Duration> = seen
-        .iter()
-        .filter(|(at, m)| *at > cancelled_at && is_call_progress(m))
-        .map(|(at, _)| *at - cancelled_at)
-        .collect();
     ProgressAfterCancel {
         token: TOKEN.to_string(),
-        after_cancel: progress,
-        settle,
+        after_cancel: messages
+            .iter()
+            .filter(|(at, m)| *at > cancelled_at && is_call_progress(m))
+            .map(|(at, _)| *at - cancelled_at)
+            .collect(),
+        settle: settle_window(grace),
     }
     .record(&mut evidence, &mut problems);
     if progress_before == 0 {
-        evidence.notes.push(
-            "the server sent no progress before the cancel, so only the absence of a result was checked".into(),
-        );
+        evidence.notes.push(NO_PROGRESS_BEFORE.into());
     }
-    let alive_answer = raw.send(&alive).await;
     if !(alive_answer.success() && alive_answer.result().is_some()) {
         problems.push(format!(
             "after the cancellation the session no longer answers: `tools/list` got {}",
@@ -333,24 +400,17 @@ async fn cancel_call(run: CallRun<'_>) -> CheckResult {
         ));
         evidence.exchanges.push(exchange(
             "tools/list after the grace period",
-            &alive,
-            &alive_answer,
+            alive,
+            alive_answer,
         ));
     }
-    if problems.is_empty() {
-        return CheckResult::pass(
-            ids::CANCELLATION,
-            format!(
-                "`{tool}` cancelled after {} ms: no result and no progress within {} ms, the server still answers",
-                ms(cancelled_at - started),
-                ms(grace)
-            ),
-            evidence,
-        );
-    }
-    let summary = problems.join("; ");
-    if problems.len() > 1 {
-        evidence.notes.extend(problems);
-    }
-    CheckResult::finding(ids::CANCELLATION, summary, evidence)
+    verdict(
+        problems,
+        format!(
+            "`{tool}` cancelled after {} ms: no result and no progress within {} ms, the server still answers",
+            ms(cancelled_at - started),
+            ms(grace)
+        ),
+        evidence,
+    )
 }
