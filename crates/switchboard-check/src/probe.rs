@@ -35,6 +35,24 @@ pub(crate) struct StartFailure {
     pub(crate) elapsed: Duration,
 }
 
+impl StartFailure {
+    /// The check's finding: `what` failed, with the error and the server's stderr tail.
+    pub(crate) fn into_finding(
+        self,
+        check: &'static str,
+        what: &str,
+    ) -> crate::report::CheckResult {
+        crate::report::CheckResult::finding(
+            check,
+            format!("{what}: {}", self.error),
+            crate::report::Evidence {
+                stderr_tail: self.stderr_tail,
+                ..crate::report::Evidence::default()
+            },
+        )
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum StartError {
     Spawn(String),
