@@ -55,21 +55,44 @@ fn is_tool_error(result: &Value) -> bool {
     result.get("isError") == Some(&Value::Bool(true))
 }
 
-/// `tools-call` and `results-bounded`.
+/// What one call's result shows, judged against the tool's declared output.
+enum ResultVerdict {
+    /// A 2026-07-28 `input_required` answer: the call did not finish.
+    AskedForInput,
+    /// The result breaks the rules: each problem (or the one reason it cannot be read).
+    Broken(Vec<String>),
+    /// A well-formed tool error (`isError: true`).
+    ToolError,
+    Succeeded,
+}
+
+fn judge_result(tools: &ToolSet, tool: &str, result: &Value) -> ResultVerdict {
+    if asks_for_input(result) {
+        return ResultVerdict::AskedForInput;
+    }
+    match result_problems(tools, tool, result) {
+        Err(detail) => ResultVerdict::Broken(vec![detail]),
+        Ok(problems) if !problems.is_empty() => ResultVerdict::Broken(problems),
+        Ok(_) if is_tool_error(result) => ResultVerdict::ToolError,
+        Ok(_) => ResultVerdict::Succeeded,
+    }
+}
+
+/// `tools-call`'s findings and its summary when they are none.
+struct CallsJudged {
+    findings: Vec<Finding>,
+    summary: String,
+}
+
+/// `tools-call` and `results-bounded`: the calls named with `--call`, else one call of a
+/// read-only tool with arguments derived from its schema.
 pub(crate) async fn successful_call(
     session: &Session,
     tools: &ToolSet,
     options: &Options,
     facts: &mut Facts,
 ) -> Vec<CheckResult> {
-    let timeout = options.request_timeout;
     let mut evidence = Evidence::default();
-    let mut findings = Vec::new();
-    let user_calls: Vec<_> = options
-        .calls
-        .iter()
-        .filter(|c| tools.get(&c.tool).is_some())
-        .collect();
     for missing in options
         .calls
         .iter()
@@ -80,105 +103,127 @@ pub(crate) async fn successful_call(
             missing.tool
         ));
     }
-    let mut succeeded = 0;
-    let summary;
-    if !user_calls.is_empty() {
-        for user_call in &user_calls {
-            let captured = call(session, &user_call.tool, &user_call.arguments, timeout).await;
-            evidence.exchanges.push(captured.exchange(format!(
-                "call `{}` with the arguments given",
-                user_call.tool
-            )));
-            match &captured.outcome {
-                Outcome::Result(result) if asks_for_input(result) => {
-                    findings.push(Finding::warning(format!(
-                        "`{}` asked for input (`input_required`), which `tools-call` does not give, so the call did not finish (`input-required` judges the question)",
-                        user_call.tool
-                    )));
-                }
-                Outcome::Result(result) => match result_problems(tools, &user_call.tool, result) {
-                    Err(detail) => {
-                        findings.push(Finding::error(format!("`{}`: {detail}", user_call.tool)))
-                    }
-                    Ok(problems) if !problems.is_empty() => findings.extend(
-                        problems
-                            .into_iter()
-                            .map(|p| Finding::error(format!("`{}`: {p}", user_call.tool))),
+    let given = CallsMade {
+        session,
+        tools,
+        options,
+        facts,
+        evidence: &mut evidence,
+    };
+    let judged = if options.calls.iter().any(|c| tools.get(&c.tool).is_some()) {
+        given.the_calls_named().await
+    } else {
+        match given.one_derived_call().await {
+            Some(judged) => judged,
+            None => {
+                return vec![
+                    CheckResult::skip(
+                        ids::TOOLS_CALL,
+                        "no tool is annotated read-only (with arguments the checker can derive), and none was named with --call TOOL ARGS; the checker never calls a tool that may write",
                     ),
-                    Ok(_) if is_tool_error(result) => findings.push(Finding::error(format!(
-                        "`{}` returned a tool error for the arguments given with --call",
-                        user_call.tool
-                    ))),
-                    Ok(_) => {
-                        succeeded += 1;
-                        facts
-                            .successful_results
-                            .push((user_call.tool.clone(), result.clone()));
-                    }
-                },
-                _ => findings.push(Finding::error(format!(
-                    "`{}`: {}",
-                    user_call.tool,
-                    captured.describe_failure()
-                ))),
+                    CheckResult::skip(ids::RESULTS_BOUNDED, "no successful call was made"),
+                ];
             }
         }
-        summary = format!("{succeeded} call(s) named with --call succeeded");
-    } else {
-        let candidates: Vec<(&str, Value)> = tools
+    };
+    let call_result =
+        CheckResult::from_findings(ids::TOOLS_CALL, &judged.findings, judged.summary, evidence);
+    vec![call_result, bounded(facts, options)]
+}
+
+/// What `tools-call`'s calls need, and where they leave what they saw.
+struct CallsMade<'a> {
+    session: &'a Session,
+    tools: &'a ToolSet,
+    options: &'a Options,
+    /// Successful results go to `successful_results`, for `results-bounded` and later checks.
+    facts: &'a mut Facts,
+    evidence: &'a mut Evidence,
+}
+
+impl CallsMade<'_> {
+    /// Every call named with `--call` whose tool is listed, each judged.
+    async fn the_calls_named(self) -> CallsJudged {
+        let timeout = self.options.request_timeout;
+        let mut findings = Vec::new();
+        let mut succeeded = 0;
+        for given in self
+            .options
+            .calls
+            .iter()
+            .filter(|c| self.tools.get(&c.tool).is_some())
+        {
+            let tool = &given.tool;
+            let captured = call(self.session, tool, &given.arguments, timeout).await;
+            self.evidence
+                .exchanges
+                .push(captured.exchange(format!("call `{tool}` with the arguments given")));
+            let Outcome::Result(result) = &captured.outcome else {
+                findings.push(Finding::error(format!(
+                    "`{tool}`: {}",
+                    captured.describe_failure()
+                )));
+                continue;
+            };
+            match judge_result(self.tools, tool, result) {
+                ResultVerdict::AskedForInput => findings.push(Finding::warning(format!(
+                    "`{tool}` asked for input (`input_required`), which `tools-call` does not give, so the call did not finish (`input-required` judges the question)"
+                ))),
+                ResultVerdict::Broken(problems) => findings.extend(
+                    problems
+                        .into_iter()
+                        .map(|p| Finding::error(format!("`{tool}`: {p}"))),
+                ),
+                ResultVerdict::ToolError => findings.push(Finding::error(format!(
+                    "`{tool}` returned a tool error for the arguments given with --call"
+                ))),
+                ResultVerdict::Succeeded => {
+                    succeeded += 1;
+                    self.facts
+                        .successful_results
+                        .push((tool.clone(), result.clone()));
+                }
+            }
+        }
+        CallsJudged {
+            findings,
+            summary: format!("{succeeded} call(s) named with --call succeeded"),
+        }
+    }
+
+    /// Up to [`MAX_CANDIDATES`] read-only tools, each called with arguments derived from its
+    /// schema, until one succeeds or one breaks the rules; `None` when no tool qualifies.
+    async fn one_derived_call(self) -> Option<CallsJudged> {
+        let timeout = self.options.request_timeout;
+        let candidates: Vec<(&str, Value)> = self
+            .tools
             .tools
             .iter()
             .filter(|t| t.is_read_only() && !suggests_duration(t))
             .filter_map(|t| {
-                let compiled = tools.compiled.get(&t.name)?;
+                let compiled = self.tools.compiled.get(&t.name)?;
                 Some((t.name.as_str(), valid_arguments(&t.input_schema, compiled)?))
             })
             .take(MAX_CANDIDATES)
             .collect();
         if candidates.is_empty() {
-            return vec![
-                CheckResult::skip(
-                    ids::TOOLS_CALL,
-                    "no tool is annotated read-only (with arguments the checker can derive), and none was named with --call TOOL ARGS; the checker never calls a tool that may write",
-                ),
-                CheckResult::skip(ids::RESULTS_BOUNDED, "no successful call was made"),
-            ];
+            return None;
         }
+        let mut findings = Vec::new();
         let mut tool_errors = Vec::new();
         let mut asked_for_input = Vec::new();
         let mut done = None;
         for (name, arguments) in candidates {
-            let captured = call(session, name, &arguments, timeout).await;
-            evidence.exchanges.push(captured.exchange(format!(
+            let captured = call(self.session, name, &arguments, timeout).await;
+            self.evidence.exchanges.push(captured.exchange(format!(
                 "call read-only `{name}` with arguments derived from its schema"
             )));
-            match &captured.outcome {
-                Outcome::Result(result) if asks_for_input(result) => {
-                    asked_for_input.push(name.to_owned());
+            let result = match &captured.outcome {
+                Outcome::Result(result) => result,
+                Outcome::Error(_) => {
+                    tool_errors.push(name.to_owned());
+                    continue;
                 }
-                Outcome::Result(result) => match result_problems(tools, name, result) {
-                    Err(detail) => {
-                        findings.push(Finding::error(format!("`{name}`: {detail}")));
-                        break;
-                    }
-                    Ok(problems) if !problems.is_empty() => {
-                        findings.extend(
-                            problems
-                                .into_iter()
-                                .map(|p| Finding::error(format!("`{name}`: {p}"))),
-                        );
-                        break;
-                    }
-                    Ok(_) if is_tool_error(result) => tool_errors.push(name.to_owned()),
-                    Ok(_) => {
-                        facts
-                            .successful_results
-                            .push((name.to_owned(), result.clone()));
-                        done = Some(name.to_owned());
-                        break;
-                    }
-                },
-                Outcome::Error(_) => tool_errors.push(name.to_owned()),
                 _ => {
                     findings.push(Finding::error(format!(
                         "`{name}`: {}",
@@ -186,33 +231,60 @@ pub(crate) async fn successful_call(
                     )));
                     break;
                 }
+            };
+            match judge_result(self.tools, name, result) {
+                ResultVerdict::AskedForInput => asked_for_input.push(name.to_owned()),
+                ResultVerdict::Broken(problems) => {
+                    findings.extend(
+                        problems
+                            .into_iter()
+                            .map(|p| Finding::error(format!("`{name}`: {p}"))),
+                    );
+                    break;
+                }
+                ResultVerdict::ToolError => tool_errors.push(name.to_owned()),
+                ResultVerdict::Succeeded => {
+                    self.facts
+                        .successful_results
+                        .push((name.to_owned(), result.clone()));
+                    done = Some(name.to_owned());
+                    break;
+                }
             }
         }
         if !asked_for_input.is_empty() {
-            evidence.notes.push(format!(
+            self.evidence.notes.push(format!(
                 "{} asked for input (`input_required`), which `tools-call` does not give (`input-required` judges the question)",
-                asked_for_input.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                backticked(&asked_for_input)
             ));
         }
         if done.is_none() && findings.is_empty() && !tool_errors.is_empty() {
             findings.push(Finding::warning(format!(
                 "no call succeeded: {} answered the checker's derived arguments with an error (they may not be meaningful for the tool; name a call with --call TOOL ARGS)",
-                tool_errors.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                backticked(&tool_errors)
             )));
         } else if done.is_none() && findings.is_empty() {
             findings.push(Finding::warning(
                 "no call finished: every tool the checker called asked for input first (name a call that answers at once with --call TOOL ARGS)",
             ));
         }
-        summary = match &done {
+        let summary = match &done {
             Some(name) => {
                 format!("`{name}` answered a call with arguments derived from its schema")
             }
             None => String::new(),
         };
+        Some(CallsJudged { findings, summary })
     }
-    let call_result = CheckResult::from_findings(ids::TOOLS_CALL, &findings, summary, evidence);
-    vec![call_result, bounded(facts, options)]
+}
+
+/// Tool names in backticks, joined with commas.
+fn backticked(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn bounded(facts: &Facts, options: &Options) -> CheckResult {
