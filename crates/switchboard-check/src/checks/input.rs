@@ -239,8 +239,66 @@ pub(crate) async fn run(prober: &mut Prober<'_>, discovered: Option<&Discovered>
             "the tool listing failed (see `tools-list`)",
         );
     };
+    let (tool, arguments, first) = match find_a_tool_that_asks(prober, tools).await {
+        Ok(found) => found,
+        Err(reason) => return CheckResult::skip(ids::INPUT_REQUIRED, reason),
+    };
+    let Some(result) = first.result().cloned() else {
+        // `asks` saw a result: not reached.
+        return CheckResult::skip(ids::INPUT_REQUIRED, "the `input_required` answer was lost");
+    };
     let mut evidence = Evidence::default();
-    let mut found = None;
+    evidence.exchanges.push(first.exchange);
+    let mut findings = Vec::new();
+    shape_findings(&format!("`{tool}`"), &result, &mut findings);
+    let asked = Asked {
+        call: Call {
+            tool: &tool,
+            arguments: &arguments,
+        },
+        state: result
+            .get("requestState")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        answered: Value::Object(answers(&result)),
+        asks_for_something: !asked_kinds(&result).is_empty(),
+        result: &result,
+    };
+    let mut steps = vec![asked.as_an_undeclared_client(prober).await];
+    if asked.asks_for_something {
+        steps.push(asked.retried_without_the_answers(prober).await);
+    }
+    let (answered, served) = asked.retried_with_the_answers(prober).await;
+    steps.push(answered);
+    if served {
+        steps.push(asked.retried_with_an_extra_answer(prober).await);
+    }
+    if asked.asks_for_something {
+        steps.extend(asked.retried_with_non_answers(prober).await);
+    }
+    if let Some(state) = &asked.state {
+        steps.push(asked.retried_with_a_tampered_state(prober, state).await);
+    }
+    for step in steps {
+        findings.extend(step.finding);
+        evidence.exchanges.push(step.exchange);
+    }
+    CheckResult::from_findings(
+        ids::INPUT_REQUIRED,
+        &findings,
+        format!(
+            "`{tool}` asks for input well formed, only for what the client declared, and serves the retry"
+        ),
+        evidence,
+    )
+}
+
+/// The probe: the candidate tools called by a client that can give any input, until one
+/// answers `input_required`; the skip reason when none does.
+async fn find_a_tool_that_asks(
+    prober: &mut Prober<'_>,
+    tools: &ToolSet,
+) -> Result<(String, Value, Answer), String> {
     let mut tried = Vec::new();
     for (tool, arguments) in candidates(tools, prober) {
         let call = Call {
@@ -251,123 +309,157 @@ pub(crate) async fn run(prober: &mut Prober<'_>, discovered: Option<&Discovered>
         let answer = call.again(prober, &what, every_capability(), &[]).await;
         tried.push(format!("`{tool}`"));
         if asks(&answer) {
-            evidence.exchanges.push(answer.exchange.clone());
-            found = Some((tool, arguments, answer));
-            break;
+            return Ok((tool, arguments, answer));
         }
     }
-    let Some((tool, arguments, first)) = found else {
-        let reason = if tried.is_empty() {
-            "no tool the checker may call (read-only with arguments it can derive, or named with --call TOOL ARGS) to see whether it asks for input".to_owned()
-        } else {
-            format!(
-                "no tool the checker called ({}) answered `input_required`; name one that asks for input with --call TOOL ARGS",
-                tried.join(", ")
-            )
-        };
-        return CheckResult::skip(ids::INPUT_REQUIRED, reason);
-    };
-    let call = Call {
-        tool: &tool,
-        arguments: &arguments,
-    };
-    let Some(result) = first.result().cloned() else {
-        // `asks` saw a result: not reached.
-        return CheckResult::skip(ids::INPUT_REQUIRED, "the `input_required` answer was lost");
-    };
-    let mut findings = Vec::new();
-    shape_findings(&format!("`{tool}`"), &result, &mut findings);
-    let state = result.get("requestState").and_then(Value::as_str);
+    Err(if tried.is_empty() {
+        "no tool the checker may call (read-only with arguments it can derive, or named with --call TOOL ARGS) to see whether it asks for input".to_owned()
+    } else {
+        format!(
+            "no tool the checker called ({}) answered `input_required`; name one that asks for input with --call TOOL ARGS",
+            tried.join(", ")
+        )
+    })
+}
 
-    // A client that declares nothing must not be asked for anything.
-    let what = format!("call `{tool}` as a client that declares no capabilities");
-    let answer = call.again(prober, &what, json!({}), &[]).await;
-    if asks(&answer) {
-        let asked = answer.result().map(asked_kinds).unwrap_or_default();
-        if !asked.is_empty() {
+/// One more request about the call that asked for input: what was exchanged, and what it
+/// showed if it showed a problem.
+struct Step {
+    exchange: crate::report::Exchange,
+    finding: Option<Finding>,
+}
+
+/// The call that answered `input_required`, and what the retries send back.
+struct Asked<'a> {
+    call: Call<'a>,
+    /// The `input_required` result.
+    result: &'a Value,
+    /// Its `requestState`, echoed by the retries.
+    state: Option<String>,
+    /// An answer to each of its input requests, by key.
+    answered: Value,
+    /// Whether it has input requests at all (rather than only a state).
+    asks_for_something: bool,
+}
+
+impl Asked<'_> {
+    /// The retry's extra fields: these, and the state when there is one.
+    fn with_state(&self, mut extra: Vec<(&'static str, Value)>) -> Vec<(&'static str, Value)> {
+        if let Some(state) = &self.state {
+            extra.push(("requestState", json!(state)));
+        }
+        extra
+    }
+
+    /// A client that declares nothing must not be asked for anything (MUST NOT).
+    async fn as_an_undeclared_client(&self, prober: &mut Prober<'_>) -> Step {
+        let tool = self.call.tool;
+        let what = format!("call `{tool}` as a client that declares no capabilities");
+        let answer = self.call.again(prober, &what, json!({}), &[]).await;
+        let asked = if asks(&answer) {
+            answer.result().map(asked_kinds).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let finding = (!asked.is_empty()).then(|| {
             let kinds: Vec<String> = asked
                 .iter()
                 .map(|(key, method)| format!("`{method}` (as `{key}`)"))
                 .collect();
-            findings.push(Finding::error(format!(
+            Finding::error(format!(
                 "{what} was asked for {}: a server MUST NOT ask for input the client did not declare it can give (refuse with -32021 naming the capability, or do without)",
                 kinds.join(", ")
-            )));
+            ))
+        });
+        Step {
+            exchange: answer.exchange,
+            finding,
         }
     }
-    evidence.exchanges.push(answer.exchange);
 
-    let with_state = |mut extra: Vec<(&'static str, Value)>, state: Option<&str>| {
-        if let Some(state) = state {
-            extra.push(("requestState", json!(state)));
-        }
-        extra
-    };
-    let answered = Value::Object(answers(&result));
-    if !asked_kinds(&result).is_empty() {
-        let what = format!("retry `{tool}` with the state but without the answers");
-        let answer = call
-            .again(
-                prober,
-                &what,
-                every_capability(),
-                &with_state(Vec::new(), state),
-            )
+    /// A retry that lacks an answer SHOULD be asked again.
+    async fn retried_without_the_answers(&self, prober: &mut Prober<'_>) -> Step {
+        let what = format!(
+            "retry `{}` with the state but without the answers",
+            self.call.tool
+        );
+        let extra = self.with_state(Vec::new());
+        let answer = self
+            .call
+            .again(prober, &what, every_capability(), &extra)
             .await;
-        if !asks(&answer) {
-            findings.push(Finding::warning(format!(
+        let finding = (!asks(&answer)).then(|| {
+            Finding::warning(format!(
                 "{what} got {}: a retry that lacks an answer SHOULD be asked again with a new `input_required`",
                 answer.describe()
-            )));
+            ))
+        });
+        Step {
+            exchange: answer.exchange,
+            finding,
         }
-        evidence.exchanges.push(answer.exchange);
     }
 
-    let what = format!("retry `{tool}` with an answer to every request and the state");
-    let answer = call
-        .again(
-            prober,
-            &what,
-            every_capability(),
-            &with_state(vec![("inputResponses", answered.clone())], state),
-        )
-        .await;
-    let served = answer.result().is_some();
-    if !served {
-        findings.push(Finding::warning(format!(
-            "{what} got {}: the retry the protocol describes should be served (or asked again)",
-            answer.describe()
-        )));
-    }
-    evidence.exchanges.push(answer.exchange);
-
-    if served {
-        let mut with_extra = answered.clone();
-        with_extra[UNREQUESTED_KEY] = json!({"action": "decline"});
-        let what = format!("retry `{tool}` with an extra answer nobody asked for");
-        let answer = call
-            .again(
-                prober,
-                &what,
-                every_capability(),
-                &with_state(vec![("inputResponses", with_extra)], state),
-            )
+    /// The retry the protocol describes should be served (or asked again); also whether it
+    /// was served.
+    async fn retried_with_the_answers(&self, prober: &mut Prober<'_>) -> (Step, bool) {
+        let what = format!(
+            "retry `{}` with an answer to every request and the state",
+            self.call.tool
+        );
+        let extra = self.with_state(vec![("inputResponses", self.answered.clone())]);
+        let answer = self
+            .call
+            .again(prober, &what, every_capability(), &extra)
             .await;
-        if answer.result().is_none() {
-            findings.push(Finding::warning(format!(
+        let served = answer.result().is_some();
+        let finding = (!served).then(|| {
+            Finding::warning(format!(
+                "{what} got {}: the retry the protocol describes should be served (or asked again)",
+                answer.describe()
+            ))
+        });
+        let step = Step {
+            exchange: answer.exchange,
+            finding,
+        };
+        (step, served)
+    }
+
+    /// Unrecognised `inputResponses` entries SHOULD be ignored.
+    async fn retried_with_an_extra_answer(&self, prober: &mut Prober<'_>) -> Step {
+        let mut with_extra = self.answered.clone();
+        with_extra[UNREQUESTED_KEY] = json!({"action": "decline"});
+        let what = format!(
+            "retry `{}` with an extra answer nobody asked for",
+            self.call.tool
+        );
+        let extra = self.with_state(vec![("inputResponses", with_extra)]);
+        let answer = self
+            .call
+            .again(prober, &what, every_capability(), &extra)
+            .await;
+        let finding = answer.result().is_none().then(|| {
+            Finding::warning(format!(
                 "{what} (`{UNREQUESTED_KEY}`) got {}: unrecognised `inputResponses` entries SHOULD be ignored",
                 answer.describe()
-            )));
+            ))
+        });
+        Step {
+            exchange: answer.exchange,
+            finding,
         }
-        evidence.exchanges.push(answer.exchange);
     }
 
-    if !asked_kinds(&result).is_empty() {
-        // Answers that are no answers: a number under every key, and `null` for them all.
-        let numbers: serde_json::Map<String, Value> = asked_kinds(&result)
+    /// Answers that are no answers (a number under every key; `null` for them all) SHOULD
+    /// not be served as if answered.
+    async fn retried_with_non_answers(&self, prober: &mut Prober<'_>) -> Vec<Step> {
+        let tool = self.call.tool;
+        let numbers: Map<String, Value> = asked_kinds(self.result)
             .into_iter()
             .map(|(key, _)| (key, json!(42)))
             .collect();
+        let mut steps = Vec::new();
         for (what, responses) in [
             (
                 format!("retry `{tool}` with a number as the answer to every request"),
@@ -378,51 +470,48 @@ pub(crate) async fn run(prober: &mut Prober<'_>, discovered: Option<&Discovered>
                 Value::Null,
             ),
         ] {
-            let answer = call
-                .again(
-                    prober,
-                    &what,
-                    every_capability(),
-                    &with_state(vec![("inputResponses", responses)], state),
-                )
+            let extra = self.with_state(vec![("inputResponses", responses)]);
+            let answer = self
+                .call
+                .again(prober, &what, every_capability(), &extra)
                 .await;
-            if completes(&answer) {
-                findings.push(Finding::warning(format!(
+            let finding = completes(&answer).then(|| {
+                Finding::warning(format!(
                     "{what} was served as if it had been answered: `inputResponses` SHOULD be validated (a protocol error answered with a JSON-RPC error, or asked again)"
-                )));
-            }
-            evidence.exchanges.push(answer.exchange);
+                ))
+            });
+            steps.push(Step {
+                exchange: answer.exchange,
+                finding,
+            });
         }
+        steps
     }
 
-    if let Some(state) = state {
-        let what = format!("retry `{tool}` with its `requestState` changed in one character");
-        let answer = call
-            .again(
-                prober,
-                &what,
-                every_capability(),
-                &[
-                    ("inputResponses", answered),
-                    ("requestState", json!(tampered(state))),
-                ],
-            )
+    /// A forged `requestState` should not be served like the genuine one.
+    async fn retried_with_a_tampered_state(&self, prober: &mut Prober<'_>, state: &str) -> Step {
+        let what = format!(
+            "retry `{}` with its `requestState` changed in one character",
+            self.call.tool
+        );
+        let extra = [
+            ("inputResponses", self.answered.clone()),
+            ("requestState", json!(tampered(state))),
+        ];
+        let answer = self
+            .call
+            .again(prober, &what, every_capability(), &extra)
             .await;
-        if completes(&answer) {
-            findings.push(Finding::warning(format!(
+        let finding = completes(&answer).then(|| {
+            Finding::warning(format!(
                 "{what} was served like the genuine one: `requestState` comes back from the client and may be forged; if it steers what the request does, the server MUST integrity-protect it (an HMAC) and reject state that fails verification"
-            )));
+            ))
+        });
+        Step {
+            exchange: answer.exchange,
+            finding,
         }
-        evidence.exchanges.push(answer.exchange);
     }
-    CheckResult::from_findings(
-        ids::INPUT_REQUIRED,
-        &findings,
-        format!(
-            "`{tool}` asks for input well formed, only for what the client declared, and serves the retry"
-        ),
-        evidence,
-    )
 }
 
 #[cfg(test)]
