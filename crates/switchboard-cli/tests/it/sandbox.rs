@@ -321,18 +321,28 @@ fn sdk_peers_pass_check_unchanged_inside_the_default_sandbox() {
             args.extend(flag);
             let run = switchboard(&args);
             let report: Value = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
-            let statuses: Vec<String> = report["servers"][0]["checks"]
-                .as_array()
-                .into_iter()
+            let checks = report["servers"][0]["checks"].as_array().cloned();
+            let statuses: Vec<String> = checks
+                .iter()
                 .flatten()
                 .map(|r| format!("{} {}", r["id"], r["status"]))
                 .collect();
-            (run.code, statuses)
+            // What each check that did not pass said, shown when the two runs differ.
+            let said: Vec<String> = checks
+                .iter()
+                .flatten()
+                .filter(|r| r["status"] != "pass" && r["status"] != "skip")
+                .map(|r| format!("{}: {}", r["id"], r["summary"]))
+                .collect();
+            ((run.code, statuses), said)
         };
-        let plain = outcome(&[]);
-        let boxed = outcome(&["--sandbox"]);
+        let (plain, plain_said) = outcome(&[]);
+        let (boxed, boxed_said) = outcome(&["--sandbox"]);
         assert!(!plain.1.is_empty(), "{server}: no check results");
-        assert_eq!(plain, boxed, "{server}: check differs inside the sandbox");
+        assert_eq!(
+            plain, boxed,
+            "{server}: check differs inside the sandbox\nwithout: {plain_said:#?}\ninside: {boxed_said:#?}"
+        );
     }
 }
 
