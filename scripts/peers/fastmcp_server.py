@@ -27,7 +27,8 @@ In mcp 2.x the SDK's `FastMCP` class is `mcp.server.mcpserver.MCPServer`
 what this imports; the older name is tried first so the file also runs on mcp 1.x
 (where the HTTP address is a server setting rather than an argument of `run`).
 In stdio mode the server exits when its stdin reaches EOF. With `--http PORT` it
-serves streamable HTTP on http://127.0.0.1:PORT/mcp (loopback only).
+serves streamable HTTP on http://127.0.0.1:PORT/mcp (loopback only); with `--http 0`
+on a port it binds itself, printing that URL as the first line of stdout.
 """
 
 from __future__ import annotations
@@ -102,17 +103,49 @@ def note(name: str) -> str:
     return f"Note {name}."
 
 
+def serve_on_a_port_of_its_own() -> None:
+    """Bind 127.0.0.1:0, print the endpoint's URL as the first line of stdout, then serve.
+
+    The socket listens before the URL is printed, so no other process can take the port
+    between the two (as it could from a port that was free a moment ago).
+    """
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # As uvicorn does for a port it is given: so the server can be started again on this
+    # port while connections it accepted linger in TIME_WAIT (Linux needs both sockets to
+    # allow it).
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    if hasattr(mcp.settings, "port"):  # mcp 1.x: the host check reads the settings
+        mcp.settings.host = "127.0.0.1"
+        mcp.settings.port = port
+        app = mcp.streamable_http_app()
+    else:
+        app = mcp.streamable_http_app(host="127.0.0.1")
+    print(f"http://127.0.0.1:{port}/mcp", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    asyncio.run(server.serve(sockets=[sock]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--http",
         metavar="PORT",
         type=int,
-        help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio",
+        help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio; with 0, on a "
+        "port of its own, printing the endpoint's URL as the first line of stdout",
     )
     args = parser.parse_args()
     if args.http is None:
         mcp.run("stdio")
+    elif args.http == 0:
+        serve_on_a_port_of_its_own()
     elif hasattr(mcp.settings, "port"):  # mcp 1.x: the address is a server setting
         mcp.settings.host = "127.0.0.1"
         mcp.settings.port = args.http

