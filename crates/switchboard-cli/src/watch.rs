@@ -479,3 +479,48 @@ fn announce(report: &ReloadReport) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::time::Instant;
+
+    /// Sends a change every `every`, `count` times.
+    fn changes_every(every: Duration, count: u32, to: mpsc::Sender<()>) -> JoinHandle<()> {
+        tokio::spawn(async move {
+            for _ in 0..count {
+                tokio::time::sleep(every).await;
+                let _ = to.send(()).await;
+            }
+        })
+    }
+
+    /// On Tokio's paused clock, so the times are exact: a lone change is read after
+    /// [`DEBOUNCE`] of quiet, a burst once it settles, and a burst that never settles at
+    /// [`MAX_DELAY`].
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_of_changes_is_read_once_it_settles_or_at_the_longest_delay() {
+        let (to, mut changes) = mpsc::channel(64);
+        let waited = |started: Instant| Instant::now() - started;
+
+        let started = Instant::now();
+        settle(&mut changes).await;
+        assert_eq!(waited(started), DEBOUNCE, "a lone change");
+
+        let burst = changes_every(Duration::from_millis(100), 10, to.clone());
+        let started = Instant::now();
+        settle(&mut changes).await;
+        assert_eq!(
+            waited(started),
+            Duration::from_millis(1000) + DEBOUNCE,
+            "ten changes 100 ms apart"
+        );
+        burst.await.expect("burst");
+
+        let endless = changes_every(Duration::from_millis(100), 100, to);
+        let started = Instant::now();
+        settle(&mut changes).await;
+        assert_eq!(waited(started), MAX_DELAY, "changes that never settle");
+        endless.abort();
+    }
+}
