@@ -265,26 +265,3 @@ async fn a_2024_11_05_sse_server_is_reached_through_the_fallback() {
         .expect_err("closed");
     assert!(error.is_closed(), "{error}");
 }
-
-/// Starts `tool` in the background with a progress token; its progress notifications
-/// arrive on the receiver (the first one says the call is in flight at the server).
-fn in_flight(
-    session: &Session,
-    tool: &str,
-    arguments: serde_json::Value,
-) -> (
-    tokio::task::JoinHandle<Result<switchboard_protocol::CallToolResult, SessionError>>,
-    tokio::sync::mpsc::Receiver<switchboard_protocol::ProgressParams>,
-) {
-    let (progress, reported) = tokio::sync::mpsc::channel(64);
-    let session = session.clone();
-    let tool = tool.to_owned();
-    let call = tokio::spawn(async move {
-        let options = CallOptions {
-            progress: Some(progress),
-            ..CallOptions::default()
-        };
-        session.call_tool(&tool, Some(arguments), &options).await
-    });
-    (call, reported)
-}

@@ -141,12 +141,15 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
     // may leave one late answer from the connect phase, by design.
     let late_before = session.stats().wire.late_responses;
     let token = CancellationToken::new();
+    let (progress, mut reported) = tokio::sync::mpsc::channel(64);
     let options = CallOptions {
         cancel: Some(token.clone()),
+        progress: Some(progress),
         ..Default::default()
     };
+    // Cancelled once it is in flight at the server (it reported progress).
     let cancel_later = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        let _ = reported.recv().await;
         token.cancel();
     });
     let error = within(
@@ -162,7 +165,16 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
         peer.name
     );
     cancel_later.await.expect("canceller");
-    tokio::time::sleep(Duration::from_millis(3200)).await;
+    // The same long call again, not cancelled: once it is answered, the cancelled one,
+    // started before it, would have been answered too had the server gone on with it.
+    let second = within(
+        "a second long call",
+        TEST_DEADLINE,
+        session.call_tool(tool, Some(args.clone()), &CallOptions::default()),
+    )
+    .await
+    .expect("the second long call");
+    assert!(!second.is_error, "{}: {second:?}", peer.name);
     assert_eq!(
         session.stats().wire.late_responses,
         late_before,
@@ -180,16 +192,8 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
     assert!(!again.is_error);
 
     // Kill with a request outstanding: it fails fast with the exit status.
-    let pending = {
-        let session = session.clone();
-        let (tool, args) = (tool.to_string(), args.clone());
-        tokio::spawn(async move {
-            session
-                .call_tool(&tool, Some(args), &CallOptions::default())
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (pending, mut reported) = in_flight(&session, tool, args.clone());
+    within("the call's first progress", TEST_DEADLINE, reported.recv()).await;
     session.process().expect("process").kill();
     let error = within("the outstanding call to fail", TEST_DEADLINE, pending)
         .await

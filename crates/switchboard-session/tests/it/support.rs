@@ -116,3 +116,26 @@ pub(crate) async fn assert_no_survivors(pgid: u32, tree: &[switchboard_wire::pro
     )
     .await;
 }
+
+/// Starts `tool` in the background with a progress token; its progress notifications
+/// arrive on the receiver (the first one says the call is in flight at the server).
+pub(crate) fn in_flight(
+    session: &Session,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> (
+    tokio::task::JoinHandle<Result<switchboard_protocol::CallToolResult, SessionError>>,
+    tokio::sync::mpsc::Receiver<switchboard_protocol::ProgressParams>,
+) {
+    let (progress, reported) = tokio::sync::mpsc::channel(64);
+    let session = session.clone();
+    let tool = tool.to_owned();
+    let call = tokio::spawn(async move {
+        let options = switchboard_session::CallOptions {
+            progress: Some(progress),
+            ..switchboard_session::CallOptions::default()
+        };
+        session.call_tool(&tool, Some(arguments), &options).await
+    });
+    (call, reported)
+}
