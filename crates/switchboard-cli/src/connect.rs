@@ -14,7 +14,7 @@ use switchboard_session::{ClientHandler, Session, SessionError};
 use switchboard_wire::FrameTap;
 
 use crate::Failure;
-use switchboard_wire::stdio::ShutdownGrace;
+use switchboard_wire::stdio::{ShutdownGrace, ShutdownStep};
 
 /// A configuration and where it came from.
 pub(crate) struct LoadedConfig {
@@ -114,6 +114,12 @@ const GRACE: ShutdownGrace = ShutdownGrace {
     after_sigterm: Duration::from_secs(1),
 };
 
+/// Shutdown grace for a server still busy with a request that timed out.
+const BUSY_GRACE: ShutdownGrace = ShutdownGrace {
+    after_stdin_close: Duration::from_millis(100),
+    after_sigterm: Duration::from_millis(200),
+};
+
 impl ConnectedServer {
     /// Connects to `entry`; `request_timeout` overrides the entry's `timeout`. HTTP servers
     /// get the saved OAuth tokens, and a message to run `switchboard login` when they need one.
@@ -165,6 +171,16 @@ impl ConnectedServer {
     /// Stops the server gracefully.
     pub(crate) async fn close(self) {
         let _ = self.session.shutdown(GRACE).await;
+    }
+
+    /// Stops a server that may still be busy with a request that timed out: a short wait
+    /// after closing stdin, then SIGTERM, then SIGKILL. The signal it took, if any.
+    pub(crate) async fn stop_busy(self) -> Option<&'static str> {
+        match self.session.shutdown(BUSY_GRACE).await?.step {
+            ShutdownStep::Sigterm => Some("SIGTERM"),
+            ShutdownStep::Sigkill => Some("SIGKILL"),
+            ShutdownStep::StdinClosed | ShutdownStep::AlreadyExited => None,
+        }
     }
 }
 

@@ -446,6 +446,9 @@ enum Failure {
     Usage(String),
     /// A server failed (exit 3).
     Server(String),
+    /// A server did not answer within the deadline (exit 3, like any server failure); the
+    /// server may still be busy with the request.
+    TimedOut(String),
     /// The system refused a file or an address the command needs: a file that cannot be
     /// read or written, an address that cannot be listened on (exit 5).
     System(String),
@@ -456,7 +459,7 @@ impl Failure {
     fn to_json(&self) -> Value {
         let (kind, message) = match self {
             Failure::Usage(message) => ("usage", message),
-            Failure::Server(message) => ("server", message),
+            Failure::Server(message) | Failure::TimedOut(message) => ("server", message),
             Failure::System(message) => ("system", message),
         };
         serde_json::json!({"error": {
@@ -469,7 +472,7 @@ impl Failure {
     fn exit_code(&self) -> u8 {
         match self {
             Failure::Usage(_) => EXIT_USAGE,
-            Failure::Server(_) => EXIT_SERVER,
+            Failure::Server(_) | Failure::TimedOut(_) => EXIT_SERVER,
             Failure::System(_) => EXIT_SYSTEM,
         }
     }
@@ -477,9 +480,10 @@ impl Failure {
     /// What it says.
     fn message(&self) -> &str {
         match self {
-            Failure::Usage(message) | Failure::Server(message) | Failure::System(message) => {
-                message
-            }
+            Failure::Usage(message)
+            | Failure::Server(message)
+            | Failure::TimedOut(message)
+            | Failure::System(message) => message,
         }
     }
 
@@ -1032,8 +1036,20 @@ async fn call(entry: &ServerEntry, request: &CallRequest<'_>) -> Result<u8, Fail
         .await
         .map_err(|e| Failure::Server(e.to_string()))?;
     let outcome = call_on(&server, entry, request).await;
-    server.close().await;
-    outcome
+    match outcome {
+        // The server may still be busy with the call: it is stopped at once rather than
+        // given the usual grace, so the timeout is said and the command ends at the deadline.
+        Err(Failure::TimedOut(message)) => Err(Failure::TimedOut(match server.stop_busy().await {
+            Some(signal) => format!(
+                "{message}\nthe server was still busy with the call and was stopped with {signal}"
+            ),
+            None => message,
+        })),
+        outcome => {
+            server.close().await;
+            outcome
+        }
+    }
 }
 
 /// A tool the entry's enabledTools/disabledTools leave out is not there to call.
@@ -1190,6 +1206,9 @@ async fn explain_call_error(
     error: SessionError,
 ) -> Failure {
     let message = error.to_string();
+    if matches!(error, SessionError::Timeout { .. }) {
+        return Failure::TimedOut(message);
+    }
     if error.rpc_error().is_none() {
         return Failure::Server(message);
     }

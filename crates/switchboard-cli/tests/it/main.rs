@@ -259,6 +259,7 @@ fn timeouts_and_crashes_exit_3_with_the_reason() {
     let path = config(serde_json::json!({
         "slow": fixture_entry(&[]),
         "crashy": fixture_entry(&["--mode", "crash-mid-call"]),
+        "stubborn": fixture_entry(&["--mode", "stubborn"]),
     }));
     let path = path.to_str().expect("utf-8 path");
     let timeout = switchboard(&[
@@ -279,6 +280,24 @@ fn timeouts_and_crashes_exit_3_with_the_reason() {
         "{}",
         timeout.stderr
     );
+
+    // A server that ignores both the cancellation and stdin closing is stopped at once
+    // after the deadline (not after the usual grace), and the message says how.
+    let stubborn = switchboard(&[
+        "call",
+        "--config",
+        path,
+        "stubborn",
+        "slow",
+        r#"{"duration_ms":5000,"steps":1}"#,
+        "--timeout",
+        "300ms",
+    ]);
+    assert_eq!(stubborn.code, 3, "{}", stubborn.stderr);
+    expect![[r#"
+        switchboard: server `stubborn` did not answer `tools/call` within 300ms; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
+        the server was still busy with the call and was stopped with SIGKILL
+    "#]].assert_eq(&stubborn.stderr);
 
     let crash = switchboard(&[
         "call",
