@@ -29,7 +29,7 @@ pub(crate) fn answer_json(body: &[u8]) -> Option<Value> {
 
 /// The parts of an HTTP answer's head that matter once its body has been read.
 pub(crate) struct AnswerHeaders {
-    status: reqwest::StatusCode,
+    pub(crate) status: reqwest::StatusCode,
     content_type: String,
 }
 
@@ -135,10 +135,7 @@ pub(crate) async fn answer_from_body(
         Ok(body) => body,
         Err(error) => return driver.fail_request(id, error),
     };
-    let plain = {
-        let state = lock(&driver.state);
-        !state.reissued.contains_key(id) && !state.listings.contains(id)
-    };
+    let plain = !lock(&driver.state).reissued.contains_key(id);
     if plain && crate::plain_answer::is_plain_answer(&body, id) {
         return driver.sink.message(&body).await;
     }
@@ -207,24 +204,12 @@ pub(crate) async fn answer_from_body(
     }
 }
 
-/// Hands a message the transport had to read as a tree to the connection: answers to
-/// re-issued requests under the id the client used, modern `tools/list` results with
-/// their header parameters checked (tools with invalid ones are left out).
+/// Hands a message the transport had to read as a tree to the connection (an answer to a
+/// re-issued request under the id the client used).
 pub(crate) async fn deliver_value(driver: &Driver, value: &Value) {
     let mut value = std::borrow::Cow::Borrowed(value);
     if let Some(caller_id) = caller_id_of(driver, &value) {
         value.to_mut()["id"] = caller_id.to_json();
-    }
-    let listing = value
-        .get("id")
-        .and_then(RequestId::from_json)
-        .is_some_and(|id| lock(&driver.state).listings.remove(&id));
-    if listing && let Some(result) = value.to_mut().get_mut("result") {
-        let (params, warnings) = switchboard_protocol::headers::filter_listing(result);
-        for warning in warnings {
-            tracing::warn!(peer = %driver.peer, "{warning}");
-        }
-        lock(&driver.state).param_headers.extend(params);
     }
     driver.sink.message(value.to_string().as_bytes()).await;
 }

@@ -2,13 +2,12 @@
 //! [`Transport`] that turns each outgoing message into the HTTP request its era needs
 //! (POSTs in `post.rs`, answers in `answer.rs`, event streams in `streams.rs`).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 use switchboard_protocol::Era;
 use switchboard_wire::transport::BoxFuture;
@@ -20,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::authorize::Authorizer;
-use switchboard_protocol::headers::ParamHeaders;
+use switchboard_text::peer_text::PeerText;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -205,14 +204,9 @@ pub(crate) struct DriverState {
     pub(crate) legacy_version: Option<Arc<str>>,
     /// The last `initialize` params, to re-initialize once when the session expires.
     pub(crate) initialize_params: Option<Box<RawValue>>,
-    /// Keyed by the client's own ids (so are `listings` and `reissued`): a fast hash is
-    /// safe; the tools' header parameters, keyed by names the server chose, keep std's.
+    /// Keyed by the client's own ids (so is `reissued`): a fast hash is safe.
     pub(crate) in_flight: FxHashMap<RequestId, AbortHandle>,
     pub(crate) failure: Option<String>,
-    /// Modern `tools/list` requests whose answers must be checked for `x-mcp-header`.
-    pub(crate) listings: FxHashSet<RequestId>,
-    /// Header parameters of the tools listed so far, by tool name.
-    pub(crate) param_headers: HashMap<String, ParamHeaders>,
     /// Where messages go for a 2024-11-05 HTTP+SSE server (its `endpoint` event).
     pub(crate) sse_endpoint: Option<reqwest::Url>,
     /// The task reading that server's event stream.
@@ -256,6 +250,8 @@ pub(crate) struct OutgoingRequest {
     /// The JSON text.
     pub(crate) body: Vec<u8>,
     pub(crate) sending: Sending,
+    /// The headers its sender gave (in its [`MessageContext`]), or why they cannot be sent.
+    pub(crate) headers: Result<HeaderMap, TransportError>,
 }
 
 impl Driver {
@@ -281,6 +277,7 @@ impl Driver {
                     method: method.to_owned(),
                     body,
                     sending,
+                    headers: header_map(&message.context.headers),
                 };
                 // The state stays locked until the task is in the table: a task that ends
                 // at once (on another worker) must find its entry to remove it.
@@ -470,6 +467,24 @@ impl Driver {
         });
         self.stop_tasks();
     }
+}
+
+/// The headers a message's sender gave, as header text; a name or value that is not
+/// header text fails the request (it never reaches the server).
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, TransportError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let refused = |what: &str| TransportError::Refused {
+            status: None,
+            detail: format!("the request was not sent: its header {what} is not valid header text"),
+        };
+        let header_name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| refused(&format!("name `{}`", PeerText(name))))?;
+        let header_value =
+            HeaderValue::from_str(value).map_err(|_| refused(&format!("`{header_name}`")))?;
+        map.append(header_name, header_value);
+    }
+    Ok(map)
 }
 
 /// An HTTP status as the transport reports it.
