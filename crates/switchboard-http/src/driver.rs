@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use rustc_hash::FxHashMap;
-use serde_json::value::RawValue;
 use switchboard_protocol::Era;
 use switchboard_wire::transport::BoxFuture;
 use switchboard_wire::{
@@ -202,8 +201,8 @@ pub(crate) struct DriverState {
     pub(crate) session_id: Option<String>,
     /// The legacy version the session last said it speaks (after `initialize`).
     pub(crate) legacy_version: Option<Arc<str>>,
-    /// The last `initialize` params, to re-initialize once when the session expires.
-    pub(crate) initialize_params: Option<Box<RawValue>>,
+    /// The last `initialize` as it was sent, to re-initialize once when the session expires.
+    pub(crate) initialize_body: Option<Vec<u8>>,
     /// Keyed by the client's own ids (so is `reissued`): a fast hash is safe.
     pub(crate) in_flight: FxHashMap<RequestId, AbortHandle>,
     pub(crate) failure: Option<String>,
@@ -269,7 +268,7 @@ impl Driver {
         match message.kind {
             OutgoingKind::Request { id, method } => {
                 if method == switchboard_protocol::methods::INITIALIZE {
-                    lock(&self.state).initialize_params = crate::post::params_of(&body);
+                    lock(&self.state).initialize_body = Some(body.clone());
                 }
                 let request = OutgoingRequest {
                     caller_id: id.clone(),

@@ -17,8 +17,6 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use switchboard_protocol::{error_codes, methods};
 use switchboard_wire::{ErrorObject, RequestId, TransportError};
@@ -71,15 +69,6 @@ impl Retries {
         }
         left
     }
-}
-
-/// The request's `params` as text (for a re-`initialize`).
-pub(crate) fn params_of(body: &[u8]) -> Option<Box<RawValue>> {
-    #[derive(Deserialize)]
-    struct Body {
-        params: Option<Box<RawValue>>,
-    }
-    serde_json::from_slice::<Body>(body).ok()?.params
 }
 
 /// Where one request's POST stands.
@@ -383,19 +372,21 @@ fn reissue(driver: &Driver, request: &mut OutgoingRequest) {
     request.id = new_id;
 }
 
-/// The session expired (404): start a fresh one with the same `initialize`, once. The
-/// version the session negotiated stays: the same params ask for the same one.
+/// The session expired (404): start a fresh one with the same `initialize`, once (its
+/// text as the session sent it: its answer is read here, so its id clashes with nothing
+/// in the new session). The version the session negotiated stays: the same params ask
+/// for the same one.
 async fn reinitialize(driver: &Driver) -> bool {
-    let params = {
+    let initialize = {
         let mut state = lock(&driver.state);
         state.session_id = None;
-        state.initialize_params.clone()
+        state.initialize_body.clone()
     };
-    let Some(params) = params else { return false };
+    let Some(initialize) = initialize else {
+        return false;
+    };
     tracing::debug!(peer = %driver.peer, "session expired (404); initializing a new one");
-    let init = json!({"jsonrpc": "2.0", "id": "switchboard-reinitialize",
-        "method": methods::INITIALIZE, "params": params});
-    let Ok(response) = driver.post(init.to_string().into_bytes()).send().await else {
+    let Ok(response) = driver.post(initialize).send().await else {
         return false;
     };
     if let Some(id) = response
