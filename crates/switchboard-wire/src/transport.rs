@@ -147,6 +147,16 @@ pub enum TransportError {
         /// What the answer held instead.
         detail: String,
     },
+    /// The answer was a stream that ended or broke before it carried the response, and the
+    /// transport cannot resume it: the request may or may not have run, and its owner may
+    /// send it again under a new id.
+    #[error("{detail}")]
+    StreamLost {
+        /// The status of the answer.
+        status: HttpStatus,
+        /// How the stream was lost.
+        detail: String,
+    },
     /// The answer (a body, an event) was over its size limit and was not read past it.
     #[error("{what} is larger than the {limit}-byte limit")]
     TooLarge {
@@ -203,7 +213,8 @@ impl TransportError {
             TransportError::Status { status, .. }
             | TransportError::NoResponse { status, .. }
             | TransportError::Unauthorized { status, .. }
-            | TransportError::HeaderMismatch { status, .. } => Some(status.code),
+            | TransportError::HeaderMismatch { status, .. }
+            | TransportError::StreamLost { status, .. } => Some(status.code),
             TransportError::Refused { status, .. } => status.map(|s| s.code),
             TransportError::TooLarge { .. }
             | TransportError::Broken { .. }
@@ -214,6 +225,11 @@ impl TransportError {
     /// True when the server refused our credentials.
     pub fn is_unauthorized(&self) -> bool {
         matches!(self, TransportError::Unauthorized { .. })
+    }
+
+    /// True when the answer's stream was lost before the response ([`TransportError::StreamLost`]).
+    pub fn is_stream_lost(&self) -> bool {
+        matches!(self, TransportError::StreamLost { .. })
     }
 
     /// True when the server refused the request's headers ([`TransportError::HeaderMismatch`]).
