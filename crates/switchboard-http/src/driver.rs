@@ -203,15 +203,13 @@ pub(crate) struct DriverState {
     pub(crate) legacy_version: Option<Arc<str>>,
     /// The last `initialize` as it was sent, to re-initialize once when the session expires.
     pub(crate) initialize_body: Option<Vec<u8>>,
-    /// Keyed by the client's own ids (so is `reissued`): a fast hash is safe.
+    /// Keyed by the client's own ids: a fast hash is safe.
     pub(crate) in_flight: FxHashMap<RequestId, AbortHandle>,
     pub(crate) failure: Option<String>,
     /// Where messages go for a 2024-11-05 HTTP+SSE server (its `endpoint` event).
     pub(crate) sse_endpoint: Option<reqwest::Url>,
     /// The task reading that server's event stream.
     pub(crate) sse_stream: Option<AbortHandle>,
-    /// Re-issued modern requests: the id on the wire → the id the client used.
-    pub(crate) reissued: FxHashMap<RequestId, RequestId>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -242,8 +240,6 @@ impl Sending {
 #[derive(Debug, Clone)]
 pub(crate) struct OutgoingRequest {
     /// The id the client waits under.
-    pub(crate) caller_id: RequestId,
-    /// The id on the wire (another one once re-issued).
     pub(crate) id: RequestId,
     pub(crate) method: String,
     /// The JSON text.
@@ -271,7 +267,6 @@ impl Driver {
                     lock(&self.state).initialize_body = Some(body.clone());
                 }
                 let request = OutgoingRequest {
-                    caller_id: id.clone(),
                     id: id.clone(),
                     method: method.to_owned(),
                     body,
@@ -291,8 +286,6 @@ impl Driver {
                 if let Some(handle) = state.in_flight.remove(of) {
                     handle.abort();
                 }
-                // An aborted task cannot clean up after itself.
-                state.reissued.retain(|_, caller| caller != of);
                 drop(state);
                 if sending == Sending::Legacy {
                     self.spawn(crate::streams::post_unanswered(self.clone(), body));
@@ -428,16 +421,10 @@ impl Driver {
         }
     }
 
-    /// Fails the request the client waits for under `wire_id` (or the id it was
-    /// re-issued from) with `error`.
-    pub(crate) fn fail_request(&self, wire_id: &RequestId, error: TransportError) {
-        let caller_id = lock(&self.state)
-            .reissued
-            .get(wire_id)
-            .cloned()
-            .unwrap_or_else(|| wire_id.clone());
-        tracing::debug!(peer = %self.peer, id = %caller_id, %error, "request failed in the HTTP transport");
-        self.sink.fail(&caller_id, error);
+    /// Fails the request the client waits for under `id` with `error`.
+    pub(crate) fn fail_request(&self, id: &RequestId, error: TransportError) {
+        tracing::debug!(peer = %self.peer, %id, %error, "request failed in the HTTP transport");
+        self.sink.fail(id, error);
     }
 
     /// The server cannot be reached: close the connection with this reason.

@@ -13,12 +13,14 @@
 //!   and the 2024-11-05 HTTP+SSE fallback when `initialize` is refused without JSON-RPC;
 //! - modern (2026-07-28): `MCP-Protocol-Version` and `Mcp-Method`; no session, no GET, no
 //!   DELETE; cancelling a request closes its response stream; a 400 carrying -32020 (the
-//!   server refused the request's headers) is [`switchboard_wire::TransportError::HeaderMismatch`].
+//!   server refused the request's headers) is [`switchboard_wire::TransportError::HeaderMismatch`],
+//!   and a response stream lost before its answer (it cannot be resumed) is
+//!   [`switchboard_wire::TransportError::StreamLost`]: the session sends such a request again.
 //!
 //! Headers that depend on a message's content (`Mcp-Name`, `Mcp-Param-*`) are the
-//! session's: it gives them in the message's context, and the transport sends them as
-//! given. It does not read outgoing messages to make headers, and hands answers on as
-//! they came (a `tools/list` result is not rewritten).
+//! session's: it gives them in the message's context. The transport reads no outgoing
+//! message: it sends each as it was given, with those headers, and hands answers on as they
+//! came (no result is rewritten, no id changed).
 //!
 //! Answers come back as JSON bodies or SSE streams (both handled) and enter the connection
 //! message by message. An HTTP failure fails the request it belongs to with a typed

@@ -1,27 +1,25 @@
 //! One request's POST, and the retries it may take, as an explicit state machine: each
 //! [`Step`] is one short function that says which step comes next. The retries a request
-//! has left are held in [`Retries`]:
+//! has taken are held in [`Retries`]:
 //! - new credentials after a 401/403 challenge (at most [`MAX_AUTHORIZATIONS`]);
 //! - legacy: a 404 to a request in a known session means the session expired (so does a
-//!   400 carrying a JSON-RPC error for no request): one fresh `initialize` (with the first
-//!   one's params), then the request again;
+//!   400 carrying a JSON-RPC error for no request): one fresh `initialize` (the first one
+//!   as it was sent), then the request again;
 //! - legacy: `initialize` refused with 400/404/405 and no JSON-RPC body: the server may be a
-//!   2024-11-05 HTTP+SSE server; open its event stream and send again, once;
-//! - 2026-07-28: a response stream lost before its answer: the request is sent again under
-//!   a new id (streams cannot be resumed in that era), once; its answer goes back to the
-//!   client under the old id.
+//!   2024-11-05 HTTP+SSE server; open its event stream and send again, once.
 //!
-//! A 2026-07-28 400 carrying -32020 (the server refused the request's headers) fails the
-//! request with [`TransportError::HeaderMismatch`]: the headers are the session's, and so
-//! is the decision to send the request again.
+//! What only the sender can redo fails the request with a typed error, and the session
+//! decides: a 2026-07-28 400 carrying -32020 (the server refused the request's headers) is
+//! [`TransportError::HeaderMismatch`]; a 2026-07-28 response stream lost before its answer
+//! (such streams cannot be resumed) is [`TransportError::StreamLost`].
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchboard_protocol::{error_codes, methods};
-use switchboard_wire::{ErrorObject, RequestId, TransportError};
+use switchboard_wire::{ErrorObject, TransportError};
 
-use crate::answer::{Answer, AnswerHeaders, answer_from_body, answer_json, read_answer};
+use crate::answer::{AnswerHeaders, answer_from_body, answer_json, read_answer};
 use crate::driver::{
     Driver, OutgoingRequest, SESSION_HEADER, Sending, VERSION_HEADER, http_status, lock,
     read_capped,
@@ -37,8 +35,6 @@ enum Chance {
     Reinitialize,
     /// Legacy: the 2024-11-05 HTTP+SSE transport after `initialize` was refused.
     FallBack,
-    /// 2026-07-28: the request again under a new id after its response stream was lost.
-    Reissue,
 }
 
 /// The retries one request has taken.
@@ -56,14 +52,9 @@ impl Retries {
         left
     }
 
-    /// Whether `chance` is still there to take.
-    fn left(&self, chance: Chance) -> bool {
-        !self.taken.contains(&chance)
-    }
-
     /// Takes `chance`; false if it was taken before.
     fn take(&mut self, chance: Chance) -> bool {
-        let left = self.left(chance);
+        let left = !self.taken.contains(&chance);
         if left {
             self.taken.push(chance);
         }
@@ -284,16 +275,8 @@ impl Post {
         }
     }
 
-    /// Reads the answer; a 2026-07-28 response stream lost before its answer sends the
-    /// request again under a new id, once.
     async fn read(&mut self, response: reqwest::Response) -> Step {
-        let may_reissue = matches!(self.request.sending, Sending::Modern(_))
-            && self.retries.left(Chance::Reissue);
-        let answer = read_answer(&self.driver, &self.request.id, response, may_reissue).await;
-        if answer == Answer::Lost && self.retries.take(Chance::Reissue) {
-            reissue(&self.driver, &mut self.request);
-            return Step::Send;
-        }
+        read_answer(&self.driver, &self.request, response).await;
         Step::Finish
     }
 
@@ -311,11 +294,9 @@ impl Post {
         Step::Finish
     }
 
-    /// The request is over: forget its task and any re-issued id.
+    /// The request is over: forget its task.
     fn finish(&self) {
-        let mut state = lock(&self.driver.state);
-        state.in_flight.remove(&self.request.caller_id);
-        state.reissued.remove(&self.request.id);
+        lock(&self.driver.state).in_flight.remove(&self.request.id);
     }
 }
 
@@ -357,19 +338,6 @@ fn session_gone(status: reqwest::StatusCode, body: &Result<Vec<u8>, TransportErr
         .ok()
         .and_then(|b| answer_json(b))
         .is_some_and(|v| v.get("error").is_some() && v.get("id").is_none_or(Value::is_null))
-}
-
-/// Gives the request a new id for its second send; its answer maps back to the caller's.
-fn reissue(driver: &Driver, request: &mut OutgoingRequest) {
-    let new_id = RequestId::String(format!("{}~reissued", request.caller_id).into());
-    if let Ok(mut body) = serde_json::from_slice::<Value>(&request.body) {
-        body["id"] = new_id.to_json();
-        request.body = body.to_string().into_bytes();
-    }
-    lock(&driver.state)
-        .reissued
-        .insert(new_id.clone(), request.caller_id.clone());
-    request.id = new_id;
 }
 
 /// The session expired (404): start a fresh one with the same `initialize`, once (its
@@ -419,10 +387,8 @@ mod tests {
         let mut retries = Retries::default();
         let authorizations: Vec<bool> = (0..5).map(|_| retries.authorize_again()).collect();
         assert_eq!(authorizations, [true, true, true, false, false]);
-        for chance in [Chance::Reinitialize, Chance::FallBack, Chance::Reissue] {
-            assert!(retries.left(chance));
+        for chance in [Chance::Reinitialize, Chance::FallBack] {
             assert!(retries.take(chance), "{chance:?}");
-            assert!(!retries.left(chance));
             assert!(!retries.take(chance), "{chance:?}");
         }
     }

@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use switchboard_wire::TransportError;
+
 use super::*;
 
 /// One request as [`Session::send_and_wait`] was asked to send it.
@@ -141,9 +143,11 @@ impl Session {
     }
 
     /// Sends one request (with the era's `_meta` envelope) and waits for its answer under the
-    /// deadlines, forwarding progress. A `tools/call` whose headers the server refused
-    /// (2026-07-28 HTTP: the tool's `Mcp-Param-*` headers may have changed) lists the tools
-    /// again and is sent once more; a refusal that stands is the server's JSON-RPC answer.
+    /// deadlines, forwarding progress. Over 2026-07-28 HTTP a request whose response stream
+    /// was lost before its answer (such streams cannot be resumed) is sent once more under a
+    /// new id; a `tools/call` whose headers the server refused (the tool's `Mcp-Param-*`
+    /// headers may have changed) lists the tools again and is sent once more, and a refusal
+    /// that stands is the server's JSON-RPC answer.
     pub(super) async fn send_and_wait(
         &self,
         method: &str,
@@ -160,7 +164,14 @@ impl Session {
             progress,
         };
         let mut outcome = self.send_once(request).await;
-        if method == methods::TOOLS_CALL && headers_refused(&outcome) && self.relist_tools().await {
+        if transport_failed(&outcome, TransportError::is_stream_lost) {
+            tracing::debug!(server = %self.inner.server, %method, "response stream lost; sending again");
+            outcome = self.send_once(request).await;
+        }
+        if method == methods::TOOLS_CALL
+            && transport_failed(&outcome, TransportError::is_header_mismatch)
+            && self.relist_tools().await
+        {
             outcome = self.send_once(request).await;
         }
         outcome.map_err(SessionError::header_refusal_as_answer)
@@ -288,11 +299,14 @@ impl Session {
     }
 }
 
-/// Whether the transport failed the request because the server refused its headers.
-fn headers_refused<T>(outcome: &Result<T, SessionError>) -> bool {
+/// Whether the transport failed the request, for the reason `why` tells.
+fn transport_failed<T>(
+    outcome: &Result<T, SessionError>,
+    why: fn(&TransportError) -> bool,
+) -> bool {
     outcome
         .as_ref()
         .err()
         .and_then(SessionError::transport_error)
-        .is_some_and(switchboard_wire::TransportError::is_header_mismatch)
+        .is_some_and(why)
 }
