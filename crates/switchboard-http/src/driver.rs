@@ -245,8 +245,8 @@ pub(crate) struct OutgoingRequest {
     /// The JSON text.
     pub(crate) body: Vec<u8>,
     pub(crate) sending: Sending,
-    /// The headers its sender gave (in its [`MessageContext`]), or why they cannot be sent.
-    pub(crate) headers: Result<HeaderMap, TransportError>,
+    /// The headers its sender gave (in its [`MessageContext`]).
+    pub(crate) headers: HeaderMap,
 }
 
 impl Driver {
@@ -263,6 +263,14 @@ impl Driver {
         let body = message.json().to_vec();
         match message.kind {
             OutgoingKind::Request { id, method } => {
+                let headers = match header_map(&message.context.headers) {
+                    Ok(headers) => headers,
+                    // Never sent: the request fails at once (the connection waits for it).
+                    Err(error) => {
+                        self.fail_request(id, error);
+                        return Ok(());
+                    }
+                };
                 if method == switchboard_protocol::methods::INITIALIZE {
                     lock(&self.state).initialize_body = Some(body.clone());
                 }
@@ -271,7 +279,7 @@ impl Driver {
                     method: method.to_owned(),
                     body,
                     sending,
-                    headers: header_map(&message.context.headers),
+                    headers,
                 };
                 // The state stays locked until the task is in the table: a task that ends
                 // at once (on another worker) must find its entry to remove it.
@@ -531,4 +539,40 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn given_headers_are_sent_as_given_and_invalid_ones_refuse_the_request() {
+        let map = header_map(&pairs(&[("mcp-name", "echo"), ("Mcp-Param-Region", "eu")]))
+            .expect("valid headers");
+        let sent: Vec<(&str, &[u8])> = map
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_bytes()))
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                ("mcp-name", b"echo".as_slice()),
+                ("mcp-param-region", b"eu".as_slice())
+            ]
+        );
+        for invalid in [("bad name", "x"), ("mcp-name", "line\nbreak")] {
+            let refused = header_map(&pairs(&[invalid])).expect_err("invalid");
+            assert!(
+                matches!(refused, TransportError::Refused { status: None, .. }),
+                "{refused:?}"
+            );
+        }
+    }
 }

@@ -88,10 +88,7 @@ struct Post {
 /// Sends one request's POST, step by step, until its answer (or its failure) is delivered.
 pub(crate) async fn post_request(driver: Arc<Driver>, request: OutgoingRequest) {
     driver.wait_for_get_stream().await;
-    let mut step = match &request.headers {
-        Ok(_) => Step::Send,
-        Err(error) => Step::Fail(error.clone()),
-    };
+    let mut step = Step::Send;
     let mut post = Post {
         driver,
         request,
@@ -120,10 +117,7 @@ impl Post {
                 .header("mcp-method", request.method.as_str()),
             Sending::Legacy => self.driver.with_session(builder),
         };
-        match &request.headers {
-            Ok(headers) => builder.headers(headers.clone()),
-            Err(_) => builder,
-        }
+        builder.headers(request.headers.clone())
     }
 
     /// Sends the POST. A send that failed before any response byte is typically a pooled
