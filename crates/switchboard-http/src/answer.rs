@@ -7,7 +7,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use switchboard_wire::{RequestId, TransportError};
 
-use crate::driver::{Driver, http_status, lock};
+use crate::driver::{Driver, OutgoingRequest, Sending, http_status};
 use switchboard_protocol::sse::{SseItem, SseParser};
 
 /// The first response (a message with `result` or `error`) in a body that is JSON or SSE.
@@ -29,7 +29,7 @@ pub(crate) fn answer_json(body: &[u8]) -> Option<Value> {
 
 /// The parts of an HTTP answer's head that matter once its body has been read.
 pub(crate) struct AnswerHeaders {
-    status: reqwest::StatusCode,
+    pub(crate) status: reqwest::StatusCode,
     content_type: String,
 }
 
@@ -52,24 +52,16 @@ pub(crate) fn content_type_of(response: &reqwest::Response) -> String {
         .to_ascii_lowercase()
 }
 
-/// What became of a POST's answer.
-#[derive(PartialEq, Eq)]
-pub(crate) enum Answer {
-    /// Delivered: the response, or the request failed in its stead.
-    Delivered,
-    /// The response stream ended or broke before the response, and the caller said the
-    /// request may be sent again: nothing was delivered for it.
-    Lost,
-}
-
 /// Reads a POST's answer (JSON or SSE) and delivers every message in it; fails the
-/// request `id` when the answer holds no response to it.
+/// request `id` when the answer holds no response to it. A response stream lost before
+/// the response fails a 2026-07-28 request as [`TransportError::StreamLost`] (such streams
+/// cannot be resumed; the session may send the request again).
 pub(crate) async fn read_answer(
     driver: &Driver,
-    id: &RequestId,
+    request: &OutgoingRequest,
     response: reqwest::Response,
-    may_reissue: bool,
-) -> Answer {
+) {
+    let id = &request.id;
     let headers = AnswerHeaders::of(&response);
     let status = headers.status;
     if status.is_success() && headers.content_type.starts_with("text/event-stream") {
@@ -89,38 +81,53 @@ pub(crate) async fn read_answer(
             };
             end = read_event_stream(driver, Some(id), resumed, &mut cursor).await;
         }
-        match end {
-            StreamEnd::Answered => {}
-            StreamEnd::Ended { .. } | StreamEnd::Broken(_) if may_reissue => {
-                tracing::debug!(peer = %driver.peer, %id, "response stream lost; re-issuing");
-                return Answer::Lost;
-            }
-            StreamEnd::Ended { malformed_events } => {
-                let carried = match malformed_events {
-                    0 => String::new(),
-                    1 => "; it carried one event that is not JSON".to_owned(),
-                    n => format!("; it carried {n} events that are not JSON"),
-                };
-                driver.fail_request(
-                    id,
-                    TransportError::NoResponse {
-                        status: http_status(status),
-                        detail: format!(
-                            "the server's event stream ended before it answered (HTTP {status}){carried}"
-                        ),
-                    },
-                );
-            }
-            StreamEnd::Broken(reason) => driver.fail(format!(
-                "the connection to {} broke during a response: {reason}",
-                driver.shown_url
-            )),
-        }
-        return Answer::Delivered;
+        return stream_ended(driver, request, status, end);
     }
     let body = crate::driver::read_capped(response, driver.max_body_bytes).await;
     answer_from_body(driver, id, &headers, body).await;
-    Answer::Delivered
+}
+
+/// What a response stream's end means for its request: a 2026-07-28 stream that ended or
+/// broke is lost (it cannot be resumed); a legacy one that ended holds no response, and one
+/// that broke closes the connection.
+fn stream_ended(
+    driver: &Driver,
+    request: &OutgoingRequest,
+    status: reqwest::StatusCode,
+    end: StreamEnd,
+) {
+    let modern = matches!(request.sending, Sending::Modern(_));
+    let status = http_status(status);
+    match end {
+        StreamEnd::Answered => {}
+        StreamEnd::Ended { malformed_events } => {
+            let carried = match malformed_events {
+                0 => String::new(),
+                1 => "; it carried one event that is not JSON".to_owned(),
+                n => format!("; it carried {n} events that are not JSON"),
+            };
+            let detail = format!(
+                "the server's event stream ended before it answered (HTTP {status}){carried}"
+            );
+            let error = if modern {
+                TransportError::StreamLost { status, detail }
+            } else {
+                TransportError::NoResponse { status, detail }
+            };
+            driver.fail_request(&request.id, error);
+        }
+        StreamEnd::Broken(reason) => {
+            let detail = format!(
+                "the connection to {} broke during a response: {reason}",
+                driver.shown_url
+            );
+            if modern {
+                driver.fail_request(&request.id, TransportError::StreamLost { status, detail });
+            } else {
+                driver.fail(detail);
+            }
+        }
+    }
 }
 
 /// Delivers the answer in a body that was read (or failed to read).
@@ -135,11 +142,7 @@ pub(crate) async fn answer_from_body(
         Ok(body) => body,
         Err(error) => return driver.fail_request(id, error),
     };
-    let plain = {
-        let state = lock(&driver.state);
-        !state.reissued.contains_key(id) && !state.listings.contains(id)
-    };
-    if plain && crate::plain_answer::is_plain_answer(&body, id) {
+    if crate::plain_answer::is_plain_answer(&body, id) {
         return driver.sink.message(&body).await;
     }
     let mut parsed: Option<Value> = serde_json::from_slice(&body).ok();
@@ -207,36 +210,9 @@ pub(crate) async fn answer_from_body(
     }
 }
 
-/// Hands a message the transport had to read as a tree to the connection: answers to
-/// re-issued requests under the id the client used, modern `tools/list` results with
-/// their header parameters checked (tools with invalid ones are left out).
+/// Hands a message the transport had to read as a tree to the connection.
 pub(crate) async fn deliver_value(driver: &Driver, value: &Value) {
-    let mut value = std::borrow::Cow::Borrowed(value);
-    if let Some(caller_id) = caller_id_of(driver, &value) {
-        value.to_mut()["id"] = caller_id.to_json();
-    }
-    let listing = value
-        .get("id")
-        .and_then(RequestId::from_json)
-        .is_some_and(|id| lock(&driver.state).listings.remove(&id));
-    if listing && let Some(result) = value.to_mut().get_mut("result") {
-        let (params, warnings) = switchboard_protocol::headers::filter_listing(result);
-        for warning in warnings {
-            tracing::warn!(peer = %driver.peer, "{warning}");
-        }
-        lock(&driver.state).param_headers.extend(params);
-    }
     driver.sink.message(value.to_string().as_bytes()).await;
-}
-
-/// For the answer to a re-issued request, the id the client used.
-fn caller_id_of(driver: &Driver, value: &Value) -> Option<RequestId> {
-    let state = lock(&driver.state);
-    if state.reissued.is_empty() || value.get("method").is_some() {
-        return None;
-    }
-    let wire_id = value.get("id").and_then(RequestId::from_json)?;
-    state.reissued.get(&wire_id).cloned()
 }
 
 /// What delivering one event of a stream did.

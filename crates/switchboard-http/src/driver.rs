@@ -2,14 +2,12 @@
 //! [`Transport`] that turns each outgoing message into the HTTP request its era needs
 //! (POSTs in `post.rs`, answers in `answer.rs`, event streams in `streams.rs`).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::value::RawValue;
+use rustc_hash::FxHashMap;
 use switchboard_protocol::Era;
 use switchboard_wire::transport::BoxFuture;
 use switchboard_wire::{
@@ -20,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::authorize::Authorizer;
-use switchboard_protocol::headers::ParamHeaders;
+use switchboard_text::peer_text::PeerText;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -203,22 +201,15 @@ pub(crate) struct DriverState {
     pub(crate) session_id: Option<String>,
     /// The legacy version the session last said it speaks (after `initialize`).
     pub(crate) legacy_version: Option<Arc<str>>,
-    /// The last `initialize` params, to re-initialize once when the session expires.
-    pub(crate) initialize_params: Option<Box<RawValue>>,
-    /// Keyed by the client's own ids (so are `listings` and `reissued`): a fast hash is
-    /// safe; the tools' header parameters, keyed by names the server chose, keep std's.
+    /// The last `initialize` as it was sent, to re-initialize once when the session expires.
+    pub(crate) initialize_body: Option<Vec<u8>>,
+    /// Keyed by the client's own ids: a fast hash is safe.
     pub(crate) in_flight: FxHashMap<RequestId, AbortHandle>,
     pub(crate) failure: Option<String>,
-    /// Modern `tools/list` requests whose answers must be checked for `x-mcp-header`.
-    pub(crate) listings: FxHashSet<RequestId>,
-    /// Header parameters of the tools listed so far, by tool name.
-    pub(crate) param_headers: HashMap<String, ParamHeaders>,
     /// Where messages go for a 2024-11-05 HTTP+SSE server (its `endpoint` event).
     pub(crate) sse_endpoint: Option<reqwest::Url>,
     /// The task reading that server's event stream.
     pub(crate) sse_stream: Option<AbortHandle>,
-    /// Re-issued modern requests: the id on the wire → the id the client used.
-    pub(crate) reissued: FxHashMap<RequestId, RequestId>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -249,13 +240,13 @@ impl Sending {
 #[derive(Debug, Clone)]
 pub(crate) struct OutgoingRequest {
     /// The id the client waits under.
-    pub(crate) caller_id: RequestId,
-    /// The id on the wire (another one once re-issued).
     pub(crate) id: RequestId,
     pub(crate) method: String,
     /// The JSON text.
     pub(crate) body: Vec<u8>,
     pub(crate) sending: Sending,
+    /// The headers its sender gave (in its [`MessageContext`]).
+    pub(crate) headers: HeaderMap,
 }
 
 impl Driver {
@@ -272,15 +263,23 @@ impl Driver {
         let body = message.json().to_vec();
         match message.kind {
             OutgoingKind::Request { id, method } => {
+                let headers = match header_map(&message.context.headers) {
+                    Ok(headers) => headers,
+                    // Never sent: the request fails at once (the connection waits for it).
+                    Err(error) => {
+                        self.fail_request(id, error);
+                        return Ok(());
+                    }
+                };
                 if method == switchboard_protocol::methods::INITIALIZE {
-                    lock(&self.state).initialize_params = crate::post::params_of(&body);
+                    lock(&self.state).initialize_body = Some(body.clone());
                 }
                 let request = OutgoingRequest {
-                    caller_id: id.clone(),
                     id: id.clone(),
                     method: method.to_owned(),
                     body,
                     sending,
+                    headers,
                 };
                 // The state stays locked until the task is in the table: a task that ends
                 // at once (on another worker) must find its entry to remove it.
@@ -295,8 +294,6 @@ impl Driver {
                 if let Some(handle) = state.in_flight.remove(of) {
                     handle.abort();
                 }
-                // An aborted task cannot clean up after itself.
-                state.reissued.retain(|_, caller| caller != of);
                 drop(state);
                 if sending == Sending::Legacy {
                     self.spawn(crate::streams::post_unanswered(self.clone(), body));
@@ -432,16 +429,10 @@ impl Driver {
         }
     }
 
-    /// Fails the request the client waits for under `wire_id` (or the id it was
-    /// re-issued from) with `error`.
-    pub(crate) fn fail_request(&self, wire_id: &RequestId, error: TransportError) {
-        let caller_id = lock(&self.state)
-            .reissued
-            .get(wire_id)
-            .cloned()
-            .unwrap_or_else(|| wire_id.clone());
-        tracing::debug!(peer = %self.peer, id = %caller_id, %error, "request failed in the HTTP transport");
-        self.sink.fail(&caller_id, error);
+    /// Fails the request the client waits for under `id` with `error`.
+    pub(crate) fn fail_request(&self, id: &RequestId, error: TransportError) {
+        tracing::debug!(peer = %self.peer, %id, %error, "request failed in the HTTP transport");
+        self.sink.fail(id, error);
     }
 
     /// The server cannot be reached: close the connection with this reason.
@@ -470,6 +461,24 @@ impl Driver {
         });
         self.stop_tasks();
     }
+}
+
+/// The headers a message's sender gave, as header text; a name or value that is not
+/// header text fails the request (it never reaches the server).
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, TransportError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let refused = |what: &str| TransportError::Refused {
+            status: None,
+            detail: format!("the request was not sent: its header {what} is not valid header text"),
+        };
+        let header_name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| refused(&format!("name `{}`", PeerText(name))))?;
+        let header_value =
+            HeaderValue::from_str(value).map_err(|_| refused(&format!("`{header_name}`")))?;
+        map.append(header_name, header_value);
+    }
+    Ok(map)
 }
 
 /// An HTTP status as the transport reports it.
@@ -530,4 +539,40 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn given_headers_are_sent_as_given_and_invalid_ones_refuse_the_request() {
+        let map = header_map(&pairs(&[("mcp-name", "echo"), ("Mcp-Param-Region", "eu")]))
+            .expect("valid headers");
+        let sent: Vec<(&str, &[u8])> = map
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_bytes()))
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                ("mcp-name", b"echo".as_slice()),
+                ("mcp-param-region", b"eu".as_slice())
+            ]
+        );
+        for invalid in [("bad name", "x"), ("mcp-name", "line\nbreak")] {
+            let refused = header_map(&pairs(&[invalid])).expect_err("invalid");
+            assert!(
+                matches!(refused, TransportError::Refused { status: None, .. }),
+                "{refused:?}"
+            );
+        }
+    }
 }

@@ -11,11 +11,16 @@
 //!   nothing the server sends on it early is lost; 405 tolerated), one transparent
 //!   re-`initialize` when a known session answers 404, `DELETE` of the session on close,
 //!   and the 2024-11-05 HTTP+SSE fallback when `initialize` is refused without JSON-RPC;
-//! - modern (2026-07-28): `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for
-//!   `tools/call`, `resources/read` and `prompts/get` (Base64 sentinel form for values that
-//!   are not plain visible ASCII), `Mcp-Param-*` headers from the tools' `x-mcp-header`
-//!   annotations; no session, no GET, no DELETE; cancelling a request closes its response
-//!   stream.
+//! - modern (2026-07-28): `MCP-Protocol-Version` and `Mcp-Method`; no session, no GET, no
+//!   DELETE; cancelling a request closes its response stream; a 400 carrying -32020 (the
+//!   server refused the request's headers) is [`switchboard_wire::TransportError::HeaderMismatch`],
+//!   and a response stream lost before its answer (it cannot be resumed) is
+//!   [`switchboard_wire::TransportError::StreamLost`]: the session sends such a request again.
+//!
+//! Headers that depend on a message's content (`Mcp-Name`, `Mcp-Param-*`) are the
+//! session's: it gives them in the message's context. The transport reads no outgoing
+//! message: it sends each as it was given, with those headers, and hands answers on as they
+//! came (no result is rewritten, no id changed).
 //!
 //! Answers come back as JSON bodies or SSE streams (both handled) and enter the connection
 //! message by message. An HTTP failure fails the request it belongs to with a typed
@@ -27,13 +32,13 @@
 //!
 //! The Streamable HTTP client transport, both eras (`connect`: a `Transport` that turns
 //! each outgoing message into a POST with the headers of the era the session names in its
-//! context, `driver.rs`; the POST and its retries as explicit per-request state, `post.rs`;
+//! context and the headers given there, `driver.rs`; the POST and its retries as a small
+//! state machine per request, `post.rs`;
 //! JSON or SSE answers handed to the connection message by message and HTTP failures as
 //! `TransportError`s, `answer.rs`; a body that is one plain result to its POST goes through
 //! as its own text, `plain_answer.rs`; notifications, the GET stream and the 2024-11-05
-//! event stream, `streams.rs`), the 2024-11-05 HTTP+SSE fallback (the SSE codec and the
-//! `Mcp-Name`/`Mcp-Param-*` header rules it applies are `switchboard-protocol`'s `sse` and
-//! `headers`, shared with the server side), and the `Authorizer` seam that the
+//! event stream, `streams.rs`), the 2024-11-05 HTTP+SSE fallback (the SSE codec is
+//! `switchboard-protocol`'s `sse`, shared with the server side), and the `Authorizer` seam that the
 //! OAuth client implements (`authorize.rs`: `credentials(RequestTarget)` gives each request
 //! its `Authorization` value and, for DPoP, a proof bound to its method and URL;
 //! `challenge(AuthChallenge)` answers a 401/403, with the `DPoP-Nonce` header, as

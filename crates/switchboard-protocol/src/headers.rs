@@ -6,7 +6,7 @@
 //! An annotation is valid only as a non-empty RFC 9110 token, unique case-insensitively
 //! within the schema, on a `string`, `integer` or `boolean` property reached from the root
 //! through `properties` alone. A tool with any invalid annotation is left out of the listing
-//! (with a warning), and the other tools are kept.
+//! (the client session reports it as a listing problem), and the other tools are kept.
 
 use std::collections::HashMap;
 
@@ -120,7 +120,7 @@ pub fn header_carries(header: &str, value: &Value) -> bool {
 }
 
 /// Removes tools with invalid annotations from a `tools/list` result; returns each kept
-/// tool's header parameters and a warning per removed tool.
+/// tool's header parameters and, per removed tool, why it was left out.
 pub fn filter_listing(result: &mut Value) -> (HashMap<String, ParamHeaders>, Vec<String>) {
     let mut kept = HashMap::new();
     let mut warnings = Vec::new();

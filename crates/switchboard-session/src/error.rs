@@ -321,6 +321,24 @@ impl SessionError {
         }
     }
 
+    /// A refusal of a request's headers ([`TransportError::HeaderMismatch`]) as what it
+    /// is to the caller, the server's JSON-RPC answer ([`SessionError::Rpc`]); any other
+    /// error as it is.
+    pub(crate) fn header_refusal_as_answer(self) -> SessionError {
+        match self {
+            SessionError::Transport {
+                server,
+                method,
+                error: TransportError::HeaderMismatch { error, .. },
+            } => SessionError::Rpc {
+                server,
+                method,
+                error,
+            },
+            other => other,
+        }
+    }
+
     /// The transport's failure, when that is what failed the request (its HTTP status is
     /// [`TransportError::http_status`]).
     pub fn transport_error(&self) -> Option<&TransportError> {

@@ -18,7 +18,12 @@
 //! `Session::request_unanswered` hands an `input_required` result back unanswered, for the
 //! checker), listings under caps on pages, entries and bytes (`listing.rs`; each page read
 //! entry by entry from its text by `protocol`'s `ListPage`, so a bad entry is a listing
-//! problem), the dispatch task answering server requests via `ClientHandler` and publishing
+//! problem), the 2026-07-28 HTTP headers that mirror a request's content (`headers.rs`:
+//! `Mcp-Name`, and `Mcp-Param-*` from the listed tools' `x-mcp-header` annotations; a tool
+//! with an invalid one is a listing problem; a call whose headers the server refused,
+//! -32020, lists the tools again and is sent once more, and a request whose 2026-07-28
+//! response stream was lost is sent once more under a new id, `requests.rs`), the dispatch task
+//! answering server requests via `ClientHandler` and publishing
 //! the `SessionEvent` stream (`dispatch.rs`, with the progress bookkeeping of
 //! `progress.rs`), settings (`config.rs`), the skills extension (`session/skills.rs`:
 //! `list_skills` under the listing caps, `get_skill`, `load_skill`/`read_skill_file`; the

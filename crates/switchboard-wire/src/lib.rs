@@ -17,7 +17,7 @@
 //! (concurrent sends, pending-request table, `Inbound` events for everything that is not an
 //! awaited response, frame tap) over a `Transport` (`transport.rs`: each outgoing message
 //! with its `OutgoingKind` — request id and method, the request a cancellation names — and
-//! the `MessageContext` its owner gives it, the protocol version; what comes back enters
+//! the `MessageContext` its owner gives it, the protocol version and headers; what comes back enters
 //! through the connection's `InboundSink`, answers as message texts, failures as a typed
 //! `TransportError` for the request's id). A byte stream is the built-in transport (one
 //! reader task, one line a message); the cancellation notice is the owner's

@@ -80,7 +80,7 @@ impl Serialize for RequestId {
 }
 
 /// A JSON-RPC error object. `data` is kept exactly as the peer sent it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorObject {
     /// The error code.
     pub code: i64,

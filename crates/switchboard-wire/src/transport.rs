@@ -3,7 +3,7 @@
 //! A connection works on messages: it encodes each outgoing message once and hands it to
 //! its [`Transport`] with what the transport may need to know about it ([`OutgoingKind`]:
 //! request id and method, the request a cancellation names; [`MessageContext`]: the
-//! protocol version the message is sent under). A byte-stream transport (stdio, in-memory
+//! protocol version the message is sent under, and headers its owner made for it). A byte-stream transport (stdio, in-memory
 //! pipes) writes the text as a line; a message transport (Streamable HTTP, in its own
 //! crate) turns it into a request of its own. What comes back enters the connection through
 //! its [`InboundSink`]: message texts, and [`TransportError`]s for requests the transport
@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
-use crate::message::RequestId;
+use crate::message::{ErrorObject, RequestId};
 use switchboard_text::peer_text::PeerText;
 
 /// A boxed future, as the transport trait returns them.
@@ -53,12 +53,16 @@ pub enum OutgoingKind<'a> {
 }
 
 /// What the owner of a connection tells the transport about a message: the protocol
-/// version it is sent under, when one applies (a transport whose headers depend on it
-/// reads it here instead of from the message).
+/// version it is sent under, when one applies, and headers to send with it (a transport
+/// whose headers depend on the message reads them here instead of from the message; a
+/// transport without headers ignores them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MessageContext {
     /// The protocol version, e.g. `2025-06-18`; `None` before one is chosen.
     pub protocol_version: Option<Arc<str>>,
+    /// Headers sent with the message as given, `(name, value)`; a name or value that is not
+    /// valid header text fails the message.
+    pub headers: Vec<(String, String)>,
 }
 
 impl MessageContext {
@@ -66,7 +70,15 @@ impl MessageContext {
     pub fn version(version: &Arc<str>) -> MessageContext {
         MessageContext {
             protocol_version: Some(version.clone()),
+            headers: Vec::new(),
         }
+    }
+
+    /// This context with these headers to send as well.
+    #[must_use]
+    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> MessageContext {
+        self.headers.extend(headers);
+        self
     }
 }
 
@@ -135,6 +147,16 @@ pub enum TransportError {
         /// What the answer held instead.
         detail: String,
     },
+    /// The answer was a stream that ended or broke before it carried the response, and the
+    /// transport cannot resume it: the request may or may not have run, and its owner may
+    /// send it again under a new id.
+    #[error("{detail}")]
+    StreamLost {
+        /// The status of the answer.
+        status: HttpStatus,
+        /// How the stream was lost.
+        detail: String,
+    },
     /// The answer (a body, an event) was over its size limit and was not read past it.
     #[error("{what} is larger than the {limit}-byte limit")]
     TooLarge {
@@ -166,6 +188,16 @@ pub enum TransportError {
         /// What happened.
         detail: String,
     },
+    /// The peer refused the request because its headers do not match its body (over HTTP,
+    /// headers that mirror the message's parameters): the owner may fix what it derives
+    /// the headers from and send the request again.
+    #[error("the server refused the request's headers (HTTP {status}): {error}")]
+    HeaderMismatch {
+        /// The status that refused it.
+        status: HttpStatus,
+        /// The JSON-RPC error the server answered with.
+        error: ErrorObject,
+    },
     /// Our side of the transport is closed or could not be written.
     #[error("{detail}")]
     Closed {
@@ -180,7 +212,9 @@ impl TransportError {
         match self {
             TransportError::Status { status, .. }
             | TransportError::NoResponse { status, .. }
-            | TransportError::Unauthorized { status, .. } => Some(status.code),
+            | TransportError::Unauthorized { status, .. }
+            | TransportError::HeaderMismatch { status, .. }
+            | TransportError::StreamLost { status, .. } => Some(status.code),
             TransportError::Refused { status, .. } => status.map(|s| s.code),
             TransportError::TooLarge { .. }
             | TransportError::Broken { .. }
@@ -191,6 +225,16 @@ impl TransportError {
     /// True when the server refused our credentials.
     pub fn is_unauthorized(&self) -> bool {
         matches!(self, TransportError::Unauthorized { .. })
+    }
+
+    /// True when the answer's stream was lost before the response ([`TransportError::StreamLost`]).
+    pub fn is_stream_lost(&self) -> bool {
+        matches!(self, TransportError::StreamLost { .. })
+    }
+
+    /// True when the server refused the request's headers ([`TransportError::HeaderMismatch`]).
+    pub fn is_header_mismatch(&self) -> bool {
+        matches!(self, TransportError::HeaderMismatch { .. })
     }
 }
 

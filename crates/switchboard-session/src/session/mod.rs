@@ -31,6 +31,7 @@ use crate::handler::ClientHandler;
 use crate::params::{BaseParams, InputRound, MetaPrefix, RequestParams};
 
 mod dispatch;
+mod headers;
 mod listing;
 mod negotiate;
 mod progress;
@@ -39,6 +40,7 @@ mod skills;
 
 use crate::config::{CallOptions, EraChoice, ForClient, SessionConfig};
 use dispatch::{DispatchState, dispatch_loop};
+use headers::ContentHeaders;
 use negotiate::{cancel_notice, negotiate};
 use progress::{ProgressRoutes, RouteGuard};
 use requests::Progress;
@@ -170,6 +172,9 @@ struct Inner {
     has_log_level: std::sync::atomic::AtomicBool,
     /// What the transport is told about every message: the negotiated version.
     context: MessageContext,
+    /// The headers that mirror each request's content, when the transport sends headers
+    /// and the era has them (2026-07-28 over HTTP); `None` otherwise.
+    content_headers: Option<ContentHeaders>,
     routes: Arc<ProgressRoutes>,
     events: broadcast::Sender<SessionEvent>,
     counters: Arc<Counters>,
@@ -206,6 +211,15 @@ impl fmt::Debug for Session {
     }
 }
 
+/// Whether a transport sends the headers the session makes for a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carrier {
+    /// Streamable HTTP: headers travel with each request.
+    Http,
+    /// A byte stream (stdio, in-memory): there are no headers.
+    Stream,
+}
+
 /// The state shared by the connect phase and the session.
 struct Wiring {
     server: Arc<str>,
@@ -239,7 +253,7 @@ impl Session {
             inbound: http.inbound,
             process: None,
         };
-        Session::connect(transport, config).await
+        Session::connect_over(transport, config, Carrier::Http).await
     }
 
     /// Connects over `transport`: era detection and handshake, within
@@ -247,6 +261,15 @@ impl Session {
     pub async fn connect(
         transport: ConnectionParts,
         config: SessionConfig,
+    ) -> Result<Session, SessionError> {
+        Session::connect_over(transport, config, Carrier::Stream).await
+    }
+
+    /// [`Session::connect`] over a transport that is (or is not) the `carrier` of headers.
+    async fn connect_over(
+        transport: ConnectionParts,
+        config: SessionConfig,
+        carrier: Carrier,
     ) -> Result<Session, SessionError> {
         let ConnectionParts {
             connection,
@@ -310,6 +333,8 @@ impl Session {
             ),
             Era::Legacy => MetaPrefix::default(),
         };
+        let content_headers = (carrier == Carrier::Http && negotiated.era == Era::Modern)
+            .then(ContentHeaders::default);
         Ok(Session {
             inner: Arc::new(Inner {
                 server,
@@ -320,6 +345,7 @@ impl Session {
                 leveled_prefix: std::sync::RwLock::new(None),
                 has_log_level: std::sync::atomic::AtomicBool::new(false),
                 context: MessageContext::version(&Arc::from(negotiated_version.as_str())),
+                content_headers,
                 routes: wiring.routes,
                 events: wiring.events,
                 counters: wiring.counters,
@@ -399,17 +425,26 @@ impl Session {
     }
 
     /// Lists all tools, following cursors. Invalid and duplicate entries are reported in
-    /// [`Listing::problems`], not dropped silently.
+    /// [`Listing::problems`], not dropped silently. Over 2026-07-28 HTTP a tool whose
+    /// `x-mcp-header` annotations are invalid is such an entry, and the listing's tools
+    /// give each later `tools/call` its `Mcp-Param-*` headers.
     pub async fn list_tools(&self) -> Result<Listing<Tool>, SessionError> {
         self.require(
             self.inner.negotiated.capabilities.tools.is_some(),
             "tools",
             methods::TOOLS_LIST,
         )?;
-        self.list_all(methods::TOOLS_LIST, "tools", Tool::from_json_text, |t| {
-            t.name.clone()
-        })
-        .await
+        let parse = match &self.inner.content_headers {
+            Some(_) => headers::tool_with_valid_headers,
+            None => Tool::from_json_text,
+        };
+        let listing = self
+            .list_all(methods::TOOLS_LIST, "tools", parse, |t| t.name.clone())
+            .await?;
+        if let Some(content_headers) = &self.inner.content_headers {
+            content_headers.learn(&listing.items);
+        }
+        Ok(listing)
     }
 
     /// Lists all prompts.

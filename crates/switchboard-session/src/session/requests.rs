@@ -1,7 +1,21 @@
 //! One request under its deadlines (idle, extended by progress for tool calls; the
 //! ceiling; cancellation), and the input rounds of `input_required` answers.
 
+use std::borrow::Cow;
+
+use switchboard_wire::TransportError;
+
 use super::*;
+
+/// One request as [`Session::send_and_wait`] was asked to send it.
+#[derive(Clone, Copy)]
+struct OneRequest<'a> {
+    method: &'a str,
+    base: BaseParams<'a>,
+    input: Option<&'a InputRound>,
+    options: &'a CallOptions,
+    progress: Progress,
+}
 
 /// What a request does with the server's progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +143,11 @@ impl Session {
     }
 
     /// Sends one request (with the era's `_meta` envelope) and waits for its answer under the
-    /// deadlines, forwarding progress.
+    /// deadlines, forwarding progress. Over 2026-07-28 HTTP a request whose response stream
+    /// was lost before its answer (such streams cannot be resumed) is sent once more under a
+    /// new id; a `tools/call` whose headers the server refused (the tool's `Mcp-Param-*`
+    /// headers may have changed) lists the tools again and is sent once more, and a refusal
+    /// that stands is the server's JSON-RPC answer.
     pub(super) async fn send_and_wait(
         &self,
         method: &str,
@@ -138,6 +156,62 @@ impl Session {
         options: &CallOptions,
         progress: Progress,
     ) -> Result<Box<RawValue>, SessionError> {
+        let request = OneRequest {
+            method,
+            base,
+            input,
+            options,
+            progress,
+        };
+        let mut outcome = self.send_once(request).await;
+        if transport_failed(&outcome, TransportError::is_stream_lost) {
+            tracing::debug!(server = %self.inner.server, %method, "response stream lost; sending again");
+            outcome = self.send_once(request).await;
+        }
+        if method == methods::TOOLS_CALL
+            && transport_failed(&outcome, TransportError::is_header_mismatch)
+            && self.relist_tools().await
+        {
+            outcome = self.send_once(request).await;
+        }
+        outcome.map_err(SessionError::header_refusal_as_answer)
+    }
+
+    /// What the transport is told about a request: the version, and the headers that
+    /// mirror its content when the transport sends them.
+    fn context_for(&self, method: &str, base: BaseParams<'_>) -> Cow<'_, MessageContext> {
+        let inner = &*self.inner;
+        match &inner.content_headers {
+            Some(content_headers) => Cow::Owned(
+                inner
+                    .context
+                    .clone()
+                    .with_headers(content_headers.for_request(method, base)),
+            ),
+            None => Cow::Borrowed(&inner.context),
+        }
+    }
+
+    /// Lists the tools again to learn their header parameters; false when that failed
+    /// (or the transport sends no headers, so listing cannot help).
+    async fn relist_tools(&self) -> bool {
+        if self.inner.content_headers.is_none() {
+            return false;
+        }
+        tracing::debug!(server = %self.inner.server, "the server refused a call's headers; listing tools again");
+        // Boxed: listing sends requests through `send_and_wait`, which called this.
+        Box::pin(self.list_tools()).await.is_ok()
+    }
+
+    /// [`Session::send_and_wait`] without its retry.
+    async fn send_once(&self, request: OneRequest<'_>) -> Result<Box<RawValue>, SessionError> {
+        let OneRequest {
+            method,
+            base,
+            input,
+            options,
+            progress,
+        } = request;
         let inner = &*self.inner;
         let connection = &inner.connection;
         let id = connection.allocate_id();
@@ -168,7 +242,8 @@ impl Session {
                 .unwrap_or(inner.config.max_call_duration)
                 .max(idle);
         let mut deadline = (started + idle).min(ceiling);
-        let send = connection.send_request_in(&inner.context, id.clone(), method, Some(&params));
+        let context = self.context_for(method, base);
+        let send = connection.send_request_in(&context, id.clone(), method, Some(&params));
         let mut call = match tokio::time::timeout_at(deadline, send).await {
             Ok(Ok(call)) => call,
             Ok(Err(error)) => return Err(self.wire_error(method, error)),
@@ -222,4 +297,16 @@ impl Session {
             }
         }
     }
+}
+
+/// Whether the transport failed the request, for the reason `why` tells.
+fn transport_failed<T>(
+    outcome: &Result<T, SessionError>,
+    why: fn(&TransportError) -> bool,
+) -> bool {
+    outcome
+        .as_ref()
+        .err()
+        .and_then(SessionError::transport_error)
+        .is_some_and(why)
 }

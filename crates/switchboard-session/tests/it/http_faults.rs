@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard_http::HttpOptions;
-use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig, SessionError};
+use switchboard_protocol::Tool;
+use switchboard_session::{CallOptions, EraChoice, Listing, Session, SessionConfig, SessionError};
 use switchboard_testkit::canned::{self, read_request};
 use switchboard_testkit::wait::within;
 use tokio::io::AsyncWriteExt;
@@ -223,6 +224,9 @@ enum ModernRule {
     /// The first call's event stream ends after a progress event, without the response;
     /// later calls are answered (headers are not checked).
     FirstStreamEnds,
+    /// Every listing also has a tool, `weigh`, whose annotation is on a `number` (which
+    /// may not be a header); calls without `Mcp-Param-Region` get 400 + -32020.
+    InvalidAnnotationBeside,
 }
 
 /// Counts what a [`modern_server`] was asked.
@@ -278,11 +282,18 @@ async fn modern_server(
                         if earlier > 0 || !matches!(rule, ModernRule::AnnouncedLate) {
                             region["x-mcp-header"] = Value::from("Region");
                         }
+                        let mut tools = vec![
+                            serde_json::json!({"name": "weather", "inputSchema": {"type": "object", "properties": {"region": region}}}),
+                        ];
+                        if matches!(rule, ModernRule::InvalidAnnotationBeside) {
+                            tools.push(serde_json::json!({"name": "weigh", "inputSchema": {"type": "object", "properties": {
+                                "weight": {"type": "number", "x-mcp-header": "Weight"}}}}));
+                        }
                         answer(
                             "200 OK",
                             serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {
                             "resultType": "complete", "ttlMs": 0, "cacheScope": "public",
-                            "tools": [{"name": "weather", "inputSchema": {"type": "object", "properties": {"region": region}}}]}}),
+                            "tools": tools}}),
                         )
                     }
                     "tools/call" => {
@@ -292,7 +303,7 @@ async fn modern_server(
                             ids.len() - 1
                         };
                         let satisfied = match rule {
-                            ModernRule::AnnouncedLate => {
+                            ModernRule::AnnouncedLate | ModernRule::InvalidAnnotationBeside => {
                                 head.contains("\r\nmcp-param-region: eu\r\n")
                             }
                             ModernRule::NeverSatisfied => false,
@@ -331,9 +342,17 @@ async fn modern_server(
     (url, asked, task)
 }
 
-/// Calls `weather` once; the outcome, how many listings the server saw and the ids of the
-/// calls it saw.
-async fn call_weather(rule: ModernRule) -> (Result<String, String>, usize, Vec<String>) {
+/// What [`call_weather`] saw: the call's outcome, the tools listed (with the listing's
+/// problems), how many listings the server saw and the ids of the calls it saw.
+struct Weather {
+    outcome: Result<String, String>,
+    listing: Listing<Tool>,
+    listings: usize,
+    call_ids: Vec<String>,
+}
+
+/// Lists the tools, then calls `weather` once.
+async fn call_weather(rule: ModernRule) -> Weather {
     use std::sync::atomic::Ordering::SeqCst;
     let (url, asked, server) = modern_server(rule).await;
     let mut config = SessionConfig::new("regional");
@@ -345,7 +364,7 @@ async fn call_weather(rule: ModernRule) -> (Result<String, String>, usize, Vec<S
     )
     .await
     .expect("connect");
-    within("list", TEST_DEADLINE, session.list_tools())
+    let listing = within("list", TEST_DEADLINE, session.list_tools())
         .await
         .expect("tools/list");
     let arguments = serde_json::json!({"region": "eu"});
@@ -361,28 +380,73 @@ async fn call_weather(rule: ModernRule) -> (Result<String, String>, usize, Vec<S
         Err(error) => Err(error.to_string()),
     };
     let call_ids = asked.call_ids.lock().expect("ids").clone();
-    (outcome, asked.listings.load(SeqCst), call_ids)
+    Weather {
+        outcome,
+        listing,
+        listings: asked.listings.load(SeqCst),
+        call_ids,
+    }
 }
 
 #[tokio::test]
 async fn a_header_mismatch_relists_the_tools_and_retries_once() {
-    let (outcome, listings, calls) = call_weather(ModernRule::AnnouncedLate).await;
-    assert_eq!(outcome.as_deref(), Ok(r#"[Text { text: "sunny in eu" }]"#));
-    assert_eq!((listings, calls.len()), (2, 2));
+    let late = call_weather(ModernRule::AnnouncedLate).await;
+    assert_eq!(
+        late.outcome.as_deref(),
+        Ok(r#"[Text { text: "sunny in eu" }]"#)
+    );
+    assert_eq!((late.listings, late.call_ids.len()), (2, 2));
 
-    let (outcome, listings, calls) = call_weather(ModernRule::NeverSatisfied).await;
-    let message = outcome.expect_err("still mismatched");
+    let never = call_weather(ModernRule::NeverSatisfied).await;
+    let message = never.outcome.expect_err("still mismatched");
     assert!(
-        message.contains("Mcp-Param-Region does not match the body"),
+        message.contains(
+            "answered `tools/call` with an error: Mcp-Param-Region does not match the body (code -32020)"
+        ),
         "{message}"
     );
-    assert_eq!((listings, calls.len()), (2, 2), "one re-listing, one retry");
+    assert_eq!(
+        (never.listings, never.call_ids.len()),
+        (2, 2),
+        "one re-listing, one retry"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_with_an_invalid_header_annotation_is_a_listing_problem_and_the_others_work() {
+    let seen = call_weather(ModernRule::InvalidAnnotationBeside).await;
+    let names: Vec<&str> = seen.listing.items.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["weather"]);
+    let problems: Vec<(usize, &str)> = seen
+        .listing
+        .problems
+        .iter()
+        .map(|p| (p.page, p.detail.as_str()))
+        .collect();
+    assert_eq!(
+        problems,
+        [(
+            1,
+            "tool `weigh` left out: `x-mcp-header` on `weight` of type number (only string, integer and boolean may be headers)"
+        )]
+    );
+    assert!(seen.listing.problems[0].raw.get().contains("\"weigh\""));
+    assert_eq!(
+        seen.outcome.as_deref(),
+        Ok(r#"[Text { text: "sunny in eu" }]"#),
+        "the call carried the header the listing described"
+    );
+    assert_eq!((seen.listings, seen.call_ids.len()), (1, 1));
 }
 
 #[tokio::test]
 async fn a_lost_modern_response_stream_reissues_the_request_under_a_new_id() {
-    let (outcome, _, calls) = call_weather(ModernRule::FirstStreamEnds).await;
-    assert_eq!(outcome.as_deref(), Ok(r#"[Text { text: "sunny in eu" }]"#));
+    let seen = call_weather(ModernRule::FirstStreamEnds).await;
+    assert_eq!(
+        seen.outcome.as_deref(),
+        Ok(r#"[Text { text: "sunny in eu" }]"#)
+    );
+    let calls = seen.call_ids;
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_ne!(calls[0], calls[1], "the re-issued request has a new id");
 }

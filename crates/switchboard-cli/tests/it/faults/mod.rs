@@ -156,6 +156,7 @@ case_tests! {
     connection_refused,
     d1_sse_event_of_endless_short_lines,
     found_sse_data_with_a_line_break_inside_a_string,
+    invalid_header_annotation_over_modern_http,
 
     // cases/auth.rs
     d8_tools_never_fetches_resource_metadata,

@@ -662,4 +662,40 @@ pub(crate) static CASES: &[Case] = &[
         },
         status: Status::FoundFixed,
     },
+    Case {
+        name: "invalid-header-annotation-over-modern-http",
+        area: Area::Http,
+        hostile: "over 2026-07-28 HTTP, a tool (`weigh`) whose `x-mcp-header` annotation is on a `number` property, which may not be a header",
+        servers: &[Server::FixtureHttp {
+            fault: "none",
+            args: &["--mode", "bad-param-header", "--era", "modern"],
+        }],
+        settings: ROOMY,
+        command: Cmd::Tools,
+        outcome: Outcome {
+            exit: Exit::Success,
+            says: "the other tools are listed; `weigh` is left out and a warning says why",
+            checks: &[],
+            deadline: HANG,
+            transcript: Some(expect![[r#"
+                exit 0
+                --- stdout
+                s: 7 tools (protocol 2026-07-28, modern era, server switchboard-fixture 0.1.0)
+                  echo          Returns the given text.
+                                  (text: string)
+                  add           Adds two integers.
+                                  (a: integer, b: integer)
+                  slow          Sleeps in steps, reporting progress after each; stops when cancelled.
+                                  (duration_ms?: integer, steps?: integer)
+                  fail          Always returns a tool error.
+                  image         Returns a tiny PNG image and a caption.
+                  change_tools  Adds a tool named extra_<n> and announces that the tool list changed.
+                  confirm       Asks the user a yes/no question through a multi round-trip request.
+                                  (question: string)
+                  warning: page 1: tool `weigh` left out: `x-mcp-header` on `weight` of type number (only string, integer and boolean may be headers)
+                --- stderr: empty
+            "#]]),
+        },
+        status: Status::Holds,
+    },
 ];
