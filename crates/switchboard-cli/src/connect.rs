@@ -1,5 +1,6 @@
-//! From a config entry to a live session (declaring what `serve` declares, [`AsTheGateway`]),
-//! and the bundled example configuration.
+//! From a config entry to a live session (declaring what `serve` declares, so every verb sees
+//! the tools `serve` serves; questions a server asks are answered by
+//! [`crate::asking::CommandLineClient`]), and the bundled example configuration.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use switchboard_http::Authorizer;
 use switchboard_protocol::Era;
 use switchboard_runtime::connect::ConnectOverrides;
 use switchboard_runtime::{ConnectOutcome, ConnectionHooks};
-use switchboard_session::{ClientHandler, Session, SessionError};
+use switchboard_session::{Session, SessionError};
 use switchboard_wire::FrameTap;
 
 use crate::Failure;
@@ -158,7 +159,7 @@ impl ConnectedServer {
             tap: hooks.tap(entry),
             era_hint,
             sandbox: hooks.sandbox_launcher(),
-            handler: Some(Arc::new(AsTheGateway::default())),
+            handler: Some(Arc::new(crate::asking::CommandLineClient)),
             ..ConnectOverrides::default()
         };
         let connected = switchboard_runtime::connect::connect(entry, overrides).await;
@@ -181,26 +182,6 @@ impl ConnectedServer {
             ShutdownStep::Sigkill => Some("SIGKILL"),
             ShutdownStep::StdinClosed | ShutdownStep::AlreadyExited => None,
         }
-    }
-}
-
-/// The client capabilities every verb declares: those `switchboard serve` declares to its
-/// servers (its `ClientRelay` is the runtime's host there), so that `scan`, `status`, `tools`
-/// and `call` see the tools `serve` serves — a server may list a tool only to clients that
-/// declare elicitation or sampling. A verb has nobody to ask, so a question is declined
-/// (elicitation) or refused (sampling), as the session's defaults answer.
-#[derive(Default)]
-pub(crate) struct AsTheGateway {
-    relay: switchboard_gateway::relay::ClientRelay,
-}
-
-impl ClientHandler for AsTheGateway {
-    fn supports_elicitation(&self) -> bool {
-        self.relay.supports_elicitation()
-    }
-
-    fn supports_sampling(&self) -> bool {
-        self.relay.supports_sampling()
     }
 }
 

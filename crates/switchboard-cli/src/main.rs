@@ -54,6 +54,7 @@
 
 mod adhoc;
 mod arguments;
+mod asking;
 mod browse;
 mod browser;
 mod check;
@@ -162,6 +163,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
         /// changed since `switchboard scan --update` pinned it; `serve` leaves it out).
         #[arg(long)]
         no_tool_lock: bool,
+        /// A folder the server may work in, answered to its `roots/list` (repeatable;
+        /// without it no roots are declared).
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -260,6 +265,10 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
         /// Only this server (left out with an ad-hoc server); else every enabled one.
         #[arg(add = ArgValueCandidates::new(completions::server_names))]
         server: Option<String>,
+        /// A folder the servers may work in, answered to their `roots/list` (repeatable;
+        /// the current folder when none is given).
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -607,6 +616,21 @@ impl Command {
     }
 }
 
+/// The `--root` folders, each an existing folder made absolute and canonical.
+fn folders(given: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
+    given
+        .into_iter()
+        .map(|folder| match std::fs::canonicalize(&folder) {
+            Ok(found) if found.is_dir() => Ok(found),
+            Ok(_) => Err(Failure::Usage(format!(
+                "--root {}: not a folder",
+                folder.display()
+            ))),
+            Err(e) => Err(Failure::Usage(format!("--root {}: {e}", folder.display()))),
+        })
+        .collect()
+}
+
 /// Logs go to stderr through the terminal's sanitising writer, without colour (see
 /// `terminal`).
 fn init_logging() {
@@ -644,7 +668,9 @@ async fn run(command: Command) -> Result<u8, Failure> {
             arguments,
             no_check,
             no_tool_lock,
+            roots,
         } => {
+            asking::declare_roots(folders(roots)?);
             let mut words = common.words(server.into_iter().chain(tool).chain(arguments));
             let (server, tool) = (words.required("SERVER")?, words.required("TOOL")?);
             let timeout = common.timeout()?;
@@ -752,7 +778,19 @@ async fn run(command: Command) -> Result<u8, Failure> {
             let loaded = common.load()?;
             status::run(&common.browse(&loaded, None)?, &servers).await
         }
-        Command::Shell { common, server } => shell::run(&common, server).await,
+        Command::Shell {
+            common,
+            server,
+            roots,
+        } => {
+            let roots = if roots.is_empty() {
+                vec![PathBuf::from(".")]
+            } else {
+                roots
+            };
+            asking::declare_roots(folders(roots)?);
+            shell::run(&common, server).await
+        }
         Command::Scan(args) => scan::run(args).await,
         Command::Check(args) => check::run(args).await,
         Command::Serve(args) => serve::run(args).await,

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `switchboard` binary: flags, rendering, exit codes, against the
 //! bundled example, fixture servers and the real interop peers.
 
+mod asking;
 mod check;
 mod completions;
 mod config_verbs;

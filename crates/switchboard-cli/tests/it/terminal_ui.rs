@@ -170,6 +170,28 @@ fn a_long_call_shows_the_servers_progress_on_a_terminal_in_colour() {
 }
 
 #[test]
+fn a_question_during_a_call_is_asked_field_by_field_on_a_terminal() {
+    let path = config(serde_json::json!({ "fx": fixture_entry(&["--era", "modern"]) }));
+    let path = path.to_str().expect("utf-8 path");
+    let pane = Pane::run(&pane_command(
+        &format!("call fx confirm 'question=Proceed?' --config {path}"),
+        "",
+    ));
+    pane.wait_for("the question", |s| {
+        s.contains("asks: Proceed?") && s.contains("ok [yes or no; required]:")
+    });
+    pane.send(&["maybe", "Enter"]);
+    pane.wait_for("the hint", |s| s.contains("`maybe`: answer yes or no"));
+    pane.send(&["yes", "Enter"]);
+    let done = pane.wait_for("the result", |s| s.contains("EXIT="));
+    assert!(
+        done.contains(r#"answer: {"action":"accept","content":{"ok":true}}"#),
+        "{done}"
+    );
+    assert!(done.contains("EXIT=0"), "{done}");
+}
+
+#[test]
 fn no_color_keeps_every_escape_code_off_the_terminal() {
     let path = fixture_config();
     let pane = Pane::run(&pane_command(
