@@ -83,8 +83,8 @@ pub use runtime::{
     RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport, sandbox_suffix,
 };
 pub use server::{
-    AuthorizerFor, Authorizers, Capabilities, ConnectHooks, ConnectOutcome, ConnectionHooks,
-    HostHandler, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
+    AuthorizerFor, Authorizers, ConnectHooks, ConnectOutcome, ConnectionHooks, HostHandler,
+    Listings, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
 };
 pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
 pub use snapshot::{BridgedTool, FromServer, HeldTool, Snapshot};
