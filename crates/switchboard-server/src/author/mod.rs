@@ -41,7 +41,7 @@ mod tool;
 mod tests;
 
 pub use error::{BuildError, ToolError};
-pub use prompt::{Prompt, PromptMessage, Role};
+pub use prompt::Prompt;
 pub use resource::{Resource, ResourceContents};
 pub use server::{DEFAULT_MAX_RESULT_BYTES, Server, ServerBuilder};
 pub use tool::{NoArguments, Structured, Tool, ToolResult, ToolReturn};
@@ -51,3 +51,5 @@ pub use crate::core::{AskError, ClientMethod, LogLevel, LogMessage, RequestConte
 pub use schemars;
 /// The content blocks of results and messages.
 pub use switchboard_protocol::ContentBlock;
+/// A prompt's messages and who speaks them.
+pub use switchboard_protocol::{PromptMessage, Role};

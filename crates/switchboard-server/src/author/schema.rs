@@ -11,7 +11,7 @@ use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 /// The schema of what `T` deserializes from (a tool's or prompt's arguments).
 pub(crate) fn input_schema<T: JsonSchema + ?Sized>() -> Value {
@@ -38,7 +38,8 @@ fn clean(schema: Schema) -> Value {
     if let Value::Object(root) = &mut value {
         root.remove("title");
         if root.get("type").and_then(Value::as_str) == Some("object") {
-            root.entry("properties").or_insert_with(|| json!({}));
+            root.entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()));
         }
     }
     value

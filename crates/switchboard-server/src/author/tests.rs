@@ -590,7 +590,7 @@ async fn prompts_and_resources() {
         {"contents":[{"uri":"note://clock","mimeType":"text/plain","text":"noon"}]}
         error -32002: no resource `note://nothing`; the resources are: note://readme, note://clock
         {"resourceTemplates":[]}"#]].assert_eq(&lines.join("\n"));
-    let capabilities = server.info().capabilities.to_json();
+    let capabilities = switchboard_protocol::to_json(&server.info().capabilities.declared());
     expect![[
         r#"{"prompts":{"listChanged":false},"resources":{"listChanged":false},"logging":{}}"#
     ]]

@@ -184,7 +184,7 @@ pub fn route(
                 capabilities: params
                     .remove("capabilities")
                     .filter(Value::is_object)
-                    .unwrap_or_else(|| json!({})),
+                    .unwrap_or_else(|| Value::Object(Map::new())),
                 info: params.remove("clientInfo"),
             });
         }
