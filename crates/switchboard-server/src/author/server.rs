@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use switchboard_protocol::error_codes::RESOURCE_NOT_FOUND_LEGACY;
 use switchboard_protocol::{
-    CallToolResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, to_json,
+    CallToolResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, to_json,
 };
 use switchboard_text::peer_text::PeerText;
 use switchboard_wire::ErrorObject;
@@ -164,9 +164,11 @@ impl ServerBuilder {
         Ok(Server {
             inner: Arc::new(Inner {
                 info: ServerInfo {
-                    name: self.name,
-                    title: self.title,
-                    version: self.version,
+                    implementation: Implementation {
+                        name: self.name,
+                        version: self.version,
+                        title: self.title,
+                    },
                     capabilities,
                     cache: CacheHints::default(),
                 },
@@ -263,7 +265,7 @@ pub struct Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("name", &self.inner.info.name)
+            .field("name", &self.inner.info.implementation.name)
             .field("tools", &self.inner.tools.entries.len())
             .field("prompts", &self.inner.prompts.entries.len())
             .field("resources", &self.inner.resources.entries.len())

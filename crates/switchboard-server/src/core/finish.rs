@@ -77,7 +77,7 @@ fn modern(mut result: Map<String, Value>, method: &str, info: &ServerInfo) -> Ma
     if let Value::Object(result_meta) = result_meta {
         result_meta
             .entry(meta::SERVER_INFO)
-            .or_insert_with(|| to_json(&info.implementation()));
+            .or_insert_with(|| to_json(&info.implementation));
     }
     result
 }
@@ -119,7 +119,7 @@ pub fn initialize_result(
     to_json(&InitializeResult {
         protocol_version: negotiated.to_owned(),
         capabilities: info.capabilities.declared(),
-        server_info: info.implementation(),
+        server_info: info.implementation.clone(),
         instructions: instructions.filter(|text| !text.is_empty()),
     })
 }
@@ -142,15 +142,18 @@ mod tests {
     use std::sync::Arc;
 
     use serde_json::json;
+    use switchboard_protocol::Implementation;
 
     use super::*;
     use crate::core::{CacheHints, Capabilities};
 
     fn info() -> ServerInfo {
         ServerInfo {
-            name: "s".into(),
-            title: None,
-            version: "1".into(),
+            implementation: Implementation {
+                name: "s".into(),
+                version: "1".into(),
+                title: None,
+            },
             capabilities: Capabilities {
                 tools: true,
                 ..Capabilities::default()

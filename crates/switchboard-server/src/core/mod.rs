@@ -84,27 +84,12 @@ pub trait Service: Send + Sync + 'static {
 /// The server's identity and capabilities.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerInfo {
-    /// `serverInfo.name`.
-    pub name: String,
-    /// `serverInfo.title`, if any.
-    pub title: Option<String>,
-    /// `serverInfo.version`.
-    pub version: String,
+    /// Who the server says it is (`serverInfo`).
+    pub implementation: Implementation,
     /// What is offered.
     pub capabilities: Capabilities,
     /// Caching hints put on modern results that need them and do not carry their own.
     pub cache: CacheHints,
-}
-
-impl ServerInfo {
-    /// The `Implementation` object (`serverInfo`).
-    pub fn implementation(&self) -> Implementation {
-        Implementation {
-            name: self.name.clone(),
-            version: self.version.clone(),
-            title: self.title.clone(),
-        }
-    }
 }
 
 /// What a server offers.
