@@ -16,11 +16,13 @@
 //! MCP vocabulary: versions and eras, method names, `_meta` keys, error codes, the types a
 //! client reads and a server writes (`Tool`, `CallToolResult`, `ContentBlock`, …;
 //! `answers.rs`: prompt messages, list results, notification parameters; `to_json` makes
-//! the tree of any of them; `ReadResourceResult`; the
+//! the tree of any of them; `arguments.rs`: `ArgumentCheck`, arguments checked against an
+//! input schema with messages that name the key, for the CLI, the runtime and servers; `ReadResourceResult`; the
 //! skills extension's `SkillEntry`, `skills.rs`: an entry's shape checked as it is read,
 //! its files `{uri, sha256 digest, size}` or `"dynamic"`). Pure data; no I/O.
 
 mod answers;
+mod arguments;
 mod call_result;
 pub mod headers;
 mod list_page;
@@ -37,6 +39,7 @@ pub use answers::{
     ListResourcesResult, ListToolsResult, LoggingMessageParams, PromptMessage,
     ResourceUpdatedParams, Role, SubscriptionsAcknowledgedParams,
 };
+pub use arguments::{ArgumentCheck, InvalidSchema};
 pub use list_page::{ListPage, NextCursor, PageEntries};
 pub use log_level::LogLevel;
 pub use read_result::{ReadResourceResult, ResourceContents};

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_config::ToolFilter;
-use switchboard_protocol::{Prompt, Resource, ResourceTemplate};
+use switchboard_protocol::{ArgumentCheck, InvalidSchema, Prompt, Resource, ResourceTemplate};
 use switchboard_session::{CallOptions, Session, SessionError};
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +17,7 @@ use crate::guards::{self, Finding, FindingKind};
 use crate::naming::{self, Naming, ToolRoute};
 use crate::output::{OutputLimit, ToolOutput};
 use crate::runtime::ServerRequestError;
-use crate::schema::{ArgumentValidator, SchemaProblem, normalize};
+use crate::schema::{SchemaProblem, normalize};
 use crate::server::{Listings, ServerShared, lock};
 use crate::tool::{Tool, ToolContext, ToolFuture};
 
@@ -147,7 +147,7 @@ struct BridgedInner {
     read_only: bool,
     /// The definition as the server sent it.
     definition: Value,
-    validator: OnceLock<Result<ArgumentValidator, SchemaProblem>>,
+    validator: OnceLock<Result<ArgumentCheck, InvalidSchema>>,
     router: Arc<CallRouter>,
 }
 
@@ -320,7 +320,7 @@ async fn prepare(
     };
     let validator = tool
         .validator
-        .get_or_init(|| ArgumentValidator::new(&tool.schema));
+        .get_or_init(|| ArgumentCheck::new(&tool.schema));
     if let Ok(validator) = validator
         && let Err(problems) = validator.check(&arguments)
     {

@@ -10,7 +10,7 @@
 //!   its schema is the tool's `inputSchema` (JSON Schema 2020-12, an object at the root,
 //!   nested types under `$defs` with local references). Arguments are checked against it
 //!   before the handler runs; arguments that do not fit are answered with an `isError`
-//!   result naming the key and what was expected, as MCP asks for input errors (the model
+//!   result naming the key and what is wrong, as MCP asks for input errors (the model
 //!   can correct its call).
 //! - A handler is an async fn or closure taking the input and the [`RequestContext`]
 //!   (cancellation, progress, log messages) and returning `Result<O, ToolError>`: `O` is a

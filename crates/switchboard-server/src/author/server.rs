@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use switchboard_protocol::error_codes::RESOURCE_NOT_FOUND_LEGACY;
 use switchboard_protocol::{
-    CallToolResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ArgumentCheck, CallToolResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, to_json,
 };
 use switchboard_text::peer_text::PeerText;
@@ -20,7 +20,7 @@ use super::error::{BuildError, ToolError};
 use super::guard::{self, Ended};
 use super::prompt::{self, Prompt};
 use super::resource::Resource;
-use super::schema::{self, Arguments};
+use super::schema;
 use super::tool::{self, Erased, Tool};
 use crate::core::{
     Answer, CacheHints, CallTool, Capabilities, GetPrompt, Page, ReadResource, RequestContext,
@@ -101,12 +101,12 @@ impl ServerBuilder {
             let input = format!("the input type of tool `{}`", definition.name);
             schema::require_object_root(&definition.input_schema)
                 .map_err(|detail| BuildError::schema(input.clone(), detail))?;
-            let arguments = Arguments::new(&definition.input_schema)
+            let arguments = compile(&definition.input_schema)
                 .map_err(|detail| BuildError::schema(input, detail))?;
             if let Some(output) = &definition.output_schema {
                 let subject = format!("the output type of tool `{}`", definition.name);
                 schema::require_object_root(output)
-                    .and_then(|()| Arguments::new(output).map(drop))
+                    .and_then(|()| compile(output).map(drop))
                     .map_err(|detail| BuildError::schema(subject, detail))?;
             }
             tool_definitions.push(definition.clone());
@@ -124,7 +124,7 @@ impl ServerBuilder {
             let definition = prompt
                 .definition()
                 .map_err(|detail| BuildError::schema(subject.clone(), detail))?;
-            let arguments = Arguments::new(&prompt.arguments_schema)
+            let arguments = compile(&prompt.arguments_schema)
                 .map_err(|detail| BuildError::schema(subject.clone(), detail))?;
             prompt_definitions.push(definition);
             let key = prompt.name.clone();
@@ -182,6 +182,16 @@ impl ServerBuilder {
             }),
         })
     }
+}
+
+/// An input schema compiled for checking arguments, or why it cannot be.
+fn compile(schema: &Value) -> Result<ArgumentCheck, String> {
+    ArgumentCheck::new(schema).map_err(|invalid| {
+        format!(
+            "has a schema that is not valid JSON Schema: {}",
+            invalid.detail
+        )
+    })
 }
 
 /// What a kind of entry (tools, prompts, resources) holds: the entries and their keys in
@@ -317,8 +327,8 @@ impl Server {
 struct Inner {
     info: ServerInfo,
     instructions: Option<String>,
-    tools: Registry<(Tool, Arguments)>,
-    prompts: Registry<(Prompt, Arguments)>,
+    tools: Registry<(Tool, ArgumentCheck)>,
+    prompts: Registry<(Prompt, ArgumentCheck)>,
     resources: Registry<Resource>,
     /// The (empty) `resources/templates/list` answer.
     templates_listed: Value,
@@ -362,7 +372,7 @@ fn unknown<T>(kind: &str, name: &str, registry: &Registry<T>) -> ErrorObject {
 /// Checks the arguments and starts the handler, or says what is wrong with them.
 fn start<T>(
     handler: &Erased<T>,
-    schema: &Arguments,
+    schema: &ArgumentCheck,
     arguments: Value,
     context: &RequestContext,
 ) -> Result<ServiceFuture<Result<T, ToolError>>, String> {
