@@ -1,5 +1,6 @@
 //! What a server answers with and announces, beyond the definitions in `types.rs`: prompt
-//! messages, the list results, and the parameters of its notifications.
+//! messages, the list results, the parameters of its notifications and the `data` of its
+//! errors.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -132,6 +133,23 @@ pub struct CancelledParams {
 pub struct SubscriptionsAcknowledgedParams {
     /// The honoured filter.
     pub notifications: SubscriptionFilter,
+}
+
+/// The `data` of error -32022 (2026-07-28): the protocol version asked for is not one the
+/// server speaks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnsupportedVersionData {
+    /// The versions the server speaks.
+    pub supported: Vec<String>,
+    /// The version the request named.
+    pub requested: String,
+}
+
+/// The `data` of a resource-not-found error: the URI asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResourceNotFoundData {
+    /// The resource.
+    pub uri: String,
 }
 
 /// A result with nothing in it (`ping`, `logging/setLevel`, subscriptions).

@@ -15,7 +15,7 @@
 //!
 //! MCP vocabulary: versions and eras, method names, `_meta` keys, error codes, the types a
 //! client reads and a server writes (`Tool`, `CallToolResult`, `ContentBlock`, …;
-//! `answers.rs`: prompt messages, list results, notification parameters; `to_json` makes
+//! `answers.rs`: prompt messages, list results, notification parameters, error data; `to_json` makes
 //! the tree of any of them; `arguments.rs`: `ArgumentCheck`, arguments checked against an
 //! input schema with messages that name the key, for the CLI, the runtime and servers; `ReadResourceResult`; the
 //! skills extension's `SkillEntry`, `skills.rs`: an entry's shape checked as it is read,
@@ -37,7 +37,8 @@ mod version;
 pub use answers::{
     CancelledParams, EmptyResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, LoggingMessageParams, PromptMessage,
-    ResourceUpdatedParams, Role, SubscriptionsAcknowledgedParams,
+    ResourceNotFoundData, ResourceUpdatedParams, Role, SubscriptionsAcknowledgedParams,
+    UnsupportedVersionData,
 };
 pub use arguments::{ArgumentCheck, InvalidSchema};
 pub use list_page::{ListPage, NextCursor, PageEntries};
@@ -110,10 +111,12 @@ messages!(
     Prompt,
     ReadResourceResult,
     Resource,
+    ResourceNotFoundData,
     ResourceUpdatedParams,
     ServerCapabilities,
     SubscriptionsAcknowledgedParams,
     Tool,
+    UnsupportedVersionData,
 );
 
 /// A JSON value's kind as a message says it ("a string", "an object", "null"), for errors

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use switchboard_protocol::error_codes::RESOURCE_NOT_FOUND_LEGACY;
 use switchboard_protocol::{
     ArgumentCheck, CallToolResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, to_json,
+    ListResourcesResult, ListToolsResult, ResourceNotFoundData, to_json,
 };
 use switchboard_text::peer_text::PeerText;
 use switchboard_wire::ErrorObject;
@@ -480,7 +480,7 @@ impl Inner {
                     PeerText(&read.uri),
                     self.resources.some_keys()
                 ),
-                data: Some(json!({ "uri": read.uri })),
+                data: Some(to_json(&ResourceNotFoundData { uri: read.uri })),
             });
         };
         let subject = format!("resource `{}`", resource.definition.uri);
