@@ -68,7 +68,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use switchboard_protocol::{Era, ProgressParams};
+use switchboard_protocol::{Era, Implementation, ProgressParams};
 use switchboard_runtime::naming::{Naming, ToolRoute};
 use switchboard_runtime::{
     ClientRequest, HostHandler, NoticeKind, Runtime, RuntimeOptions, ServerRequestError, Snapshot,
@@ -387,9 +387,11 @@ impl GatewayService {
 /// The gateway's own identity and capabilities.
 fn gateway_info(options: &GatewayOptions) -> ServerInfo {
     ServerInfo {
-        name: options.name.clone(),
-        title: Some("Switchboard gateway".into()),
-        version: options.version.clone(),
+        implementation: Implementation {
+            name: options.name.clone(),
+            version: options.version.clone(),
+            title: Some("Switchboard gateway".into()),
+        },
         capabilities: Capabilities::EVERYTHING,
         cache: CacheHints::default(),
     }
@@ -412,9 +414,11 @@ fn fronted_identity(
     let secrets = runtime.secrets();
     let hidden = |text: String| secrets.redact(&text).into_owned();
     Some(ServerInfo {
-        name: hidden(identity.name),
-        title: identity.title.map(hidden),
-        version: hidden(identity.version),
+        implementation: Implementation {
+            name: hidden(identity.name),
+            version: hidden(identity.version),
+            title: identity.title.map(hidden),
+        },
         ..gateway.clone()
     })
 }

@@ -46,8 +46,8 @@
 //! own server), `naming` (exported names via a route table: provider-safe
 //! `<server>__<tool>` by default, or each tool's own name with `Naming::Unprefixed`, which
 //! `serve --server NAME --no-prefix` uses; the gateway then presents that server's
-//! `serverInfo` (`Runtime::server_identity`) and instructions), `schema` (normalisation,
-//! argument validation), `guards` (tool lock file — `ToolLock::beside` its config, where
+//! `serverInfo` (`Runtime::server_identity`) and instructions), `schema` (normalisation;
+//! arguments are checked with the protocol crate's `ArgumentCheck`), `guards` (tool lock file — `ToolLock::beside` its config, where
 //! `scan --update` writes it and `serve` applies it strictly unless `--no-tool-lock`;
 //! `tool_lock.rs`: format 2 pins each tool's whole definition (hash and, up to 64 KiB, the
 //! definition itself, for `pin_diff.rs`'s diffs and rename detection), the lock's
@@ -83,8 +83,8 @@ pub use runtime::{
     RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport, sandbox_suffix,
 };
 pub use server::{
-    AuthorizerFor, Authorizers, Capabilities, ConnectHooks, ConnectOutcome, ConnectionHooks,
-    HostHandler, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
+    AuthorizerFor, Authorizers, ConnectHooks, ConnectOutcome, ConnectionHooks, HostHandler,
+    Listings, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
 };
 pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
 pub use snapshot::{BridgedTool, FromServer, HeldTool, Snapshot};

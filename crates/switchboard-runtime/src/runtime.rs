@@ -27,7 +27,7 @@ use crate::naming::Naming;
 use crate::notice::{ListKind, NoticeKind, ServerNotice};
 use crate::output::{OutputLimit, ToolOutput};
 use crate::server::{
-    Capabilities, Links, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
+    Links, Listings, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
 };
 use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
 use crate::sources::{self, ConfiguredServer, ServerSource, TrustStatus, TrustStore};
@@ -256,7 +256,7 @@ pub enum LifecycleEvent {
         /// Its version.
         version: u64,
     },
-    /// Capabilities were removed (the published snapshot is empty).
+    /// Every server's listings were withdrawn (the published snapshot is empty).
     Unpublished {
         /// The empty snapshot's version.
         version: u64,
@@ -842,7 +842,7 @@ impl Runtime {
             .find(|(name, _)| name == server)
             .map(|(_, s)| s.clone());
         let tools = shared
-            .filter(|s| s.capabilities().is_some())
+            .filter(|s| s.listings().is_some())
             .map(|s| s.allowed_tools())
             .ok_or_else(|| ApproveError::NotReady {
                 server: server.to_owned(),
@@ -1200,10 +1200,10 @@ impl RuntimeInner {
             lock(&self.roster)
                 .iter()
                 .filter_map(|(name, shared)| {
-                    let capabilities = shared.capabilities()?;
+                    let listings = shared.listings()?;
                     Some(snapshot::ServerInput {
                         name: name.clone(),
-                        capabilities,
+                        listings,
                         tool_filter: shared.tool_filter(),
                     })
                 })
@@ -1215,7 +1215,7 @@ impl RuntimeInner {
             .iter()
             .map(|server| {
                 let published = PublishedServer {
-                    capabilities: server.capabilities.clone(),
+                    listings: server.listings.clone(),
                     tool_filter: server.tool_filter.clone(),
                 };
                 (server.name.clone(), published)
@@ -1262,7 +1262,7 @@ impl RuntimeInner {
                 tell(NoticeKind::ListsChanged { version, lists });
             }
             let instructions =
-                |p: Option<&PublishedServer>| p.and_then(|p| p.capabilities.instructions.clone());
+                |p: Option<&PublishedServer>| p.and_then(|p| p.listings.instructions.clone());
             if instructions(old) != instructions(new) {
                 tell(NoticeKind::InstructionsChanged { version });
             }
@@ -1286,7 +1286,7 @@ impl RuntimeInner {
 /// What one publication carried of a server.
 #[derive(Clone)]
 struct PublishedServer {
-    capabilities: Arc<Capabilities>,
+    listings: Arc<Listings>,
     tool_filter: Arc<switchboard_config::ToolFilter>,
 }
 
@@ -1294,7 +1294,7 @@ impl PublishedServer {
     /// The tools a publication carried (those the filter lets through).
     fn tools(published: Option<&PublishedServer>) -> Vec<&switchboard_protocol::Tool> {
         published.map_or_else(Vec::new, |p| {
-            p.capabilities
+            p.listings
                 .tools
                 .iter()
                 .filter(|t| p.tool_filter.allows(&t.name))
@@ -1309,22 +1309,24 @@ impl PublishedServer {
         new: Option<&PublishedServer>,
     ) -> Vec<ListKind> {
         if let (Some(old), Some(new)) = (old, new)
-            && Arc::ptr_eq(&old.capabilities, &new.capabilities)
+            && Arc::ptr_eq(&old.listings, &new.listings)
             && Arc::ptr_eq(&old.tool_filter, &new.tool_filter)
         {
             return Vec::new();
         }
-        let empty = Capabilities::default();
-        let old_caps = old.map_or(&empty, |p| &*p.capabilities);
-        let new_caps = new.map_or(&empty, |p| &*p.capabilities);
+        let empty = Listings::default();
+        let old_listings = old.map_or(&empty, |p| &*p.listings);
+        let new_listings = new.map_or(&empty, |p| &*p.listings);
         let mut lists = Vec::new();
         if PublishedServer::tools(old) != PublishedServer::tools(new) {
             lists.push(ListKind::Tools);
         }
-        if old_caps.prompts != new_caps.prompts {
+        if old_listings.prompts != new_listings.prompts {
             lists.push(ListKind::Prompts);
         }
-        if old_caps.resources != new_caps.resources || old_caps.templates != new_caps.templates {
+        if old_listings.resources != new_listings.resources
+            || old_listings.templates != new_listings.templates
+        {
             lists.push(ListKind::Resources);
         }
         lists
@@ -1392,7 +1394,7 @@ async fn stop_all(servers: Vec<Supervisor>) {
     while set.join_next().await.is_some() {}
 }
 
-/// Republishes when a server's capabilities change after enable (ready again, re-listed,
+/// Republishes when a server's listings change after enable (ready again, re-listed,
 /// broken). Bursts are coalesced into one publication. A change during a transition is
 /// published once the transition is over (it waits for the controller, so no half state is
 /// published, and none is lost: a reload that published before stopping the servers it
