@@ -176,23 +176,13 @@ impl ServerSpec {
             EraChoice::Legacy => Some("legacy".to_owned()),
             EraChoice::Modern => Some("modern".to_owned()),
         };
-        ServerEntry {
-            name: self.name.clone(),
-            transport,
-            enabled: true,
-            timeout: None,
-            startup_timeout: None,
-            era,
-            protocol_version: self.protocol_version.clone(),
-            list_limits: self.list_limits,
-            tool_filter: Default::default(),
-            sandbox,
-            origin: Origin {
-                file: "<server under check>".into(),
-                line: None,
-            },
-            provenance: Default::default(),
-        }
+        let mut entry = ServerEntry::new(&self.name, transport)
+            .with_origin(Origin::described("<server under check>"));
+        entry.era = era;
+        entry.protocol_version = self.protocol_version.clone();
+        entry.list_limits = self.list_limits;
+        entry.sandbox = sandbox;
+        entry
     }
 
     /// The sandbox the server runs in (`on`, or `partial (…)`), if any.

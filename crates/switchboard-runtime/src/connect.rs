@@ -200,35 +200,26 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard_config::{ListLimits, Origin};
+    use switchboard_config::ListLimits;
 
     fn entry(timeout: Option<u64>, startup_timeout: Option<u64>) -> ServerEntry {
-        ServerEntry {
-            name: "s".into(),
-            transport: TransportEntry::Stdio {
-                command: "server".into(),
-                args: Vec::new(),
-                env: Vec::new(),
-                cwd: None,
-            },
-            enabled: true,
-            timeout: timeout.map(Duration::from_secs),
-            startup_timeout: startup_timeout.map(Duration::from_secs),
-            era: Some("legacy".into()),
-            protocol_version: Some("2025-06-18".into()),
-            list_limits: ListLimits {
-                pages: Some(3),
-                items: None,
-                bytes: Some(4096),
-            },
-            tool_filter: Default::default(),
-            sandbox: Default::default(),
-            origin: Origin {
-                file: "test".into(),
-                line: None,
-            },
-            provenance: Default::default(),
-        }
+        let transport = TransportEntry::Stdio {
+            command: "server".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+        };
+        let mut entry = ServerEntry::new("s", transport);
+        entry.timeout = timeout.map(Duration::from_secs);
+        entry.startup_timeout = startup_timeout.map(Duration::from_secs);
+        entry.era = Some("legacy".into());
+        entry.protocol_version = Some("2025-06-18".into());
+        entry.list_limits = ListLimits {
+            pages: Some(3),
+            items: None,
+            bytes: Some(4096),
+        };
+        entry
     }
 
     /// (request, connect) deadlines in seconds.
