@@ -248,7 +248,7 @@ async fn run_connected(
     collector.push_all(handshake::judge_ready(&probe), t);
     let negotiated = probe.session.negotiated().clone();
     report.facts = ServerFacts {
-        era: Some(negotiated.era.to_string()),
+        era: Some(negotiated.era),
         protocol_version: Some(negotiated.protocol_version.clone()),
         server_name: negotiated.server_info.as_ref().map(|i| i.name.clone()),
         server_version: negotiated.server_info.as_ref().map(|i| i.version.clone()),

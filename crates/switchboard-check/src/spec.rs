@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use switchboard_config::{ListLimits, Origin, ServerEntry, TransportEntry};
+use switchboard_config::{EraSetting, ListLimits, Origin, ServerEntry, TransportEntry};
 use switchboard_http::Authorizer;
 use switchboard_session::EraChoice;
 use switchboard_wire::FrameTap;
@@ -139,7 +139,7 @@ impl ServerSpec {
         ServerSpec {
             name: entry.name.clone(),
             transport,
-            era: EraChoice::from_config(entry.era.as_deref()),
+            era: switchboard_runtime::connect::era_choice(entry.era),
             protocol_version: entry.protocol_version.clone(),
             list_limits: entry.list_limits,
             authorizer: None,
@@ -172,9 +172,9 @@ impl ServerSpec {
             _ => switchboard_config::SandboxChoice::Off,
         };
         let era = match self.era {
-            EraChoice::Auto | EraChoice::AutoLegacyFirst => None,
-            EraChoice::Legacy => Some("legacy".to_owned()),
-            EraChoice::Modern => Some("modern".to_owned()),
+            EraChoice::Auto | EraChoice::AutoLegacyFirst => EraSetting::Auto,
+            EraChoice::Legacy => EraSetting::Legacy,
+            EraChoice::Modern => EraSetting::Modern,
         };
         let mut entry = ServerEntry::new(&self.name, transport)
             .with_origin(Origin::described("<server under check>"));

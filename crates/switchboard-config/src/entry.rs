@@ -48,8 +48,8 @@ pub struct ServerEntry {
     pub timeout: Option<Duration>,
     /// Deadline for connecting, if configured (`startupTimeout`).
     pub startup_timeout: Option<Duration>,
-    /// Era: `"auto"` (default), `"legacy"` or `"modern"`.
-    pub era: Option<String>,
+    /// The protocol era it asks for (`era`).
+    pub era: EraSetting,
     /// A pinned protocol version.
     pub protocol_version: Option<String>,
     /// Caps on one listing of its tools, prompts or resources, where the entry raises or
@@ -64,6 +64,19 @@ pub struct ServerEntry {
     pub origin: Origin,
     /// What `${VAR}` expansions put in it, and its fields as written.
     pub provenance: Provenance,
+}
+
+/// The protocol era an entry asks for (`era`: `"auto"`, the default, `"legacy"` or
+/// `"modern"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum EraSetting {
+    /// The client finds out which era the server speaks.
+    #[default]
+    Auto,
+    /// Only the `initialize` handshake (versions up to 2025-11-25).
+    Legacy,
+    /// Only the stateless 2026-07-28 protocol.
+    Modern,
 }
 
 /// Caps on one listing (`tools/list` and the others, across all its pages) that an entry
@@ -217,7 +230,7 @@ impl ServerEntry {
             enabled: true,
             timeout: None,
             startup_timeout: None,
-            era: None,
+            era: EraSetting::Auto,
             protocol_version: None,
             list_limits: ListLimits::default(),
             tool_filter: ToolFilter::default(),

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_config::{EraSetting, ServerEntry, TransportEntry};
 use switchboard_http::{Authorizer, HttpOptions};
 use switchboard_protocol::Era;
 use switchboard_session::{ClientHandler, EraChoice, Session, SessionConfig, SessionError};
@@ -142,9 +142,7 @@ pub async fn connect(
 /// the environment, the headers or the entry's name. `None` when the era is not the
 /// session's to find out (the entry names it or pins a version).
 pub fn server_identity(entry: &ServerEntry) -> Option<String> {
-    if EraChoice::from_config(entry.era.as_deref()) != EraChoice::Auto
-        || entry.protocol_version.is_some()
-    {
+    if entry.era != EraSetting::Auto || entry.protocol_version.is_some() {
         return None;
     }
     let shown = entry.redacted();
@@ -181,12 +179,9 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
     if let Some(handler) = &overrides.handler {
         config.handler = handler.clone();
     }
-    config.era = match (
-        EraChoice::from_config(entry.era.as_deref()),
-        overrides.era_hint,
-    ) {
-        (EraChoice::Auto, Some(Era::Legacy)) => EraChoice::AutoLegacyFirst,
-        (choice, _) => choice,
+    config.era = match (entry.era, overrides.era_hint) {
+        (EraSetting::Auto, Some(Era::Legacy)) => EraChoice::AutoLegacyFirst,
+        (setting, _) => era_choice(setting),
     };
     config.protocol_version = entry.protocol_version.clone();
     entry.list_limits.apply_to([
@@ -195,6 +190,15 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
         &mut config.max_list_bytes,
     ]);
     config
+}
+
+/// How a session speaks to a server whose entry asks for `setting`.
+pub fn era_choice(setting: EraSetting) -> EraChoice {
+    match setting {
+        EraSetting::Auto => EraChoice::Auto,
+        EraSetting::Legacy => EraChoice::Legacy,
+        EraSetting::Modern => EraChoice::Modern,
+    }
 }
 
 #[cfg(test)]
@@ -212,7 +216,7 @@ mod tests {
         let mut entry = ServerEntry::new("s", transport);
         entry.timeout = timeout.map(Duration::from_secs);
         entry.startup_timeout = startup_timeout.map(Duration::from_secs);
-        entry.era = Some("legacy".into());
+        entry.era = EraSetting::Legacy;
         entry.protocol_version = Some("2025-06-18".into());
         entry.list_limits = ListLimits {
             pages: Some(3),
@@ -262,7 +266,7 @@ mod tests {
             ..ConnectOverrides::default()
         };
         let mut auto = entry(None, None);
-        auto.era = None;
+        auto.era = EraSetting::Auto;
         auto.protocol_version = None;
         assert_eq!(session_config(&auto, &hint).era, EraChoice::AutoLegacyFirst);
         let modern_hint = ConnectOverrides {
@@ -275,14 +279,14 @@ mod tests {
             EraChoice::Legacy
         );
         let mut modern = auto.clone();
-        modern.era = Some("modern".into());
+        modern.era = EraSetting::Modern;
         assert_eq!(session_config(&modern, &hint).era, EraChoice::Modern);
     }
 
     #[test]
     fn the_identity_is_the_transport_without_env_or_headers() {
         let mut stdio = entry(None, None);
-        stdio.era = None;
+        stdio.era = EraSetting::Auto;
         stdio.protocol_version = None;
         stdio.transport = TransportEntry::Stdio {
             command: "server".into(),
