@@ -9,10 +9,12 @@
 //!
 //! # Map
 //!
-//! Many servers for an agent (and `connect`: the one way from a config entry to a connected
-//! session, with `ConnectOverrides` for what a caller sets beyond the entry, `era_hint`
-//! among them: the era a host remembers for the server, keyed by `server_identity`; the CLI
-//! and the checker connect through it too; the supervisor asks the host's
+//! Many servers for an agent (and `connect`: `Endpoint`, the one description of how to
+//! reach a server, and `connect_endpoint`, the one way from it to a connected session;
+//! `connect` does both for a config entry, with `ConnectOverrides` for what a caller sets
+//! beyond the entry, `era_hint` among them: the era a host remembers for the server, keyed
+//! by `server_identity`; the CLI connects its entries through it too, and the checker the
+//! endpoint it checks; the supervisor asks the host's
 //! `ConnectionHooks`, `ServerPolicy::connect_hooks`, for each connect's tap and era hint
 //! and tells it what the connect came to, `ConnectOutcome`). `Runtime` (the session-owned
 //! controller: `enable`/`disable`/`reload`/`dispose`, serialised, latest request wins;
