@@ -56,28 +56,13 @@ fn fixture_path(args: &StartupArgs) -> anyhow::Result<PathBuf> {
 
 /// A stdio server entry for the runtime.
 pub fn entry(name: &str, command: &Path, args: Vec<String>) -> ServerEntry {
-    ServerEntry {
-        name: name.to_owned(),
-        transport: TransportEntry::Stdio {
-            command: command.display().to_string(),
-            args,
-            env: Vec::new(),
-            cwd: None,
-        },
-        enabled: true,
-        timeout: None,
-        startup_timeout: None,
-        era: None,
-        protocol_version: None,
-        list_limits: Default::default(),
-        tool_filter: Default::default(),
-        sandbox: Default::default(),
-        origin: Origin {
-            file: "<bench>".into(),
-            line: None,
-        },
-        provenance: Default::default(),
-    }
+    let transport = TransportEntry::Stdio {
+        command: command.display().to_string(),
+        args,
+        env: Vec::new(),
+        cwd: None,
+    };
+    ServerEntry::new(name, transport).with_origin(Origin::described("<bench>"))
 }
 
 fn spec(program: &Path, args: Vec<String>) -> ProcessSpec {

@@ -37,9 +37,9 @@
 //!
 //! The compatibility checker: the check list as data (`catalog.rs`: id, severity, spec
 //! section), a probe that drives real servers over stdio or Streamable HTTP (connected
-//! through the runtime's `connect`, each session's frames also to the caller's
-//! `ServerSpec::tap`; one session for the read-only checks, fresh connections for reconnect
-//! and shutdown; `raw.rs` sends the HTTP requests a session never would, for the Origin,
+//! through the runtime's `connect_endpoint` to the spec's `Endpoint`, each session's
+//! frames also to the caller's `ServerSpec::tap`; one session for the read-only checks,
+//! fresh connections for reconnect and shutdown; `raw.rs` sends the HTTP requests a session never would, for the Origin,
 //! session-id and answer checks, the `DELETE` that is `shutdown` over HTTP, and the
 //! 2026-07-28 header rules, and writes header names in capitals on a plain TCP connection
 //! of its own), the checks themselves (`checks/`; `modern.rs` the 2026-07-28 server rules —
@@ -82,7 +82,8 @@ pub use report::{
     CheckResult, Counts, Evidence, Exchange, REPORT_FORMAT, Report, ReportSet, ServerFacts, Status,
 };
 pub use run::{run, run_blocking};
-pub use spec::{ServerSpec, TransportSpec};
+pub use spec::ServerSpec;
+pub use switchboard_runtime::connect::Endpoint;
 pub use switchboard_session::EraChoice;
 pub use switchboard_wire::stdio::ProcessSpec;
 

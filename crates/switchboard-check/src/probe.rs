@@ -1,20 +1,20 @@
 //! One connected server: its session, recorder and, for stdio, its process. Every process
-//! the checker starts goes through here (the runtime's `connect`, which the CLI and the
-//! runtime use too) and is stopped through here, descendants included; over HTTP the
-//! checker runs no process and a probe is one client connection.
+//! the checker starts goes through here (the runtime's `connect_endpoint`, the way the CLI
+//! and the runtime connect too) and is stopped through here, descendants included; over
+//! HTTP the checker runs no process and a probe is one client connection.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use switchboard_runtime::connect::{ConnectOverrides, SandboxLauncher, connect};
-use switchboard_session::{Session, SessionError};
-use switchboard_wire::stdio::{ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport};
+use switchboard_runtime::connect::{TransportOptions, connect_endpoint};
+use switchboard_session::{Session, SessionConfig, SessionError};
+use switchboard_wire::stdio::{ChildProcess, ShutdownGrace, ShutdownReport};
 use switchboard_wire::{Connection, Direction, FrameTap};
 
 use crate::catalog;
 use crate::options::Options;
 use crate::recorder::Recorder;
-use crate::spec::{ServerSpec, TransportSpec};
+use crate::spec::ServerSpec;
 
 /// A connected, initialized server.
 pub(crate) struct Probe {
@@ -82,19 +82,35 @@ impl FrameTap for BothTaps {
     }
 }
 
-/// What the checker sets beyond the server's own description.
-fn overrides(spec: &ServerSpec, options: &Options, recorder: &Arc<Recorder>) -> ConnectOverrides {
-    ConnectOverrides {
-        request_timeout: Some(options.request_timeout),
-        default_connect_timeout: Some(options.connect_timeout),
-        // Generous: a slow-starting modern server (Python on a busy machine) that answers
-        // the `server/discover` probe after `initialize` was sent too may refuse
-        // `initialize`, and the session then reports that refusal instead of the probe's
-        // answer.
-        probe_timeout: Some(options.connect_timeout.min(Duration::from_secs(3))),
-        max_call_duration: Some(options.request_timeout * 4 + options.long_call_duration),
-        http_connect_timeout: Some(options.connect_timeout),
-        authorizer: spec.authorizer.clone(),
+/// The session settings for checking `spec`: its era, pinned version and listing caps,
+/// the checker's deadlines.
+fn session_config(spec: &ServerSpec, options: &Options) -> SessionConfig {
+    let mut config = SessionConfig::new(&spec.name);
+    config.request_timeout = options.request_timeout;
+    config.connect_timeout = options.connect_timeout;
+    // Generous: a slow-starting modern server (Python on a busy machine) that answers the
+    // `server/discover` probe after `initialize` was sent too may refuse `initialize`, and
+    // the session then reports that refusal instead of the probe's answer.
+    config.probe_timeout = options.connect_timeout.min(Duration::from_secs(3));
+    config.max_call_duration = options.request_timeout * 4 + options.long_call_duration;
+    config.era = spec.era;
+    config.protocol_version = spec.protocol_version.clone();
+    spec.list_limits.apply_to([
+        &mut config.max_list_pages,
+        &mut config.max_list_items,
+        &mut config.max_list_bytes,
+    ]);
+    config
+}
+
+/// What the checker's connections take beyond the endpoint: the recorder (and the spec's
+/// own tap), the spec's credentials, the checker's connect deadline.
+fn transport_options(
+    spec: &ServerSpec,
+    options: &Options,
+    recorder: &Arc<Recorder>,
+) -> TransportOptions {
+    TransportOptions {
         tap: Some(match &spec.tap {
             Some(also) => Arc::new(BothTaps {
                 recorder: recorder.clone(),
@@ -102,18 +118,9 @@ fn overrides(spec: &ServerSpec, options: &Options, recorder: &Arc<Recorder>) -> 
             }),
             None => recorder.clone(),
         }),
-        // A server checked in a sandbox is started by the launcher its spec names.
-        sandbox: match &spec.transport {
-            TransportSpec::Stdio(ProcessSpec {
-                sandbox: Some(sandbox),
-                ..
-            }) => Some(SandboxLauncher {
-                path: sandbox.launcher.clone(),
-                never_open: sandbox.never_open.clone(),
-            }),
-            _ => None,
-        },
-        ..ConnectOverrides::default()
+        authorizer: spec.authorizer.clone(),
+        http_connect_timeout: Some(options.connect_timeout),
+        display_url: None,
     }
 }
 
@@ -126,7 +133,11 @@ impl Probe {
         let guard = options.connect_timeout + Duration::from_secs(5);
         let connected = tokio::time::timeout(
             guard,
-            connect(&spec.to_entry(), overrides(spec, options, &recorder)),
+            connect_endpoint(
+                &spec.transport,
+                session_config(spec, options),
+                transport_options(spec, options, &recorder),
+            ),
         )
         .await;
         let error = match connected {

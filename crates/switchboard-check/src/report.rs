@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use switchboard_protocol::Era;
 
 use crate::catalog::{self, CheckDef, SPEC_BASE, Severity};
 use crate::redact::Redactor;
@@ -269,8 +270,8 @@ impl Counts {
 /// What the handshake established, for the report header.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServerFacts {
-    /// `legacy` or `modern`.
-    pub era: Option<String>,
+    /// The era the session negotiated.
+    pub era: Option<Era>,
     /// The negotiated protocol version.
     pub protocol_version: Option<String>,
     /// The server's self-description (`name`, `version`).
@@ -349,7 +350,7 @@ impl Report {
         let mut json = json!({
             "name": self.server,
             "transport": self.transport,
-            "era": self.facts.era,
+            "era": self.facts.era.map(|era| era.to_string()),
             "protocol_version": self.facts.protocol_version,
             "server_info": server_info,
             "duration_ms": millis(self.duration),

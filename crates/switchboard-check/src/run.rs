@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use switchboard_protocol::Era;
+use switchboard_runtime::connect::Endpoint;
 use switchboard_session::EraChoice;
 
 use crate::catalog::{self, CHECKS, CheckDef, Eras, Runs, Stage, Transport, ids};
@@ -23,7 +24,7 @@ use crate::raw::{RawHttp, RawTarget};
 use crate::recorder::Recorder;
 use crate::redact::Redactor;
 use crate::report::{CheckResult, Report, ServerFacts};
-use crate::spec::{ServerSpec, TransportSpec};
+use crate::spec::ServerSpec;
 
 /// Most times the main server is restarted after it died during a check.
 const MAX_RESTARTS: usize = 3;
@@ -248,14 +249,14 @@ async fn run_connected(
     collector.push_all(handshake::judge_ready(&probe), t);
     let negotiated = probe.session.negotiated().clone();
     report.facts = ServerFacts {
-        era: Some(negotiated.era.to_string()),
+        era: Some(negotiated.era),
         protocol_version: Some(negotiated.protocol_version.clone()),
         server_name: negotiated.server_info.as_ref().map(|i| i.name.clone()),
         server_version: negotiated.server_info.as_ref().map(|i| i.version.clone()),
     };
     let http_side = match &spec.transport {
-        TransportSpec::Stdio(_) => None,
-        TransportSpec::Http { url, headers } => {
+        Endpoint::Stdio(_) => None,
+        Endpoint::Http { url, headers } => {
             let target = RawTarget {
                 url,
                 headers,
@@ -508,11 +509,11 @@ async fn modern_checks(run: ModernRun<'_>) -> modern::ModernOutcome {
         cancelled: Vec::new(),
     };
     let channel = match (&spec.transport, http) {
-        (TransportSpec::Http { .. }, Some(side)) => modern::Channel::Http(&side.raw),
-        (TransportSpec::Http { .. }, None) => {
+        (Endpoint::Http { .. }, Some(side)) => modern::Channel::Http(&side.raw),
+        (Endpoint::Http { .. }, None) => {
             return skip_all("raw HTTP requests are not possible (see the report's notes)");
         }
-        (TransportSpec::Stdio(_), _) => {
+        (Endpoint::Stdio(_), _) => {
             if era == Era::Modern
                 && !main
                     .ensure_alive(spec, options, report, "cancellation")

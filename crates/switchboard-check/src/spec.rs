@@ -4,42 +4,14 @@
 use std::fmt;
 use std::sync::Arc;
 
-use switchboard_config::{ListLimits, Origin, ServerEntry, TransportEntry};
+use switchboard_config::{ListLimits, ServerEntry};
 use switchboard_http::Authorizer;
+use switchboard_runtime::connect::Endpoint;
 use switchboard_session::EraChoice;
 use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::ProcessSpec;
 
 use crate::catalog::Transport;
-
-/// How to reach the server under test. `Debug` never shows environment or header values.
-#[derive(Clone)]
-pub enum TransportSpec {
-    /// A child process speaking over stdin/stdout.
-    Stdio(ProcessSpec),
-    /// A Streamable HTTP endpoint.
-    Http {
-        /// The endpoint URL.
-        url: String,
-        /// Extra headers (secret values).
-        headers: Vec<(String, String)>,
-    },
-}
-
-impl fmt::Debug for TransportSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TransportSpec::Stdio(process) => f.debug_tuple("Stdio").field(process).finish(),
-            TransportSpec::Http { url, headers } => {
-                let names: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
-                f.debug_struct("Http")
-                    .field("url", &switchboard_text::redact::url_for_display(url))
-                    .field("header_names", &names)
-                    .finish()
-            }
-        }
-    }
-}
 
 /// One server to check.
 #[derive(Clone)]
@@ -47,7 +19,7 @@ pub struct ServerSpec {
     /// The name reports use (the config entry's name).
     pub name: String,
     /// How to reach it.
-    pub transport: TransportSpec,
+    pub transport: Endpoint,
     /// Which protocol era to speak (`Auto` probes, as clients do).
     pub era: EraChoice,
     /// A pinned protocol version, if any.
@@ -87,7 +59,7 @@ impl ServerSpec {
     pub fn stdio(name: &str, process: ProcessSpec) -> ServerSpec {
         ServerSpec {
             name: name.to_owned(),
-            transport: TransportSpec::Stdio(process),
+            transport: Endpoint::Stdio(process),
             era: EraChoice::Auto,
             protocol_version: None,
             list_limits: ListLimits::default(),
@@ -102,7 +74,7 @@ impl ServerSpec {
     pub fn http(name: &str, url: &str, headers: Vec<(String, String)>) -> ServerSpec {
         ServerSpec {
             name: name.to_owned(),
-            transport: TransportSpec::Http {
+            transport: Endpoint::Http {
                 url: url.to_owned(),
                 headers,
             },
@@ -116,30 +88,13 @@ impl ServerSpec {
     }
 
     /// The server a configuration entry describes (without an authorizer: set
-    /// [`ServerSpec::authorizer`] for servers that need OAuth).
+    /// [`ServerSpec::authorizer`] for servers that need OAuth; without a sandbox: see
+    /// [`Endpoint::sandbox_in`]).
     pub fn from_entry(entry: &ServerEntry) -> ServerSpec {
-        let transport = match &entry.transport {
-            TransportEntry::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => TransportSpec::Stdio(ProcessSpec {
-                program: command.clone(),
-                args: args.clone(),
-                env: env.clone(),
-                cwd: cwd.clone(),
-                sandbox: None,
-            }),
-            TransportEntry::Http { url, headers } => TransportSpec::Http {
-                url: url.clone(),
-                headers: headers.clone(),
-            },
-        };
         ServerSpec {
             name: entry.name.clone(),
-            transport,
-            era: EraChoice::from_config(entry.era.as_deref()),
+            transport: Endpoint::of_entry(entry),
+            era: switchboard_runtime::connect::era_choice(entry.era),
             protocol_version: entry.protocol_version.clone(),
             list_limits: entry.list_limits,
             authorizer: None,
@@ -148,57 +103,10 @@ impl ServerSpec {
         }
     }
 
-    /// The entry [`switchboard_runtime::connect`] connects to: this server as a
-    /// configuration would describe it, without timeouts of its own (the checker's options
-    /// set them).
-    pub(crate) fn to_entry(&self) -> ServerEntry {
-        let transport = match &self.transport {
-            TransportSpec::Stdio(process) => TransportEntry::Stdio {
-                command: process.program.clone(),
-                args: process.args.clone(),
-                env: process.env.clone(),
-                cwd: process.cwd.clone(),
-            },
-            TransportSpec::Http { url, headers } => TransportEntry::Http {
-                url: url.clone(),
-                headers: headers.clone(),
-            },
-        };
-        let sandbox = match &self.transport {
-            TransportSpec::Stdio(ProcessSpec {
-                sandbox: Some(sandbox),
-                ..
-            }) => switchboard_config::SandboxChoice::On(sandbox.policy.clone()),
-            _ => switchboard_config::SandboxChoice::Off,
-        };
-        let era = match self.era {
-            EraChoice::Auto | EraChoice::AutoLegacyFirst => None,
-            EraChoice::Legacy => Some("legacy".to_owned()),
-            EraChoice::Modern => Some("modern".to_owned()),
-        };
-        ServerEntry {
-            name: self.name.clone(),
-            transport,
-            enabled: true,
-            timeout: None,
-            startup_timeout: None,
-            era,
-            protocol_version: self.protocol_version.clone(),
-            list_limits: self.list_limits,
-            tool_filter: Default::default(),
-            sandbox,
-            origin: Origin {
-                file: "<server under check>".into(),
-                line: None,
-            },
-            provenance: Default::default(),
-        }
-    }
-
     /// The sandbox the server runs in (`on`, or `partial (…)`), if any.
     pub fn sandbox_description(&self) -> Option<String> {
         match &self.transport {
-            TransportSpec::Stdio(ProcessSpec {
+            Endpoint::Stdio(ProcessSpec {
                 sandbox: Some(sandbox),
                 ..
             }) => Some(sandbox.policy.describe()),
@@ -209,8 +117,8 @@ impl ServerSpec {
     /// The transport kind.
     pub fn transport_kind(&self) -> Transport {
         match self.transport {
-            TransportSpec::Stdio(_) => Transport::Stdio,
-            TransportSpec::Http { .. } => Transport::Http,
+            Endpoint::Stdio(_) => Transport::Stdio,
+            Endpoint::Http { .. } => Transport::Http,
         }
     }
 
@@ -219,10 +127,10 @@ impl ServerSpec {
     pub(crate) fn secret_values(&self) -> Vec<String> {
         let mut values = self.extra_secrets.clone();
         match &self.transport {
-            TransportSpec::Stdio(process) => {
+            Endpoint::Stdio(process) => {
                 values.extend(process.env.iter().map(|(_, v)| v.clone()));
             }
-            TransportSpec::Http { url, headers } => {
+            Endpoint::Http { url, headers } => {
                 values.extend(headers.iter().map(|(_, v)| v.clone()));
                 values.extend(switchboard_text::redact::url_secret_values(url));
             }

@@ -586,6 +586,7 @@ mod tests {
                 vec![Resource {
                     uri: "fixture://readme".into(),
                     name: "readme".into(),
+                    title: None,
                     description: Some("What this is.\nMore.".into()),
                     mime_type: Some("text/plain".into()),
                 }],

@@ -185,19 +185,15 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, Failure> {
     let mut set = ReportSet::default();
     for entry in &entries {
         let mut spec = ServerSpec::from_entry(entry);
-        if let (Some(policy), switchboard_check::TransportSpec::Stdio(process)) =
-            (entry.sandbox.policy(), &mut spec.transport)
+        if let (Some(policy), switchboard_check::Endpoint::Stdio(_)) =
+            (entry.sandbox.policy(), &spec.transport)
         {
             let launcher = crate::sandbox::launcher().ok_or_else(|| {
                 Failure::Usage(
                     "cannot locate the switchboard executable to launch the sandbox".into(),
                 )
             })?;
-            process.sandbox = Some(Box::new(switchboard_wire::sandbox::SandboxSpawn {
-                policy: policy.clone(),
-                launcher: launcher.path,
-                never_open: launcher.never_open,
-            }));
+            spec.transport.sandbox_in(policy, launcher);
         }
         if let TransportEntry::Http { url, .. } = &entry.transport {
             spec.authorizer = Some(connect::saved_login_authorizer(entry, url)?);

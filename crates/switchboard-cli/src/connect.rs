@@ -79,23 +79,7 @@ fn bundled_example() -> Result<ConfigFile, String> {
 /// A configuration of one server built in code (`source` stands where a file's path
 /// would), with every setting at its default.
 pub(crate) fn one_server_config(name: &str, transport: TransportEntry, source: &str) -> ConfigFile {
-    let entry = ServerEntry {
-        name: name.into(),
-        transport,
-        enabled: true,
-        timeout: None,
-        startup_timeout: None,
-        era: None,
-        protocol_version: None,
-        list_limits: Default::default(),
-        tool_filter: Default::default(),
-        sandbox: Default::default(),
-        origin: Origin {
-            file: source.into(),
-            line: None,
-        },
-        provenance: Default::default(),
-    };
+    let entry = ServerEntry::new(name, transport).with_origin(Origin::described(source));
     let mut file = ConfigFile {
         path: PathBuf::from(source),
         servers: vec![Ok(entry)],

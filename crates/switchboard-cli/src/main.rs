@@ -1219,7 +1219,7 @@ async fn call_arguments(
     };
     if request.checked == Checked::AgainstSchema
         && let Some(schema) = &schema
-        && let Ok(validator) = switchboard_runtime::schema::ArgumentValidator::new(schema)
+        && let Ok(validator) = switchboard_protocol::ArgumentCheck::new(schema)
         && let Err(problems) = validator.check(
             arguments
                 .as_ref()

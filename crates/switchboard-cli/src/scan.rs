@@ -27,10 +27,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use switchboard_config::Origin;
+use switchboard_protocol::ArgumentCheck;
 use switchboard_protocol::Tool;
 use switchboard_runtime::guards::{self, Catalog, Change, NewTools, PinDiff, ToolLock};
 use switchboard_runtime::naming::{MAX_NAME_LEN, is_provider_safe};
-use switchboard_runtime::schema::{ArgumentValidator, SchemaProblem, normalize};
+use switchboard_runtime::schema::{SchemaProblem, normalize};
 use switchboard_runtime::{FindingKind, StateFileError};
 
 use crate::status::{
@@ -567,7 +568,7 @@ impl SchemaField {
 /// - a root that is not an object with `type: "object"`, which MCP requires of both;
 /// - for `inputSchema`, what the runtime's normalisation refuses (a `$ref` out of the
 ///   schema, one that does not resolve or nests too deep);
-/// - a schema the runtime's validator does not compile (`jsonschema`, against the
+/// - a schema the argument check does not compile (`ArgumentCheck`: `jsonschema`, against the
 ///   meta-schema of the schema's `$schema` dialect, 2020-12 without one; a `$ref` it cannot
 ///   resolve within the schema — nothing is fetched: the crate is built without remote
 ///   resolution).
@@ -620,9 +621,9 @@ fn root_problem(key: &str, schema: &Value) -> Option<String> {
 fn compile_problem(key: &str, schema: &Value) -> Option<String> {
     // The validator is a library fed a peer's data: a panic in it is this schema's
     // problem, not the end of the scan.
-    match catch_unwind(AssertUnwindSafe(|| ArgumentValidator::new(schema))) {
+    match catch_unwind(AssertUnwindSafe(|| ArgumentCheck::new(schema))) {
         Ok(Ok(_)) => None,
-        Ok(Err(SchemaProblem(problem))) => Some(format!("`{key}`: {problem}")),
+        Ok(Err(invalid)) => Some(format!("`{key}`: {invalid}")),
         Err(_) => Some(format!("`{key}`: the JSON Schema validator failed on it")),
     }
 }

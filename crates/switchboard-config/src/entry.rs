@@ -1,7 +1,7 @@
-//! A server entry as read: its transport, settings and origin ([`ServerEntry`]), what
-//! `${VAR}` expansions put in it ([`Provenance`]), and its displays that never show a secret
-//! (`Debug`, [`ServerEntry::redacted`], [`ServerEntry::display_url`]); an entry that could
-//! not be used is an [`EntryError`].
+//! A server entry as read, or built in code ([`ServerEntry::new`]): its transport, settings
+//! and origin ([`ServerEntry`]), what `${VAR}` expansions put in it ([`Provenance`]), and
+//! its displays that never show a secret (`Debug`, [`ServerEntry::redacted`],
+//! [`ServerEntry::display_url`]); an entry that could not be used is an [`EntryError`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -48,8 +48,8 @@ pub struct ServerEntry {
     pub timeout: Option<Duration>,
     /// Deadline for connecting, if configured (`startupTimeout`).
     pub startup_timeout: Option<Duration>,
-    /// Era: `"auto"` (default), `"legacy"` or `"modern"`.
-    pub era: Option<String>,
+    /// The protocol era it asks for (`era`).
+    pub era: EraSetting,
     /// A pinned protocol version.
     pub protocol_version: Option<String>,
     /// Caps on one listing of its tools, prompts or resources, where the entry raises or
@@ -64,6 +64,19 @@ pub struct ServerEntry {
     pub origin: Origin,
     /// What `${VAR}` expansions put in it, and its fields as written.
     pub provenance: Provenance,
+}
+
+/// The protocol era an entry asks for (`era`: `"auto"`, the default, `"legacy"` or
+/// `"modern"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum EraSetting {
+    /// The client finds out which era the server speaks.
+    #[default]
+    Auto,
+    /// Only the `initialize` handshake (versions up to 2025-11-25).
+    Legacy,
+    /// Only the stateless 2026-07-28 protocol.
+    Modern,
 }
 
 /// Caps on one listing (`tools/list` and the others, across all its pages) that an entry
@@ -151,6 +164,17 @@ pub struct Origin {
     pub line: Option<usize>,
 }
 
+impl Origin {
+    /// An origin that is no file: `description` (such as `<bundled example>`) stands where
+    /// a file's path would, with no line.
+    pub fn described(description: &str) -> Origin {
+        Origin {
+            file: description.to_owned(),
+            line: None,
+        }
+    }
+}
+
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
@@ -195,6 +219,32 @@ fn scheme_and_host(url: &str) -> String {
 }
 
 impl ServerEntry {
+    /// An entry built in code: `name` reached through `transport`, enabled, every setting
+    /// at its default (no timeouts, era `auto`, no pinned version, the client's listing
+    /// caps, every tool, the host's default sandbox), nothing expanded, and its origin
+    /// `<built in code>` until [`ServerEntry::with_origin`] names another.
+    pub fn new(name: &str, transport: TransportEntry) -> ServerEntry {
+        ServerEntry {
+            name: name.to_owned(),
+            transport,
+            enabled: true,
+            timeout: None,
+            startup_timeout: None,
+            era: EraSetting::Auto,
+            protocol_version: None,
+            list_limits: ListLimits::default(),
+            tool_filter: ToolFilter::default(),
+            sandbox: SandboxChoice::default(),
+            origin: Origin::described("<built in code>"),
+            provenance: Provenance::default(),
+        }
+    }
+
+    /// This entry with `origin` as where it was defined.
+    pub fn with_origin(self, origin: Origin) -> ServerEntry {
+        ServerEntry { origin, ..self }
+    }
+
     /// A field as it may be shown: as written when it had an expansion, else its value.
     fn shown<'a>(&'a self, field: &str, value: &'a str) -> &'a str {
         self.provenance.as_written(field).unwrap_or(value)

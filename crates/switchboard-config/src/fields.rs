@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::entry::{EntryError, ListLimits, Origin, Provenance, ServerEntry, TransportEntry};
+use crate::entry::{
+    EntryError, EraSetting, ListLimits, Origin, Provenance, ServerEntry, TransportEntry,
+};
 use crate::variables::{Inputs, UnsetVariable, Variables, expand_tracked};
 use crate::{SandboxChoice, ToolFilter, ToolFilterError, ToolPattern};
 
@@ -397,18 +399,20 @@ impl EntryReader<'_> {
         }
     }
 
-    /// `era`: `"auto"`, `"legacy"` or `"modern"`.
-    fn era(&self) -> Result<Option<String>, EntryError> {
-        let era = self.string("era")?;
-        if let Some(era) = &era
-            && !matches!(era.as_str(), "auto" | "legacy" | "modern")
-        {
-            return Err(self.fail(format!(
+    /// `era`: `"auto"` (or no `era`), `"legacy"` or `"modern"`.
+    fn era(&self) -> Result<EraSetting, EntryError> {
+        let Some(era) = self.string("era")? else {
+            return Ok(EraSetting::Auto);
+        };
+        match era.as_str() {
+            "auto" => Ok(EraSetting::Auto),
+            "legacy" => Ok(EraSetting::Legacy),
+            "modern" => Ok(EraSetting::Modern),
+            _ => Err(self.fail(format!(
                 "`era` must be \"auto\", \"legacy\" or \"modern\", not \"{}\"",
-                self.as_written("era", era)
-            )));
+                self.as_written("era", &era)
+            ))),
         }
-        Ok(era)
     }
 }
 

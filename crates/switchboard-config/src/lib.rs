@@ -51,7 +51,9 @@ mod lines;
 mod reading;
 mod variables;
 
-pub use entry::{EntryError, ListLimits, Origin, Provenance, ServerEntry, TransportEntry};
+pub use entry::{
+    EntryError, EraSetting, ListLimits, Origin, Provenance, ServerEntry, TransportEntry,
+};
 pub use fields::{DurationError, parse_duration};
 pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
 pub use layout::{
@@ -268,6 +270,21 @@ mod tests {
             dotted at c.toml:3
             c.toml:2: server `inline`: `url` must be a string"#]]
         .assert_eq(&origins.join("\n"));
+    }
+
+    #[test]
+    fn era_is_read_as_a_setting_and_auto_when_absent() {
+        let text = r#"{"mcpServers": {
+            "a": {"command": "x"},
+            "b": {"command": "x", "era": "auto"},
+            "c": {"command": "x", "era": "legacy"},
+            "d": {"command": "x", "era": "modern"}
+        }}"#;
+        let vars = BTreeMap::new();
+        let file = parse(text, Path::new("/p/mcp.json"), &vars).expect("a valid file");
+        let eras: Vec<EraSetting> = file.entries().map(|entry| entry.era).collect();
+        use EraSetting::{Auto, Legacy, Modern};
+        assert_eq!(eras, [Auto, Auto, Legacy, Modern]);
     }
 
     #[test]

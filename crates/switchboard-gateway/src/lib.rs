@@ -68,7 +68,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use switchboard_protocol::{Era, ProgressParams};
+use switchboard_protocol::{Era, Implementation, ProgressParams};
 use switchboard_runtime::naming::{Naming, ToolRoute};
 use switchboard_runtime::{
     ClientRequest, HostHandler, NoticeKind, Runtime, RuntimeOptions, ServerRequestError, Snapshot,
@@ -387,9 +387,11 @@ impl GatewayService {
 /// The gateway's own identity and capabilities.
 fn gateway_info(options: &GatewayOptions) -> ServerInfo {
     ServerInfo {
-        name: options.name.clone(),
-        title: Some("Switchboard gateway".into()),
-        version: options.version.clone(),
+        implementation: Implementation {
+            name: options.name.clone(),
+            version: options.version.clone(),
+            title: Some("Switchboard gateway".into()),
+        },
         capabilities: Capabilities::EVERYTHING,
         cache: CacheHints::default(),
     }
@@ -408,13 +410,15 @@ fn fronted_identity(
     let [only] = report.servers.as_slice() else {
         return None;
     };
-    let identity = runtime.server_identity(&only.name)?;
+    let identity = runtime.server(&only.name).identity()?;
     let secrets = runtime.secrets();
     let hidden = |text: String| secrets.redact(&text).into_owned();
     Some(ServerInfo {
-        name: hidden(identity.name),
-        title: identity.title.map(hidden),
-        version: hidden(identity.version),
+        implementation: Implementation {
+            name: hidden(identity.name),
+            version: hidden(identity.version),
+            title: identity.title.map(hidden),
+        },
         ..gateway.clone()
     })
 }
@@ -627,12 +631,14 @@ impl Upstreams {
                                 for_client,
                             };
                             self.runtime
-                                .request_for_client(&route.server, request)
+                                .server(&route.server)
+                                .request_for_client(request)
                                 .await
                         }
                         None => {
                             self.runtime
-                                .get_prompt(&route.server, &route.tool, arguments.clone())
+                                .server(&route.server)
+                                .get_prompt(&route.tool, arguments.clone())
                                 .await
                         }
                     }
@@ -654,9 +660,12 @@ impl Upstreams {
                                 params: json!({ "uri": read.uri }),
                                 for_client,
                             };
-                            self.runtime.request_for_client(&server, request).await
+                            self.runtime
+                                .server(&server)
+                                .request_for_client(request)
+                                .await
                         }
-                        None => self.runtime.read_resource(&server, &read.uri).await,
+                        None => self.runtime.server(&server).read_resource(&read.uri).await,
                     }
                 })
                 .await
@@ -691,7 +700,7 @@ impl Upstreams {
         if !first {
             return Ok(json!({}));
         }
-        let refused = match self.runtime.subscribe_resource(server, uri).await {
+        let refused = match self.runtime.server(server).subscribe_resource(uri).await {
             Ok(true) => return Ok(json!({})),
             Ok(false) => ErrorObject::new(
                 INVALID_PARAMS,
@@ -710,7 +719,8 @@ impl Upstreams {
     async fn unsubscribe(&self, server: &str, uri: &str) -> Answer {
         if self.release(uri) {
             self.runtime
-                .unsubscribe_resource(server, uri)
+                .server(server)
+                .unsubscribe_resource(uri)
                 .await
                 .map_err(|error| self.upstream_error(error))?;
         }
@@ -771,7 +781,8 @@ impl Upstreams {
         upstream.insert("ref".into(), upstream_ref);
         match self
             .runtime
-            .complete_raw(&server, Value::Object(upstream))
+            .server(&server)
+            .complete_raw(Value::Object(upstream))
             .await
         {
             Ok(Some(result)) => Ok(result),

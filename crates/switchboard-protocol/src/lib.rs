@@ -4,7 +4,8 @@
 //! Types mirror the specification and are named as it names them. Reading is lenient where
 //! the specification allows growth (unknown fields are kept in `raw` or ignored) and strict
 //! where a wrong shape would mislead the caller (a tool without a name is an error).
-//! Serialization happens here and nowhere else in the client.
+//! Serialization happens here and nowhere else in the client; the server crate answers with
+//! these types too, so both sides share one model of each message.
 //!
 //! The HTTP rules both sides share are here too, as text rules with no I/O: [`sse`], the
 //! server-sent events codec (an incremental parser with a cap on event size, and the
@@ -13,10 +14,15 @@
 //! # Map
 //!
 //! MCP vocabulary: versions and eras, method names, `_meta` keys, error codes, the types a
-//! client reads (`Tool`, `CallToolResult`, `ContentBlock`, …; `ReadResourceResult`; the
+//! client reads and a server writes (`Tool`, `CallToolResult`, `ContentBlock`, …;
+//! `answers.rs`: prompt messages, list results, notification parameters, error data; `to_json` makes
+//! the tree of any of them; `arguments.rs`: `ArgumentCheck`, arguments checked against an
+//! input schema with messages that name the key, for the CLI, the runtime and servers; `ReadResourceResult`; the
 //! skills extension's `SkillEntry`, `skills.rs`: an entry's shape checked as it is read,
 //! its files `{uri, sha256 digest, size}` or `"dynamic"`). Pure data; no I/O.
 
+mod answers;
+mod arguments;
 mod call_result;
 pub mod headers;
 mod list_page;
@@ -28,6 +34,13 @@ pub mod sse;
 mod types;
 mod version;
 
+pub use answers::{
+    CancelledParams, EmptyResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingMessageParams, PromptMessage,
+    ResourceNotFoundData, ResourceUpdatedParams, Role, SubscriptionsAcknowledgedParams,
+    UnsupportedVersionData,
+};
+pub use arguments::{ArgumentCheck, InvalidSchema};
 pub use list_page::{ListPage, NextCursor, PageEntries};
 pub use log_level::LogLevel;
 pub use read_result::{ReadResourceResult, ResourceContents};
@@ -55,6 +68,56 @@ pub mod meta {
     /// The progress token of a request (both eras).
     pub const PROGRESS_TOKEN: &str = "progressToken";
 }
+
+/// The JSON tree of one of this crate's messages, as it goes on the wire.
+///
+/// Serializing these types to a tree cannot fail (their keys are strings, their leaves
+/// strings, numbers, booleans and `Value`s); were it to, the tree is `null`.
+pub fn to_json(message: &impl Message) -> serde_json::Value {
+    serde_json::to_value(message).unwrap_or(serde_json::Value::Null)
+}
+
+/// The messages [`to_json`] takes: this crate's types that a peer sends.
+pub trait Message: serde::Serialize + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! messages {
+    ($($message:ty),* $(,)?) => {
+        $(
+            impl sealed::Sealed for $message {}
+            impl Message for $message {}
+        )*
+    };
+}
+
+messages!(
+    CallToolResult,
+    CancelledParams,
+    ContentBlock,
+    DiscoverResult,
+    EmptyResult,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourceTemplatesResult,
+    ListResourcesResult,
+    ListToolsResult,
+    LoggingMessageParams,
+    ProgressParams,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceNotFoundData,
+    ResourceUpdatedParams,
+    ServerCapabilities,
+    SubscriptionsAcknowledgedParams,
+    Tool,
+    UnsupportedVersionData,
+);
 
 /// A JSON value's kind as a message says it ("a string", "an object", "null"), for errors
 /// and findings about a value of the wrong shape.

@@ -23,6 +23,13 @@ pub enum LogLevel {
     Emergency,
 }
 
+/// The wire name.
+impl serde::Serialize for LogLevel {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl LogLevel {
     const ALL: [LogLevel; 8] = [
         LogLevel::Debug,

@@ -1,29 +1,30 @@
-//! A `resources/read` result read straight from its JSON text into typed contents.
+//! A `resources/read` result read straight from its JSON text into typed contents (and
+//! written from them).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ResultType;
 use crate::call_result::ResultTypeField;
 
 /// One item of a `resources/read` result's `contents`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceContents {
     /// The URI the content is for.
     pub uri: String,
     /// Its MIME type.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Text content.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Binary content, base64.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
 }
 
 /// A `resources/read` result as typed data: its `contents`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReadResourceResult {
     /// The contents.
     pub contents: Vec<ResourceContents>,

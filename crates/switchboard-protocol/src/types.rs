@@ -1,4 +1,4 @@
-//! Message types a client reads and writes.
+//! Message types a client reads and writes, and a server answers with.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -29,12 +29,12 @@ pub struct ListChangedCapability {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
-    /// Whether the server supports subscriptions to resource updates.
-    #[serde(default)]
-    pub subscribe: bool,
     /// Whether the server sends list-changed notifications.
     #[serde(default)]
     pub list_changed: bool,
+    /// Whether the server supports subscriptions to resource updates.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub subscribe: bool,
 }
 
 /// What a server declared it offers. Absent means not offered.
@@ -50,12 +50,12 @@ pub struct ServerCapabilities {
     /// Resources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourcesCapability>,
-    /// Logging (deprecated in 2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub logging: Option<Value>,
     /// Argument completion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completions: Option<Value>,
+    /// Logging (deprecated in 2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging: Option<Value>,
     /// Experimental capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<Value>,
@@ -116,22 +116,37 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
-/// A tool definition. `raw` keeps the definition exactly as the server sent it.
-#[derive(Debug, Clone, PartialEq)]
+impl ToolAnnotations {
+    /// True when no hint is given (a definition then has no `annotations`).
+    pub fn is_empty(&self) -> bool {
+        *self == ToolAnnotations::default()
+    }
+}
+
+/// A tool definition. `raw` keeps the definition exactly as the server sent it; the
+/// definition serializes from the typed fields (a server's `tools/list` entry), not `raw`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tool {
     /// The tool's name on the wire.
     pub name: String,
     /// Display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the arguments (`Value::Null` when the server sent none).
+    #[serde(skip_serializing_if = "Value::is_null")]
     pub input_schema: Value,
     /// JSON Schema of `structuredContent`, if declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// Behaviour hints.
+    #[serde(skip_serializing_if = "ToolAnnotations::is_empty")]
     pub annotations: ToolAnnotations,
-    /// The whole definition as received.
+    /// The whole definition as received (`Value::Null` for one made here).
+    #[serde(skip)]
     pub raw: Value,
 }
 
@@ -276,36 +291,86 @@ impl ContentBlock {
 
     /// The block as JSON, in the wire shape.
     pub fn to_json(&self) -> Value {
-        match self {
-            ContentBlock::Text { text } => serde_json::json!({"type": "text", "text": text}),
-            ContentBlock::Image { data, mime_type } => {
-                serde_json::json!({"type": "image", "data": data, "mimeType": mime_type})
-            }
-            ContentBlock::Audio { data, mime_type } => {
-                serde_json::json!({"type": "audio", "data": data, "mimeType": mime_type})
-            }
-            ContentBlock::ResourceLink { raw, .. } | ContentBlock::Unknown { raw, .. } => {
-                raw.clone()
-            }
-            ContentBlock::Resource { resource } => {
-                serde_json::json!({"type": "resource", "resource": resource})
-            }
+        crate::to_json(self)
+    }
+}
+
+/// The wire shape: `type` first, then the block's fields; a resource link or an unknown
+/// block as received.
+impl Serialize for ContentBlock {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The typed blocks, borrowed.
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Typed<'a> {
+            Text {
+                text: &'a str,
+            },
+            Image {
+                data: &'a str,
+                #[serde(rename = "mimeType")]
+                mime_type: &'a str,
+            },
+            Audio {
+                data: &'a str,
+                #[serde(rename = "mimeType")]
+                mime_type: &'a str,
+            },
+            Resource {
+                resource: &'a Value,
+            },
         }
+        let typed = match self {
+            ContentBlock::Text { text } => Typed::Text { text },
+            ContentBlock::Image { data, mime_type } => Typed::Image { data, mime_type },
+            ContentBlock::Audio { data, mime_type } => Typed::Audio { data, mime_type },
+            ContentBlock::Resource { resource } => Typed::Resource { resource },
+            ContentBlock::ResourceLink { raw, .. } | ContentBlock::Unknown { raw, .. } => {
+                return raw.serialize(serializer);
+            }
+        };
+        typed.serialize(serializer)
     }
 }
 
 /// The result of `tools/call`. `is_error: true` is a tool failure the model should see,
 /// not a protocol error.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// Content blocks, in order.
     pub content: Vec<ContentBlock>,
     /// Structured result, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
-    /// Whether the tool reported an error.
+    /// Whether the tool reported an error (sent only when it did).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// True when the server sent no `content` array at all (a spec violation we tolerate).
+    #[serde(skip)]
     pub content_missing: bool,
+}
+
+impl CallToolResult {
+    /// A result of `content`: no structured content, not an error.
+    pub fn of(content: Vec<ContentBlock>) -> CallToolResult {
+        CallToolResult {
+            content,
+            structured_content: None,
+            is_error: false,
+            content_missing: false,
+        }
+    }
+
+    /// An error result of one text block, for the model to read.
+    pub fn error_text(message: impl Into<String>) -> CallToolResult {
+        CallToolResult {
+            is_error: true,
+            ..CallToolResult::of(vec![ContentBlock::Text {
+                text: message.into(),
+            }])
+        }
+    }
 }
 
 impl CallToolResult {
@@ -416,6 +481,9 @@ pub struct Resource {
     pub uri: String,
     /// Name.
     pub name: String,
+    /// Display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// Description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

@@ -245,7 +245,10 @@ async fn main() -> anyhow::Result<()> {
     .await;
 
     // Log messages at `notice` and above; the choice is applied again if `notes` restarts.
-    let level_set = runtime.set_log_level("notes", LogLevel::Notice).await?;
+    let level_set = runtime
+        .server("notes")
+        .set_log_level(LogLevel::Notice)
+        .await?;
     let logged = runtime.notices();
     echo.call(json!({"text": "now with logs"}), ToolContext::default())
         .await;
@@ -263,10 +266,14 @@ async fn main() -> anyhow::Result<()> {
 
     // A resource subscription: reading it makes the fixture announce an update.
     let subscribed = runtime
-        .subscribe_resource("notes", "fixture://readme")
+        .server("notes")
+        .subscribe_resource("fixture://readme")
         .await?;
     let updates = runtime.notices();
-    runtime.read_resource("notes", "fixture://readme").await?;
+    runtime
+        .server("notes")
+        .read_resource("fixture://readme")
+        .await?;
     heard
         .wait_for(updates, |kind| {
             matches!(kind, NoticeKind::ResourceUpdated { .. })
@@ -282,7 +289,7 @@ async fn main() -> anyhow::Result<()> {
     .await;
 
     // One server restarted from its definition; the other keeps its connection.
-    let restarted = runtime.restart("calc").await?;
+    let restarted = runtime.server("calc").restart().await?;
     step(
         "restart",
         &runtime,

@@ -1,14 +1,18 @@
-//! From a configuration entry to a connected session: the one place that turns a
-//! [`ServerEntry`] into a process spec or HTTP options and session settings. The runtime's
-//! supervisor, the CLI and the checker all connect through [`connect`], each adjusting what
-//! it needs through [`ConnectOverrides`].
+//! From a server's description to a connected session. An [`Endpoint`] is the one
+//! description of how to reach a server (a process spec, or a URL and headers);
+//! [`connect_endpoint`] starts or reaches it and initializes a session with the settings it
+//! is given. [`connect`] does it for a configuration entry: its endpoint
+//! ([`Endpoint::of_entry`], in its sandbox), its session settings ([`session_config`]) and
+//! its URL as written. The runtime's supervisor and the CLI connect entries, each adjusting
+//! what it needs through [`ConnectOverrides`]; the checker connects the endpoint of the
+//! server it checks.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_config::{EraSetting, SandboxPolicy, ServerEntry, TransportEntry};
 use switchboard_http::{Authorizer, HttpOptions};
 use switchboard_protocol::Era;
 use switchboard_session::{ClientHandler, EraChoice, Session, SessionConfig, SessionError};
@@ -80,55 +84,155 @@ impl fmt::Debug for ConnectOverrides {
     }
 }
 
+/// How to reach a server: the one description of a transport that [`connect_endpoint`]
+/// takes. `Debug` never shows environment or header values.
+#[derive(Clone)]
+pub enum Endpoint {
+    /// A local process speaking over stdin/stdout, started in the sandbox its spec names,
+    /// if any.
+    Stdio(ProcessSpec),
+    /// A Streamable HTTP (or legacy HTTP+SSE) endpoint.
+    Http {
+        /// The endpoint URL.
+        url: String,
+        /// Extra headers (secret values).
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Stdio(process) => f.debug_tuple("Stdio").field(process).finish(),
+            Endpoint::Http { url, headers } => {
+                let names: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
+                f.debug_struct("Http")
+                    .field("url", &switchboard_text::redact::url_for_display(url))
+                    .field("header_names", &names)
+                    .finish()
+            }
+        }
+    }
+}
+
+impl Endpoint {
+    /// Where `entry` says its server is: its process as configured, without a sandbox
+    /// ([`Endpoint::sandbox_in`] adds one), or its URL and headers.
+    pub fn of_entry(entry: &ServerEntry) -> Endpoint {
+        match &entry.transport {
+            TransportEntry::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Endpoint::Stdio(ProcessSpec {
+                program: command.clone(),
+                args: args.clone(),
+                env: env.clone(),
+                cwd: cwd.clone(),
+                sandbox: None,
+            }),
+            TransportEntry::Http { url, headers } => Endpoint::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+            },
+        }
+    }
+
+    /// Has a local process started by `launcher` in `policy`'s sandbox; a remote endpoint,
+    /// where nothing runs here, is left as it is.
+    pub fn sandbox_in(&mut self, policy: &SandboxPolicy, launcher: SandboxLauncher) {
+        if let Endpoint::Stdio(process) = self {
+            process.sandbox = Some(Box::new(SandboxSpawn {
+                policy: policy.clone(),
+                launcher: launcher.path,
+                never_open: launcher.never_open,
+            }));
+        }
+    }
+}
+
+/// What a connection takes beyond its endpoint and session settings. `Default` adds
+/// nothing.
+#[derive(Clone, Default)]
+pub struct TransportOptions {
+    /// Sees every frame in both directions.
+    pub tap: Option<Arc<dyn FrameTap>>,
+    /// Credentials for an HTTP server; ignored for stdio.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// The HTTP transport's TCP/TLS connect deadline (else the transport's default).
+    pub http_connect_timeout: Option<Duration>,
+    /// An HTTP endpoint's URL as messages show it (else the URL with credentials, query
+    /// values and fragment hidden).
+    pub display_url: Option<String>,
+}
+
+impl fmt::Debug for TransportOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TransportOptions")
+            .field("tap", &self.tap.is_some())
+            .field("authorizer", &self.authorizer.is_some())
+            .field("http_connect_timeout", &self.http_connect_timeout)
+            .field("display_url", &self.display_url)
+            .finish()
+    }
+}
+
 /// Starts (stdio) or connects to (HTTP) the server `entry` describes and initializes a
 /// session with it, within the handshake deadline. On failure a started process is killed.
+/// An entry with a sandbox is not started without [`ConnectOverrides::sandbox`].
 pub async fn connect(
     entry: &ServerEntry,
     overrides: ConnectOverrides,
 ) -> Result<Session, SessionError> {
     let config = session_config(entry, &overrides);
-    match &entry.transport {
-        TransportEntry::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let sandbox = match (entry.sandbox.policy(), overrides.sandbox) {
-                (None, _) => None,
-                (Some(policy), Some(launcher)) => Some(Box::new(SandboxSpawn {
-                    policy: policy.clone(),
-                    launcher: launcher.path,
-                    never_open: launcher.never_open,
-                })),
-                (Some(_), None) => {
-                    return Err(SessionError::Spawn(SpawnError {
-                        server: entry.name.as_str().into(),
-                        detail: "the entry asks for a sandbox, but this host names no sandbox \
-                                 launcher; it is not started unsandboxed"
-                            .into(),
-                        source: std::io::Error::from(std::io::ErrorKind::Unsupported),
-                    }));
-                }
-            };
-            let spec = ProcessSpec {
-                program: command.clone(),
-                args: args.clone(),
-                env: env.clone(),
-                cwd: cwd.clone(),
-                sandbox,
-            };
-            let mut options = StdioOptions::new(&entry.name);
-            options.connection.tap = overrides.tap;
-            Session::spawn_stdio(&spec, options, config).await
+    let mut endpoint = Endpoint::of_entry(entry);
+    match (entry.sandbox.policy(), overrides.sandbox) {
+        (None, _) => {}
+        (Some(policy), Some(launcher)) => endpoint.sandbox_in(policy, launcher),
+        (Some(_), None) => {
+            return Err(SessionError::Spawn(SpawnError {
+                server: entry.name.as_str().into(),
+                detail: "the entry asks for a sandbox, but this host names no sandbox \
+                         launcher; it is not started unsandboxed"
+                    .into(),
+                source: std::io::Error::from(std::io::ErrorKind::Unsupported),
+            }));
         }
-        TransportEntry::Http { url, headers } => {
-            let mut options = HttpOptions::new(&entry.name, url);
-            options.display_url = entry.display_url().unwrap_or(options.display_url);
+    }
+    let transport = TransportOptions {
+        tap: overrides.tap,
+        authorizer: overrides.authorizer,
+        http_connect_timeout: overrides.http_connect_timeout,
+        display_url: entry.display_url(),
+    };
+    connect_endpoint(&endpoint, config, transport).await
+}
+
+/// Starts (stdio) or connects to (HTTP) the server at `endpoint` and initializes a session
+/// with it under `config` (whose `server_name` names it in every error), within the
+/// handshake deadline. On failure a started process is killed.
+pub async fn connect_endpoint(
+    endpoint: &Endpoint,
+    config: SessionConfig,
+    transport: TransportOptions,
+) -> Result<Session, SessionError> {
+    let name = config.server_name.clone();
+    match endpoint {
+        Endpoint::Stdio(process) => {
+            let mut options = StdioOptions::new(&name);
+            options.connection.tap = transport.tap;
+            Session::spawn_stdio(process, options, config).await
+        }
+        Endpoint::Http { url, headers } => {
+            let mut options = HttpOptions::new(&name, url);
+            if let Some(shown) = transport.display_url {
+                options.display_url = shown;
+            }
             options.headers = headers.clone();
-            options.connection.tap = overrides.tap;
-            options.authorizer = overrides.authorizer;
-            if let Some(timeout) = overrides.http_connect_timeout {
+            options.connection.tap = transport.tap;
+            options.authorizer = transport.authorizer;
+            if let Some(timeout) = transport.http_connect_timeout {
                 options.connect_timeout = timeout;
             }
             Session::connect_http(options, config).await
@@ -142,9 +246,7 @@ pub async fn connect(
 /// the environment, the headers or the entry's name. `None` when the era is not the
 /// session's to find out (the entry names it or pins a version).
 pub fn server_identity(entry: &ServerEntry) -> Option<String> {
-    if EraChoice::from_config(entry.era.as_deref()) != EraChoice::Auto
-        || entry.protocol_version.is_some()
-    {
+    if entry.era != EraSetting::Auto || entry.protocol_version.is_some() {
         return None;
     }
     let shown = entry.redacted();
@@ -181,12 +283,9 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
     if let Some(handler) = &overrides.handler {
         config.handler = handler.clone();
     }
-    config.era = match (
-        EraChoice::from_config(entry.era.as_deref()),
-        overrides.era_hint,
-    ) {
-        (EraChoice::Auto, Some(Era::Legacy)) => EraChoice::AutoLegacyFirst,
-        (choice, _) => choice,
+    config.era = match (entry.era, overrides.era_hint) {
+        (EraSetting::Auto, Some(Era::Legacy)) => EraChoice::AutoLegacyFirst,
+        (setting, _) => era_choice(setting),
     };
     config.protocol_version = entry.protocol_version.clone();
     entry.list_limits.apply_to([
@@ -197,38 +296,38 @@ pub fn session_config(entry: &ServerEntry, overrides: &ConnectOverrides) -> Sess
     config
 }
 
+/// How a session speaks to a server whose entry asks for `setting`.
+pub fn era_choice(setting: EraSetting) -> EraChoice {
+    match setting {
+        EraSetting::Auto => EraChoice::Auto,
+        EraSetting::Legacy => EraChoice::Legacy,
+        EraSetting::Modern => EraChoice::Modern,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard_config::{ListLimits, Origin};
+    use switchboard_config::ListLimits;
 
     fn entry(timeout: Option<u64>, startup_timeout: Option<u64>) -> ServerEntry {
-        ServerEntry {
-            name: "s".into(),
-            transport: TransportEntry::Stdio {
-                command: "server".into(),
-                args: Vec::new(),
-                env: Vec::new(),
-                cwd: None,
-            },
-            enabled: true,
-            timeout: timeout.map(Duration::from_secs),
-            startup_timeout: startup_timeout.map(Duration::from_secs),
-            era: Some("legacy".into()),
-            protocol_version: Some("2025-06-18".into()),
-            list_limits: ListLimits {
-                pages: Some(3),
-                items: None,
-                bytes: Some(4096),
-            },
-            tool_filter: Default::default(),
-            sandbox: Default::default(),
-            origin: Origin {
-                file: "test".into(),
-                line: None,
-            },
-            provenance: Default::default(),
-        }
+        let transport = TransportEntry::Stdio {
+            command: "server".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+        };
+        let mut entry = ServerEntry::new("s", transport);
+        entry.timeout = timeout.map(Duration::from_secs);
+        entry.startup_timeout = startup_timeout.map(Duration::from_secs);
+        entry.era = EraSetting::Legacy;
+        entry.protocol_version = Some("2025-06-18".into());
+        entry.list_limits = ListLimits {
+            pages: Some(3),
+            items: None,
+            bytes: Some(4096),
+        };
+        entry
     }
 
     /// (request, connect) deadlines in seconds.
@@ -271,7 +370,7 @@ mod tests {
             ..ConnectOverrides::default()
         };
         let mut auto = entry(None, None);
-        auto.era = None;
+        auto.era = EraSetting::Auto;
         auto.protocol_version = None;
         assert_eq!(session_config(&auto, &hint).era, EraChoice::AutoLegacyFirst);
         let modern_hint = ConnectOverrides {
@@ -284,14 +383,14 @@ mod tests {
             EraChoice::Legacy
         );
         let mut modern = auto.clone();
-        modern.era = Some("modern".into());
+        modern.era = EraSetting::Modern;
         assert_eq!(session_config(&modern, &hint).era, EraChoice::Modern);
     }
 
     #[test]
     fn the_identity_is_the_transport_without_env_or_headers() {
         let mut stdio = entry(None, None);
-        stdio.era = None;
+        stdio.era = EraSetting::Auto;
         stdio.protocol_version = None;
         stdio.transport = TransportEntry::Stdio {
             command: "server".into(),
@@ -317,6 +416,42 @@ mod tests {
             server_identity(&entry(None, None)),
             None,
             "a pinned era needs no memo"
+        );
+    }
+
+    #[test]
+    fn an_entry_s_endpoint_is_its_transport_and_only_a_local_one_takes_a_sandbox() {
+        let launcher = SandboxLauncher {
+            path: PathBuf::from("/usr/bin/launcher"),
+            never_open: Vec::new(),
+        };
+        let policy = SandboxPolicy::default();
+        let mut local = Endpoint::of_entry(&entry(None, None));
+        let Endpoint::Stdio(process) = &local else {
+            panic!("a stdio entry is a local endpoint: {local:?}");
+        };
+        assert_eq!(
+            (process.program.as_str(), process.sandbox.is_none()),
+            ("server", true)
+        );
+        local.sandbox_in(&policy, launcher.clone());
+        let Endpoint::Stdio(process) = &local else {
+            panic!("still local: {local:?}");
+        };
+        let sandbox = process.sandbox.as_ref().expect("sandboxed");
+        assert_eq!(sandbox.launcher, launcher.path);
+        let mut http = entry(None, None);
+        http.transport = TransportEntry::Http {
+            url: "https://example.test/mcp".into(),
+            headers: vec![("X-Key".into(), "s3cret-value".into())],
+        };
+        let mut remote = Endpoint::of_entry(&http);
+        remote.sandbox_in(&policy, launcher);
+        let shown = format!("{remote:?}");
+        assert!(
+            matches!(&remote, Endpoint::Http { url, .. } if url == "https://example.test/mcp")
+                && !shown.contains("s3cret"),
+            "{shown}"
         );
     }
 

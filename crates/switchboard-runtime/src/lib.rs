@@ -9,13 +9,19 @@
 //!
 //! # Map
 //!
-//! Many servers for an agent (and `connect`: the one way from a config entry to a connected
-//! session, with `ConnectOverrides` for what a caller sets beyond the entry, `era_hint`
-//! among them: the era a host remembers for the server, keyed by `server_identity`; the CLI
-//! and the checker connect through it too; the supervisor asks the host's
+//! Many servers for an agent (and `connect`: `Endpoint`, the one description of how to
+//! reach a server, and `connect_endpoint`, the one way from it to a connected session;
+//! `connect` does both for a config entry, with `ConnectOverrides` for what a caller sets
+//! beyond the entry, `era_hint` among them: the era a host remembers for the server, keyed
+//! by `server_identity`; the CLI connects its entries through it too, and the checker the
+//! endpoint it checks; the supervisor asks the host's
 //! `ConnectionHooks`, `ServerPolicy::connect_hooks`, for each connect's tap and era hint
 //! and tells it what the connect came to, `ConnectOutcome`). `Runtime` (the session-owned
-//! controller: `enable`/`disable`/`reload`/`dispose`, serialised, latest request wins),
+//! controller: `enable`/`disable`/`reload`/`dispose`, serialised, latest request wins;
+//! `Runtime::server(name)` gives a `ServerHandle`, `runtime/handle.rs`, for what concerns
+//! one server alone: restart it — serialised with the rest —, its requests, log level,
+//! subscriptions, skills, identity, stderr tail, tool approval and trust; it holds only the
+//! name, looked up by each operation),
 //! `sources` (config scopes, project trust; `trust_key` for hosts that read project files
 //! themselves, as the CLI does), a supervisor per server (`server.rs`: explicit states
 //! configured → connecting → ready → backoff → broken, restart with backoff and jitter,
@@ -27,7 +33,8 @@
 //! truncation, spill) for agents; the host's `ServerPolicy::host` answers the servers'
 //! elicitation and sampling requests; and beside it `Runtime::call_tool_raw` for hosts that
 //! serve MCP (same routing and argument checks, the server's result or a typed
-//! `ServerRequestError` unconverted; with `get_prompt`, `read_resource`, `complete_raw`,
+//! `ServerRequestError` unconverted; with the handle's `get_prompt`, `read_resource`,
+//! `complete_raw`,
 //! `subscribe_resource` (`resources/subscribe` to a legacy server, a listen stream
 //! following the resource on a 2026-07-28 one), `set_log_level` (`logging/setLevel` to a
 //! legacy server, `_meta` on every request to a 2026-07-28 one, applied again after every
@@ -46,8 +53,8 @@
 //! own server), `naming` (exported names via a route table: provider-safe
 //! `<server>__<tool>` by default, or each tool's own name with `Naming::Unprefixed`, which
 //! `serve --server NAME --no-prefix` uses; the gateway then presents that server's
-//! `serverInfo` (`Runtime::server_identity`) and instructions), `schema` (normalisation,
-//! argument validation), `guards` (tool lock file — `ToolLock::beside` its config, where
+//! `serverInfo` (`ServerHandle::identity`) and instructions), `schema` (normalisation;
+//! arguments are checked with the protocol crate's `ArgumentCheck`), `guards` (tool lock file — `ToolLock::beside` its config, where
 //! `scan --update` writes it and `serve` applies it strictly unless `--no-tool-lock`;
 //! `tool_lock.rs`: format 2 pins each tool's whole definition (hash and, up to 64 KiB, the
 //! definition itself, for `pin_diff.rs`'s diffs and rename detection), the lock's
@@ -80,11 +87,12 @@ pub use notice::{ListKind, NOTICE_TEXT_LIMIT, NoticeKind, ServerNotice};
 pub use output::{OutputLimit, ToolOutput, Truncation};
 pub use runtime::{
     ChildAccess, ChildRuntime, ClientRequest, LifecycleEvent, ProxyTool, ReloadReport, Runtime,
-    RuntimeError, RuntimeOptions, ServerOutcome, ServerRequestError, StartupReport, sandbox_suffix,
+    RuntimeError, RuntimeOptions, ServerHandle, ServerOutcome, ServerRequestError, StartupReport,
+    sandbox_suffix,
 };
 pub use server::{
-    AuthorizerFor, Authorizers, Capabilities, ConnectHooks, ConnectOutcome, ConnectionHooks,
-    HostHandler, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
+    AuthorizerFor, Authorizers, ConnectHooks, ConnectOutcome, ConnectionHooks, HostHandler,
+    Listings, RestartPolicy, ServerPolicy, ServerState, sandbox_status,
 };
 pub use skills::{ServerSkills, SkillCatalog, SkillListingFailure, SkillLoadError};
 pub use snapshot::{BridgedTool, FromServer, HeldTool, Snapshot};

@@ -27,11 +27,10 @@ use crate::naming::Naming;
 use crate::notice::{ListKind, NoticeKind, ServerNotice};
 use crate::output::{OutputLimit, ToolOutput};
 use crate::server::{
-    Capabilities, Links, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
+    Links, Listings, ServerPolicy, ServerShared, ServerSignal, ServerState, Supervisor, lock,
 };
 use crate::snapshot::{self, BridgedTool, CallRegistry, CallRouter, Snapshot, SnapshotInput};
 use crate::sources::{self, ConfiguredServer, ServerSource, TrustStatus, TrustStore};
-use crate::state_file::{ApproveError, TrustError};
 use crate::tool::{Tool, ToolContext, ToolFuture};
 
 /// Everything a runtime is built from.
@@ -108,7 +107,7 @@ pub enum RuntimeError {
 }
 
 /// Why a request the host sends to one server ([`Runtime::call_tool_raw`],
-/// [`Runtime::get_prompt`], [`Runtime::read_resource`]) failed.
+/// [`ServerHandle::get_prompt`], [`ServerHandle::read_resource`] and the others) failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerRequestError {
@@ -148,7 +147,7 @@ pub enum ServerRequestError {
 }
 
 /// A `prompts/get` or `resources/read` a host sends for a client of its own
-/// ([`Runtime::request_for_client`]).
+/// ([`ServerHandle::request_for_client`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientRequest {
     /// `prompts/get` or `resources/read`.
@@ -256,7 +255,7 @@ pub enum LifecycleEvent {
         /// Its version.
         version: u64,
     },
-    /// Capabilities were removed (the published snapshot is empty).
+    /// Every server's listings were withdrawn (the published snapshot is empty).
     Unpublished {
         /// The empty snapshot's version.
         version: u64,
@@ -289,6 +288,10 @@ pub enum LifecycleEvent {
 }
 
 const JOURNAL_CAP: usize = 256;
+
+mod handle;
+
+pub use handle::ServerHandle;
 
 /// The runtime. Cheap to clone; all clones control the same servers.
 #[derive(Clone)]
@@ -330,7 +333,7 @@ struct RuntimeInner {
     /// What the last publication carried of each server, to tell hosts what changed.
     published: Mutex<BTreeMap<String, PublishedServer>>,
     /// The listen streams that follow one resource of a 2026-07-28 server each, by
-    /// (server, URI) ([`Runtime::subscribe_resource`]).
+    /// (server, URI) ([`ServerHandle::subscribe_resource`]).
     resource_streams: Mutex<HashMap<(String, String), switchboard_wire::PendingCall>>,
     /// The servers' skill listings, held for loading ([`Runtime::skills`]).
     skills: crate::skills::SkillRegistry,
@@ -412,64 +415,6 @@ impl Runtime {
             return Err(RuntimeError::ReloadWhileDisabled);
         }
         Ok(self.inner.reload(&mut control).await)
-    }
-
-    /// Stops server `name` and starts it again from the definition it runs with (a server
-    /// the breaker stopped too), then publishes; the other servers are untouched. Returns
-    /// its state once it settled (ready, or why not), as the startup report shows it.
-    pub async fn restart(&self, name: &str) -> Result<ServerOutcome, RuntimeError> {
-        let mut control = self.inner.control.lock().await;
-        if self.inner.disposed.load(Ordering::SeqCst) {
-            return Err(RuntimeError::Disposed);
-        }
-        if !self.inner.enabled.load(Ordering::SeqCst) {
-            return Err(RuntimeError::RestartWhileDisabled);
-        }
-        let Some(signals) = control.signals.clone() else {
-            return Err(RuntimeError::RestartWhileDisabled);
-        };
-        let Some(old) = control.servers.get(name) else {
-            return Err(RuntimeError::UnknownServer(name.to_owned()));
-        };
-        if let ServerState::Disabled { reason } = &*old.shared.state.borrow() {
-            return Err(RuntimeError::NotStartable {
-                name: name.to_owned(),
-                reason: reason.clone(),
-            });
-        }
-        let Some(old) = control.servers.remove(name) else {
-            return Err(RuntimeError::UnknownServer(name.to_owned()));
-        };
-        let entry = old.entry.clone();
-        // The old process goes first: a server may hold what its successor needs (a lock,
-        // a port).
-        old.stop().await;
-        let options = self.inner.options();
-        let fresh = Supervisor::start(entry, options.policy.clone(), self.inner.links(signals));
-        let shared = fresh.shared.clone();
-        control.servers.insert(name.to_owned(), fresh);
-        let roster: Vec<(String, Arc<ServerShared>)> = lock(&self.inner.roster)
-            .iter()
-            .map(|(server, current)| {
-                let current = if server == name {
-                    shared.clone()
-                } else {
-                    current.clone()
-                };
-                (server.clone(), current)
-            })
-            .collect();
-        self.inner.set_roster(roster);
-        settle(vec![shared], settle_deadline(&options)).await;
-        let version = self.inner.publish(true);
-        self.inner.record(LifecycleEvent::Republished { version });
-        let outcome = self
-            .inner
-            .outcomes()
-            .into_iter()
-            .find(|outcome| outcome.name == name)
-            .ok_or_else(|| RuntimeError::UnknownServer(name.to_owned()))?;
-        Ok(outcome)
     }
 
     /// Replaces where definitions come from (read by the next enable or reload).
@@ -567,25 +512,6 @@ impl Runtime {
         snapshot::call_raw(&tool, arguments, context, Some(for_client)).await
     }
 
-    /// `prompts/get` or `resources/read` sent to `server` for a client of the host's own, as
-    /// [`Runtime::call_tool_for_client`] does for tools (the client's capabilities sent, an
-    /// `input_required` result passed back, the retry's input forwarded). Waits for a
-    /// reconnecting server as [`Runtime::get_prompt`] does.
-    pub async fn request_for_client(
-        &self,
-        server: &str,
-        request: ClientRequest,
-    ) -> Result<Value, ServerRequestError> {
-        let session = self.ready_session(server).await?;
-        let options = switchboard_session::CallOptions {
-            for_client: Some(request.for_client),
-            ..switchboard_session::CallOptions::default()
-        };
-        Ok(session
-            .request_for_client(request.method, request.params, &options)
-            .await?)
-    }
-
     /// The tool exported as `name` in the current snapshot.
     fn exported_tool(&self, name: &str) -> Result<crate::BridgedTool, ServerRequestError> {
         self.snapshot()
@@ -594,39 +520,6 @@ impl Runtime {
             .ok_or_else(|| ServerRequestError::UnknownTool {
                 name: name.to_owned(),
             })
-    }
-
-    /// Gets a prompt from `server` (the raw MCP result: `description`, `messages`), waiting
-    /// for a reconnecting server as a bridged tool call does.
-    pub async fn get_prompt(
-        &self,
-        server: &str,
-        name: &str,
-        arguments: Option<Value>,
-    ) -> Result<Value, ServerRequestError> {
-        let session = self.ready_session(server).await?;
-        Ok(session.get_prompt(name, arguments).await?)
-    }
-
-    /// Reads a resource from `server` (the raw MCP result: `contents`), waiting for a
-    /// reconnecting server as a bridged tool call does.
-    pub async fn read_resource(
-        &self,
-        server: &str,
-        uri: &str,
-    ) -> Result<Value, ServerRequestError> {
-        let session = self.ready_session(server).await?;
-        Ok(session.read_resource(uri).await?)
-    }
-
-    /// Who `server` says it is (its `serverInfo`), while it is connected; display only
-    /// (self-asserted).
-    pub fn server_identity(&self, server: &str) -> Option<switchboard_protocol::Implementation> {
-        let shared = self.inner.router.server(server)?;
-        let session = lock(&shared.session);
-        session
-            .as_ref()
-            .and_then(|session| session.negotiated().server_info.clone())
     }
 
     /// What the servers say and do, as it happens: their log messages, updates of
@@ -639,101 +532,8 @@ impl Runtime {
         self.inner.notices.subscribe()
     }
 
-    /// Asks `server` for log messages at `level` and above (they arrive as
-    /// [`NoticeKind::Log`]): `logging/setLevel` to a legacy server, the level with every
-    /// request to a 2026-07-28 one. The choice is kept and applied again whenever the
-    /// server reconnects or restarts.
-    pub async fn set_log_level(
-        &self,
-        server: &str,
-        level: switchboard_protocol::LogLevel,
-    ) -> Result<switchboard_session::LevelSet, ServerRequestError> {
-        let session = self.ready_session(server).await?;
-        lock(&self.inner.log_levels).insert(server.to_owned(), level);
-        Ok(session.set_log_level(level).await?)
-    }
-
-    /// Subscribes to updates of `uri` on `server`; the updates arrive as [`ServerNotice`]s.
-    /// A legacy server gets `resources/subscribe`; a 2026-07-28 one a `subscriptions/listen`
-    /// stream following that resource, kept open until [`Runtime::unsubscribe_resource`]
-    /// (or until the server's session ends: a restarted server is not subscribed again).
-    /// `Ok(false)` when the server offers no subscriptions (or does not honour this one).
-    pub async fn subscribe_resource(
-        &self,
-        server: &str,
-        uri: &str,
-    ) -> Result<bool, ServerRequestError> {
-        self.resource_subscription(
-            server,
-            uri,
-            switchboard_protocol::methods::RESOURCES_SUBSCRIBE,
-        )
-        .await
-    }
-
-    /// Ends a subscription made with [`Runtime::subscribe_resource`].
-    pub async fn unsubscribe_resource(
-        &self,
-        server: &str,
-        uri: &str,
-    ) -> Result<bool, ServerRequestError> {
-        self.resource_subscription(
-            server,
-            uri,
-            switchboard_protocol::methods::RESOURCES_UNSUBSCRIBE,
-        )
-        .await
-    }
-
-    async fn resource_subscription(
-        &self,
-        server: &str,
-        uri: &str,
-        method: &str,
-    ) -> Result<bool, ServerRequestError> {
-        let session = self.ready_session(server).await?;
-        let negotiated = session.negotiated();
-        let offered = negotiated
-            .capabilities
-            .resources
-            .is_some_and(|resources| resources.subscribe);
-        let key = (server.to_owned(), uri.to_owned());
-        if negotiated.era == switchboard_protocol::Era::Modern {
-            if method == switchboard_protocol::methods::RESOURCES_UNSUBSCRIBE {
-                // Dropping the stream's call cancels it.
-                return Ok(lock(&self.inner.resource_streams).remove(&key).is_some());
-            }
-            let room = lock(&self.inner.resource_streams).len() < MAX_RESOURCE_STREAMS;
-            if !offered || !room {
-                return Ok(false);
-            }
-            let filter = switchboard_protocol::SubscriptionFilter {
-                resource_subscriptions: vec![uri.to_owned()],
-                ..Default::default()
-            };
-            let (stream, honoured) = session.listen(&filter).await?;
-            if !honoured
-                .resource_subscriptions
-                .iter()
-                .any(|followed| followed == uri)
-            {
-                return Ok(false);
-            }
-            lock(&self.inner.resource_streams).insert(key, stream);
-            return Ok(true);
-        }
-        if !offered {
-            return Ok(false);
-        }
-        let options = switchboard_session::CallOptions::default();
-        session
-            .request(method, Some(serde_json::json!({ "uri": uri })), &options)
-            .await?;
-        Ok(true)
-    }
-
     /// The skills of the ready servers that declare the skills extension (SEP-2640): each
-    /// one's `skills/list`, read now and held for [`Runtime::load_skill`]. No skill file is
+    /// one's `skills/list`, read now and held for [`ServerHandle::load_skill`]. No skill file is
     /// read.
     pub async fn skills(&self) -> crate::skills::SkillCatalog {
         let servers = lock(&self.inner.router.servers)
@@ -743,28 +543,6 @@ impl Runtime {
         self.inner.skills.list(servers).await
     }
 
-    /// Loads the skill whose `SKILL.md` is `uri` on `server`, from the entry the runtime
-    /// holds for it (listed again, or asked for with `skills/get`, when none is held for the
-    /// server's current connection): its `SKILL.md` is read and verified against the
-    /// entry (size, digest, frontmatter) before it is returned.
-    pub async fn load_skill(
-        &self,
-        server: &str,
-        uri: &str,
-    ) -> Result<switchboard_session::LoadedSkill, crate::skills::SkillLoadError> {
-        let session = self.ready_session(server).await?;
-        let connection = self
-            .inner
-            .router
-            .server(server)
-            .map(|shared| shared.connection());
-        Ok(self
-            .inner
-            .skills
-            .load(server, connection, &session, uri)
-            .await?)
-    }
-
     /// Reads a file of a loaded skill from the server it was loaded from: only a file its
     /// entry lists, verified against it before it is returned.
     pub async fn read_skill_file(
@@ -772,106 +550,15 @@ impl Runtime {
         skill: &switchboard_session::LoadedSkill,
         uri: &str,
     ) -> Result<switchboard_session::SkillContent, crate::skills::SkillLoadError> {
-        let session = self.ready_session(&skill.server).await?;
+        let session = self.server(&skill.server).ready_session().await?;
         Ok(session.read_skill_file(skill, uri).await?)
     }
 
-    /// Asks `server` for completions (`completion/complete` with `params` as given: `ref`,
-    /// `argument`, `context`); the raw result, or `None` when the server offers no
-    /// completions.
-    pub async fn complete_raw(
-        &self,
-        server: &str,
-        params: Value,
-    ) -> Result<Option<Value>, ServerRequestError> {
-        let session = self.ready_session(server).await?;
-        if session.negotiated().capabilities.completions.is_none() {
-            return Ok(None);
-        }
-        let options = switchboard_session::CallOptions::default();
-        Ok(Some(
-            session
-                .request(
-                    switchboard_protocol::methods::COMPLETION_COMPLETE,
-                    Some(params),
-                    &options,
-                )
-                .await?,
-        ))
-    }
-
-    async fn ready_session(
-        &self,
-        server: &str,
-    ) -> Result<switchboard_session::Session, ServerRequestError> {
-        let shared =
-            self.inner
-                .router
-                .server(server)
-                .ok_or_else(|| ServerRequestError::NotConfigured {
-                    server: server.to_owned(),
-                })?;
-        shared
-            .ready_session(self.inner.router.ready_wait)
-            .await
-            .map_err(|state| ServerRequestError::Unavailable {
-                server: server.to_owned(),
-                state: state.to_string(),
-            })
-    }
-
-    /// The last lines a stdio server wrote to stderr (for diagnostics), while it runs.
-    pub fn stderr_tail(&self, server: &str) -> Option<String> {
-        let shared = lock(&self.inner.roster)
-            .iter()
-            .find(|(name, _)| name == server)
-            .map(|(_, s)| s.clone())?;
-        shared.session()?.process().map(|p| p.stderr_tail())
-    }
-
-    /// Records the current definitions of `server`'s tools as approved in the lock file: the
-    /// tools its entry's filter lets through (a tool left out was never shown, so it is
-    /// new to the lock when a filter lets it in later).
-    pub fn approve_tools(&self, server: &str) -> Result<(), ApproveError> {
-        let options = lock(&self.inner.options).clone();
-        let Some(policy) = options.lock else {
-            return Err(ApproveError::NoLockFile);
-        };
-        let shared = lock(&self.inner.roster)
-            .iter()
-            .find(|(name, _)| name == server)
-            .map(|(_, s)| s.clone());
-        let tools = shared
-            .filter(|s| s.capabilities().is_some())
-            .map(|s| s.allowed_tools())
-            .ok_or_else(|| ApproveError::NotReady {
-                server: server.to_owned(),
-            })?;
-        let mut tool_lock = ToolLock::load(&policy.path)?;
-        tool_lock.approve(server, &tools);
-        tool_lock.save(&policy.path)?;
-        *lock(&self.inner.tool_lock) = Some(LockReading::Pinned(tool_lock));
-        if self.inner.enabled.load(Ordering::SeqCst) {
-            let version = self.inner.publish(true);
-            self.inner.record(LifecycleEvent::Republished { version });
-        }
-        Ok(())
-    }
-
-    /// Trusts the current definition of a project-scope server (takes effect on the next
-    /// enable or reload).
-    pub fn trust(&self, server: &str) -> Result<(), TrustError> {
-        let options = lock(&self.inner.options).clone();
-        let loaded = load_definitions(&options);
-        let path = options.trust_store.ok_or(TrustError::NoTrustStore)?;
-        let configured = loaded
-            .servers
-            .iter()
-            .find(|s| s.entry.name == server)
-            .ok_or_else(|| TrustError::UnknownServer {
-                server: server.to_owned(),
-            })?;
-        Ok(TrustStore::load(&path)?.trust(configured)?)
+    /// The server configured as `name`, for what concerns it alone (restart it, send it a
+    /// request, follow its resources, approve its tools, trust it). Nothing is looked up
+    /// here: each operation finds the server when it runs.
+    pub fn server<'a>(&'a self, name: &'a str) -> ServerHandle<'a> {
+        ServerHandle::new(self, name)
     }
 
     /// A view for a child task: [`ChildAccess::ParentServers`] shares this runtime's live
@@ -1104,6 +791,67 @@ impl RuntimeInner {
         *lock(&self.tool_lock) = Some(reading);
     }
 
+    /// Stops server `name` and starts it again ([`ServerHandle::restart`]).
+    async fn restart(self: &Arc<Self>, name: &str) -> Result<ServerOutcome, RuntimeError> {
+        let mut control = self.control.lock().await;
+        if self.disposed.load(Ordering::SeqCst) {
+            return Err(RuntimeError::Disposed);
+        }
+        if !self.enabled.load(Ordering::SeqCst) {
+            return Err(RuntimeError::RestartWhileDisabled);
+        }
+        let Some(signals) = control.signals.clone() else {
+            return Err(RuntimeError::RestartWhileDisabled);
+        };
+        let Some(old) = control.servers.get(name) else {
+            return Err(RuntimeError::UnknownServer(name.to_owned()));
+        };
+        if let ServerState::Disabled { reason } = &*old.shared.state.borrow() {
+            return Err(RuntimeError::NotStartable {
+                name: name.to_owned(),
+                reason: reason.clone(),
+            });
+        }
+        let Some(old) = control.servers.remove(name) else {
+            return Err(RuntimeError::UnknownServer(name.to_owned()));
+        };
+        let entry = old.entry.clone();
+        // The old process goes first: a server may hold what its successor needs (a lock,
+        // a port).
+        old.stop().await;
+        let options = self.options();
+        let fresh = Supervisor::start(entry, options.policy.clone(), self.links(signals));
+        let shared = fresh.shared.clone();
+        control.servers.insert(name.to_owned(), fresh);
+        let roster: Vec<(String, Arc<ServerShared>)> = lock(&self.roster)
+            .iter()
+            .map(|(server, current)| {
+                let current = if server == name {
+                    shared.clone()
+                } else {
+                    current.clone()
+                };
+                (server.clone(), current)
+            })
+            .collect();
+        self.set_roster(roster);
+        settle(vec![shared], settle_deadline(&options)).await;
+        let version = self.publish(true);
+        self.record(LifecycleEvent::Republished { version });
+        self.outcomes()
+            .into_iter()
+            .find(|outcome| outcome.name == name)
+            .ok_or_else(|| RuntimeError::UnknownServer(name.to_owned()))
+    }
+
+    /// The running server `name` (as published), if any.
+    fn running(&self, name: &str) -> Option<Arc<ServerShared>> {
+        lock(&self.roster)
+            .iter()
+            .find(|(server, _)| server == name)
+            .map(|(_, shared)| shared.clone())
+    }
+
     async fn reload(self: &Arc<Self>, control: &mut Control) -> ReloadReport {
         let options = self.options();
         let Some(signals) = control.signals.clone() else {
@@ -1200,10 +948,10 @@ impl RuntimeInner {
             lock(&self.roster)
                 .iter()
                 .filter_map(|(name, shared)| {
-                    let capabilities = shared.capabilities()?;
+                    let listings = shared.listings()?;
                     Some(snapshot::ServerInput {
                         name: name.clone(),
-                        capabilities,
+                        listings,
                         tool_filter: shared.tool_filter(),
                     })
                 })
@@ -1215,7 +963,7 @@ impl RuntimeInner {
             .iter()
             .map(|server| {
                 let published = PublishedServer {
-                    capabilities: server.capabilities.clone(),
+                    listings: server.listings.clone(),
                     tool_filter: server.tool_filter.clone(),
                 };
                 (server.name.clone(), published)
@@ -1262,7 +1010,7 @@ impl RuntimeInner {
                 tell(NoticeKind::ListsChanged { version, lists });
             }
             let instructions =
-                |p: Option<&PublishedServer>| p.and_then(|p| p.capabilities.instructions.clone());
+                |p: Option<&PublishedServer>| p.and_then(|p| p.listings.instructions.clone());
             if instructions(old) != instructions(new) {
                 tell(NoticeKind::InstructionsChanged { version });
             }
@@ -1286,7 +1034,7 @@ impl RuntimeInner {
 /// What one publication carried of a server.
 #[derive(Clone)]
 struct PublishedServer {
-    capabilities: Arc<Capabilities>,
+    listings: Arc<Listings>,
     tool_filter: Arc<switchboard_config::ToolFilter>,
 }
 
@@ -1294,7 +1042,7 @@ impl PublishedServer {
     /// The tools a publication carried (those the filter lets through).
     fn tools(published: Option<&PublishedServer>) -> Vec<&switchboard_protocol::Tool> {
         published.map_or_else(Vec::new, |p| {
-            p.capabilities
+            p.listings
                 .tools
                 .iter()
                 .filter(|t| p.tool_filter.allows(&t.name))
@@ -1309,22 +1057,24 @@ impl PublishedServer {
         new: Option<&PublishedServer>,
     ) -> Vec<ListKind> {
         if let (Some(old), Some(new)) = (old, new)
-            && Arc::ptr_eq(&old.capabilities, &new.capabilities)
+            && Arc::ptr_eq(&old.listings, &new.listings)
             && Arc::ptr_eq(&old.tool_filter, &new.tool_filter)
         {
             return Vec::new();
         }
-        let empty = Capabilities::default();
-        let old_caps = old.map_or(&empty, |p| &*p.capabilities);
-        let new_caps = new.map_or(&empty, |p| &*p.capabilities);
+        let empty = Listings::default();
+        let old_listings = old.map_or(&empty, |p| &*p.listings);
+        let new_listings = new.map_or(&empty, |p| &*p.listings);
         let mut lists = Vec::new();
         if PublishedServer::tools(old) != PublishedServer::tools(new) {
             lists.push(ListKind::Tools);
         }
-        if old_caps.prompts != new_caps.prompts {
+        if old_listings.prompts != new_listings.prompts {
             lists.push(ListKind::Prompts);
         }
-        if old_caps.resources != new_caps.resources || old_caps.templates != new_caps.templates {
+        if old_listings.resources != new_listings.resources
+            || old_listings.templates != new_listings.templates
+        {
             lists.push(ListKind::Resources);
         }
         lists
@@ -1392,7 +1142,7 @@ async fn stop_all(servers: Vec<Supervisor>) {
     while set.join_next().await.is_some() {}
 }
 
-/// Republishes when a server's capabilities change after enable (ready again, re-listed,
+/// Republishes when a server's listings change after enable (ready again, re-listed,
 /// broken). Bursts are coalesced into one publication. A change during a transition is
 /// published once the transition is over (it waits for the controller, so no half state is
 /// published, and none is lost: a reload that published before stopping the servers it

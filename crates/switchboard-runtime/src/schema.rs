@@ -1,4 +1,5 @@
-//! Input schemas as model providers accept them, and argument validation before sending.
+//! Input schemas as model providers accept them (arguments are checked against them with
+//! `switchboard_protocol::ArgumentCheck` before sending).
 //!
 //! Normalisation inlines local `$ref`s (`#/$defs/…`, `#/definitions/…`) with a depth cap,
 //! drops `$schema`/`$defs`, and gives object schemas a `properties` map. A network `$ref` is
@@ -109,50 +110,6 @@ fn add_properties(node: &mut Value) {
     }
 }
 
-/// A compiled validator for a normalised schema.
-pub struct ArgumentValidator {
-    validator: jsonschema::Validator,
-}
-
-impl std::fmt::Debug for ArgumentValidator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ArgumentValidator")
-    }
-}
-
-impl ArgumentValidator {
-    /// Compiles a normalised schema; `None` if the validator rejects the schema itself.
-    pub fn new(schema: &Value) -> Result<ArgumentValidator, SchemaProblem> {
-        jsonschema::validator_for(schema)
-            .map(|validator| ArgumentValidator { validator })
-            .map_err(|e| SchemaProblem(format!("invalid JSON Schema: {e}")))
-    }
-
-    /// Checks arguments; the error names each offending field and what was expected, so
-    /// the model can correct its call.
-    pub fn check(&self, arguments: &Value) -> Result<(), String> {
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(arguments)
-            .take(5)
-            .map(|error| {
-                let path = error.instance_path().to_string();
-                let field = if path.is_empty() {
-                    "arguments".to_owned()
-                } else {
-                    format!("`{}`", path.trim_start_matches('/').replace('/', "."))
-                };
-                format!("{field}: {error}")
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("; "))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use expect_test::{Expect, expect};
@@ -211,14 +168,5 @@ mod tests {
             json!([1]),
             expect!["problem: `inputSchema` is not an object: [1]"],
         );
-    }
-
-    #[test]
-    fn argument_errors_name_the_field() {
-        let schema = normalize(&json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a", "b"]})).expect("schema");
-        let validator = ArgumentValidator::new(&schema).expect("validator");
-        assert_eq!(validator.check(&json!({"a": 1, "b": "x"})), Ok(()));
-        expect![[r#"arguments: "b" is a required property; `a`: "x" is not of type "integer""#]]
-            .assert_eq(&validator.check(&json!({"a": "x"})).expect_err("invalid"));
     }
 }

@@ -1,10 +1,10 @@
-//! One supervised server: connect, list capabilities, watch, reconnect with backoff, trip a
+//! One supervised server: connect, list what it offers, watch, reconnect with backoff, trip a
 //! circuit breaker when it keeps failing.
 //!
-//! A server is ready only after initialization and capability listing have both completed on
-//! the same transport; only then are its capabilities stored for publication. A closed
+//! A server is ready only after initialization and listing have both completed on
+//! the same transport; only then are its listings stored for publication. A closed
 //! transport fails its outstanding calls (the wire layer does that at once), and the server
-//! moves to `Failed` then `Backoff`; its last-known capabilities stay published while it
+//! moves to `Failed` then `Backoff`; its last-known listings stay published while it
 //! reconnects, and are withdrawn when the breaker opens.
 
 use std::collections::{HashMap, VecDeque};
@@ -33,12 +33,12 @@ use crate::notice::{NOTICE_TEXT_LIMIT, NoticeKind, ServerNotice, bounded_text};
 pub enum ServerState {
     /// Known from configuration; nothing started.
     Configured,
-    /// Starting and listing capabilities.
+    /// Starting and listing what it offers.
     Connecting {
         /// 0 for the first attempt.
         attempt: u32,
     },
-    /// Initialized and listed; its capabilities are published.
+    /// Initialized and listed; its listings are published.
     Ready,
     /// The last attempt or the live connection failed; a retry is scheduled.
     Backoff {
@@ -225,7 +225,7 @@ impl Default for ServerPolicy {
 
 /// What a ready server offers, listed on one transport.
 #[derive(Debug, Clone, Default)]
-pub struct Capabilities {
+pub struct Listings {
     /// Tools.
     pub tools: Vec<McpTool>,
     /// Prompts.
@@ -265,7 +265,7 @@ pub(crate) struct ServerShared {
     pub(crate) session: Mutex<Option<Session>>,
     /// What to publish: set when ready, kept during backoff, cleared when broken or stopped.
     /// Its tools are all the server listed; the filter picks those published.
-    pub(crate) capabilities: Mutex<Option<Arc<Capabilities>>>,
+    pub(crate) listings: Mutex<Option<Arc<Listings>>>,
     /// The entry's tool filter, applied when the snapshot is built (a reload that changes
     /// only the filter replaces it here without reconnecting).
     tool_filter: Mutex<Arc<ToolFilter>>,
@@ -295,7 +295,7 @@ impl ServerShared {
             name: entry.name.clone(),
             state: watch::channel(state).0,
             session: Mutex::new(None),
-            capabilities: Mutex::new(None),
+            listings: Mutex::new(None),
             tool_filter: Mutex::new(Arc::new(entry.tool_filter.clone())),
             connections: Mutex::new(0),
             notices,
@@ -312,8 +312,8 @@ impl ServerShared {
         *lock(&self.connections)
     }
 
-    pub(crate) fn capabilities(&self) -> Option<Arc<Capabilities>> {
-        lock(&self.capabilities).clone()
+    pub(crate) fn listings(&self) -> Option<Arc<Listings>> {
+        lock(&self.listings).clone()
     }
 
     pub(crate) fn tool_filter(&self) -> Arc<ToolFilter> {
@@ -327,7 +327,7 @@ impl ServerShared {
     /// The listed tools the filter lets through.
     pub(crate) fn allowed_tools(&self) -> Vec<McpTool> {
         let filter = self.tool_filter();
-        self.capabilities().map_or_else(Vec::new, |c| {
+        self.listings().map_or_else(Vec::new, |c| {
             c.tools
                 .iter()
                 .filter(|t| filter.allows(&t.name))
@@ -468,17 +468,17 @@ async fn supervise(args: SuperviseArgs) {
             connected = connect_and_list(&entry, &policy) => connected,
         };
         let reason = match connected {
-            Ok((session, events, mut capabilities, subscription)) => {
+            Ok((session, events, mut listings, subscription)) => {
                 let level = lock(&links.log_levels).get(&entry.name).copied();
                 if let Some(level) = level
                     && let Err(error) = session.set_log_level(level).await
                 {
-                    capabilities
+                    listings
                         .problems
                         .push(format!("logging/setLevel {level} failed: {error}"));
                 }
                 *lock(&shared.session) = Some(session.clone());
-                *lock(&shared.capabilities) = Some(Arc::new(capabilities));
+                *lock(&shared.listings) = Some(Arc::new(listings));
                 *lock(&shared.connections) += 1;
                 shared.set_state(ServerState::Ready);
                 let _ = signals.send(ServerSignal::Republish);
@@ -519,7 +519,7 @@ async fn supervise(args: SuperviseArgs) {
         }
         let failure_count = u32::try_from(failures.len()).unwrap_or(u32::MAX);
         if failure_count >= policy.restart.breaker_failures {
-            *lock(&shared.capabilities) = None;
+            *lock(&shared.listings) = None;
             shared.set_state(ServerState::Broken { reason });
             let _ = signals.send(ServerSignal::Republish);
             stop.cancelled().await;
@@ -537,7 +537,7 @@ async fn supervise(args: SuperviseArgs) {
         }
         attempt = attempt.saturating_add(1);
     }
-    *lock(&shared.capabilities) = None;
+    *lock(&shared.listings) = None;
     shared.set_state(ServerState::Stopped);
 }
 
@@ -582,9 +582,9 @@ async fn watch_session(
             reason = session.closed() => return WatchOutcome::Closed(reason.to_string()),
             () = &mut debounce, if pending_relist => {
                 pending_relist = false;
-                match list_capabilities(session).await {
-                    Ok(capabilities) => {
-                        *lock(&shared.capabilities) = Some(Arc::new(capabilities));
+                match list_all(session).await {
+                    Ok(listings) => {
+                        *lock(&shared.listings) = Some(Arc::new(listings));
                         let _ = signals.send(ServerSignal::Republish);
                     }
                     Err(error) => tracing::warn!(server = %shared.name, %error, "re-listing after a change failed"),
@@ -646,11 +646,11 @@ fn notice_of(event: &Result<SessionEvent, broadcast::error::RecvError>) -> Optio
 type Connected = (
     Session,
     broadcast::Receiver<SessionEvent>,
-    Capabilities,
+    Listings,
     Option<switchboard_wire::PendingCall>,
 );
 
-/// Starts the server and lists its capabilities on that same transport.
+/// Starts the server and lists what it offers on that same transport.
 async fn connect_and_list(
     entry: &ServerEntry,
     policy: &ServerPolicy,
@@ -683,15 +683,15 @@ async fn connect_and_list(
     }
     let session = connected?;
     let events = session.events();
-    let listed = tokio::time::timeout(policy.connect_timeout, list_capabilities(&session)).await;
+    let listed = tokio::time::timeout(policy.connect_timeout, list_all(&session)).await;
     match listed {
-        Ok(Ok(capabilities)) => {
+        Ok(Ok(listings)) => {
             let subscription = if session.negotiated().era == Era::Modern {
                 open_subscription(&session).await
             } else {
                 None
             };
-            Ok((session, events, capabilities, subscription))
+            Ok((session, events, listings, subscription))
         }
         Ok(Err(error)) => {
             if let Some(p) = session.process() {
@@ -737,45 +737,45 @@ async fn open_subscription(session: &Session) -> Option<switchboard_wire::Pendin
 
 /// Lists tools (required when declared), then prompts, resources and templates (optional:
 /// failures become problems, not a failed server).
-pub(crate) async fn list_capabilities(session: &Session) -> Result<Capabilities, SessionError> {
+pub(crate) async fn list_all(session: &Session) -> Result<Listings, SessionError> {
     let declared = session.negotiated().capabilities.clone();
-    let mut capabilities = Capabilities {
+    let mut listings = Listings {
         instructions: session.negotiated().instructions.clone(),
-        ..Capabilities::default()
+        ..Listings::default()
     };
     if declared.tools.is_some() {
         let listing = session.list_tools().await?;
-        capabilities.problems.extend(
+        listings.problems.extend(
             listing
                 .problems
                 .iter()
                 .map(|p| format!("tools/list page {}: {}", p.page, p.detail)),
         );
-        capabilities.tools = listing.items;
+        listings.tools = listing.items;
     }
     if declared.prompts.is_some() {
         match session.list_prompts().await {
-            Ok(listing) => capabilities.prompts = listing.items,
-            Err(error) => capabilities
+            Ok(listing) => listings.prompts = listing.items,
+            Err(error) => listings
                 .problems
                 .push(format!("prompts/list failed: {error}")),
         }
     }
     if declared.resources.is_some() {
         match session.list_resources().await {
-            Ok(listing) => capabilities.resources = listing.items,
-            Err(error) => capabilities
+            Ok(listing) => listings.resources = listing.items,
+            Err(error) => listings
                 .problems
                 .push(format!("resources/list failed: {error}")),
         }
         match session.list_resource_templates().await {
-            Ok(listing) => capabilities.templates = listing.items,
-            Err(error) => capabilities
+            Ok(listing) => listings.templates = listing.items,
+            Err(error) => listings
                 .problems
                 .push(format!("resources/templates/list failed: {error}")),
         }
     }
-    Ok(capabilities)
+    Ok(listings)
 }
 
 #[cfg(test)]

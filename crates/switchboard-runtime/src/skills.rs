@@ -55,7 +55,7 @@ pub struct SkillListingFailure {
     pub error: SessionError,
 }
 
-/// Why [`crate::Runtime::load_skill`] or [`crate::Runtime::read_skill_file`] failed: the
+/// Why [`crate::ServerHandle::load_skill`] or [`crate::Runtime::read_skill_file`] failed: the
 /// server is not there to ask, or the skill (or file) was refused.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_config::ToolFilter;
-use switchboard_protocol::{Prompt, Resource, ResourceTemplate};
+use switchboard_protocol::{ArgumentCheck, InvalidSchema, Prompt, Resource, ResourceTemplate};
 use switchboard_session::{CallOptions, Session, SessionError};
 use tokio_util::sync::CancellationToken;
 
@@ -17,8 +17,8 @@ use crate::guards::{self, Finding, FindingKind};
 use crate::naming::{self, Naming, ToolRoute};
 use crate::output::{OutputLimit, ToolOutput};
 use crate::runtime::ServerRequestError;
-use crate::schema::{ArgumentValidator, SchemaProblem, normalize};
-use crate::server::{Capabilities, ServerShared, lock};
+use crate::schema::{SchemaProblem, normalize};
+use crate::server::{Listings, ServerShared, lock};
 use crate::tool::{Tool, ToolContext, ToolFuture};
 
 /// A value from a server, tagged with the server's name.
@@ -147,7 +147,7 @@ struct BridgedInner {
     read_only: bool,
     /// The definition as the server sent it.
     definition: Value,
-    validator: OnceLock<Result<ArgumentValidator, SchemaProblem>>,
+    validator: OnceLock<Result<ArgumentCheck, InvalidSchema>>,
     router: Arc<CallRouter>,
 }
 
@@ -320,7 +320,7 @@ async fn prepare(
     };
     let validator = tool
         .validator
-        .get_or_init(|| ArgumentValidator::new(&tool.schema));
+        .get_or_init(|| ArgumentCheck::new(&tool.schema));
     if let Ok(validator) = validator
         && let Err(problems) = validator.check(&arguments)
     {
@@ -361,7 +361,7 @@ async fn prepare(
 /// One server's part of a snapshot: what it listed and which of its tools to publish.
 pub(crate) struct ServerInput {
     pub(crate) name: String,
-    pub(crate) capabilities: Arc<Capabilities>,
+    pub(crate) listings: Arc<Listings>,
     pub(crate) tool_filter: Arc<ToolFilter>,
 }
 
@@ -369,7 +369,7 @@ pub(crate) struct ServerInput {
 pub(crate) struct SnapshotInput<'a> {
     pub(crate) version: u64,
     pub(crate) enabled: bool,
-    /// Ready (or reconnecting) servers and their capabilities, in configuration order.
+    /// Ready (or reconnecting) servers and their listings, in configuration order.
     pub(crate) servers: Vec<ServerInput>,
     pub(crate) router: &'a Arc<CallRouter>,
     pub(crate) instructions_limit: usize,
@@ -398,11 +398,11 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
     let mut held: Vec<(ToolRoute, guards::Hold, &guards::LockPolicy)> = Vec::new();
     for ServerInput {
         name: server,
-        capabilities,
+        listings,
         tool_filter,
     } in &input.servers
     {
-        for problem in &capabilities.problems {
+        for problem in &listings.problems {
             snapshot.findings.push(Finding {
                 server: server.clone(),
                 tool: None,
@@ -412,8 +412,8 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
         }
         snapshot
             .findings
-            .extend(unmatched_patterns(server, capabilities, tool_filter));
-        let allowed: Vec<&switchboard_protocol::Tool> = capabilities
+            .extend(unmatched_patterns(server, listings, tool_filter));
+        let allowed: Vec<&switchboard_protocol::Tool> = listings
             .tools
             .iter()
             .filter(|t| tool_filter.allows(&t.name))
@@ -477,25 +477,25 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
             definitions.insert(route.clone(), tool);
             routes.push(route);
         }
-        for prompt in &capabilities.prompts {
+        for prompt in &listings.prompts {
             snapshot.prompts.push(FromServer {
                 server: server.clone(),
                 item: prompt.clone(),
             });
         }
-        for resource in &capabilities.resources {
+        for resource in &listings.resources {
             snapshot.resources.push(FromServer {
                 server: server.clone(),
                 item: resource.clone(),
             });
         }
-        for template in &capabilities.templates {
+        for template in &listings.templates {
             snapshot.resource_templates.push(FromServer {
                 server: server.clone(),
                 item: template.clone(),
             });
         }
-        if let Some(text) = capabilities
+        if let Some(text) = listings
             .instructions
             .as_deref()
             .filter(|t| !t.trim().is_empty())
@@ -617,11 +617,7 @@ fn held_tools(
 
 /// A finding for each pattern of `filter` that matches none of the listed tools. Patterns
 /// are named by their place in the list, not their text (it may come from a variable).
-fn unmatched_patterns(
-    server: &str,
-    capabilities: &Capabilities,
-    filter: &ToolFilter,
-) -> Vec<Finding> {
+fn unmatched_patterns(server: &str, listings: &Listings, filter: &ToolFilter) -> Vec<Finding> {
     let lists = [
         ("enabledTools", filter.enabled().unwrap_or_default()),
         ("disabledTools", filter.disabled()),
@@ -629,14 +625,14 @@ fn unmatched_patterns(
     let mut findings = Vec::new();
     for (list, patterns) in lists {
         for (i, pattern) in patterns.iter().enumerate() {
-            if !capabilities.tools.iter().any(|t| pattern.matches(&t.name)) {
+            if !listings.tools.iter().any(|t| pattern.matches(&t.name)) {
                 findings.push(Finding {
                     server: server.to_owned(),
                     tool: None,
                     kind: FindingKind::UnmatchedFilter,
                     detail: format!(
                         "`{list}[{i}]` matches none of the {} tools the server lists; check its spelling",
-                        capabilities.tools.len()
+                        listings.tools.len()
                     ),
                 });
             }

@@ -235,7 +235,7 @@ pub(crate) fn write_state_file(
         .map_err(|e| failed(StateFileProblem::Unwritable(e.to_string())))
 }
 
-/// Why [`crate::Runtime::approve_tools`] failed.
+/// Why [`crate::ServerHandle::approve_tools`] failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApproveError {
@@ -260,7 +260,7 @@ impl ApproveError {
     }
 }
 
-/// Why [`crate::Runtime::trust`] failed.
+/// Why [`crate::ServerHandle::trust`] failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TrustError {

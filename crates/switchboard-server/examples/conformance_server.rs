@@ -19,10 +19,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::hmac;
 use serde_json::{Map, Value, json};
-use switchboard_protocol::Era;
 use switchboard_protocol::error_codes::{
     MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY,
 };
+use switchboard_protocol::{Era, Implementation};
 use switchboard_server::core::{
     Answer, CacheHints, CallTool, Capabilities, ClientFacts, ClientMethod, GetPrompt, InputRound,
     LogLevel, LogMessage, RequestContext, ServerInfo, Service, ServiceEvent, ServiceFuture,
@@ -458,9 +458,11 @@ impl Conformance {
         let key = hmac::Key::generate(hmac::HMAC_SHA256, &rng)?;
         Ok(Conformance {
             info: ServerInfo {
-                name: "switchboard-conformance".into(),
-                title: Some("Switchboard conformance fixture".into()),
-                version: env!("CARGO_PKG_VERSION").into(),
+                implementation: Implementation {
+                    name: "switchboard-conformance".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    title: Some("Switchboard conformance fixture".into()),
+                },
                 capabilities: Capabilities::EVERYTHING,
                 cache: CacheHints::default(),
             },

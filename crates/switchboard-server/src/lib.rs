@@ -48,7 +48,7 @@
 //! registration order on one page, no `list_changed` since a built server never changes). A
 //! tool's input type derives `Deserialize` + `JsonSchema` and its schema is the
 //! `inputSchema` (`schema.rs`, schemars, JSON Schema 2020-12 with local `$defs`); arguments
-//! are checked against it (`jsonschema`) before the handler runs, a misfit being an
+//! are checked against it (the protocol crate's `ArgumentCheck`) before the handler runs, a misfit being an
 //! `isError` result that names the key (missing, unknown with the arguments there are, or
 //! what was expected); the handler's return type gives the `outputSchema` (`Structured<T>`,
 //! `tool.rs`); `ToolError` is an `isError` result or a JSON-RPC error (`error.rs`). Every

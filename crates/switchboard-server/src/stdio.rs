@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_protocol::{Era, methods};
+use switchboard_protocol::{CancelledParams, Era, methods};
 use switchboard_wire::codes::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use switchboard_wire::{
     Connection, ConnectionOptions, ErrorObject, Inbound, Malformed, MalformedKind, Notification,
@@ -46,7 +46,8 @@ use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS, listen_with_
 use crate::core::route::{Routed, route};
 use crate::core::{
     ClientFacts, ClientQuestion, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER, RequestContext,
-    ServerNotification, Service, ServiceEvent, ServiceRequest, SessionKey,
+    ServerNotification, Service, ServiceEvent, ServiceRequest, SessionKey, empty_result,
+    resource_updated,
 };
 
 /// Requests worked on at once at most; a request beyond them is refused at once with
@@ -252,7 +253,10 @@ where
     connection.set_cancel_notice(|id, reason| {
         (
             methods::CANCELLED,
-            json!({ "requestId": id, "reason": reason }),
+            switchboard_protocol::to_json(&CancelledParams {
+                request_id: id.to_json(),
+                reason: reason.to_owned(),
+            }),
         )
     });
     let mut events = service.events();
@@ -348,7 +352,7 @@ async fn announce(shared: &Shared, event: &ServiceEvent) {
                     ..ListenFilter::default()
                 }
                 .follows(uri);
-                follows.then(|| (methods::RESOURCES_UPDATED, Some(json!({ "uri": uri }))))
+                follows.then(|| (methods::RESOURCES_UPDATED, Some(resource_updated(uri))))
             }
             // A legacy client that set no level hears every message (the era's default).
             ServiceEvent::Log { message, .. }
@@ -617,14 +621,14 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
             });
             Ok(result)
         }
-        Routed::Ping => Ok(json!({})),
+        Routed::Ping => Ok(empty_result()),
         Routed::SetLogLevel(level) => {
             let mut session = lock(&shared.session);
             let facts = session
                 .facts
                 .get_or_insert_with(ClientFacts::legacy_default);
             facts.log_level = Some(level);
-            Ok(json!({}))
+            Ok(empty_result())
         }
         Routed::Discover(facts) => {
             let instructions = tokio::select! {
@@ -668,7 +672,7 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
                     let claim = {
                         let mut session = lock(&shared.session);
                         if session.subscriptions.contains(uri) {
-                            Err(Ok(json!({})))
+                            Err(Ok(empty_result()))
                         } else if session.subscriptions.len() >= MAX_RESOURCE_SUBSCRIPTIONS {
                             Err(Err(ErrorObject::new(
                                 INVALID_PARAMS,
@@ -689,7 +693,7 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
                 }
                 ServiceRequest::Unsubscribe { uri } => {
                     if !lock(&shared.session).subscriptions.remove(uri) {
-                        return answer(shared, &ticket, Ok(json!({}))).await;
+                        return answer(shared, &ticket, Ok(empty_result())).await;
                     }
                     Some((uri.clone(), Following::Released))
                 }

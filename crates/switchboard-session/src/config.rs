@@ -29,18 +29,6 @@ pub enum EraChoice {
     AutoLegacyFirst,
 }
 
-impl EraChoice {
-    /// The choice a configuration's `era` names (`legacy`, `modern`; anything else, or
-    /// nothing, is `auto`: config validation reports unknown names).
-    pub fn from_config(name: Option<&str>) -> EraChoice {
-        match name {
-            Some("legacy") => EraChoice::Legacy,
-            Some("modern") => EraChoice::Modern,
-            _ => EraChoice::Auto,
-        }
-    }
-}
-
 /// Session settings. [`SessionConfig::new`] gives the defaults.
 #[derive(Clone)]
 pub struct SessionConfig {

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use switchboard_check::catalog::{Applies, CHECKS, Eras, ids};
 use switchboard_check::{Report, Status};
+use switchboard_protocol::Era;
 
 use crate::support::*;
 
@@ -57,7 +58,7 @@ async fn good_legacy_fixture_passes_every_applicable_check() {
 #[tokio::test]
 async fn good_modern_and_dual_era_fixtures_pass_every_applicable_check() {
     let modern = assert_all_pass("good-modern", &["--era", "modern"], &[]).await;
-    assert_eq!(modern.facts.era.as_deref(), Some("modern"));
+    assert_eq!(modern.facts.era, Some(Era::Modern));
     assert_all_pass("good-both", &["--era", "both"], &[]).await;
 }
 

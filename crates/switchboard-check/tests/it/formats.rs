@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::Value;
-use switchboard_check::{Baseline, Options, REPORT_FORMAT, ReportSet, TransportSpec};
+use switchboard_check::{Baseline, Endpoint, Options, REPORT_FORMAT, ReportSet};
 
 use crate::support::*;
 
@@ -211,7 +211,7 @@ async fn configured_secrets_never_reach_the_report() {
         "no-init-reply",
         &["--mode", "no-init-reply", "--name", "s3cr3t-t0ken-value"],
     );
-    if let TransportSpec::Stdio(process) = &mut spec.transport {
+    if let Endpoint::Stdio(process) = &mut spec.transport {
         process
             .env
             .push(("API_TOKEN".into(), "s3cr3t-t0ken-value".into()));

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use switchboard_check::catalog::{CHECKS, Eras};
 use switchboard_check::{Options, Report, ServerSpec, Status};
+use switchboard_protocol::Era;
 
 use crate::support::*;
 
@@ -82,7 +83,7 @@ fn modern_skips() -> Vec<&'static str> {
 #[tokio::test]
 async fn good_legacy_http_fixture_passes_every_applicable_check() {
     let report = assert_http(&[], &[], &legacy_skips()).await;
-    assert_eq!(report.facts.era.as_deref(), Some("legacy"));
+    assert_eq!(report.facts.era, Some(Era::Legacy));
     let session = report.result("http-session").expect("http-session");
     assert_eq!(
         session.summary,
@@ -155,7 +156,7 @@ async fn good_modern_http_fixture_passes_and_has_no_sessions_to_check() {
         priming.summary,
         "a legacy `initialize` of the check's own was not answered with a result, so there was no stream to judge"
     );
-    assert_eq!(report.facts.era.as_deref(), Some("modern"));
+    assert_eq!(report.facts.era, Some(Era::Modern));
     let session = report.result("http-session").expect("http-session");
     assert!(
         session
@@ -186,7 +187,7 @@ async fn good_modern_http_fixture_passes_and_has_no_sessions_to_check() {
 #[tokio::test]
 async fn dual_era_http_fixture_passes_with_its_legacy_sessions_checked() {
     let report = assert_http(&["--era", "both"], &[], STDIO_ONLY).await;
-    assert_eq!(report.facts.era.as_deref(), Some("modern"));
+    assert_eq!(report.facts.era, Some(Era::Modern));
 }
 
 #[tokio::test]

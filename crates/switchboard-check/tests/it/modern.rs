@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use switchboard_check::catalog::{self, Eras, Transport, ids};
 use switchboard_check::{Report, ServerSpec, Status};
+use switchboard_protocol::Era;
 use switchboard_testkit::locate::conformance_server_bin;
 use switchboard_testkit::serve::{HttpServer, PeerCommand};
 
@@ -139,7 +140,7 @@ async fn the_server_crates_conformance_example_passes_every_era_check_over_stdio
         },
     );
     let report = check(&spec, &conformance_calls()).await;
-    assert_eq!(report.facts.era.as_deref(), Some("modern"));
+    assert_eq!(report.facts.era, Some(Era::Modern));
     assert_modern_pass(&report, Transport::Stdio);
 }
 
@@ -170,7 +171,7 @@ async fn the_server_crates_conformance_example_passes_every_era_check_over_http(
         &conformance_calls(),
     )
     .await;
-    assert_eq!(report.facts.era.as_deref(), Some("modern"));
+    assert_eq!(report.facts.era, Some(Era::Modern));
     assert_modern_pass(&report, Transport::Http);
 }
 

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use switchboard_check::{Options, ProcessSpec, Report, ServerSpec, Status, ToolCall};
+use switchboard_protocol::Era;
 use switchboard_testkit::serve::{EverythingMode, HttpServer, PeerCommand};
 
 use crate::support::*;
@@ -197,7 +198,7 @@ async fn fastmcp_passes_with_its_long_tool_allowed() {
     assert!(failed(&report).is_empty(), "{}", report.render_text());
     assert_seed_steps_ran(&report, &[]);
     assert_wire_schema_passed(&report);
-    assert_eq!(report.facts.era.as_deref(), Some("modern"));
+    assert_eq!(report.facts.era, Some(Era::Modern));
 }
 
 #[tokio::test]
@@ -259,7 +260,7 @@ async fn server_everything_over_http_shows_its_real_defects_with_evidence() {
     let (server, spec) = everything_http();
     let report = check(&spec, &peer_options(None)).await;
     let context = context(&report, &server);
-    assert_eq!(report.facts.era.as_deref(), Some("legacy"), "{context}");
+    assert_eq!(report.facts.era, Some(Era::Legacy), "{context}");
     assert_eq!(
         failed(&report),
         ["cancellation", "shutdown", "http-origin", "http-session"],
@@ -360,7 +361,7 @@ async fn fastmcp_over_http_passes_and_validates_origin() {
     assert_eq!(report.ids_with(Status::Warn), ["sse-priming"], "{context}");
     assert_http_steps_ran(&report);
     assert_wire_schema_passed(&report);
-    assert_eq!(report.facts.era.as_deref(), Some("modern"), "{context}");
+    assert_eq!(report.facts.era, Some(Era::Modern), "{context}");
     let origin = report.result("http-origin").expect("http-origin");
     assert_eq!(
         origin.summary,
@@ -387,7 +388,7 @@ async fn rmcp_over_http_passes_except_its_default_origin_policy() {
     let options = peer_options(Some(("slow", r#"{"duration_ms": 3000, "steps": 30}"#)));
     let report = check(&spec, &options).await;
     let context = context(&report, &server);
-    assert_eq!(report.facts.era.as_deref(), Some("modern"), "{context}");
+    assert_eq!(report.facts.era, Some(Era::Modern), "{context}");
     assert_eq!(failed(&report), ["http-origin"], "{context}");
     assert_http_steps_ran(&report);
     assert_wire_schema_passed(&report);

@@ -266,7 +266,7 @@ async fn log_levels_reach_each_server_in_its_era_and_survive_a_restart() {
             within(
                 "set the log level",
                 TEST_DEADLINE,
-                runtime.set_log_level(server, level),
+                runtime.server(server).set_log_level(level),
             )
             .await
             .expect("set the log level")
@@ -286,7 +286,7 @@ async fn log_levels_reach_each_server_in_its_era_and_survive_a_restart() {
     call(&runtime, "modern__echo", json!({"text": "hi"})).await;
     let modern = heard(&mut notices, "the modern server's log", logged("modern")).await;
     // A restarted server gets the level again.
-    within("restart", TEST_DEADLINE, runtime.restart("legacy"))
+    within("restart", TEST_DEADLINE, runtime.server("legacy").restart())
         .await
         .expect("restart");
     call(&runtime, "legacy__echo", json!({"text": "hi"})).await;

@@ -459,7 +459,7 @@ async fn project_servers_start_only_once_trusted() {
     assert!(processes_with(&mark).is_empty());
 
     // Trusted, it asks for a sandbox this host (no launcher) cannot give: not started.
-    runtime.trust("proj").expect("trust");
+    runtime.server("proj").trust().expect("trust");
     let report = within("reload", Duration::from_secs(30), runtime.reload())
         .await
         .expect("reload");
@@ -477,7 +477,7 @@ async fn project_servers_start_only_once_trusted() {
         .expect("reload");
     let state = report.startup.servers[0].state.to_string();
     assert!(state.contains("changed since it was trusted"), "{state}");
-    runtime.trust("proj").expect("trust");
+    runtime.server("proj").trust().expect("trust");
     let report = within("reload", Duration::from_secs(30), runtime.reload())
         .await
         .expect("reload");
@@ -656,9 +656,13 @@ async fn restart_starts_one_server_again_and_leaves_the_others() {
         pid_of("alpha").expect("alpha"),
         pid_of("beta").expect("beta"),
     );
-    let outcome = within("restart", Duration::from_secs(30), runtime.restart("alpha"))
-        .await
-        .expect("restarted");
+    let outcome = within(
+        "restart",
+        Duration::from_secs(30),
+        runtime.server("alpha").restart(),
+    )
+    .await
+    .expect("restarted");
     assert_eq!(outcome.state, ServerState::Ready, "{outcome:?}");
     let alpha_after = pid_of("alpha").expect("alpha runs again");
     assert_ne!(alpha_after, alpha_before, "a new process");
@@ -671,14 +675,21 @@ async fn restart_starts_one_server_again_and_leaves_the_others() {
     assert!(runtime.snapshot().tool("alpha__echo").is_some());
     expect!["no MCP server named `gamma` is configured; reload after adding it"].assert_eq(
         &runtime
-            .restart("gamma")
+            .server("gamma")
+            .restart()
             .await
             .expect_err("unknown")
             .to_string(),
     );
     runtime.disable().await.expect("disabled");
-    expect!["restart is only available while MCP is enabled; enable it first"]
-        .assert_eq(&runtime.restart("alpha").await.expect_err("off").to_string());
+    expect!["restart is only available while MCP is enabled; enable it first"].assert_eq(
+        &runtime
+            .server("alpha")
+            .restart()
+            .await
+            .expect_err("off")
+            .to_string(),
+    );
     runtime.dispose().await;
     no_processes_with(&mark).await;
 }

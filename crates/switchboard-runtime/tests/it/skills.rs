@@ -10,7 +10,8 @@ use crate::support::*;
 /// The `resources/read`s the fixture logged, in order.
 fn reads(runtime: &Runtime, server: &str) -> Vec<String> {
     runtime
-        .stderr_tail(server)
+        .server(server)
+        .stderr_tail()
         .unwrap_or_default()
         .lines()
         .filter_map(|line| line.strip_prefix("fixture: read "))
@@ -41,7 +42,7 @@ async fn a_host_lists_skills_without_reading_and_loads_only_verified_ones() {
     let skill = within(
         "load",
         TEST_DEADLINE,
-        runtime.load_skill("alpha", "skill://forms/SKILL.md"),
+        runtime.server("alpha").load_skill("skill://forms/SKILL.md"),
     )
     .await
     .expect("forms loads");
@@ -53,7 +54,8 @@ async fn a_host_lists_skills_without_reading_and_loads_only_verified_ones() {
         .expect("a listed file");
     assert_eq!(forms.text(), Some("Supporting content.\n"));
     let tampered = runtime
-        .load_skill("alpha", "skill://tampered/SKILL.md")
+        .server("alpha")
+        .load_skill("skill://tampered/SKILL.md")
         .await
         .map(|_| ());
     assert!(
@@ -69,11 +71,13 @@ async fn a_host_lists_skills_without_reading_and_loads_only_verified_ones() {
             .await
             .map(|_| ()),
         runtime
-            .load_skill("plain", "skill://forms/SKILL.md")
+            .server("plain")
+            .load_skill("skill://forms/SKILL.md")
             .await
             .map(|_| ()),
         runtime
-            .load_skill("omega", "skill://forms/SKILL.md")
+            .server("omega")
+            .load_skill("skill://forms/SKILL.md")
             .await
             .map(|_| ()),
     ];

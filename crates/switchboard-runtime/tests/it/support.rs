@@ -75,23 +75,7 @@ pub(crate) fn names_of(snapshot: &switchboard_runtime::Snapshot, server: &str) -
 }
 
 fn entry(name: &str, transport: TransportEntry) -> ServerEntry {
-    ServerEntry {
-        name: name.to_owned(),
-        transport,
-        enabled: true,
-        timeout: None,
-        startup_timeout: None,
-        era: None,
-        protocol_version: None,
-        list_limits: Default::default(),
-        tool_filter: Default::default(),
-        sandbox: Default::default(),
-        origin: Origin {
-            file: "<test>".into(),
-            line: None,
-        },
-        provenance: Default::default(),
-    }
+    ServerEntry::new(name, transport).with_origin(Origin::described("<test>"))
 }
 
 /// The `--exit-gate` file of fixtures that linger at stdin EOF until it exists. Dropped

@@ -160,7 +160,8 @@ async fn cancellation_and_progress_reach_through_the_bridge() {
         TEST_DEADLINE,
         || async {
             runtime
-                .stderr_tail("alpha")
+                .server("alpha")
+                .stderr_tail()
                 .unwrap_or_default()
                 .contains("fixture: cancelled request")
         },
@@ -283,7 +284,7 @@ async fn strict_mode_quarantines_new_and_changed_tools_until_approved() {
         runtime.servers()
     );
 
-    runtime.approve_tools("alpha").expect("approve");
+    runtime.server("alpha").approve_tools().expect("approve");
     let snapshot = runtime.snapshot();
     assert_eq!(snapshot.tools.len(), 6);
     assert!(
@@ -332,7 +333,7 @@ async fn a_strict_lock_that_cannot_be_read_any_more_serves_none_of_the_tools() {
     });
     let runtime = Runtime::new(runtime_options);
     enabled(&runtime).await;
-    runtime.approve_tools("alpha").expect("approve");
+    runtime.server("alpha").approve_tools().expect("approve");
     assert_eq!(runtime.snapshot().tools.len(), 6);
     let pinned = std::fs::read(&lock).expect("the lock is written");
     // Damaged under a running host (a kill while it was written, another program's BOM):
@@ -377,22 +378,26 @@ async fn hosts_get_prompts_and_read_resources_by_server() {
     let runtime = Runtime::new(options(vec![fixture_entry("alpha", &mark, &[])]));
     enabled(&runtime).await;
     let prompt = runtime
-        .get_prompt("alpha", "greet", Some(json!({"name": "Ada"})))
+        .server("alpha")
+        .get_prompt("greet", Some(json!({"name": "Ada"})))
         .await
         .expect("prompt");
     assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Ada!");
     let resource = runtime
-        .read_resource("alpha", "fixture://item/3")
+        .server("alpha")
+        .read_resource("fixture://item/3")
         .await
         .expect("resource");
     assert_eq!(resource["contents"][0]["text"], "Item 3");
     let outcomes = [
         runtime
-            .get_prompt("alpha", "nope", None)
+            .server("alpha")
+            .get_prompt("nope", None)
             .await
             .map_err(|e| e.to_string()),
         runtime
-            .read_resource("omega", "fixture://readme")
+            .server("omega")
+            .read_resource("fixture://readme")
             .await
             .map_err(|e| e.to_string()),
     ];

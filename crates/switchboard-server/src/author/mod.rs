@@ -10,7 +10,7 @@
 //!   its schema is the tool's `inputSchema` (JSON Schema 2020-12, an object at the root,
 //!   nested types under `$defs` with local references). Arguments are checked against it
 //!   before the handler runs; arguments that do not fit are answered with an `isError`
-//!   result naming the key and what was expected, as MCP asks for input errors (the model
+//!   result naming the key and what is wrong, as MCP asks for input errors (the model
 //!   can correct its call).
 //! - A handler is an async fn or closure taking the input and the [`RequestContext`]
 //!   (cancellation, progress, log messages) and returning `Result<O, ToolError>`: `O` is a
@@ -41,7 +41,7 @@ mod tool;
 mod tests;
 
 pub use error::{BuildError, ToolError};
-pub use prompt::{Prompt, PromptMessage, Role};
+pub use prompt::Prompt;
 pub use resource::{Resource, ResourceContents};
 pub use server::{DEFAULT_MAX_RESULT_BYTES, Server, ServerBuilder};
 pub use tool::{NoArguments, Structured, Tool, ToolResult, ToolReturn};
@@ -51,3 +51,5 @@ pub use crate::core::{AskError, ClientMethod, LogLevel, LogMessage, RequestConte
 pub use schemars;
 /// The content blocks of results and messages.
 pub use switchboard_protocol::ContentBlock;
+/// A prompt's messages and who speaks them.
+pub use switchboard_protocol::{PromptMessage, Role};

@@ -5,62 +5,20 @@ use std::future::Future;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
-use switchboard_protocol::ContentBlock;
+use serde_json::Value;
+use switchboard_protocol::{GetPromptResult, PromptArgument, PromptMessage};
 
 use super::error::ToolError;
 use super::schema;
 use super::tool::{self, Erased};
 use crate::core::RequestContext;
 
-/// Who speaks a prompt message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// `user`.
-    User,
-    /// `assistant`.
-    Assistant,
-}
-
-/// One message of a prompt.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PromptMessage {
-    /// Who speaks it.
-    pub role: Role,
-    /// What is said.
-    pub content: ContentBlock,
-}
-
-impl PromptMessage {
-    /// A text message from the user.
-    pub fn user(text: impl Into<String>) -> PromptMessage {
-        PromptMessage {
-            role: Role::User,
-            content: ContentBlock::Text { text: text.into() },
-        }
-    }
-
-    /// A text message from the assistant.
-    pub fn assistant(text: impl Into<String>) -> PromptMessage {
-        PromptMessage {
-            role: Role::Assistant,
-            content: ContentBlock::Text { text: text.into() },
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        let role = match self.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        json!({ "role": role, "content": self.content.to_json() })
-    }
-}
-
 /// The `prompts/get` result of messages.
-pub(crate) fn result(description: &str, messages: &[PromptMessage]) -> Value {
-    let messages: Vec<Value> = messages.iter().map(PromptMessage::to_json).collect();
-    json!({ "description": description, "messages": messages })
+pub(crate) fn result(description: &str, messages: Vec<PromptMessage>) -> GetPromptResult {
+    GetPromptResult {
+        description: Some(description.to_owned()),
+        messages,
+    }
 }
 
 /// One prompt, ready to register with [`super::ServerBuilder::prompt`].
@@ -113,7 +71,7 @@ impl Prompt {
 
     /// The `prompts/list` entry, or why the arguments type does not describe prompt
     /// arguments (they are strings).
-    pub(crate) fn definition(&self) -> Result<Value, String> {
+    pub(crate) fn definition(&self) -> Result<switchboard_protocol::Prompt, String> {
         schema::require_object_root(&self.arguments_schema)?;
         let required: Vec<&str> = self
             .arguments_schema
@@ -134,23 +92,21 @@ impl Prompt {
                     "has argument `{name}` that is not a string; prompt arguments are strings"
                 ));
             }
-            let mut argument = Map::new();
-            argument.insert("name".into(), json!(name));
-            if let Some(description) = property.get("description") {
-                argument.insert("description".into(), description.clone());
-            }
-            argument.insert("required".into(), json!(required.contains(&name.as_str())));
-            arguments.push(Value::Object(argument));
+            arguments.push(PromptArgument {
+                name: name.clone(),
+                description: property
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                required: required.contains(&name.as_str()),
+            });
         }
-        let mut definition = json!({
-            "name": self.name,
-            "description": self.description,
-            "arguments": arguments,
-        });
-        if let Some(title) = &self.title {
-            definition["title"] = json!(title);
-        }
-        Ok(definition)
+        Ok(switchboard_protocol::Prompt {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            description: Some(self.description.clone()),
+            arguments,
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use switchboard_protocol::ReadResourceResult;
 
 use super::error::ToolError;
 use crate::core::{RequestContext, ServiceFuture};
@@ -24,18 +24,15 @@ pub(crate) type ErasedRead =
 
 /// One resource, ready to register with [`super::ServerBuilder::resource`].
 pub struct Resource {
-    pub(crate) uri: String,
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-    mime_type: Option<String>,
+    /// The `resources/list` entry.
+    pub(crate) definition: switchboard_protocol::Resource,
     pub(crate) read: ErasedRead,
 }
 
 impl std::fmt::Debug for Resource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Resource")
-            .field("uri", &self.uri)
+            .field("uri", &self.definition.uri)
             .finish_non_exhaustive()
     }
 }
@@ -62,61 +59,51 @@ impl Resource {
         F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ResourceContents, ToolError>> + Send + 'static,
     {
-        Resource {
+        let definition = switchboard_protocol::Resource {
             uri: uri.into(),
             name: name.into(),
             title: None,
             description: None,
             mime_type: None,
+        };
+        Resource {
+            definition,
             read: Arc::new(move |context| Box::pin(read(context))),
         }
     }
 
     /// A human-readable name for displays.
     pub fn title(mut self, title: impl Into<String>) -> Resource {
-        self.title = Some(title.into());
+        self.definition.title = Some(title.into());
         self
     }
 
     /// What the resource is, for the model.
     pub fn description(mut self, description: impl Into<String>) -> Resource {
-        self.description = Some(description.into());
+        self.definition.description = Some(description.into());
         self
     }
 
     /// The contents' MIME type.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Resource {
-        self.mime_type = Some(mime_type.into());
+        self.definition.mime_type = Some(mime_type.into());
         self
     }
 
-    /// The `resources/list` entry.
-    pub(crate) fn definition(&self) -> Value {
-        let mut definition = Map::new();
-        definition.insert("uri".into(), json!(self.uri));
-        definition.insert("name".into(), json!(self.name));
-        if let Some(title) = &self.title {
-            definition.insert("title".into(), json!(title));
-        }
-        if let Some(description) = &self.description {
-            definition.insert("description".into(), json!(description));
-        }
-        if let Some(mime_type) = &self.mime_type {
-            definition.insert("mimeType".into(), json!(mime_type));
-        }
-        Value::Object(definition)
-    }
-
     /// The `resources/read` result.
-    pub(crate) fn contents(&self, contents: ResourceContents) -> Value {
-        let mut entry = json!({ "uri": self.uri });
-        if let Some(mime_type) = &self.mime_type {
-            entry["mimeType"] = json!(mime_type);
+    pub(crate) fn contents(&self, contents: ResourceContents) -> ReadResourceResult {
+        let (text, blob) = match contents {
+            ResourceContents::Text(text) => (Some(text), None),
+            ResourceContents::Base64(blob) => (None, Some(blob)),
+        };
+        let entry = switchboard_protocol::ResourceContents {
+            uri: self.definition.uri.clone(),
+            mime_type: self.definition.mime_type.clone(),
+            text,
+            blob,
+        };
+        ReadResourceResult {
+            contents: vec![entry],
         }
-        match contents {
-            ResourceContents::Text(text) => entry["text"] = Value::String(text),
-            ResourceContents::Base64(blob) => entry["blob"] = Value::String(blob),
-        }
-        json!({ "contents": [entry] })
     }
 }

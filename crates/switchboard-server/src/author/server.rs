@@ -5,8 +5,12 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use switchboard_protocol::error_codes::RESOURCE_NOT_FOUND_LEGACY;
+use switchboard_protocol::{
+    ArgumentCheck, CallToolResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, ResourceNotFoundData, to_json,
+};
 use switchboard_text::peer_text::PeerText;
 use switchboard_wire::ErrorObject;
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -16,8 +20,8 @@ use super::error::{BuildError, ToolError};
 use super::guard::{self, Ended};
 use super::prompt::{self, Prompt};
 use super::resource::Resource;
-use super::schema::{self, Arguments};
-use super::tool::{self, Erased, Tool, ToolResult};
+use super::schema;
+use super::tool::{self, Erased, Tool};
 use crate::core::{
     Answer, CacheHints, CallTool, Capabilities, GetPrompt, Page, ReadResource, RequestContext,
     ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
@@ -88,42 +92,64 @@ impl ServerBuilder {
     /// tool name clients refuse, or an input or output type whose schema is not an object.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut tools = Registry::default();
+        let mut tool_definitions = Vec::new();
         for tool in self.tools {
-            let subject = format!("tool `{}`", tool.name);
-            tool::check_tool_name(&tool.name)
+            let definition = &tool.definition;
+            let subject = format!("tool `{}`", definition.name);
+            tool::check_tool_name(&definition.name)
                 .map_err(|detail| BuildError::invalid_name(subject.clone(), detail))?;
-            let input = format!("the input type of tool `{}`", tool.name);
-            schema::require_object_root(&tool.input_schema)
+            let input = format!("the input type of tool `{}`", definition.name);
+            schema::require_object_root(&definition.input_schema)
                 .map_err(|detail| BuildError::schema(input.clone(), detail))?;
-            let arguments = Arguments::new(&tool.input_schema)
+            let arguments = compile(&definition.input_schema)
                 .map_err(|detail| BuildError::schema(input, detail))?;
-            if let Some(output) = &tool.output_schema {
-                let subject = format!("the output type of tool `{}`", tool.name);
+            if let Some(output) = &definition.output_schema {
+                let subject = format!("the output type of tool `{}`", definition.name);
                 schema::require_object_root(output)
-                    .and_then(|()| Arguments::new(output).map(drop))
+                    .and_then(|()| compile(output).map(drop))
                     .map_err(|detail| BuildError::schema(subject, detail))?;
             }
-            let definition = tool.definition();
-            let key = tool.name.clone();
-            tools.add(key, definition, (tool, arguments), subject)?;
+            tool_definitions.push(definition.clone());
+            let key = definition.name.clone();
+            tools.add(key, (tool, arguments), subject)?;
         }
+        tools.listed = to_json(&ListToolsResult {
+            tools: tool_definitions,
+            next_cursor: None,
+        });
         let mut prompts = Registry::default();
+        let mut prompt_definitions = Vec::new();
         for prompt in self.prompts {
             let subject = format!("prompt `{}`", prompt.name);
             let definition = prompt
                 .definition()
                 .map_err(|detail| BuildError::schema(subject.clone(), detail))?;
-            let arguments = Arguments::new(&prompt.arguments_schema)
+            let arguments = compile(&prompt.arguments_schema)
                 .map_err(|detail| BuildError::schema(subject.clone(), detail))?;
+            prompt_definitions.push(definition);
             let key = prompt.name.clone();
-            prompts.add(key, definition, (prompt, arguments), subject)?;
+            prompts.add(key, (prompt, arguments), subject)?;
         }
+        prompts.listed = to_json(&ListPromptsResult {
+            prompts: prompt_definitions,
+            next_cursor: None,
+        });
         let mut resources = Registry::default();
+        let mut resource_definitions = Vec::new();
         for resource in self.resources {
-            let subject = format!("resource `{}`", resource.uri);
-            let key = resource.uri.clone();
-            resources.add(key, resource.definition(), resource, subject)?;
+            let subject = format!("resource `{}`", resource.definition.uri);
+            resource_definitions.push(resource.definition.clone());
+            let key = resource.definition.uri.clone();
+            resources.add(key, resource, subject)?;
         }
+        resources.listed = to_json(&ListResourcesResult {
+            resources: resource_definitions,
+            next_cursor: None,
+        });
+        let templates_listed = to_json(&ListResourceTemplatesResult {
+            resource_templates: Vec::new(),
+            next_cursor: None,
+        });
         let capabilities = Capabilities {
             tools: !tools.entries.is_empty(),
             prompts: !prompts.entries.is_empty(),
@@ -138,9 +164,11 @@ impl ServerBuilder {
         Ok(Server {
             inner: Arc::new(Inner {
                 info: ServerInfo {
-                    name: self.name,
-                    title: self.title,
-                    version: self.version,
+                    implementation: Implementation {
+                        name: self.name,
+                        version: self.version,
+                        title: self.title,
+                    },
                     capabilities,
                     cache: CacheHints::default(),
                 },
@@ -148,6 +176,7 @@ impl ServerBuilder {
                 tools,
                 prompts,
                 resources,
+                templates_listed,
                 max_result_bytes: self.max_result_bytes,
                 events,
             }),
@@ -155,38 +184,44 @@ impl ServerBuilder {
     }
 }
 
-/// What a kind of entry (tools, prompts, resources) holds: the entries in order, by key,
-/// and the list answer made once.
+/// An input schema compiled for checking arguments, or why it cannot be.
+fn compile(schema: &Value) -> Result<ArgumentCheck, String> {
+    ArgumentCheck::new(schema).map_err(|invalid| {
+        format!(
+            "has a schema that is not valid JSON Schema: {}",
+            invalid.detail
+        )
+    })
+}
+
+/// What a kind of entry (tools, prompts, resources) holds: the entries and their keys in
+/// order, by key, and the list answer made once.
 struct Registry<T> {
     entries: Vec<T>,
+    keys: Vec<String>,
     by_key: HashMap<String, usize>,
-    listed: Vec<Value>,
+    listed: Value,
 }
 
 impl<T> Default for Registry<T> {
     fn default() -> Registry<T> {
         Registry {
             entries: Vec::new(),
+            keys: Vec::new(),
             by_key: HashMap::new(),
-            listed: Vec::new(),
+            listed: Value::Object(Map::new()),
         }
     }
 }
 
 impl<T> Registry<T> {
-    fn add(
-        &mut self,
-        key: String,
-        definition: Value,
-        entry: T,
-        subject: String,
-    ) -> Result<(), BuildError> {
+    fn add(&mut self, key: String, entry: T, subject: String) -> Result<(), BuildError> {
         if self.by_key.contains_key(&key) {
             return Err(BuildError::duplicate(subject));
         }
-        self.by_key.insert(key, self.entries.len());
+        self.by_key.insert(key.clone(), self.entries.len());
+        self.keys.push(key);
         self.entries.push(entry);
-        self.listed.push(definition);
         Ok(())
     }
 
@@ -194,34 +229,39 @@ impl<T> Registry<T> {
         self.by_key.get(key).map(|&index| &self.entries[index])
     }
 
-    /// The list answer: everything on one page (no `nextCursor`); a cursor is one this
-    /// server never issued.
-    fn list(&self, key: &str, page: &Page) -> Answer {
-        match &page.cursor {
-            None => Ok(json!({ key: self.listed })),
-            Some(cursor) => Err(ErrorObject::new(
-                INVALID_PARAMS,
-                format!(
-                    "invalid cursor `{}`: this server lists everything on one page and \
-                     issues no cursors",
-                    PeerText(cursor)
-                ),
-            )),
-        }
+    /// The list answer.
+    fn list(&self, page: &Page) -> Answer {
+        one_page(&self.listed, page)
     }
 
     /// The first keys, for an error message.
-    fn some_keys(&self, key_of: impl Fn(&Value) -> Option<&str>) -> String {
+    fn some_keys(&self) -> String {
         let mut names: Vec<&str> = self
-            .listed
+            .keys
             .iter()
-            .filter_map(key_of)
+            .map(String::as_str)
             .take(MAX_NAMES_IN_ERRORS)
             .collect();
-        if self.listed.len() > MAX_NAMES_IN_ERRORS {
+        if self.keys.len() > MAX_NAMES_IN_ERRORS {
             names.push("…");
         }
         names.join(", ")
+    }
+}
+
+/// A list answer: everything on one page (no `nextCursor`); a cursor is one this server
+/// never issued.
+fn one_page(listed: &Value, page: &Page) -> Answer {
+    match &page.cursor {
+        None => Ok(listed.clone()),
+        Some(cursor) => Err(ErrorObject::new(
+            INVALID_PARAMS,
+            format!(
+                "invalid cursor `{}`: this server lists everything on one page and issues \
+                 no cursors",
+                PeerText(cursor)
+            ),
+        )),
     }
 }
 
@@ -235,7 +275,7 @@ pub struct Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("name", &self.inner.info.name)
+            .field("name", &self.inner.info.implementation.name)
             .field("tools", &self.inner.tools.entries.len())
             .field("prompts", &self.inner.prompts.entries.len())
             .field("resources", &self.inner.resources.entries.len())
@@ -287,9 +327,11 @@ impl Server {
 struct Inner {
     info: ServerInfo,
     instructions: Option<String>,
-    tools: Registry<(Tool, Arguments)>,
-    prompts: Registry<(Prompt, Arguments)>,
+    tools: Registry<(Tool, ArgumentCheck)>,
+    prompts: Registry<(Prompt, ArgumentCheck)>,
     resources: Registry<Resource>,
+    /// The (empty) `resources/templates/list` answer.
+    templates_listed: Value,
     max_result_bytes: usize,
     /// Kept so that every client's receiver stays open; a static server sends nothing.
     events: broadcast::Sender<ServiceEvent>,
@@ -315,10 +357,6 @@ impl Service for Server {
     }
 }
 
-fn name_of(entry: &Value) -> Option<&str> {
-    entry.get("name").and_then(Value::as_str)
-}
-
 /// -32602 for a tool or prompt this server does not have, naming those it has.
 fn unknown<T>(kind: &str, name: &str, registry: &Registry<T>) -> ErrorObject {
     ErrorObject::new(
@@ -326,7 +364,7 @@ fn unknown<T>(kind: &str, name: &str, registry: &Registry<T>) -> ErrorObject {
         format!(
             "unknown {kind} `{}`; the {kind}s are: {}",
             PeerText(name),
-            registry.some_keys(name_of)
+            registry.some_keys()
         ),
     )
 }
@@ -334,16 +372,12 @@ fn unknown<T>(kind: &str, name: &str, registry: &Registry<T>) -> ErrorObject {
 /// Checks the arguments and starts the handler, or says what is wrong with them.
 fn start<T>(
     handler: &Erased<T>,
-    schema: &Arguments,
+    schema: &ArgumentCheck,
     arguments: Value,
     context: &RequestContext,
 ) -> Result<ServiceFuture<Result<T, ToolError>>, String> {
     schema.check(&arguments)?;
     handler(arguments, context.clone())
-}
-
-fn uri_of(entry: &Value) -> Option<&str> {
-    entry.get("uri").and_then(Value::as_str)
 }
 
 fn cancelled() -> ErrorObject {
@@ -362,14 +396,12 @@ fn panicked(subject: &str, message: &str) -> String {
 impl Inner {
     async fn answer(&self, request: ServiceRequest, context: RequestContext) -> Answer {
         match request {
-            ServiceRequest::ListTools(page) => self.tools.list("tools", &page),
+            ServiceRequest::ListTools(page) => self.tools.list(&page),
             ServiceRequest::CallTool(call) => self.call_tool(call, context).await,
-            ServiceRequest::ListPrompts(page) => self.prompts.list("prompts", &page),
+            ServiceRequest::ListPrompts(page) => self.prompts.list(&page),
             ServiceRequest::GetPrompt(get) => self.get_prompt(get, context).await,
-            ServiceRequest::ListResources(page) => self.resources.list("resources", &page),
-            ServiceRequest::ListResourceTemplates(page) => {
-                Registry::<()>::default().list("resourceTemplates", &page)
-            }
+            ServiceRequest::ListResources(page) => self.resources.list(&page),
+            ServiceRequest::ListResourceTemplates(page) => one_page(&self.templates_listed, &page),
             ServiceRequest::ReadResource(read) => self.read_resource(read, context).await,
             other @ (ServiceRequest::Complete(_)
             | ServiceRequest::Subscribe { .. }
@@ -398,8 +430,8 @@ impl Inner {
         let Some((tool, arguments)) = self.tools.get(&call.name) else {
             return Err(unknown("tool", &call.name, &self.tools));
         };
-        let subject = format!("tool `{}`", tool.name);
-        let error_result = |message: String| ToolResult::text(message).to_json(true);
+        let subject = format!("tool `{}`", tool.definition.name);
+        let error_result = |message: String| to_json(&CallToolResult::error_text(message));
         let values = Value::Object(call.arguments);
         let running = match start(&tool.handler, arguments, values, &context) {
             Ok(running) => running,
@@ -410,7 +442,7 @@ impl Inner {
             }
         };
         let result = match guard::run(running, &context.cancel).await {
-            Ended::Returned(Ok(result)) => result.to_json(false),
+            Ended::Returned(Ok(result)) => to_json(&result.into_call_result()),
             Ended::Returned(Err(error)) => match error.as_protocol() {
                 Some(error) => return Err(error.clone()),
                 None => error_result(error.message().to_owned()),
@@ -434,7 +466,8 @@ impl Inner {
             )
         })?;
         let messages = ended(&subject, guard::run(running, &context.cancel).await)?;
-        self.bounded(&subject, prompt::result(&prompt.description, &messages))
+        let result = to_json(&prompt::result(&prompt.description, messages));
+        self.bounded(&subject, result)
             .map_err(|message| ErrorObject::new(INTERNAL_ERROR, message))
     }
 
@@ -445,15 +478,15 @@ impl Inner {
                 message: format!(
                     "no resource `{}`; the resources are: {}",
                     PeerText(&read.uri),
-                    self.resources.some_keys(uri_of)
+                    self.resources.some_keys()
                 ),
-                data: Some(json!({ "uri": read.uri })),
+                data: Some(to_json(&ResourceNotFoundData { uri: read.uri })),
             });
         };
-        let subject = format!("resource `{}`", resource.uri);
+        let subject = format!("resource `{}`", resource.definition.uri);
         let running = (resource.read)(context.clone());
         let contents = ended(&subject, guard::run(running, &context.cancel).await)?;
-        self.bounded(&subject, resource.contents(contents))
+        self.bounded(&subject, to_json(&resource.contents(contents)))
             .map_err(|message| ErrorObject::new(INTERNAL_ERROR, message))
     }
 }

@@ -302,7 +302,7 @@ async fn arguments_are_checked_before_the_handler_runs() {
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":500,"speed":"express"}
           → {"content":[{"type":"text","text":"{\"tracking\":\"Lyon-Express-500\"}"}],"structuredContent":{"tracking":"Lyon-Express-500"}}
         ship {"grams":500}
-          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `to` is required (an object)"}],"isError":true}
+          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: arguments: \"to\" is a required property"}],"isError":true}
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":"heavy"}
           → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `grams`: \"heavy\" is not of type \"integer\""}],"isError":true}
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":0}
@@ -310,7 +310,7 @@ async fn arguments_are_checked_before_the_handler_runs() {
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":500,"speed":"warp"}
           → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `speed`: \"warp\" is not one of \"standard\" or \"express\""}],"isError":true}
         ship {"to":{"street":"x"},"grams":500}
-          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `to.city` is required (a string)"}],"isError":true}
+          → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `to`: \"city\" is a required property"}],"isError":true}
         ship {"to":{"street":"1 Main St","city":"Lyon"},"grams":500,"colour":"red"}
           → {"content":[{"type":"text","text":"invalid arguments for tool `ship`: `colour`: not one of the arguments (to, grams, speed, note)"}],"isError":true}
         ship {"to":{"street":"x","city":"y","zip":1},"grams":500}
@@ -583,14 +583,14 @@ async fn prompts_and_resources() {
     expect![[r#"
         {"prompts":[{"name":"greet","description":"Greets someone.","arguments":[{"name":"name","description":"Whom to greet.","required":true},{"name":"language","description":"In which language (English if not given).","required":false}]}]}
         {"description":"Greets someone.","messages":[{"role":"user","content":{"type":"text","text":"Greet Ada in English."}},{"role":"assistant","content":{"type":"text","text":"Gladly."}}]}
-        error -32602: invalid arguments for prompt `greet`: `name` is required (a string)
+        error -32602: invalid arguments for prompt `greet`: arguments: "name" is a required property
         error -32602: unknown prompt `wave`; the prompts are: greet
         {"resources":[{"uri":"note://readme","name":"readme","description":"A note.","mimeType":"text/plain"},{"uri":"note://clock","name":"clock","mimeType":"text/plain"}]}
         {"contents":[{"uri":"note://readme","mimeType":"text/plain","text":"Read me."}]}
         {"contents":[{"uri":"note://clock","mimeType":"text/plain","text":"noon"}]}
         error -32002: no resource `note://nothing`; the resources are: note://readme, note://clock
         {"resourceTemplates":[]}"#]].assert_eq(&lines.join("\n"));
-    let capabilities = server.info().capabilities.to_json();
+    let capabilities = switchboard_protocol::to_json(&server.info().capabilities.declared());
     expect![[
         r#"{"prompts":{"listChanged":false},"resources":{"listChanged":false},"logging":{}}"#
     ]]

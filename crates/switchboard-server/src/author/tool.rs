@@ -10,8 +10,8 @@ use std::sync::Arc;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
-use switchboard_protocol::{ContentBlock, ToolAnnotations};
+use serde_json::Value;
+use switchboard_protocol::{CallToolResult, ContentBlock, ToolAnnotations};
 
 use super::error::ToolError;
 use super::schema;
@@ -57,17 +57,12 @@ impl ToolResult {
         self
     }
 
-    /// The `tools/call` result object.
-    pub(crate) fn to_json(&self, is_error: bool) -> Value {
-        let content: Vec<Value> = self.content.iter().map(ContentBlock::to_json).collect();
-        let mut result = json!({ "content": content });
-        if let Some(structured) = &self.structured {
-            result["structuredContent"] = structured.clone();
+    /// The `tools/call` result.
+    pub(crate) fn into_call_result(self) -> CallToolResult {
+        CallToolResult {
+            structured_content: self.structured,
+            ..CallToolResult::of(self.content)
         }
-        if is_error {
-            result["isError"] = Value::Bool(true);
-        }
-        result
     }
 }
 
@@ -169,20 +164,16 @@ where
 
 /// One tool, ready to register with [`super::ServerBuilder::tool`].
 pub struct Tool {
-    pub(crate) name: String,
-    title: Option<String>,
-    description: String,
-    annotations: ToolAnnotations,
-    pub(crate) input_schema: Value,
-    pub(crate) output_schema: Option<Value>,
+    /// The `tools/list` entry.
+    pub(crate) definition: switchboard_protocol::Tool,
     pub(crate) handler: Erased<ToolResult>,
 }
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tool")
-            .field("name", &self.name)
-            .field("description", &self.description)
+            .field("name", &self.definition.name)
+            .field("description", &self.definition.description)
             .finish_non_exhaustive()
     }
 }
@@ -210,66 +201,52 @@ impl Tool {
             let running = handler(input, context);
             async move { running.await.and_then(O::into_result) }
         });
-        Tool {
+        let definition = switchboard_protocol::Tool {
             name: name.into(),
             title: None,
-            description: description.into(),
-            annotations: ToolAnnotations::default(),
+            description: Some(description.into()),
             input_schema: schema::input_schema::<I>(),
             output_schema: O::output_schema(),
+            annotations: ToolAnnotations::default(),
+            raw: Value::Null,
+        };
+        Tool {
+            definition,
             handler,
         }
     }
 
     /// A human-readable name for displays.
     pub fn title(mut self, title: impl Into<String>) -> Tool {
-        self.title = Some(title.into());
+        self.definition.title = Some(title.into());
         self
     }
 
     /// Annotates the tool as not modifying its environment (`readOnlyHint`). Clients may
     /// call such tools without asking; `switchboard check` calls only these unprompted.
     pub fn read_only(mut self) -> Tool {
-        self.annotations.read_only_hint = Some(true);
+        self.definition.annotations.read_only_hint = Some(true);
         self
     }
 
     /// Annotates the tool as possibly destroying data (`destructiveHint`).
     pub fn destructive(mut self) -> Tool {
-        self.annotations.destructive_hint = Some(true);
+        self.definition.annotations.destructive_hint = Some(true);
         self
     }
 
     /// Annotates the tool as idempotent: repeating a call has no further effect
     /// (`idempotentHint`).
     pub fn idempotent(mut self) -> Tool {
-        self.annotations.idempotent_hint = Some(true);
+        self.definition.annotations.idempotent_hint = Some(true);
         self
     }
 
     /// Annotates the tool as reaching an open world of external entities
     /// (`openWorldHint`).
     pub fn open_world(mut self) -> Tool {
-        self.annotations.open_world_hint = Some(true);
+        self.definition.annotations.open_world_hint = Some(true);
         self
-    }
-
-    /// The `tools/list` entry.
-    pub(crate) fn definition(&self) -> Value {
-        let mut definition = Map::new();
-        definition.insert("name".into(), json!(self.name));
-        if let Some(title) = &self.title {
-            definition.insert("title".into(), json!(title));
-        }
-        definition.insert("description".into(), json!(self.description));
-        definition.insert("inputSchema".into(), self.input_schema.clone());
-        if let Some(output) = &self.output_schema {
-            definition.insert("outputSchema".into(), output.clone());
-        }
-        if self.annotations != ToolAnnotations::default() {
-            definition.insert("annotations".into(), json!(self.annotations));
-        }
-        Value::Object(definition)
     }
 }
 

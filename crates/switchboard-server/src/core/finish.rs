@@ -8,8 +8,11 @@
 //! `input_required` result, which it could not act on, becomes an error saying so. A modern
 //! error never uses -32002 (resource not found is -32602 there).
 
-use serde_json::{Map, Value, json};
-use switchboard_protocol::{Era, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, meta, methods};
+use serde_json::{Map, Value};
+use switchboard_protocol::{
+    DiscoverResult, Era, InitializeResult, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, meta, methods,
+    to_json,
+};
 use switchboard_wire::ErrorObject;
 use switchboard_wire::codes::{INTERNAL_ERROR, INVALID_PARAMS};
 
@@ -63,10 +66,10 @@ fn modern(mut result: Map<String, Value>, method: &str, info: &ServerInfo) -> Ma
     if complete && is_cacheable(method) {
         result
             .entry("ttlMs")
-            .or_insert_with(|| json!(info.cache.ttl_ms));
+            .or_insert_with(|| Value::from(info.cache.ttl_ms));
         result
             .entry("cacheScope")
-            .or_insert_with(|| json!(info.cache.scope.as_str()));
+            .or_insert_with(|| Value::from(info.cache.scope.as_str()));
     }
     let result_meta = result
         .entry("_meta")
@@ -74,7 +77,7 @@ fn modern(mut result: Map<String, Value>, method: &str, info: &ServerInfo) -> Ma
     if let Value::Object(result_meta) = result_meta {
         result_meta
             .entry(meta::SERVER_INFO)
-            .or_insert_with(|| info.implementation());
+            .or_insert_with(|| to_json(&info.implementation));
     }
     result
 }
@@ -113,41 +116,44 @@ pub fn initialize_result(
     negotiated: &str,
     instructions: Option<String>,
 ) -> Value {
-    let mut result = json!({
-        "protocolVersion": negotiated,
-        "capabilities": info.capabilities.to_json(),
-        "serverInfo": info.implementation(),
-    });
-    if let Some(instructions) = instructions.filter(|text| !text.is_empty()) {
-        result["instructions"] = Value::String(instructions);
-    }
-    result
+    to_json(&InitializeResult {
+        protocol_version: negotiated.to_owned(),
+        capabilities: info.capabilities.declared(),
+        server_info: info.implementation.clone(),
+        instructions: instructions.filter(|text| !text.is_empty()),
+    })
 }
 
 /// The `server/discover` result (before [`finish`] adds the modern parts).
 pub fn discover_result(info: &ServerInfo, instructions: Option<String>) -> Value {
-    let mut result = json!({
-        "supportedVersions": switchboard_protocol::supported_versions(),
-        "capabilities": info.capabilities.to_json(),
-    });
-    if let Some(instructions) = instructions.filter(|text| !text.is_empty()) {
-        result["instructions"] = Value::String(instructions);
-    }
-    result
+    to_json(&DiscoverResult {
+        supported_versions: switchboard_protocol::supported_versions()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        capabilities: info.capabilities.declared(),
+        instructions: instructions.filter(|text| !text.is_empty()),
+        meta: None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
+    use serde_json::json;
+    use switchboard_protocol::Implementation;
+
     use super::*;
     use crate::core::{CacheHints, Capabilities};
 
     fn info() -> ServerInfo {
         ServerInfo {
-            name: "s".into(),
-            title: None,
-            version: "1".into(),
+            implementation: Implementation {
+                name: "s".into(),
+                version: "1".into(),
+                title: None,
+            },
             capabilities: Capabilities {
                 tools: true,
                 ..Capabilities::default()

@@ -8,15 +8,17 @@
 //! the same way. When the event feed lagged, every list the client follows is announced as
 //! changed and every resource it follows as updated, so nothing is missed, only repeated.
 
-use serde_json::{Map, Value, json};
-use switchboard_protocol::{meta, methods};
+use serde_json::{Map, Value};
+use switchboard_protocol::{
+    SubscriptionFilter, SubscriptionsAcknowledgedParams, meta, methods, to_json,
+};
 use switchboard_wire::RequestId;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::{
     Capabilities, ClientFacts, RequestContext, ServerNotification, Service, ServiceEvent,
-    ServiceRequest,
+    ServiceRequest, no_params, resource_updated,
 };
 
 /// Resources one listen stream follows at most.
@@ -90,37 +92,29 @@ impl ListenFilter {
     }
 
     /// The filter as the acknowledgement names it.
-    pub fn to_json(&self) -> Value {
-        let mut filter = Map::new();
-        if self.tools {
-            filter.insert("toolsListChanged".into(), Value::Bool(true));
+    pub fn acknowledged(&self) -> SubscriptionFilter {
+        SubscriptionFilter {
+            tools_list_changed: self.tools,
+            prompts_list_changed: self.prompts,
+            resources_list_changed: self.resources,
+            resource_subscriptions: self.resource_uris.clone(),
         }
-        if self.prompts {
-            filter.insert("promptsListChanged".into(), Value::Bool(true));
-        }
-        if self.resources {
-            filter.insert("resourcesListChanged".into(), Value::Bool(true));
-        }
-        if !self.resource_uris.is_empty() {
-            filter.insert("resourceSubscriptions".into(), json!(self.resource_uris));
-        }
-        Value::Object(filter)
     }
 
     /// The notification an event becomes on this stream, if the client asked for it.
     fn notification(&self, event: &ServiceEvent) -> Option<(&'static str, Value)> {
         match event {
             ServiceEvent::ToolsChanged if self.tools => {
-                Some((methods::TOOLS_LIST_CHANGED, json!({})))
+                Some((methods::TOOLS_LIST_CHANGED, no_params()))
             }
             ServiceEvent::PromptsChanged if self.prompts => {
-                Some((methods::PROMPTS_LIST_CHANGED, json!({})))
+                Some((methods::PROMPTS_LIST_CHANGED, no_params()))
             }
             ServiceEvent::ResourcesChanged if self.resources => {
-                Some((methods::RESOURCES_LIST_CHANGED, json!({})))
+                Some((methods::RESOURCES_LIST_CHANGED, no_params()))
             }
             ServiceEvent::ResourceUpdated { uri } if self.follows(uri) => {
-                Some((methods::RESOURCES_UPDATED, json!({ "uri": uri })))
+                Some((methods::RESOURCES_UPDATED, resource_updated(uri)))
             }
             _ => None,
         }
@@ -189,9 +183,12 @@ pub async fn listen(
                 .is_ok()
         }
     };
+    let acknowledgement = SubscriptionsAcknowledgedParams {
+        notifications: filter.acknowledged(),
+    };
     let acknowledged = send(
         methods::SUBSCRIPTIONS_ACKNOWLEDGED,
-        json!({ "notifications": filter.to_json() }),
+        to_json(&acknowledgement),
     );
     if acknowledged.await {
         loop {
@@ -220,10 +217,9 @@ pub async fn listen(
             }
         }
     }
-    json!({
-        "resultType": super::finish::COMPLETE,
-        "_meta": { meta::SUBSCRIPTION_ID: subscription },
-    })
+    let mut result = Map::new();
+    result.insert("resultType".into(), super::finish::COMPLETE.into());
+    tagged(Value::Object(result), &subscription)
 }
 
 /// [`listen`] for a service: the resources the stream follows are subscribed to first (a

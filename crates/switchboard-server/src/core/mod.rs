@@ -31,8 +31,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
-use switchboard_protocol::{Era, methods};
+use serde_json::{Map, Value};
+use switchboard_protocol::{
+    EmptyResult, Era, Implementation, ListChangedCapability, LoggingMessageParams, ProgressParams,
+    ResourceUpdatedParams, ResourcesCapability, ServerCapabilities, methods,
+};
 use switchboard_text::redact::Secrets;
 use switchboard_wire::ErrorObject;
 use tokio::sync::{broadcast, mpsc};
@@ -49,6 +52,11 @@ pub type ServiceFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// What a request's answer is: a result object, or a JSON-RPC error.
 pub type Answer = Result<Value, ErrorObject>;
+
+/// The empty result (`ping`, `logging/setLevel`, subscriptions).
+pub fn empty_result() -> Value {
+    switchboard_protocol::to_json(&EmptyResult {})
+}
 
 /// An MCP server's offer, independent of era and transport.
 ///
@@ -76,27 +84,12 @@ pub trait Service: Send + Sync + 'static {
 /// The server's identity and capabilities.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerInfo {
-    /// `serverInfo.name`.
-    pub name: String,
-    /// `serverInfo.title`, if any.
-    pub title: Option<String>,
-    /// `serverInfo.version`.
-    pub version: String,
+    /// Who the server says it is (`serverInfo`).
+    pub implementation: Implementation,
     /// What is offered.
     pub capabilities: Capabilities,
     /// Caching hints put on modern results that need them and do not carry their own.
     pub cache: CacheHints,
-}
-
-impl ServerInfo {
-    /// The `Implementation` object (`serverInfo`).
-    pub fn implementation(&self) -> Value {
-        let mut info = json!({ "name": self.name, "version": self.version });
-        if let Some(title) = &self.title {
-            info["title"] = Value::String(title.clone());
-        }
-        info
-    }
 }
 
 /// What a server offers.
@@ -131,30 +124,24 @@ impl Capabilities {
         list_changes: true,
     };
 
-    /// The `ServerCapabilities` object.
-    pub fn to_json(self) -> Value {
-        let mut object = Map::new();
-        let list = || json!({ "listChanged": self.list_changes });
-        if self.tools {
-            object.insert("tools".into(), list());
+    /// The capabilities as `initialize` and `server/discover` declare them.
+    pub fn declared(self) -> ServerCapabilities {
+        let list = ListChangedCapability {
+            list_changed: self.list_changes,
+        };
+        let declared = |offered: bool| offered.then(|| Value::Object(Map::new()));
+        ServerCapabilities {
+            tools: self.tools.then_some(list),
+            prompts: self.prompts.then_some(list),
+            resources: self.resources.then_some(ResourcesCapability {
+                list_changed: self.list_changes,
+                subscribe: self.resource_subscriptions,
+            }),
+            completions: declared(self.completions),
+            logging: declared(self.logging),
+            experimental: None,
+            extensions: None,
         }
-        if self.prompts {
-            object.insert("prompts".into(), list());
-        }
-        if self.resources {
-            let mut resources = list();
-            if self.resource_subscriptions {
-                resources["subscribe"] = Value::Bool(true);
-            }
-            object.insert("resources".into(), resources);
-        }
-        if self.completions {
-            object.insert("completions".into(), json!({}));
-        }
-        if self.logging {
-            object.insert("logging".into(), json!({}));
-        }
-        Value::Object(object)
     }
 
     /// Whether a request kind is offered (a request that is not gets -32601).
@@ -379,11 +366,11 @@ pub struct LogMessage {
 impl LogMessage {
     /// The notification's parameters.
     pub fn to_params(&self) -> Value {
-        let mut params = json!({ "level": self.level.as_str(), "data": self.data });
-        if let Some(logger) = &self.logger {
-            params["logger"] = Value::String(logger.clone());
-        }
-        params
+        switchboard_protocol::to_json(&LoggingMessageParams {
+            level: self.level,
+            data: self.data.clone(),
+            logger: self.logger.clone(),
+        })
     }
 }
 
@@ -397,6 +384,18 @@ pub struct ServerNotification {
     pub method: &'static str,
     /// Its parameters.
     pub params: Value,
+}
+
+/// The parameters of a notification that has none (a list changed).
+pub fn no_params() -> Value {
+    Value::Object(Map::new())
+}
+
+/// The parameters of `notifications/resources/updated`.
+pub fn resource_updated(uri: &str) -> Value {
+    switchboard_protocol::to_json(&ResourceUpdatedParams {
+        uri: uri.to_owned(),
+    })
 }
 
 /// Notifications for one request waiting to be carried at most; a handler that sends more
@@ -429,7 +428,7 @@ impl ClientFacts {
         ClientFacts {
             era: Era::Legacy,
             protocol_version: Arc::from(switchboard_protocol::LATEST_LEGACY_VERSION),
-            capabilities: Arc::new(json!({})),
+            capabilities: Arc::new(Value::Object(Map::new())),
             info: None,
             log_level: None,
             identity: ClientIdentity::Local,
@@ -541,13 +540,13 @@ impl RequestContext {
         let Some(token) = &self.progress_token else {
             return;
         };
-        let mut params = json!({ "progressToken": token, "progress": progress });
-        if let Some(total) = total {
-            params["total"] = json!(total);
-        }
-        if let Some(message) = message {
-            params["message"] = Value::String(message.to_owned());
-        }
+        let params = ProgressParams {
+            progress_token: token.clone(),
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        };
+        let params = switchboard_protocol::to_json(&params);
         self.notify(methods::PROGRESS, params).await;
     }
 

@@ -12,8 +12,10 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
-use switchboard_protocol::{Era, MODERN_VERSIONS, meta, methods, supported_versions};
+use serde_json::{Map, Value};
+use switchboard_protocol::{
+    Era, MODERN_VERSIONS, UnsupportedVersionData, meta, methods, supported_versions, to_json,
+};
 use switchboard_wire::ErrorObject;
 use switchboard_wire::codes::{INVALID_PARAMS, METHOD_NOT_FOUND};
 
@@ -128,7 +130,13 @@ impl Refusal {
                     switchboard_text::peer_text::PeerText(requested),
                     supported_versions().join(", ")
                 ),
-                data: Some(json!({ "supported": supported_versions(), "requested": requested })),
+                data: Some(to_json(&UnsupportedVersionData {
+                    supported: supported_versions()
+                        .into_iter()
+                        .map(str::to_owned)
+                        .collect(),
+                    requested: requested.to_owned(),
+                })),
             },
             http_status: 400,
         }
@@ -184,7 +192,7 @@ pub fn route(
                 capabilities: params
                     .remove("capabilities")
                     .filter(Value::is_object)
-                    .unwrap_or_else(|| json!({})),
+                    .unwrap_or_else(|| Value::Object(Map::new())),
                 info: params.remove("clientInfo"),
             });
         }
@@ -400,6 +408,8 @@ fn input_round(params: &mut Map<String, Value>) -> Result<InputRound, String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn all() -> Capabilities {

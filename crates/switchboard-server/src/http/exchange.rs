@@ -25,7 +25,7 @@ use super::{HEALTH_PATH, MCP_PATH, Shared, streams};
 use crate::core::route::{self, Routed};
 use crate::core::{
     Answer, ClientFacts, ClientIdentity, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER,
-    RequestContext, ServerNotification, ServiceRequest, finish,
+    RequestContext, ServerNotification, ServiceRequest, empty_result, finish,
 };
 use crate::stdio::codes::BUSY;
 
@@ -665,12 +665,12 @@ async fn dispatch(shared: Arc<Shared>, call: Call, routed: Routed) -> Reply {
                 "`initialize` opens a session; send it without `Mcp-Session-Id`",
             ),
         ),
-        Routed::Ping => reply::result(&call.id, &json!({})),
+        Routed::Ping => reply::result(&call.id, &empty_result()),
         Routed::SetLogLevel(level) => {
             if let Some(session) = &call.session {
                 session.set_log_level(level);
             }
-            reply::result(&call.id, &json!({}))
+            reply::result(&call.id, &empty_result())
         }
         Routed::Discover(facts) => {
             let instructions = instructions(&shared).await;
@@ -776,7 +776,7 @@ async fn serve(shared: Arc<Shared>, call: Call, served: Served) -> Reply {
             _ => false,
         };
         if settled {
-            let answer = finish::finish(Ok(json!({})), &method, &served.facts, shared.info());
+            let answer = finish::finish(Ok(empty_result()), &method, &served.facts, shared.info());
             return reply::answer(&id, &answer, Era::Legacy);
         }
         if let ServiceRequest::Subscribe { .. } = &served.request

@@ -279,7 +279,7 @@ impl std::fmt::Debug for HttpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpServer")
             .field("local_addr", &self.local_addr)
-            .field("server", &self.shared.info().name)
+            .field("server", &self.shared.info().implementation.name)
             .field("guard", &self.shared.guard)
             .field("limits", &self.shared.limits)
             .finish_non_exhaustive()

@@ -10,7 +10,6 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use serde_json::json;
 use switchboard_protocol::{Era, methods};
 use switchboard_wire::{ErrorObject, RequestId};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -25,7 +24,7 @@ use super::sessions::Session;
 use crate::core::listen::{self, ListenFilter};
 use crate::core::{
     Answer, ClientFacts, ClientQuestion, REQUEST_NOTIFICATION_BUFFER, ServerNotification,
-    ServiceEvent, finish,
+    ServiceEvent, finish, no_params, resource_updated,
 };
 use crate::stdio::codes::BUSY;
 
@@ -407,16 +406,16 @@ fn session_notification(
     let capabilities = shared.info().capabilities;
     let (method, params) = match event {
         ServiceEvent::ToolsChanged if capabilities.tools => {
-            (methods::TOOLS_LIST_CHANGED, json!({}))
+            (methods::TOOLS_LIST_CHANGED, no_params())
         }
         ServiceEvent::PromptsChanged if capabilities.prompts => {
-            (methods::PROMPTS_LIST_CHANGED, json!({}))
+            (methods::PROMPTS_LIST_CHANGED, no_params())
         }
         ServiceEvent::ResourcesChanged if capabilities.resources => {
-            (methods::RESOURCES_LIST_CHANGED, json!({}))
+            (methods::RESOURCES_LIST_CHANGED, no_params())
         }
         ServiceEvent::ResourceUpdated { uri } if session.follows(uri) => {
-            (methods::RESOURCES_UPDATED, json!({ "uri": uri }))
+            (methods::RESOURCES_UPDATED, resource_updated(uri))
         }
         ServiceEvent::Log { message, .. }
             if capabilities.logging && session.wants_log(message.level) =>

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use switchboard_protocol::Implementation;
 use switchboard_server::core::{
     Answer, CacheHints, Capabilities, ClientMethod, LogLevel, LogMessage, RequestContext,
     ServerInfo, Service, ServiceEvent, ServiceFuture, ServiceRequest,
@@ -44,9 +45,11 @@ impl ProbeService {
     pub(crate) fn new() -> Arc<ProbeService> {
         Arc::new(ProbeService {
             info: ServerInfo {
-                name: "probe".into(),
-                title: None,
-                version: "1.0.0".into(),
+                implementation: Implementation {
+                    name: "probe".into(),
+                    version: "1.0.0".into(),
+                    title: None,
+                },
                 capabilities: Capabilities {
                     tools: true,
                     prompts: false,
