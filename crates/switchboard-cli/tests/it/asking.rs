@@ -34,7 +34,8 @@ fn off_a_terminal_a_question_is_declined_and_the_asking_server_named() {
         --- stderr
         switchboard: server `fx` asked: Proceed?
         switchboard: declined: answering needs a terminal (run the command on one to answer)
-    "#]].assert_eq(&shown(&run));
+    "#]]
+    .assert_eq(&shown(&run));
 }
 
 #[test]
