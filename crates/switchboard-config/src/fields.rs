@@ -425,7 +425,7 @@ fn read_sandbox(
     let Some(value) = value else {
         return Ok(SandboxChoice::Unset);
     };
-    let choice = SandboxChoice::from_config(value)?;
+    let choice = SandboxChoice::from_config(value).map_err(|e| e.to_string())?;
     if let (SandboxChoice::On(_), TransportEntry::Http { .. }) = (&choice, transport) {
         return Err(
             "`sandbox` applies to a local server (`command`); remove it from this `url` entry"

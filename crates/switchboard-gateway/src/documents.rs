@@ -20,14 +20,30 @@ pub struct HttpDocumentFetcher {
 
 impl HttpDocumentFetcher {
     /// A fetcher with its own HTTP client. Errors: the client cannot be made (no TLS
-    /// backend), said as text.
-    pub fn new() -> Result<HttpDocumentFetcher, String> {
+    /// backend).
+    pub fn new() -> Result<HttpDocumentFetcher, NoHttpClient> {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(FETCH_TIMEOUT)
             .build()
-            .map_err(|e| format!("no HTTP client: {e}"))?;
+            .map_err(NoHttpClient)?;
         Ok(HttpDocumentFetcher { http })
+    }
+}
+
+/// The HTTP client a fetcher needs could not be made (no TLS backend).
+#[derive(Debug)]
+pub struct NoHttpClient(reqwest::Error);
+
+impl std::fmt::Display for NoHttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no HTTP client: {}", self.0)
+    }
+}
+
+impl std::error::Error for NoHttpClient {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 

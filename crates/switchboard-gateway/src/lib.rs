@@ -92,7 +92,7 @@ use switchboard_server::stdio::{self, StdioOptions};
 use crate::audience::Audiences;
 use crate::relay::{ClientRelay, WaitingRequest};
 
-pub use documents::HttpDocumentFetcher;
+pub use documents::{HttpDocumentFetcher, NoHttpClient};
 pub use switchboard_server::stdio::{CLOSE_FLUSH, MAX_IN_FLIGHT, MAX_PENDING_REPLIES};
 
 /// Progress notifications buffered per call before the oldest wait.

@@ -45,6 +45,22 @@ impl fmt::Display for InvalidSchema {
 
 impl std::error::Error for InvalidSchema {}
 
+/// Why arguments do not fit a tool's input schema: one sentence per problem, each naming
+/// the key and what was expected (the first few only); shown joined by `; `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentProblems {
+    /// Each problem, in the validator's order.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for ArgumentProblems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.problems.join("; "))
+    }
+}
+
+impl std::error::Error for ArgumentProblems {}
+
 impl ArgumentCheck {
     /// Compiles an input schema.
     pub fn new(schema: &Value) -> Result<ArgumentCheck, InvalidSchema> {
@@ -60,8 +76,8 @@ impl ArgumentCheck {
     }
 
     /// Checks arguments; the error names each offending key and what was expected, so
-    /// that the model can correct its call (problems joined by `; `).
-    pub fn check(&self, arguments: &Value) -> Result<(), String> {
+    /// that the model can correct its call.
+    pub fn check(&self, arguments: &Value) -> Result<(), ArgumentProblems> {
         let problems: Vec<String> = self
             .validator
             .iter_errors(arguments)
@@ -71,7 +87,7 @@ impl ArgumentCheck {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(problems.join("; "))
+            Err(ArgumentProblems { problems })
         }
     }
 
@@ -154,16 +170,16 @@ mod tests {
         .collect();
         expect![[r#"
             Ok(())
-            Err("arguments: \"b\" is a required property; `a`: \"x\" is not of type \"integer\"")
-            Err("`c`: not one of the arguments (a, b, to)")
-            Err("`to.zip`: not a key `to` has; `to`: \"city\" is a required property")
-            Err("arguments: [] is not of type \"object\"")"#]]
+            Err(ArgumentProblems { problems: ["arguments: \"b\" is a required property", "`a`: \"x\" is not of type \"integer\""] })
+            Err(ArgumentProblems { problems: ["`c`: not one of the arguments (a, b, to)"] })
+            Err(ArgumentProblems { problems: ["`to.zip`: not a key `to` has", "`to`: \"city\" is a required property"] })
+            Err(ArgumentProblems { problems: ["arguments: [] is not of type \"object\""] })"#]]
         .assert_eq(&shown.join("\n"));
         let none = ArgumentCheck::new(
             &json!({"type": "object", "properties": {}, "additionalProperties": false}),
         )
         .expect("a valid schema");
-        expect![[r#"Err("`x`: this takes no arguments")"#]]
+        expect![[r#"Err(ArgumentProblems { problems: ["`x`: this takes no arguments"] })"#]]
             .assert_eq(&format!("{:?}", none.check(&json!({"x": 1}))));
         expect![[r#"Err(InvalidSchema { detail: "7 is not valid under any of the schemas listed in the 'anyOf' keyword" })"#]].assert_eq(&format!(
             "{:?}",

@@ -2,6 +2,7 @@
 //! tree of the whole result: the hot path of every tool call. The outcome is the same as
 //! [`ResultType::of`] followed by [`CallToolResult::from_value`] on the parsed tree.
 
+use crate::ShapeError;
 use std::fmt;
 
 use serde::de::value::SeqAccessDeserializer;
@@ -14,7 +15,7 @@ impl CallToolResult {
     /// Reads a `tools/call` result from its JSON text, with its `resultType`. The result is
     /// only meaningful when the type is [`ResultType::Complete`]; for the others, parse the
     /// text as a tree and handle them as [`ResultType::of`] says.
-    pub fn from_json_text(text: &str) -> (ResultType, Result<CallToolResult, String>) {
+    pub fn from_json_text(text: &str) -> (ResultType, Result<CallToolResult, ShapeError>) {
         let is_object = text.trim_start().starts_with('{');
         if !is_object {
             return (
@@ -27,7 +28,7 @@ impl CallToolResult {
             Err(e) => {
                 return (
                     ResultType::Complete,
-                    Err(format!("the tool result is not valid JSON: {e}")),
+                    Err(format!("the tool result is not valid JSON: {e}").into()),
                 );
             }
         };
@@ -47,7 +48,7 @@ struct Fields {
 
 impl Fields {
     /// The same checks, in the same order, as [`CallToolResult::from_value`].
-    fn into_result(self) -> Result<CallToolResult, String> {
+    fn into_result(self) -> Result<CallToolResult, ShapeError> {
         let (content, content_missing) = match self.content {
             Some(ContentField::Blocks(blocks)) => (blocks, false),
             Some(ContentField::NotArray) => {
@@ -406,19 +407,19 @@ mod tests {
         );
         check(
             r#"{"content":null}"#,
-            expect![[r#"Complete Err("the tool result's `content` is not an array")"#]],
+            expect![[r#"Complete Err(ShapeError { what: "the tool result's `content` is not an array" })"#]],
         );
         check(
             r#"{"content":[],"isError":"yes"}"#,
-            expect![[r#"Complete Err("the tool result's `isError` is not a boolean")"#]],
+            expect![[r#"Complete Err(ShapeError { what: "the tool result's `isError` is not a boolean" })"#]],
         );
         check(
             r#"[1]"#,
-            expect![[r#"Complete Err("the tool result is not an object")"#]],
+            expect![[r#"Complete Err(ShapeError { what: "the tool result is not an object" })"#]],
         );
         check(
             r#""text""#,
-            expect![[r#"Complete Err("the tool result is not an object")"#]],
+            expect![[r#"Complete Err(ShapeError { what: "the tool result is not an object" })"#]],
         );
     }
 

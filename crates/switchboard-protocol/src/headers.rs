@@ -8,6 +8,7 @@
 //! through `properties` alone. A tool with any invalid annotation is left out of the listing
 //! (the client session reports it as a listing problem), and the other tools are kept.
 
+use crate::ShapeError;
 use std::collections::HashMap;
 
 use base64::Engine;
@@ -21,7 +22,7 @@ const ANNOTATION: &str = "x-mcp-header";
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// The header parameters of a tool's input schema, or why the schema's annotations are invalid.
-pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
+pub fn header_params(schema: &Value) -> Result<ParamHeaders, ShapeError> {
     let mut params = ParamHeaders::new();
     if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         for (property, definition) in properties {
@@ -29,17 +30,19 @@ pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
                 if contains_annotation(definition) {
                     return Err(format!(
                         "`{ANNOTATION}` inside `{property}` is not on a top-level property"
-                    ));
+                    )
+                    .into());
                 }
                 continue;
             };
             let Value::String(name) = annotation else {
-                return Err(format!("`{ANNOTATION}` of `{property}` is not a string"));
+                return Err(format!("`{ANNOTATION}` of `{property}` is not a string").into());
             };
             if name.is_empty() || !name.bytes().all(is_token_byte) {
                 return Err(format!(
                     "`{ANNOTATION}` {name:?} of `{property}` is not a valid header name"
-                ));
+                )
+                .into());
             }
             match definition.get("type").and_then(Value::as_str) {
                 Some("string" | "integer" | "boolean") => {}
@@ -47,14 +50,14 @@ pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
                     return Err(format!(
                         "`{ANNOTATION}` on `{property}` of type {} (only string, integer and boolean may be headers)",
                         other.unwrap_or("unknown")
-                    ));
+                    ).into());
                 }
             }
             if params
                 .iter()
                 .any(|(existing, _)| existing.eq_ignore_ascii_case(name))
             {
-                return Err(format!("`{ANNOTATION}` {name:?} is used twice"));
+                return Err(format!("`{ANNOTATION}` {name:?} is used twice").into());
             }
             params.push((name.clone(), property.clone()));
         }
@@ -63,7 +66,8 @@ pub fn header_params(schema: &Value) -> Result<ParamHeaders, String> {
         if key != "properties" && contains_annotation(value) {
             return Err(format!(
                 "`{ANNOTATION}` under `{key}` is not reachable through `properties` alone"
-            ));
+            )
+            .into());
         }
     }
     Ok(params)
@@ -85,7 +89,7 @@ pub fn is_token_byte(byte: u8) -> bool {
 }
 
 /// The header text for an argument value; `None` when the header is omitted (absent or null).
-pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
+pub fn header_value(value: Option<&Value>) -> Option<Result<String, ShapeError>> {
     match value? {
         Value::Null => None,
         Value::String(text) => Some(Ok(header_text(text))),
@@ -94,9 +98,10 @@ pub fn header_value(value: Option<&Value>) -> Option<Result<String, String>> {
             Some(n) if n.abs() <= MAX_SAFE_INTEGER => Ok(n.to_string()),
             _ => Err(format!(
                 "{number} cannot be sent as a header (not an integer within ±(2^53−1))"
-            )),
+            )
+            .into()),
         }),
-        other => Some(Err(format!("{other} cannot be sent as a header"))),
+        other => Some(Err(format!("{other} cannot be sent as a header").into())),
     }
 }
 
@@ -235,7 +240,10 @@ mod tests {
             ),
         ] {
             let problem = header_params(&schema).expect_err("invalid");
-            assert!(problem.contains(why), "{problem} should mention {why}");
+            assert!(
+                problem.to_string().contains(why),
+                "{problem} should mention {why}"
+            );
         }
     }
 

@@ -29,6 +29,7 @@ mod list_page;
 mod log_level;
 pub mod methods;
 mod read_result;
+mod shape;
 mod skills;
 pub mod sse;
 mod types;
@@ -40,10 +41,11 @@ pub use answers::{
     ResourceNotFoundData, ResourceUpdatedParams, Role, SubscriptionsAcknowledgedParams,
     UnsupportedVersionData,
 };
-pub use arguments::{ArgumentCheck, InvalidSchema};
+pub use arguments::{ArgumentCheck, ArgumentProblems, InvalidSchema};
 pub use list_page::{ListPage, NextCursor, PageEntries};
 pub use log_level::LogLevel;
 pub use read_result::{ReadResourceResult, ResourceContents};
+pub use shape::ShapeError;
 pub use skills::{
     DYNAMIC_RESOURCES, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS_EXTENSION, Sha256Digest,
     SkillEntry, SkillFile, SkillResources, declares_skills,

@@ -282,7 +282,11 @@ mod tests {
         };
         let read: Vec<Result<String, String>> = entries
             .iter()
-            .map(|entry| Tool::from_json_text(entry.get()).map(|tool| tool.name))
+            .map(|entry| {
+                Tool::from_json_text(entry.get())
+                    .map(|tool| tool.name)
+                    .map_err(|e| e.to_string())
+            })
             .collect();
         expect![[r#"[Ok("ok"), Err("tool `deep` cannot be read: recursion limit exceeded at line 1 column 156")]"#]]
             .assert_eq(&format!("{read:?}"));

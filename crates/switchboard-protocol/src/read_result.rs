@@ -1,6 +1,7 @@
 //! A `resources/read` result read straight from its JSON text into typed contents (and
 //! written from them).
 
+use crate::ShapeError;
 use serde::{Deserialize, Serialize};
 
 use crate::ResultType;
@@ -33,7 +34,7 @@ pub struct ReadResourceResult {
 impl ReadResourceResult {
     /// Reads a result from its JSON text, without a tree, with its `resultType` (read as
     /// [`ResultType::of`] reads it): a complete result must have `contents`.
-    pub fn from_json_text(text: &str) -> (ResultType, Result<ReadResourceResult, String>) {
+    pub fn from_json_text(text: &str) -> (ResultType, Result<ReadResourceResult, ShapeError>) {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Fields {
@@ -50,12 +51,12 @@ impl ReadResourceResult {
                 let contents = fields
                     .contents
                     .map(|contents| ReadResourceResult { contents })
-                    .ok_or_else(|| "the result has no `contents` array".to_owned());
+                    .ok_or_else(|| ShapeError::new("the result has no `contents` array"));
                 (kind, contents)
             }
             Err(e) => (
                 ResultType::Complete,
-                Err(format!("the result cannot be read: {e}")),
+                Err(format!("the result cannot be read: {e}").into()),
             ),
         }
     }
@@ -80,9 +81,9 @@ mod tests {
         .collect();
         expect![[r#"
             (Complete, Ok(ReadResourceResult { contents: [ResourceContents { uri: "u", mime_type: Some("text/markdown"), text: Some("t"), blob: None }, ResourceContents { uri: "v", mime_type: None, text: None, blob: Some("AA==") }] }))
-            (InputRequired, Err("the result has no `contents` array"))
-            (Complete, Err("the result has no `contents` array"))
-            (Complete, Err("the result cannot be read: invalid type: map, expected a sequence at line 1 column 12"))"#]]
+            (InputRequired, Err(ShapeError { what: "the result has no `contents` array" }))
+            (Complete, Err(ShapeError { what: "the result has no `contents` array" }))
+            (Complete, Err(ShapeError { what: "the result cannot be read: invalid type: map, expected a sequence at line 1 column 12" }))"#]]
         .assert_eq(&shown.join("\n"));
     }
 }

@@ -3,6 +3,7 @@
 //! skill with its SHA-256 digest and byte size (or says the skill is generated, "dynamic").
 //! Reading an entry checks its shape; verifying content against it is the session's job.
 
+use crate::ShapeError;
 use std::fmt;
 
 use serde::Deserialize;
@@ -59,13 +60,13 @@ pub struct Sha256Digest(pub [u8; 32]);
 impl Sha256Digest {
     /// Reads the wire form; anything else (another algorithm, upper case, a wrong length)
     /// is refused.
-    pub fn parse(text: &str) -> Result<Sha256Digest, String> {
+    pub fn parse(text: &str) -> Result<Sha256Digest, ShapeError> {
         let hex = text
             .strip_prefix("sha256:")
             .ok_or_else(|| format!("digest {text:?} does not start with `sha256:`"))?;
         let digits = hex.as_bytes();
         if digits.len() != 64 {
-            return Err(format!("digest {text:?} does not have 64 hex digits"));
+            return Err(format!("digest {text:?} does not have 64 hex digits").into());
         }
         let mut bytes = [0u8; 32];
         for (byte, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
@@ -73,7 +74,7 @@ impl Sha256Digest {
             let low = lower_hex_value(pair[1]);
             match (high, low) {
                 (Some(high), Some(low)) => *byte = high << 4 | low,
-                _ => return Err(format!("digest {text:?} is not lowercase hex")),
+                _ => return Err(format!("digest {text:?} is not lowercase hex").into()),
             }
         }
         Ok(Sha256Digest(bytes))
@@ -106,7 +107,7 @@ impl SkillEntry {
     /// entry must name a `…/SKILL.md`, carry its frontmatter as an object, and list its
     /// files completely — the `SKILL.md` among them, each once, all inside the skill's
     /// directory, at most [`MAX_SKILL_FILES`] — or say `"dynamic"`.
-    pub fn from_json_text(text: &str) -> Result<SkillEntry, String> {
+    pub fn from_json_text(text: &str) -> Result<SkillEntry, ShapeError> {
         #[derive(Deserialize)]
         struct WireEntry<'a> {
             uri: String,
@@ -142,7 +143,7 @@ impl SkillEntry {
             Marker(String),
         }
         let uri = wire.uri;
-        let problem = |detail: String| format!("skill `{uri}`: {detail}");
+        let problem = |detail: String| ShapeError::new(format!("skill `{uri}`: {detail}"));
         let Some(root) = uri
             .strip_suffix("/SKILL.md")
             .filter(|root| !root.is_empty())
@@ -174,7 +175,8 @@ impl SkillEntry {
                     if listed.iter().any(|seen| seen.uri == file.uri) {
                         return Err(problem(format!("file `{}` is listed twice", file.uri)));
                     }
-                    let digest = Sha256Digest::parse(&file.digest).map_err(&problem)?;
+                    let digest =
+                        Sha256Digest::parse(&file.digest).map_err(|e| problem(e.to_string()))?;
                     listed.push(SkillFile {
                         uri: file.uri,
                         digest,
@@ -299,7 +301,7 @@ mod tests {
             .iter()
             .map(|text| match SkillEntry::from_json_text(text) {
                 Ok(entry) => format!("read: {entry:?}"),
-                Err(problem) => problem,
+                Err(problem) => problem.to_string(),
             })
             .collect();
         expect![[r#"
@@ -346,7 +348,7 @@ mod tests {
             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
         ]
         .iter()
-        .filter_map(|text| Sha256Digest::parse(text).err())
+        .filter_map(|text| Sha256Digest::parse(text).err().map(|e| e.to_string()))
         .collect();
         expect![[r#"
             digest "sha256:0123" does not have 64 hex digits

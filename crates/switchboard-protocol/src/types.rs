@@ -1,5 +1,6 @@
 //! Message types a client reads and writes, and a server answers with.
 
+use crate::ShapeError;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -153,7 +154,7 @@ pub struct Tool {
 impl Tool {
     /// Reads one tool definition. Fails only when there is no usable name; other oddities
     /// (missing schema, bad annotations) are kept for checks to report.
-    pub fn from_json(raw: Value) -> Result<Tool, String> {
+    pub fn from_json(raw: Value) -> Result<Tool, ShapeError> {
         let object = raw
             .as_object()
             .ok_or("the tool definition is not an object")?;
@@ -181,7 +182,7 @@ impl Tool {
     /// Reads one tool definition from its JSON text (one entry of a `tools/list` page). A
     /// definition that is not a tree (nested deeper than the parser's limit) fails like one
     /// without a name, named by its `name` when that can still be read.
-    pub fn from_json_text(text: &str) -> Result<Tool, String> {
+    pub fn from_json_text(text: &str) -> Result<Tool, ShapeError> {
         match serde_json::from_str::<Value>(text) {
             Ok(raw) => Tool::from_json(raw),
             Err(error) => {
@@ -192,9 +193,9 @@ impl Tool {
                 }
                 Err(match serde_json::from_str::<NameOnly>(text) {
                     Ok(NameOnly { name }) => {
-                        format!("tool `{name}` cannot be read: {error}")
+                        format!("tool `{name}` cannot be read: {error}").into()
                     }
-                    Err(_) => format!("the tool definition cannot be read: {error}"),
+                    Err(_) => format!("the tool definition cannot be read: {error}").into(),
                 })
             }
         }
@@ -375,7 +376,7 @@ impl CallToolResult {
 
 impl CallToolResult {
     /// Reads a `tools/call` result.
-    pub fn from_json(result: &Value) -> Result<CallToolResult, String> {
+    pub fn from_json(result: &Value) -> Result<CallToolResult, ShapeError> {
         let object = result
             .as_object()
             .ok_or("the tool result is not an object")?;
@@ -405,7 +406,7 @@ impl CallToolResult {
     }
 
     /// Reads a `tools/call` result, taking ownership (no copy of the content).
-    pub fn from_value(result: Value) -> Result<CallToolResult, String> {
+    pub fn from_value(result: Value) -> Result<CallToolResult, ShapeError> {
         let Value::Object(mut object) = result else {
             return Err("the tool result is not an object".into());
         };

@@ -15,7 +15,7 @@ mod resolve;
 
 pub use policy::{
     DEFAULT_OPEN_FILES, DEFAULT_PROCESSES, DefaultSandbox, FilesystemPolicy, Limits, NetworkPolicy,
-    SandboxChoice, SandboxPolicy, Scoping,
+    PolicyError, SandboxChoice, SandboxPolicy, Scoping,
 };
 pub use resolve::{
     DEVICES_WRITE, HOME_SECRETS, LaunchPolicy, SYSTEM_READ, SecretPathError, StartPlaces, prefix_of,

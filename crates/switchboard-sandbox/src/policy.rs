@@ -17,9 +17,19 @@ pub enum SandboxChoice {
     On(SandboxPolicy),
 }
 
+/// A `sandbox` value that cannot be used: what is wrong, naming the key (`` `sandbox.limits.memory`
+/// must be … ``). Reading a configuration makes it an error of the entry, with its line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PolicyError(String);
+
 impl SandboxChoice {
     /// Reads an entry's `sandbox` value; the error says what is wrong, naming the key.
-    pub fn from_config(value: &Value) -> Result<SandboxChoice, String> {
+    pub fn from_config(value: &Value) -> Result<SandboxChoice, PolicyError> {
+        SandboxChoice::read(value).map_err(PolicyError)
+    }
+
+    fn read(value: &Value) -> Result<SandboxChoice, String> {
         match value {
             Value::Null => Ok(SandboxChoice::Unset),
             Value::Bool(false) => Ok(SandboxChoice::Off),

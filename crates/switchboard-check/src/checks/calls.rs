@@ -26,7 +26,7 @@ pub(crate) const UNKNOWN_TOOL: &str = "switchboard-check-no-such-tool";
 
 /// What a successful-looking result is missing, if anything.
 fn result_problems(tools: &ToolSet, tool: &str, result: &Value) -> Result<Vec<String>, String> {
-    let parsed = CallToolResult::from_json(result)?;
+    let parsed = CallToolResult::from_json(result).map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     if parsed.content_missing {
         problems.push("the result has no `content` array (it is required)".to_owned());

@@ -376,7 +376,9 @@ fn start<T>(
     arguments: Value,
     context: &RequestContext,
 ) -> Result<ServiceFuture<Result<T, ToolError>>, String> {
-    schema.check(&arguments)?;
+    schema
+        .check(&arguments)
+        .map_err(|problems| problems.to_string())?;
     handler(arguments, context.clone())
 }
 

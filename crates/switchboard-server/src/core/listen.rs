@@ -9,6 +9,7 @@
 //! changed and every resource it follows as updated, so nothing is missed, only repeated.
 
 use serde_json::{Map, Value};
+use switchboard_protocol::ShapeError;
 use switchboard_protocol::{
     SubscriptionFilter, SubscriptionsAcknowledgedParams, meta, methods, to_json,
 };
@@ -39,7 +40,11 @@ pub struct ListenFilter {
 
 impl ListenFilter {
     /// Reads `params.notifications`.
-    pub fn from_params(params: &Map<String, Value>) -> Result<ListenFilter, String> {
+    pub fn from_params(params: &Map<String, Value>) -> Result<ListenFilter, ShapeError> {
+        ListenFilter::read(params).map_err(ShapeError::new)
+    }
+
+    fn read(params: &Map<String, Value>) -> Result<ListenFilter, String> {
         let filter = match params.get("notifications") {
             None | Some(Value::Null) => return Ok(ListenFilter::default()),
             Some(Value::Object(filter)) => filter,

@@ -214,7 +214,7 @@ pub fn route(
         (Era::Modern, methods::SUBSCRIPTIONS_LISTEN) => {
             return match ListenFilter::from_params(&params) {
                 Ok(filter) => Routed::Listen { filter, facts },
-                Err(message) => Routed::Refused(Refusal::bad_params(message)),
+                Err(problem) => Routed::Refused(Refusal::bad_params(problem.to_string())),
             };
         }
         (

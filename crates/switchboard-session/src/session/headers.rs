@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use switchboard_protocol::ShapeError;
 
 use serde_json::Value;
 use switchboard_protocol::headers::{ParamHeaders, header_params, header_text, header_value};
@@ -94,10 +95,13 @@ impl<'a> Named<'a> {
 
 /// Reads one `tools/list` entry whose `x-mcp-header` annotations must be valid: a tool
 /// with an invalid one is left out (the listing reports it as a problem).
-pub(super) fn tool_with_valid_headers(text: &str) -> Result<Tool, String> {
+pub(super) fn tool_with_valid_headers(text: &str) -> Result<Tool, ShapeError> {
     let tool = Tool::from_json_text(text)?;
     match header_params(&tool.input_schema) {
         Ok(_) => Ok(tool),
-        Err(problem) => Err(format!("tool `{}` left out: {problem}", tool.name)),
+        Err(problem) => Err(ShapeError::new(format!(
+            "tool `{}` left out: {problem}",
+            tool.name
+        ))),
     }
 }

@@ -2,6 +2,7 @@
 
 use super::requests::Progress;
 use super::*;
+use switchboard_protocol::ShapeError;
 
 impl Session {
     /// Follows a listing's pages under its caps (pages, entries, bytes). Each page's
@@ -11,7 +12,7 @@ impl Session {
         &self,
         method: &str,
         field: &str,
-        parse: fn(&str) -> Result<T, String>,
+        parse: fn(&str) -> Result<T, ShapeError>,
         key: fn(&T) -> String,
     ) -> Result<Listing<T>, SessionError> {
         let config = &self.inner.config;
@@ -78,7 +79,7 @@ impl Session {
                     }
                     Err(detail) => listing.problems.push(ListingProblem {
                         page,
-                        detail,
+                        detail: detail.to_string(),
                         raw: entry.to_owned(),
                     }),
                 }

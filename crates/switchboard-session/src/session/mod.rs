@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use switchboard_protocol::ShapeError;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -577,7 +578,7 @@ impl Session {
             _ => {
                 return Err(self.protocol(
                     method,
-                    "only tools/call, prompts/get and resources/read are made for a client".into(),
+                    "only tools/call, prompts/get and resources/read are made for a client",
                 ));
             }
         };
@@ -616,13 +617,13 @@ impl Session {
                 if tree.get("inputRequests").is_none() && tree.get("requestState").is_none() {
                     return Err(self.protocol(
                         method,
-                        "`input_required` without `inputRequests` or `requestState`".into(),
+                        "`input_required` without `inputRequests` or `requestState`",
                     ));
                 }
                 Ok(tree)
             }
             ResultType::InputRequired => {
-                Err(self.protocol(method, "`input_required` from a legacy-era server".into()))
+                Err(self.protocol(method, "`input_required` from a legacy-era server"))
             }
             ResultType::Other(other) => {
                 Err(self.protocol(method, format!("unknown `resultType` \"{other}\"")))
@@ -636,7 +637,7 @@ impl Session {
         name: &str,
         arguments: Option<Value>,
         options: &CallOptions,
-        read: impl Fn(&RawValue) -> (ResultType, Result<T, String>),
+        read: impl Fn(&RawValue) -> (ResultType, Result<T, ShapeError>),
     ) -> Result<T, SessionError> {
         self.require(
             self.inner.negotiated.capabilities.tools.is_some(),
@@ -700,7 +701,7 @@ impl Session {
     async fn read_resource_reading<T>(
         &self,
         uri: &str,
-        read: impl Fn(&RawValue) -> (ResultType, Result<T, String>),
+        read: impl Fn(&RawValue) -> (ResultType, Result<T, ShapeError>),
     ) -> Result<T, SessionError> {
         self.require(
             self.inner.negotiated.capabilities.resources.is_some(),
@@ -738,9 +739,7 @@ impl Session {
         let values = result
             .pointer("/completion/values")
             .and_then(Value::as_array)
-            .ok_or_else(|| {
-                self.protocol(method, "the result has no `completion.values` array".into())
-            })?;
+            .ok_or_else(|| self.protocol(method, "the result has no `completion.values` array"))?;
         Ok(values
             .iter()
             .filter_map(Value::as_str)
@@ -758,7 +757,7 @@ impl Session {
     ) -> Result<(PendingCall, SubscriptionFilter), SessionError> {
         let method = methods::SUBSCRIPTIONS_LISTEN;
         if self.inner.negotiated.era != Era::Modern {
-            return Err(self.protocol(method, "subscriptions need the 2026-07-28 protocol; legacy servers send list changes without one".into()));
+            return Err(self.protocol(method, "subscriptions need the 2026-07-28 protocol; legacy servers send list changes without one"));
         }
         let mut events = self.events();
         let params = self.with_meta(json!({ "notifications": filter }), None);
@@ -922,11 +921,11 @@ impl Session {
         }
     }
 
-    fn protocol(&self, method: &str, detail: String) -> SessionError {
+    fn protocol(&self, method: &str, detail: impl std::fmt::Display) -> SessionError {
         SessionError::Protocol {
             server: self.inner.server.clone(),
             method: method.to_owned(),
-            detail,
+            detail: detail.to_string(),
         }
     }
 
@@ -950,10 +949,9 @@ impl Session {
     fn require_complete(&self, method: &str, kind: ResultType) -> Result<(), SessionError> {
         match kind {
             ResultType::Complete => Ok(()),
-            ResultType::InputRequired => Err(self.protocol(
-                method,
-                "`input_required` is not allowed for this method".into(),
-            )),
+            ResultType::InputRequired => {
+                Err(self.protocol(method, "`input_required` is not allowed for this method"))
+            }
             ResultType::Other(other) => {
                 Err(self.protocol(method, format!("unknown `resultType` \"{other}\"")))
             }
@@ -975,8 +973,8 @@ impl Session {
     }
 }
 
-fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|e| format!("invalid entry: {e}"))
+fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ShapeError> {
+    serde_json::from_str(text).map_err(|e| ShapeError::new(format!("invalid entry: {e}")))
 }
 
 struct MetaFields<'a> {
@@ -1032,12 +1030,12 @@ fn for_client_round(options: &CallOptions) -> Option<InputRound> {
     })
 }
 
-fn read_tree(raw: &RawValue) -> (ResultType, Result<Value, String>) {
+fn read_tree(raw: &RawValue) -> (ResultType, Result<Value, ShapeError>) {
     match serde_json::from_str::<Value>(raw.get()) {
         Ok(value) => (ResultType::of(&value), Ok(value)),
         Err(e) => (
             ResultType::Complete,
-            Err(format!("the result is not valid JSON: {e}")),
+            Err(format!("the result is not valid JSON: {e}").into()),
         ),
     }
 }

@@ -2,6 +2,7 @@
 //! ceiling; cancellation), and the input rounds of `input_required` answers.
 
 use std::borrow::Cow;
+use switchboard_protocol::ShapeError;
 
 use switchboard_wire::TransportError;
 
@@ -37,7 +38,7 @@ impl Session {
         base: BaseParams<'_>,
         options: &CallOptions,
         progress: Progress,
-        read: impl Fn(&RawValue) -> (ResultType, Result<T, String>),
+        read: impl Fn(&RawValue) -> (ResultType, Result<T, ShapeError>),
     ) -> Result<T, SessionError> {
         let mut input: Option<InputRound> = None;
         for _round in 0..=self.inner.config.max_input_rounds {
@@ -54,8 +55,9 @@ impl Session {
                 }
                 ResultType::InputRequired => {
                     if self.inner.negotiated.era != Era::Modern {
-                        return Err(self
-                            .protocol(method, "`input_required` from a legacy-era server".into()));
+                        return Err(
+                            self.protocol(method, "`input_required` from a legacy-era server")
+                        );
                     }
                     let tree = read_tree(&raw)
                         .1
@@ -83,19 +85,19 @@ impl Session {
         if requests.is_none() && state.is_none() {
             return Err(self.protocol(
                 method,
-                "`input_required` without `inputRequests` or `requestState`".into(),
+                "`input_required` without `inputRequests` or `requestState`",
             ));
         }
         if let Some(state) = &state
             && !state.is_string()
         {
-            return Err(self.protocol(method, "`requestState` is not a string".into()));
+            return Err(self.protocol(method, "`requestState` is not a string"));
         }
         let mut responses = Map::new();
         if let Some(requests) = requests {
             let requests = requests
                 .as_object()
-                .ok_or_else(|| self.protocol(method, "`inputRequests` is not an object".into()))?;
+                .ok_or_else(|| self.protocol(method, "`inputRequests` is not an object"))?;
             let handler = &self.inner.config.handler;
             for (key, request) in requests {
                 let input_method = request.get("method").and_then(Value::as_str).unwrap_or("");
