@@ -407,11 +407,15 @@ mod tests {
         );
         check(
             r#"{"content":null}"#,
-            expect![[r#"Complete Err(ShapeError { what: "the tool result's `content` is not an array" })"#]],
+            expect![[
+                r#"Complete Err(ShapeError { what: "the tool result's `content` is not an array" })"#
+            ]],
         );
         check(
             r#"{"content":[],"isError":"yes"}"#,
-            expect![[r#"Complete Err(ShapeError { what: "the tool result's `isError` is not a boolean" })"#]],
+            expect![[
+                r#"Complete Err(ShapeError { what: "the tool result's `isError` is not a boolean" })"#
+            ]],
         );
         check(
             r#"[1]"#,
