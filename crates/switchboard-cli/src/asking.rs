@@ -6,8 +6,10 @@
 //!   message is shown and each field of its requested schema is asked for in turn (its
 //!   type, choices, default and whether it is required said beside it); `!decline` or
 //!   `!cancel` at any field answers so, as does the end of input. Off a terminal nobody can
-//!   answer: the question is declined and stderr says so, naming the server. A person gets
-//!   [`ANSWER_DEADLINE`] to answer; the call's own deadline still runs.
+//!   answer: the question is declined and stderr says so, naming the server (so is a form
+//!   of more than [`MAX_FIELDS`] fields). One question is asked at a time; a person gets
+//!   [`ANSWER_DEADLINE`] to answer; the call's own deadline still runs. A server's message
+//!   is shown up to [`MAX_MESSAGE_CHARS`] characters.
 //! - **Roots**: the folders given with `--root DIR` (the shell: the current folder when
 //!   none is given), declared only then. A server may offer tools only to a client with
 //!   roots (server-everything's `get-roots-list`).
@@ -35,6 +37,13 @@ pub(crate) const ANSWER_DEADLINE: Duration = Duration::from_secs(300);
 const TRIES_PER_FIELD: usize = 3;
 /// The error code of a refused sampling request (the user, or here the client, said no).
 const REFUSED: i64 = -1;
+/// Most fields one question may ask for; a longer form is declined.
+const MAX_FIELDS: usize = 64;
+/// Most characters of a server's message shown.
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// One question on the terminal at a time: a second waits for the first to be answered.
+static ONE_QUESTION_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The folders given with `--root`, set once before any server is connected.
 static ROOTS: OnceLock<Vec<PathBuf>> = OnceLock::new();
@@ -74,14 +83,24 @@ impl ClientHandler for CommandLineClient {
         let server = server.to_owned();
         Box::pin(async move {
             let form = Form::from_params(&params);
-            if !(terminal::stdin_is_terminal() && terminal::stderr_is_terminal()) {
+            let declined = if !(terminal::stdin_is_terminal() && terminal::stderr_is_terminal()) {
+                Some("answering needs a terminal (run the command on one to answer)".to_owned())
+            } else if form.fields.len() > MAX_FIELDS {
+                Some(format!(
+                    "it asks for {} fields, more than the {MAX_FIELDS} the command line asks for",
+                    form.fields.len()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = declined {
                 say(format_args!(
-                    "switchboard: server `{server}` asked: {}\nswitchboard: declined: \
-                     answering needs a terminal (run the command on one to answer)",
+                    "switchboard: server `{server}` asked: {}\nswitchboard: declined: {why}",
                     form.message
                 ));
                 return Ok(json!({"action": "decline"}));
             }
+            let _turn = ONE_QUESTION_AT_A_TIME.lock().await;
             let asked = tokio::task::spawn_blocking(move || form.ask(&server));
             let answer = match tokio::time::timeout(ANSWER_DEADLINE, asked).await {
                 Ok(Ok(answer)) => answer,
@@ -174,8 +193,11 @@ impl Form {
         let message = params
             .get("message")
             .and_then(Value::as_str)
-            .unwrap_or("(no message)")
-            .to_owned();
+            .unwrap_or("(no message)");
+        let message = match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+            Some((cut, _)) => format!("{}…", &message[..cut]),
+            None => message.to_owned(),
+        };
         let schema = params.get("requestedSchema");
         let required: Vec<&str> = schema
             .and_then(|s| s.get("required"))
