@@ -14,6 +14,7 @@ use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_protocol::Era;
 use switchboard_runtime::ConnectOutcome;
 
+use crate::arguments::{self, ArgumentSource, Checked};
 use crate::terminal::{self, JsonLayout};
 use crate::{Failure, connect};
 
@@ -52,11 +53,14 @@ pub(crate) struct CheckArgs {
     /// a server as it is, then fix it check by check.
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
-    /// Allow calling TOOL with ARGS (a JSON object) for `tools-call` and the other checks;
-    /// repeatable. Without it only tools annotated read-only are called.
+    /// Allow calling TOOL with ARGS for `tools-call` and the other checks; repeatable.
+    /// ARGS is one word in any form `call` takes: a JSON object, @FILE, or key=value pairs
+    /// (quoted together: 'a=2 b=3'), typed by the tool's schema. Without it only tools
+    /// annotated read-only are called.
     #[arg(long, num_args = 2, value_names = ["TOOL", "ARGS"], action = clap::ArgAction::Append)]
     call: Vec<String>,
-    /// The long call `cancellation` starts and cancels, e.g. --long-call slow '{"seconds":5}'.
+    /// The long call `cancellation` starts and cancels, e.g. --long-call slow 'seconds=5'
+    /// (ARGS as for --call).
     #[arg(long, num_args = 2, value_names = ["TOOL", "ARGS"])]
     long_call: Option<Vec<String>>,
     /// Deadline for each request, e.g. 5s (default 5s).
@@ -77,6 +81,117 @@ fn duration(flag: &str, text: Option<&str>) -> Result<Option<std::time::Duration
         .transpose()
 }
 
+/// A `--call` or `--long-call` as given: its arguments are JSON already, or `key=value`
+/// pairs that the tool's schema types once a server lists the tool.
+#[derive(Debug, Clone)]
+enum GivenCall {
+    Ready(ToolCall),
+    Pairs { tool: String, pairs: Vec<String> },
+}
+
+impl GivenCall {
+    /// Reads `TOOL ARGS`: a JSON object (its errors as before), or ARGS split into words as
+    /// the shell splits a line and read as `call` reads its argument words.
+    fn read(flag: &str, tool: &str, arguments: &str) -> Result<GivenCall, String> {
+        if arguments.trim_start().starts_with('{') {
+            return ToolCall::parse(tool, arguments)
+                .map(GivenCall::Ready)
+                .map_err(|e| format!("{flag}: {e}"));
+        }
+        let words =
+            crate::shell::split_words(arguments).map_err(|e| format!("{flag} {tool}: {e}"))?;
+        let ready = |arguments: serde_json::Value| {
+            GivenCall::Ready(ToolCall {
+                tool: tool.to_owned(),
+                arguments,
+            })
+        };
+        match ArgumentSource::from_words(&words).map_err(|e| format!("{flag} {tool}: {e}"))? {
+            ArgumentSource::Nothing => Ok(ready(serde_json::json!({}))),
+            ArgumentSource::Json(value) => Ok(ready(value)),
+            ArgumentSource::Pairs(pairs) => Ok(GivenCall::Pairs {
+                tool: tool.to_owned(),
+                pairs,
+            }),
+        }
+    }
+}
+
+/// The calls given with `--call` and `--long-call`.
+#[derive(Debug, Clone, Default)]
+struct GivenCalls {
+    calls: Vec<GivenCall>,
+    long_call: Option<GivenCall>,
+}
+
+impl GivenCalls {
+    fn read(args: &CheckArgs) -> Result<GivenCalls, String> {
+        let mut given = GivenCalls::default();
+        for pair in args.call.chunks(2) {
+            if let [tool, arguments] = pair {
+                given
+                    .calls
+                    .push(GivenCall::read("--call", tool, arguments)?);
+            }
+        }
+        if let Some([tool, arguments]) = args.long_call.as_deref() {
+            given.long_call = Some(GivenCall::read("--long-call", tool, arguments)?);
+        }
+        Ok(given)
+    }
+
+    fn has_pairs(&self) -> bool {
+        self.calls
+            .iter()
+            .chain(&self.long_call)
+            .any(|call| matches!(call, GivenCall::Pairs { .. }))
+    }
+
+    /// The calls for one server, pairs typed by its tools' schemas (read with one
+    /// `tools/list` before the checks start). A tool the server does not list keeps empty
+    /// arguments: the checks say it was not called.
+    async fn typed_for(&self, entry: &ServerEntry, options: &mut Options) -> Result<(), Failure> {
+        let listed = if self.has_pairs() {
+            let server = connect::ConnectedServer::connect(entry, Some(options.request_timeout))
+                .await
+                .map_err(|e| Failure::Server(e.to_string()))?;
+            let listing = server.session.list_tools().await;
+            server.close().await;
+            listing.map_err(|e| Failure::Server(e.to_string()))?.items
+        } else {
+            Vec::new()
+        };
+        let typed = |call: &GivenCall| -> Result<ToolCall, Failure> {
+            let (tool, pairs) = match call {
+                GivenCall::Ready(call) => return Ok(call.clone()),
+                GivenCall::Pairs { tool, pairs } => (tool, pairs),
+            };
+            let arguments = match listed.iter().find(|t| t.name == *tool) {
+                None => serde_json::json!({}),
+                Some(listed) => {
+                    let schema = switchboard_runtime::schema::normalize(&listed.input_schema)
+                        .unwrap_or(serde_json::Value::Bool(true));
+                    arguments::from_pairs(pairs, &schema, Checked::AgainstSchema).map_err(
+                        |problem| {
+                            Failure::Usage(format!(
+                                "--call {tool} on server `{}`: {problem}",
+                                entry.name
+                            ))
+                        },
+                    )?
+                }
+            };
+            Ok(ToolCall {
+                tool: tool.clone(),
+                arguments,
+            })
+        };
+        options.calls = self.calls.iter().map(typed).collect::<Result<_, _>>()?;
+        options.long_call = self.long_call.as_ref().map(typed).transpose()?;
+        Ok(())
+    }
+}
+
 fn options(args: &CheckArgs) -> Result<Options, String> {
     let mut options = Options::default();
     if let Some(t) = duration("--timeout", args.timeout.as_deref())? {
@@ -88,17 +203,6 @@ fn options(args: &CheckArgs) -> Result<Options, String> {
     if let Some(t) = duration("--grace", args.grace.as_deref())? {
         options.cancel_grace = t;
         options.shutdown_grace = t;
-    }
-    for pair in args.call.chunks(2) {
-        if let [tool, arguments] = pair {
-            options
-                .calls
-                .push(ToolCall::parse(tool, arguments).map_err(|e| format!("--call: {e}"))?);
-        }
-    }
-    if let Some([tool, arguments]) = args.long_call.as_deref() {
-        options.long_call =
-            Some(ToolCall::parse(tool, arguments).map_err(|e| format!("--long-call: {e}"))?);
     }
     Ok(options)
 }
@@ -166,6 +270,7 @@ impl Observer for TerminalProgress {
 /// Runs the suite; `Err` is a usage or configuration error (exit 2).
 pub(crate) async fn run(args: CheckArgs) -> Result<u8, Failure> {
     let mut options = options(&args)?;
+    let given = GivenCalls::read(&args).map_err(Failure::Usage)?;
     let baseline = match &args.baseline {
         Some(path) => Some(Baseline::load(path).map_err(|error| match &error {
             CheckError::BaselineRead { source, .. }
@@ -199,6 +304,7 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, Failure> {
             spec.authorizer = Some(connect::saved_login_authorizer(entry, url)?);
         }
         spec.tap = crate::trace::tap_for(entry);
+        given.typed_for(entry, &mut options).await?;
         let report = switchboard_check::run(&spec, &options).await;
         // The checker probes without the era memo's hint (what it checks), but what it
         // found is remembered for the other commands.

@@ -475,6 +475,44 @@ fn http_defects_and_unreachable_http_servers_fail_the_run_with_evidence() {
     assert_eq!(failed(1), ["initialize"]);
 }
 
+/// `--call TOOL ARGS` takes ARGS in the forms `call` takes: key=value pairs (one quoted
+/// word) typed by the tool's schema, refused as `call` refuses them.
+#[test]
+fn check_calls_take_key_value_pairs_typed_by_the_tools_schema() {
+    let cfg = config(serde_json::json!({ "good": fixture_entry(&[]) }));
+    let cfg = cfg.display().to_string();
+    let typed = switchboard(&[
+        "check", "--json", "--config", &cfg, "good", "--call", "add", "a=2 b=3",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&typed.stdout).expect("a JSON report");
+    let tools_call = report["servers"][0]["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|c| c["id"] == "tools-call"))
+        .expect("tools-call");
+    let sent = &tools_call["evidence"]["exchanges"][0]["sent"];
+    expect![[r#"pass: 1 call(s) named with --call succeeded; sent {"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#]]
+    .assert_eq(&format!(
+        "{}: {}; sent {sent}",
+        tools_call["status"].as_str().unwrap_or_default(),
+        tools_call["summary"].as_str().unwrap_or_default()
+    ));
+
+    let mistyped = switchboard(&[
+        "check",
+        "--config",
+        &cfg,
+        "good",
+        "--call",
+        "add",
+        "a=two b=3",
+    ]);
+    assert_eq!(mistyped.code, 2, "{}", mistyped.stderr);
+    expect![[r#"
+        switchboard: --call add on server `good`: `a` expects an integer, got `two`
+    "#]]
+    .assert_eq(&mistyped.stderr);
+}
+
 #[test]
 fn usage_and_configuration_errors_exit_2() {
     let cfg = good_and_ignores_cancel();
