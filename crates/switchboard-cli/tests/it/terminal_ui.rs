@@ -191,6 +191,25 @@ fn a_question_during_a_call_is_asked_field_by_field_on_a_terminal() {
     assert!(done.contains("EXIT=0"), "{done}");
 }
 
+/// A text resource that does not end its last line gets one on a terminal (so what follows
+/// starts a line of its own) and exactly its bytes on a pipe.
+#[test]
+fn read_ends_the_text_with_a_newline_on_a_terminal_only() {
+    let path = fixture_config();
+    let pane = Pane::run(&pane_command(
+        &format!("read fx fixture://readme --config {path}"),
+        "",
+    ));
+    let done = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(
+        done.lines().any(|line| line.trim_end() == "EXIT=0"),
+        "the next output starts a line of its own:\n{done}"
+    );
+    let piped = crate::switchboard(&["read", "--config", &path, "fx", "fixture://readme"]);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert!(!piped.stdout.ends_with('\n'), "{:?}", piped.stdout);
+}
+
 #[test]
 fn no_color_keeps_every_escape_code_off_the_terminal() {
     let path = fixture_config();
