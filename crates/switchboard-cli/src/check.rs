@@ -148,16 +148,11 @@ impl GivenCalls {
     }
 
     /// The calls for one server, pairs typed by its tools' schemas (read with one
-    /// `tools/list` before the checks start). A tool the server does not list keeps empty
-    /// arguments: the checks say it was not called.
+    /// `tools/list` before the checks start). A tool the server does not list, or a server
+    /// that cannot be reached, keeps empty arguments: the checks say why.
     async fn typed_for(&self, entry: &ServerEntry, options: &mut Options) -> Result<(), Failure> {
         let listed = if self.has_pairs() {
-            let server = connect::ConnectedServer::connect(entry, Some(options.request_timeout))
-                .await
-                .map_err(|e| Failure::Server(e.to_string()))?;
-            let listing = server.session.list_tools().await;
-            server.close().await;
-            listing.map_err(|e| Failure::Server(e.to_string()))?.items
+            listed_tools(entry, options.request_timeout).await
         } else {
             Vec::new()
         };
@@ -190,6 +185,20 @@ impl GivenCalls {
         options.long_call = self.long_call.as_ref().map(typed).transpose()?;
         Ok(())
     }
+}
+
+/// The tools `entry`'s server lists, or none when it cannot be reached or listed (its
+/// checks then report why).
+async fn listed_tools(
+    entry: &ServerEntry,
+    timeout: std::time::Duration,
+) -> Vec<switchboard_protocol::Tool> {
+    let Ok(server) = connect::ConnectedServer::connect(entry, Some(timeout)).await else {
+        return Vec::new();
+    };
+    let listing = server.session.list_tools().await;
+    server.close().await;
+    listing.map(|listing| listing.items).unwrap_or_default()
 }
 
 fn options(args: &CheckArgs) -> Result<Options, String> {
