@@ -370,7 +370,7 @@ pub(crate) static CASES: &[Case] = &[
     Case {
         name: "undeclared-server-requests",
         area: Area::JsonRpc,
-        hostile: "after `initialized`, the server sends `ping`, `roots/list` and `sampling/createMessage` requests (roots and sampling not declared)",
+        hostile: "after `initialized`, the server sends `ping`, `roots/list` (roots not declared) and `sampling/createMessage` requests",
         servers: &[Server::Fixture(&["--mode", "server-requests"])],
         settings: ROOMY,
         command: Cmd::Call {
@@ -379,14 +379,15 @@ pub(crate) static CASES: &[Case] = &[
         },
         outcome: Outcome {
             exit: Exit::Success,
-            says: "the requests are answered (-32601 for the undeclared ones); the call prints `hi`",
+            says: "the requests are answered (-32601 for roots; sampling refused, stderr saying the command line has no model); the call prints `hi`",
             checks: &[],
             deadline: HANG,
             transcript: Some(expect![[r#"
                 exit 0
                 --- stdout
                 hi
-                --- stderr: empty
+                --- stderr
+                switchboard: server `s` asked for a model's answer (sampling); refused: the command line has no model (behind `switchboard serve`, its client is asked)
             "#]]),
         },
         status: Status::Holds,
