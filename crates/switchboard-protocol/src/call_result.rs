@@ -2,14 +2,13 @@
 //! tree of the whole result: the hot path of every tool call. The outcome is the same as
 //! [`ResultType::of`] followed by [`CallToolResult::from_value`] on the parsed tree.
 
-use crate::ShapeError;
 use std::fmt;
 
 use serde::de::value::SeqAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::{CallToolResult, ContentBlock, ResultType};
+use crate::{CallToolResult, ContentBlock, ResultType, ShapeError};
 
 impl CallToolResult {
     /// Reads a `tools/call` result from its JSON text, with its `resultType`. The result is

@@ -8,11 +8,12 @@
 //! through `properties` alone. A tool with any invalid annotation is left out of the listing
 //! (the client session reports it as a listing problem), and the other tools are kept.
 
-use crate::ShapeError;
 use std::collections::HashMap;
 
 use base64::Engine;
 use serde_json::Value;
+
+use crate::ShapeError;
 
 /// `(header name, property name)` pairs of one tool.
 pub type ParamHeaders = Vec<(String, String)>;

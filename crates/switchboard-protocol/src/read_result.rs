@@ -1,10 +1,10 @@
 //! A `resources/read` result read straight from its JSON text into typed contents (and
 //! written from them).
 
-use crate::ShapeError;
 use serde::{Deserialize, Serialize};
 
 use crate::ResultType;
+use crate::ShapeError;
 use crate::call_result::ResultTypeField;
 
 /// One item of a `resources/read` result's `contents`.

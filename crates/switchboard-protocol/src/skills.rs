@@ -3,12 +3,13 @@
 //! skill with its SHA-256 digest and byte size (or says the skill is generated, "dynamic").
 //! Reading an entry checks its shape; verifying content against it is the session's job.
 
-use crate::ShapeError;
 use std::fmt;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::ShapeError;
 
 /// The extension's identifier, under `capabilities.extensions`.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";

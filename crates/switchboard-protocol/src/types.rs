@@ -1,8 +1,9 @@
 //! Message types a client reads and writes, and a server answers with.
 
-use crate::ShapeError;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::ShapeError;
 
 /// Describes a client or server implementation (self-asserted: display only).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

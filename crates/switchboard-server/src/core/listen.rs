@@ -9,9 +9,8 @@
 //! changed and every resource it follows as updated, so nothing is missed, only repeated.
 
 use serde_json::{Map, Value};
-use switchboard_protocol::ShapeError;
 use switchboard_protocol::{
-    SubscriptionFilter, SubscriptionsAcknowledgedParams, meta, methods, to_json,
+    ShapeError, SubscriptionFilter, SubscriptionsAcknowledgedParams, meta, methods, to_json,
 };
 use switchboard_wire::RequestId;
 use tokio::sync::{broadcast, mpsc};

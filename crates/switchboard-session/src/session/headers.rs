@@ -8,11 +8,10 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use switchboard_protocol::ShapeError;
 
 use serde_json::Value;
 use switchboard_protocol::headers::{ParamHeaders, header_params, header_text, header_value};
-use switchboard_protocol::{Tool, methods};
+use switchboard_protocol::{ShapeError, Tool, methods};
 
 use crate::params::BaseParams;
 

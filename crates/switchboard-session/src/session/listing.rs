@@ -1,8 +1,9 @@
 //! Listings across pages under their caps (pages, entries, bytes), read entry by entry.
 
+use switchboard_protocol::ShapeError;
+
 use super::requests::Progress;
 use super::*;
-use switchboard_protocol::ShapeError;
 
 impl Session {
     /// Follows a listing's pages under its caps (pages, entries, bytes). Each page's

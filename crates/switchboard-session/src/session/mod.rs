@@ -5,7 +5,6 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use switchboard_protocol::ShapeError;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -14,7 +13,7 @@ use switchboard_protocol::{
     CallToolResult, DiscoverResult, Era, Implementation, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
     ListPage, LogLevel, MODERN_VERSION, MODERN_VERSIONS, NextCursor, PageEntries, ProgressParams,
     Prompt, ReadResourceResult, Resource, ResourceTemplate, ResultType, ServerCapabilities,
-    SubscriptionFilter, Tool, error_codes, meta, methods,
+    ShapeError, SubscriptionFilter, Tool, error_codes, meta, methods,
 };
 use switchboard_wire::stdio::{
     ChildProcess, ProcessSpec, ShutdownGrace, ShutdownReport, StdioOptions, StdioTransport,

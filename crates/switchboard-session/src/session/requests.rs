@@ -2,8 +2,8 @@
 //! ceiling; cancellation), and the input rounds of `input_required` answers.
 
 use std::borrow::Cow;
-use switchboard_protocol::ShapeError;
 
+use switchboard_protocol::ShapeError;
 use switchboard_wire::TransportError;
 
 use super::*;
