@@ -3,7 +3,9 @@
 //! they offer a model is examined here, on this machine — nothing is sent anywhere:
 //!
 //! - tool poisoning: the runtime's description lint (`switchboard_runtime::guards`) on every
-//!   tool's texts and every server's instructions (hidden characters, instruction-like text,
+//!   tool's texts, every server's instructions, and the names, titles and descriptions of
+//!   its prompts (and their arguments), resources and resource templates ([`offered_texts`];
+//!   hidden characters, instruction-like text,
 //!   exfiltration phrasing, orders about other tools, markup that hides text, credentials);
 //! - cross-server shadowing (`guards::find_shadowing`): texts naming another server's tools,
 //!   tools redefining another server's;
@@ -442,13 +444,18 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
                 }
             }
         }
-        if let Some(instructions) = &started.negotiated.instructions {
-            for (kind, detail) in guards::lint_text(instructions) {
+        let instructions = started
+            .negotiated
+            .instructions
+            .as_deref()
+            .map(|text| ("instructions".to_owned(), text));
+        for (field, text) in instructions.into_iter().chain(offered_texts(started)) {
+            for (kind, detail) in guards::lint_text(text) {
                 found.push(Found {
                     rule: Rule::Guard(kind),
                     server: name.clone(),
                     tool: None,
-                    message: format!("instructions: {detail}"),
+                    message: format!("{field}: {detail}"),
                     diff: None,
                 });
             }
@@ -920,6 +927,47 @@ fn artifact_uri(file: &str) -> String {
         return relative;
     }
     uri.to_string()
+}
+
+/// Every text of a server's prompts, resources and resource templates a model may read,
+/// each named by where it is (`prompt `review` argument `style` description`).
+fn offered_texts(started: &status::Started) -> Vec<(String, &str)> {
+    let mut texts = Texts::default();
+    for prompt in started.prompts.iter().flatten() {
+        let place = format!("prompt `{}`", prompt.name);
+        texts.add(&place, "name", Some(&prompt.name));
+        texts.add(&place, "title", prompt.title.as_deref());
+        texts.add(&place, "description", prompt.description.as_deref());
+        for argument in &prompt.arguments {
+            let place = format!("{place} argument `{}`", argument.name);
+            texts.add(&place, "name", Some(&argument.name));
+            texts.add(&place, "description", argument.description.as_deref());
+        }
+    }
+    for resource in started.resources.iter().flatten() {
+        let place = format!("resource `{}`", resource.uri);
+        texts.add(&place, "name", Some(&resource.name));
+        texts.add(&place, "title", resource.title.as_deref());
+        texts.add(&place, "description", resource.description.as_deref());
+    }
+    for template in &started.templates {
+        let place = format!("resource template `{}`", template.uri_template);
+        texts.add(&place, "name", Some(&template.name));
+        texts.add(&place, "description", template.description.as_deref());
+    }
+    texts.0
+}
+
+/// Texts a model reads, each with where it is.
+#[derive(Default)]
+struct Texts<'a>(Vec<(String, &'a str)>);
+
+impl<'a> Texts<'a> {
+    fn add(&mut self, place: &str, field: &str, text: Option<&'a str>) {
+        if let Some(text) = text {
+            self.0.push((format!("{place} {field}"), text));
+        }
+    }
 }
 
 #[cfg(test)]

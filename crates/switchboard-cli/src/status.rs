@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use switchboard_config::{EntryError, ServerEntry};
-use switchboard_protocol::Tool;
+use switchboard_protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use switchboard_session::{Negotiated, SessionError};
+use switchboard_wire::codes::METHOD_NOT_FOUND;
 
 use crate::browse::Browse;
 use crate::connect::ConnectedServer;
@@ -61,9 +62,11 @@ pub(crate) struct Started {
     /// The tools its entry's filter lets through.
     pub(crate) tools: Vec<Tool>,
     /// `None` when the server does not offer prompts.
-    prompts: Option<usize>,
+    pub(crate) prompts: Option<Vec<Prompt>>,
     /// `None` when the server does not offer resources.
-    resources: Option<usize>,
+    pub(crate) resources: Option<Vec<Resource>>,
+    /// Its resource templates (none when it offers no resources or does not list them).
+    pub(crate) templates: Vec<ResourceTemplate>,
 }
 
 /// Something about a server worth a look.
@@ -231,15 +234,25 @@ async fn list_everything(
     let mut prompts = None;
     if capabilities.prompts.is_some() {
         match session.list_prompts().await {
-            Ok(listing) => prompts = Some(listing.items.len()),
+            Ok(listing) => prompts = Some(listing.items),
             Err(error) => listing_warning("prompts/list failed", error.to_string()),
         }
     }
     let mut resources = None;
+    let mut templates = Vec::new();
     if capabilities.resources.is_some() {
         match session.list_resources().await {
-            Ok(listing) => resources = Some(listing.items.len()),
+            Ok(listing) => resources = Some(listing.items),
             Err(error) => listing_warning("resources/list failed", error.to_string()),
+        }
+        // Templates are optional: a server that does not know the method has none.
+        match session.list_resource_templates().await {
+            Ok(listing) => templates = listing.items,
+            Err(error)
+                if error
+                    .rpc_error()
+                    .is_some_and(|e| e.code == METHOD_NOT_FOUND) => {}
+            Err(error) => listing_warning("resources/templates/list failed", error.to_string()),
         }
     }
     let started = Started {
@@ -251,6 +264,7 @@ async fn list_everything(
             .collect(),
         prompts,
         resources,
+        templates,
     };
     server.close().await;
     Ok(started)
@@ -457,8 +471,8 @@ fn status_text(rows: &[Row], overall: &Option<String>) -> String {
                     started.negotiated.era.to_string(),
                     started.negotiated.protocol_version.clone(),
                     started.tools.len().to_string(),
-                    count_text(started.prompts),
-                    count_text(started.resources),
+                    count_text(started.prompts.as_ref().map(Vec::len)),
+                    count_text(started.resources.as_ref().map(Vec::len)),
                     took,
                 ],
                 State::Failed { .. } => {
@@ -548,8 +562,8 @@ fn status_json(rows: &[Row], overall: &Option<String>) -> Value {
                         "protocolVersion": n.protocol_version,
                         "serverInfo": n.server_info.as_ref().map(|i| json!({"name": i.name, "version": i.version})),
                         "tools": started.tools.len(),
-                        "prompts": started.prompts,
-                        "resources": started.resources,
+                        "prompts": started.prompts.as_ref().map(Vec::len),
+                        "resources": started.resources.as_ref().map(Vec::len),
                         "startMs": start_ms,
                         "warnings": warnings,
                     })
