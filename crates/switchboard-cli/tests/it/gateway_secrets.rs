@@ -117,16 +117,21 @@ async fn through_http(path: &Path, flags: &[&str]) -> (HttpGateway, Session) {
     (gateway, session)
 }
 
-/// `text` with the fixture's path, loopback ports and session ids replaced.
+/// `text` with the fixture's path, loopback ports and session ids replaced. An excerpt cut
+/// after the session id is cut at a fixed length, so where the cut falls moves with the
+/// id's length: what follows the id, up to the count of bytes left out, is shown as `…`.
 fn normalise(text: &str) -> String {
     let text = with_ports_hidden(text).replace(&fixture_bin().display().to_string(), "<fixture>");
-    match text.split_once("mcp-session-id: ") {
-        Some((before, after)) => {
-            let end = after.find("\\n").unwrap_or(after.len());
-            format!("{before}mcp-session-id: <id>{}", &after[end..])
-        }
-        None => text,
-    }
+    let Some((before, after)) = text.split_once("mcp-session-id: ") else {
+        return text;
+    };
+    let end = after.find("\\n").unwrap_or(after.len());
+    let rest = &after[end..];
+    let rest = match rest.find(" more bytes)") {
+        Some(at) => format!("…{}", &rest[at + " more bytes)".len()..]),
+        None => rest.to_owned(),
+    };
+    format!("{before}mcp-session-id: <id>{rest}")
 }
 
 /// `127.0.0.1:PORT` → `127.0.0.1:<port>`.
@@ -177,7 +182,7 @@ async fn a_stdio_client_is_told_every_failure_in_full_without_the_secrets() {
         starting with API_KEY=<redacted> TEAM=<redacted>
         fixture: starting: \u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed
           data: {"server":"stalls","waitedMs":1000}
-        echoes__echo: -32005 server `echoes` gave no answer to `tools/call`: HTTP 500 Internal Server Error from http://127.0.0.1:<port>/mcp?key=***: Internal Server Error\nwhile handling POST /mcp?key=<redacted>\nauthorization: <redacted>\nx-team-key: <redacted>\naccept: application/json, text/event-stream\ncontent-type: application/json\nmcp-session-id: <id>\nmcp-protocol-version: 2025-11… (46 more bytes)
+        echoes__echo: -32005 server `echoes` gave no answer to `tools/call`: HTTP 500 Internal Server Error from http://127.0.0.1:<port>/mcp?key=***: Internal Server Error\nwhile handling POST /mcp?key=<redacted>\nauthorization: <redacted>\nx-team-key: <redacted>\naccept: application/json, text/event-stream\ncontent-type: application/json\nmcp-session-id: <id>…
           data: {"server":"echoes"}"#]].assert_eq(&told);
 }
 
