@@ -9,7 +9,8 @@
 //!   answer: the question is declined and stderr says so, naming the server (so is a form
 //!   of more than [`MAX_FIELDS`] fields). One question is asked at a time; a person gets
 //!   [`ANSWER_DEADLINE`] to answer; the call's own deadline still runs. A server's message
-//!   is shown up to [`MAX_MESSAGE_CHARS`] characters.
+//!   is shown up to [`MAX_MESSAGE_CHARS`] characters, a field's label and its choices up
+//!   to [`MAX_LABEL_CHARS`].
 //! - **Roots**: the folders given with `--root DIR` (the shell: the current folder when
 //!   none is given), declared only then. A server may offer tools only to a client with
 //!   roots (server-everything's `get-roots-list`).
@@ -41,6 +42,17 @@ const REFUSED: i64 = -1;
 const MAX_FIELDS: usize = 64;
 /// Most characters of a server's message shown.
 const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// Most characters of a field's label, or of its list of choices, shown.
+const MAX_LABEL_CHARS: usize = 300;
+
+/// `text` cut to `chars` characters, with `…` where it was cut.
+fn at_most(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
 
 /// One question on the terminal at a time: a second waits for the first to be answered.
 static ONE_QUESTION_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -194,10 +206,7 @@ impl Form {
             .get("message")
             .and_then(Value::as_str)
             .unwrap_or("(no message)");
-        let message = match message.char_indices().nth(MAX_MESSAGE_CHARS) {
-            Some((cut, _)) => format!("{}…", &message[..cut]),
-            None => message.to_owned(),
-        };
+        let message = at_most(message, MAX_MESSAGE_CHARS);
         let schema = params.get("requestedSchema");
         let required: Vec<&str> = schema
             .and_then(|s| s.get("required"))
@@ -262,7 +271,8 @@ impl Field {
         let label = match (text("title"), text("description")) {
             (Some(title), Some(description)) => Some(format!("{title}: {description}")),
             (one, other) => one.or(other).map(str::to_owned),
-        };
+        }
+        .map(|label| at_most(&label, MAX_LABEL_CHARS));
         Field {
             name: name.to_owned(),
             label,
@@ -279,7 +289,9 @@ impl Field {
             FieldKind::Integer => "a whole number".to_owned(),
             FieldKind::Number => "a number".to_owned(),
             FieldKind::Boolean => "yes or no".to_owned(),
-            FieldKind::Choice(choices) => format!("one of: {}", choices.join(", ")),
+            FieldKind::Choice(choices) => {
+                at_most(&format!("one of: {}", choices.join(", ")), MAX_LABEL_CHARS)
+            }
         }];
         if let Some(default) = &self.default {
             expected.push(format!(
@@ -352,7 +364,10 @@ impl Field {
             },
             FieldKind::Choice(choices) => match choices.iter().find(|c| c.as_str() == typed) {
                 Some(choice) => Typed::Value(json!(choice)),
-                None => Typed::Invalid(format!("`{typed}` is not one of: {}", choices.join(", "))),
+                None => Typed::Invalid(format!(
+                    "`{typed}` is not {}",
+                    at_most(&format!("one of: {}", choices.join(", ")), MAX_LABEL_CHARS)
+                )),
             },
         }
     }
@@ -361,6 +376,15 @@ impl Field {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server's long text is cut on a character, saying so.
+    #[test]
+    fn long_server_text_is_cut_with_an_ellipsis() {
+        assert_eq!(
+            (at_most("ééééé", 3), at_most("abc", 3)),
+            ("ééé…".to_owned(), "abc".to_owned())
+        );
+    }
 
     /// The form built from server-everything's kind of schema, and what typed lines mean.
     #[test]

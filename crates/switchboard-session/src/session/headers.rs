@@ -51,8 +51,14 @@ impl ContentHeaders {
             let argument = named.arguments.and_then(|a| a.get(property));
             match header_value(argument) {
                 Some(Ok(text)) => headers.push((format!("mcp-param-{header}"), text)),
-                Some(Err(problem)) => {
-                    tracing::warn!(tool = %name, %problem, "header parameter not sent");
+                // The value itself stays out of the log: it is the caller's argument, of
+                // any size.
+                Some(Err(_)) => {
+                    tracing::warn!(
+                        tool = %name,
+                        %property,
+                        "header parameter not sent: its value is not a string, a boolean or an integer within ±(2^53−1)"
+                    );
                 }
                 None => {}
             }
