@@ -35,6 +35,7 @@ use switchboard_runtime::guards::{self, Catalog, Change, NewTools, PinDiff, Tool
 use switchboard_runtime::naming::{MAX_NAME_LEN, is_provider_safe};
 use switchboard_runtime::schema::{SchemaProblem, normalize};
 use switchboard_runtime::{FindingKind, StateFileError};
+use switchboard_text::poisoning::TextRole;
 
 use crate::status::{
     self, MAX_TOOLS_IN_ALL, MAX_TOOLS_PER_SERVER, Row, State, Target, WarningKind,
@@ -120,11 +121,13 @@ enum Rule {
 }
 
 /// The guard kinds a scan reports.
-const GUARD_KINDS: [FindingKind; 13] = [
+const GUARD_KINDS: [FindingKind; 15] = [
     FindingKind::HiddenCharacters,
     FindingKind::InstructionLike,
     FindingKind::Exfiltration,
     FindingKind::CrossToolInstruction,
+    FindingKind::PreferenceManipulation,
+    FindingKind::Concealment,
     FindingKind::HiddenMarkup,
     FindingKind::CredentialLike,
     FindingKind::Shadowing,
@@ -448,9 +451,9 @@ fn examine(scanned: &[Scanned], token_budget: usize) -> Vec<Found> {
             .negotiated
             .instructions
             .as_deref()
-            .map(|text| ("instructions".to_owned(), text));
-        for (field, text) in instructions.into_iter().chain(offered_texts(started)) {
-            for (kind, detail) in guards::lint_text(text) {
+            .map(|text| ("instructions".to_owned(), text, TextRole::Prose));
+        for (field, text, role) in instructions.into_iter().chain(offered_texts(started)) {
+            for (kind, detail) in guards::lint_text_as(text, role) {
                 found.push(Found {
                     rule: Rule::Guard(kind),
                     server: name.clone(),
@@ -929,43 +932,68 @@ fn artifact_uri(file: &str) -> String {
     uri.to_string()
 }
 
-/// Every text of a server's prompts, resources and resource templates a model may read,
-/// each named by where it is (`prompt `review` argument `style` description`).
-fn offered_texts(started: &status::Started) -> Vec<(String, &str)> {
+/// Every text of a server's prompts, resources and resource templates a model may read, and
+/// of its `serverInfo`, each named by where it is (`prompt `review` argument `style`
+/// description`) and read as what it is (names as names, argument descriptions as a
+/// parameter's).
+fn offered_texts(started: &status::Started) -> Vec<(String, &str, TextRole)> {
     let mut texts = Texts::default();
+    if let Some(info) = &started.negotiated.server_info {
+        texts.add("serverInfo", "name", Some(&info.name), TextRole::Identifier);
+        texts.add(
+            "serverInfo",
+            "title",
+            info.title.as_deref(),
+            TextRole::Prose,
+        );
+        texts.add(
+            "serverInfo",
+            "version",
+            Some(&info.version),
+            TextRole::Prose,
+        );
+    }
     for prompt in started.prompts.iter().flatten() {
         let place = format!("prompt `{}`", prompt.name);
-        texts.add(&place, "name", Some(&prompt.name));
-        texts.add(&place, "title", prompt.title.as_deref());
-        texts.add(&place, "description", prompt.description.as_deref());
+        texts.add(&place, "name", Some(&prompt.name), TextRole::Identifier);
+        texts.add(&place, "title", prompt.title.as_deref(), TextRole::Prose);
+        texts.add(
+            &place,
+            "description",
+            prompt.description.as_deref(),
+            TextRole::Prose,
+        );
         for argument in &prompt.arguments {
             let place = format!("{place} argument `{}`", argument.name);
-            texts.add(&place, "name", Some(&argument.name));
-            texts.add(&place, "description", argument.description.as_deref());
+            texts.add(&place, "name", Some(&argument.name), TextRole::Identifier);
+            let description = argument.description.as_deref();
+            texts.add(&place, "description", description, TextRole::Parameter);
         }
     }
     for resource in started.resources.iter().flatten() {
         let place = format!("resource `{}`", resource.uri);
-        texts.add(&place, "name", Some(&resource.name));
-        texts.add(&place, "title", resource.title.as_deref());
-        texts.add(&place, "description", resource.description.as_deref());
+        texts.add(&place, "name", Some(&resource.name), TextRole::Prose);
+        texts.add(&place, "title", resource.title.as_deref(), TextRole::Prose);
+        let description = resource.description.as_deref();
+        texts.add(&place, "description", description, TextRole::Prose);
     }
     for template in &started.templates {
         let place = format!("resource template `{}`", template.uri_template);
-        texts.add(&place, "name", Some(&template.name));
-        texts.add(&place, "description", template.description.as_deref());
+        texts.add(&place, "name", Some(&template.name), TextRole::Prose);
+        let description = template.description.as_deref();
+        texts.add(&place, "description", description, TextRole::Prose);
     }
     texts.0
 }
 
-/// Texts a model reads, each with where it is.
+/// Texts a model reads, each with where it is and how it is read.
 #[derive(Default)]
-struct Texts<'a>(Vec<(String, &'a str)>);
+struct Texts<'a>(Vec<(String, &'a str, TextRole)>);
 
 impl<'a> Texts<'a> {
-    fn add(&mut self, place: &str, field: &str, text: Option<&'a str>) {
+    fn add(&mut self, place: &str, field: &str, text: Option<&'a str>, role: TextRole) {
         if let Some(text) = text {
-            self.0.push((format!("{place} {field}"), text));
+            self.0.push((format!("{place} {field}"), text, role));
         }
     }
 }

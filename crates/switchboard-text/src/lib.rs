@@ -9,4 +9,5 @@
 
 pub mod credentials;
 pub mod peer_text;
+pub mod poisoning;
 pub mod redact;
