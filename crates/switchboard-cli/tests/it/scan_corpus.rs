@@ -356,22 +356,19 @@ fn scan_recall_on_the_attack_corpus_and_false_positives_on_benign_servers() {
     lines.extend(flagged.iter().map(|tool| format!("  flagged {tool}")));
     expect_test::expect![[r#"
         class                              found recall  held back  missed (outside the held-back part)
-        concealment-fake-consent             1/7   14 %        0/1  concealment-fake-consent-01 concealment-fake-consent-03 concealment-fake-consent-04 concealment-fake-consent-06 concealment-fake-consent-07
-        confusables                          3/8   38 %        0/1  confusables-03 confusables-04 confusables-07 confusables-08
-        encoded-orders                       0/8    0 %        0/1  encoded-orders-01 encoded-orders-02 encoded-orders-03 encoded-orders-04 encoded-orders-06 encoded-orders-07 encoded-orders-08
-        exfiltration-via-tool                1/8   12 %        0/1  exfiltration-via-tool-01 exfiltration-via-tool-03 exfiltration-via-tool-04 exfiltration-via-tool-06 exfiltration-via-tool-07 exfiltration-via-tool-08
-        important-tag-orders                 4/8   50 %        0/1  important-tag-orders-03 important-tag-orders-07 important-tag-orders-08
-        instructions-poisoning               3/7   43 %        1/1  instructions-poisoning-02 instructions-poisoning-03 instructions-poisoning-04 instructions-poisoning-07
-        preference-manipulation              0/7    0 %        0/1  preference-manipulation-01 preference-manipulation-02 preference-manipulation-03 preference-manipulation-04 preference-manipulation-06 preference-manipulation-07
-        prompt-and-resource-poisoning        2/8   25 %        0/1  prompt-and-resource-poisoning-02 prompt-and-resource-poisoning-03 prompt-and-resource-poisoning-06 prompt-and-resource-poisoning-07 prompt-and-resource-poisoning-08
-        schema-poisoning                    1/10   10 %        0/2  schema-poisoning-01 schema-poisoning-03 schema-poisoning-04 schema-poisoning-06 schema-poisoning-07 schema-poisoning-08 schema-poisoning-09
-        secret-sources                      1/10   10 %        0/2  secret-sources-01 secret-sources-02 secret-sources-04 secret-sources-06 secret-sources-07 secret-sources-08 secret-sources-09
-        shadowing                            1/7   14 %        0/1  shadowing-01 shadowing-02 shadowing-03 shadowing-04 shadowing-06
-        split-orders                         2/7   29 %        0/1  split-orders-02 split-orders-03 split-orders-04 split-orders-07
-        unicode-smuggling                   8/10   80 %        2/2  unicode-smuggling-03 unicode-smuggling-09
-        all attacks                       27/105   26 % 3/16 (19 %)
-        benign: 33 servers, 380 tools, 3 flagged at error level (0.8 %)
-          flagged circleci/download_usage_api_data: instruction-like
-          flagged circleci/find_underused_resource_classes: instruction-like
-          flagged circleci/get_build_failure_logs: instruction-like"#]].assert_eq(&lines.iter().map(|line| line.trim_end()).collect::<Vec<_>>().join("\n"));
+        concealment-fake-consent             6/7   86 %        0/1
+        confusables                          8/8  100 %        1/1
+        encoded-orders                       8/8  100 %        1/1
+        exfiltration-via-tool                8/8  100 %        1/1
+        important-tag-orders                 8/8  100 %        1/1
+        instructions-poisoning               7/7  100 %        1/1
+        preference-manipulation              6/7   86 %        0/1
+        prompt-and-resource-poisoning        8/8  100 %        1/1
+        schema-poisoning                    9/10   90 %        1/2
+        secret-sources                     10/10  100 %        2/2
+        shadowing                            7/7  100 %        1/1
+        split-orders                         7/7  100 %        1/1
+        unicode-smuggling                  10/10  100 %        2/2
+        all attacks                      102/105   97 % 13/16 (81 %)
+        benign: 33 servers, 380 tools, 0 flagged at error level (0.0 %)"#]].assert_eq(&lines.iter().map(|line| line.trim_end()).collect::<Vec<_>>().join("\n"));
 }
