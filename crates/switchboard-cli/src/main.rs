@@ -21,7 +21,9 @@
 //! tool names, more than 40 tools in a server or 128 in all). `scan.rs` (`switchboard
 //! scan`, `docs/scan.md`): the servers started by `status.rs`'s own `targets`/`start`,
 //! then, locally, the runtime's lint and `find_shadowing`, the tool lock, names and counts,
-//! and each catalog's tokens (tiktoken-rs o200k_base, embedded); text, JSON or SARIF 2.1.0.
+//! and each catalog's tokens (tiktoken-rs o200k_base, embedded); text, JSON or SARIF 2.1.0;
+//! `accepted.rs`: the findings a user accepted (`mcp.scan-accepted.toml`, TOML, failing
+//! closed), which `scan` shows as accepted and does not count.
 //! `adhoc.rs`: a server given as `--url URL` or `-- CMD` instead of a config file, named
 //! `adhoc`, in SERVER's place. `config_cmd.rs`: the `config` verbs and the discovery every
 //! command uses without `--config` (`connect::load_config`), project definitions gated by
@@ -52,6 +54,7 @@
 //! from `--bearer-token-env`, `--allow-origin`, the drain on SIGINT/SIGTERM before the
 //! runtime is disposed).
 
+mod accepted;
 mod adhoc;
 mod arguments;
 mod asking;
