@@ -258,8 +258,9 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// Scan servers before trusting them, on this machine (nothing is sent anywhere): tool
     /// poisoning in descriptions, cross-server shadowing, tools changed since they were
     /// pinned in the lock file (rug pulls; `--update` pins them), the tokens each server's
-    /// tools cost an agent, and names and counts clients refuse. Text, --json or --sarif.
-    /// Exit codes: 0 no findings, 1 findings, 2 usage or configuration error.
+    /// tools cost an agent, and names and counts clients refuse; findings accepted with
+    /// --accept are shown as such and not counted. Text, --json or --sarif. Exit codes: 0 no
+    /// findings, 1 findings, 2 usage or configuration error.
     Scan(scan::ScanArgs),
     /// An interactive session with servers kept connected between commands (`tools`,
     /// `call`, `prompts`, `prompt`, `resources`, `read`, `reconnect`, `help`, `exit`): on

@@ -29,7 +29,8 @@
 //! ([`unusable_accepted_message`]).
 //!
 //! Text, `--json` (`switchboard-scan/1`) or `--sarif` (SARIF 2.1.0). Exit codes: 0 no
-//! findings, 1 findings, 2 usage or configuration error. `docs/scan.md` describes each
+//! findings (accepted ones aside), 1 findings, 2 usage or configuration error, 4 pins
+//! refused, 5 the accepted findings could not be written. `docs/scan.md` describes each
 //! finding.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -571,7 +572,7 @@ impl<'a> Findings<'a> {
             .iter()
             .map(|index| index.and_then(|i| file.entries().get(i)))
             .collect();
-        let where_ = file
+        let file_shown = file
             .path()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
@@ -586,7 +587,7 @@ impl<'a> Findings<'a> {
                 tool: entry.subject.tool.clone(),
                 message: format!(
                     "`{}` is accepted ({}), but the scan found no such finding: remove it with \
-                     `switchboard scan --unaccept {}` or from {where_}",
+                     `switchboard scan --unaccept {}` or from {file_shown}",
                     entry.subject.rule,
                     one_line(&entry.reason),
                     entry.subject.spec()
