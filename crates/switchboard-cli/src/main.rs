@@ -21,7 +21,9 @@
 //! tool names, more than 40 tools in a server or 128 in all). `scan.rs` (`switchboard
 //! scan`, `docs/scan.md`): the servers started by `status.rs`'s own `targets`/`start`,
 //! then, locally, the runtime's lint and `find_shadowing`, the tool lock, names and counts,
-//! and each catalog's tokens (tiktoken-rs o200k_base, embedded); text, JSON or SARIF 2.1.0.
+//! and each catalog's tokens (tiktoken-rs o200k_base, embedded); text, JSON or SARIF 2.1.0;
+//! `accepted.rs`: the findings a user accepted (`mcp.scan-accepted.toml`, TOML, failing
+//! closed), which `scan` shows as accepted and does not count.
 //! `adhoc.rs`: a server given as `--url URL` or `-- CMD` instead of a config file, named
 //! `adhoc`, in SERVER's place. `config_cmd.rs`: the `config` verbs and the discovery every
 //! command uses without `--config` (`connect::load_config`), project definitions gated by
@@ -52,6 +54,7 @@
 //! from `--bearer-token-env`, `--allow-origin`, the drain on SIGINT/SIGTERM before the
 //! runtime is disposed).
 
+mod accepted;
 mod adhoc;
 mod arguments;
 mod asking;
@@ -255,8 +258,9 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// Scan servers before trusting them, on this machine (nothing is sent anywhere): tool
     /// poisoning in descriptions, cross-server shadowing, tools changed since they were
     /// pinned in the lock file (rug pulls; `--update` pins them), the tokens each server's
-    /// tools cost an agent, and names and counts clients refuse. Text, --json or --sarif.
-    /// Exit codes: 0 no findings, 1 findings, 2 usage or configuration error.
+    /// tools cost an agent, and names and counts clients refuse; findings accepted with
+    /// --accept are shown as such and not counted. Text, --json or --sarif. Exit codes: 0 no
+    /// findings, 1 findings, 2 usage or configuration error.
     Scan(scan::ScanArgs),
     /// An interactive session with servers kept connected between commands (`tools`,
     /// `call`, `prompts`, `prompt`, `resources`, `read`, `reconnect`, `help`, `exit`): on

@@ -20,8 +20,17 @@
 //! - schemas: an `inputSchema` or `outputSchema` that is not a valid JSON Schema with an
 //!   object root ([`schema_problem`]).
 //!
+//! Findings the user accepted (`accepted.rs`: `mcp.json` → `mcp.scan-accepted.toml`, or
+//! `--accepted FILE`; `--accept SERVER[/TOOL]:RULE --reason TEXT` and `--unaccept` edit it
+//! before the scan) are judged after every finding is made, outside [`examine`]: each is
+//! shown with its reason ([`Findings`]) and counts neither for the exit code nor against
+//! `--update` pinning, and an entry the scan looked for ([`looked_for`]) that covers nothing
+//! is a `stale-acceptance` finding. A file that cannot be used is a usage error
+//! ([`unusable_accepted_message`]).
+//!
 //! Text, `--json` (`switchboard-scan/1`) or `--sarif` (SARIF 2.1.0). Exit codes: 0 no
-//! findings, 1 findings, 2 usage or configuration error. `docs/scan.md` describes each
+//! findings (accepted ones aside), 1 findings, 2 usage or configuration error, 4 pins
+//! refused, 5 the accepted findings could not be written. `docs/scan.md` describes each
 //! finding.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -37,6 +46,7 @@ use switchboard_runtime::schema::{SchemaProblem, normalize};
 use switchboard_runtime::{FindingKind, StateFileError};
 use switchboard_text::poisoning::TextRole;
 
+use crate::accepted::{Acceptance, AcceptedFile, Stamp, Subject};
 use crate::status::{
     self, MAX_TOOLS_IN_ALL, MAX_TOOLS_PER_SERVER, Row, State, Target, WarningKind,
 };
@@ -80,6 +90,21 @@ pub(crate) struct ScanArgs {
     /// The lock file (default: beside the config file, `mcp.json` → `mcp.tool-lock.json`).
     #[arg(long, value_name = "FILE")]
     lock: Option<PathBuf>,
+    /// The accepted findings (default: beside the config file, `mcp.json` →
+    /// `mcp.scan-accepted.toml`).
+    #[arg(long, value_name = "FILE")]
+    accepted: Option<PathBuf>,
+    /// Accept a finding before scanning: record SERVER[/TOOL]:RULE (without TOOL: every tool
+    /// of the server) in the accepted findings, with --reason. An accepted finding is shown
+    /// with its reason and counts neither for the exit code nor against --update.
+    #[arg(long, value_name = "SERVER[/TOOL]:RULE", requires = "reason")]
+    accept: Vec<String>,
+    /// Why the findings of --accept are accepted (kept in the file, shown with them).
+    #[arg(long, value_name = "TEXT", requires = "accept")]
+    reason: Option<String>,
+    /// Remove an accepted finding before scanning, SERVER[/TOOL]:RULE as it was accepted.
+    #[arg(long, value_name = "SERVER[/TOOL]:RULE")]
+    unaccept: Vec<String>,
     /// A server whose tool catalog costs more tokens than this is a finding.
     #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_TOKEN_BUDGET)]
     token_budget: usize,
@@ -118,6 +143,8 @@ enum Rule {
     TokenBudget,
     /// A server that could not be started or listed.
     Unavailable,
+    /// An accepted finding that no finding of this scan matched.
+    StaleAcceptance,
 }
 
 /// The guard kinds a scan reports.
@@ -148,8 +175,31 @@ impl Rule {
             Rule::TooManyTools,
             Rule::TokenBudget,
             Rule::Unavailable,
+            Rule::StaleAcceptance,
         ]);
         rules
+    }
+
+    /// The ids an accepted finding may name: every rule but `stale-acceptance`.
+    fn acceptable_ids() -> Vec<&'static str> {
+        Rule::all()
+            .into_iter()
+            .filter(|rule| *rule != Rule::StaleAcceptance)
+            .map(Rule::id)
+            .collect()
+    }
+
+    /// Whether findings of this rule come from comparing with the lock.
+    fn compares_with_lock(self) -> bool {
+        matches!(
+            self,
+            Rule::Guard(
+                FindingKind::ChangedTool
+                    | FindingKind::RenamedTool
+                    | FindingKind::NewTool
+                    | FindingKind::OutdatedLock
+            ) | Rule::RemovedTool
+        )
     }
 
     fn id(self) -> &'static str {
@@ -160,6 +210,7 @@ impl Rule {
             Rule::TooManyTools => "too-many-tools",
             Rule::TokenBudget => "token-budget",
             Rule::Unavailable => "unavailable",
+            Rule::StaleAcceptance => "stale-acceptance",
         }
     }
 
@@ -178,6 +229,9 @@ impl Rule {
             Rule::Unavailable => {
                 "A server that could not be started or listed, so it was not scanned."
             }
+            Rule::StaleAcceptance => {
+                "An accepted finding that nothing in the scan matched any more; remove it."
+            }
         }
     }
 
@@ -193,7 +247,8 @@ impl Rule {
             | Rule::RemovedTool
             | Rule::ToolName
             | Rule::TooManyTools
-            | Rule::TokenBudget => "warning",
+            | Rule::TokenBudget
+            | Rule::StaleAcceptance => "warning",
             Rule::Guard(_) | Rule::Unavailable => "error",
         }
     }
@@ -262,6 +317,7 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
         })?),
         None => None,
     };
+    let accepted = accepted_findings(&args, &loaded)?;
     let rows = futures_join_all(targets.iter().map(|t| status::start(t, browse.timeout))).await;
     let scanned: Vec<Scanned> = targets
         .iter()
@@ -302,7 +358,7 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
                     let refused = if args.accept_findings {
                         Vec::new()
                     } else {
-                        tools_with_errors(&found, name)
+                        tools_with_errors(&found, name, &accepted)
                     };
                     let (keep, pin): (Vec<&Tool>, Vec<&Tool>) = started
                         .tools
@@ -324,33 +380,267 @@ pub(crate) async fn run(args: ScanArgs) -> Result<u8, Failure> {
             found.extend(lock_findings(&lock, &scanned));
         }
     }
+    let scope = Scope {
+        scanned: &scanned,
+        every_server: names.is_empty(),
+        lock_compared: lock_state.present && !args.update,
+    };
+    let findings = Findings::judged(found, &accepted, &scope);
     if args.sarif {
-        terminal::print_json(&sarif(&found, &scanned), JsonLayout::Pretty);
+        terminal::print_json(&sarif(&findings, &scanned), JsonLayout::Pretty);
     } else if args.common.json {
         terminal::print_json(
-            &scan_json(&found, &scanned, &lock_state),
+            &scan_json(&findings, &scanned, &lock_state, &accepted),
             JsonLayout::Pretty,
         );
     } else {
-        terminal::print(&scan_text(&found, &scanned, &lock_state));
+        terminal::print(&scan_text(&findings, &scanned, &lock_state, &accepted));
     }
     Ok(if !lock_state.refused.is_empty() {
         EXIT_PINS_REFUSED
-    } else if found.is_empty() {
+    } else if findings.counted() == 0 {
         0
     } else {
         EXIT_FINDINGS
     })
 }
 
-/// The tools of `server` with error findings of their own (the lint, shadowing), each with
-/// the findings' ids: what `--update` does not pin without `--accept-findings`.
-fn tools_with_errors(found: &[Found], server: &str) -> Vec<(String, Vec<&'static str>)> {
-    let mut tools: Vec<(String, Vec<&'static str>)> = Vec::new();
-    for finding in found
+/// The accepted findings file, read, with `--unaccept` and `--accept` applied and written:
+/// a usage error when it cannot be used, or when what they name is not right.
+fn accepted_findings(
+    args: &ScanArgs,
+    loaded: &crate::connect::LoadedConfig,
+) -> Result<AcceptedFindings, Failure> {
+    let acceptable = Rule::acceptable_ids();
+    let config = &loaded.file.path;
+    let path = match &args.accepted {
+        Some(path) => Some(path.clone()),
+        None => config.is_file().then(|| crate::accepted::beside(config)),
+    };
+    let mut file = match &path {
+        Some(path) => AcceptedFile::load(path, &acceptable).map_err(|error| {
+            Failure::Usage(unusable_accepted_message(
+                &error,
+                config.is_file().then_some(config.as_path()),
+            ))
+        })?,
+        None => AcceptedFile::none(&acceptable),
+    };
+    let mut edits = AcceptedEdits::default();
+    if args.accept.is_empty() && args.unaccept.is_empty() {
+        return Ok(AcceptedFindings { file, edits });
+    }
+    let Some(path) = path else {
+        return Err(Failure::Usage(
+            "--accept and --unaccept need a file for the accepted findings: give --accepted FILE \
+             (there is no config file to put it beside)"
+                .into(),
+        ));
+    };
+    let servers: Vec<&str> = loaded
+        .file
+        .servers
         .iter()
-        .filter(|f| f.server == server && f.rule.level() == "error")
-    {
+        .map(|server| match server {
+            Ok(entry) => entry.name.as_str(),
+            Err(error) => error.name.as_str(),
+        })
+        .collect();
+    // An entry for a server gone from the config can still be removed.
+    let known_to_file: Vec<String> = file
+        .entries()
+        .iter()
+        .map(|entry| entry.subject.server.clone())
+        .collect();
+    let mut unaccepted = Vec::new();
+    for spec in &args.unaccept {
+        let mut known = servers.clone();
+        known.extend(known_to_file.iter().map(String::as_str));
+        unaccepted.push(Subject::parse(spec, &known, &acceptable).map_err(Failure::Usage)?);
+    }
+    let accepted: Vec<Subject> = args
+        .accept
+        .iter()
+        .map(|spec| Subject::parse(spec, &servers, &acceptable))
+        .collect::<Result<_, _>>()
+        .map_err(Failure::Usage)?;
+    for subject in &unaccepted {
+        if !file.unaccept(subject).map_err(Failure::Usage)? {
+            return Err(Failure::Usage(format!(
+                "--unaccept {}: nothing is accepted as that in {}",
+                crate::accepted::shown(&subject.spec()),
+                path.display()
+            )));
+        }
+        edits.removed.push(subject.spec());
+    }
+    let reason = args.reason.as_deref().unwrap_or_default();
+    let stamp = Stamp::now();
+    for subject in &accepted {
+        file.accept(subject, reason, &stamp).map_err(|e| {
+            let spec = crate::accepted::shown(&subject.spec());
+            Failure::Usage(format!("--accept {spec}: {e}"))
+        })?;
+        edits.added.push(subject.spec());
+    }
+    file.save().map_err(|e| Failure::System(e.to_string()))?;
+    Ok(AcceptedFindings { file, edits })
+}
+
+/// The accepted findings file, and what this run changed in it.
+struct AcceptedFindings {
+    file: AcceptedFile,
+    edits: AcceptedEdits,
+}
+
+/// What `--accept` and `--unaccept` changed, as `SERVER[/TOOL]:RULE`.
+#[derive(Default)]
+struct AcceptedEdits {
+    added: Vec<String>,
+    removed: Vec<String>,
+}
+
+/// Accepted findings that cannot be used: what is wrong, then what the file is for and how
+/// to go on.
+pub(crate) fn unusable_accepted_message(
+    error: &crate::accepted::AcceptedFileError,
+    config: Option<&Path>,
+) -> String {
+    let rescan = match config {
+        Some(config) => format!("`switchboard scan --config {}`", config.display()),
+        None => "`switchboard scan`".into(),
+    };
+    format!(
+        "{error}\n  it lists the findings `switchboard scan` shows as accepted and does not \
+         count; fix it as said (docs/scan.md describes it), or move it aside and run {rescan} \
+         to count every finding again"
+    )
+}
+
+/// What this scan looked for: which accepted findings it can call stale.
+struct Scope<'a> {
+    scanned: &'a [Scanned],
+    /// Every enabled server was scanned (none named): findings about all of them were made.
+    every_server: bool,
+    /// The tools were compared with the lock (it exists, and this is no `--update`).
+    lock_compared: bool,
+}
+
+/// Whether the scan looked for the findings `subject` accepts: its server was scanned (and
+/// started, unless the rule is `unavailable`), and a rule of the lock only when the tools
+/// were compared with it. Findings about all servers (`*`) are made only when every server
+/// is scanned.
+fn looked_for(scope: &Scope<'_>, subject: &Subject) -> bool {
+    let rule = Rule::all()
+        .into_iter()
+        .find(|rule| rule.id() == subject.rule);
+    let Some(rule) = rule else { return false };
+    if subject.server == "*" {
+        return scope.every_server && subject.tool.is_none();
+    }
+    let Some(server) = scope.scanned.iter().find(|s| s.row.name == subject.server) else {
+        return false;
+    };
+    match &server.row.state {
+        State::Failed { .. } => rule == Rule::Unavailable,
+        State::Ready(_) => !rule.compares_with_lock() || scope.lock_compared,
+    }
+}
+
+/// Every finding of the scan, each with the accepted finding that covers it, if one does.
+struct Findings<'a> {
+    found: Vec<Found>,
+    /// In `found`'s order.
+    accepted: Vec<Option<&'a Acceptance>>,
+}
+
+impl<'a> Findings<'a> {
+    /// `found` judged against the accepted findings: each covered one marked, and a
+    /// `stale-acceptance` finding added for each entry the scan looked for that covered
+    /// nothing.
+    fn judged(
+        mut found: Vec<Found>,
+        accepted: &'a AcceptedFindings,
+        scope: &Scope<'_>,
+    ) -> Findings<'a> {
+        let file = &accepted.file;
+        let judgement = file.judge(
+            found
+                .iter()
+                .map(|f| (f.server.as_str(), f.tool.as_deref(), f.rule.id())),
+            |subject| looked_for(scope, subject),
+        );
+        let mut covered: Vec<Option<&Acceptance>> = judgement
+            .covered_by
+            .iter()
+            .map(|index| index.and_then(|i| file.entries().get(i)))
+            .collect();
+        let file_shown = file
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        for entry in judgement
+            .stale
+            .iter()
+            .filter_map(|i| file.entries().get(*i))
+        {
+            found.push(Found {
+                rule: Rule::StaleAcceptance,
+                server: entry.subject.server.clone(),
+                tool: entry.subject.tool.clone(),
+                message: format!(
+                    "`{}` is accepted ({}), but the scan found no such finding: remove it with \
+                     `switchboard scan --unaccept {}` or from {file_shown}",
+                    entry.subject.rule,
+                    one_line(&entry.reason),
+                    entry.subject.spec()
+                ),
+                diff: None,
+            });
+            covered.push(None);
+        }
+        Findings {
+            found,
+            accepted: covered,
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&Found, Option<&'a Acceptance>)> {
+        self.found.iter().zip(self.accepted.iter().copied())
+    }
+
+    /// The findings that count: not accepted.
+    fn counted(&self) -> usize {
+        self.accepted.iter().filter(|a| a.is_none()).count()
+    }
+
+    fn accepted_count(&self) -> usize {
+        self.found.len() - self.counted()
+    }
+}
+
+/// A reason on one line: runs of white space (line breaks included) as one space.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The tools of `server` with error findings of their own (the lint, shadowing) that are not
+/// accepted, each with the findings' ids: what `--update` does not pin without
+/// `--accept-findings`.
+fn tools_with_errors(
+    found: &[Found],
+    server: &str,
+    accepted: &AcceptedFindings,
+) -> Vec<(String, Vec<&'static str>)> {
+    let mut tools: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for finding in found.iter().filter(|f| {
+        f.server == server
+            && f.rule.level() == "error"
+            && accepted
+                .file
+                .covering(&f.server, f.tool.as_deref(), f.rule.id())
+                .is_none()
+    }) {
         let Some(tool) = &finding.tool else { continue };
         match tools.iter_mut().find(|(name, _)| name == tool) {
             Some((_, ids)) if !ids.contains(&finding.rule.id()) => ids.push(finding.rule.id()),
@@ -722,7 +1012,12 @@ fn subject(found: &Found) -> String {
 
 /// One block a server (its count of tools and tokens, or why it failed), the findings, and
 /// a summary with the lock file.
-fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
+fn scan_text(
+    findings: &Findings<'_>,
+    scanned: &[Scanned],
+    lock: &LockState,
+    accepted: &AcceptedFindings,
+) -> String {
     let mut out = String::new();
     for server in scanned {
         match &server.row.state {
@@ -736,7 +1031,7 @@ fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
                 out.push_str(&format!("{}: not scanned: {reason}\n", server.row.name))
             }
         }
-        for finding in found.iter().filter(|f| f.server == server.row.name) {
+        for (finding, acceptance) in findings.iter().filter(|(f, _)| f.server == server.row.name) {
             out.push_str(&format!(
                 "  {} {}: {}: {}\n",
                 finding.rule.level(),
@@ -747,15 +1042,21 @@ fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
             for line in finding.diff.iter().flat_map(PinDiff::report_lines) {
                 out.push_str(&format!("      {line}\n"));
             }
+            if let Some(acceptance) = acceptance {
+                out.push_str(&format!("      {}\n", accepted_line(acceptance)));
+            }
         }
     }
-    for finding in found.iter().filter(|f| f.server == "*") {
+    for (finding, acceptance) in findings.iter().filter(|(f, _)| f.server == "*") {
         out.push_str(&format!(
             "{} {}: {}\n",
             finding.rule.level(),
             finding.rule.id(),
             finding.message
         ));
+        if let Some(acceptance) = acceptance {
+            out.push_str(&format!("    {}\n", accepted_line(acceptance)));
+        }
     }
     let tools: usize = scanned
         .iter()
@@ -765,10 +1066,14 @@ fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
         })
         .sum();
     let tokens: usize = scanned.iter().filter_map(|s| s.tokens).sum();
+    let accepted_count = match findings.accepted_count() {
+        0 => String::new(),
+        count => format!(", {count} accepted"),
+    };
     out.push_str(&format!(
-        "{} server(s), {tools} tool(s), {tokens} tokens ({TOKENIZER}); {} finding(s)\n",
+        "{} server(s), {tools} tool(s), {tokens} tokens ({TOKENIZER}); {} finding(s){accepted_count}\n",
         scanned.len(),
-        found.len()
+        findings.counted()
     ));
     match (&lock.path, lock.present) {
         (Some(path), _) if !lock.pinned.is_empty() => {
@@ -798,15 +1103,71 @@ fn scan_text(found: &[Found], scanned: &[Scanned], lock: &LockState) -> String {
         )),
         (None, _) => out.push_str("lock: none (no config file; give --lock FILE)\n"),
     }
+    out.push_str(&accepted_file_text(accepted));
     out
+}
+
+/// `accepted: REASON (by WHO, WHEN)`, on one line.
+fn accepted_line(acceptance: &Acceptance) -> String {
+    let mut line = format!("accepted: {}", one_line(&acceptance.reason));
+    let who = acceptance.accepted_by.as_deref().map(one_line);
+    let when = acceptance.accepted_at.as_deref().map(one_line);
+    match (who, when) {
+        (Some(who), Some(when)) => line.push_str(&format!(" (by {who}, {when})")),
+        (Some(who), None) => line.push_str(&format!(" (by {who})")),
+        (None, Some(when)) => line.push_str(&format!(" ({when})")),
+        (None, None) => {}
+    }
+    line
+}
+
+/// The accepted findings file's line, when there is one, and what this run changed in it.
+fn accepted_file_text(accepted: &AcceptedFindings) -> String {
+    let (Some(path), true) = (accepted.file.path(), accepted.file.is_present()) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "accepted findings: {} ({} entr{})\n",
+        path.display(),
+        accepted.file.entries().len(),
+        if accepted.file.entries().len() == 1 {
+            "y"
+        } else {
+            "ies"
+        }
+    );
+    for spec in &accepted.edits.removed {
+        out.push_str(&format!("  removed {spec}\n"));
+    }
+    for spec in &accepted.edits.added {
+        out.push_str(&format!("  added {spec}\n"));
+    }
+    out
+}
+
+/// `{"reason", "accepted_at"?, "accepted_by"?}`.
+fn acceptance_json(acceptance: &Acceptance) -> Value {
+    let mut json = json!({"reason": acceptance.reason});
+    if let Some(at) = &acceptance.accepted_at {
+        json["accepted_at"] = json!(at);
+    }
+    if let Some(by) = &acceptance.accepted_by {
+        json["accepted_by"] = json!(by);
+    }
+    json
 }
 
 fn location_json(origin: &Origin) -> Value {
     json!({"file": origin.file, "line": origin.line})
 }
 
-/// `{"format": "switchboard-scan/1", "tokenizer", "lock", "servers", "findings"}`.
-fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
+/// `{"format": "switchboard-scan/1", "tokenizer", "lock", "accepted", "servers", "findings"}`.
+fn scan_json(
+    findings: &Findings<'_>,
+    scanned: &[Scanned],
+    lock: &LockState,
+    accepted: &AcceptedFindings,
+) -> Value {
     let servers: Vec<Value> = scanned
         .iter()
         .map(|server| match &server.row.state {
@@ -825,9 +1186,9 @@ fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
             }),
         })
         .collect();
-    let findings: Vec<Value> = found
+    let findings: Vec<Value> = findings
         .iter()
-        .map(|f| {
+        .map(|(f, acceptance)| {
             let mut finding = json!({
                 "rule": f.rule.id(),
                 "level": f.rule.level(),
@@ -837,6 +1198,9 @@ fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
             });
             if let Some(diff) = &f.diff {
                 finding["diff"] = diff.to_json();
+            }
+            if let Some(acceptance) = acceptance {
+                finding["accepted"] = acceptance_json(acceptance);
             }
             finding
         })
@@ -853,6 +1217,13 @@ fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
             })).collect::<Vec<_>>(),
             "new_tools": lock.new_tools.id(),
         },
+        "accepted": {
+            "path": accepted.file.path().map(|p| p.display().to_string()),
+            "present": accepted.file.is_present(),
+            "entries": accepted.file.entries().len(),
+            "added": accepted.edits.added,
+            "removed": accepted.edits.removed,
+        },
         "servers": servers,
         "findings": findings,
     })
@@ -860,8 +1231,9 @@ fn scan_json(found: &[Found], scanned: &[Scanned], lock: &LockState) -> Value {
 
 /// SARIF 2.1.0: one run of the driver `switchboard` with a rule per finding kind; each
 /// result points at the config file (and the line of the server's entry, when known), with
-/// the server and tool as its logical location.
-fn sarif(found: &[Found], scanned: &[Scanned]) -> Value {
+/// the server and tool as its logical location. An accepted finding carries a suppression
+/// (`kind: external`: the accepted findings file, with its reason as the justification).
+fn sarif(findings: &Findings<'_>, scanned: &[Scanned]) -> Value {
     let rules = Rule::all();
     let rule_json: Vec<Value> = rules
         .iter()
@@ -873,9 +1245,9 @@ fn sarif(found: &[Found], scanned: &[Scanned]) -> Value {
             })
         })
         .collect();
-    let results: Vec<Value> = found
+    let results: Vec<Value> = findings
         .iter()
-        .map(|f| {
+        .map(|(f, acceptance)| {
             let mut location = json!({
                 "logicalLocations": [{"fullyQualifiedName": subject(f), "kind": "module"}],
             });
@@ -891,13 +1263,21 @@ fn sarif(found: &[Found], scanned: &[Scanned]) -> Value {
                 }
                 location["physicalLocation"] = physical;
             }
-            json!({
+            let mut result = json!({
                 "ruleId": f.rule.id(),
                 "ruleIndex": rules.iter().position(|r| *r == f.rule),
                 "level": f.rule.level(),
                 "message": {"text": format!("{}: {}", subject(f), f.message)},
                 "locations": [location],
-            })
+            });
+            if let Some(acceptance) = acceptance {
+                result["suppressions"] = json!([{
+                    "kind": "external",
+                    "status": "accepted",
+                    "justification": acceptance.reason,
+                }]);
+            }
+            result
         })
         .collect();
     json!({

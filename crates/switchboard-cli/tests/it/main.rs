@@ -19,6 +19,7 @@ mod login;
 mod pins;
 mod sandbox;
 mod scan;
+mod scan_accepted;
 mod scan_corpus;
 mod sdk_peers;
 mod secrets;

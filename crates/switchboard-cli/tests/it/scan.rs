@@ -308,6 +308,13 @@ fn token_counts_tool_counts_and_names_in_json() {
             "refused": [],
             "new_tools": "hold"
           },
+          "accepted": {
+            "path": "$DIR/mcp-$N.scan-accepted.toml",
+            "present": false,
+            "entries": 0,
+            "added": [],
+            "removed": []
+          },
           "servers": [
             {
               "name": "many",
@@ -448,7 +455,7 @@ fn sarif_has_the_required_shape_and_points_at_the_entry() {
 /// `oasis-tcs/sarif-spec` at e0583813964ec43cea53b6b531b402866095ed1f, see the README beside
 /// it) finds wrong with `sarif`, formats (`uri`, `uri-reference`, `date-time`) included: one
 /// line per error, at its JSON pointer.
-fn sarif_schema_errors(sarif: &Value) -> Vec<String> {
+pub(crate) fn sarif_schema_errors(sarif: &Value) -> Vec<String> {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
     let text = std::fs::read_to_string(&file).expect("the vendored SARIF schema");
     let schema: Value = serde_json::from_str(&text).expect("the SARIF schema is JSON");
