@@ -236,9 +236,9 @@ fn guard_withholds_over_http_in_both_eras() {
     }
     expect_test::expect![[r#"
         modern (order): exit 1 The switchboard gateway withheld server `fx`'s tool `echo` result: it carries what reads like an order to the model (content[0].text: instruction-like: reads like instructions to the model or names secrets: <important>, </important>, ~/.ssh, id_rsa). Its operator serves with `switchboard serve --guard`; `--guard=mark` passes such answers with a warning, and serving without `--guard` passes them unchanged. | switchboard: tool `fx__echo` on server `gw` reported an error
-        modern hi: exit 0 hi | 
+        modern hi: exit 0 hi |
         legacy (order): exit 1 The switchboard gateway withheld server `fx`'s tool `echo` result: it carries what reads like an order to the model (content[0].text: instruction-like: reads like instructions to the model or names secrets: <important>, </important>, ~/.ssh, id_rsa). Its operator serves with `switchboard serve --guard`; `--guard=mark` passes such answers with a warning, and serving without `--guard` passes them unchanged. | switchboard: tool `fx__echo` on server `gw` reported an error
-        legacy hi: exit 0 hi | "#]]
+        legacy hi: exit 0 hi |"#]]
     .assert_eq(&lines.join("\n"));
     let mut stderr = Vec::new();
     let said = wait::until("two guard lines on stderr", TEST_DEADLINE, || {
