@@ -8,13 +8,16 @@
 //! format version) stops `serve` before any server starts, exit 2, with what is wrong, how
 //! to recreate it (`scan --update`) and how to serve without it (`--no-tool-lock`, which
 //! then serves every tool and says the lock was not read). The runtime reads the lock again
-//! at each reload and, if it became unusable, serves none of the tools.
+//! at each reload and, if it became unusable, serves none of the tools. `--guard[=MODE]`
+//! turns on the gateway's result guard (`switchboard_gateway::guard`): answers that carry
+//! an order to the model are withheld (or, `mark`, passed with a warning), each said here.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_gateway::guard::{GuardMode, Guarded, ResultGuard};
 use switchboard_gateway::{ErrorDetail, Gateway, GatewayOptions, HttpDocumentFetcher};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
@@ -62,6 +65,20 @@ pub(crate) struct ServeArgs {
     /// that is there and cannot be used (empty, cut short, another version…) stops `serve`.
     #[arg(long)]
     no_tool_lock: bool,
+    /// Scan what the servers answer (tool results, prompts, resources) with the rules
+    /// `switchboard scan` applies to tool descriptions, and withhold an answer that carries
+    /// an order to the model (the default: the client gets a tool error or JSON-RPC error
+    /// -32008 saying why) or, with `--guard=mark`, pass it with a warning put first. Each is
+    /// said on stderr. The first 256 KiB of an answer's text is scanned.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "withhold"
+    )]
+    guard: Option<GuardFlag>,
     /// Serve over Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0 picks a free
     /// one) at `/mcp`, both protocol eras, instead of on stdin/stdout. `/healthz` answers
     /// 200 while serving and 503 while draining.
@@ -103,6 +120,15 @@ pub(crate) struct ServeArgs {
     full_errors: bool,
     #[command(flatten)]
     limits: LimitFlags,
+}
+
+/// What `--guard` does with an answer that carries an order to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum GuardFlag {
+    /// The client gets an error saying why in its place.
+    Withhold,
+    /// The answer passes with a warning put first.
+    Mark,
 }
 
 /// The caps of `serve --http`, overall and per client (a client is its bearer token, its
@@ -278,6 +304,9 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             .reported
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }));
+    if let Some(flag) = args.guard {
+        gateway_options.guard = Some(result_guard(flag));
+    }
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {
@@ -339,6 +368,32 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     follow_holds.abort();
     runtime.dispose().await;
     served.map(|()| 0)
+}
+
+/// The result guard `--guard` asks for, said on stderr now and at each answer it withholds
+/// or marks (server, tool, rule and where; never the answer's text or the arguments).
+fn result_guard(flag: GuardFlag) -> ResultGuard {
+    let mode = match flag {
+        GuardFlag::Withhold => {
+            say(format_args!(
+                "switchboard serve: --guard: answers that carry an order to the model are withheld"
+            ));
+            GuardMode::Withhold
+        }
+        GuardFlag::Mark => {
+            say(format_args!(
+                "switchboard serve: --guard=mark: answers that carry an order to the model pass \
+                 with a warning put first"
+            ));
+            GuardMode::Mark
+        }
+    };
+    ResultGuard {
+        mode,
+        on_guarded: Some(Arc::new(|guarded: &Guarded| {
+            say(format_args!("switchboard serve: guard: {guarded}"));
+        })),
+    }
 }
 
 /// A held tool in `serve`'s reports: `held: fx/echo (fx__echo): its description changed since

@@ -40,6 +40,10 @@
 //!   errors are passed through as they are; other failures get the gateway's [`codes`] as
 //!   for tools.
 //! - An unknown tool or prompt is a JSON-RPC error (-32602) naming it.
+//! - With a [`ResultGuard`] ([`GatewayOptions::guard`], `serve --guard`), a tool result, a
+//!   prompt or a resource whose text reads like an order to the model is withheld (a tool
+//!   error, or [`codes::RESULT_WITHHELD`]) or passed with a warning put first; `guard.rs`
+//!   says what is scanned and which findings count.
 //!
 //! Secrets stay in: everything a client is sent passes one rule, the runtime's
 //! [`Runtime::secrets`] (every configured `${VAR}` expansion, `env` and header value and URL
@@ -58,6 +62,7 @@
 
 mod audience;
 mod documents;
+pub mod guard;
 pub mod relay;
 
 use std::collections::HashMap;
@@ -90,6 +95,7 @@ use switchboard_server::core::{
 use switchboard_server::stdio::{self, StdioOptions};
 
 use crate::audience::Audiences;
+use crate::guard::ResultGuard;
 use crate::relay::{ClientRelay, WaitingRequest};
 
 pub use documents::{HttpDocumentFetcher, NoHttpClient};
@@ -125,6 +131,12 @@ pub mod codes {
     /// approved. The message says why and what to do; `data` holds `server`, `tool` (its
     /// wire name) and `reason`.
     pub const TOOL_HELD: i64 = -32007;
+    /// The server's answer to `prompts/get` or `resources/read` carries what reads like an
+    /// order to the model, and the gateway's result guard (`serve --guard`) withheld it.
+    /// The message names the server, the prompt or resource, the rule and where; `data`
+    /// holds `server`, `prompt` or `uri`, `rules` (finding ids) and `place`. A withheld
+    /// tool result is a result with `isError` instead, as the model can read it.
+    pub const RESULT_WITHHELD: i64 = -32008;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -152,6 +164,9 @@ pub struct GatewayOptions {
     pub close_grace: Duration,
     /// How much of an upstream failure a client is told.
     pub error_detail: ErrorDetail,
+    /// The result guard: answers that carry an order to the model are withheld or marked
+    /// (`guard.rs`). Off (`None`) by default.
+    pub guard: Option<ResultGuard>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -182,6 +197,7 @@ impl GatewayOptions {
             on_started: None,
             close_grace: Duration::from_secs(5),
             error_detail: ErrorDetail::Full,
+            guard: None,
         }
     }
 }
@@ -197,6 +213,7 @@ impl fmt::Debug for GatewayOptions {
             .field("on_started", &self.on_started.is_some())
             .field("close_grace", &self.close_grace)
             .field("error_detail", &self.error_detail)
+            .field("guard", &self.guard)
             .finish()
     }
 }
@@ -367,6 +384,7 @@ impl GatewayService {
                 relay,
                 audiences,
                 error_detail: options.error_detail,
+                guard: options.guard.take().map(Arc::new),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -440,6 +458,8 @@ struct Upstreams {
     /// Who may hear what a server says outside any one call.
     audiences: Arc<Audiences>,
     error_detail: ErrorDetail,
+    /// Scans answers for orders to the model, when `serve --guard` asked for it.
+    guard: Option<Arc<ResultGuard>>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -622,7 +642,7 @@ impl Upstreams {
                 if let Some(arguments) = &arguments {
                     params["arguments"] = arguments.clone();
                 }
-                with_input_rounds(&context, get.input, |for_client| async {
+                let answer = with_input_rounds(&context, get.input, |for_client| async {
                     match for_client {
                         Some(for_client) => {
                             let request = ClientRequest {
@@ -644,15 +664,28 @@ impl Upstreams {
                     }
                 })
                 .await
-                .map_err(|failure| self.relayed_error(failure))
+                .map_err(|failure| self.relayed_error(failure))?;
+                match &self.guard {
+                    Some(guard) => {
+                        let secrets = self.runtime.secrets();
+                        guard.prompt(&route.server, &secrets.redact(&route.tool), answer)
+                    }
+                    None => Ok(answer),
+                }
             }
             ServiceRequest::ReadResource(read) => {
                 let Some(server) = resource_owner(&snapshot, &read.uri) else {
                     return Err(resource_not_found(&read.uri));
                 };
+                // Named in the operator's log only when the server listed it: a URI made
+                // from a template may carry what the client asked for.
+                let listed = snapshot
+                    .resources
+                    .iter()
+                    .any(|r| r.server == server && r.item.uri == read.uri);
                 drop(snapshot);
                 let _waiting = self.waiting_on(&server, &context);
-                with_input_rounds(&context, read.input, |for_client| async {
+                let answer = with_input_rounds(&context, read.input, |for_client| async {
                     match for_client {
                         Some(for_client) => {
                             let request = ClientRequest {
@@ -669,7 +702,15 @@ impl Upstreams {
                     }
                 })
                 .await
-                .map_err(|failure| self.relayed_error(failure))
+                .map_err(|failure| self.relayed_error(failure))?;
+                match &self.guard {
+                    Some(guard) => {
+                        let secrets = self.runtime.secrets();
+                        let named = listed.then(|| secrets.redact(&read.uri).into_owned());
+                        guard.resource(&server, &read.uri, named, answer)
+                    }
+                    None => Ok(answer),
+                }
             }
             ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
             ServiceRequest::Subscribe { uri } => {
@@ -810,6 +851,7 @@ impl Upstreams {
             });
         };
         let server = tool.server().to_owned();
+        let wire_name = tool.wire_name().to_owned();
         let _waiting = self.waiting_on(&server, &context);
         let tools = snapshot.tools.len();
         drop(snapshot);
@@ -876,7 +918,22 @@ impl Upstreams {
         while let Ok(params) = logs_rx.try_recv() {
             pass_log(params).await;
         }
-        outcome.or_else(|error| match error {
+        let result = match outcome {
+            Ok(result) => result,
+            Err(error) => return self.call_failed(error, &name, tools),
+        };
+        Ok(match &self.guard {
+            Some(guard) => {
+                let secrets = self.runtime.secrets();
+                guard.tool_result(&server, &secrets.redact(&wire_name), result)
+            }
+            None => result,
+        })
+    }
+
+    /// A `tools/call` that got no result from its server, as the client sees it.
+    fn call_failed(&self, error: Relayed, name: &str, tools: usize) -> Answer {
+        match error {
             Relayed::Client(error) => Err(error),
             // Refused before anything was sent: a tool execution error the model can act on,
             // as MCP asks for input validation errors.
@@ -886,10 +943,10 @@ impl Upstreams {
             })),
             // The snapshot changed between the lookup and the call.
             Relayed::Upstream(ServerRequestError::UnknownTool { .. }) => {
-                Err(unknown_tool(&name, tools))
+                Err(unknown_tool(name, tools))
             }
             Relayed::Upstream(other) => Err(self.upstream_error(other)),
-        })
+        }
     }
 }
 

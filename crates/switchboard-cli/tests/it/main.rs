@@ -27,6 +27,7 @@ mod serve;
 mod serve_balanced;
 mod serve_eof;
 mod serve_fidelity;
+mod serve_guard;
 mod serve_http;
 mod serve_watch;
 mod shell;
