@@ -268,7 +268,10 @@ pub fn lint_text_as(text: &str, role: TextRole) -> Vec<(FindingKind, String)> {
             (kind, detail)
         })
         .collect();
-    let hiding = hiding_signs(text, &text.to_lowercase());
+    let hiding = match role {
+        TextRole::Result => Vec::new(),
+        _ => hiding_signs(text, &text.to_lowercase()),
+    };
     if !hiding.is_empty() {
         findings.push((
             FindingKind::HiddenMarkup,

@@ -64,6 +64,10 @@ pub enum TextRole {
     /// A name: a tool's, a parameter's, a prompt's (`snake_case`, `kebab-case` and
     /// `camelCase` read as words).
     Identifier,
+    /// What a tool returned, a prompt's messages, a resource's text: data that may name a
+    /// secret store (a file listing) or carry invisible characters (emoji sequences, terminal
+    /// colours) without harm, so only orders count — what a hidden layer says included.
+    Result,
 }
 
 /// One reason to distrust a text.
@@ -92,7 +96,9 @@ const MAX_SIGNS: usize = 16;
 pub fn judge(text: &str, role: TextRole) -> Vec<Sign> {
     let text = cut(text, MAX_JUDGED_BYTES);
     let mut signs = Vec::new();
-    rules::hidden_characters(text, &mut signs);
+    if role != TextRole::Result {
+        rules::hidden_characters(text, &mut signs);
+    }
     let cleaned = layers::clean(text);
     let mut views = vec![(Layer::Shown, cleaned.clone())];
     views.extend(layers::hidden_layers(text, &cleaned));

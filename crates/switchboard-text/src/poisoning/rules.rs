@@ -31,7 +31,7 @@ const FLOW_VERBS: &str = "read|open|load|cat|include|append|attach|pass|put|past
 const WEAK_FLOW_VERBS: &[&str] = &["set", "use", "call", "return", "output", "report", "log"];
 
 /// Words after which a base-form verb stands as an order.
-const ORDER_CONTEXT: &str = r"(?:^|[\n:;,(|>*\[]|\b(?:you|please|must|should|shall|also|first|then|and|now|always|never|just|simply|immediately|next|kindly|additionally|afterwards|finally|instead|remember to|sure to|forget to|need to|needs to|have to|has to|required to|want to|\w+ly)\b)\s*";
+const ORDER_CONTEXT: &str = r"(?:^|[\n:;,(|>*\[]|\b(?:you|please|must|should|shall|also|first|then|and|but|now|always|never|just|simply|immediately|next|kindly|additionally|afterwards|finally|instead|remember to|sure to|forget to|need to|needs to|have to|has to|required to|want to|\w+ly)\b)\s*";
 
 patterns! {
     /// A data-flow verb where an order stands.
@@ -93,6 +93,8 @@ patterns! {
     FOLLOW = r"\b(?:follow|apply|act on|carry (?:it |them )?out|execute|obey|run it|do what|perform|comply)\b";
     /// A download piped into a shell.
     REMOTE_CODE = r"\b(?:curl|wget)\b[^|\n]{0,200}\|\s*(?:ba|z)?sh\b";
+    /// Where a result's order would put a secret: a call, a parameter, a tool.
+    CALL_TARGET = r"\b(?:parameter|argument|field|tool|call|request)s?\b|\b[a-z]+_[a-z_]+\b";
     /// Data said to go somewhere.
     MOVED = r"\b(?:go|goes|should go|must go|are sent|is sent|gets? sent|be sent|are posted|be posted|are copied|be copied)\s+to\b";
     /// Orders that rewrite another tool's call.
@@ -185,7 +187,7 @@ fn judge_sentence(sentence: &str, role: TextRole, judged: &mut Judged<'_>) {
     let flow_any = FLOW_ANY.find(sentence);
 
     if let Some(store) = SECRET_STORE.find(sentence)
-        && (flow.is_some() || !STORE_REFUSED.is_match(sentence))
+        && (flow.is_some() || (role != TextRole::Result && !STORE_REFUSED.is_match(sentence)))
     {
         match flow {
             Some(verb) => judged.sign(
@@ -213,9 +215,17 @@ fn judge_sentence(sentence: &str, role: TextRole, judged: &mut Judged<'_>) {
             format!("asks for the model's {}: no tool needs it", quoted(context)),
         );
     }
+    // In a result (a fetched page, a README), "copy .env.example to .env" is a how-to; a
+    // secret moved into a call, a tool or out is an order.
+    let aimed = role != TextRole::Result
+        || addressed
+        || CALL_TARGET.is_match(sentence)
+        || MAIL_ADDRESS.is_match(sentence)
+        || URL.is_match(sentence);
     let secret = SECRET
         .find(sentence)
-        .or_else(|| CONVERSATION.find(sentence));
+        .or_else(|| CONVERSATION.find(sentence))
+        .filter(|_| aimed);
     if let Some(secret) = secret {
         let weak = flow
             .is_some_and(|verb| WEAK_FLOW_VERBS.contains(&verb.as_str().to_lowercase().as_str()));
