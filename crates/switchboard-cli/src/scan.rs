@@ -2,11 +2,12 @@
 //! named (or every enabled) server is started in parallel as `status` starts them, and what
 //! they offer a model is examined here, on this machine — nothing is sent anywhere:
 //!
-//! - tool poisoning: the runtime's description lint (`switchboard_runtime::guards`) on every
-//!   tool's texts, every server's instructions, and the names, titles and descriptions of
-//!   its prompts (and their arguments), resources and resource templates ([`offered_texts`];
-//!   hidden characters, instruction-like text,
-//!   exfiltration phrasing, orders about other tools, markup that hides text, credentials);
+//! - tool poisoning: the runtime's lint (`switchboard_runtime::guards`, the sentence rules
+//!   of `switchboard_text::poisoning`) on every text of every tool definition, every
+//!   server's instructions and `serverInfo`, and the names, titles and descriptions of its
+//!   prompts (and their arguments), resources and resource templates ([`offered_texts`]):
+//!   hidden characters and layers, orders to the model, data sent out, orders about other
+//!   tools, preference manipulation, concealment, markup that hides text, credentials;
 //! - cross-server shadowing (`guards::find_shadowing`): texts naming another server's tools,
 //!   tools redefining another server's;
 //! - rug pulls: every tool definition against the lock file (`guards::ToolLock`, beside the
@@ -1332,6 +1333,10 @@ fn offered_texts(started: &status::Started) -> Vec<(String, &str, TextRole)> {
             Some(&info.version),
             TextRole::Prose,
         );
+        let description = info.description.as_deref();
+        texts.add("serverInfo", "description", description, TextRole::Prose);
+        let website = info.website_url.as_deref();
+        texts.add("serverInfo", "websiteUrl", website, TextRole::Value);
     }
     for prompt in started.prompts.iter().flatten() {
         let place = format!("prompt `{}`", prompt.name);

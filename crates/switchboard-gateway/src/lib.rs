@@ -409,6 +409,8 @@ fn gateway_info(options: &GatewayOptions) -> ServerInfo {
             name: options.name.clone(),
             version: options.version.clone(),
             title: Some("Switchboard gateway".into()),
+            description: None,
+            website_url: None,
         },
         capabilities: Capabilities::EVERYTHING,
         cache: CacheHints::default(),
@@ -436,6 +438,8 @@ fn fronted_identity(
             name: hidden(identity.name),
             version: hidden(identity.version),
             title: identity.title.map(hidden),
+            description: None,
+            website_url: None,
         },
         ..gateway.clone()
     })

@@ -16,6 +16,16 @@ pub struct Implementation {
     /// Human-readable name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the implementation does, in a sentence (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The implementation's website (2025-11-25).
+    #[serde(
+        default,
+        rename = "websiteUrl",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub website_url: Option<String>,
 }
 
 /// `{ "listChanged": bool }` style capability.

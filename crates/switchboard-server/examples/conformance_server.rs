@@ -462,6 +462,8 @@ impl Conformance {
                     name: "switchboard-conformance".into(),
                     version: env!("CARGO_PKG_VERSION").into(),
                     title: Some("Switchboard conformance fixture".into()),
+                    description: None,
+                    website_url: None,
                 },
                 capabilities: Capabilities::EVERYTHING,
                 cache: CacheHints::default(),

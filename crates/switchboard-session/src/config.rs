@@ -79,6 +79,8 @@ impl SessionConfig {
                 name: "switchboard".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
                 title: Some("Switchboard".into()),
+                description: None,
+                website_url: None,
             },
             era: EraChoice::Auto,
             protocol_version: None,

@@ -281,6 +281,8 @@ mod tests {
             name: "switchboard".into(),
             version: "1".into(),
             title: None,
+            description: None,
+            website_url: None,
         }
     }
 

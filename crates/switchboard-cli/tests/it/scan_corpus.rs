@@ -3,8 +3,10 @@
 //!
 //! Every attack case is served as it is by `scripts/peers/listing_server.py` and scanned
 //! with `scan --json`, as a user would scan it. A case is **found** when scan reports an
-//! error for its server (every poisoning rule is an error; warnings are about names, size,
-//! schemas and the lock). In each class, the last case of every five (the 5th,
+//! error (every poisoning rule is an error; warnings are about names, size, schemas and the
+//! lock) that names the place the attack is in — the case's `field`, or one of its
+//! `related_fields` for an order split in parts ([`names_place`]): an error elsewhere in the
+//! listing does not count. In each class, the last case of every five (the 5th,
 //! 10th, …) is **held back**: rule work does not look at it, so its figure says how the
 //! rules generalise; the cases missed are named only outside the held-back part.
 //!
@@ -95,21 +97,29 @@ fn measure_class(file: &Path, serve: &(dyn Fn(&Path, &str) -> Value + Sync)) -> 
     let text = std::fs::read_to_string(file).expect("read a corpus file");
     let class: Value = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", file.display()));
-    let ids: Vec<&str> = class["cases"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let cases: Vec<&Value> = class["cases"].as_array().into_iter().flatten().collect();
+    let ids: Vec<&str> = cases
+        .iter()
         .map(|case| case["id"].as_str().expect("every case has an id"))
         .collect();
     let mut found = Vec::new();
-    for group in ids.chunks(AT_ONCE) {
+    for group in cases.chunks(AT_ONCE) {
         std::thread::scope(|scope| {
             let scans: Vec<_> = group
                 .iter()
-                .map(|id| {
+                .map(|case| {
                     scope.spawn(move || {
+                        let id = case["id"].as_str().expect("every case has an id");
                         let cfg = config(json!({ "case": serve(file, id) }));
-                        !findings_at(&cfg, &["error"]).is_empty()
+                        let places: Vec<&str> = std::iter::once(&case["field"])
+                            .chain(case["related_fields"].as_array().into_iter().flatten())
+                            .filter_map(Value::as_str)
+                            .collect();
+                        findings_at(&cfg, &["error"]).iter().any(|finding| {
+                            places
+                                .iter()
+                                .any(|place| names_place(finding, &case["server"], place))
+                        })
                     })
                 })
                 .collect();
@@ -129,6 +139,91 @@ fn measure_class(file: &Path, serve: &(dyn Fn(&Path, &str) -> Value + Sync)) -> 
         }
     }
     figures
+}
+
+/// Whether a `scan --json` finding is about `field` (a path into a case's `server`, as the
+/// corpus README writes it): the finding names the same tool and starts with the place scan
+/// gives that text (`inputSchema.properties.path.description`, `instructions`, ``prompt
+/// `x` argument `y` description``, `serverInfo description`, …).
+fn names_place(finding: &Value, server: &Value, field: &str) -> bool {
+    let steps = path_steps(field);
+    let message = finding["message"].as_str().unwrap_or_default();
+    let tool = finding["tool"].as_str();
+    let item = |list: &str, index: usize| &server[list][index];
+    let (expected_tool, place) = match steps.as_slice() {
+        [Step::Key(list), Step::Index(index), rest @ ..] if list == "tools" => {
+            let name = item("tools", *index)["name"].as_str().map(str::to_owned);
+            (name, tool_place(rest))
+        }
+        [Step::Key(list), Step::Index(index), rest @ ..] => {
+            let entry = item(list, *index);
+            let (kind, key) = match list.as_str() {
+                "prompts" => ("prompt", "name"),
+                "resources" => ("resource", "uri"),
+                _ => ("resource template", "uriTemplate"),
+            };
+            let mut place = format!("{kind} `{}`", entry[key].as_str().unwrap_or_default());
+            let mut rest = rest;
+            if let [Step::Key(arguments), Step::Index(at), tail @ ..] = rest
+                && arguments == "arguments"
+            {
+                let argument = entry["arguments"][*at]["name"].as_str().unwrap_or_default();
+                place.push_str(&format!(" argument `{argument}`"));
+                rest = tail;
+            }
+            (None, format!("{place} {}", tool_place(rest)))
+        }
+        [Step::Key(info), Step::Key(key)] if info == "serverInfo" => {
+            (None, format!("serverInfo {key}"))
+        }
+        _ => (None, tool_place(&steps)),
+    };
+    tool.map(str::to_owned) == expected_tool
+        && message.strip_prefix(place.as_str()).is_some_and(|after| {
+            after.starts_with(':') || after.starts_with('[') || after.starts_with('.')
+        })
+}
+
+/// One step of a corpus path: `.key`, `["key"]` or `[n]`.
+#[derive(Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn path_steps(path: &str) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("[\"") {
+            let end = after.find("\"]").expect("a closed [\"key\"]");
+            steps.push(Step::Key(after[..end].to_owned()));
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']').expect("a closed [n]");
+            steps.push(Step::Index(after[..end].parse().expect("an index")));
+            rest = &after[end + 1..];
+        } else {
+            let after = rest.strip_prefix('.').unwrap_or(rest);
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            steps.push(Step::Key(after[..end].to_owned()));
+            rest = &after[end..];
+        }
+    }
+    steps
+}
+
+/// The place scan gives a text of a tool: its path with keys joined by `.`, indexes as `[n]`.
+fn tool_place(steps: &[Step]) -> String {
+    let mut place = String::new();
+    for step in steps {
+        match step {
+            Step::Key(key) if place.is_empty() => place.push_str(key),
+            Step::Key(key) => place.push_str(&format!(".{key}")),
+            Step::Index(index) => place.push_str(&format!("[{index}]")),
+        }
+    }
+    place
 }
 
 fn corpus_files() -> Vec<PathBuf> {

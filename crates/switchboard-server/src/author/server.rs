@@ -168,6 +168,8 @@ impl ServerBuilder {
                         name: self.name,
                         version: self.version,
                         title: self.title,
+                        description: None,
+                        website_url: None,
                     },
                     capabilities,
                     cache: CacheHints::default(),

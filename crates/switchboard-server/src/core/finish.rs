@@ -153,6 +153,8 @@ mod tests {
                 name: "s".into(),
                 version: "1".into(),
                 title: None,
+                description: None,
+                website_url: None,
             },
             capabilities: Capabilities {
                 tools: true,

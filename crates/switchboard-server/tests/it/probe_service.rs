@@ -49,6 +49,8 @@ impl ProbeService {
                     name: "probe".into(),
                     version: "1.0.0".into(),
                     title: None,
+                    description: None,
+                    website_url: None,
                 },
                 capabilities: Capabilities {
                     tools: true,

@@ -75,7 +75,8 @@ pub enum TextRole {
 pub struct Sign {
     /// What the sentence does.
     pub kind: SignKind,
-    /// The sentence, cleaned and cut to [`EXCERPT_CHARS`].
+    /// The sentence, cleaned and cut to [`EXCERPT_CHARS`] (for characters, the text as it
+    /// is, escaped).
     pub excerpt: String,
     /// Where the sentence was found.
     pub layer: Layer,
@@ -89,7 +90,7 @@ pub const EXCERPT_CHARS: usize = 120;
 /// Only this much of a text is judged (a result can be large); the rest is not read.
 pub const MAX_JUDGED_BYTES: usize = 256 * 1024;
 
-/// At most this many signs per text.
+/// At most this many signs per text: judging stops there.
 const MAX_SIGNS: usize = 16;
 
 /// The signs of poisoning in `text`, read as `role`.
@@ -108,6 +109,9 @@ pub fn judge(text: &str, role: TextRole) -> Vec<Sign> {
             _ => view.clone(),
         };
         rules::judge_layer(&view, *layer, role, &mut signs);
+        if signs.len() >= MAX_SIGNS {
+            break;
+        }
     }
     if views.len() > 1 {
         rules::hidden_layer_signs(&views, &mut signs);

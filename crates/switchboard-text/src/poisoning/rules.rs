@@ -153,6 +153,9 @@ impl Judged<'_> {
 pub(super) fn judge_layer(text: &str, layer: Layer, role: TextRole, signs: &mut Vec<Sign>) {
     let whole_text_decodes = DECODE.is_match(text) && FOLLOW.is_match(text);
     for sentence in sentences(text) {
+        if signs.len() >= super::MAX_SIGNS {
+            return;
+        }
         let mut judged = Judged {
             signs,
             layer,
@@ -477,10 +480,12 @@ pub(super) fn hidden_characters(text: &str, signs: &mut Vec<Sign>) {
             mixed.join("; ")
         ));
     }
+    // The text as it is, escaped: where the characters stand.
+    let shown = excerpt(text);
     for reason in reasons {
         signs.push(Sign {
             kind: SignKind::HiddenCharacters,
-            excerpt: String::new(),
+            excerpt: shown.clone(),
             layer: Layer::Shown,
             reason,
         });

@@ -225,7 +225,9 @@ fn plain_tool_prose_is_not_flagged() {
 fn a_huge_text_is_judged_in_bounded_time_and_space() {
     let text = "Reads a file. ".repeat(100_000);
     assert!(judge(&text, TextRole::Prose).is_empty());
-    let many = "Do not tell the user. ".repeat(10_000);
+    let many: String = (0..10_000)
+        .map(|n| format!("Do not tell the user about call {n}. "))
+        .collect();
     assert!(judge(&many, TextRole::Prose).len() <= MAX_SIGNS);
 }
 
