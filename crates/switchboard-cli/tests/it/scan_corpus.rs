@@ -461,9 +461,10 @@ fn scan_recall_on_the_attack_corpus_and_false_positives_on_benign_servers() {
         prompt-and-resource-poisoning        8/8  100 %        1/1
         schema-poisoning                    9/10   90 %        1/2
         secret-sources                     10/10  100 %        2/2
+        server-info-poisoning                5/5  100 %        1/1
         shadowing                            7/7  100 %        1/1
         split-orders                         7/7  100 %        1/1
         unicode-smuggling                  10/10  100 %        2/2
-        all attacks                      102/105   97 % 13/16 (81 %)
+        all attacks                      107/110   97 % 14/17 (82 %)
         benign: 33 servers, 380 tools, 0 flagged at error level (0.0 %)"#]].assert_eq(&lines.iter().map(|line| line.trim_end()).collect::<Vec<_>>().join("\n"));
 }

@@ -1,3 +1,6 @@
+//! The rules judged on texts written for them: orders however worded, hidden layers, names
+//! and values, results, plain prose that must pass, and bounded work on huge texts.
+
 use expect_test::expect;
 
 use super::*;

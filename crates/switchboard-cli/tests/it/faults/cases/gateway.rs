@@ -359,8 +359,10 @@ pub(crate) static CASES: &[Case] = &[
                 switchboard serve: 2 of 2 server(s) ready
                   s: ready (6 tools; sandbox off)
                   t: ready (10 tools; sandbox off)
-                  warning: t/hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed: HiddenCharacters: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
-                  warning: t/shout: HiddenCharacters: description: contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
+                  warning: t/hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed: HiddenCharacters: name: "hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\\link\u{1b}]8;;\u{1b}\\ bell\u{7} return\r ov… (477 bytes)
+                  warning: t/hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed: HiddenCharacters: description: "\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\\link\u{1b}]8;;\u{1b}\\ bell\u{7} return\r ove… (476 bytes)
+                  warning: t/hostile_\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed: HiddenCharacters: inputSchema.properties.\u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} retur… (657 bytes)
+                  warning: t/shout: HiddenCharacters: description: "Returns \u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\\link\u{1b}]8;;\u{1b}\\ bell\u{7} return\r over \u{9b}31m csi \u{202e}rever…": contains invisible or control characters (U+001B, U+001B, U+0007, U+001B, U+001B)
             "###]]),
         },
         status: Status::Holds,
