@@ -113,6 +113,7 @@ pub fn judge(text: &str, role: TextRole) -> Vec<Sign> {
             break;
         }
     }
+    rules::decode_order(text, &views, &mut signs);
     if views.len() > 1 {
         rules::hidden_layer_signs(&views, &mut signs);
     }

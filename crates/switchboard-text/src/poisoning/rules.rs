@@ -151,7 +151,6 @@ impl Judged<'_> {
 
 /// Every sentence of one layer of a text.
 pub(super) fn judge_layer(text: &str, layer: Layer, role: TextRole, signs: &mut Vec<Sign>) {
-    let whole_text_decodes = DECODE.is_match(text) && FOLLOW.is_match(text);
     for sentence in sentences(text) {
         if signs.len() >= super::MAX_SIGNS {
             return;
@@ -162,18 +161,6 @@ pub(super) fn judge_layer(text: &str, layer: Layer, role: TextRole, signs: &mut 
             sentence,
         };
         judge_sentence(sentence, role, &mut judged);
-    }
-    if whole_text_decodes && layer == Layer::Shown {
-        let mut judged = Judged {
-            signs,
-            layer,
-            sentence: text,
-        };
-        judged.sign(
-            SignKind::Order,
-            "asks the model to decode text and follow it: a tool's text has no orders to hide"
-                .into(),
-        );
     }
 }
 
@@ -443,6 +430,38 @@ fn other_tools(sentence: &str) -> Option<regex::Match<'_>> {
         let after = sentence[found.end()..].trim_start().to_lowercase();
         !(found.as_str().to_lowercase().ends_with("tool") && after.starts_with("call"))
     })
+}
+
+/// An order to decode text and follow it: asked in one sentence, or across the text when
+/// something in it was encoded (a decoded layer, percent-encoded or entity runs). "Decodes
+/// base64" and "applies filters" in two sentences of a codec tool's text are not one.
+pub(super) fn decode_order(text: &str, views: &[(Layer, String)], signs: &mut Vec<Sign>) {
+    static ENCODED_RUN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:%[0-9A-Fa-f]{2}){3,}|(?:&#[xX]?[0-9A-Fa-f]{1,7};){3,}")
+            .expect("a valid pattern")
+    });
+    let Some((_, shown)) = views.first() else {
+        return;
+    };
+    let asked_at_once =
+        sentences(shown).any(|sentence| DECODE.is_match(sentence) && FOLLOW.is_match(sentence));
+    let encoded = ENCODED_RUN.is_match(text)
+        || views
+            .iter()
+            .any(|(layer, _)| !matches!(layer, Layer::Shown | Layer::Reversed));
+    let asked_across = encoded && DECODE.is_match(shown) && FOLLOW.is_match(shown);
+    if asked_at_once || asked_across {
+        Judged {
+            signs,
+            layer: Layer::Shown,
+            sentence: shown,
+        }
+        .sign(
+            SignKind::Order,
+            "asks the model to decode text and follow it: a tool's text has no orders to hide"
+                .into(),
+        );
+    }
 }
 
 /// Findings for the characters themselves: invisible and control characters, variation
