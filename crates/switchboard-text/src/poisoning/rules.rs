@@ -7,6 +7,7 @@ use regex::Regex;
 
 use super::layers::{self, Layer};
 use super::{EXCERPT_CHARS, Sign, SignKind, TextRole};
+use crate::credentials::find_credentials;
 use crate::peer_text::PeerLine;
 
 fn pattern(source: &str) -> Regex {
@@ -111,15 +112,29 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
         .filter(|sentence| !sentence.is_empty())
 }
 
-/// What matched, quoted for a reason: `~/.ssh`.
+/// What matched, quoted for a reason (`~/.ssh`), credentials masked.
 fn quoted(found: regex::Match<'_>) -> String {
-    format!("`{}`", PeerLine(found.as_str().trim()))
+    format!("`{}`", PeerLine(&masked(found.as_str().trim())))
 }
 
-/// A sentence cut for a finding, with what cannot be shown escaped.
+/// `text` with credential-looking strings replaced by `<credential>`: a finding never
+/// repeats a secret.
+fn masked(text: &str) -> String {
+    let mut masked = text.to_owned();
+    for found in find_credentials(text).iter().rev() {
+        if masked.is_char_boundary(found.start) && masked.is_char_boundary(found.end) {
+            masked.replace_range(found.start..found.end, "<credential>");
+        }
+    }
+    masked
+}
+
+/// A sentence cut for a finding: credentials masked ([`masked`]), then cut, with what
+/// cannot be shown escaped.
 fn excerpt(sentence: &str) -> String {
-    let mut cut: String = sentence.chars().take(EXCERPT_CHARS).collect();
-    if sentence.chars().nth(EXCERPT_CHARS).is_some() {
+    let masked = masked(sentence);
+    let mut cut: String = masked.chars().take(EXCERPT_CHARS).collect();
+    if masked.chars().nth(EXCERPT_CHARS).is_some() {
         cut.push('…');
     }
     PeerLine(&cut).to_string()
