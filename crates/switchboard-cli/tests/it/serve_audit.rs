@@ -1,14 +1,16 @@
 //! `switchboard serve --audit FILE`: calls through a stdio gateway are written one JSON line
 //! each (times, durations and hashes masked in the snapshot), the file is 0600 and carries
 //! no argument value, and `switchboard audit verify` passes the file as written and names
-//! the line of an edited or removed one.
+//! the line of an edited or removed one. Over HTTP a bearer client is `bearer`, never its
+//! token.
 
 use serde_json::{Value, json};
 use switchboard_session::CallOptions;
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
+use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 
 use crate::serve::{GRACE, gateway_with_flags};
-use crate::{fixture_entry, scratch_dir, switchboard};
+use crate::serve_http::HttpGateway;
+use crate::{config, fixture_entry, scratch_dir, switchboard};
 
 /// A value that must never reach the log.
 const SECRET_ARGUMENT: &str = "the-argument-value-7f3a";
@@ -110,4 +112,38 @@ async fn audit_log_records_calls_chained_and_verify_finds_edits_and_removals() {
             .collect::<Vec<_>>()
             .join("\n"),
     );
+}
+
+#[test]
+fn over_http_a_bearer_client_is_recorded_as_bearer_without_its_token() {
+    let dir = scratch_dir("serve-audit-http");
+    let log = dir.join("audit.log");
+    let log_flag = format!("--audit={}", log.display());
+    let gateway = HttpGateway::start(
+        &config(json!({ "fx": fixture_entry(&[]) })),
+        &["--bearer-token-env", "SB_TEST_TOKEN", &log_flag],
+        &[("SB_TEST_TOKEN", "tok-audit-123")],
+    );
+    let client = config(json!({ "gw": {
+        "url": gateway.url(), "era": "modern", "headers": {"Authorization": "Bearer tok-audit-123"}
+    }}));
+    let call = switchboard(&[
+        "call",
+        "--config",
+        &client.display().to_string(),
+        "gw",
+        "fx__add",
+        r#"{"a": 40, "b": 2}"#,
+    ]);
+    assert_eq!(call.code, 0, "{}", call.stderr);
+    let text = wait::until("the call's audit line", TEST_DEADLINE, || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|text| text.lines().count() >= 1)
+    });
+    assert!(
+        !text.contains("tok-audit-123"),
+        "no token in the log: {text}"
+    );
+    expect_test::expect![[r#"{"time":"…","identity":"bearer","profile":"default","method":"tools/call","server":"fx","tool":"fx__add","argumentsDigest":"sha256:9d4b5019c4ffade7c5beef3bd7e8fb3796c3cd3ebc9626506b066f80b7b5230d","outcome":"ok","durationMs":"…","seq":1,"prev":"…","hash":"…"}"#]].assert_eq(&masked(&text));
 }
