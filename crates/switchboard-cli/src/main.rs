@@ -58,6 +58,7 @@ mod accepted;
 mod adhoc;
 mod arguments;
 mod asking;
+mod audit_cmd;
 mod browse;
 mod browser;
 mod check;
@@ -300,6 +301,9 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
     /// Where servers are configured, and changing it: `list`, `show`, `add`, `remove`,
     /// `import`, `trust`. Exit codes: 0 done, 2 usage or configuration error.
     Config(config_cmd::ConfigCommand),
+    /// The gateway's audit log (`serve --audit FILE`): `verify` checks its hash chain.
+    #[command(subcommand)]
+    Audit(audit_cmd::AuditCommand),
     /// Print the completion script for a shell (verbs, flags, files and the discovered
     /// servers' names), e.g.
     /// `switchboard completions bash > ~/.local/share/bash-completion/completions/switchboard`.
@@ -833,6 +837,7 @@ async fn run(command: Command) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Config(command) => config_cmd::run(command),
+        Command::Audit(command) => audit_cmd::run(command),
         Command::ConformanceClient { url } => conformance::run(&url).await.map_err(Failure::Server),
         Command::ExampleServer { .. } | Command::Completions { .. } => Ok(0),
     }

@@ -28,12 +28,16 @@ use switchboard_runtime::{
 use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
 use tokio_util::sync::CancellationToken;
 
+use switchboard_gateway::audit::{AuditLog, AuditSettings};
+
 use crate::terminal::say;
 use crate::watch::{ConfigWatch, Selection, WatchedConfig};
 use crate::{Failure, connect};
 
 /// Largest tool output passed through (bigger ones are cut with a marker saying so).
 const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
+/// How long the audit writer gets at shutdown to write what is queued.
+const AUDIT_FINISH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Flags of `switchboard serve`.
 #[derive(Debug, clap::Args)]
@@ -118,6 +122,16 @@ pub(crate) struct ServeArgs {
     /// process's log. The servers' configured secrets are hidden either way.
     #[arg(long, requires = "http")]
     full_errors: bool,
+    /// Write one JSON line per tools/call, prompts/get and resources/read the gateway
+    /// answers to this file (created 0600): time, identity, server, tool, a digest of the
+    /// arguments (never their values), outcome, duration, hash-chained so that an edited or
+    /// removed line shows (`switchboard audit verify FILE`). See docs/audit.md.
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// With --audit: rotate the file (to FILE.1, five kept) when it would grow past this
+    /// many bytes.
+    #[arg(long, value_name = "BYTES", requires = "audit", default_value_t = switchboard_gateway::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(4096..))]
+    audit_max_bytes: u64,
     #[command(flatten)]
     limits: LimitFlags,
 }
@@ -307,6 +321,17 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     if let Some(flag) = args.guard {
         gateway_options.guard = Some(result_guard(flag));
     }
+    let audit_log = match &args.audit {
+        Some(path) => Some(
+            AuditLog::open(AuditSettings {
+                path: path.clone(),
+                max_bytes: args.audit_max_bytes,
+            })
+            .map_err(|error| Failure::Usage(error.to_string()))?,
+        ),
+        None => None,
+    };
+    gateway_options.audit = audit_log.clone();
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {
@@ -366,6 +391,21 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         watch.stop().await;
     }
     follow_holds.abort();
+    if let Some(log) = audit_log {
+        let end = log.finish(AUDIT_FINISH_WAIT).await;
+        if end.dropped > 0 {
+            say(format_args!(
+                "switchboard serve: audit: {} line(s) dropped (the writer fell behind or could not write)",
+                end.dropped
+            ));
+        }
+        if !end.finished {
+            say(format_args!(
+                "switchboard serve: audit: the writer did not finish within {} s; its last lines may be missing",
+                AUDIT_FINISH_WAIT.as_secs()
+            ));
+        }
+    }
     runtime.dispose().await;
     served.map(|()| 0)
 }

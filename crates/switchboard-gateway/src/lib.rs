@@ -61,6 +61,7 @@
 //! client's data to another.
 
 mod audience;
+pub mod audit;
 mod documents;
 pub mod guard;
 pub mod relay;
@@ -167,6 +168,9 @@ pub struct GatewayOptions {
     /// The result guard: answers that carry an order to the model are withheld or marked
     /// (`guard.rs`). Off (`None`) by default.
     pub guard: Option<ResultGuard>,
+    /// The audit log (`audit.rs`): one line per `tools/call`, `prompts/get` and
+    /// `resources/read` answered. Off (`None`) by default; its owner ends it.
+    pub audit: Option<audit::AuditLog>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -198,6 +202,7 @@ impl GatewayOptions {
             close_grace: Duration::from_secs(5),
             error_detail: ErrorDetail::Full,
             guard: None,
+            audit: None,
         }
     }
 }
@@ -214,6 +219,7 @@ impl fmt::Debug for GatewayOptions {
             .field("close_grace", &self.close_grace)
             .field("error_detail", &self.error_detail)
             .field("guard", &self.guard)
+            .field("audit", &self.audit)
             .finish()
     }
 }
@@ -385,6 +391,7 @@ impl GatewayService {
                 audiences,
                 error_detail: options.error_detail,
                 guard: options.guard.take().map(Arc::new),
+                audit: options.audit.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -464,6 +471,8 @@ struct Upstreams {
     error_detail: ErrorDetail,
     /// Scans answers for orders to the model, when `serve --guard` asked for it.
     guard: Option<Arc<ResultGuard>>,
+    /// Where each call answered is recorded, when `serve --audit` asked for it.
+    audit: Option<audit::AuditLog>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -574,11 +583,19 @@ impl Service for GatewayService {
                 }
             }
             gateway.audiences.served(&context.client.identity);
+            let audited = gateway
+                .audit
+                .as_ref()
+                .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
             let answer = gateway
                 .answer(request, context.hiding(secrets.clone()))
                 .await;
-            hide_in_answer(&secrets, answer)
+            let answer = hide_in_answer(&secrets, answer);
+            if let (Some(log), Some(started)) = (&gateway.audit, audited) {
+                log.record(started.finish(&answer));
+            }
+            answer
         })
     }
 
@@ -598,6 +615,50 @@ impl Service for GatewayService {
 }
 
 impl Upstreams {
+    /// The audit record of `request` before it is answered, for the calls the log
+    /// records (`None` for the rest).
+    fn audit_start(
+        &self,
+        request: &ServiceRequest,
+        context: &RequestContext,
+    ) -> Option<AuditStart> {
+        let snapshot = self.runtime.snapshot();
+        let (method, server, name, digest) = match request {
+            ServiceRequest::CallTool(call) => (
+                switchboard_protocol::methods::TOOLS_CALL,
+                snapshot.tool(&call.name).map(|t| t.server().to_owned()),
+                Some(call.name.clone()),
+                audit::arguments_digest(&Value::Object(call.arguments.clone())),
+            ),
+            ServiceRequest::GetPrompt(get) => (
+                switchboard_protocol::methods::PROMPTS_GET,
+                prompt_routes(&snapshot).remove(&get.name).map(|r| r.server),
+                Some(get.name.clone()),
+                audit::arguments_digest(&json!(get.arguments)),
+            ),
+            ServiceRequest::ReadResource(read) => (
+                switchboard_protocol::methods::RESOURCES_READ,
+                resource_owner(&snapshot, &read.uri),
+                None,
+                audit::arguments_digest(&json!({ "uri": read.uri })),
+            ),
+            _ => return None,
+        };
+        Some(AuditStart {
+            began: tokio::time::Instant::now(),
+            record: audit::AuditRecord {
+                at: std::time::SystemTime::now(),
+                who: audit::AuditWho::of(&context.client.identity),
+                method,
+                server,
+                name,
+                arguments_digest: digest,
+                outcome: audit::AuditOutcome::Ok,
+                duration: Duration::ZERO,
+            },
+        })
+    }
+
     async fn answer(&self, request: ServiceRequest, context: RequestContext) -> Answer {
         let is_list = matches!(
             request,
@@ -950,6 +1011,31 @@ impl Upstreams {
                 Err(unknown_tool(name, tools))
             }
             Relayed::Upstream(other) => Err(self.upstream_error(other)),
+        }
+    }
+}
+
+/// A call's audit record, begun before it is answered.
+struct AuditStart {
+    began: tokio::time::Instant,
+    record: audit::AuditRecord,
+}
+
+impl AuditStart {
+    /// The record with how the call ended and how long it took.
+    fn finish(self, answer: &Answer) -> audit::AuditRecord {
+        let outcome = match answer {
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+                audit::AuditOutcome::ToolError
+            }
+            Ok(_) => audit::AuditOutcome::Ok,
+            Err(error) if error.code == codes::RESULT_WITHHELD => audit::AuditOutcome::Withheld,
+            Err(error) => audit::AuditOutcome::Error(error.code),
+        };
+        audit::AuditRecord {
+            outcome,
+            duration: self.began.elapsed(),
+            ..self.record
         }
     }
 }

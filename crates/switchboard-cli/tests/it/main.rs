@@ -24,6 +24,7 @@ mod scan_corpus;
 mod sdk_peers;
 mod secrets;
 mod serve;
+mod serve_audit;
 mod serve_balanced;
 mod serve_eof;
 mod serve_fidelity;
