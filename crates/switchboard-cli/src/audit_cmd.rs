@@ -1,11 +1,11 @@
 //! `switchboard audit verify FILE...`: checks the hash chain of the gateway's audit log
-//! (`switchboard_gateway::audit`), files oldest first (`log.2 log.1 log`). Exit 0 with the
+//! (`audit_log`), files oldest first (`log.2 log.1 log`). Exit 0 with the
 //! number of lines when the chain is intact; exit 1 naming the first line that is not
 //! JSON, was edited, or does not follow the line before it (one removed or reordered).
 
 use std::path::PathBuf;
 
-use switchboard_gateway::audit;
+use crate::audit_log as audit;
 
 use crate::Failure;
 use crate::terminal::print;

@@ -59,6 +59,7 @@ mod adhoc;
 mod arguments;
 mod asking;
 mod audit_cmd;
+mod audit_log;
 mod browse;
 mod browser;
 mod check;

@@ -28,7 +28,7 @@ use switchboard_runtime::{
 use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
 use tokio_util::sync::CancellationToken;
 
-use switchboard_gateway::audit::{AuditLog, AuditSettings};
+use crate::audit_log::{AuditLog, AuditSettings};
 
 use crate::terminal::say;
 use crate::watch::{ConfigWatch, Selection, WatchedConfig};
@@ -130,7 +130,7 @@ pub(crate) struct ServeArgs {
     audit: Option<PathBuf>,
     /// With --audit: rotate the file (to FILE.1, five kept) when it would grow past this
     /// many bytes.
-    #[arg(long, value_name = "BYTES", requires = "audit", default_value_t = switchboard_gateway::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(4096..))]
+    #[arg(long, value_name = "BYTES", requires = "audit", default_value_t = crate::audit_log::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(4096..))]
     audit_max_bytes: u64,
     #[command(flatten)]
     limits: LimitFlags,
@@ -331,7 +331,9 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         ),
         None => None,
     };
-    gateway_options.audit = audit_log.clone();
+    gateway_options.audit = audit_log.clone().map(|log| {
+        std::sync::Arc::new(log) as std::sync::Arc<dyn switchboard_gateway::audit::AuditSink>
+    });
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {

@@ -170,7 +170,7 @@ pub struct GatewayOptions {
     pub guard: Option<ResultGuard>,
     /// The audit log (`audit.rs`): one line per `tools/call`, `prompts/get` and
     /// `resources/read` answered. Off (`None`) by default; its owner ends it.
-    pub audit: Option<audit::AuditLog>,
+    pub audit: Option<Arc<dyn audit::AuditSink>>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -472,7 +472,7 @@ struct Upstreams {
     /// Scans answers for orders to the model, when `serve --guard` asked for it.
     guard: Option<Arc<ResultGuard>>,
     /// Where each call answered is recorded, when `serve --audit` asked for it.
-    audit: Option<audit::AuditLog>,
+    audit: Option<Arc<dyn audit::AuditSink>>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
