@@ -34,9 +34,10 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use switchboard_config::atomic::{Permissions, replace_file};
+use switchboard_gateway::audit::rfc3339_seconds;
 use switchboard_text::peer_text::needs_escape;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
@@ -78,15 +79,7 @@ format = \"switchboard-scan-accepted/1\"
 /// The file's usual place: beside `config`, named after it as the tool lock is
 /// (`mcp.json` → `mcp.scan-accepted.toml`, `.mcp.json` → `.mcp.scan-accepted.toml`).
 pub(crate) fn beside(config: &Path) -> PathBuf {
-    let name = config
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = match name.rsplit_once('.') {
-        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
-        _ => name,
-    };
-    config.with_file_name(format!("{stem}.scan-accepted.toml"))
+    switchboard_runtime::guards::file_beside(config, "scan-accepted.toml")
 }
 
 /// The server of findings about all servers together.
@@ -184,7 +177,7 @@ impl Stamp {
             .find(|user| !user.trim().is_empty())
             .map(|user| user.chars().take(MAX_STAMP_CHARS).collect());
         Stamp {
-            at: utc_timestamp(SystemTime::now()),
+            at: rfc3339_seconds(SystemTime::now()),
             by,
         }
     }
@@ -621,36 +614,6 @@ fn listed(names: &[&str]) -> String {
     out.join(", ")
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC); the epoch for a clock set before it.
-fn utc_timestamp(at: SystemTime) -> String {
-    let seconds = at
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    // Days to a civil date (Howard Hinnant's algorithm), for days since 1970-01-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
 /// Accepted findings that cannot be used or saved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.describe())]
@@ -713,11 +676,11 @@ enum Problem {
 mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
-    use super::{Subject, beside, utc_timestamp};
+    use super::{Subject, beside, rfc3339_seconds};
 
     #[test]
     fn timestamps_are_utc_dates() {
-        let at = |seconds| utc_timestamp(UNIX_EPOCH + Duration::from_secs(seconds));
+        let at = |seconds| rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(seconds));
         assert_eq!(at(0), "1970-01-01T00:00:00Z");
         assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(at(1_796_558_399), "2026-12-06T11:59:59Z");

@@ -21,10 +21,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 use switchboard_config::ServerEntry;
+use switchboard_gateway::audit::rfc3339_millis;
 use switchboard_text::redact::{MIN_SECRET_LEN, Secrets};
 use switchboard_wire::{Direction, FrameTap};
 
@@ -355,43 +356,10 @@ fn without_secret_start(text: &str, secrets: &[String]) -> String {
     text[..end].to_owned()
 }
 
-/// `at` as RFC 3339 in UTC with milliseconds, e.g. `2026-01-31T12:00:00.250Z`.
-fn rfc3339_millis(at: SystemTime) -> String {
-    let since_epoch = at.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let seconds = since_epoch.as_secs();
-    let (year, month, day) = civil_date(seconds / 86_400);
-    let of_day = seconds % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60,
-        since_epoch.subsec_millis()
-    )
-}
-
-/// The (year, month, day) of a day counted from 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, for days after the epoch).
-fn civil_date(days_since_epoch: u64) -> (u64, u64, u64) {
-    let shifted = days_since_epoch + 719_468;
-    let era = shifted / 146_097;
-    let day_of_era = shifted % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::UNIX_EPOCH;
+
     use super::*;
 
     fn secrets() -> Arc<EntrySecrets> {

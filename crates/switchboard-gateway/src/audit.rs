@@ -172,6 +172,19 @@ pub fn rfc3339_millis(at: SystemTime) -> String {
     )
 }
 
+/// `at` as RFC 3339 in UTC to the second, e.g. `2026-01-31T12:00:00Z`.
+pub fn rfc3339_seconds(at: SystemTime) -> String {
+    let seconds = at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let (year, month, day) = civil_date(seconds / 86_400);
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
 /// The (year, month, day) of a day counted from 1970-01-01 (Howard Hinnant's
 /// `civil_from_days`).
 fn civil_date(days_since_epoch: u64) -> (u64, u64, u64) {

@@ -22,7 +22,7 @@ pub use crate::pin_diff::{
 pub(crate) use crate::tool_lock::LockReading;
 pub use crate::tool_lock::{
     Change, Hold, LOCK_FORMAT, LockPolicy, MAX_PINNED_DEFINITION_BYTES, NewTools, PINNED_FIELDS,
-    Review, ToolLock, definition_hash, legacy_definition_hash, pinned_definition,
+    Review, ToolLock, definition_hash, file_beside, legacy_definition_hash, pinned_definition,
 };
 
 /// Something worth a person's attention, tied to a server (and a tool).

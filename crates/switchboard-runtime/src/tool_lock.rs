@@ -307,15 +307,7 @@ impl ToolLock {
     /// `mcp.tool-lock.json`, `.mcp.json` → `.mcp.tool-lock.json`, `config.toml` →
     /// `config.tool-lock.json`).
     pub fn beside(config: &Path) -> PathBuf {
-        let name = config
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let stem = match name.rsplit_once('.') {
-            Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
-            _ => name,
-        };
-        config.with_file_name(format!("{stem}.tool-lock.json"))
+        file_beside(config, "tool-lock.json")
     }
 
     /// Whether the lock pins any tool of `server`.
@@ -619,6 +611,20 @@ impl fmt::Display for NewTools {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())
     }
+}
+
+/// A state file's usual place: beside `config`, named after it with `suffix` for its
+/// extension (`mcp.json` → `mcp.SUFFIX`, `.mcp.json` → `.mcp.SUFFIX`).
+pub fn file_beside(config: &Path, suffix: &str) -> PathBuf {
+    let name = config
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => name,
+    };
+    config.with_file_name(format!("{stem}.{suffix}"))
 }
 
 #[cfg(test)]
