@@ -387,6 +387,9 @@ pub(crate) fn discovered_config() -> Result<Result<ConfigFile, Vec<String>>, Str
     Ok(Ok(ConfigFile {
         path: PathBuf::from(files.join(", ")),
         servers,
+        // Team sections (clients, policies, profiles, limits) are read only from the file
+        // `serve --config` names, never gathered from discovered files.
+        team: Default::default(),
     }))
 }
 

@@ -83,6 +83,7 @@ pub(crate) fn one_server_config(name: &str, transport: TransportEntry, source: &
     let mut file = ConfigFile {
         path: PathBuf::from(source),
         servers: vec![Ok(entry)],
+        team: Default::default(),
     };
     crate::sandbox::apply_host_default(&mut file);
     file

@@ -286,6 +286,7 @@ impl DiscoveredFiles {
             Ok(Err(_looked_at)) => Some(ConfigFile {
                 path: PathBuf::from("<no config file with servers>"),
                 servers: Vec::new(),
+                team: Default::default(),
             }),
             Err(problem) => {
                 say(format_args!(

@@ -49,6 +49,7 @@ mod filter;
 mod layout;
 mod lines;
 mod reading;
+pub mod team;
 mod variables;
 
 pub use entry::{

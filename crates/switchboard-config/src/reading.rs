@@ -11,6 +11,7 @@ use crate::entry::{EntryError, Origin, ServerEntry};
 use crate::fields::{Dialect, EntryContext, read_entry};
 use crate::layout::{self, EntryDialect, Layout, MissingMap, Syntax, common_form};
 use crate::lines::{json_entry_lines, toml_entry_lines};
+use crate::team::TeamSections;
 use crate::variables::{Inputs, Variables};
 
 /// The whole file could not be used.
@@ -53,6 +54,8 @@ pub struct ConfigFile {
     pub path: PathBuf,
     /// Entries in order; errors stand where their entry was.
     pub servers: Vec<Result<ServerEntry, EntryError>>,
+    /// The gateway's team sections beside the server map, as written (`team`).
+    pub team: TeamSections,
 }
 
 impl ConfigFile {
@@ -157,6 +160,7 @@ pub fn parse_as(
         file: ConfigFile {
             path: path.to_owned(),
             servers,
+            team: TeamSections::of(&root),
         },
         written,
     })
