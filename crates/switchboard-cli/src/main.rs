@@ -79,6 +79,7 @@ mod scan;
 mod serve;
 mod shell;
 mod status;
+mod team;
 mod terminal;
 mod trace;
 mod watch;

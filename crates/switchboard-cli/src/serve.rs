@@ -223,6 +223,11 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     let bearer_token = bearer_token(args.bearer_token_env.as_deref())?;
     let loaded = connect::load_config(args.config.as_deref())?;
     let file = &loaded.file;
+    let team = crate::team::read(&file.team, &switchboard_config::ProcessEnv)
+        .map_err(|problem| Failure::Usage(format!("{}: {problem}", file.path.display())))?;
+    for line in team.summary(args.http.is_some()) {
+        say(format_args!("switchboard serve: {line}"));
+    }
     let selection = Selection {
         names: args.servers,
     };
@@ -321,6 +326,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     if let Some(flag) = args.guard {
         gateway_options.guard = Some(result_guard(flag));
     }
+    gateway_options.policy = team.policy;
     let audit_log = match &args.audit {
         Some(path) => Some(
             AuditLog::open(AuditSettings {
@@ -348,6 +354,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     // gateway makes the runtime with its relay as the host.
     let gateway = Gateway::new(options, gateway_options);
     let runtime = gateway.runtime().clone();
+    let policy_control = gateway.policy_control();
     let follow_holds = tokio::spawn(say_new_holds(runtime.subscribe(), said_holds));
     let watch = if args.watch {
         let watched = match args.config {
@@ -359,6 +366,11 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             selection,
             runtime.clone(),
             served,
+            Box::new(move |sections| {
+                let team = crate::team::read(sections, &switchboard_config::ProcessEnv)?;
+                policy_control.replace(team.policy);
+                Ok(())
+            }),
         )?)
     } else {
         None
@@ -371,7 +383,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             };
             let mut options = HttpServeOptions {
                 allowed_origins: args.allow_origins,
-                bearer_token,
+                bearer_tokens: bearer_token.into_iter().chain(team.tokens).collect(),
                 oauth,
                 ..HttpServeOptions::default()
             };
@@ -595,7 +607,7 @@ async fn serve_http(serving: HttpServing) -> Result<(), Failure> {
         options,
         gateway,
     } = serving;
-    if !addr.ip().is_loopback() && options.bearer_token.is_none() && options.oauth.is_none() {
+    if !addr.ip().is_loopback() && options.bearer_tokens.is_empty() && options.oauth.is_none() {
         say(format_args!(
             "switchboard serve: warning: {addr} is not a loopback address and neither --bearer-token-env nor --oauth-issuer is set: anyone who can reach it can use every configured server"
         ));

@@ -25,6 +25,7 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher};
 use serde_json::Value;
 use switchboard_config::discover::{self, Discovered, Looked, Places};
+use switchboard_config::team::TeamSections;
 use switchboard_config::{ConfigFile, ProcessEnv, ServerEntry};
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{ReloadReport, Runtime, RuntimeError};
@@ -103,6 +104,7 @@ impl ConfigWatch {
         selection: Selection,
         runtime: Runtime,
         served: Vec<ServerEntry>,
+        team: TeamReload,
     ) -> Result<ConfigWatch, String> {
         let source = match watched {
             WatchedConfig::File(path) => Source::File(
@@ -150,6 +152,7 @@ impl ConfigWatch {
             selection,
             runtime,
             served,
+            team,
         };
         let task = tokio::spawn(run(watcher, reloader, changes, stopped));
         Ok(ConfigWatch {
@@ -158,6 +161,10 @@ impl ConfigWatch {
         })
     }
 }
+
+/// Applies a reloaded file's team sections (policy, rate limits) to the running gateway;
+/// an error (what does not read) stops that reload before anything of it is applied.
+pub(crate) type TeamReload = Box<dyn FnMut(&TeamSections) -> Result<(), String> + Send>;
 
 /// What `serve --watch` follows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,6 +190,8 @@ struct Reloader {
     runtime: Runtime,
     /// The entries served now (the last applied).
     served: Vec<ServerEntry>,
+    /// Applies the file's team sections.
+    team: TeamReload,
 }
 
 /// Where the configuration is read from, and what the reader remembers between reads.
@@ -421,6 +430,13 @@ impl Reloader {
                 return;
             }
         };
+        if let Err(problem) = (self.team)(&file.team) {
+            say(format_args!(
+                "switchboard serve: {}: {problem}; the config is not reloaded: the policy and the running servers stay as they were",
+                file.path.display()
+            ));
+            return;
+        }
         if matches!(self.source, Source::Discovered(_)) && same_entries(&entries, &self.served) {
             tracing::debug!("the discovered servers are defined as they were; nothing to reload");
             return;

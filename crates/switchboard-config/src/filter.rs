@@ -14,6 +14,8 @@
 
 use std::fmt;
 
+use switchboard_text::wildcard::Wildcard;
+
 /// Why a pattern or a filter was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolFilterError {
@@ -57,16 +59,14 @@ impl ToolFilterError {
     }
 }
 
-/// One pattern: `*` any run of characters, `?` one character, the rest literal.
+/// One pattern: `*` any run of characters, `?` one character, the rest literal
+/// (`switchboard_text::wildcard`), at most [`ToolPattern::MAX_LEN`] bytes.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ToolPattern {
-    text: String,
-    chars: Vec<char>,
-}
+pub struct ToolPattern(Wildcard);
 
 impl fmt::Debug for ToolPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.text, f)
+        fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -82,52 +82,17 @@ impl ToolPattern {
         if text.len() > ToolPattern::MAX_LEN {
             return Err(ToolFilterError::PatternTooLong { len: text.len() });
         }
-        Ok(ToolPattern {
-            text: text.to_owned(),
-            chars: text.chars().collect(),
-        })
+        Ok(ToolPattern(Wildcard::new(text)))
     }
 
     /// The pattern as written.
     pub fn as_str(&self) -> &str {
-        &self.text
+        self.0.as_str()
     }
 
     /// Whether `name` matches the whole pattern.
     pub fn matches(&self, name: &str) -> bool {
-        let name: Vec<char> = name.chars().collect();
-        self.matches_chars(&name)
-    }
-
-    /// Iterative matching: on a mismatch, go back to the last `*` and let it take one more
-    /// character. Each `*` only ever moves forward, so the work is at most pattern × name.
-    fn matches_chars(&self, name: &[char]) -> bool {
-        let pattern = &self.chars;
-        let (mut p, mut n) = (0, 0);
-        // After the last `*` seen: the pattern position following it, and where in the name
-        // its match currently ends.
-        let mut star: Option<(usize, usize)> = None;
-        while n < name.len() {
-            match pattern.get(p) {
-                Some('*') => {
-                    star = Some((p + 1, n));
-                    p += 1;
-                }
-                Some(&c) if c == '?' || c == name[n] => {
-                    p += 1;
-                    n += 1;
-                }
-                _ => match star {
-                    Some((after, taken)) => {
-                        star = Some((after, taken + 1));
-                        p = after;
-                        n = taken + 1;
-                    }
-                    None => return false,
-                },
-            }
-        }
-        pattern[p..].iter().all(|c| *c == '*')
+        self.0.matches(name)
     }
 }
 
@@ -161,12 +126,11 @@ impl ToolFilter {
         if self.is_everything() {
             return true;
         }
-        let name: Vec<char> = tool.chars().collect();
-        let denied = self.disabled.iter().any(|p| p.matches_chars(&name));
+        let denied = self.disabled.iter().any(|p| p.matches(tool));
         let allowed = self
             .enabled
             .as_ref()
-            .is_none_or(|list| list.iter().any(|p| p.matches_chars(&name)));
+            .is_none_or(|list| list.iter().any(|p| p.matches(tool)));
         allowed && !denied
     }
 

@@ -25,7 +25,8 @@ pub trait AuditSink: fmt::Debug + Send + Sync {
 /// transport, profile "default"), by policy and profiles later.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditWho {
-    /// `stdio`, `bearer` (never the token), `peer:ADDR`, or an OAuth subject.
+    /// `stdio`, `bearer` (never the token), `client:NAME` (a named token's name), `peer:ADDR`,
+    /// or an OAuth subject.
     pub identity: String,
     /// The OAuth issuer, when the identity is its subject.
     pub issuer: Option<String>,
@@ -39,9 +40,10 @@ impl AuditWho {
         let (identity, issuer) = match identity {
             ClientIdentity::Local => ("stdio".to_owned(), None),
             ClientIdentity::Token(_) => ("bearer".to_owned(), None),
-            ClientIdentity::Subject { issuer, subject } => {
-                (subject.to_string(), Some(issuer.to_string()))
-            }
+            ClientIdentity::Client(name) => (format!("client:{name}"), None),
+            ClientIdentity::Subject {
+                issuer, subject, ..
+            } => (subject.to_string(), Some(issuer.to_string())),
             ClientIdentity::Peer(address) => (format!("peer:{address}"), None),
         };
         AuditWho {

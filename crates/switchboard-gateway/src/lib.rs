@@ -64,6 +64,7 @@ mod audience;
 pub mod audit;
 mod documents;
 pub mod guard;
+pub mod policy;
 pub mod relay;
 
 use std::collections::HashMap;
@@ -138,6 +139,10 @@ pub mod codes {
     /// holds `server`, `prompt` or `uri`, `rules` (finding ids) and `place`. A withheld
     /// tool result is a result with `isError` instead, as the model can read it.
     pub const RESULT_WITHHELD: i64 = -32008;
+    /// The gateway's policy (`policy.rs`) does not let this client use what it asked for,
+    /// or not with these arguments. The message names the rule and what it refused;
+    /// `data` holds `rule`.
+    pub const POLICY_DENIED: i64 = -32010;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -171,6 +176,9 @@ pub struct GatewayOptions {
     /// The audit log (`audit.rs`): one line per `tools/call`, `prompts/get` and
     /// `resources/read` answered. Off (`None`) by default; its owner ends it.
     pub audit: Option<Arc<dyn audit::AuditSink>>,
+    /// Who may see and use what (`policy.rs`); `None`: every client sees everything.
+    /// Replaced while serving through [`Gateway::policy_control`].
+    pub policy: Option<policy::Policy>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -203,6 +211,7 @@ impl GatewayOptions {
             error_detail: ErrorDetail::Full,
             guard: None,
             audit: None,
+            policy: None,
         }
     }
 }
@@ -220,6 +229,7 @@ impl fmt::Debug for GatewayOptions {
             .field("error_detail", &self.error_detail)
             .field("guard", &self.guard)
             .field("audit", &self.audit)
+            .field("policy", &self.policy)
             .finish()
     }
 }
@@ -251,6 +261,7 @@ pub struct Gateway {
     runtime: Runtime,
     relay: ClientRelay,
     options: GatewayOptions,
+    policy: policy::PolicyControl,
 }
 
 impl Gateway {
@@ -258,14 +269,21 @@ impl Gateway {
     /// already in `runtime_options.policy.host` is replaced: the gateway's clients answer
     /// the servers' questions), and the gateway over it. Nothing starts until
     /// [`Gateway::serve`] or [`Gateway::start`].
-    pub fn new(mut runtime_options: RuntimeOptions, options: GatewayOptions) -> Gateway {
+    pub fn new(mut runtime_options: RuntimeOptions, mut options: GatewayOptions) -> Gateway {
         let relay = ClientRelay::new();
         runtime_options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
+        let policy = policy::PolicyControl::new(options.policy.take());
         Gateway {
             runtime: Runtime::new(runtime_options),
             relay,
             options,
+            policy,
         }
+    }
+
+    /// Replaces the policy in force while the gateway serves (its owner's config reload).
+    pub fn policy_control(&self) -> policy::PolicyControl {
+        self.policy.clone()
     }
 
     /// The runtime (cheap to clone): its owner follows its snapshots, reloads it, and
@@ -277,7 +295,7 @@ impl Gateway {
     /// Starts the runtime's servers (enable) and gives the gateway as a [`Service`], for a
     /// transport such as `switchboard_server::http::HttpServer`.
     pub fn start(self) -> Arc<GatewayService> {
-        GatewayService::start(self.runtime, self.relay, self.options)
+        GatewayService::start(self.runtime, self.relay, self.options, self.policy)
     }
 
     /// Serves one client on `reader`/`writer` until it closes its side (for stdio: stdin
@@ -342,6 +360,7 @@ impl GatewayService {
         runtime: Runtime,
         relay: ClientRelay,
         mut options: GatewayOptions,
+        policy: policy::PolicyControl,
     ) -> Arc<GatewayService> {
         let (started_tx, started) = watch::channel(false);
         let startup = Arc::new(Mutex::new(None));
@@ -381,6 +400,11 @@ impl GatewayService {
             listed_early.clone(),
             events.clone(),
         ));
+        let policy_in_force = policy.in_force();
+        let announcer = tokio::spawn(policy::announce_replacements(
+            policy.in_force(),
+            events.clone(),
+        ));
         Arc::new(GatewayService {
             core: Upstreams {
                 runtime,
@@ -392,6 +416,7 @@ impl GatewayService {
                 error_detail: options.error_detail,
                 guard: options.guard.take().map(Arc::new),
                 audit: options.audit.take(),
+                policy: policy_in_force,
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -399,7 +424,7 @@ impl GatewayService {
             fronted,
             startup,
             events,
-            tasks: vec![enable, watcher, notices],
+            tasks: vec![enable, watcher, notices, announcer],
         })
     }
 
@@ -473,6 +498,8 @@ struct Upstreams {
     guard: Option<Arc<ResultGuard>>,
     /// Where each call answered is recorded, when `serve --audit` asked for it.
     audit: Option<Arc<dyn audit::AuditSink>>,
+    /// The policy in force (`None`: everything shown).
+    policy: watch::Receiver<Option<Arc<policy::Policy>>>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -486,6 +513,38 @@ impl Upstreams {
             _audience: self
                 .audiences
                 .waiting_on(server, context.client.identity.clone()),
+        }
+    }
+
+    /// The policy in force, if `request` passes it; else the rule that refuses it.
+    fn judged(
+        &self,
+        request: &ServiceRequest,
+        context: &RequestContext,
+    ) -> Result<Option<Arc<policy::Policy>>, policy::Denial> {
+        let Some(in_force) = self.policy.borrow().clone() else {
+            return Ok(None);
+        };
+        let rules = in_force.for_identity(&context.client.identity);
+        policy::admit(&rules, request, &self.runtime.snapshot())?;
+        Ok(Some(in_force))
+    }
+
+    /// A listing's answer with what the client may not see left out.
+    fn filtered(
+        &self,
+        answer: Answer,
+        policy: Option<&policy::Policy>,
+        listing: Option<policy::Listing>,
+        identity: &switchboard_server::core::ClientIdentity,
+    ) -> Answer {
+        match (answer, policy, listing) {
+            (Ok(mut listed), Some(policy), Some(listing)) => {
+                let rules = policy.for_identity(identity);
+                policy::filter_listing(&rules, listing, &self.runtime.snapshot(), &mut listed);
+                Ok(listed)
+            }
+            (answer, _, _) => answer,
         }
     }
 
@@ -588,9 +647,17 @@ impl Service for GatewayService {
                 .as_ref()
                 .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
-            let answer = gateway
-                .answer(request, context.hiding(secrets.clone()))
-                .await;
+            let answer = match gateway.judged(&request, &context) {
+                Err(denial) => Err(denial.error()),
+                Ok(policy) => {
+                    let listing = policy::Listing::of(&request);
+                    let identity = context.client.identity.clone();
+                    let answer = gateway
+                        .answer(request, context.hiding(secrets.clone()))
+                        .await;
+                    gateway.filtered(answer, policy.as_deref(), listing, &identity)
+                }
+            };
             let answer = hide_in_answer(&secrets, answer);
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
                 log.record(started.finish(&answer));

@@ -7,9 +7,11 @@
 //! in free text); [`peer_text`] makes text a peer controls safe to show (controls, bidi
 //! and invisible characters escaped); [`credentials`] finds credential-looking strings in
 //! peer text (for warnings, never showing them); [`poisoning`] judges what a model reads
-//! for tool poisoning (orders, secrets sent out, steering, concealment, hidden layers).
+//! for tool poisoning (orders, secrets sent out, steering, concealment, hidden layers);
+//! [`wildcard`] matches names against `*`/`?` patterns (tool filters, gateway policy).
 
 pub mod credentials;
 pub mod peer_text;
 pub mod poisoning;
 pub mod redact;
+pub mod wildcard;

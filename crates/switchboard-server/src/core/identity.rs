@@ -3,8 +3,10 @@
 //!
 //! A transport decides it once per request: stdio has one client, [`ClientIdentity::Local`];
 //! over HTTP it is the credential that passed the guard — the static bearer token
-//! ([`ClientIdentity::Token`], one token is one client whoever holds it), an OAuth access
-//! token's issuer and `sub` ([`ClientIdentity::Subject`]) — or, when the server takes no
+//! ([`ClientIdentity::Token`], one token is one client whoever holds it), one of the
+//! operator's named tokens ([`ClientIdentity::Client`], known by its name), an OAuth access
+//! token's issuer and `sub` ([`ClientIdentity::Subject`], with the token's [`Grants`] —
+//! `client_id`, scopes, groups — for a service's policy to read) — or, when the server takes no
 //! credentials (or before they were checked), the peer's network address
 //! ([`ClientIdentity::Peer`]: an IPv4 address, an IPv6 /64 prefix, since one host commonly
 //! holds a whole /64). The HTTP transport counts its per-client limits by it, and a service
@@ -25,12 +27,17 @@ pub enum ClientIdentity {
     Local,
     /// A holder of the server's static bearer token.
     Token(TokenFingerprint),
+    /// A holder of one of the operator's named bearer tokens: the token's name.
+    Client(Arc<str>),
     /// An OAuth access token's subject: the issuer and its `sub` claim.
     Subject {
         /// `iss`.
         issuer: Arc<str>,
         /// `sub` (empty when the token had none).
         subject: Arc<str>,
+        /// What the token grants (not part of who the client is: equal and hashed alike
+        /// whatever it holds, so a token refreshed with other scopes is the same client).
+        grants: Grants,
     },
     /// A client known only by its address (IPv4; IPv6 cut to its /64 prefix).
     Peer(IpAddr),
@@ -57,9 +64,51 @@ impl ClientIdentity {
     pub fn is_authenticated(&self) -> bool {
         matches!(
             self,
-            ClientIdentity::Token(_) | ClientIdentity::Subject { .. }
+            ClientIdentity::Token(_) | ClientIdentity::Client(_) | ClientIdentity::Subject { .. }
         )
     }
+}
+
+/// What an OAuth access token grants its holder, as its claims say: `client_id` (or
+/// `azp`), the scopes (`scope`, space-separated, or `scp`), and the groups and roles
+/// (`groups`, `roles`). Read for policy; compared as equal whatever they hold (see
+/// [`ClientIdentity::Subject`]).
+#[derive(Debug, Clone, Default)]
+pub struct Grants(Arc<GrantClaims>);
+
+/// The claims behind [`Grants`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantClaims {
+    /// `client_id`, else `azp`.
+    pub client_id: Option<String>,
+    /// `scope` split on spaces, or `scp` (a list).
+    pub scopes: Vec<String>,
+    /// `groups` and `roles` (lists of strings; a single string counts as one).
+    pub groups: Vec<String>,
+}
+
+impl Grants {
+    /// Grants holding `claims`.
+    pub fn new(claims: GrantClaims) -> Grants {
+        Grants(Arc::new(claims))
+    }
+
+    /// The claims.
+    pub fn claims(&self) -> &GrantClaims {
+        &self.0
+    }
+}
+
+impl PartialEq for Grants {
+    fn eq(&self, _other: &Grants) -> bool {
+        true
+    }
+}
+
+impl Eq for Grants {}
+
+impl std::hash::Hash for Grants {
+    fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
 }
 
 impl fmt::Debug for ClientIdentity {
@@ -73,7 +122,12 @@ impl fmt::Display for ClientIdentity {
         match self {
             ClientIdentity::Local => f.write_str("local"),
             ClientIdentity::Token(fingerprint) => write!(f, "token {fingerprint}"),
-            ClientIdentity::Subject { issuer, subject } => write!(
+            ClientIdentity::Client(name) => {
+                write!(f, "client {}", switchboard_text::peer_text::PeerLine(name))
+            }
+            ClientIdentity::Subject {
+                issuer, subject, ..
+            } => write!(
                 f,
                 "subject {} of {}",
                 switchboard_text::peer_text::PeerLine(subject),

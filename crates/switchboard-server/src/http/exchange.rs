@@ -452,15 +452,17 @@ async fn legacy(shared: Arc<Shared>, headers: &HeaderMap, post: LegacyPost) -> R
                     ),
                 );
             }
-            route_and_answer(shared, request, Asker::Session(session)).await
+            route_and_answer(shared, request, Asker::Session(session, identity)).await
         }
     }
 }
 
-/// Who asks: a modern client, or a legacy session (whose facts carry its identity).
+/// Who asks: a modern client, or a legacy session with the identity of this request's
+/// credential (the session's own, as `session_of` checked, but with what the credential
+/// grants now: a token refreshed with fewer scopes is judged by them).
 enum Asker {
     Modern(ClientIdentity),
-    Session(Arc<Session>),
+    Session(Arc<Session>, ClientIdentity),
 }
 
 /// Routes a request (in its session, if it is legacy) and answers it.
@@ -470,8 +472,8 @@ async fn route_and_answer(
     asker: Asker,
 ) -> Reply {
     let (session, identity) = match asker {
-        Asker::Modern(identity) => (None, Some(identity)),
-        Asker::Session(session) => (Some(session), None),
+        Asker::Modern(identity) => (None, identity),
+        Asker::Session(session, identity) => (Some(session), identity),
     };
     let facts = session.as_ref().map(|session| session.facts());
     let mut routed = route::route(
@@ -480,9 +482,7 @@ async fn route_and_answer(
         facts.as_ref(),
         shared.info().capabilities,
     );
-    if let Some(identity) = identity {
-        routed.set_identity(identity);
-    }
+    routed.set_identity(identity);
     let call = Call {
         id: request.id,
         method: request.method,

@@ -20,27 +20,37 @@ use super::reply::{self, Reply};
 use super::{HttpServeError, HttpServeOptions};
 use crate::core::{ClientIdentity, TokenFingerprint};
 
-/// A static bearer token clients must present. Its value is shown nowhere (`Debug` says
+/// A static bearer token clients may present: the server's one token, or one of the
+/// operator's named tokens. Its value is shown nowhere (`Debug` says
 /// `BearerToken(<redacted>)`).
 #[derive(Clone)]
 pub struct BearerToken {
     token: Arc<str>,
-    fingerprint: TokenFingerprint,
+    identity: ClientIdentity,
 }
 
 impl BearerToken {
-    /// The token; `None` when it is empty.
+    /// The server's token (its holders are known by its fingerprint); `None` when it is empty.
     pub fn new(token: impl Into<String>) -> Option<BearerToken> {
         let token = token.into();
         (!token.is_empty()).then(|| BearerToken {
-            fingerprint: TokenFingerprint::of(token.as_bytes()),
+            identity: ClientIdentity::Token(TokenFingerprint::of(token.as_bytes())),
+            token: Arc::from(token),
+        })
+    }
+
+    /// A named token (its holders are the client `name`); `None` when it is empty.
+    pub fn named(name: &str, token: impl Into<String>) -> Option<BearerToken> {
+        let token = token.into();
+        (!token.is_empty()).then(|| BearerToken {
+            identity: ClientIdentity::Client(Arc::from(name)),
             token: Arc::from(token),
         })
     }
 
     /// The identity of the clients that present it.
     pub fn identity(&self) -> ClientIdentity {
-        ClientIdentity::Token(self.fingerprint)
+        self.identity.clone()
     }
 
     /// Whether `presented` is the token, in time independent of where they differ.
@@ -68,7 +78,8 @@ pub(super) struct Guard {
     loopback: bool,
     /// Allowed origins beyond loopback, normalised (lowercase, no trailing `/`).
     origins: Vec<String>,
-    token: Option<BearerToken>,
+    /// The tokens any of which admits a request (none: no token is asked for).
+    tokens: Vec<BearerToken>,
     oauth: Option<Arc<OAuthResource>>,
 }
 
@@ -94,13 +105,13 @@ impl Guard {
                 }
             })
             .collect::<Result<_, _>>()?;
-        if options.bearer_token.is_some() && options.oauth.is_some() {
+        if !options.bearer_tokens.is_empty() && options.oauth.is_some() {
             return Err(HttpServeError::TwoAuthentications);
         }
         Ok(Guard {
             loopback: bound.ip().is_loopback(),
             origins,
-            token: options.bearer_token.clone(),
+            tokens: options.bearer_tokens.clone(),
             oauth: options.oauth.clone(),
         })
     }
@@ -121,10 +132,10 @@ impl Guard {
         if let Some(oauth) = &self.oauth {
             return admit_oauth(oauth, headers).await;
         }
-        match &self.token {
-            Some(token) => self.admit_token(token, headers),
-            None => Ok(ClientIdentity::peer(peer)),
+        if self.tokens.is_empty() {
+            return Ok(ClientIdentity::peer(peer));
         }
+        self.admit_token(headers)
     }
 
     /// The `Host` and `Origin` checks (also in front of the public metadata).
@@ -151,17 +162,25 @@ impl Guard {
         Ok(())
     }
 
-    fn admit_token(
-        &self,
-        token: &BearerToken,
-        headers: &HeaderMap,
-    ) -> Result<ClientIdentity, Reply> {
+    /// The identity of the token presented, compared with every token (each in time
+    /// independent of where they differ, and all of them whichever matches).
+    fn admit_token(&self, headers: &HeaderMap) -> Result<ClientIdentity, Reply> {
         let presented = headers
             .get(AUTHORIZATION)
             .and_then(|value| bearer(value.as_bytes()));
         let challenge = match presented {
-            Some(presented) if token.matches(presented) => return Ok(token.identity()),
-            Some(_) => "Bearer error=\"invalid_token\"",
+            Some(presented) => {
+                let mut matched = None;
+                for token in &self.tokens {
+                    if token.matches(presented) && matched.is_none() {
+                        matched = Some(token);
+                    }
+                }
+                if let Some(token) = matched {
+                    return Ok(token.identity());
+                }
+                "Bearer error=\"invalid_token\""
+            }
             None => "Bearer",
         };
         let mut refused = reply::refusal(

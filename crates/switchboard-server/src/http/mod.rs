@@ -83,11 +83,13 @@ pub struct HttpServeOptions {
     /// `http://127.0.0.1:*`, `http://[::1]:*`), as browsers send them
     /// (`https://app.example`, `http://10.0.0.5:3000`).
     pub allowed_origins: Vec<String>,
-    /// The bearer token every request must carry (`Authorization: Bearer …`), if any.
-    pub bearer_token: Option<BearerToken>,
+    /// The bearer tokens one of which every request must carry (`Authorization: Bearer
+    /// …`): the server's one token ([`BearerToken::new`]) or the operator's named ones
+    /// ([`BearerToken::named`], each naming its holders' identity). None: no token asked.
+    pub bearer_tokens: Vec<BearerToken>,
     /// The server as an OAuth protected resource: requests carry an access token its
     /// authorization server signed for it ([`oauth::OAuthResource`]); exclusive with
-    /// [`HttpServeOptions::bearer_token`].
+    /// [`HttpServeOptions::bearer_tokens`].
     pub oauth: Option<std::sync::Arc<oauth::OAuthResource>>,
     /// Caps and timeouts.
     pub limits: HttpLimits,

@@ -28,7 +28,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde_json::{Value, json};
 
-use crate::core::ClientIdentity;
+use crate::core::{ClientIdentity, GrantClaims, Grants};
 
 /// The longest an access token may be (header + payload + signature).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -124,13 +124,15 @@ pub enum TokenProblem {
     },
 }
 
-/// Whom a valid access token speaks for: its issuer and `sub`.
+/// Whom a valid access token speaks for: its issuer and `sub`, and what it grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenSubject {
     /// `iss`.
     pub issuer: String,
     /// `sub` (empty when the token has none).
     pub subject: String,
+    /// `client_id`, scopes, groups and roles.
+    pub grants: GrantClaims,
 }
 
 impl TokenSubject {
@@ -139,6 +141,7 @@ impl TokenSubject {
         ClientIdentity::Subject {
             issuer: Arc::from(self.issuer.trim_end_matches('/')),
             subject: Arc::from(self.subject.as_str()),
+            grants: Grants::new(self.grants.clone()),
         }
     }
 }
@@ -401,7 +404,38 @@ impl OAuthResource {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned(),
+            grants: grant_claims(claims),
         })
+    }
+}
+
+/// What a token's claims grant; claims of other shapes than described count as absent.
+fn grant_claims(claims: &Value) -> GrantClaims {
+    let strings = |claim: &str| -> Vec<String> {
+        match claims.get(claim) {
+            Some(Value::String(one)) => vec![one.clone()],
+            Some(Value::Array(many)) => many
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let client_id = ["client_id", "azp"]
+        .iter()
+        .find_map(|claim| claims.get(*claim).and_then(Value::as_str))
+        .map(str::to_owned);
+    let scopes = match claims.get("scope") {
+        Some(Value::String(scope)) => scope.split_whitespace().map(str::to_owned).collect(),
+        _ => strings("scp"),
+    };
+    let mut groups = strings("groups");
+    groups.extend(strings("roles"));
+    GrantClaims {
+        client_id,
+        scopes,
+        groups,
     }
 }
 

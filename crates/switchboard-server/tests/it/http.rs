@@ -721,7 +721,7 @@ async fn at_shutdown_a_request_past_the_grace_is_cancelled_and_answered() {
 async fn tokens_sessions_and_requests_in_flight_are_capped() {
     let running = Arc::new(
         Running::start(HttpServeOptions {
-            bearer_token: BearerToken::new("s3cret"),
+            bearer_tokens: BearerToken::new("s3cret").into_iter().collect(),
             limits: HttpLimits {
                 max_sessions: 1,
                 max_in_flight_per_session: 1,
@@ -1087,7 +1087,7 @@ async fn requests_carry_the_client_identity_and_sessions_keep_theirs() {
 
     // With a bearer token, the client is the token, known by a fingerprint only.
     let running = Running::start(HttpServeOptions {
-        bearer_token: BearerToken::new("s3cret-identity"),
+        bearer_tokens: BearerToken::new("s3cret-identity").into_iter().collect(),
         ..HttpServeOptions::default()
     })
     .await;

@@ -1,0 +1,348 @@
+//! `switchboard serve` with the team sections `clients` (named bearer tokens and their
+//! groups) and `policies`: two named clients see different tools and resources and get
+//! denials naming the rule, through our client in both eras and through the Python SDK; an
+//! argument rule refuses a path outside its folder without quoting it; under `--watch` an
+//! edited policy reaches the client as `list_changed` and a broken one keeps what was in
+//! force; a section that does not read stops `serve` saying what to write.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use expect_test::expect;
+use serde_json::{Value, json};
+use switchboard_http::HttpOptions;
+use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig};
+use switchboard_testkit::wait::{TEST_DEADLINE, within};
+
+use crate::serve::{GRACE, follow_tool_changes, gateway_for, tool_names, tools_list_changed};
+use crate::serve_http::HttpGateway;
+use crate::{fixture_entry, scratch_dir, switchboard};
+
+const ALICE_TOKEN: &str = "alice-token-0123456789abcdef";
+const BOB_TOKEN: &str = "bob-token-0123456789abcdef";
+
+/// Written to `dir/mcp.json`: the fixture server `fx` and the team sections given.
+fn team_config(dir: &Path, team: Value) -> PathBuf {
+    let mut root = json!({ "mcpServers": { "fx": fixture_entry(&[]) } });
+    if let (Value::Object(root), Value::Object(team)) = (&mut root, team) {
+        root.extend(team);
+    }
+    let path = dir.join("mcp.json");
+    let fresh = dir.join("mcp.json.tmp");
+    std::fs::write(&fresh, serde_json::to_string_pretty(&root).expect("json")).expect("write");
+    std::fs::rename(&fresh, &path).expect("rename over the config");
+    path
+}
+
+/// Alice (group `data`) may read two tools and the readme, `echo` only with a public text;
+/// Bob (by name) gets the whole server but `add`, and the item template.
+fn two_clients() -> Value {
+    json!({
+        "clients": {
+            "alice": { "token": "${SB_ALICE_TOKEN}", "groups": ["data"] },
+            "bob": { "token": "${SB_BOB_TOKEN}" }
+        },
+        "policies": [
+            { "name": "data-readers", "who": ["group:data"],
+              "allow": { "tools": ["fx__echo", "fx__add"], "resources": ["fixture://readme"] },
+              "arguments": { "fx__echo": { "text": { "prefix": "public:" } } } },
+            { "name": "ops", "who": ["client:bob"],
+              "allow": { "servers": ["fx"] },
+              "deny": { "tools": ["fx__add"] } }
+        ]
+    })
+}
+
+async fn connect(url: &str, token: &str, era: EraChoice) -> Session {
+    let mut http = HttpOptions::new("gw", url);
+    http.headers
+        .push(("Authorization".into(), format!("Bearer {token}")));
+    let mut config = SessionConfig::new("gw");
+    config.era = era;
+    within(
+        "the handshake",
+        TEST_DEADLINE,
+        Session::connect_http(http, config),
+    )
+    .await
+    .expect("connected")
+}
+
+/// A call's outcome in one line: the result's text, or the error's code and message.
+async fn outcome(session: &Session, tool: &str, arguments: Value) -> String {
+    let called = within(
+        "tools/call",
+        TEST_DEADLINE,
+        session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
+    )
+    .await;
+    match called {
+        Ok(result) => format!("ok {}", result["content"][0]["text"]),
+        Err(error) => error.to_string(),
+    }
+}
+
+async fn what_a_client_sees(url: &str, token: &str, era: EraChoice) -> String {
+    let session = connect(url, token, era).await;
+    let tools = tool_names(&session).await;
+    let resources = within("resources/list", TEST_DEADLINE, session.list_resources())
+        .await
+        .expect("listed");
+    let templates = within(
+        "resources/templates/list",
+        TEST_DEADLINE,
+        session.list_resource_templates(),
+    )
+    .await
+    .expect("listed");
+    let mut lines = vec![
+        format!("tools: {}", tools.join(", ")),
+        format!(
+            "resources: {}",
+            resources
+                .items
+                .iter()
+                .map(|r| r.uri.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        format!(
+            "templates: {}",
+            templates
+                .items
+                .iter()
+                .map(|t| t.uri_template.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ];
+    for (tool, arguments) in [
+        ("fx__echo", json!({"text": "public:hello"})),
+        ("fx__echo", json!({"text": "/etc/passwd"})),
+        ("fx__add", json!({"a": 2, "b": 3})),
+        ("fx__fail", json!({})),
+        ("fx__no_such_tool", json!({})),
+    ] {
+        let shown = format!("{tool} {arguments}");
+        lines.push(format!(
+            "{shown}: {}",
+            outcome(&session, tool, arguments).await
+        ));
+    }
+    let read = within(
+        "resources/read",
+        TEST_DEADLINE,
+        session.read_resource("fixture://item/7"),
+    )
+    .await;
+    lines.push(format!(
+        "read fixture://item/7: {}",
+        match read {
+            Ok(_) => "ok".to_owned(),
+            Err(error) => error.to_string(),
+        }
+    ));
+    lines.join("\n")
+}
+
+/// The Python SDK's view: its tool list and calls, one JSON line each.
+fn sdk_client(url: &str, token: &str, calls: Value) -> String {
+    let root = crate::workspace_root();
+    let python = root.join("target/peers/venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python SDK is missing: run scripts/peers.sh (it installs target/peers/venv)"
+    );
+    let mut command = Command::new(python);
+    command
+        .arg(root.join("scripts/peers/sdk_client.py"))
+        .args([url, token, &calls.to_string()]);
+    let run = crate::run_bounded(command, "the Python SDK client");
+    assert_eq!(run.code, 0, "the SDK client ran: {}", run.stderr);
+    run.stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_named_clients_see_their_own_tools_and_are_denied_by_the_rule_in_both_eras() {
+    let dir = scratch_dir("serve-policy");
+    let path = team_config(&dir, two_clients());
+    let gateway = HttpGateway::start(
+        &path,
+        &[],
+        &[("SB_ALICE_TOKEN", ALICE_TOKEN), ("SB_BOB_TOKEN", BOB_TOKEN)],
+    );
+    let url = gateway.url().to_owned();
+    let mut seen = String::new();
+    for (name, token) in [("alice", ALICE_TOKEN), ("bob", BOB_TOKEN)] {
+        let legacy = what_a_client_sees(&url, token, EraChoice::Legacy).await;
+        let modern = what_a_client_sees(&url, token, EraChoice::Modern).await;
+        assert_eq!(legacy, modern, "{name}: both eras are judged alike");
+        seen.push_str(&format!("== {name}\n{legacy}\n"));
+    }
+    expect![[r#"
+        == alice
+        tools: fx__add, fx__echo
+        resources: fixture://readme
+        templates: 
+        fx__echo {"text":"public:hello"}: ok "public:hello"
+        fx__echo {"text":"/etc/passwd"}: server `gw` answered `tools/call` with an error: denied by policy rule `data-readers`: argument `text` of tool `fx__echo` must start with `public:` (code -32010), data: {"rule":"data-readers"}
+        fx__add {"a":2,"b":3}: ok "5"
+        fx__fail {}: server `gw` answered `tools/call` with an error: denied by policy: no rule for this client grants tool `fx__fail` (rule `default-deny`) (code -32010), data: {"rule":"default-deny"}
+        fx__no_such_tool {}: server `gw` answered `tools/call` with an error: denied by policy: no rule for this client grants tool `fx__no_such_tool` (rule `default-deny`) (code -32010), data: {"rule":"default-deny"}
+        read fixture://item/7: server `gw` answered `resources/read` with an error: denied by policy: no rule for this client grants resource `fixture://item/7` (rule `default-deny`) (code -32010), data: {"rule":"default-deny"}
+        == bob
+        tools: fx__change_tools, fx__echo, fx__fail, fx__image, fx__slow
+        resources: fixture://readme
+        templates: fixture://item/{id}
+        fx__echo {"text":"public:hello"}: ok "public:hello"
+        fx__echo {"text":"/etc/passwd"}: ok "/etc/passwd"
+        fx__add {"a":2,"b":3}: server `gw` answered `tools/call` with an error: denied by policy rule `ops`: tool `fx__add` (code -32010), data: {"rule":"ops"}
+        fx__fail {}: ok "this tool always fails"
+        fx__no_such_tool {}: server `gw` answered `tools/call` with an error: denied by policy: no rule for this client grants tool `fx__no_such_tool` (rule `default-deny`) (code -32010), data: {"rule":"default-deny"}
+        read fixture://item/7: ok
+    "#]]
+    .assert_eq(&seen);
+
+    let calls = json!([["fx__echo", {"text": "public:sdk"}], ["fx__add", {"a": 1, "b": 1}]]);
+    let sdk = format!(
+        "alice\n{}bob\n{}",
+        sdk_client(&url, ALICE_TOKEN, calls.clone()),
+        sdk_client(&url, BOB_TOKEN, calls)
+    );
+    expect![[r#"
+        alice
+        {"tools": ["fx__add", "fx__echo"]}
+        {"call": "fx__echo", "isError": false, "text": ["public:sdk"]}
+        {"call": "fx__add", "isError": false, "text": ["2"]}
+        bob
+        {"tools": ["fx__change_tools", "fx__echo", "fx__fail", "fx__image", "fx__slow"]}
+        {"call": "fx__echo", "isError": false, "text": ["public:sdk"]}
+        {"call": "fx__add", "code": -32010, "message": "denied by policy rule `ops`: tool `fx__add`"}
+    "#]]
+    .assert_eq(&sdk);
+
+    // Neither token is ever said.
+    let stderr = gateway.stderr().join("\n");
+    assert!(
+        !stderr.contains(ALICE_TOKEN) && !stderr.contains(BOB_TOKEN),
+        "{stderr}"
+    );
+    expect![""].assert_eq(
+        &stderr
+            .lines()
+            .filter(|line| line.contains("clients:") || line.contains("policy:"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+}
+
+#[tokio::test]
+async fn an_argument_rule_keeps_paths_in_their_folder_without_quoting_them() {
+    let dir = scratch_dir("serve-policy-paths");
+    let path = team_config(
+        &dir,
+        json!({ "policies": [
+            { "name": "in-data", "who": ["local"], "allow": { "tools": ["fx__echo"] },
+              "arguments": { "fx__echo": { "text": { "under": "/data" } } } }
+        ]}),
+    );
+    let session = gateway_for(&path, &[]).await;
+    let mut lines = Vec::new();
+    for text in [
+        "/data/report.csv",
+        "/data/../etc/passwd",
+        "/database/x",
+        "data/relative",
+    ] {
+        lines.push(format!(
+            "{text}: {}",
+            outcome(&session, "fx__echo", json!({ "text": text })).await
+        ));
+    }
+    lines.push(format!(
+        "missing: {}",
+        outcome(&session, "fx__echo", json!({})).await
+    ));
+    session.shutdown(GRACE).await;
+    expect![[r#"
+        /data/report.csv: ok "/data/report.csv"
+        /data/../etc/passwd: server `gateway` answered `tools/call` with an error: denied by policy rule `in-data`: argument `text` of tool `fx__echo` must be a path in `/data` (no `..`, no backslash) (code -32010), data: {"rule":"in-data"}
+        /database/x: server `gateway` answered `tools/call` with an error: denied by policy rule `in-data`: argument `text` of tool `fx__echo` must be a path in `/data` (no `..`, no backslash) (code -32010), data: {"rule":"in-data"}
+        data/relative: server `gateway` answered `tools/call` with an error: denied by policy rule `in-data`: argument `text` of tool `fx__echo` must be a path in `/data` (no `..`, no backslash) (code -32010), data: {"rule":"in-data"}
+        missing: server `gateway` answered `tools/call` with an error: denied by policy rule `in-data`: argument `text` of tool `fx__echo` is required by the policy and missing (code -32010), data: {"rule":"in-data"}"#]]
+    .assert_eq(&lines.join("\n"));
+}
+
+#[tokio::test]
+async fn an_edited_policy_reaches_the_client_under_watch_and_a_broken_one_keeps_the_old() {
+    let dir = scratch_dir("serve-policy-watch");
+    let rule = |tools: Value| json!({ "policies": [ { "name": "mine", "who": ["local"], "allow": { "tools": tools } } ] });
+    let path = team_config(&dir, rule(json!(["fx__echo"])));
+    let session = gateway_for(&path, &["--watch"]).await;
+    assert_eq!(tool_names(&session).await, ["fx__echo"]);
+
+    let mut events = session.events();
+    let _stream = follow_tool_changes(&session).await;
+    team_config(&dir, rule(json!(["fx__echo", "fx__add"])));
+    tools_list_changed(&mut events).await;
+    assert_eq!(tool_names(&session).await, ["fx__add", "fx__echo"]);
+
+    // A rule with a typo is refused whole, and the policy in force stays.
+    team_config(
+        &dir,
+        json!({ "policies": [ { "name": "mine", "who": ["local"], "alow": { "tools": ["*"] } } ] }),
+    );
+    let stderr = switchboard_testkit::wait::until_async(
+        "the refused reload on stderr",
+        TEST_DEADLINE,
+        || async {
+            let stderr = session
+                .process()
+                .map(|p| p.stderr_tail())
+                .unwrap_or_default();
+            stderr.contains("is not reloaded").then_some(stderr)
+        },
+    )
+    .await;
+    let refused: Vec<String> = stderr
+        .lines()
+        .filter(|line| line.contains("is not reloaded"))
+        .map(|line| line.replace(&path.display().to_string(), "<config>"))
+        .collect();
+    expect![[r#"
+        [
+            "switchboard serve: <config>: policy `mine`: `alow` is not a setting here (known: `name`, `who`, `allow`, `deny`, `arguments`); a rule with an unknown key is refused rather than half applied; the config is not reloaded: the policy and the running servers stay as they were",
+        ]
+    "#]]
+    .assert_debug_eq(&refused);
+    assert_eq!(tool_names(&session).await, ["fx__add", "fx__echo"]);
+    session.shutdown(GRACE).await;
+}
+
+#[test]
+fn a_team_section_that_does_not_read_stops_serve_saying_what_to_write() {
+    let dir = scratch_dir("serve-policy-bad");
+    let mut shown = Vec::new();
+    for team in [
+        json!({ "clients": { "ci": { "token": "short" } } }),
+        json!({ "clients": { "ci": { "token": "${SB_UNSET_TOKEN_VAR}" } } }),
+        json!({ "policies": [ { "name": "r", "who": ["team:x"] } ] }),
+        json!({ "policies": [ { "name": "r", "who": ["client:nobody"] } ] }),
+    ] {
+        let path = team_config(&dir, team);
+        let run = switchboard(&["serve", "--config", &path.display().to_string()]);
+        shown.push(format!(
+            "exit {}: {}",
+            run.code,
+            run.stderr
+                .trim_end()
+                .replace(&path.display().to_string(), "<config>")
+        ));
+    }
+    expect![[r#"
+        exit 2: switchboard: <config>: `clients.ci`: the token is shorter than 16 characters; use a long random one (e.g. `openssl rand -hex 32`)
+        exit 2: switchboard: <config>: `clients.ci`: `token` uses the variable `SB_UNSET_TOKEN_VAR`, which is not set; set it to the client's token
+        exit 2: switchboard: <config>: policy `r`: `who`: `team:x` is not a client: write `*`, `local`, `bearer`, `client:NAME`, `group:NAME`, `subject:SUB`, `clientId:ID` or `scope:NAME`
+        exit 2: switchboard: <config>: policy `r`: `who` names `client:nobody`, which is not in `clients`"#]]
+    .assert_eq(&shown.join("\n"));
+}
