@@ -42,6 +42,10 @@ const RETRY: Duration = Duration::from_millis(200);
 /// Longest a change waits for the first start to finish before it is given up.
 const STARTING_WAIT: Duration = Duration::from_secs(120);
 
+/// Reads a team section of a reloaded `--config` file and puts it in force (or keeps what
+/// is in force and says why): called once the file read and its served entries are usable.
+pub(crate) type SectionReader = Box<dyn Fn(&ConfigFile) + Send + Sync>;
+
 /// Which servers of the file are served.
 #[derive(Debug, Clone)]
 pub(crate) struct Selection {
@@ -97,12 +101,14 @@ impl ConfigWatch {
     }
 
     /// Watches what `watched` names (the folders, filtered for its files) and reloads
-    /// `runtime`, which serves `served` now, on each change.
+    /// `runtime`, which serves `served` now, on each change; with `--config`, each of
+    /// `sections` reads the file's team sections again.
     pub(crate) fn start(
         watched: WatchedConfig,
         selection: Selection,
         runtime: Runtime,
         served: Vec<ServerEntry>,
+        sections: Vec<SectionReader>,
     ) -> Result<ConfigWatch, String> {
         let source = match watched {
             WatchedConfig::File(path) => Source::File(
@@ -150,6 +156,7 @@ impl ConfigWatch {
             selection,
             runtime,
             served,
+            sections,
         };
         let task = tokio::spawn(run(watcher, reloader, changes, stopped));
         Ok(ConfigWatch {
@@ -183,6 +190,8 @@ struct Reloader {
     runtime: Runtime,
     /// The entries served now (the last applied).
     served: Vec<ServerEntry>,
+    /// The team sections' readers (a `--config` file only: discovered files have none).
+    sections: Vec<SectionReader>,
 }
 
 /// Where the configuration is read from, and what the reader remembers between reads.
@@ -421,6 +430,11 @@ impl Reloader {
                 return;
             }
         };
+        if matches!(self.source, Source::File(_)) {
+            for read in &self.sections {
+                read(&file);
+            }
+        }
         if matches!(self.source, Source::Discovered(_)) && same_entries(&entries, &self.served) {
             tracing::debug!("the discovered servers are defined as they were; nothing to reload");
             return;

@@ -44,6 +44,9 @@
 //!   prompt or a resource whose text reads like an order to the model is withheld (a tool
 //!   error, or [`codes::RESULT_WITHHELD`]) or passed with a warning put first; `guard.rs`
 //!   says what is scanned and which findings count.
+//! - With rate limits ([`GatewayOptions::rate_limits`], `serve`'s `rateLimits`), a
+//!   `tools/call` over one of them is refused at once with [`codes::RATE_LIMITED`], naming
+//!   the limit and when to retry; `rate_limits.rs` says how limits combine.
 //!
 //! Secrets stay in: everything a client is sent passes one rule, the runtime's
 //! [`Runtime::secrets`] (every configured `${VAR}` expansion, `env` and header value and URL
@@ -64,6 +67,7 @@ mod audience;
 pub mod audit;
 mod documents;
 pub mod guard;
+pub mod rate_limits;
 pub mod relay;
 
 use std::collections::HashMap;
@@ -138,6 +142,10 @@ pub mod codes {
     /// holds `server`, `prompt` or `uri`, `rules` (finding ids) and `place`. A withheld
     /// tool result is a result with `isError` instead, as the model can read it.
     pub const RESULT_WITHHELD: i64 = -32008;
+    /// A rate limit or quota of `serve`'s `rateLimits` has no room for the call: it was not
+    /// made. The message names the limit, its rate and when to retry; `data` holds `limit`
+    /// and `retryAfterMs` (`rate_limits.rs`).
+    pub const RATE_LIMITED: i64 = -32009;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -171,6 +179,9 @@ pub struct GatewayOptions {
     /// The audit log (`audit.rs`): one line per `tools/call`, `prompts/get` and
     /// `resources/read` answered. Off (`None`) by default; its owner ends it.
     pub audit: Option<Arc<dyn audit::AuditSink>>,
+    /// Rate limits and quotas on `tools/call` (`rate_limits.rs`); its owner replaces them
+    /// on a reload. Off (`None`) by default.
+    pub rate_limits: Option<Arc<rate_limits::CallLimits>>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -203,6 +214,7 @@ impl GatewayOptions {
             error_detail: ErrorDetail::Full,
             guard: None,
             audit: None,
+            rate_limits: None,
         }
     }
 }
@@ -220,6 +232,7 @@ impl fmt::Debug for GatewayOptions {
             .field("error_detail", &self.error_detail)
             .field("guard", &self.guard)
             .field("audit", &self.audit)
+            .field("rate_limits", &self.rate_limits)
             .finish()
     }
 }
@@ -392,6 +405,7 @@ impl GatewayService {
                 error_detail: options.error_detail,
                 guard: options.guard.take().map(Arc::new),
                 audit: options.audit.take(),
+                rate_limits: options.rate_limits.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -473,6 +487,8 @@ struct Upstreams {
     guard: Option<Arc<ResultGuard>>,
     /// Where each call answered is recorded, when `serve --audit` asked for it.
     audit: Option<Arc<dyn audit::AuditSink>>,
+    /// The rate limits on `tools/call`, when `rateLimits` sets some.
+    rate_limits: Option<Arc<rate_limits::CallLimits>>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -588,9 +604,14 @@ impl Service for GatewayService {
                 .as_ref()
                 .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
-            let answer = gateway
-                .answer(request, context.hiding(secrets.clone()))
-                .await;
+            let answer = match gateway.over_rate_limit(&request, &context) {
+                Some(refused) => Err(refused),
+                None => {
+                    gateway
+                        .answer(request, context.hiding(secrets.clone()))
+                        .await
+                }
+            };
             let answer = hide_in_answer(&secrets, answer);
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
                 log.record(started.finish(&answer));
@@ -615,6 +636,20 @@ impl Service for GatewayService {
 }
 
 impl Upstreams {
+    /// The refusal of a `tools/call` over a rate limit (`rate_limits.rs`), if it is one.
+    fn over_rate_limit(
+        &self,
+        request: &ServiceRequest,
+        context: &RequestContext,
+    ) -> Option<ErrorObject> {
+        let (Some(limits), ServiceRequest::CallTool(call)) = (&self.rate_limits, request) else {
+            return None;
+        };
+        let refused = limits.admit(&context.client.identity, &call.name).err()?;
+        tracing::debug!(limit = %refused.limit, tool = %call.name, "call refused: {refused}");
+        Some(refused.error())
+    }
+
     /// The audit record of `request` before it is answered, for the calls the log
     /// records (`None` for the rest).
     fn audit_start(

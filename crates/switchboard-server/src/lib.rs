@@ -68,6 +68,7 @@
 pub mod author;
 pub mod core;
 pub mod http;
+pub mod rate;
 pub mod stdio;
 
 /// `docs/authoring.md`, whose Rust snippets are compiled as doctests.

@@ -54,6 +54,7 @@ mod streams;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -66,7 +67,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::core::{ServerInfo, Service};
+use crate::core::{ClientIdentity, ServerInfo, Service};
 
 pub use guard::BearerToken;
 
@@ -150,7 +151,20 @@ pub struct HttpLimits {
     /// long too). Keeps long calls alive behind proxies that cut long responses. `None`:
     /// streams stay open until answered (they can still be resumed when lost).
     pub poll_after: Option<Duration>,
+    /// Requests one client may make per second, on average (`None`: no such limit, the
+    /// default). Counted when a request has passed the guard, before its body is read;
+    /// over it: 429 with `Retry-After` and a JSON-RPC error whose `data.limit` is
+    /// `requests_per_second_per_client`. The per-client table is bounded
+    /// ([`MAX_RATE_CLIENTS`]; see `switchboard_server::rate`).
+    pub requests_per_second_per_client: Option<NonZeroU32>,
+    /// How many requests one client may make at once above its rate (default: one
+    /// second's worth).
+    pub request_burst_per_client: Option<NonZeroU32>,
 }
+
+/// Most clients whose request rate is followed apart; beyond it, newcomers share one
+/// bucket until the idle ones are forgotten.
+pub const MAX_RATE_CLIENTS: usize = 16_384;
 
 impl Default for HttpLimits {
     fn default() -> HttpLimits {
@@ -175,6 +189,8 @@ impl Default for HttpLimits {
             stream_write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
             poll_after: None,
+            requests_per_second_per_client: None,
+            request_burst_per_client: None,
         }
     }
 }
@@ -254,6 +270,8 @@ struct Shared {
     sessions: sessions::Sessions,
     /// What each client holds, and the unauthenticated connections.
     clients: Arc<clients::Clients>,
+    /// Each client's request rate, when limited.
+    request_rate: Option<crate::rate::KeyedRate<ClientIdentity>>,
     /// Requests in flight (all eras).
     in_flight: Arc<AtomicUsize>,
     /// Listen streams open.
@@ -316,6 +334,7 @@ impl HttpServer {
                 guard,
                 sessions: sessions::Sessions::new(limits, release, clients.tally.clone()),
                 clients,
+                request_rate: clients::request_rate(&limits),
                 in_flight: Arc::new(AtomicUsize::new(0)),
                 listens: Arc::new(AtomicUsize::new(0)),
                 drain: CancellationToken::new(),
