@@ -11,6 +11,9 @@
 //! at each reload and, if it became unusable, serves none of the tools. `--guard[=MODE]`
 //! turns on the gateway's result guard (`switchboard_gateway::guard`): answers that carry
 //! an order to the model are withheld (or, `mark`, passed with a warning), each said here.
+//! The config file's `rateLimits` section limits tool calls (`rate_limits.rs`; a bad one
+//! stops `serve`, exit 2), and `--requests-per-second-per-client` each HTTP client's
+//! request rate (docs/gateway-limits.md).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -11,6 +11,10 @@
 //! files are ignored. Changes are debounced (a burst of writes is read once, after it
 //! settles, within a bounded wait).
 //!
+//! With `--config`, the file's team sections are read again too, each by its own
+//! [`SectionReader`] (the rate limits: `rate_limits.rs`), once the file and its served
+//! entries are usable; a section that does not read keeps what is in force and says so.
+//!
 //! A file that no longer parses, or has a bad entry among the served ones, is reported on
 //! stderr with file and line, and the running set is kept. Discovered files differ in two
 //! ways, because other programs write some of them (`~/.claude.json` changes all the

@@ -62,7 +62,12 @@ impl Rate {
 impl std::fmt::Display for Rate {
     /// `60 calls per 1m` (with `, burst 10` when set).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} calls per {}", self.calls, period_text(self.every))?;
+        let calls = if self.calls.get() == 1 {
+            "call"
+        } else {
+            "calls"
+        };
+        write!(f, "{} {calls} per {}", self.calls, period_text(self.every))?;
         if let Some(burst) = self.burst {
             write!(f, ", burst {burst}")?;
         }

@@ -14,6 +14,7 @@ use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
 use crate::serve::{GRACE, gateway_for};
 use crate::serve_http::{HttpGateway, client_from, limit_named, open_session, victim_lists_tools};
+use crate::serve_watch::{config_folder, replace, stderr_with};
 use crate::{fixture_entry, switchboard};
 
 /// A config file with the fixture server `fx` and this `rateLimits` section.
@@ -222,6 +223,53 @@ async fn an_http_flood_from_one_client_gets_429_while_another_is_served() {
         assert!(tools.contains(&"fx__echo".to_owned()), "{tools:?}");
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_reload_keeps_unchanged_limits_and_a_bad_section_keeps_those_in_force() {
+    let path = config_folder("rate-limits-watch");
+    let written = |rate_limits: Value| {
+        json!({"mcpServers": { "fx": fixture_entry(&[]) }, "rateLimits": rate_limits}).to_string()
+    };
+    let kept = json!({"name": "echoes", "per": "client", "calls": 1, "every": "2h", "tools": ["fx__echo"]});
+    let adds = |calls: u32| json!({"name": "adds", "per": "client", "calls": calls, "every": "2h", "tools": ["fx__add"]});
+    std::fs::write(&path, written(json!([kept, adds(1)]))).expect("write config");
+    let session = gateway_for(&path, &["--watch"]).await;
+    let echo = || call(&session, "fx__echo", json!({"text": "hi"}));
+    let add = || call(&session, "fx__add", json!({"a": 1, "b": 2}));
+    let mut seen = vec![echo().await, echo().await, add().await, add().await];
+    // `adds` redefined: its bucket starts full; `echoes` unchanged: its bucket stays empty.
+    replace(&path, &written(json!([kept, adds(2)])));
+    stderr_with(&session, "rate limits reloaded", 1).await;
+    seen.extend([echo().await, add().await]);
+    // A section that no longer reads keeps the limits in force.
+    replace(
+        &path,
+        &written(json!([{"name": "echoes", "per": "everyone", "calls": 1, "every": "2h"}])),
+    );
+    let stderr = stderr_with(&session, "the rate limits in force stay", 1).await;
+    seen.push(echo().await);
+    session.shutdown(GRACE).await;
+    expect_test::expect![[r#"
+        ok: "hi"
+        error -32009: rate limit `echoes` (1 call per 2h): retry in N s {"limit":"echoes","retryAfterMs":"…"}
+        ok: "3"
+        error -32009: rate limit `adds` (1 call per 2h): retry in N s {"limit":"adds","retryAfterMs":"…"}
+        error -32009: rate limit `echoes` (1 call per 2h): retry in N s {"limit":"echoes","retryAfterMs":"…"}
+        ok: "3"
+        error -32009: rate limit `echoes` (1 call per 2h): retry in N s {"limit":"echoes","retryAfterMs":"…"}"#]]
+    .assert_eq(&seen.join("\n"));
+    let said: String = stderr
+        .lines()
+        .filter(|line| line.contains("rate limit"))
+        .map(|line| line.replace(&path.display().to_string(), "<config>") + "\n")
+        .collect();
+    expect_test::expect![[r#"
+        switchboard serve: rate limits: echoes (1 call per 2h per client, tools fx__echo), adds (1 call per 2h per client, tools fx__add)
+        switchboard serve: rate limits reloaded (1 unchanged kept their counts, the rest start full): echoes (1 call per 2h per client, tools fx__echo), adds (2 calls per 2h per client, tools fx__add)
+        switchboard serve: `rateLimits[0]` (`echoes`): `per` is "everyone": write "client" (each identity its own bucket) or "gateway" (one bucket for all); the rate limits in force stay
+    "#]]
+    .assert_eq(&said);
 }
 
 #[test]

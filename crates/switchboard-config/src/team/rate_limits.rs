@@ -135,7 +135,7 @@ pub enum RateLimitProblem {
         "must be an object like {{\"name\": \"per-user\", \"per\": \"client\", \"calls\": 60, \"every\": \"1m\"}}"
     )]
     NotAnObject,
-    /// A key that is not one of [`KEYS`].
+    /// A key a limit does not have (it has `name`, `per`, `calls`, `every`, `burst`, `tools`).
     #[error("unknown key `{key}`; a limit has name, per, calls, every, burst and tools")]
     UnknownKey {
         /// The key (peer text is not involved: it comes from the operator's file).

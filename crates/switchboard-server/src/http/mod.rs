@@ -21,7 +21,10 @@
 //! below the global caps, on sessions, connections and open streams (`clients.rs`;
 //! [`HttpLimits`]): one client cannot take a shared resource from everyone. A client over
 //! its own limit gets 429, the server over a global cap 503, both with `Retry-After` and a
-//! JSON-RPC error whose `data.limit` names the limit. Connections are always accepted;
+//! JSON-RPC error whose `data.limit` names the limit. Optionally, each client's request
+//! rate is limited too ([`HttpLimits::requests_per_second_per_client`], off by default; a
+//! bucket per identity in `crate::rate`, the table bounded): over it, 429 with
+//! `Retry-After` in whole seconds and `retryAfterMs`. Connections are always accepted;
 //! until a request on one passes the guard it is in a small budget of its own, with a
 //! short deadline, where a newcomer closes the oldest.
 //!
