@@ -188,8 +188,8 @@ struct LimitFlags {
     /// `rateLimits` (docs/gateway-limits.md).
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
     requests_per_second_per_client: Option<u32>,
-    /// With --requests-per-second-per-client: how many requests one client may send at once
-    /// above that rate (default: one second's worth).
+    /// With --requests-per-second-per-client: how many requests one client may send at once,
+    /// back to back (default: one second's worth).
     #[arg(long, value_name = "N", requires = "requests_per_second_per_client", value_parser = clap::value_parser!(u32).range(1..))]
     request_burst_per_client: Option<u32>,
 }

@@ -160,8 +160,8 @@ pub struct HttpLimits {
     /// `requests_per_second_per_client`. The per-client table is bounded
     /// ([`MAX_RATE_CLIENTS`]; see `switchboard_server::rate`).
     pub requests_per_second_per_client: Option<NonZeroU32>,
-    /// How many requests one client may make at once above its rate (default: one
-    /// second's worth).
+    /// How many requests one client may make at once, back to back (the bucket's size;
+    /// default: one second's worth).
     pub request_burst_per_client: Option<NonZeroU32>,
 }
 
