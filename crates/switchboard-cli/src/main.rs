@@ -72,6 +72,7 @@ mod example_server;
 mod held;
 mod login;
 mod progress;
+mod rate_limits;
 mod render;
 mod request;
 mod sandbox;

@@ -11,6 +11,9 @@
 //! at each reload and, if it became unusable, serves none of the tools. `--guard[=MODE]`
 //! turns on the gateway's result guard (`switchboard_gateway::guard`): answers that carry
 //! an order to the model are withheld (or, `mark`, passed with a warning), each said here.
+//! The config file's `rateLimits` section limits tool calls (`rate_limits.rs`; a bad one
+//! stops `serve`, exit 2), and `--requests-per-second-per-client` each HTTP client's
+//! request rate (docs/gateway-limits.md).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,9 +32,10 @@ use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpSe
 use tokio_util::sync::CancellationToken;
 
 use crate::audit_log::{AuditLog, AuditSettings};
+use crate::rate_limits::RateLimitsInForce;
 
 use crate::terminal::say;
-use crate::watch::{ConfigWatch, Selection, WatchedConfig};
+use crate::watch::{ConfigWatch, SectionReader, Selection, WatchedConfig};
 use crate::{Failure, connect};
 
 /// Largest tool output passed through (bigger ones are cut with a marker saying so).
@@ -179,6 +183,15 @@ struct LimitFlags {
     /// one beyond it closes that address's oldest.
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
     max_unauthenticated_per_client: Option<u64>,
+    /// With --http: requests one client may send per second, on average (default: no such
+    /// limit); more: 429 with Retry-After. Tool calls have their own limits in the config's
+    /// `rateLimits` (docs/gateway-limits.md).
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+    requests_per_second_per_client: Option<u32>,
+    /// With --requests-per-second-per-client: how many requests one client may send at once,
+    /// back to back (default: one second's worth).
+    #[arg(long, value_name = "N", requires = "requests_per_second_per_client", value_parser = clap::value_parser!(u32).range(1..))]
+    request_burst_per_client: Option<u32>,
 }
 
 impl LimitFlags {
@@ -212,6 +225,12 @@ impl LimitFlags {
             &mut limits.max_unauthenticated_per_client,
             self.max_unauthenticated_per_client,
         );
+        if let Some(rate) = self.requests_per_second_per_client {
+            limits.requests_per_second_per_client = std::num::NonZeroU32::new(rate);
+            limits.request_burst_per_client = self
+                .request_burst_per_client
+                .and_then(std::num::NonZeroU32::new);
+        }
     }
 }
 
@@ -340,6 +359,10 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     gateway_options.audit = audit_log.clone().map(|log| {
         std::sync::Arc::new(log) as std::sync::Arc<dyn switchboard_gateway::audit::AuditSink>
     });
+    // Rate limits and quotas on tool calls (`rateLimits`): a bad section stops here; a
+    // reload under --watch reads it again.
+    let rate_limits = Arc::new(RateLimitsInForce::start(file)?);
+    gateway_options.rate_limits = Some(rate_limits.limits());
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {
@@ -361,6 +384,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             Some(path) => WatchedConfig::File(path),
             None => WatchedConfig::Discovered,
         };
+        let reread_rate_limits: SectionReader = Box::new(move |file| rate_limits.reload(file));
         Some(ConfigWatch::start(
             watched,
             selection,
@@ -371,6 +395,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
                 policy_control.replace(team.policy);
                 Ok(())
             }),
+            vec![reread_rate_limits],
         )?)
     } else {
         None

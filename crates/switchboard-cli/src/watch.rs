@@ -11,6 +11,13 @@
 //! files are ignored. Changes are debounced (a burst of writes is read once, after it
 //! settles, within a bounded wait).
 //!
+//! With `--config`, the file's team sections are read again too. `clients` and
+//! `policies` ([`TeamReload`], `team.rs`) come first: when they do not read, nothing of
+//! the reload is applied (servers must not change under a policy that is not the file's).
+//! The others are read each by its own [`SectionReader`] (the rate limits:
+//! `rate_limits.rs`), once the file and its served entries are usable; a section that does
+//! not read keeps what is in force and says so.
+//!
 //! A file that no longer parses, or has a bad entry among the served ones, is reported on
 //! stderr with file and line, and the running set is kept. Discovered files differ in two
 //! ways, because other programs write some of them (`~/.claude.json` changes all the
@@ -42,6 +49,10 @@ const MAX_DELAY: Duration = Duration::from_secs(2);
 const RETRY: Duration = Duration::from_millis(200);
 /// Longest a change waits for the first start to finish before it is given up.
 const STARTING_WAIT: Duration = Duration::from_secs(120);
+
+/// Reads a team section of a reloaded `--config` file and puts it in force (or keeps what
+/// is in force and says why): called once the file read and its served entries are usable.
+pub(crate) type SectionReader = Box<dyn Fn(&ConfigFile) + Send + Sync>;
 
 /// Which servers of the file are served.
 #[derive(Debug, Clone)]
@@ -98,13 +109,15 @@ impl ConfigWatch {
     }
 
     /// Watches what `watched` names (the folders, filtered for its files) and reloads
-    /// `runtime`, which serves `served` now, on each change.
+    /// `runtime`, which serves `served` now, on each change; with `--config`, each of
+    /// `sections` reads the file's team sections again.
     pub(crate) fn start(
         watched: WatchedConfig,
         selection: Selection,
         runtime: Runtime,
         served: Vec<ServerEntry>,
         team: TeamReload,
+        sections: Vec<SectionReader>,
     ) -> Result<ConfigWatch, String> {
         let source = match watched {
             WatchedConfig::File(path) => Source::File(
@@ -153,6 +166,7 @@ impl ConfigWatch {
             runtime,
             served,
             team,
+            sections,
         };
         let task = tokio::spawn(run(watcher, reloader, changes, stopped));
         Ok(ConfigWatch {
@@ -192,6 +206,8 @@ struct Reloader {
     served: Vec<ServerEntry>,
     /// Applies the file's team sections.
     team: TeamReload,
+    /// The team sections' readers (a `--config` file only: discovered files have none).
+    sections: Vec<SectionReader>,
 }
 
 /// Where the configuration is read from, and what the reader remembers between reads.
@@ -436,6 +452,11 @@ impl Reloader {
                 file.path.display()
             ));
             return;
+        }
+        if matches!(self.source, Source::File(_)) {
+            for read in &self.sections {
+                read(&file);
+            }
         }
         if matches!(self.source, Source::Discovered(_)) && same_entries(&entries, &self.served) {
             tracing::debug!("the discovered servers are defined as they were; nothing to reload");

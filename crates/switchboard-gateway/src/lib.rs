@@ -44,6 +44,9 @@
 //!   prompt or a resource whose text reads like an order to the model is withheld (a tool
 //!   error, or [`codes::RESULT_WITHHELD`]) or passed with a warning put first; `guard.rs`
 //!   says what is scanned and which findings count.
+//! - With rate limits ([`GatewayOptions::rate_limits`], `serve`'s `rateLimits`), a
+//!   `tools/call` over one of them is refused at once with [`codes::RATE_LIMITED`], naming
+//!   the limit and when to retry; `rate_limits.rs` says how limits combine.
 //!
 //! Secrets stay in: everything a client is sent passes one rule, the runtime's
 //! [`Runtime::secrets`] (every configured `${VAR}` expansion, `env` and header value and URL
@@ -65,6 +68,7 @@ pub mod audit;
 mod documents;
 pub mod guard;
 pub mod policy;
+pub mod rate_limits;
 pub mod relay;
 
 use std::collections::HashMap;
@@ -143,6 +147,10 @@ pub mod codes {
     /// or not with these arguments. The message names the rule and what it refused;
     /// `data` holds `rule`.
     pub const POLICY_DENIED: i64 = -32010;
+    /// A rate limit or quota of `serve`'s `rateLimits` has no room for the call: it was not
+    /// made. The message names the limit, its rate and when to retry; `data` holds `limit`
+    /// and `retryAfterMs` (`rate_limits.rs`).
+    pub const RATE_LIMITED: i64 = -32009;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -179,6 +187,9 @@ pub struct GatewayOptions {
     /// Who may see and use what (`policy.rs`); `None`: every client sees everything.
     /// Replaced while serving through [`Gateway::policy_control`].
     pub policy: Option<policy::Policy>,
+    /// Rate limits and quotas on `tools/call` (`rate_limits.rs`); its owner replaces them
+    /// on a reload. Off (`None`) by default.
+    pub rate_limits: Option<Arc<rate_limits::CallLimits>>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -212,6 +223,7 @@ impl GatewayOptions {
             guard: None,
             audit: None,
             policy: None,
+            rate_limits: None,
         }
     }
 }
@@ -230,6 +242,7 @@ impl fmt::Debug for GatewayOptions {
             .field("guard", &self.guard)
             .field("audit", &self.audit)
             .field("policy", &self.policy)
+            .field("rate_limits", &self.rate_limits)
             .finish()
     }
 }
@@ -417,6 +430,7 @@ impl GatewayService {
                 guard: options.guard.take().map(Arc::new),
                 audit: options.audit.take(),
                 policy: policy_in_force,
+                rate_limits: options.rate_limits.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -500,6 +514,8 @@ struct Upstreams {
     audit: Option<Arc<dyn audit::AuditSink>>,
     /// The policy in force (`None`: everything shown).
     policy: watch::Receiver<Option<Arc<policy::Policy>>>,
+    /// The rate limits on `tools/call`, when `rateLimits` sets some.
+    rate_limits: Option<Arc<rate_limits::CallLimits>>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -647,16 +663,20 @@ impl Service for GatewayService {
                 .as_ref()
                 .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
+            // The policy first (a refused call uses no rate), then the rate limits.
             let answer = match gateway.judged(&request, &context) {
                 Err(denial) => Err(denial.error()),
-                Ok(policy) => {
-                    let listing = policy::Listing::of(&request);
-                    let identity = context.client.identity.clone();
-                    let answer = gateway
-                        .answer(request, context.hiding(secrets.clone()))
-                        .await;
-                    gateway.filtered(answer, policy.as_deref(), listing, &identity)
-                }
+                Ok(policy) => match gateway.over_rate_limit(&request, &context) {
+                    Some(refused) => Err(refused),
+                    None => {
+                        let listing = policy::Listing::of(&request);
+                        let identity = context.client.identity.clone();
+                        let answer = gateway
+                            .answer(request, context.hiding(secrets.clone()))
+                            .await;
+                        gateway.filtered(answer, policy.as_deref(), listing, &identity)
+                    }
+                },
             };
             let answer = hide_in_answer(&secrets, answer);
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
@@ -682,6 +702,20 @@ impl Service for GatewayService {
 }
 
 impl Upstreams {
+    /// The refusal of a `tools/call` over a rate limit (`rate_limits.rs`), if it is one.
+    fn over_rate_limit(
+        &self,
+        request: &ServiceRequest,
+        context: &RequestContext,
+    ) -> Option<ErrorObject> {
+        let (Some(limits), ServiceRequest::CallTool(call)) = (&self.rate_limits, request) else {
+            return None;
+        };
+        let refused = limits.admit(&context.client.identity, &call.name).err()?;
+        tracing::debug!(limit = %refused.limit, tool = %call.name, "call refused: {refused}");
+        Some(refused.error())
+    }
+
     /// The audit record of `request` before it is answered, for the calls the log
     /// records (`None` for the rest).
     fn audit_start(

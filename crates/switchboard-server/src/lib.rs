@@ -41,7 +41,9 @@
 //! authorization server's published keys (RS256/ES256 with `ring`), issuer, audience = the
 //! resource, `exp`/`nbf`/`iat` as NumericDates; `reply.rs` bodies and encoding; `/healthz`
 //! answered before every cap (`?detail`: limits, counts, refusals), caps on bodies,
-//! sessions, connections, streams and requests in flight, and a graceful drain). The
+//! sessions, connections, streams and requests in flight, an optional per-client request
+//! rate, and a graceful drain). `rate` is a keyed GCRA limiter (`governor`) with a bounded
+//! key table, for that request rate and for the gateway's rate limits. The
 //! authoring kit (`author/`) makes a `Service` of typed Rust code: `Server::builder(name,
 //! version)` takes `Tool`s, `Prompt`s and `Resource`s and `build()` checks them
 //! (`server.rs`: unique names, tool names clients accept, object schemas; lists in
@@ -68,6 +70,7 @@
 pub mod author;
 pub mod core;
 pub mod http;
+pub mod rate;
 pub mod stdio;
 
 /// `docs/authoring.md`, whose Rust snippets are compiled as doctests.

@@ -31,6 +31,7 @@ mod serve_fidelity;
 mod serve_guard;
 mod serve_http;
 mod serve_policy;
+mod serve_rate_limits;
 mod serve_watch;
 mod shell;
 mod soak;

@@ -429,7 +429,7 @@ const REQUEST_BOUND: Duration = Duration::from_secs(20);
 
 /// A client whose connections come from `source` (a loopback address of its own: another
 /// client of the gateway).
-fn client_from(source: &str) -> reqwest::Client {
+pub(crate) fn client_from(source: &str) -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(REQUEST_BOUND)
         .local_address(source.parse::<std::net::IpAddr>().ok())
@@ -454,7 +454,7 @@ fn initialize_body() -> String {
 }
 
 /// A legacy `initialize`: the status and, when one was opened, the session id; the body.
-async fn open_session(
+pub(crate) async fn open_session(
     client: &reqwest::Client,
     url: &str,
     token: Option<&str>,
@@ -479,7 +479,7 @@ async fn open_session(
 }
 
 /// The victim's whole exchange: a session, `tools/list` in it, the tool names it got.
-async fn victim_lists_tools(url: &str, token: Option<&str>) -> Vec<String> {
+pub(crate) async fn victim_lists_tools(url: &str, token: Option<&str>) -> Vec<String> {
     let victim = client_from("127.0.0.2");
     let (status, session, body) = open_session(&victim, url, token).await;
     assert_eq!(status, 200, "the victim's initialize: {body}");
@@ -723,7 +723,7 @@ async fn one_client_filling_requests_in_flight_leaves_room_for_others() {
 }
 
 /// The limit a refusal's JSON-RPC error names (`data.limit`).
-fn limit_named(body: &str) -> String {
+pub(crate) fn limit_named(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
         .and_then(|error| error.pointer("/error/data/limit").cloned())

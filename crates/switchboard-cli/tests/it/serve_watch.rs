@@ -18,7 +18,7 @@ use crate::serve::{
 };
 
 /// A folder of its own (so the watched folder holds only this test's file) with `mcp.json`.
-fn config_folder(name: &str) -> PathBuf {
+pub(crate) fn config_folder(name: &str) -> PathBuf {
     let dir = crate::workspace_root()
         .join("target")
         .join("cli-tests")
@@ -33,14 +33,14 @@ fn servers_text(servers: &Value) -> String {
 }
 
 /// Writes the file the way editors do: a new file beside it, renamed over it.
-fn replace(path: &Path, text: &str) {
+pub(crate) fn replace(path: &Path, text: &str) {
     let fresh = path.with_extension("json.tmp");
     std::fs::write(&fresh, text).expect("write the new file");
     std::fs::rename(&fresh, path).expect("rename it over the config");
 }
 
 /// The gateway's stderr once it holds `needle` `times` times (polled within the deadline).
-async fn stderr_with(session: &Session, needle: &str, times: usize) -> String {
+pub(crate) async fn stderr_with(session: &Session, needle: &str, times: usize) -> String {
     wait::until_async(
         &format!("`{needle}` {times}x on stderr"),
         TEST_DEADLINE,

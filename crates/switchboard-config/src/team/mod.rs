@@ -10,6 +10,8 @@
 //! reload under `--watch` keeps what was in force): these are security settings, so a bad
 //! one is never taken as empty.
 
+pub mod rate_limits;
+
 use serde_json::{Map, Value};
 
 /// The top-level keys holding team sections.

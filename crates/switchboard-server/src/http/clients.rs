@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use super::HttpLimits;
 use super::reply::{self, Reply};
 use crate::core::ClientIdentity;
+use crate::rate::{KeyedRate, Rate, RetryAfter};
 use crate::stdio::codes::BUSY;
 
 /// A limit that refused something (its name is the [`HttpLimits`] field, and the key of
@@ -51,10 +52,11 @@ pub(super) enum Limit {
     InFlight,
     InFlightPerClient,
     InFlightPerSession,
+    RequestsPerSecondPerClient,
 }
 
 impl Limit {
-    const ALL: [Limit; 9] = [
+    const ALL: [Limit; 10] = [
         Limit::Sessions,
         Limit::SessionsPerClient,
         Limit::Connections,
@@ -64,6 +66,7 @@ impl Limit {
         Limit::InFlight,
         Limit::InFlightPerClient,
         Limit::InFlightPerSession,
+        Limit::RequestsPerSecondPerClient,
     ];
 
     /// The [`HttpLimits`] field.
@@ -78,6 +81,7 @@ impl Limit {
             Limit::InFlight => "max_in_flight",
             Limit::InFlightPerClient => "max_in_flight_per_client",
             Limit::InFlightPerSession => "max_in_flight_per_session",
+            Limit::RequestsPerSecondPerClient => "requests_per_second_per_client",
         }
     }
 
@@ -92,6 +96,9 @@ impl Limit {
             Limit::InFlight => limits.max_in_flight,
             Limit::InFlightPerClient => limits.max_in_flight_per_client,
             Limit::InFlightPerSession => limits.max_in_flight_per_session,
+            Limit::RequestsPerSecondPerClient => limits
+                .requests_per_second_per_client
+                .map_or(0, |rate| usize::try_from(rate.get()).unwrap_or(usize::MAX)),
         }
     }
 
@@ -104,12 +111,14 @@ impl Limit {
                 | Limit::StreamsPerClient
                 | Limit::InFlightPerClient
                 | Limit::InFlightPerSession
+                | Limit::RequestsPerSecondPerClient
         )
     }
 }
 
-/// Seconds a refused client is told to wait (`Retry-After`).
-const RETRY_AFTER_SECS: &str = "1";
+/// Seconds a refused client is told to wait (`Retry-After`) when the limit does not know
+/// better (a count: something the client holds must end first).
+const RETRY_AFTER_SECS: u64 = 1;
 
 /// The refusal of a request over `limit`: 429 (the client's own limit) or 503 (the
 /// server's), `Retry-After`, and a JSON-RPC error ([`BUSY`]) whose message says what to do
@@ -119,6 +128,41 @@ pub(super) fn over_limit(
     limit: Limit,
     id: Option<&RequestId>,
     what_to_do: &str,
+) -> Reply {
+    refusal(limits, limit, id, what_to_do, None)
+}
+
+/// Each client's request rate, when [`HttpLimits::requests_per_second_per_client`] sets
+/// one.
+pub(super) fn request_rate(limits: &HttpLimits) -> Option<KeyedRate<ClientIdentity>> {
+    let calls = limits.requests_per_second_per_client?;
+    let rate = Rate {
+        calls,
+        every: std::time::Duration::from_secs(1),
+        burst: limits.request_burst_per_client,
+    };
+    Some(KeyedRate::new(rate, super::MAX_RATE_CLIENTS))
+}
+
+/// The refusal of a request over the client's request rate (counted): 429, `Retry-After`
+/// in whole seconds (rounded up), and the JSON-RPC error naming the limit, its value and
+/// `retryAfterMs`.
+pub(super) fn over_rate(limits: &HttpLimits, tally: &Tally, retry: RetryAfter) -> Reply {
+    let limit = Limit::RequestsPerSecondPerClient;
+    tally.refused(limit);
+    let what_to_do = format!(
+        "this client sends requests faster than one client may; retry in {} s",
+        retry.whole_seconds()
+    );
+    refusal(limits, limit, None, &what_to_do, Some(retry))
+}
+
+fn refusal(
+    limits: &HttpLimits,
+    limit: Limit,
+    id: Option<&RequestId>,
+    what_to_do: &str,
+    retry: Option<RetryAfter>,
 ) -> Reply {
     let status = if limit.per_client() {
         StatusCode::TOO_MANY_REQUESTS
@@ -133,11 +177,16 @@ pub(super) fn over_limit(
             limit.name()
         ),
     );
-    error.data = Some(json!({ "limit": limit.name(), "value": value }));
+    let mut data = json!({ "limit": limit.name(), "value": value });
+    if let Some(retry) = retry {
+        data["retryAfterMs"] = json!(retry.millis());
+    }
+    error.data = Some(data);
     let mut reply = reply::error(status, id, &error);
+    let seconds = retry.map_or(RETRY_AFTER_SECS, RetryAfter::whole_seconds);
     reply
         .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+        .insert(RETRY_AFTER, HeaderValue::from(seconds));
     reply
 }
 

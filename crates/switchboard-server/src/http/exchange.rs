@@ -136,6 +136,8 @@ fn limits_json(limits: &super::HttpLimits) -> Value {
         "session_idle_ms": millis(limits.session_idle),
         "header_read_timeout_ms": millis(limits.header_read_timeout),
         "body_read_timeout_ms": millis(limits.body_read_timeout),
+        "requests_per_second_per_client": limits.requests_per_second_per_client,
+        "request_burst_per_client": limits.request_burst_per_client,
     })
 }
 
@@ -152,6 +154,13 @@ async fn mcp(shared: Arc<Shared>, ticket: &Ticket, request: Request<Incoming>) -
             None,
             "the server is shutting down; try again elsewhere or later",
         );
+    }
+    if let Some(Err(retry)) = shared
+        .request_rate
+        .as_ref()
+        .map(|rate| rate.check(&identity))
+    {
+        return clients::over_rate(&shared.limits, &shared.clients.tally, retry);
     }
     match *request.method() {
         Method::POST => post(shared, identity, request).await,

@@ -21,7 +21,10 @@
 //! below the global caps, on sessions, connections and open streams (`clients.rs`;
 //! [`HttpLimits`]): one client cannot take a shared resource from everyone. A client over
 //! its own limit gets 429, the server over a global cap 503, both with `Retry-After` and a
-//! JSON-RPC error whose `data.limit` names the limit. Connections are always accepted;
+//! JSON-RPC error whose `data.limit` names the limit. Optionally, each client's request
+//! rate is limited too ([`HttpLimits::requests_per_second_per_client`], off by default; a
+//! bucket per identity in `crate::rate`, the table bounded): over it, 429 with
+//! `Retry-After` in whole seconds and `retryAfterMs`. Connections are always accepted;
 //! until a request on one passes the guard it is in a small budget of its own, with a
 //! short deadline, where a newcomer closes the oldest.
 //!
@@ -54,6 +57,7 @@ mod streams;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -66,7 +70,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::core::{ServerInfo, Service};
+use crate::core::{ClientIdentity, ServerInfo, Service};
 
 pub use guard::BearerToken;
 
@@ -152,7 +156,20 @@ pub struct HttpLimits {
     /// long too). Keeps long calls alive behind proxies that cut long responses. `None`:
     /// streams stay open until answered (they can still be resumed when lost).
     pub poll_after: Option<Duration>,
+    /// Requests one client may make per second, on average (`None`: no such limit, the
+    /// default). Counted when a request has passed the guard, before its body is read;
+    /// over it: 429 with `Retry-After` and a JSON-RPC error whose `data.limit` is
+    /// `requests_per_second_per_client`. The per-client table is bounded
+    /// ([`MAX_RATE_CLIENTS`]; see `switchboard_server::rate`).
+    pub requests_per_second_per_client: Option<NonZeroU32>,
+    /// How many requests one client may make at once, back to back (the bucket's size;
+    /// default: one second's worth).
+    pub request_burst_per_client: Option<NonZeroU32>,
 }
+
+/// Most clients whose request rate is followed apart; beyond it, newcomers share one
+/// bucket until the idle ones are forgotten.
+pub const MAX_RATE_CLIENTS: usize = 16_384;
 
 impl Default for HttpLimits {
     fn default() -> HttpLimits {
@@ -177,6 +194,8 @@ impl Default for HttpLimits {
             stream_write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
             poll_after: None,
+            requests_per_second_per_client: None,
+            request_burst_per_client: None,
         }
     }
 }
@@ -256,6 +275,8 @@ struct Shared {
     sessions: sessions::Sessions,
     /// What each client holds, and the unauthenticated connections.
     clients: Arc<clients::Clients>,
+    /// Each client's request rate, when limited.
+    request_rate: Option<crate::rate::KeyedRate<ClientIdentity>>,
     /// Requests in flight (all eras).
     in_flight: Arc<AtomicUsize>,
     /// Listen streams open.
@@ -318,6 +339,7 @@ impl HttpServer {
                 guard,
                 sessions: sessions::Sessions::new(limits, release, clients.tally.clone()),
                 clients,
+                request_rate: clients::request_rate(&limits),
                 in_flight: Arc::new(AtomicUsize::new(0)),
                 listens: Arc::new(AtomicUsize::new(0)),
                 drain: CancellationToken::new(),
