@@ -44,14 +44,14 @@ use tokio::sync::{broadcast, watch};
 pub const DEFAULT_RULE: &str = "default-deny";
 
 /// The rules, and the groups of each named client.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Policy {
     rules: Vec<Rule>,
     client_groups: HashMap<Arc<str>, Vec<String>>,
 }
 
 /// One named rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     /// Its name, given in every denial it makes.
     pub name: String,
@@ -118,7 +118,7 @@ impl Who {
 
 /// Things a rule grants or denies: whole servers, and tools, prompts and resources by
 /// pattern (of the names the gateway exports; resources by URI, templates by their text).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Grant {
     /// Every tool, prompt and resource of these servers.
     pub servers: Vec<Wildcard>,
@@ -131,7 +131,7 @@ pub struct Grant {
 }
 
 /// A constraint on one argument of the tools a pattern names.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArgumentRule {
     /// The tools (exported names).
     pub tool: Wildcard,
@@ -432,9 +432,16 @@ impl PolicyControl {
         }
     }
 
-    /// Puts `policy` in force (`None`: no policy, everything shown).
+    /// Puts `policy` in force (`None`: no policy, everything shown); clients are told
+    /// their lists changed only when it differs from the one in force.
     pub fn replace(&self, policy: Option<Policy>) {
-        self.policy.send_replace(policy.map(Arc::new));
+        self.policy.send_if_modified(|in_force| {
+            if in_force.as_deref() == policy.as_ref() {
+                return false;
+            }
+            *in_force = policy.map(Arc::new);
+            true
+        });
     }
 
     pub(crate) fn in_force(&self) -> watch::Receiver<Option<Arc<Policy>>> {
