@@ -79,6 +79,12 @@ pub trait Service: Send + Sync + 'static {
         let _ = tool;
         Vec::new()
     }
+    /// Whether the service serves the endpoint named `name` (the HTTP transport's
+    /// `/mcp/<name>`, a gateway's profile); none by default.
+    fn serves_endpoint(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
 }
 
 /// The server's identity and capabilities.
@@ -420,6 +426,9 @@ pub struct ClientFacts {
     /// passed, else the peer's address). A legacy session's requests carry the identity of
     /// the request that opened it.
     pub identity: ClientIdentity,
+    /// The endpoint asked: `None` for the default one (`/mcp`, stdio), a profile's name for
+    /// `/mcp/<profile>` (a legacy session stays at the endpoint that opened it).
+    pub endpoint: Option<Arc<str>>,
 }
 
 impl ClientFacts {
@@ -432,6 +441,7 @@ impl ClientFacts {
             info: None,
             log_level: None,
             identity: ClientIdentity::Local,
+            endpoint: None,
         }
     }
 

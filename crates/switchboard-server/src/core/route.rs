@@ -60,11 +60,27 @@ impl Routed {
     /// Names who asks, on the facts the request carries (a transport that knows its
     /// client's identity sets it once the request is routed).
     pub fn set_identity(&mut self, identity: ClientIdentity) {
+        if let Some(facts) = self.facts_mut() {
+            facts.identity = identity;
+        }
+    }
+
+    /// Names who asks and at which endpoint (`None`: the default one; a profile's name).
+    pub fn set_caller(&mut self, identity: ClientIdentity, endpoint: Option<Arc<str>>) {
+        if let Some(facts) = self.facts_mut() {
+            facts.identity = identity;
+            facts.endpoint = endpoint;
+        }
+    }
+
+    fn facts_mut(&mut self) -> Option<&mut ClientFacts> {
         match self {
             Routed::Discover(facts)
             | Routed::Listen { facts, .. }
-            | Routed::Serve { facts, .. } => facts.identity = identity,
-            Routed::Initialize(_) | Routed::Ping | Routed::SetLogLevel(_) | Routed::Refused(_) => {}
+            | Routed::Serve { facts, .. } => Some(facts),
+            Routed::Initialize(_) | Routed::Ping | Routed::SetLogLevel(_) | Routed::Refused(_) => {
+                None
+            }
         }
     }
 }
@@ -90,6 +106,7 @@ impl Initialize {
             info: self.info.clone().map(Arc::new),
             log_level: None,
             identity: ClientIdentity::Local,
+            endpoint: None,
         }
     }
 }
@@ -315,6 +332,7 @@ fn modern_facts(request_meta: Option<&Map<String, Value>>) -> Result<ClientFacts
         info: request_meta.get(meta::CLIENT_INFO).cloned().map(Arc::new),
         log_level,
         identity: ClientIdentity::Local,
+        endpoint: None,
     })
 }
 

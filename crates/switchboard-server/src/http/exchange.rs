@@ -63,7 +63,19 @@ pub(super) async fn respond(
 ) -> Reply {
     match (request.uri().path(), request.method()) {
         (HEALTH_PATH, &Method::GET | &Method::HEAD) => health(&shared, &request),
-        (MCP_PATH, _) => mcp(shared, ticket, request).await,
+        (MCP_PATH, _) => mcp(shared, ticket, request, None).await,
+        (path, _) if path.starts_with(PROFILE_PREFIX) => {
+            let name = &path[PROFILE_PREFIX.len()..];
+            if is_endpoint_name(name) && shared.service.serves_endpoint(name) {
+                let endpoint = Some(Arc::from(name));
+                mcp(shared, ticket, request, endpoint).await
+            } else {
+                reply::text(
+                    StatusCode::NOT_FOUND,
+                    "no such endpoint: this server serves /mcp and the profiles its operator configured at /mcp/<profile>\n",
+                )
+            }
+        }
         (path, &Method::GET) if path.starts_with(PROTECTED_RESOURCE_PATH) => {
             protected_resource(&shared, &request)
         }
@@ -141,7 +153,30 @@ fn limits_json(limits: &super::HttpLimits) -> Value {
     })
 }
 
-async fn mcp(shared: Arc<Shared>, ticket: &Ticket, request: Request<Incoming>) -> Reply {
+/// Where profiles are served: `/mcp/<profile>`.
+const PROFILE_PREFIX: &str = "/mcp/";
+
+/// A profile's name as a path may carry it: 1 to 64 ASCII letters, digits, `-` and `_`.
+fn is_endpoint_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+}
+
+/// Who asks, and at which endpoint (`None`: `/mcp`; a profile's name for `/mcp/<profile>`).
+#[derive(Debug, Clone)]
+struct Caller {
+    identity: ClientIdentity,
+    endpoint: Option<Arc<str>>,
+}
+
+async fn mcp(
+    shared: Arc<Shared>,
+    ticket: &Ticket,
+    request: Request<Incoming>,
+    endpoint: Option<Arc<str>>,
+) -> Reply {
     let identity = match shared.guard.admit(request.headers(), ticket.peer()).await {
         Ok(identity) => identity,
         Err(refused) => return refused,
@@ -163,9 +198,9 @@ async fn mcp(shared: Arc<Shared>, ticket: &Ticket, request: Request<Incoming>) -
         return clients::over_rate(&shared.limits, &shared.clients.tally, retry);
     }
     match *request.method() {
-        Method::POST => post(shared, identity, request).await,
-        Method::GET => get(&shared, &identity, request.headers()),
-        Method::DELETE => delete(&shared, &identity, request.headers()),
+        Method::POST => post(shared, Caller { identity, endpoint }, request).await,
+        Method::GET => get(&shared, &Caller { identity, endpoint }, request.headers()),
+        Method::DELETE => delete(&shared, &Caller { identity, endpoint }, request.headers()),
         _ => not_allowed(Era::Legacy),
     }
 }
@@ -250,7 +285,7 @@ async fn read_body(
         .unwrap_or(Err(BodyError::Slow))
 }
 
-async fn post(shared: Arc<Shared>, identity: ClientIdentity, request: Request<Incoming>) -> Reply {
+async fn post(shared: Arc<Shared>, caller: Caller, request: Request<Incoming>) -> Reply {
     let (parts, body) = request.into_parts();
     let bytes = match read_body(&shared, &parts.headers, body).await {
         Ok(bytes) => bytes,
@@ -312,10 +347,10 @@ async fn post(shared: Arc<Shared>, identity: ClientIdentity, request: Request<In
         }
     };
     match era {
-        PostEra::Modern => modern(shared, identity, &parts.headers, message).await,
+        PostEra::Modern => modern(shared, caller, &parts.headers, message).await,
         PostEra::Legacy(version) => {
             let request = LegacyPost {
-                identity,
+                caller,
                 version,
                 message,
             };
@@ -326,7 +361,7 @@ async fn post(shared: Arc<Shared>, identity: ClientIdentity, request: Request<In
 
 async fn modern(
     shared: Arc<Shared>,
-    identity: ClientIdentity,
+    caller: Caller,
     headers: &HeaderMap,
     message: Message,
 ) -> Reply {
@@ -346,7 +381,7 @@ async fn modern(
     if let Err(refusal) = headers::check_modern(headers, &request, &header_params) {
         return reply::refused(Some(&request.id), &refusal);
     }
-    route_and_answer(shared, request, Asker::Modern(identity)).await
+    route_and_answer(shared, request, Asker::Modern(caller)).await
 }
 
 /// The session a legacy request names: `Err` with the answer when it names none (400) or
@@ -354,7 +389,7 @@ async fn modern(
 /// none of its business), or names it under another version (400).
 fn session_of(
     shared: &Shared,
-    identity: &ClientIdentity,
+    caller: &Caller,
     headers: &HeaderMap,
     version: Option<&str>,
 ) -> Result<Arc<Session>, Reply> {
@@ -368,7 +403,9 @@ fn session_of(
         .to_str()
         .ok()
         .and_then(|id| shared.sessions.get(id.trim()))
-        .filter(|session| session.identity() == identity);
+        .filter(|session| {
+            session.identity() == &caller.identity && session.facts().endpoint == caller.endpoint
+        });
     let Some(session) = session else {
         return Err(reply::refusal(
             StatusCode::NOT_FOUND,
@@ -402,7 +439,7 @@ fn session_of(
 
 /// A legacy POST, read.
 struct LegacyPost {
-    identity: ClientIdentity,
+    caller: Caller,
     /// The `MCP-Protocol-Version` header's version, if sent.
     version: Option<String>,
     message: Message,
@@ -410,7 +447,7 @@ struct LegacyPost {
 
 async fn legacy(shared: Arc<Shared>, headers: &HeaderMap, post: LegacyPost) -> Reply {
     let LegacyPost {
-        identity,
+        caller,
         version,
         message,
     } = post;
@@ -421,9 +458,9 @@ async fn legacy(shared: Arc<Shared>, headers: &HeaderMap, post: LegacyPost) -> R
         let Message::Request(request) = message else {
             return reply::refusal(StatusCode::BAD_REQUEST, "not a request");
         };
-        return initialize(&shared, identity, request).await;
+        return initialize(&shared, caller, request).await;
     }
-    let session = match session_of(&shared, &identity, headers, version.as_deref()) {
+    let session = match session_of(&shared, &caller, headers, version.as_deref()) {
         Ok(session) => session,
         Err(refused) => return refused,
     };
@@ -461,7 +498,7 @@ async fn legacy(shared: Arc<Shared>, headers: &HeaderMap, post: LegacyPost) -> R
                     ),
                 );
             }
-            route_and_answer(shared, request, Asker::Session(session, identity)).await
+            route_and_answer(shared, request, Asker::Session(session, caller)).await
         }
     }
 }
@@ -470,8 +507,8 @@ async fn legacy(shared: Arc<Shared>, headers: &HeaderMap, post: LegacyPost) -> R
 /// credential (the session's own, as `session_of` checked, but with what the credential
 /// grants now: a token refreshed with fewer scopes is judged by them).
 enum Asker {
-    Modern(ClientIdentity),
-    Session(Arc<Session>, ClientIdentity),
+    Modern(Caller),
+    Session(Arc<Session>, Caller),
 }
 
 /// Routes a request (in its session, if it is legacy) and answers it.
@@ -480,9 +517,9 @@ async fn route_and_answer(
     request: switchboard_wire::Request,
     asker: Asker,
 ) -> Reply {
-    let (session, identity) = match asker {
-        Asker::Modern(identity) => (None, identity),
-        Asker::Session(session, identity) => (Some(session), identity),
+    let (session, caller) = match asker {
+        Asker::Modern(caller) => (None, caller),
+        Asker::Session(session, caller) => (Some(session), caller),
     };
     let facts = session.as_ref().map(|session| session.facts());
     let mut routed = route::route(
@@ -491,7 +528,7 @@ async fn route_and_answer(
         facts.as_ref(),
         shared.info().capabilities,
     );
-    routed.set_identity(identity);
+    routed.set_caller(caller.identity, caller.endpoint);
     let call = Call {
         id: request.id,
         method: request.method,
@@ -507,11 +544,7 @@ async fn instructions(shared: &Shared) -> Option<String> {
         .flatten()
 }
 
-async fn initialize(
-    shared: &Shared,
-    identity: ClientIdentity,
-    request: switchboard_wire::Request,
-) -> Reply {
+async fn initialize(shared: &Shared, caller: Caller, request: switchboard_wire::Request) -> Reply {
     let routed = route::route(
         &request.method,
         request.params,
@@ -537,7 +570,8 @@ async fn initialize(
     let instructions = instructions(shared).await;
     let result = finish::initialize_result(shared.info(), negotiated, instructions);
     let facts = ClientFacts {
-        identity,
+        identity: caller.identity,
+        endpoint: caller.endpoint,
         ..init.facts(negotiated)
     };
     let session = match shared.sessions.open(facts) {
@@ -578,7 +612,7 @@ async fn initialize(
 /// 405.
 fn session_of_bodyless(
     shared: &Shared,
-    identity: &ClientIdentity,
+    caller: &Caller,
     headers: &HeaderMap,
 ) -> Result<Arc<Session>, Reply> {
     headers::single_standard_headers(headers).map_err(|refusal| reply::refused(None, &refusal))?;
@@ -589,18 +623,18 @@ fn session_of_bodyless(
     if version.is_some_and(|v| switchboard_protocol::MODERN_VERSIONS.contains(&v)) {
         return Err(not_allowed(Era::Modern));
     }
-    session_of(shared, identity, headers, version)
+    session_of(shared, caller, headers, version)
 }
 
-fn get(shared: &Arc<Shared>, identity: &ClientIdentity, headers: &HeaderMap) -> Reply {
-    let session = match session_of_bodyless(shared, identity, headers) {
+fn get(shared: &Arc<Shared>, caller: &Caller, headers: &HeaderMap) -> Reply {
+    let session = match session_of_bodyless(shared, caller, headers) {
         Ok(session) => session,
         Err(refused) => return refused,
     };
     if let Some(last) = headers.get(LAST_EVENT_ID) {
         return resume_stream(shared, &session, last);
     }
-    let slot = match shared.clients.hold(identity, clients::Held::Stream) {
+    let slot = match shared.clients.hold(&caller.identity, clients::Held::Stream) {
         Ok(slot) => slot,
         Err(limit) => {
             return clients::over_limit(
@@ -640,8 +674,8 @@ fn resume_stream(shared: &Shared, session: &Session, last: &HeaderValue) -> Repl
     }
 }
 
-fn delete(shared: &Shared, identity: &ClientIdentity, headers: &HeaderMap) -> Reply {
-    match session_of_bodyless(shared, identity, headers) {
+fn delete(shared: &Shared, caller: &Caller, headers: &HeaderMap) -> Reply {
+    match session_of_bodyless(shared, caller, headers) {
         Ok(session) => {
             shared.sessions.end(session.id());
             reply::empty(StatusCode::NO_CONTENT)
