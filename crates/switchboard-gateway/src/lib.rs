@@ -55,6 +55,11 @@
 //! everything (stdio), or which server failed and how (HTTP); the full account always goes
 //! to the operator's log.
 //!
+//! With [`traces::Traces`] ([`GatewayOptions::traces`], `serve --otlp`), each request is a
+//! span (its parent the client's `_meta.traceparent`), with a `gateway.policy` child and,
+//! for `tools/call`, a child for the upstream call whose trace context the server is sent
+//! (`traces.rs` says what the spans hold and never hold).
+//!
 //! A server's log message that its session could not tie to one call goes only to the
 //! clients of the one identity it can only be about, else only to the operator's log
 //! (`audience.rs` has the rule): a server that logs its users' queries does not tell one
@@ -65,6 +70,7 @@ pub mod audit;
 mod documents;
 pub mod guard;
 pub mod relay;
+pub mod traces;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -171,6 +177,9 @@ pub struct GatewayOptions {
     /// The audit log (`audit.rs`): one line per `tools/call`, `prompts/get` and
     /// `resources/read` answered. Off (`None`) by default; its owner ends it.
     pub audit: Option<Arc<dyn audit::AuditSink>>,
+    /// Spans of the requests and their upstream calls (`traces.rs`). Off (`None`) by
+    /// default; its owner flushes and ends the exporter.
+    pub traces: Option<traces::Traces>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -203,6 +212,7 @@ impl GatewayOptions {
             error_detail: ErrorDetail::Full,
             guard: None,
             audit: None,
+            traces: None,
         }
     }
 }
@@ -220,6 +230,7 @@ impl fmt::Debug for GatewayOptions {
             .field("error_detail", &self.error_detail)
             .field("guard", &self.guard)
             .field("audit", &self.audit)
+            .field("traces", &self.traces)
             .finish()
     }
 }
@@ -392,6 +403,7 @@ impl GatewayService {
                 error_detail: options.error_detail,
                 guard: options.guard.take().map(Arc::new),
                 audit: options.audit.take(),
+                traces: options.traces.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -473,6 +485,8 @@ struct Upstreams {
     guard: Option<Arc<ResultGuard>>,
     /// Where each call answered is recorded, when `serve --audit` asked for it.
     audit: Option<Arc<dyn audit::AuditSink>>,
+    /// Where the spans go, when `serve --otlp` asked for them.
+    traces: Option<traces::Traces>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -588,10 +602,21 @@ impl Service for GatewayService {
                 .as_ref()
                 .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
-            let answer = gateway
-                .answer(request, context.hiding(secrets.clone()))
-                .await;
+            let traced = gateway.traces.as_ref().map(|traces| {
+                let server = request_server(&gateway.runtime.snapshot(), &request);
+                traces.request(&request, &context, server.as_deref(), &secrets)
+            });
+            let answering = gateway.answer(request, context.hiding(secrets.clone()));
+            let answer = match &traced {
+                Some(span) => {
+                    opentelemetry::trace::FutureExt::with_context(answering, span.clone()).await
+                }
+                None => answering.await,
+            };
             let answer = hide_in_answer(&secrets, answer);
+            if let Some(span) = &traced {
+                traces::finish(span, &answer);
+            }
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
                 log.record(started.finish(&answer));
             }
@@ -622,28 +647,22 @@ impl Upstreams {
         request: &ServiceRequest,
         context: &RequestContext,
     ) -> Option<AuditStart> {
-        let snapshot = self.runtime.snapshot();
-        let (method, server, name, digest) = match request {
+        let (name, digest) = match request {
             ServiceRequest::CallTool(call) => (
-                switchboard_protocol::methods::TOOLS_CALL,
-                snapshot.tool(&call.name).map(|t| t.server().to_owned()),
                 Some(call.name.clone()),
                 audit::arguments_digest(&Value::Object(call.arguments.clone())),
             ),
             ServiceRequest::GetPrompt(get) => (
-                switchboard_protocol::methods::PROMPTS_GET,
-                prompt_routes(&snapshot).remove(&get.name).map(|r| r.server),
                 Some(get.name.clone()),
                 audit::arguments_digest(&json!(get.arguments)),
             ),
-            ServiceRequest::ReadResource(read) => (
-                switchboard_protocol::methods::RESOURCES_READ,
-                resource_owner(&snapshot, &read.uri),
-                None,
-                audit::arguments_digest(&json!({ "uri": read.uri })),
-            ),
+            ServiceRequest::ReadResource(read) => {
+                (None, audit::arguments_digest(&json!({ "uri": read.uri })))
+            }
             _ => return None,
         };
+        let method = request.method();
+        let server = request_server(&self.runtime.snapshot(), request);
         Some(AuditStart {
             began: tokio::time::Instant::now(),
             record: audit::AuditRecord {
@@ -924,11 +943,18 @@ impl Upstreams {
         // A client that asked for a level hears the call's log messages on the call's own
         // channel (the others hear the servers' messages as the gateway's own).
         let (logs_tx, mut logs_rx) = mpsc::channel::<Value>(PROGRESS_BUFFER);
+        let upstream = self
+            .traces
+            .as_ref()
+            .map(|traces| traces.upstream(&server, &wire_name, &self.runtime.secrets()));
         let tool_context = ToolContext {
             cancel: context.cancel.clone(),
             progress: context.progress_token().is_some().then_some(progress_tx),
             timeout: None,
             log_messages: context.client.log_level.is_some().then_some(logs_tx),
+            trace: upstream
+                .as_ref()
+                .and_then(traces::UpstreamSpan::trace_context),
         };
         let pass_log = |params: Value| {
             let context = &context;
@@ -983,10 +1009,14 @@ impl Upstreams {
         while let Ok(params) = logs_rx.try_recv() {
             pass_log(params).await;
         }
-        let result = match outcome {
-            Ok(result) => result,
-            Err(error) => return self.call_failed(error, &name, tools),
+        let answer = match outcome {
+            Ok(result) => Ok(result),
+            Err(error) => self.call_failed(error, &name, tools),
         };
+        if let Some(span) = upstream {
+            span.finish(&answer);
+        }
+        let result = answer?;
         Ok(match &self.guard {
             Some(guard) => {
                 let secrets = self.runtime.secrets();
@@ -1015,6 +1045,30 @@ impl Upstreams {
     }
 }
 
+/// How a request ended, as its client sees it (the audit log's and the spans' outcome).
+fn outcome_of(answer: &Answer) -> audit::AuditOutcome {
+    match answer {
+        Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+            audit::AuditOutcome::ToolError
+        }
+        Ok(_) => audit::AuditOutcome::Ok,
+        Err(error) if error.code == codes::RESULT_WITHHELD => audit::AuditOutcome::Withheld,
+        Err(error) => audit::AuditOutcome::Error(error.code),
+    }
+}
+
+/// The server a request goes to, when it names one the snapshot knows.
+fn request_server(snapshot: &Snapshot, request: &ServiceRequest) -> Option<String> {
+    match request {
+        ServiceRequest::CallTool(call) => snapshot.tool(&call.name).map(|t| t.server().to_owned()),
+        ServiceRequest::GetPrompt(get) => {
+            prompt_routes(snapshot).remove(&get.name).map(|r| r.server)
+        }
+        ServiceRequest::ReadResource(read) => resource_owner(snapshot, &read.uri),
+        _ => None,
+    }
+}
+
 /// A call's audit record, begun before it is answered.
 struct AuditStart {
     began: tokio::time::Instant,
@@ -1024,16 +1078,8 @@ struct AuditStart {
 impl AuditStart {
     /// The record with how the call ended and how long it took.
     fn finish(self, answer: &Answer) -> audit::AuditRecord {
-        let outcome = match answer {
-            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
-                audit::AuditOutcome::ToolError
-            }
-            Ok(_) => audit::AuditOutcome::Ok,
-            Err(error) if error.code == codes::RESULT_WITHHELD => audit::AuditOutcome::Withheld,
-            Err(error) => audit::AuditOutcome::Error(error.code),
-        };
         audit::AuditRecord {
-            outcome,
+            outcome: outcome_of(answer),
             duration: self.began.elapsed(),
             ..self.record
         }

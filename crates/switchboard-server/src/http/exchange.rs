@@ -267,7 +267,7 @@ async fn post(shared: Arc<Shared>, identity: ClientIdentity, request: Request<In
             );
         }
     };
-    let message = match switchboard_wire::decode(&bytes) {
+    let mut message = match switchboard_wire::decode(&bytes) {
         Ok(message) => message,
         Err(malformed) => {
             let (code, text) = match &malformed.kind {
@@ -292,6 +292,7 @@ async fn post(shared: Arc<Shared>, identity: ClientIdentity, request: Request<In
             );
         }
     };
+    super::trace_context::carry_into_meta(&parts.headers, &mut message);
     let era = match headers::era(&parts.headers, &message) {
         Ok(era) => era,
         Err(refusal) => {
