@@ -1,19 +1,21 @@
 """An OTLP/HTTP (protobuf) traces receiver for the `serve --otlp` tests.
 
-    otlp_receiver.py OUT.jsonl
+    otlp_receiver.py OUT.jsonl [--hang]
 
 Listens on 127.0.0.1 (a free port), prints `listening PORT` on stdout, and for each
 POST /v1/traces decodes the body with the official `opentelemetry-proto` messages
 (ExportTraceServiceRequest), appends one JSON line per span to OUT.jsonl (name, kind,
 ids in hex, attributes, status, the resource's attributes) and every body as it came to
 OUT.jsonl.raw, then answers 200 with an empty ExportTraceServiceResponse. A body that
-does not decode is answered 400 and noted as a line {"undecodable": reason}. Exits when
+does not decode is answered 400 and noted as a line {"undecodable": reason}. With --hang
+it reads each request and never answers (a collector that is stuck). Exits when
 its stdin closes (its test went away) or on SIGTERM.
 """
 
 import json
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -67,6 +69,7 @@ def span_lines(request):
 
 def main():
     out = sys.argv[1]
+    hang = "--hang" in sys.argv[2:]
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -79,6 +82,9 @@ def main():
                 self.end_headers()
                 return
             body = self.rfile.read(length)
+            if hang:
+                time.sleep(3600)
+                return
             request = ExportTraceServiceRequest()
             try:
                 request.ParseFromString(body)

@@ -3,8 +3,8 @@
 //! and HTTP: one per request, its `gateway.policy` child and, for `tools/call`, the upstream
 //! call's child, whose trace context the upstream server is sent. A client's `traceparent`
 //! is the request span's parent; a malformed one starts a new trace. No argument value and
-//! no configured secret reaches the receiver. A collector that is down costs the calls
-//! nothing: one warning, and the count at exit.
+//! no configured secret reaches the receiver. A collector that is down, or never answers,
+//! costs the calls nothing: one warning, and the count at exit.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -50,12 +50,18 @@ struct Receiver {
 
 impl Receiver {
     fn start(dir: &Path) -> Receiver {
+        Receiver::start_with(dir, &[])
+    }
+
+    /// [`Receiver::start`] with the receiver's flags (`--hang`: it never answers).
+    fn start_with(dir: &Path, flags: &[&str]) -> Receiver {
         let python = peer_path("target/peers/venv/bin/python");
         let script = workspace_root().join("scripts/peers/otlp_receiver.py");
         let out = dir.join("spans.jsonl");
         let mut child = Command::new(python)
             .arg(&script)
             .arg(&out)
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -384,4 +390,33 @@ fn a_collector_that_is_down_costs_the_calls_nothing_and_is_said_once() {
     expect_test::expect![[r#"
         switchboard serve: traces: the collector at http://127.0.0.1:PORT/v1/traces did not take spans (nothing answers there); spans are dropped while this lasts (counted at exit; calls are not slowed)
         switchboard serve: traces: 0 span(s) exported to http://127.0.0.1:PORT/v1/traces, 0 dropped (queue full), 15 dropped (the collector did not take them), 0 unsent at exit"#]].assert_eq(&said.join("\n"));
+}
+
+#[test]
+fn a_collector_that_never_answers_costs_the_calls_nothing_and_is_said_once() {
+    let dir = scratch_dir("serve-traces-stuck");
+    let receiver = Receiver::start_with(&dir, &["--hang"]);
+    let url = receiver.url();
+    let mut gateway = HttpGateway::start(&secret_fixture(), &["--otlp", &url], &[]);
+    let client = gateway.client_config("modern");
+    for _ in 0..3 {
+        assert_eq!(call_add(&client, r#"{"a": 1, "b": 2}"#).trim(), "3");
+    }
+    assert_eq!(gateway.terminate(), Some(0));
+    let said: Vec<String> = gateway
+        .stderr()
+        .into_iter()
+        .filter(|line| line.contains("traces"))
+        .map(|line| line.replace(&receiver.port.to_string(), "PORT"))
+        .collect();
+    // How many spans one stuck export holds and how many were still queued at exit
+    // depends on when the batches left; that every one of them was lost does not.
+    let [warning, summary] = said.as_slice() else {
+        panic!("one warning and the counts at exit: {said:#?}");
+    };
+    expect_test::expect!["switchboard serve: traces: the collector at http://127.0.0.1:PORT/v1/traces did not take spans (no answer within 3 s); spans are dropped while this lasts (counted at exit; calls are not slowed)"].assert_eq(warning);
+    assert!(
+        summary.starts_with("switchboard serve: traces: 0 span(s) exported to http://127.0.0.1:PORT/v1/traces, 0 dropped (queue full), "),
+        "{summary}"
+    );
 }
