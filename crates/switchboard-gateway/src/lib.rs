@@ -602,21 +602,14 @@ impl Service for GatewayService {
                 .as_ref()
                 .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
-            let traced = gateway.traces.as_ref().map(|traces| {
-                let server = request_server(&gateway.runtime.snapshot(), &request);
-                traces.request(&request, &context, server.as_deref(), &secrets)
-            });
+            let span =
+                (gateway.traces.as_ref()).map(|t| t.request(&request, &context, &gateway.runtime));
             let answering = gateway.answer(request, context.hiding(secrets.clone()));
-            let answer = match &traced {
-                Some(span) => {
-                    opentelemetry::trace::FutureExt::with_context(answering, span.clone()).await
-                }
+            let answer = match span {
+                Some(span) => traces::answer_in(span, answering).await,
                 None => answering.await,
             };
             let answer = hide_in_answer(&secrets, answer);
-            if let Some(span) = &traced {
-                traces::finish(span, &answer);
-            }
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
                 log.record(started.finish(&answer));
             }

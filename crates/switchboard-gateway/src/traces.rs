@@ -32,12 +32,13 @@ use std::sync::Arc;
 
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::trace::{
-    Span, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
-    Tracer,
+    FutureExt, Span, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId,
+    TraceState, Tracer,
 };
 use opentelemetry::{Context, KeyValue};
 use serde_json::{Map, Value};
 use switchboard_protocol::Era;
+use switchboard_runtime::Runtime;
 use switchboard_server::core::{Answer, ClientIdentity, RequestContext, ServiceRequest};
 use switchboard_session::{TRACEPARENT, TRACESTATE, TraceContext};
 use switchboard_text::redact::Secrets;
@@ -59,14 +60,15 @@ impl Traces {
     }
 
     /// Starts the span of a client request (and ends its policy child at once): the
-    /// context to run the request in. `server` is the server it goes to, when known.
+    /// context to answer it in ([`answer_in`]).
     pub(crate) fn request(
         &self,
         request: &ServiceRequest,
         context: &RequestContext,
-        server: Option<&str>,
-        secrets: &Secrets,
+        runtime: &Runtime,
     ) -> Context {
+        let secrets = runtime.secrets();
+        let server = crate::request_server(&runtime.snapshot(), request);
         let method = request.method();
         let mut attributes = vec![
             KeyValue::new("mcp.method.name", method),
@@ -94,7 +96,7 @@ impl Traces {
         if let Some(server) = server {
             attributes.push(KeyValue::new(
                 "switchboard.server",
-                secrets.redact(server).into_owned(),
+                secrets.redact(&server).into_owned(),
             ));
         }
         let parent = match remote_parent(context.meta.as_ref()) {
@@ -178,8 +180,16 @@ impl UpstreamSpan {
     }
 }
 
+/// Answers a request in its span's context (where [`Traces::upstream`] finds it), then ends
+/// the span with how it ended.
+pub(crate) async fn answer_in(span: Context, answering: impl Future<Output = Answer>) -> Answer {
+    let answer = FutureExt::with_context(answering, span.clone()).await;
+    finish(&span, &answer);
+    answer
+}
+
 /// Ends the span of `context` with how its request ended.
-pub(crate) fn finish(context: &Context, answer: &Answer) {
+fn finish(context: &Context, answer: &Answer) {
     let span = context.span();
     let outcome = crate::outcome_of(answer);
     let (name, code) = match outcome {
