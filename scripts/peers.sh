@@ -186,6 +186,7 @@ if up_to_date "$OUT/venv" "$venv_hash" venv_ok; then :; else
     "$VENV_PY" -m pip install --no-deps --only-binary=:all: --progress-bar off -r "$IN/requirements.txt"
   run_step pip-check "$VENV_PY" -m pip check
   run_step import-mcp "$VENV_PY" -c 'import mcp.server.mcpserver'
+  run_step import-otlp-proto "$VENV_PY" -c 'import opentelemetry.proto.collector.trace.v1.trace_service_pb2'
   echo "$venv_hash" >"$OUT/venv/.stamp"
 fi
 

@@ -41,6 +41,9 @@
 //! which the verbs' connects use too) and its stdio client's through the gateway's
 //! connection options —, frames cut at 64 KiB into a bounded queue that drops and counts
 //! rather than waits, a writer thread that redacts the entry's secrets and writes NDJSON);
+//! `serve --otlp URL` (`otlp.rs`: the OpenTelemetry SDK's batch span processor behind a
+//! queue cap that drops and counts, and its OTLP/HTTP protobuf exporter; the gateway's
+//! `traces` module makes the spans);
 //! a call's progress on a terminal (`progress.rs`, indicatif, drawn through `terminal`);
 //! `completions SHELL` (`completions.rs`: clap_complete's dynamic engine, the registration
 //! script written raw by `terminal::print_generated`, each Tab answered by `main` first
@@ -71,6 +74,7 @@ mod era_memo;
 mod example_server;
 mod held;
 mod login;
+mod otlp;
 mod progress;
 mod rate_limits;
 mod render;

@@ -14,6 +14,7 @@
 //! The config file's `rateLimits` section limits tool calls (`rate_limits.rs`; a bad one
 //! stops `serve`, exit 2), and `--requests-per-second-per-client` each HTTP client's
 //! request rate (docs/gateway-limits.md).
+//! `--otlp URL` exports the gateway's spans to an OpenTelemetry collector (`otlp.rs`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -136,6 +137,14 @@ pub(crate) struct ServeArgs {
     /// many bytes.
     #[arg(long, value_name = "BYTES", requires = "audit", default_value_t = crate::audit_log::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(4096..))]
     audit_max_bytes: u64,
+    /// Export OpenTelemetry spans of every request and its upstream call over OTLP/HTTP
+    /// (protobuf) to this collector endpoint, e.g. http://127.0.0.1:4318/v1/traces. Without
+    /// it, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (as is) or OTEL_EXPORTER_OTLP_ENDPOINT (plus
+    /// /v1/traces) is used when set; else nothing is exported. Spans carry names, codes and
+    /// outcomes, never argument values or secrets; a collector that is down or slow never
+    /// slows a call. See docs/traces.md.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     #[command(flatten)]
     limits: LimitFlags,
 }
@@ -363,6 +372,11 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     // reload under --watch reads it again.
     let rate_limits = Arc::new(RateLimitsInForce::start(file)?);
     gateway_options.rate_limits = Some(rate_limits.limits());
+    let otlp = crate::otlp::start(args.otlp.as_deref())?;
+    let otlp = otlp.map(|(export, traces)| {
+        gateway_options.traces = Some(traces);
+        export
+    });
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {
@@ -446,6 +460,9 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         }
     }
     runtime.dispose().await;
+    if let Some(export) = otlp {
+        export.finish().await;
+    }
     served.map(|()| 0)
 }
 

@@ -58,6 +58,11 @@
 //! everything (stdio), or which server failed and how (HTTP); the full account always goes
 //! to the operator's log.
 //!
+//! With [`traces::Traces`] ([`GatewayOptions::traces`], `serve --otlp`), each request is a
+//! span (its parent the client's `_meta.traceparent`), with a `gateway.policy` child and,
+//! for `tools/call`, a child for the upstream call whose trace context the server is sent
+//! (`traces.rs` says what the spans hold and never hold).
+//!
 //! A server's log message that its session could not tie to one call goes only to the
 //! clients of the one identity it can only be about, else only to the operator's log
 //! (`audience.rs` has the rule): a server that logs its users' queries does not tell one
@@ -70,6 +75,7 @@ pub mod guard;
 pub mod policy;
 pub mod rate_limits;
 pub mod relay;
+pub mod traces;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -190,6 +196,9 @@ pub struct GatewayOptions {
     /// Rate limits and quotas on `tools/call` (`rate_limits.rs`); its owner replaces them
     /// on a reload. Off (`None`) by default.
     pub rate_limits: Option<Arc<rate_limits::CallLimits>>,
+    /// Spans of the requests and their upstream calls (`traces.rs`). Off (`None`) by
+    /// default; its owner flushes and ends the exporter.
+    pub traces: Option<traces::Traces>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -224,6 +233,7 @@ impl GatewayOptions {
             audit: None,
             policy: None,
             rate_limits: None,
+            traces: None,
         }
     }
 }
@@ -243,6 +253,7 @@ impl fmt::Debug for GatewayOptions {
             .field("audit", &self.audit)
             .field("policy", &self.policy)
             .field("rate_limits", &self.rate_limits)
+            .field("traces", &self.traces)
             .finish()
     }
 }
@@ -431,6 +442,7 @@ impl GatewayService {
                 audit: options.audit.take(),
                 policy: policy_in_force,
                 rate_limits: options.rate_limits.take(),
+                traces: options.traces.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -516,6 +528,8 @@ struct Upstreams {
     policy: watch::Receiver<Option<Arc<policy::Policy>>>,
     /// The rate limits on `tools/call`, when `rateLimits` sets some.
     rate_limits: Option<Arc<rate_limits::CallLimits>>,
+    /// Where the spans go, when `serve --otlp` asked for them.
+    traces: Option<traces::Traces>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -664,19 +678,32 @@ impl Service for GatewayService {
                 .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
             // The policy first (a refused call uses no rate), then the rate limits.
-            let answer = match gateway.judged(&request, &context) {
-                Err(denial) => Err(denial.error()),
-                Ok(policy) => match gateway.over_rate_limit(&request, &context) {
-                    Some(refused) => Err(refused),
-                    None => {
-                        let listing = policy::Listing::of(&request);
-                        let identity = context.client.identity.clone();
-                        let answer = gateway
-                            .answer(request, context.hiding(secrets.clone()))
-                            .await;
-                        gateway.filtered(answer, policy.as_deref(), listing, &identity)
+            let judged = gateway.judged(&request, &context);
+            let span = gateway.traces.as_ref().map(|t| {
+                let denied_by = judged.as_ref().err().map(|denial| denial.rule.as_str());
+                t.request(&request, &context, &gateway.runtime, denied_by)
+            });
+            let identity = context.client.identity.clone();
+            let answering = {
+                let gateway = gateway.clone();
+                let secrets = secrets.clone();
+                async move {
+                    match judged {
+                        Err(denial) => Err(denial.error()),
+                        Ok(policy) => match gateway.over_rate_limit(&request, &context) {
+                            Some(refused) => Err(refused),
+                            None => {
+                                let listing = policy::Listing::of(&request);
+                                let answer = gateway.answer(request, context.hiding(secrets)).await;
+                                gateway.filtered(answer, policy.as_deref(), listing, &identity)
+                            }
+                        },
                     }
-                },
+                }
+            };
+            let answer = match span {
+                Some(span) => traces::answer_in(span, answering).await,
+                None => answering.await,
             };
             let answer = hide_in_answer(&secrets, answer);
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
@@ -723,28 +750,22 @@ impl Upstreams {
         request: &ServiceRequest,
         context: &RequestContext,
     ) -> Option<AuditStart> {
-        let snapshot = self.runtime.snapshot();
-        let (method, server, name, digest) = match request {
+        let (name, digest) = match request {
             ServiceRequest::CallTool(call) => (
-                switchboard_protocol::methods::TOOLS_CALL,
-                snapshot.tool(&call.name).map(|t| t.server().to_owned()),
                 Some(call.name.clone()),
                 audit::arguments_digest(&Value::Object(call.arguments.clone())),
             ),
             ServiceRequest::GetPrompt(get) => (
-                switchboard_protocol::methods::PROMPTS_GET,
-                prompt_routes(&snapshot).remove(&get.name).map(|r| r.server),
                 Some(get.name.clone()),
                 audit::arguments_digest(&json!(get.arguments)),
             ),
-            ServiceRequest::ReadResource(read) => (
-                switchboard_protocol::methods::RESOURCES_READ,
-                resource_owner(&snapshot, &read.uri),
-                None,
-                audit::arguments_digest(&json!({ "uri": read.uri })),
-            ),
+            ServiceRequest::ReadResource(read) => {
+                (None, audit::arguments_digest(&json!({ "uri": read.uri })))
+            }
             _ => return None,
         };
+        let method = request.method();
+        let server = request_server(&self.runtime.snapshot(), request);
         Some(AuditStart {
             began: tokio::time::Instant::now(),
             record: audit::AuditRecord {
@@ -1025,11 +1046,18 @@ impl Upstreams {
         // A client that asked for a level hears the call's log messages on the call's own
         // channel (the others hear the servers' messages as the gateway's own).
         let (logs_tx, mut logs_rx) = mpsc::channel::<Value>(PROGRESS_BUFFER);
+        let upstream = self
+            .traces
+            .as_ref()
+            .map(|traces| traces.upstream(&server, &wire_name, &self.runtime.secrets()));
         let tool_context = ToolContext {
             cancel: context.cancel.clone(),
             progress: context.progress_token().is_some().then_some(progress_tx),
             timeout: None,
             log_messages: context.client.log_level.is_some().then_some(logs_tx),
+            trace: upstream
+                .as_ref()
+                .and_then(traces::UpstreamSpan::trace_context),
         };
         let pass_log = |params: Value| {
             let context = &context;
@@ -1084,10 +1112,14 @@ impl Upstreams {
         while let Ok(params) = logs_rx.try_recv() {
             pass_log(params).await;
         }
-        let result = match outcome {
-            Ok(result) => result,
-            Err(error) => return self.call_failed(error, &name, tools),
+        let answer = match outcome {
+            Ok(result) => Ok(result),
+            Err(error) => self.call_failed(error, &name, tools),
         };
+        if let Some(span) = upstream {
+            span.finish(&answer);
+        }
+        let result = answer?;
         Ok(match &self.guard {
             Some(guard) => {
                 let secrets = self.runtime.secrets();
@@ -1116,6 +1148,30 @@ impl Upstreams {
     }
 }
 
+/// How a request ended, as its client sees it (the audit log's and the spans' outcome).
+fn outcome_of(answer: &Answer) -> audit::AuditOutcome {
+    match answer {
+        Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+            audit::AuditOutcome::ToolError
+        }
+        Ok(_) => audit::AuditOutcome::Ok,
+        Err(error) if error.code == codes::RESULT_WITHHELD => audit::AuditOutcome::Withheld,
+        Err(error) => audit::AuditOutcome::Error(error.code),
+    }
+}
+
+/// The server a request goes to, when it names one the snapshot knows.
+fn request_server(snapshot: &Snapshot, request: &ServiceRequest) -> Option<String> {
+    match request {
+        ServiceRequest::CallTool(call) => snapshot.tool(&call.name).map(|t| t.server().to_owned()),
+        ServiceRequest::GetPrompt(get) => {
+            prompt_routes(snapshot).remove(&get.name).map(|r| r.server)
+        }
+        ServiceRequest::ReadResource(read) => resource_owner(snapshot, &read.uri),
+        _ => None,
+    }
+}
+
 /// A call's audit record, begun before it is answered.
 struct AuditStart {
     began: tokio::time::Instant,
@@ -1125,16 +1181,8 @@ struct AuditStart {
 impl AuditStart {
     /// The record with how the call ended and how long it took.
     fn finish(self, answer: &Answer) -> audit::AuditRecord {
-        let outcome = match answer {
-            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
-                audit::AuditOutcome::ToolError
-            }
-            Ok(_) => audit::AuditOutcome::Ok,
-            Err(error) if error.code == codes::RESULT_WITHHELD => audit::AuditOutcome::Withheld,
-            Err(error) => audit::AuditOutcome::Error(error.code),
-        };
         audit::AuditRecord {
-            outcome,
+            outcome: outcome_of(answer),
             duration: self.began.elapsed(),
             ..self.record
         }

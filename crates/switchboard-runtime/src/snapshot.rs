@@ -350,6 +350,7 @@ async fn prepare(
         progress: context.progress,
         for_client: None,
         log_messages: context.log_messages,
+        trace: context.trace,
     };
     Ok(Prepared {
         session,

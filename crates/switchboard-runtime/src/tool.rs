@@ -26,6 +26,9 @@ pub struct ToolContext {
     /// Receives the server's log messages that can only be this call's (`params` of
     /// `notifications/message`; see `CallOptions::log_messages`); else they are notices.
     pub log_messages: Option<mpsc::Sender<serde_json::Value>>,
+    /// The trace context an MCP call sends its server (`_meta.traceparent`, and the
+    /// `traceparent` header over HTTP); none by default.
+    pub trace: Option<switchboard_session::TraceContext>,
 }
 
 /// A tool the agent loop can call. Built-in tools and bridged MCP tools implement it alike

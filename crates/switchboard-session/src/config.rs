@@ -129,7 +129,35 @@ pub struct CallOptions {
     /// request), before its result. They are then not session events; when the receiver
     /// is behind, a message stays a session event.
     pub log_messages: Option<mpsc::Sender<Value>>,
+    /// The W3C trace context of the span this call belongs to, sent with the request: as
+    /// `_meta.traceparent` (and `tracestate`) in every era and transport, and over HTTP also
+    /// as the `traceparent` (and `tracestate`) headers.
+    pub trace: Option<TraceContext>,
 }
+
+/// A W3C trace context (`traceparent`, optional `tracestate`), as the caller made it; the
+/// session sends it as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `00-<trace id>-<span id>-<flags>`.
+    pub traceparent: String,
+    /// Vendor entries, passed on from the caller's own parent.
+    pub tracestate: Option<String>,
+}
+
+impl TraceContext {
+    /// The entries as `(name, value)`: `traceparent`, then `tracestate` when there is one
+    /// (the names are the headers' and the `_meta` keys alike).
+    pub fn entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        std::iter::once((TRACEPARENT, self.traceparent.as_str()))
+            .chain(self.tracestate.as_deref().map(|state| (TRACESTATE, state)))
+    }
+}
+
+/// The W3C trace context's parent entry (a header, and a `_meta` key in MCP).
+pub const TRACEPARENT: &str = "traceparent";
+/// The W3C trace context's vendor entry.
+pub const TRACESTATE: &str = "tracestate";
 
 /// A tool call a host makes for a client of its own, as a 2026-07-28 gateway does: the
 /// client's declared capabilities go to the server in place of the session's (so the server

@@ -38,7 +38,9 @@ mod params;
 mod session;
 mod skills;
 
-pub use config::{CallOptions, EraChoice, ForClient, SessionConfig};
+pub use config::{
+    CallOptions, EraChoice, ForClient, SessionConfig, TRACEPARENT, TRACESTATE, TraceContext,
+};
 pub use error::{ListingCap, SessionError};
 pub use handler::{ClientHandler, HandlerFuture, NoHandler};
 pub use session::{

@@ -4,7 +4,8 @@
 //!
 //! The bytes are those of the tree the session used to build: the caller's keys in order
 //! (ours replacing theirs in place), then the input round's keys, then `_meta` with the
-//! caller's own `_meta` entries kept.
+//! caller's own `_meta` entries kept. A call's trace context (`CallOptions::trace`) is two
+//! more entries of ours (`traceparent`, `tracestate`), in every era.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
@@ -51,6 +52,18 @@ impl MetaPrefix {
 
     fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// These entries and the call's trace context after them (in every era: a legacy
+    /// request's `_meta` then holds only the trace context).
+    pub(crate) fn with_trace(&self, trace: &crate::config::TraceContext) -> MetaPrefix {
+        let mut entries = self.entries.clone();
+        for (key, value) in trace.entries() {
+            if let Ok(value) = serde_json::value::to_raw_value(value) {
+                entries.push((key, value));
+            }
+        }
+        MetaPrefix { entries }
     }
 
     /// The entries for a request made for a gateway's client: its capabilities in place
@@ -235,28 +248,30 @@ impl Serialize for MetaObject<'_> {
         let ours = &self.params.meta.entries;
         let token = self.params.progress_token;
         let mut map = serializer.serialize_map(None)?;
-        let mut written = [false; 4];
+        // One flag per entry of ours (at most three era entries, the log level and the two
+        // of a trace context) and one for the token.
+        let mut written = [false; 8];
         let token_slot = ours.len();
         if let Some(caller) = caller {
             for (key, value) in caller {
                 if let Some(slot) = ours.iter().position(|(k, _)| *k == key.as_str()) {
                     map.serialize_entry(key, &ours[slot].1)?;
-                    written[slot.min(3)] = true;
+                    written[slot.min(7)] = true;
                 } else if let (Some(token), meta::PROGRESS_TOKEN) = (token, key.as_str()) {
                     map.serialize_entry(key, token)?;
-                    written[token_slot.min(3)] = true;
+                    written[token_slot.min(7)] = true;
                 } else {
                     map.serialize_entry(key, value)?;
                 }
             }
         }
         for (slot, (key, value)) in ours.iter().enumerate() {
-            if !written[slot.min(3)] {
+            if !written[slot.min(7)] {
                 map.serialize_entry(key, value)?;
             }
         }
         if let Some(token) = token
-            && !written[token_slot.min(3)]
+            && !written[token_slot.min(7)]
         {
             map.serialize_entry(meta::PROGRESS_TOKEN, token)?;
         }

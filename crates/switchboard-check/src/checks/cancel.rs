@@ -271,6 +271,7 @@ async fn start_and_cancel(
         progress: Some(progress_tx),
         for_client: None,
         log_messages: None,
+        trace: None,
     };
     let started = Instant::now();
     let call = target

@@ -32,6 +32,7 @@ mod serve_guard;
 mod serve_http;
 mod serve_policy;
 mod serve_rate_limits;
+mod serve_traces;
 mod serve_watch;
 mod shell;
 mod soak;

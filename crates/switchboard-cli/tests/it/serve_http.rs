@@ -103,7 +103,7 @@ impl HttpGateway {
     }
 
     /// SIGTERM, then the exit code (bounded).
-    fn terminate(&mut self) -> Option<i32> {
+    pub(crate) fn terminate(&mut self) -> Option<i32> {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("a pid"));
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
         wait::exited(

@@ -141,6 +141,7 @@ async fn cancellation_and_progress_reach_through_the_bridge() {
         progress: Some(progress_tx),
         timeout: None,
         log_messages: None,
+        trace: None,
     };
     let call = tokio::spawn(async move {
         slow.call(json!({"duration_ms": 5000, "steps": 50}), context)

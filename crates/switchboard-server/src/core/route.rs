@@ -27,6 +27,10 @@ use super::{
 
 /// What becomes of one request.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one lives per request, briefly, by value; boxing the request would add an allocation to every call"
+)]
 pub enum Routed {
     /// `initialize` (legacy): negotiate, answer, and keep the facts for the session.
     Initialize(Initialize),

@@ -311,7 +311,7 @@ async fn post(shared: Arc<Shared>, caller: Caller, request: Request<Incoming>) -
             );
         }
     };
-    let message = match switchboard_wire::decode(&bytes) {
+    let mut message = match switchboard_wire::decode(&bytes) {
         Ok(message) => message,
         Err(malformed) => {
             let (code, text) = match &malformed.kind {
@@ -336,6 +336,7 @@ async fn post(shared: Arc<Shared>, caller: Caller, request: Request<Incoming>) -
             );
         }
     };
+    super::trace_context::carry_into_meta(&parts.headers, &mut message);
     let era = match headers::era(&parts.headers, &message) {
         Ok(era) => era,
         Err(refusal) => {

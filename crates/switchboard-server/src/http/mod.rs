@@ -43,7 +43,9 @@
 //! `headers.rs` (the era and the
 //! 2026-07-28 header rules), `sessions.rs` (the legacy session table), `exchange.rs` (one
 //! HTTP request: reading, routing, answering), `streams.rs` (event streams: a request's,
-//! the GET stream, listen streams), `reply.rs` (response bodies and JSON-RPC encoding).
+//! the GET stream, listen streams), `reply.rs` (response bodies and JSON-RPC encoding),
+//! `trace_context.rs` (a request's `traceparent`/`tracestate` headers carried into its
+//! `_meta`, where the service reads a trace parent on every transport).
 
 mod clients;
 mod exchange;
@@ -54,6 +56,7 @@ mod reply;
 mod resume;
 mod sessions;
 mod streams;
+mod trace_context;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

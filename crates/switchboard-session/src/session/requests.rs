@@ -227,13 +227,15 @@ impl Session {
             Some(_) => None,
             None => self.leveled_prefix(),
         };
+        let meta = for_client_meta
+            .as_ref()
+            .or(leveled.as_deref())
+            .unwrap_or(&inner.meta_prefix);
+        let traced = options.trace.as_ref().map(|trace| meta.with_trace(trace));
         let params = RequestParams {
             base,
             input,
-            meta: for_client_meta
-                .as_ref()
-                .or(leveled.as_deref())
-                .unwrap_or(&inner.meta_prefix),
+            meta: traced.as_ref().unwrap_or(meta),
             progress_token: wants_progress.then_some(&id),
         };
         let idle = options.timeout.unwrap_or(inner.config.request_timeout);
@@ -244,7 +246,13 @@ impl Session {
                 .unwrap_or(inner.config.max_call_duration)
                 .max(idle);
         let mut deadline = (started + idle).min(ceiling);
-        let context = self.context_for(method, base);
+        let mut context = self.context_for(method, base);
+        if let Some(trace) = &options.trace {
+            let headers = trace
+                .entries()
+                .map(|(name, value)| (name.to_owned(), value.to_owned()));
+            context = Cow::Owned(context.into_owned().with_headers(headers.collect()));
+        }
         let send = connection.send_request_in(&context, id.clone(), method, Some(&params));
         let mut call = match tokio::time::timeout_at(deadline, send).await {
             Ok(Ok(call)) => call,

@@ -7,3 +7,4 @@ mod http_interop;
 mod interop;
 mod skills;
 mod support;
+mod trace_context;
