@@ -354,7 +354,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     if let Some(flag) = args.guard {
         gateway_options.guard = Some(result_guard(flag));
     }
-    gateway_options.policy = team.policy;
+    gateway_options.access = team.access();
     let audit_log = match &args.audit {
         Some(path) => Some(
             AuditLog::open(AuditSettings {
@@ -406,7 +406,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             served,
             Box::new(move |sections| {
                 let team = crate::team::read(sections, &switchboard_config::ProcessEnv)?;
-                policy_control.replace(team.policy);
+                policy_control.replace(team.access());
                 Ok(())
             }),
             vec![reread_rate_limits],

@@ -25,7 +25,8 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 use switchboard_config::Variables;
 use switchboard_config::team::TeamSections;
-use switchboard_gateway::policy::{ArgumentRule, Constraint, Grant, Policy, Rule, Who};
+use switchboard_gateway::policy::{Access, ArgumentRule, Constraint, Grant, Policy, Rule, Who};
+use switchboard_gateway::profiles::{DescriptionChange, Profile, ToolOverride};
 use switchboard_server::http::BearerToken;
 use switchboard_text::wildcard::Wildcard;
 
@@ -45,6 +46,8 @@ pub(crate) struct Team {
     pub(crate) policy: Option<Policy>,
     /// The clients' names, for the startup report.
     pub(crate) client_names: Vec<String>,
+    /// The profiles served at `/mcp/<name>`.
+    pub(crate) profiles: Vec<Profile>,
 }
 
 impl Team {
@@ -58,6 +61,17 @@ impl Team {
                 " (their tokens are asked for over --http only)"
             };
             lines.push(format!("clients: {}{note}", self.client_names.join(", ")));
+        }
+        if !self.profiles.is_empty() {
+            let names: Vec<&str> = self.profiles.iter().map(|p| p.name.as_str()).collect();
+            lines.push(if over_http {
+                format!("profiles: {} (each at /mcp/<profile>)", names.join(", "))
+            } else {
+                format!(
+                    "profiles: {} (served over --http only, at /mcp/<profile>)",
+                    names.join(", ")
+                )
+            });
         }
         if let Some(policy) = &self.policy {
             let rules: Vec<&str> = policy.rule_names().collect();
@@ -91,11 +105,171 @@ pub(crate) fn read(sections: &TeamSections, vars: &dyn Variables) -> Result<Team
         ),
         None => None,
     };
+    let groups = || {
+        clients
+            .iter()
+            .map(|client| (client.name.clone(), client.groups.clone()))
+            .collect::<Vec<_>>()
+    };
+    let profiles = match sections.section("profiles") {
+        Some(value) => read_profiles(value, &names)?
+            .into_iter()
+            .map(|mut profile| {
+                profile.policy = profile
+                    .policy
+                    .map(|policy| policy.with_client_groups(groups()));
+                profile
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     Ok(Team {
         tokens: clients.iter().filter_map(|c| c.token.clone()).collect(),
         client_names: clients.iter().map(|c| c.name.clone()).collect(),
         policy,
+        profiles,
     })
+}
+
+impl Team {
+    /// The policy and profiles, for the gateway.
+    pub(crate) fn access(&self) -> Access {
+        Access {
+            policy: self.policy.clone(),
+            profiles: self.profiles.clone(),
+        }
+    }
+}
+
+fn read_profiles(value: &Value, clients: &HashSet<&str>) -> Result<Vec<Profile>, String> {
+    let Value::Object(map) = value else {
+        return Err("`profiles` must be an object: `{\"NAME\": {\"servers\": [...], \"tools\": {...}, \"overrides\": {...}}}`".into());
+    };
+    if map.len() > MAX_ITEMS {
+        return Err(format!("`profiles` has more than {MAX_ITEMS} profiles"));
+    }
+    let mut profiles = Vec::new();
+    for (name, entry) in map {
+        let at = format!("profile `{name}`");
+        let path_safe = (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+        if !path_safe {
+            return Err(format!(
+                "{at}: a profile's name is the last segment of its endpoint (/mcp/<profile>): 1 to 64 letters, digits, `-` or `_`"
+            ));
+        }
+        let entry = object(entry, &at, &["servers", "tools", "policies", "overrides"])?;
+        let servers = match entry.get("servers") {
+            None => None,
+            Some(value) => Some(strings(Some(value), &format!("{at}: `servers`"))?),
+        };
+        let (allow_tools, deny_tools) = match entry.get("tools") {
+            None => (None, Vec::new()),
+            Some(tools) => {
+                let tools = object(tools, &format!("{at}: `tools`"), &["allow", "deny"])?;
+                let patterns = |key: &str| -> Result<Vec<Wildcard>, String> {
+                    Ok(strings(tools.get(key), &format!("{at}: `tools.{key}`"))?
+                        .iter()
+                        .map(|text| Wildcard::new(text))
+                        .collect())
+                };
+                let allow = match tools.get("allow") {
+                    Some(_) => Some(patterns("allow")?),
+                    None => None,
+                };
+                (allow, patterns("deny")?)
+            }
+        };
+        let policy = match entry.get("policies") {
+            Some(rules) => Some(Policy::new(
+                read_rules(rules, clients).map_err(|why| format!("{at}: {why}"))?,
+            )),
+            None => None,
+        };
+        let overrides = match entry.get("overrides") {
+            Some(value) => read_overrides(value, &at)?,
+            None => Vec::new(),
+        };
+        profiles.push(Profile {
+            name: name.clone(),
+            servers,
+            allow_tools,
+            deny_tools,
+            policy,
+            overrides,
+        });
+    }
+    Ok(profiles)
+}
+
+fn read_overrides(value: &Value, at: &str) -> Result<Vec<ToolOverride>, String> {
+    let Value::Object(tools) = value else {
+        return Err(format!(
+            "{at}: `overrides` must map exported tool names to changes: `{{\"fs__read_file\": {{\"name\": \"read\"}}}}`"
+        ));
+    };
+    let mut renames = HashSet::new();
+    let mut overrides = Vec::new();
+    for (tool, change) in tools {
+        let here = format!("{at}: `overrides.{tool}`");
+        let change = object(
+            change,
+            &here,
+            &["name", "description", "appendDescription", "fixedArguments"],
+        )?;
+        let text = |key: &str| -> Result<Option<String>, String> {
+            match change.get(key) {
+                None => Ok(None),
+                Some(Value::String(text)) if !text.is_empty() => Ok(Some(text.clone())),
+                Some(_) => Err(format!("{here}.{key} must be a non-empty string")),
+            }
+        };
+        let rename = text("name")?;
+        if let Some(rename) = &rename {
+            let tool_name = rename.len() <= 128
+                && rename
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+            if !tool_name {
+                return Err(format!(
+                    "{here}.name: a tool name is 1 to 128 letters, digits, `_`, `-` or `.`"
+                ));
+            }
+            if !renames.insert(rename.clone()) {
+                return Err(format!(
+                    "{here}.name: another tool of this profile is renamed `{rename}` too"
+                ));
+            }
+        }
+        let description = match (text("description")?, text("appendDescription")?) {
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "{here}: `description` replaces and `appendDescription` amends; give one"
+                ));
+            }
+            (Some(text), None) => Some(DescriptionChange::Replace(text)),
+            (None, Some(text)) => Some(DescriptionChange::Append(text)),
+            (None, None) => None,
+        };
+        let fixed = match change.get("fixedArguments") {
+            None => Map::new(),
+            Some(Value::Object(fixed)) => fixed.clone(),
+            Some(_) => {
+                return Err(format!(
+                    "{here}.fixedArguments must map argument names to the values every call gets"
+                ));
+            }
+        };
+        overrides.push(ToolOverride {
+            tool: tool.clone(),
+            rename,
+            description,
+            fixed,
+        });
+    }
+    Ok(overrides)
 }
 
 struct NamedClient {

@@ -52,6 +52,14 @@ impl AuditWho {
             profile: "default".to_owned(),
         }
     }
+
+    /// The same client at a profile's endpoint (`None`: the default one, `default`).
+    pub fn at_profile(mut self, profile: Option<&str>) -> AuditWho {
+        if let Some(profile) = profile {
+            profile.clone_into(&mut self.profile);
+        }
+        self
+    }
 }
 
 /// How a call ended, as the client saw it.

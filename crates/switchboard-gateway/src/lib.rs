@@ -73,6 +73,7 @@ pub mod audit;
 mod documents;
 pub mod guard;
 pub mod policy;
+pub mod profiles;
 pub mod rate_limits;
 pub mod relay;
 pub mod traces;
@@ -190,9 +191,10 @@ pub struct GatewayOptions {
     /// The audit log (`audit.rs`): one line per `tools/call`, `prompts/get` and
     /// `resources/read` answered. Off (`None`) by default; its owner ends it.
     pub audit: Option<Arc<dyn audit::AuditSink>>,
-    /// Who may see and use what (`policy.rs`); `None`: every client sees everything.
-    /// Replaced while serving through [`Gateway::policy_control`].
-    pub policy: Option<policy::Policy>,
+    /// Who may see and use what (`policy.rs`: no policy, every client sees everything)
+    /// and the profiles served at `/mcp/<name>` (`profiles.rs`). Replaced while serving
+    /// through [`Gateway::policy_control`].
+    pub access: policy::Access,
     /// Rate limits and quotas on `tools/call` (`rate_limits.rs`); its owner replaces them
     /// on a reload. Off (`None`) by default.
     pub rate_limits: Option<Arc<rate_limits::CallLimits>>,
@@ -231,7 +233,7 @@ impl GatewayOptions {
             error_detail: ErrorDetail::Full,
             guard: None,
             audit: None,
-            policy: None,
+            access: policy::Access::default(),
             rate_limits: None,
             traces: None,
         }
@@ -251,7 +253,7 @@ impl fmt::Debug for GatewayOptions {
             .field("error_detail", &self.error_detail)
             .field("guard", &self.guard)
             .field("audit", &self.audit)
-            .field("policy", &self.policy)
+            .field("access", &self.access)
             .field("rate_limits", &self.rate_limits)
             .field("traces", &self.traces)
             .finish()
@@ -296,7 +298,7 @@ impl Gateway {
     pub fn new(mut runtime_options: RuntimeOptions, mut options: GatewayOptions) -> Gateway {
         let relay = ClientRelay::new();
         runtime_options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
-        let policy = policy::PolicyControl::new(options.policy.take());
+        let policy = policy::PolicyControl::new(std::mem::take(&mut options.access));
         Gateway {
             runtime: Runtime::new(runtime_options),
             relay,
@@ -305,7 +307,8 @@ impl Gateway {
         }
     }
 
-    /// Replaces the policy in force while the gateway serves (its owner's config reload).
+    /// Replaces the policy and profiles in force while the gateway serves (its owner's
+    /// config reload).
     pub fn policy_control(&self) -> policy::PolicyControl {
         self.policy.clone()
     }
@@ -524,8 +527,8 @@ struct Upstreams {
     guard: Option<Arc<ResultGuard>>,
     /// Where each call answered is recorded, when `serve --audit` asked for it.
     audit: Option<Arc<dyn audit::AuditSink>>,
-    /// The policy in force (`None`: everything shown).
-    policy: watch::Receiver<Option<Arc<policy::Policy>>>,
+    /// The policy and the profiles in force.
+    policy: watch::Receiver<Arc<policy::Access>>,
     /// The rate limits on `tools/call`, when `rateLimits` sets some.
     rate_limits: Option<Arc<rate_limits::CallLimits>>,
     /// Where the spans go, when `serve --otlp` asked for them.
@@ -546,36 +549,53 @@ impl Upstreams {
         }
     }
 
-    /// The policy in force, if `request` passes it; else the rule that refuses it.
+    /// What is in force for `request`, with the request put in the gateway's terms (its
+    /// profile's names and fixed arguments); else the refusal (a profile's "unknown", or
+    /// the policy's denial naming its rule).
     fn judged(
         &self,
-        request: &ServiceRequest,
+        request: &mut ServiceRequest,
         context: &RequestContext,
-    ) -> Result<Option<Arc<policy::Policy>>, policy::Denial> {
-        let Some(in_force) = self.policy.borrow().clone() else {
-            return Ok(None);
+    ) -> Result<Arc<policy::Access>, ErrorObject> {
+        let access = self.policy.borrow().clone();
+        let profile = match context.client.endpoint.as_deref() {
+            None => None,
+            Some(name) => Some(access.profile(name).ok_or_else(|| {
+                ErrorObject::new(
+                    INVALID_PARAMS,
+                    format!("the profile `{name}` is no longer served here"),
+                )
+            })?),
         };
-        let rules = in_force.for_identity(&context.client.identity);
-        policy::admit(&rules, request, &self.runtime.snapshot())?;
-        Ok(Some(in_force))
+        let snapshot = self.runtime.snapshot();
+        if let Some(profile) = profile {
+            profile.inbound(request, &snapshot)?;
+        }
+        if let Some(policy) = access.policy_at(profile) {
+            let rules = policy.for_identity(&context.client.identity);
+            policy::admit(&rules, request, &snapshot).map_err(|denial| denial.error())?;
+        }
+        Ok(access)
     }
 
-    /// A listing's answer with what the client may not see left out.
-    fn filtered(
-        &self,
-        answer: Answer,
-        policy: Option<&policy::Policy>,
-        listing: Option<policy::Listing>,
-        identity: &switchboard_server::core::ClientIdentity,
-    ) -> Answer {
-        match (answer, policy, listing) {
-            (Ok(mut listed), Some(policy), Some(listing)) => {
-                let rules = policy.for_identity(identity);
-                policy::filter_listing(&rules, listing, &self.runtime.snapshot(), &mut listed);
-                Ok(listed)
-            }
-            (answer, _, _) => answer,
+    /// A listing's answer as the client may see it: what its policy does not grant left
+    /// out, then its profile's view (what the profile has, renamed and rewritten).
+    fn filtered(&self, answer: Answer, listed_for: ListedFor<'_>) -> Answer {
+        let (Ok(mut listed), Some(listing)) = (answer.clone(), listed_for.listing) else {
+            return answer;
+        };
+        let snapshot = self.runtime.snapshot();
+        let profile = listed_for
+            .endpoint
+            .and_then(|name| listed_for.access.profile(name));
+        if let Some(policy) = listed_for.access.policy_at(profile) {
+            let rules = policy.for_identity(listed_for.identity);
+            policy::filter_listing(&rules, listing, &snapshot, &mut listed);
         }
+        if let Some(profile) = profile {
+            profile.outbound(listing, &snapshot, &mut listed);
+        }
+        Ok(listed)
     }
 
     /// Waits until the servers have started (or failed), at most `wait`.
@@ -591,6 +611,15 @@ impl Upstreams {
             );
         }
     }
+}
+
+/// Whom a listing is answered for: what is in force, at which endpoint, for whom.
+struct ListedFor<'a> {
+    access: &'a policy::Access,
+    endpoint: Option<&'a str>,
+    identity: &'a switchboard_server::core::ClientIdentity,
+    /// The listing asked for (`None`: not a listing).
+    listing: Option<policy::Listing>,
 }
 
 /// A request waiting on a server, as the relay and the audiences count it.
@@ -678,24 +707,32 @@ impl Service for GatewayService {
                 .and_then(|_| gateway.audit_start(&request, &context));
             let secrets = gateway.runtime.secrets();
             // The policy first (a refused call uses no rate), then the rate limits.
-            let judged = gateway.judged(&request, &context);
+            let mut request = request;
+            let judged = gateway.judged(&mut request, &context);
             let span = gateway.traces.as_ref().map(|t| {
-                let denied_by = judged.as_ref().err().map(|denial| denial.rule.as_str());
+                let denied_by = judged.as_ref().err().and_then(policy::denied_rule);
                 t.request(&request, &context, &gateway.runtime, denied_by)
             });
             let identity = context.client.identity.clone();
+            let endpoint = context.client.endpoint.clone();
             let answering = {
                 let gateway = gateway.clone();
                 let secrets = secrets.clone();
                 async move {
                     match judged {
-                        Err(denial) => Err(denial.error()),
-                        Ok(policy) => match gateway.over_rate_limit(&request, &context) {
+                        Err(refused) => Err(refused),
+                        Ok(access) => match gateway.over_rate_limit(&request, &context) {
                             Some(refused) => Err(refused),
                             None => {
                                 let listing = policy::Listing::of(&request);
                                 let answer = gateway.answer(request, context.hiding(secrets)).await;
-                                gateway.filtered(answer, policy.as_deref(), listing, &identity)
+                                let listed_for = ListedFor {
+                                    access: &access,
+                                    endpoint: endpoint.as_deref(),
+                                    identity: &identity,
+                                    listing,
+                                };
+                                gateway.filtered(answer, listed_for)
                             }
                         },
                     }
@@ -715,6 +752,10 @@ impl Service for GatewayService {
 
     fn events(&self) -> broadcast::Receiver<ServiceEvent> {
         self.events.subscribe()
+    }
+
+    fn serves_endpoint(&self, name: &str) -> bool {
+        self.core.policy.borrow().profile(name).is_some()
     }
 
     /// The `x-mcp-header` parameters of the tool as the gateway lists it (an invalid
@@ -770,7 +811,8 @@ impl Upstreams {
             began: tokio::time::Instant::now(),
             record: audit::AuditRecord {
                 at: std::time::SystemTime::now(),
-                who: audit::AuditWho::of(&context.client.identity),
+                who: audit::AuditWho::of(&context.client.identity)
+                    .at_profile(context.client.endpoint.as_deref()),
                 method,
                 server,
                 name,

@@ -216,6 +216,14 @@ pub struct Denial {
     pub what: String,
 }
 
+/// The rule a refusal names, when it is the policy's denial.
+pub(crate) fn denied_rule(refused: &ErrorObject) -> Option<&str> {
+    if refused.code != crate::codes::POLICY_DENIED {
+        return None;
+    }
+    refused.data.as_ref()?.get("rule")?.as_str()
+}
+
 impl Denial {
     /// The JSON-RPC error the client gets.
     pub fn error(&self) -> ErrorObject {
@@ -417,42 +425,68 @@ fn is_under(path: &str, folder: &str) -> bool {
     path.len() >= folder.len() && path[..folder.len()] == folder[..]
 }
 
-/// The policy in force, which its owner may replace while the gateway serves
-/// ([`crate::Gateway::policy_control`]): every request is judged by the policy in force when
-/// it arrives, and clients are told every list changed when it is replaced.
+/// What decides who sees what: the policy and the profiles, replaced together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Access {
+    /// The gateway's policy (`None`: everything shown).
+    pub policy: Option<Policy>,
+    /// The profiles served at `/mcp/<name>` (`profiles.rs`).
+    pub profiles: Vec<crate::profiles::Profile>,
+}
+
+impl Access {
+    /// The profile named `name`.
+    pub(crate) fn profile(&self, name: &str) -> Option<&crate::profiles::Profile> {
+        self.profiles.iter().find(|profile| profile.name == name)
+    }
+
+    /// The policy at an endpoint: its profile's own, else the gateway's.
+    pub(crate) fn policy_at<'a>(
+        &'a self,
+        profile: Option<&'a crate::profiles::Profile>,
+    ) -> Option<&'a Policy> {
+        profile
+            .and_then(|profile| profile.policy.as_ref())
+            .or(self.policy.as_ref())
+    }
+}
+
+/// The access in force, which its owner may replace while the gateway serves
+/// ([`crate::Gateway::policy_control`]): every request is judged by what is in force when
+/// it arrives, and clients are told every list changed when it changes.
 #[derive(Debug, Clone)]
 pub struct PolicyControl {
-    policy: watch::Sender<Option<Arc<Policy>>>,
+    access: watch::Sender<Arc<Access>>,
 }
 
 impl PolicyControl {
-    pub(crate) fn new(policy: Option<Policy>) -> PolicyControl {
+    pub(crate) fn new(access: Access) -> PolicyControl {
         PolicyControl {
-            policy: watch::Sender::new(policy.map(Arc::new)),
+            access: watch::Sender::new(Arc::new(access)),
         }
     }
 
-    /// Puts `policy` in force (`None`: no policy, everything shown); clients are told
-    /// their lists changed only when it differs from the one in force.
-    pub fn replace(&self, policy: Option<Policy>) {
-        self.policy.send_if_modified(|in_force| {
-            if in_force.as_deref() == policy.as_ref() {
+    /// Puts `access` in force; clients are told their lists changed only when it differs
+    /// from what is in force.
+    pub fn replace(&self, access: Access) {
+        self.access.send_if_modified(|in_force| {
+            if **in_force == access {
                 return false;
             }
-            *in_force = policy.map(Arc::new);
+            *in_force = Arc::new(access);
             true
         });
     }
 
-    pub(crate) fn in_force(&self) -> watch::Receiver<Option<Arc<Policy>>> {
-        self.policy.subscribe()
+    pub(crate) fn in_force(&self) -> watch::Receiver<Arc<Access>> {
+        self.access.subscribe()
     }
 }
 
 /// Tells every client that every list changed each time the policy in force is replaced
 /// (what each may see may have changed); ends when the control is gone.
 pub(crate) async fn announce_replacements(
-    mut in_force: watch::Receiver<Option<Arc<Policy>>>,
+    mut in_force: watch::Receiver<Arc<Access>>,
     events: broadcast::Sender<ServiceEvent>,
 ) {
     in_force.mark_unchanged();

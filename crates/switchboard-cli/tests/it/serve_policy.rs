@@ -346,3 +346,118 @@ fn a_team_section_that_does_not_read_stops_serve_saying_what_to_write() {
         exit 2: switchboard: <config>: policy `r`: `who` names `client:nobody`, which is not in `clients`"#]]
     .assert_eq(&shown.join("\n"));
 }
+
+/// `calc`: the fixture's tools but `fail`; `add` renamed `add_forty`, its `b` fixed at 40,
+/// its description amended; a policy of its own that lets Alice call only `add_forty`.
+fn calc_profile() -> Value {
+    json!({
+        "clients": {
+            "alice": { "token": "${SB_ALICE_TOKEN}", "groups": ["data"] }
+        },
+        "profiles": {
+            "calc": {
+                "servers": ["fx"],
+                "tools": { "deny": ["fx__fail"] },
+                "policies": [
+                    { "name": "calc-only", "who": ["client:alice"], "allow": { "tools": ["fx__add"] } }
+                ],
+                "overrides": {
+                    "fx__add": {
+                        "name": "add_forty",
+                        "appendDescription": "The second number is always 40.",
+                        "fixedArguments": { "b": 40 }
+                    }
+                }
+            }
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profile_serves_its_own_view_with_renames_and_fixed_arguments_in_both_eras() {
+    let dir = scratch_dir("serve-profile");
+    let path = team_config(&dir, calc_profile());
+    let gateway = HttpGateway::start(&path, &[], &[("SB_ALICE_TOKEN", ALICE_TOKEN)]);
+    let profile_url = format!("{}/calc", gateway.url());
+    let mut seen = String::new();
+    for era in [EraChoice::Legacy, EraChoice::Modern] {
+        let session = connect(&profile_url, ALICE_TOKEN, era).await;
+        let listing = within("tools/list", TEST_DEADLINE, session.list_tools())
+            .await
+            .expect("listed");
+        let tools: Vec<String> = listing
+            .items
+            .iter()
+            .map(|tool| {
+                format!(
+                    "{} {:?} {}",
+                    tool.name,
+                    tool.description.as_deref().unwrap_or(""),
+                    tool.input_schema
+                )
+            })
+            .collect();
+        seen.push_str(&format!("== {era:?}\n{}\n", tools.join("\n")));
+        for (tool, arguments) in [
+            ("add_forty", json!({"a": 2})),
+            ("add_forty", json!({"a": 2, "b": 1})),
+            ("fx__add", json!({"a": 2, "b": 1})),
+            ("fx__echo", json!({"text": "x"})),
+            ("fx__fail", json!({})),
+        ] {
+            let shown = format!("{tool} {arguments}");
+            seen.push_str(&format!(
+                "{shown}: {}\n",
+                outcome(&session, tool, arguments).await
+            ));
+        }
+    }
+    expect![[r#"
+        == Legacy
+        add_forty "Adds two integers.\n\nThe second number is always 40." {"type":"object","properties":{"a":{"type":"integer","description":"First addend."}},"required":["a"],"additionalProperties":false}
+        add_forty {"a":2}: ok "42"
+        add_forty {"a":2,"b":1}: server `gw` answered `tools/call` with an error: argument `b` of tool `add_forty` is fixed by the operator of the profile `calc`; call it without it (code -32602)
+        fx__add {"a":2,"b":1}: server `gw` answered `tools/call` with an error: unknown tool `fx__add`: the profile `calc` has no such tool (tools/list shows its tools) (code -32602)
+        fx__echo {"text":"x"}: server `gw` answered `tools/call` with an error: denied by policy: no rule for this client grants tool `fx__echo` (rule `default-deny`) (code -32010), data: {"rule":"default-deny"}
+        fx__fail {}: server `gw` answered `tools/call` with an error: unknown tool `fx__fail`: the profile `calc` has no such tool (tools/list shows its tools) (code -32602)
+        == Modern
+        add_forty "Adds two integers.\n\nThe second number is always 40." {"type":"object","properties":{"a":{"type":"integer","description":"First addend."}},"required":["a"],"additionalProperties":false}
+        add_forty {"a":2}: ok "42"
+        add_forty {"a":2,"b":1}: server `gw` answered `tools/call` with an error: argument `b` of tool `add_forty` is fixed by the operator of the profile `calc`; call it without it (code -32602)
+        fx__add {"a":2,"b":1}: server `gw` answered `tools/call` with an error: unknown tool `fx__add`: the profile `calc` has no such tool (tools/list shows its tools) (code -32602)
+        fx__echo {"text":"x"}: server `gw` answered `tools/call` with an error: denied by policy: no rule for this client grants tool `fx__echo` (rule `default-deny`) (code -32010), data: {"rule":"default-deny"}
+        fx__fail {}: server `gw` answered `tools/call` with an error: unknown tool `fx__fail`: the profile `calc` has no such tool (tools/list shows its tools) (code -32602)
+    "#]].assert_eq(&seen);
+
+    // The default endpoint is the whole gateway (no policy there: everything).
+    let whole = connect(gateway.url(), ALICE_TOKEN, EraChoice::Modern).await;
+    assert_eq!(tool_names(&whole).await.len(), 6);
+
+    // A session opened at the profile is not found at another endpoint, and an endpoint
+    // no profile has is 404.
+    let client = reqwest::Client::new();
+    let (status, session, _) =
+        crate::serve_http::open_session(&client, &profile_url, Some(ALICE_TOKEN)).await;
+    assert_eq!(status, 200);
+    let elsewhere = client
+        .post(gateway.url())
+        .bearer_auth(ALICE_TOKEN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session.expect("a session id"))
+        .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .expect("an answer");
+    let nowhere = client
+        .post(format!("{}/nope", gateway.url()))
+        .bearer_auth(ALICE_TOKEN)
+        .body("{}")
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(
+        (elsewhere.status().as_u16(), nowhere.status().as_u16()),
+        (404, 404)
+    );
+}
