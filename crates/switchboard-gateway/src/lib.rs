@@ -45,6 +45,10 @@
 //!   error, or [`codes::RESULT_WITHHELD`]) or passed with a warning put first; `guard.rs`
 //!   says what is scanned and which findings count.
 //!
+//! - With [`GatewayOptions::metrics`] (`serve --metrics`), every `tools/call` is counted
+//!   by server, tool and outcome, with its latency, and the servers' states are read at
+//!   each scrape (`metrics.rs`; the CLI serves the text).
+//!
 //! Secrets stay in: everything a client is sent passes one rule, the runtime's
 //! [`Runtime::secrets`] (every configured `${VAR}` expansion, `env` and header value and URL
 //! credential) replaced by `<redacted>`, the rule the CLI's terminal and `--trace` apply.
@@ -64,6 +68,7 @@ mod audience;
 pub mod audit;
 mod documents;
 pub mod guard;
+pub mod metrics;
 pub mod relay;
 
 use std::collections::HashMap;
@@ -171,6 +176,9 @@ pub struct GatewayOptions {
     /// The audit log (`audit.rs`): one line per `tools/call`, `prompts/get` and
     /// `resources/read` answered. Off (`None`) by default; its owner ends it.
     pub audit: Option<Arc<dyn audit::AuditSink>>,
+    /// The metrics (`metrics.rs`): every `tools/call` counted, the servers' states read
+    /// at each scrape. Off (`None`) by default; its owner serves [`metrics::GatewayMetrics::render`].
+    pub metrics: Option<metrics::GatewayMetrics>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -203,6 +211,7 @@ impl GatewayOptions {
             error_detail: ErrorDetail::Full,
             guard: None,
             audit: None,
+            metrics: None,
         }
     }
 }
@@ -220,6 +229,7 @@ impl fmt::Debug for GatewayOptions {
             .field("error_detail", &self.error_detail)
             .field("guard", &self.guard)
             .field("audit", &self.audit)
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }
@@ -261,8 +271,12 @@ impl Gateway {
     pub fn new(mut runtime_options: RuntimeOptions, options: GatewayOptions) -> Gateway {
         let relay = ClientRelay::new();
         runtime_options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
+        let runtime = Runtime::new(runtime_options);
+        if let Some(metrics) = &options.metrics {
+            metrics.watch_runtime(runtime.clone());
+        }
         Gateway {
-            runtime: Runtime::new(runtime_options),
+            runtime,
             relay,
             options,
         }
@@ -392,6 +406,7 @@ impl GatewayService {
                 error_detail: options.error_detail,
                 guard: options.guard.take().map(Arc::new),
                 audit: options.audit.take(),
+                metrics: options.metrics.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -473,6 +488,8 @@ struct Upstreams {
     guard: Option<Arc<ResultGuard>>,
     /// Where each call answered is recorded, when `serve --audit` asked for it.
     audit: Option<Arc<dyn audit::AuditSink>>,
+    /// Where each call is counted, when `serve --metrics` asked for it.
+    metrics: Option<metrics::GatewayMetrics>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -587,6 +604,10 @@ impl Service for GatewayService {
                 .audit
                 .as_ref()
                 .and_then(|_| gateway.audit_start(&request, &context));
+            let metered = gateway
+                .metrics
+                .as_ref()
+                .and_then(|m| m.call_started(&gateway.runtime.snapshot(), &request));
             let secrets = gateway.runtime.secrets();
             let answer = gateway
                 .answer(request, context.hiding(secrets.clone()))
@@ -594,6 +615,9 @@ impl Service for GatewayService {
             let answer = hide_in_answer(&secrets, answer);
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
                 log.record(started.finish(&answer));
+            }
+            if let Some(meter) = metered {
+                meter.finish(&answer);
             }
             answer
         })

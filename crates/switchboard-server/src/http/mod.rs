@@ -40,7 +40,9 @@
 //! `headers.rs` (the era and the
 //! 2026-07-28 header rules), `sessions.rs` (the legacy session table), `exchange.rs` (one
 //! HTTP request: reading, routing, answering), `streams.rs` (event streams: a request's,
-//! the GET stream, listen streams), `reply.rs` (response bodies and JSON-RPC encoding).
+//! the GET stream, listen streams), `reply.rs` (response bodies and JSON-RPC encoding),
+//! `stats.rs` (the counts an operator's metrics read: [`HttpServer::stats`]), `scrape.rs`
+//! (a small listener of its own for one read-only page, such as `serve --metrics`).
 
 mod clients;
 mod exchange;
@@ -49,7 +51,9 @@ mod headers;
 pub mod oauth;
 mod reply;
 mod resume;
+pub mod scrape;
 mod sessions;
+mod stats;
 mod streams;
 
 use std::convert::Infallible;
@@ -69,6 +73,7 @@ use tokio_util::task::TaskTracker;
 use crate::core::{ServerInfo, Service};
 
 pub use guard::BearerToken;
+pub use stats::{HttpCounts, HttpStats};
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
@@ -258,6 +263,8 @@ struct Shared {
     in_flight: Arc<AtomicUsize>,
     /// Listen streams open.
     listens: Arc<AtomicUsize>,
+    /// Body bytes both ways (`stats.rs`).
+    traffic: Arc<stats::Traffic>,
     /// Shutdown began: `/healthz` says 503, new requests are refused, streams end.
     drain: CancellationToken,
     /// The grace ran out: requests in flight are cancelled and answered with an error.
@@ -318,6 +325,7 @@ impl HttpServer {
                 clients,
                 in_flight: Arc::new(AtomicUsize::new(0)),
                 listens: Arc::new(AtomicUsize::new(0)),
+                traffic: Arc::default(),
                 drain: CancellationToken::new(),
                 stop: CancellationToken::new(),
                 hard_stop: CancellationToken::new(),
@@ -329,6 +337,11 @@ impl HttpServer {
     /// The address bound.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// A handle on the server's counts, for an operator's metrics.
+    pub fn stats(&self) -> HttpStats {
+        HttpStats::new(&self.shared)
     }
 
     /// The endpoint's URL (`http://127.0.0.1:PORT/mcp`).
@@ -415,7 +428,11 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, ticket: Arc<clients:
     let service = service_fn(move |request| {
         let shared = shared.clone();
         let ticket = ticket.clone();
-        async move { Ok::<_, Infallible>(exchange::respond(shared, &ticket, request).await) }
+        async move {
+            let traffic = shared.traffic.clone();
+            let reply = exchange::respond(shared, &ticket, request).await;
+            Ok::<_, Infallible>(reply.map(|body| stats::Counted::new(body, traffic)))
+        }
     });
     let mut builder = http1::Builder::new();
     builder
