@@ -2,12 +2,13 @@
 //! unknown tool) show in `GET /metrics` as Prometheus text (snapshot, varying values
 //! masked), `promtool check metrics` accepts the page, and a real Prometheus server
 //! scraping it answers `sum(switchboard_calls_total)` with the number of calls made. The
-//! stdio gateway has metrics too, and the listener answers nothing but its page. Prometheus
+//! stdio gateway has metrics too (a killed server's restart among them), and the listener
+//! answers nothing but its page. Prometheus
 //! and promtool are Debian's, installed by `scripts/peers.sh` into `target/peers/prometheus/`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -16,27 +17,16 @@ use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig};
 use switchboard_testkit::locate::peer_path;
 use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 
+use crate::descendants::{running_named, unique_name};
 use crate::serve::{GRACE, gateway_with_flags};
+use crate::serve_balanced::{Owned, free_port};
 use crate::serve_http::HttpGateway;
 use crate::{config, fixture_entry, scratch_dir};
 
+/// Longest wait for a killed server to be up again (a hang detector).
+const RESTART_BOUND: Duration = Duration::from_secs(30);
 /// Longest wait for Prometheus to start, scrape and answer (a hang detector).
 const PROMETHEUS_BOUND: Duration = Duration::from_secs(90);
-
-/// A child process killed when dropped.
-struct Owned(Child);
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
-}
 
 fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -332,10 +322,12 @@ async fn metrics_count_calls_and_promtool_and_prometheus_take_them() {
 }
 
 #[tokio::test]
-async fn the_stdio_gateway_serves_metrics_and_nothing_else_on_that_port() {
+async fn the_stdio_gateway_serves_metrics_counts_a_restart_and_nothing_else_on_that_port() {
     let port = free_port();
     let flag = format!("--metrics=127.0.0.1:{port}");
-    let session = gateway_with_flags(json!({ "fx": fixture_entry(&[]) }), &[&flag]).await;
+    let name = unique_name("metrics-restart");
+    let session =
+        gateway_with_flags(json!({ "fx": fixture_entry(&["--name", &name]) }), &[&flag]).await;
     for tool in ["fx__add", "fx__add", "fx__fail"] {
         let _ = within(
             "tools/call",
@@ -365,6 +357,24 @@ async fn the_stdio_gateway_serves_metrics_and_nothing_else_on_that_port() {
         !text.contains("switchboard_http_"),
         "no HTTP transport, no HTTP counts: {text}"
     );
+    // The server is killed: the supervisor starts it again, and the scrape says so.
+    let servers = running_named(&name);
+    assert!(!servers.is_empty(), "the fixture server runs");
+    for (pid, _) in servers {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("a pid"));
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    }
+    let metrics_url = format!("{base}/metrics");
+    wait::until_async("the restart to show in the metrics", RESTART_BOUND, || {
+        let url = metrics_url.clone();
+        async move {
+            let (_, _, text) = get(&url).await;
+            (text.contains("switchboard_upstream_restarts_total{server=\"fx\"} 1\n")
+                && text.contains("switchboard_upstream_state{server=\"fx\",state=\"ready\"} 1\n"))
+            .then_some(())
+        }
+    })
+    .await;
     let others = [
         get(&format!("{base}/")).await.0,
         get(&format!("{base}/mcp")).await.0,

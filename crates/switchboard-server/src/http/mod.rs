@@ -300,12 +300,7 @@ impl HttpServer {
         service: Arc<dyn Service>,
         options: HttpServeOptions,
     ) -> Result<HttpServer, HttpServeError> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| HttpServeError::Bind { addr, source })?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| HttpServeError::Bind { addr, source })?;
+        let (listener, local_addr) = listen(addr).await?;
         let guard = guard::Guard::new(local_addr, &options)?;
         let limits = options.limits;
         let tasks = TaskTracker::new();
@@ -382,10 +377,8 @@ impl HttpServer {
                     connections.spawn(connection(shared.clone(), stream, ticket));
                 }
                 Err(error) => {
-                    tracing::debug!(%error, "accepting a connection failed");
-                    tokio::select! {
-                        () = shutdown.cancelled() => break,
-                        () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                    if !accept_failed(&error, &shutdown).await {
+                        break;
                     }
                 }
             }
@@ -403,17 +396,43 @@ impl HttpServer {
             shared.hard_stop.cancel();
         }
         shared.sessions.end_all();
-        let flushed = tokio::time::timeout(CLOSE_FLUSH, async {
-            while connections.join_next().await.is_some() {}
-        })
-        .await;
-        if flushed.is_err() {
-            connections.abort_all();
-            while connections.join_next().await.is_some() {}
-        }
+        close_connections(&mut connections, CLOSE_FLUSH).await;
         // Whatever a dropped handler left is bounded by the hard stop; wait for it.
         let _ = tokio::time::timeout(WIND_DOWN, shared.tasks.wait()).await;
         end
+    }
+}
+
+/// Binds `addr`: the listener and the address it got.
+async fn listen(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), HttpServeError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    Ok((listener, local_addr))
+}
+
+/// After a failed `accept` (out of descriptors, …): waits [`ACCEPT_BACKOFF`] before the
+/// next; false when `shutdown` came first.
+async fn accept_failed(error: &std::io::Error, shutdown: &CancellationToken) -> bool {
+    tracing::debug!(%error, "accepting a connection failed");
+    tokio::select! {
+        () = shutdown.cancelled() => false,
+        () = tokio::time::sleep(ACCEPT_BACKOFF) => true,
+    }
+}
+
+/// Waits for `connections` to end, at most `bound`; then aborts the rest and reaps them.
+async fn close_connections(connections: &mut JoinSet<()>, bound: Duration) {
+    let flushed = tokio::time::timeout(bound, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if flushed.is_err() {
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
     }
 }
 

@@ -36,8 +36,6 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 pub const MAX_HEAD_BYTES: usize = 8192;
 /// A connection is closed after this, whatever it does.
 pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
-/// A failed `accept` is retried after this.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// How long open connections get to finish at shutdown.
 const CLOSE_FLUSH: Duration = Duration::from_secs(2);
 
@@ -75,12 +73,7 @@ pub struct PageServer {
 impl PageServer {
     /// Binds `addr` (port 0: any free port; see [`PageServer::local_addr`]).
     pub async fn bind(addr: SocketAddr, page: Page) -> Result<PageServer, HttpServeError> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| HttpServeError::Bind { addr, source })?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| HttpServeError::Bind { addr, source })?;
+        let (listener, local_addr) = super::listen(addr).await?;
         Ok(PageServer {
             listener,
             local_addr,
@@ -124,23 +117,14 @@ impl PageServer {
                     connections.spawn(connection(page.clone(), stream, closed));
                 }
                 Err(error) => {
-                    tracing::debug!(%error, "accepting a connection failed");
-                    tokio::select! {
-                        () = shutdown.cancelled() => break,
-                        () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                    if !super::accept_failed(&error, &shutdown).await {
+                        break;
                     }
                 }
             }
         }
         drop(listener);
-        let flushed = tokio::time::timeout(CLOSE_FLUSH, async {
-            while connections.join_next().await.is_some() {}
-        })
-        .await;
-        if flushed.is_err() {
-            connections.abort_all();
-            while connections.join_next().await.is_some() {}
-        }
+        super::close_connections(&mut connections, CLOSE_FLUSH).await;
     }
 }
 
