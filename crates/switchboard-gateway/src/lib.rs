@@ -44,7 +44,6 @@
 //!   prompt or a resource whose text reads like an order to the model is withheld (a tool
 //!   error, or [`codes::RESULT_WITHHELD`]) or passed with a warning put first; `guard.rs`
 //!   says what is scanned and which findings count.
-//!
 //! - With [`GatewayOptions::metrics`] (`serve --metrics`), every `tools/call` is counted
 //!   by server, tool and outcome, with its latency, and the servers' states are read at
 //!   each scrape (`metrics.rs`; the CLI serves the text).

@@ -26,7 +26,7 @@
 //! encoder's.
 //!
 //! Cost per call: the (server, tool) pair's counters and histogram are made once and kept
-//! ([`ToolSeries`]); a call looks them up by `&str` under a read lock, with no allocation,
+//! (`ToolSeries`); a call looks them up by `&str` under a read lock, with no allocation,
 //! then adds to atomics and the histogram.
 
 use std::collections::HashMap;
