@@ -15,6 +15,10 @@
 //! stops `serve`, exit 2), and `--requests-per-second-per-client` each HTTP client's
 //! request rate (docs/gateway-limits.md).
 //! `--otlp URL` exports the gateway's spans to an OpenTelemetry collector (`otlp.rs`).
+//! `--metrics ADDR` serves the gateway's Prometheus metrics (`switchboard_gateway::metrics`)
+//! at `/metrics` on a listener of its own (`switchboard_server::http::scrape`), said on
+//! stderr as `metrics at URL` before the gateway serves; over HTTP they also read the
+//! MCP server's counts.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -22,6 +26,7 @@ use std::sync::Arc;
 
 use switchboard_config::{ServerEntry, TransportEntry};
 use switchboard_gateway::guard::{GuardMode, Guarded, ResultGuard};
+use switchboard_gateway::metrics::GatewayMetrics;
 use switchboard_gateway::{ErrorDetail, Gateway, GatewayOptions, HttpDocumentFetcher};
 use switchboard_runtime::naming::Naming;
 use switchboard_runtime::sources::ServerSource;
@@ -29,6 +34,7 @@ use switchboard_runtime::{
     Authorizers, ConnectHooks, FindingKind, HeldTool, LockPolicy, OutputLimit, RuntimeOptions,
     ServerState, ToolLock,
 };
+use switchboard_server::http::scrape::{Page, PageServer};
 use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
 use tokio_util::sync::CancellationToken;
 
@@ -145,6 +151,13 @@ pub(crate) struct ServeArgs {
     /// slows a call. See docs/traces.md.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
+    /// Serve Prometheus metrics at `http://ADDR/metrics` on a listener of its own (e.g.
+    /// 127.0.0.1:9464; port 0 picks a free one): calls by server, tool and outcome, errors
+    /// by kind, latency, the servers' states and restarts, and with --http its sessions,
+    /// streams and bytes. Keep it on a private address: it has no authentication. See
+    /// docs/metrics.md.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
     #[command(flatten)]
     limits: LimitFlags,
 }
@@ -377,6 +390,12 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         gateway_options.traces = Some(traces);
         export
     });
+    // `--metrics`: its listener is up (and said) before the gateway serves.
+    let metrics = match args.metrics {
+        Some(addr) => Some(MetricsEndpoint::start(addr).await?),
+        None => None,
+    };
+    gateway_options.metrics = metrics.as_ref().map(|endpoint| endpoint.metrics.clone());
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {
@@ -432,6 +451,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
                 addr,
                 options,
                 gateway,
+                metrics: metrics.as_ref().map(|endpoint| endpoint.metrics.clone()),
             })
             .await
         }
@@ -444,6 +464,9 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         watch.stop().await;
     }
     follow_holds.abort();
+    if let Some(endpoint) = metrics {
+        endpoint.stop().await;
+    }
     if let Some(log) = audit_log {
         let end = log.finish(AUDIT_FINISH_WAIT).await;
         if end.dropped > 0 {
@@ -638,6 +661,51 @@ struct HttpServing {
     addr: SocketAddr,
     options: HttpServeOptions,
     gateway: Gateway,
+    /// `--metrics`: they read the server's counts.
+    metrics: Option<GatewayMetrics>,
+}
+
+/// `--metrics ADDR`: the gateway's metrics, served at `/metrics` on a listener of its own.
+struct MetricsEndpoint {
+    metrics: GatewayMetrics,
+    shutdown: CancellationToken,
+    serving: tokio::task::JoinHandle<()>,
+}
+
+impl MetricsEndpoint {
+    /// Binds `addr` and serves, said on stderr (`metrics at http://ADDR/metrics`). Errors:
+    /// the address cannot be bound (exit 5).
+    async fn start(addr: SocketAddr) -> Result<MetricsEndpoint, Failure> {
+        let metrics = GatewayMetrics::new();
+        let rendered = metrics.clone();
+        let page = Page {
+            path: "/metrics",
+            content_type: switchboard_gateway::metrics::CONTENT_TYPE,
+            render: Arc::new(move || rendered.render()),
+        };
+        let server = PageServer::bind(addr, page)
+            .await
+            .map_err(|error| Failure::System(format!("--metrics: {error}")))?;
+        say(format_args!(
+            "switchboard serve: metrics at {}",
+            server.url()
+        ));
+        let shutdown = CancellationToken::new();
+        let serving = tokio::spawn(server.serve(shutdown.clone()));
+        Ok(MetricsEndpoint {
+            metrics,
+            shutdown,
+            serving,
+        })
+    }
+
+    /// Stops serving (bounded by the listener's own close).
+    async fn stop(self) {
+        self.shutdown.cancel();
+        if let Err(error) = self.serving.await {
+            tracing::warn!(%error, "the metrics listener task failed");
+        }
+    }
 }
 
 /// Serves over Streamable HTTP until a signal comes, then drains (requests in flight get
@@ -648,6 +716,7 @@ async fn serve_http(serving: HttpServing) -> Result<(), Failure> {
         addr,
         options,
         gateway,
+        metrics,
     } = serving;
     if !addr.ip().is_loopback() && options.bearer_tokens.is_empty() && options.oauth.is_none() {
         say(format_args!(
@@ -664,6 +733,9 @@ async fn serve_http(serving: HttpServing) -> Result<(), Failure> {
                 Failure::Usage(error.to_string())
             }
         })?;
+    if let Some(metrics) = &metrics {
+        metrics.watch_http(server.stats());
+    }
     say(format_args!(
         "switchboard serve: listening on {}",
         server.url()

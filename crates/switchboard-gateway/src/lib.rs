@@ -47,6 +47,9 @@
 //! - With rate limits ([`GatewayOptions::rate_limits`], `serve`'s `rateLimits`), a
 //!   `tools/call` over one of them is refused at once with [`codes::RATE_LIMITED`], naming
 //!   the limit and when to retry; `rate_limits.rs` says how limits combine.
+//! - With [`GatewayOptions::metrics`] (`serve --metrics`), every `tools/call` is counted
+//!   by server, tool and outcome, with its latency, and the servers' states are read at
+//!   each scrape (`metrics.rs`; the CLI serves the text).
 //!
 //! Secrets stay in: everything a client is sent passes one rule, the runtime's
 //! [`Runtime::secrets`] (every configured `${VAR}` expansion, `env` and header value and URL
@@ -72,6 +75,7 @@ mod audience;
 pub mod audit;
 mod documents;
 pub mod guard;
+pub mod metrics;
 pub mod policy;
 pub mod profiles;
 pub mod rate_limits;
@@ -201,6 +205,9 @@ pub struct GatewayOptions {
     /// Spans of the requests and their upstream calls (`traces.rs`). Off (`None`) by
     /// default; its owner flushes and ends the exporter.
     pub traces: Option<traces::Traces>,
+    /// The metrics (`metrics.rs`): every `tools/call` counted, the servers' states read
+    /// at each scrape. Off (`None`) by default; its owner serves [`metrics::GatewayMetrics::render`].
+    pub metrics: Option<metrics::GatewayMetrics>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -236,6 +243,7 @@ impl GatewayOptions {
             access: policy::Access::default(),
             rate_limits: None,
             traces: None,
+            metrics: None,
         }
     }
 }
@@ -256,6 +264,7 @@ impl fmt::Debug for GatewayOptions {
             .field("access", &self.access)
             .field("rate_limits", &self.rate_limits)
             .field("traces", &self.traces)
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }
@@ -299,8 +308,12 @@ impl Gateway {
         let relay = ClientRelay::new();
         runtime_options.policy.host = Some(HostHandler(Arc::new(relay.clone())));
         let policy = policy::PolicyControl::new(std::mem::take(&mut options.access));
+        let runtime = Runtime::new(runtime_options);
+        if let Some(metrics) = &options.metrics {
+            metrics.watch_runtime(runtime.clone());
+        }
         Gateway {
-            runtime: Runtime::new(runtime_options),
+            runtime,
             relay,
             options,
             policy,
@@ -446,6 +459,7 @@ impl GatewayService {
                 policy: policy_in_force,
                 rate_limits: options.rate_limits.take(),
                 traces: options.traces.take(),
+                metrics: options.metrics.take(),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -533,6 +547,8 @@ struct Upstreams {
     rate_limits: Option<Arc<rate_limits::CallLimits>>,
     /// Where the spans go, when `serve --otlp` asked for them.
     traces: Option<traces::Traces>,
+    /// Where each call is counted, when `serve --metrics` asked for it.
+    metrics: Option<metrics::GatewayMetrics>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -701,14 +717,20 @@ impl Service for GatewayService {
                 }
             }
             gateway.audiences.served(&context.client.identity);
+            let secrets = gateway.runtime.secrets();
+            // The policy first (a refused call uses no rate), then the rate limits. The
+            // audit log and the metrics see the request in the gateway's terms (a profile's
+            // renamed tool by its exported name).
+            let mut request = request;
+            let judged = gateway.judged(&mut request, &context);
             let audited = gateway
                 .audit
                 .as_ref()
                 .and_then(|_| gateway.audit_start(&request, &context));
-            let secrets = gateway.runtime.secrets();
-            // The policy first (a refused call uses no rate), then the rate limits.
-            let mut request = request;
-            let judged = gateway.judged(&mut request, &context);
+            let metered = gateway
+                .metrics
+                .as_ref()
+                .and_then(|m| m.call_started(&gateway.runtime.snapshot(), &request));
             let span = gateway.traces.as_ref().map(|t| {
                 let denied_by = judged.as_ref().err().and_then(policy::denied_rule);
                 t.request(&request, &context, &gateway.runtime, denied_by)
@@ -745,6 +767,12 @@ impl Service for GatewayService {
             let answer = hide_in_answer(&secrets, answer);
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
                 log.record(started.finish(&answer));
+            }
+            if let Some(meter) = metered {
+                meter.finish(&answer);
+            }
+            if let (Some(metrics), Err(refused)) = (&gateway.metrics, &answer) {
+                metrics.count_refusal(refused);
             }
             answer
         })

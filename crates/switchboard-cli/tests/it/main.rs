@@ -30,6 +30,7 @@ mod serve_eof;
 mod serve_fidelity;
 mod serve_guard;
 mod serve_http;
+mod serve_metrics;
 mod serve_policy;
 mod serve_rate_limits;
 mod serve_traces;

@@ -30,7 +30,7 @@ const CONCURRENCY: usize = 8;
 const DEADLINE: Duration = Duration::from_secs(120);
 
 /// A process killed (and reaped) when dropped.
-struct Owned(Child);
+pub(crate) struct Owned(pub(crate) Child);
 
 impl Drop for Owned {
     fn drop(&mut self) {
@@ -71,7 +71,7 @@ fn gateway(config: &Path) -> (Owned, u16) {
 }
 
 /// A port free a moment ago (for HAProxy's frontend, which cannot report one it picked).
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("addr").port()
 }

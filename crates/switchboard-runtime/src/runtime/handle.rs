@@ -111,6 +111,17 @@ impl<'a> ServerHandle<'a> {
             .and_then(|session| session.negotiated().server_info.clone())
     }
 
+    /// Successful connections of the server's current supervisor (1 after it first came
+    /// up; each reconnection after a crash or a lost connection adds one; a reload or
+    /// [`ServerHandle::restart`] starts a new count; 0 for a name that is not configured).
+    pub fn connections(self) -> u32 {
+        self.runtime
+            .inner
+            .router
+            .server(self.name)
+            .map_or(0, |shared| shared.connection())
+    }
+
     /// Asks the server for log messages at `level` and above (they arrive as
     /// [`NoticeKind::Log`](crate::NoticeKind::Log)): `logging/setLevel` to a legacy server,
     /// the level with every request to a 2026-07-28 one. The choice is kept and applied

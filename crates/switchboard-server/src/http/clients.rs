@@ -425,6 +425,11 @@ impl Clients {
         })
     }
 
+    /// Authenticated connections open.
+    pub(super) fn connections(&self) -> usize {
+        lock(&self.table).connections
+    }
+
     /// The refusals and evictions so far, for `/healthz?detail`.
     pub(super) fn tally(&self) -> Value {
         json!({

@@ -256,6 +256,7 @@ async fn read_body(
     if declared.is_some_and(|length| length > drain_cap as u64) {
         return Err(BodyError::TooLarge);
     }
+    let traffic = shared.traffic.clone();
     let read = async move {
         let mut body = body;
         let mut kept = Vec::new();
@@ -268,6 +269,7 @@ async fn read_body(
                 continue;
             };
             seen = seen.saturating_add(data.len());
+            traffic.read(data.len());
             if seen > drain_cap {
                 return Err(BodyError::TooLarge);
             }

@@ -46,6 +46,8 @@
 //! the GET stream, listen streams), `reply.rs` (response bodies and JSON-RPC encoding),
 //! `trace_context.rs` (a request's `traceparent`/`tracestate` headers carried into its
 //! `_meta`, where the service reads a trace parent on every transport).
+//! `stats.rs` (the counts an operator's metrics read: [`HttpServer::stats`]), `scrape.rs`
+//! (a small listener of its own for one read-only page, such as `serve --metrics`).
 
 mod clients;
 mod exchange;
@@ -54,7 +56,9 @@ mod headers;
 pub mod oauth;
 mod reply;
 mod resume;
+pub mod scrape;
 mod sessions;
+mod stats;
 mod streams;
 mod trace_context;
 
@@ -76,6 +80,7 @@ use tokio_util::task::TaskTracker;
 use crate::core::{ClientIdentity, ServerInfo, Service};
 
 pub use guard::BearerToken;
+pub use stats::{HttpCounts, HttpStats};
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
@@ -284,6 +289,8 @@ struct Shared {
     in_flight: Arc<AtomicUsize>,
     /// Listen streams open.
     listens: Arc<AtomicUsize>,
+    /// Body bytes both ways (`stats.rs`).
+    traffic: Arc<stats::Traffic>,
     /// Shutdown began: `/healthz` says 503, new requests are refused, streams end.
     drain: CancellationToken,
     /// The grace ran out: requests in flight are cancelled and answered with an error.
@@ -319,12 +326,7 @@ impl HttpServer {
         service: Arc<dyn Service>,
         options: HttpServeOptions,
     ) -> Result<HttpServer, HttpServeError> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| HttpServeError::Bind { addr, source })?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| HttpServeError::Bind { addr, source })?;
+        let (listener, local_addr) = listen(addr).await?;
         let guard = guard::Guard::new(local_addr, &options)?;
         let limits = options.limits;
         let tasks = TaskTracker::new();
@@ -345,6 +347,7 @@ impl HttpServer {
                 request_rate: clients::request_rate(&limits),
                 in_flight: Arc::new(AtomicUsize::new(0)),
                 listens: Arc::new(AtomicUsize::new(0)),
+                traffic: Arc::default(),
                 drain: CancellationToken::new(),
                 stop: CancellationToken::new(),
                 hard_stop: CancellationToken::new(),
@@ -356,6 +359,11 @@ impl HttpServer {
     /// The address bound.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// A handle on the server's counts, for an operator's metrics.
+    pub fn stats(&self) -> HttpStats {
+        HttpStats::new(&self.shared)
     }
 
     /// The endpoint's URL (`http://127.0.0.1:PORT/mcp`).
@@ -396,10 +404,8 @@ impl HttpServer {
                     connections.spawn(connection(shared.clone(), stream, ticket));
                 }
                 Err(error) => {
-                    tracing::debug!(%error, "accepting a connection failed");
-                    tokio::select! {
-                        () = shutdown.cancelled() => break,
-                        () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                    if !accept_failed(&error, &shutdown).await {
+                        break;
                     }
                 }
             }
@@ -417,17 +423,43 @@ impl HttpServer {
             shared.hard_stop.cancel();
         }
         shared.sessions.end_all();
-        let flushed = tokio::time::timeout(CLOSE_FLUSH, async {
-            while connections.join_next().await.is_some() {}
-        })
-        .await;
-        if flushed.is_err() {
-            connections.abort_all();
-            while connections.join_next().await.is_some() {}
-        }
+        close_connections(&mut connections, CLOSE_FLUSH).await;
         // Whatever a dropped handler left is bounded by the hard stop; wait for it.
         let _ = tokio::time::timeout(WIND_DOWN, shared.tasks.wait()).await;
         end
+    }
+}
+
+/// Binds `addr`: the listener and the address it got.
+async fn listen(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), HttpServeError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| HttpServeError::Bind { addr, source })?;
+    Ok((listener, local_addr))
+}
+
+/// After a failed `accept` (out of descriptors, …): waits [`ACCEPT_BACKOFF`] before the
+/// next; false when `shutdown` came first.
+async fn accept_failed(error: &std::io::Error, shutdown: &CancellationToken) -> bool {
+    tracing::debug!(%error, "accepting a connection failed");
+    tokio::select! {
+        () = shutdown.cancelled() => false,
+        () = tokio::time::sleep(ACCEPT_BACKOFF) => true,
+    }
+}
+
+/// Waits for `connections` to end, at most `bound`; then aborts the rest and reaps them.
+async fn close_connections(connections: &mut JoinSet<()>, bound: Duration) {
+    let flushed = tokio::time::timeout(bound, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if flushed.is_err() {
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
     }
 }
 
@@ -442,7 +474,11 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, ticket: Arc<clients:
     let service = service_fn(move |request| {
         let shared = shared.clone();
         let ticket = ticket.clone();
-        async move { Ok::<_, Infallible>(exchange::respond(shared, &ticket, request).await) }
+        async move {
+            let traffic = shared.traffic.clone();
+            let reply = exchange::respond(shared, &ticket, request).await;
+            Ok::<_, Infallible>(reply.map(|body| stats::Counted::new(body, traffic)))
+        }
     });
     let mut builder = http1::Builder::new();
     builder

@@ -6,4 +6,5 @@ mod author;
 mod http;
 mod oauth;
 mod probe_service;
+mod scrape;
 mod stdio;
