@@ -35,7 +35,9 @@ use switchboard_runtime::{
     ServerState, ToolLock,
 };
 use switchboard_server::http::scrape::{Page, PageServer};
-use switchboard_server::http::{BearerToken, HttpLimits, HttpServeOptions, HttpServer};
+use switchboard_server::http::{
+    BearerToken, BearerTokens, HttpLimits, HttpServeOptions, HttpServer,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::audit_log::{AuditLog, AuditSettings};
@@ -411,6 +413,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     let gateway = Gateway::new(options, gateway_options);
     let runtime = gateway.runtime().clone();
     let policy_control = gateway.policy_control();
+    // The tokens HTTP clients may present: `--bearer-token-env`'s and the named clients'.
+    // A reload replaces the named ones (a client taken out is refused from then on).
+    let bearer_tokens = BearerTokens::new(
+        bearer_token
+            .iter()
+            .cloned()
+            .chain(team.tokens.iter().cloned())
+            .collect(),
+    );
+    let reloaded_tokens = bearer_tokens.clone();
     let follow_holds = tokio::spawn(say_new_holds(runtime.subscribe(), said_holds));
     let watch = if args.watch {
         let watched = match args.config {
@@ -426,6 +438,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             Box::new(move |sections| {
                 let team = crate::team::read(sections, &switchboard_config::ProcessEnv)?;
                 policy_control.replace(team.access());
+                reloaded_tokens.replace(bearer_token.iter().cloned().chain(team.tokens).collect());
                 Ok(())
             }),
             vec![reread_rate_limits],
@@ -441,7 +454,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             };
             let mut options = HttpServeOptions {
                 allowed_origins: args.allow_origins,
-                bearer_tokens: bearer_token.into_iter().chain(team.tokens).collect(),
+                bearer_tokens,
                 oauth,
                 ..HttpServeOptions::default()
             };

@@ -7,6 +7,7 @@
 //!   served over Streamable HTTP with `--http`.
 //!   The `switchboard-fixture` binary runs it (test binaries may call
 //!   [`fixture::run_fixture`] too; the shipped `switchboard` binary never links it).
+//! - [`jwt`]: an ES256 signing key and the JWTs it signs, for OAuth protected resources.
 //! - [`locate`]: builds and finds the `switchboard-fixture` binary for tests in other
 //!   crates.
 //! - [`serve`]: HTTP servers for tests (the fixture behind its `--http` front end, real
@@ -28,6 +29,7 @@
 
 pub mod canned;
 pub mod fixture;
+pub mod jwt;
 pub mod locate;
 pub mod serve;
 pub mod soak;

@@ -1,6 +1,9 @@
 //! `switchboard serve` with the team sections `clients` (named bearer tokens and their
 //! groups) and `policies`: two named clients see different tools and resources and get
-//! denials naming the rule, through our client in both eras and through the Python SDK; an
+//! denials naming the rule, through our client in both eras and through the Python SDK;
+//! OAuth subjects (JWTs of a loopback authorization server) are judged by their scopes,
+//! groups, roles, client id and subject; a profile serves its own view with a renamed tool
+//! and a fixed argument the upstream gets; an
 //! argument rule refuses a path outside its folder without quoting it; under `--watch` an
 //! edited policy reaches the client as `list_changed` and a broken one keeps what was in
 //! force; a section that does not read stops `serve` saying what to write.
@@ -12,6 +15,8 @@ use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_http::HttpOptions;
 use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig};
+use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
+use switchboard_testkit::jwt::Signer;
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
 use crate::serve::{GRACE, follow_tool_changes, gateway_for, tool_names, tools_list_changed};
@@ -460,4 +465,146 @@ async fn a_profile_serves_its_own_view_with_renames_and_fixed_arguments_in_both_
         (elsewhere.status().as_u16(), nowhere.status().as_u16()),
         (404, 404)
     );
+}
+
+/// The audience the gateway's OAuth tokens must name.
+const RESOURCE: &str = "https://mcp.test/mcp";
+
+/// An authorization server on loopback: its metadata and the key set of `signer`.
+async fn token_issuer(signer: &Signer) -> CountingServer {
+    let keys = json!({ "keys": [signer.jwk()] });
+    CountingServer::start_with(move |origin, request: &CannedRequest| {
+        let body = match request.path() {
+            "/.well-known/oauth-authorization-server" => {
+                json!({ "issuer": origin, "jwks_uri": format!("{origin}/jwks") })
+            }
+            "/jwks" => keys.clone(),
+            _ => return canned::empty_answer("404 Not Found"),
+        };
+        canned::answer("200 OK", "application/json", &body.to_string())
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_subjects_are_judged_by_their_tokens_claims_in_both_eras() {
+    let signer = Signer::new("k1");
+    let issuer = token_issuer(&signer).await;
+    let dir = scratch_dir("serve-policy-oauth");
+    let path = team_config(
+        &dir,
+        json!({ "policies": [
+            { "name": "readers", "who": ["scope:files.read"], "allow": { "tools": ["fx__echo"] } },
+            { "name": "math", "who": ["group:math"], "allow": { "tools": ["fx__add"] } },
+            { "name": "the-app", "who": ["clientId:cli-app"], "allow": { "tools": ["fx__image"] } },
+            { "name": "not-carol", "who": ["subject:carol"], "deny": { "tools": ["fx__add"] } }
+        ]}),
+    );
+    let gateway = HttpGateway::start(
+        &path,
+        &[
+            "--oauth-issuer",
+            issuer.origin(),
+            "--resource-url",
+            RESOURCE,
+        ],
+        &[],
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let token = |subject: &str, grants: Value| {
+        let mut claims = json!({
+            "iss": issuer.origin(), "aud": RESOURCE, "sub": subject,
+            "iat": now, "exp": now + 3600,
+        });
+        if let (Value::Object(claims), Value::Object(grants)) = (&mut claims, grants) {
+            claims.extend(grants);
+        }
+        signer.token(
+            &json!({ "alg": "ES256", "typ": "JWT", "kid": "k1" }),
+            &claims,
+        )
+    };
+    let mut seen = String::new();
+    for (subject, grants) in [
+        (
+            "dana",
+            json!({ "scope": "openid files.read", "client_id": "cli-app" }),
+        ),
+        (
+            "carol",
+            json!({ "groups": ["math"], "scp": ["files.read"] }),
+        ),
+        ("erin", json!({ "roles": ["math"] })),
+    ] {
+        let token = token(subject, grants);
+        let legacy = connect(gateway.url(), &token, EraChoice::Legacy).await;
+        let modern = connect(gateway.url(), &token, EraChoice::Modern).await;
+        let listed = tool_names(&legacy).await;
+        assert_eq!(
+            listed,
+            tool_names(&modern).await,
+            "{subject}: both eras alike"
+        );
+        let added = outcome(&modern, "fx__add", json!({"a": 1, "b": 2})).await;
+        seen.push_str(&format!(
+            "{subject}: {} | fx__add: {added}\n",
+            listed.join(", ")
+        ));
+    }
+    expect![[r#"
+        dana: fx__echo, fx__image | fx__add: server `gw` answered `tools/call` with an error: denied by policy: no rule for this client grants tool `fx__add` (rule `default-deny`) (code -32010), data: {"rule":"default-deny"}
+        carol: fx__echo | fx__add: server `gw` answered `tools/call` with an error: denied by policy rule `not-carol`: tool `fx__add` (code -32010), data: {"rule":"not-carol"}
+        erin: fx__add | fx__add: ok "3"
+    "#]].assert_eq(&seen);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_taken_out_of_the_config_is_refused_after_the_reload() {
+    let dir = scratch_dir("serve-policy-revoke");
+    let both = json!({ "clients": {
+        "alice": { "token": ALICE_TOKEN },
+        "bob": { "token": BOB_TOKEN }
+    }});
+    let path = team_config(&dir, both);
+    let gateway = HttpGateway::start(&path, &["--watch"], &[]);
+    let client = reqwest::Client::new();
+    let status = |token: &'static str| {
+        let (client, url) = (client.clone(), gateway.url().to_owned());
+        async move {
+            crate::serve_http::open_session(&client, &url, Some(token))
+                .await
+                .0
+        }
+    };
+    assert_eq!(
+        (status(ALICE_TOKEN).await, status(BOB_TOKEN).await),
+        (200, 200)
+    );
+    team_config(
+        &dir,
+        json!({ "clients": { "alice": { "token": ALICE_TOKEN } } }),
+    );
+    switchboard_testkit::wait::until_async("bob's token refused", TEST_DEADLINE, || async {
+        (status(BOB_TOKEN).await == 401).then_some(())
+    })
+    .await;
+    assert_eq!(status(ALICE_TOKEN).await, 200, "alice stays");
+
+    // A reload that leaves no client refuses everyone: it never opens the door.
+    team_config(&dir, json!({ "clients": {} }));
+    switchboard_testkit::wait::until_async("alice's token refused", TEST_DEADLINE, || async {
+        (status(ALICE_TOKEN).await == 401).then_some(())
+    })
+    .await;
+    let anonymous = client
+        .post(gateway.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body("{}")
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(anonymous.status().as_u16(), 401);
 }

@@ -65,6 +65,46 @@ impl BearerToken {
     }
 }
 
+/// The bearer tokens an endpoint takes, which its owner may replace while it serves (a
+/// config reload): a token taken out is refused from the next request on, whatever
+/// sessions its holders opened. Cheap to clone; clones share the tokens.
+#[derive(Clone, Default)]
+pub struct BearerTokens(Arc<std::sync::RwLock<Arc<Vec<BearerToken>>>>);
+
+impl BearerTokens {
+    /// These tokens.
+    pub fn new(tokens: Vec<BearerToken>) -> BearerTokens {
+        BearerTokens(Arc::new(std::sync::RwLock::new(Arc::new(tokens))))
+    }
+
+    /// Puts `tokens` in force for the requests from now on.
+    pub fn replace(&self, tokens: Vec<BearerToken>) {
+        *self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(tokens);
+    }
+
+    /// The tokens in force.
+    fn current(&self) -> Arc<Vec<BearerToken>> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether none is in force.
+    pub fn is_empty(&self) -> bool {
+        self.current().is_empty()
+    }
+}
+
+impl fmt::Debug for BearerTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BearerTokens({} <redacted>)", self.current().len())
+    }
+}
+
 impl fmt::Debug for BearerToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("BearerToken(<redacted>)")
@@ -78,8 +118,11 @@ pub(super) struct Guard {
     loopback: bool,
     /// Allowed origins beyond loopback, normalised (lowercase, no trailing `/`).
     origins: Vec<String>,
-    /// The tokens any of which admits a request (none: no token is asked for).
-    tokens: Vec<BearerToken>,
+    /// The tokens any of which admits a request.
+    tokens: BearerTokens,
+    /// Whether a token is asked for: decided when the server starts (tokens given), so
+    /// that a reload that leaves none refuses every request rather than opening the door.
+    asks_token: bool,
     oauth: Option<Arc<OAuthResource>>,
 }
 
@@ -112,6 +155,7 @@ impl Guard {
             loopback: bound.ip().is_loopback(),
             origins,
             tokens: options.bearer_tokens.clone(),
+            asks_token: !options.bearer_tokens.is_empty(),
             oauth: options.oauth.clone(),
         })
     }
@@ -132,7 +176,7 @@ impl Guard {
         if let Some(oauth) = &self.oauth {
             return admit_oauth(oauth, headers).await;
         }
-        if self.tokens.is_empty() {
+        if !self.asks_token {
             return Ok(ClientIdentity::peer(peer));
         }
         self.admit_token(headers)
@@ -170,8 +214,9 @@ impl Guard {
             .and_then(|value| bearer(value.as_bytes()));
         let challenge = match presented {
             Some(presented) => {
+                let tokens = self.tokens.current();
                 let mut matched = None;
-                for token in &self.tokens {
+                for token in tokens.iter() {
                     if token.matches(presented) && matched.is_none() {
                         matched = Some(token);
                     }

@@ -79,7 +79,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::core::{ClientIdentity, ServerInfo, Service};
 
-pub use guard::BearerToken;
+pub use guard::{BearerToken, BearerTokens};
 pub use stats::{HttpCounts, HttpStats};
 
 /// The MCP endpoint's path.
@@ -98,7 +98,7 @@ pub struct HttpServeOptions {
     /// The bearer tokens one of which every request must carry (`Authorization: Bearer
     /// …`): the server's one token ([`BearerToken::new`]) or the operator's named ones
     /// ([`BearerToken::named`], each naming its holders' identity). None: no token asked.
-    pub bearer_tokens: Vec<BearerToken>,
+    pub bearer_tokens: BearerTokens,
     /// The server as an OAuth protected resource: requests carry an access token its
     /// authorization server signed for it ([`oauth::OAuthResource`]); exclusive with
     /// [`HttpServeOptions::bearer_tokens`].

@@ -9,7 +9,9 @@ use std::time::Duration;
 use expect_test::expect;
 use serde_json::{Value, json};
 use switchboard_server::core::{Audience, LogLevel, LogMessage, ServiceEvent};
-use switchboard_server::http::{BearerToken, HttpEnd, HttpLimits, HttpServeOptions, HttpServer};
+use switchboard_server::http::{
+    BearerToken, BearerTokens, HttpEnd, HttpLimits, HttpServeOptions, HttpServer,
+};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -721,7 +723,7 @@ async fn at_shutdown_a_request_past_the_grace_is_cancelled_and_answered() {
 async fn tokens_sessions_and_requests_in_flight_are_capped() {
     let running = Arc::new(
         Running::start(HttpServeOptions {
-            bearer_tokens: BearerToken::new("s3cret").into_iter().collect(),
+            bearer_tokens: BearerTokens::new(BearerToken::new("s3cret").into_iter().collect()),
             limits: HttpLimits {
                 max_sessions: 1,
                 max_in_flight_per_session: 1,
@@ -1087,7 +1089,7 @@ async fn requests_carry_the_client_identity_and_sessions_keep_theirs() {
 
     // With a bearer token, the client is the token, known by a fingerprint only.
     let running = Running::start(HttpServeOptions {
-        bearer_tokens: BearerToken::new("s3cret-identity").into_iter().collect(),
+        bearer_tokens: BearerTokens::new(BearerToken::new("s3cret-identity").into_iter().collect()),
         ..HttpServeOptions::default()
     })
     .await;

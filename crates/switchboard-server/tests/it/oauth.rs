@@ -12,62 +12,18 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use expect_test::expect;
 use http_body_util::Full;
 use hyper::body::Bytes;
-use ring::rand::SystemRandom;
-use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
 use switchboard_server::http::oauth::{
     DocumentFetcher, FetchFuture, OAuthResource, OAuthResourceOptions,
 };
 use switchboard_server::http::{HttpServeOptions, HttpServer};
+use switchboard_testkit::jwt::Signer;
 use tokio_util::sync::CancellationToken;
 
 use crate::probe_service::ProbeService;
 
 const RESOURCE: &str = "https://mcp.test/mcp";
 const WAIT: Duration = Duration::from_secs(10);
-
-/// A signing key and its public JWK.
-struct Signer {
-    pair: EcdsaKeyPair,
-    kid: String,
-}
-
-impl Signer {
-    fn new(kid: &str) -> Signer {
-        let random = SystemRandom::new();
-        let pkcs8 =
-            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &random).expect("a key");
-        let pair =
-            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &random)
-                .expect("the key");
-        Signer {
-            pair,
-            kid: kid.into(),
-        }
-    }
-
-    fn jwk(&self) -> Value {
-        let point = self.pair.public_key().as_ref();
-        json!({
-            "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": self.kid,
-            "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
-            "y": URL_SAFE_NO_PAD.encode(&point[33..65]),
-        })
-    }
-
-    fn token(&self, header: Value, claims: Value) -> String {
-        let signed = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(header.to_string()),
-            URL_SAFE_NO_PAD.encode(claims.to_string())
-        );
-        let signature = self
-            .pair
-            .sign(&SystemRandom::new(), signed.as_bytes())
-            .expect("signed");
-        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
-    }
-}
 
 /// The authorization server: metadata and a key set, counting key-set fetches.
 async fn authorization_server(keys: Value) -> (String, Arc<AtomicUsize>) {
@@ -190,34 +146,37 @@ async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
         ("no token", None),
         (
             "valid",
-            Some(signer.token(header("k1"), claims(json!(RESOURCE), later))),
+            Some(signer.token(&header("k1"), &claims(json!(RESOURCE), later))),
         ),
         (
             "valid, audience in a list",
-            Some(signer.token(header("k1"), claims(json!(["other", RESOURCE]), later))),
+            Some(signer.token(&header("k1"), &claims(json!(["other", RESOURCE]), later))),
         ),
         (
             "for another resource",
-            Some(signer.token(header("k1"), claims(json!("https://other.test/mcp"), later))),
+            Some(signer.token(
+                &header("k1"),
+                &claims(json!("https://other.test/mcp"), later),
+            )),
         ),
         (
             "expired",
-            Some(signer.token(header("k1"), claims(json!(RESOURCE), now() - 3600))),
+            Some(signer.token(&header("k1"), &claims(json!(RESOURCE), now() - 3600))),
         ),
         (
             "another issuer",
             Some(signer.token(
-                header("k1"),
-                json!({"iss": "https://evil.test", "aud": RESOURCE, "exp": later}),
+                &header("k1"),
+                &json!({"iss": "https://evil.test", "aud": RESOURCE, "exp": later}),
             )),
         ),
         (
             "signed by another key with the same id",
-            Some(stranger.token(header("k1"), claims(json!(RESOURCE), later))),
+            Some(stranger.token(&header("k1"), &claims(json!(RESOURCE), later))),
         ),
         (
             "an unknown key id",
-            Some(signer.token(header("k9"), claims(json!(RESOURCE), later))),
+            Some(signer.token(&header("k9"), &claims(json!(RESOURCE), later))),
         ),
         (
             "alg none",
@@ -232,38 +191,38 @@ async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
         // refused, never ignored.
         (
             "valid, fractional exp",
-            Some(signer.token(header("k1"), dated(json!({"exp": later as f64 + 0.25})))),
+            Some(signer.token(&header("k1"), &dated(json!({"exp": later as f64 + 0.25})))),
         ),
         (
             "expired, fractional exp",
             Some(signer.token(
-                header("k1"),
-                dated(json!({"exp": (now() - 3600) as f64 + 0.5})),
+                &header("k1"),
+                &dated(json!({"exp": (now() - 3600) as f64 + 0.5})),
             )),
         ),
         (
             "exp as a string",
-            Some(signer.token(header("k1"), dated(json!({"exp": later.to_string()})))),
+            Some(signer.token(&header("k1"), &dated(json!({"exp": later.to_string()})))),
         ),
         (
             "valid in a year, fractional nbf",
             Some(signer.token(
-                header("k1"),
-                dated(json!({"exp": year_on + 600, "nbf": year_on as f64 + 0.5})),
+                &header("k1"),
+                &dated(json!({"exp": year_on + 600, "nbf": year_on as f64 + 0.5})),
             )),
         ),
         (
             "valid in a year, nbf as a string",
             Some(signer.token(
-                header("k1"),
-                dated(json!({"exp": year_on + 600, "nbf": year_on.to_string()})),
+                &header("k1"),
+                &dated(json!({"exp": year_on + 600, "nbf": year_on.to_string()})),
             )),
         ),
         (
             "valid, nbf fractional and past, iat fractional",
             Some(signer.token(
-                header("k1"),
-                dated(
+                &header("k1"),
+                &dated(
                     json!({"exp": later, "nbf": now() as f64 - 10.5, "iat": now() as f64 - 10.5}),
                 ),
             )),
@@ -271,8 +230,8 @@ async fn only_tokens_the_authorization_server_signed_for_this_resource_pass() {
         (
             "iat as an object",
             Some(signer.token(
-                header("k1"),
-                dated(json!({"exp": later, "iat": {"at": now()}})),
+                &header("k1"),
+                &dated(json!({"exp": later, "iat": {"at": now()}})),
             )),
         ),
     ];
