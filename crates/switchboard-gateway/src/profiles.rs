@@ -326,7 +326,18 @@ mod tests {
             }
         });
         profile().overrides[0].apply(&mut tool);
-        expect_test::expect![[r#"{"description":"Adds two integers.\n\nAdds 40.","inputSchema":{"properties":{"a":{"type":"integer"}},"required":["a"],"type":"object"},"name":"add_forty"}"#]]
-            .assert_eq(&tool.to_string());
+        // Compared as values: the workspace may build serde_json keeping key order.
+        assert_eq!(
+            tool,
+            json!({
+                "name": "add_forty",
+                "description": "Adds two integers.\n\nAdds 40.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}},
+                    "required": ["a"]
+                }
+            })
+        );
     }
 }

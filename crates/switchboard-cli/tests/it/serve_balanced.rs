@@ -303,41 +303,85 @@ fn served_since(
         .collect()
 }
 
+/// Two gateways on one config behind HAProxy (session affinity by `Mcp-Session-Id`), both
+/// seen up by its health checks: everything ends when it is dropped.
+pub(crate) struct Balanced {
+    _gateways: [Owned; 2],
+    _balancer: Owned,
+    folder: PathBuf,
+    /// HAProxy's stats socket.
+    pub(crate) socket: PathBuf,
+    /// `http://127.0.0.1:PORT/mcp` at HAProxy's frontend.
+    pub(crate) url: String,
+    /// The counters when both gateways were first seen up.
+    pub(crate) stats: BTreeMap<String, (String, u64)>,
+}
+
+impl Drop for Balanced {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
+
+impl Balanced {
+    pub(crate) fn start(path: &Path, name: &str) -> Balanced {
+        let haproxy = peer_path("target/peers/debian/bin/haproxy");
+        let folder = workspace_root()
+            .join("target/cli-tests")
+            .join(format!("{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        let (a, port_a) = gateway(path);
+        let (b, port_b) = gateway(path);
+        let frontend = free_port();
+        let cfg = haproxy_config(&folder, frontend, port_a, port_b);
+        let balancer = Owned(
+            Command::new(&haproxy)
+                .args(["-db", "-f"])
+                .arg(&cfg)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start haproxy"),
+        );
+        let socket = folder.join("haproxy.sock");
+        // HAProxy is up and its health checks found both instances (bounded wait).
+        let stats = wait::until(
+            "haproxy to see both gateways up",
+            Duration::from_secs(30),
+            || {
+                let ready = TcpStream::connect(("127.0.0.1", frontend)).is_ok() && socket.exists();
+                let stats = ready.then(|| server_stats(&socket))?;
+                let up = stats.values().filter(|(status, _)| status == "UP").count();
+                (up == 2).then_some(stats)
+            },
+        );
+        Balanced {
+            _gateways: [a, b],
+            _balancer: balancer,
+            folder,
+            socket,
+            url: format!("http://127.0.0.1:{frontend}/mcp"),
+            stats,
+        }
+    }
+
+    /// 2xx answers per instance since the start.
+    pub(crate) fn served(&self) -> BTreeMap<String, u64> {
+        served_since(&self.stats, &server_stats(&self.socket))
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_gateways_behind_haproxy_serve_both_eras() {
-    let haproxy = peer_path("target/peers/debian/bin/haproxy");
     let path = config(json!({"alpha": fixture_entry(&[])}));
-    let folder = workspace_root()
-        .join("target/cli-tests")
-        .join(format!("balanced-{}", std::process::id()));
-    std::fs::create_dir_all(&folder).expect("mkdir");
-    let (_a, port_a) = gateway(&path);
-    let (_b, port_b) = gateway(&path);
-    let frontend = free_port();
-    let cfg = haproxy_config(&folder, frontend, port_a, port_b);
-    let _balancer = Owned(
-        Command::new(&haproxy)
-            .args(["-db", "-f"])
-            .arg(&cfg)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start haproxy"),
+    let balanced = Balanced::start(&path, "balanced");
+    let (stats, socket, frontend_url) = (
+        balanced.stats.clone(),
+        balanced.socket.clone(),
+        balanced.url.clone(),
     );
-    let socket = folder.join("haproxy.sock");
-    // HAProxy is up and its health checks found both instances (bounded wait).
-    let stats = wait::until(
-        "haproxy to see both gateways up",
-        Duration::from_secs(30),
-        || {
-            let ready = TcpStream::connect(("127.0.0.1", frontend)).is_ok() && socket.exists();
-            let stats = ready.then(|| server_stats(&socket))?;
-            let up = stats.values().filter(|(status, _)| status == "UP").count();
-            (up == 2).then_some(stats)
-        },
-    );
-    let url: Arc<str> = Arc::from(format!("http://127.0.0.1:{frontend}/mcp"));
+    let url: Arc<str> = Arc::from(frontend_url);
     let client = Arc::new(
         reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
@@ -369,5 +413,4 @@ async fn two_gateways_behind_haproxy_serve_both_eras() {
             "both instances serve {era} traffic: {served:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(&folder);
 }

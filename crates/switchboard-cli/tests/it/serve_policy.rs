@@ -6,7 +6,8 @@
 //! and a fixed argument the upstream gets; an
 //! argument rule refuses a path outside its folder without quoting it; under `--watch` an
 //! edited policy reaches the client as `list_changed` and a broken one keeps what was in
-//! force; a section that does not read stops `serve` saying what to write.
+//! force; a section that does not read stops `serve` saying what to write; two instances
+//! behind HAProxy judge every client as one instance does.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -607,4 +608,31 @@ async fn a_client_taken_out_of_the_config_is_refused_after_the_reload() {
         .await
         .expect("an answer");
     assert_eq!(anonymous.status().as_u16(), 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_two_instances_each_client_sees_what_its_rules_grant() {
+    let dir = scratch_dir("serve-policy-balanced");
+    let mut team = two_clients();
+    // The instances read the tokens from the file (no per-instance environment here).
+    team["clients"]["alice"]["token"] = json!(ALICE_TOKEN);
+    team["clients"]["bob"]["token"] = json!(BOB_TOKEN);
+    let path = team_config(&dir, team);
+    let balanced = crate::serve_balanced::Balanced::start(&path, "balanced-policy");
+    let single = HttpGateway::start(&path, &[], &[]);
+    for (name, token) in [("alice", ALICE_TOKEN), ("bob", BOB_TOKEN)] {
+        for era in [EraChoice::Legacy, EraChoice::Modern] {
+            let alone = what_a_client_sees(single.url(), token, era).await;
+            // Several sessions, so that round-robin reaches both instances.
+            for _ in 0..2 {
+                let through = what_a_client_sees(&balanced.url, token, era).await;
+                assert_eq!(through, alone, "{name} {era:?}: as one instance judges");
+            }
+        }
+    }
+    let served = balanced.served();
+    assert!(
+        served.len() == 2 && served.values().all(|count| *count > 0),
+        "both instances judged requests: {served:?}"
+    );
 }
