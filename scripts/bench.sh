@@ -16,7 +16,10 @@
 #   scripts/bench.sh --rounds 7 --only seq/fixture --no-callgrind
 #   scripts/bench.sh --only http --no-callgrind   # the HTTP scenarios (3 and 8) only
 #   scripts/bench.sh --only gateway --no-callgrind --json target/bench/gateway.json \
-#     --out target/bench/GATEWAY.md   # scenario 7 (stdio and --http hops, direct baseline)
+#     --out target/bench/GATEWAY.md   # scenario 7 (stdio and --http hops, direct baseline,
+#                                     # the hops with policy + rate limits + metrics on), then
+#   target/release/switchboard-bench report --json target/bench/gateway.json --section gateway
+#   (puts its section into BENCHMARKS.md and its goal rows into the Goals table)
 #   scripts/bench.sh --only cold,scale,rss,oneshot --json target/bench/startup.json \
 #     --out target/bench/STARTUP.md    # start-up scenarios only, then merge them into the
 #                                     # report of the last full run with
@@ -37,7 +40,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
 if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi

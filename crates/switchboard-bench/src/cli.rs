@@ -181,9 +181,11 @@ pub struct ReportArgs {
     #[arg(long)]
     pub save: bool,
     /// Render only this section of the report and put it into `--out` in place of the same
-    /// section (between its markers; before `## Analysis` when it has none), leaving the
-    /// rest of `--out` as it is; the section's hand-written notes (the block between the
-    /// same markers in `--notes`) replace those in `--out` too (appended when absent).
+    /// section (between its markers, else its heading up to the next `## `; where a full
+    /// report has it when absent), leaving the rest of `--out` as it is; the section's goal
+    /// rows replace the same rows of the Goals table (appended to it when absent); the
+    /// section's hand-written notes (the block between the same markers in `--notes`)
+    /// replace those in `--out` too (appended when absent).
     #[arg(long, value_enum)]
     pub section: Option<Section>,
 }
@@ -191,6 +193,9 @@ pub struct ReportArgs {
 /// A report section that can be rendered alone (`report --section`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Section {
+    /// Scenario 7: the gateway hops against the direct call, and the gateway with the team
+    /// features on (policy, rate limits, metrics) against the plain one.
+    Gateway,
     /// Scenario 9: a sandboxed server against an unsandboxed one.
     Sandbox,
 }

@@ -83,6 +83,12 @@ pub enum ServerKind {
     GatewayHttp,
     /// The same, our client speaking the 2026-07-28 era to it.
     GatewayHttpModern,
+    /// [`ServerKind::Gateway`] with the team features on: a policy the call passes (argument
+    /// rule included), rate limits too high to be hit, and `--metrics 127.0.0.1:0` (scenario
+    /// 7: what they add per call, against the plain gateway in the same rounds).
+    GatewayTeam,
+    /// [`ServerKind::GatewayHttp`] (legacy era) with the same team features on.
+    GatewayHttpTeam,
     /// `switchboard-rmcp-peer --http PORT`, clients speaking the legacy era (scenario 8).
     RmcpPeerHttp,
     /// The same server, our client speaking the 2026-07-28 era to it (scenario 8).
@@ -117,6 +123,8 @@ impl ServerKind {
             ServerKind::GatewayDirect => "gateway-direct",
             ServerKind::GatewayHttp => "gateway-http",
             ServerKind::GatewayHttpModern => "gateway-http-modern",
+            ServerKind::GatewayTeam => "gateway-team",
+            ServerKind::GatewayHttpTeam => "gateway-http-team",
             ServerKind::RmcpPeerHttp => "rmcp-peer-http",
             ServerKind::RmcpPeerHttpModern => "rmcp-peer-http-modern",
             ServerKind::TrivialHttp => "trivial-http",
@@ -148,6 +156,12 @@ impl ServerKind {
                 "`switchboard serve --http` with our fixture behind it (one HTTP hop more)"
             }
             ServerKind::GatewayDirect => "our fixture called directly (scenario 7's baseline)",
+            ServerKind::GatewayTeam => {
+                "`switchboard serve --metrics` with a policy and rate limits, our fixture behind it"
+            }
+            ServerKind::GatewayHttpTeam => {
+                "`switchboard serve --http --metrics` with a policy and rate limits, our fixture behind it"
+            }
             ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
                 "rmcp 3.11.0 Streamable HTTP server (`switchboard-rmcp-peer --http`, tokio + hyper)"
             }
@@ -173,7 +187,8 @@ impl ServerKind {
             ServerKind::RmcpPeerHttp
             | ServerKind::TrivialHttp
             | ServerKind::RawHttp
-            | ServerKind::GatewayHttp => Some(EraArg::Legacy),
+            | ServerKind::GatewayHttp
+            | ServerKind::GatewayHttpTeam => Some(EraArg::Legacy),
             ServerKind::RmcpPeerHttpModern
             | ServerKind::TrivialHttpModern
             | ServerKind::RawHttpModern
@@ -187,8 +202,18 @@ impl ServerKind {
     pub fn is_gateway(self) -> bool {
         matches!(
             self,
-            ServerKind::Gateway | ServerKind::GatewayHttp | ServerKind::GatewayHttpModern
+            ServerKind::Gateway
+                | ServerKind::GatewayHttp
+                | ServerKind::GatewayHttpModern
+                | ServerKind::GatewayTeam
+                | ServerKind::GatewayHttpTeam
         )
+    }
+
+    /// Whether this gateway runs with the team features on (policy, rate limits, metrics;
+    /// its config is [`Paths::gateway_team_config`]).
+    pub fn has_team_features(self) -> bool {
+        matches!(self, ServerKind::GatewayTeam | ServerKind::GatewayHttpTeam)
     }
 
     /// Whether this is one of scenario 9's servers (the trivial server with and without the
@@ -212,11 +237,10 @@ impl ServerKind {
 
     /// The echo tool's name on this server.
     pub fn echo_tool(self) -> &'static str {
-        match self {
-            ServerKind::Gateway | ServerKind::GatewayHttp | ServerKind::GatewayHttpModern => {
-                "fixture__echo"
-            }
-            _ => "echo",
+        if self.is_gateway() {
+            "fixture__echo"
+        } else {
+            "echo"
         }
     }
 }
@@ -531,6 +555,9 @@ pub struct Paths {
     /// The mcp.json the gateway serves (the fixture as `fixture`); see
     /// [`Paths::write_gateway_config`].
     pub gateway_config: PathBuf,
+    /// The same with the team sections (`policies`, `rateLimits`); see
+    /// [`Paths::write_gateway_config`].
+    pub gateway_team_config: PathBuf,
 }
 
 impl Paths {
@@ -563,6 +590,7 @@ impl Paths {
             loopback: root.join("scripts/peers/loopback.cjs"),
             http_url: None,
             gateway_config: root.join("target/bench/gateway-mcp.json"),
+            gateway_team_config: root.join("target/bench/gateway-team-mcp.json"),
             bench,
             root,
         })
@@ -578,9 +606,11 @@ impl Paths {
             ServerKind::EverythingHttp => {
                 needed.extend([self.node.as_path(), &self.everything, &self.loopback])
             }
-            ServerKind::Gateway | ServerKind::GatewayHttp | ServerKind::GatewayHttpModern => {
-                needed.extend([self.cli.as_path(), &self.fixture])
-            }
+            ServerKind::Gateway
+            | ServerKind::GatewayHttp
+            | ServerKind::GatewayHttpModern
+            | ServerKind::GatewayTeam
+            | ServerKind::GatewayHttpTeam => needed.extend([self.cli.as_path(), &self.fixture]),
             ServerKind::RmcpPeerHttp | ServerKind::RmcpPeerHttpModern => {
                 needed.push(&self.rmcp_peer)
             }
@@ -604,17 +634,28 @@ impl Paths {
             .map(|p| format!("{}: {} is missing", case.id(), p.display()))
     }
 
-    /// Writes the gateway's mcp.json: the fixture, named `fixture`.
+    /// Writes the gateways' mcp.json files: the fixture, named `fixture`, and beside it the
+    /// team variant with the same server plus `policies` and `rateLimits`.
     pub fn write_gateway_config(&self) -> anyhow::Result<()> {
-        let mcp = serde_json::json!({"mcpServers": {"fixture": {
+        let servers = serde_json::json!({"fixture": {
             "command": self.fixture.to_string_lossy(),
             "args": [],
-        }}});
-        if let Some(dir) = self.gateway_config.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }});
+        let plain = serde_json::json!({ "mcpServers": servers });
+        let mut team = gateway_team_sections();
+        team["mcpServers"] = servers;
+        for (path, mcp) in [
+            (&self.gateway_config, plain),
+            (&self.gateway_team_config, team),
+        ] {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            std::fs::write(path, serde_json::to_string_pretty(&mcp)?)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
-        std::fs::write(&self.gateway_config, serde_json::to_string_pretty(&mcp)?)
-            .with_context(|| format!("writing {}", self.gateway_config.display()))
+        Ok(())
     }
 
     /// Why a start-up case cannot run here, if it cannot.
@@ -731,15 +772,11 @@ impl Paths {
                 vec![s(&self.node), s(&self.everything), "stdio".into()]
             }
             ServerKind::RawPipe => vec![s(&self.bench), "raw-pipe-server".into()],
-            ServerKind::Gateway => vec![
-                s(&self.cli),
-                "serve".into(),
-                "--config".into(),
-                s(&self.gateway_config),
-            ],
+            ServerKind::Gateway | ServerKind::GatewayTeam => self.gateway_argv(server),
             // The HTTP servers are started by the driver ([`Paths::http_server_argv`]).
             ServerKind::GatewayHttp
             | ServerKind::GatewayHttpModern
+            | ServerKind::GatewayHttpTeam
             | ServerKind::RmcpPeerHttp
             | ServerKind::RmcpPeerHttpModern
             | ServerKind::TrivialHttp
@@ -747,6 +784,24 @@ impl Paths {
             | ServerKind::RawHttp
             | ServerKind::RawHttpModern => Vec::new(),
         });
+        argv
+    }
+
+    /// `switchboard serve` with the gateway's config (the team variant's, with
+    /// `--metrics 127.0.0.1:0`, for [`ServerKind::has_team_features`]); the HTTP gateways
+    /// append `--http`.
+    fn gateway_argv(&self, server: ServerKind) -> Vec<String> {
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let mut argv = vec![s(&self.cli), "serve".into(), "--config".into()];
+        if server.has_team_features() {
+            argv.extend([
+                s(&self.gateway_team_config),
+                "--metrics".into(),
+                "127.0.0.1:0".into(),
+            ]);
+        } else {
+            argv.push(s(&self.gateway_config));
+        }
         argv
     }
 
@@ -773,15 +828,11 @@ impl Paths {
                 argv.extend([s(&self.rmcp_peer), "--http".into(), port]);
                 return Some(argv);
             }
-            ServerKind::GatewayHttp | ServerKind::GatewayHttpModern => {
-                argv.extend([
-                    s(&self.cli),
-                    "serve".into(),
-                    "--config".into(),
-                    s(&self.gateway_config),
-                    "--http".into(),
-                    format!("127.0.0.1:{port}"),
-                ]);
+            ServerKind::GatewayHttp
+            | ServerKind::GatewayHttpModern
+            | ServerKind::GatewayHttpTeam => {
+                argv.extend(self.gateway_argv(server));
+                argv.extend(["--http".into(), format!("127.0.0.1:{port}")]);
                 return Some(argv);
             }
             ServerKind::RawHttp | ServerKind::RawHttpModern => "raw-http-server",
@@ -876,6 +927,32 @@ impl Paths {
     }
 }
 
+/// The team sections of the gateway's team config (scenario 7): rules as a team would write
+/// them, of which the bench's call (`fixture__echo` with `text: "hello"`) passes the stdio
+/// client's (`local`) and everyone's (`*`, the HTTP client without credentials), argument
+/// rules included; rules for others that the gateway still reads past; and rate limits per
+/// client and for the whole gateway far above any call rate, so every call is counted and
+/// none is refused.
+fn gateway_team_sections() -> serde_json::Value {
+    serde_json::json!({
+        "policies": [
+            {"name": "ops", "who": ["group:ops", "scope:mcp.admin"], "allow": {"servers": ["*"]}},
+            {"name": "local-fixture", "who": ["local"], "allow": {"servers": ["fixture"]},
+             "arguments": {"fixture__echo": {"text": {"oneOf": ["hello", "ping"]}}}},
+            {"name": "everyone-reads", "who": ["*"],
+             "allow": {"tools": ["fixture__echo", "fixture__read_*", "fixture__list_*"]},
+             "arguments": {"fixture__echo": {"text": {"matches": "h*"}}}},
+            {"name": "no-writes", "who": ["*"],
+             "deny": {"tools": ["fixture__write_*", "fixture__delete_*", "*__admin_*"]}}
+        ],
+        "rateLimits": [
+            {"name": "per-client", "per": "client", "calls": 1_000_000, "every": "1s",
+             "tools": ["fixture__*"]},
+            {"name": "gateway", "per": "gateway", "calls": 1_000_000, "every": "1s"}
+        ]
+    })
+}
+
 /// The repository root: `<root>/target/<profile>/switchboard-bench` → `<root>`, else the
 /// root this crate was compiled in.
 fn default_root(bin_dir: &Path) -> PathBuf {
@@ -908,6 +985,7 @@ pub fn cases(smoke: bool) -> Vec<Case> {
             case(Pipelined, Fixture, Ours),
             case(Sequential, GatewayDirect, Ours),
             case(Sequential, Gateway, Ours),
+            case(Sequential, GatewayTeam, Ours),
             case(Sequential, GatewayHttp, Ours),
             case(Sequential, GatewayHttpModern, Ours),
             case(Sequential, TrivialHttp, Ours),
@@ -927,7 +1005,14 @@ pub fn cases(smoke: bool) -> Vec<Case> {
     all.push(case(Sequential, RawPipe, Raw));
     all.push(case(Sequential, EverythingHttp, Ours));
     all.push(case(Sequential, EverythingHttp, Ts));
-    for gateway in [GatewayDirect, Gateway, GatewayHttp, GatewayHttpModern] {
+    for gateway in [
+        GatewayDirect,
+        Gateway,
+        GatewayTeam,
+        GatewayHttp,
+        GatewayHttpTeam,
+        GatewayHttpModern,
+    ] {
         all.push(case(Sequential, gateway, Ours));
     }
     for server in [Fixture, Trivial, Everything] {
@@ -1668,10 +1753,11 @@ pub fn which(program: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn summary(regime: Regime, server: ServerKind, calls_per_s: f64) -> Summary {
+    /// Our client's sequential run against `server`, p50 and p99 1 µs.
+    pub(crate) fn summary(regime: Regime, server: ServerKind, calls_per_s: f64) -> Summary {
         Summary {
             regime,
             case: Case {
@@ -1691,7 +1777,8 @@ mod tests {
         }
     }
 
-    fn results(started: &str, summaries: Vec<Summary>) -> Results {
+    /// A full run's results, pinned and split, with these summaries.
+    pub(crate) fn results(started: &str, summaries: Vec<Summary>) -> Results {
         Results {
             mode: "full".into(),
             started: started.into(),

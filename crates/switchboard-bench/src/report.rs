@@ -1,4 +1,13 @@
 //! Renders BENCHMARKS.md from a run's [`Results`].
+//!
+//! A scenario run alone (`run --only gateway`, `--only sandbox`) goes into an existing
+//! report as a section (`report --section`, [`splice_section`]): the section between its
+//! markers is rendered again (a report from before the markers has its old section replaced
+//! by heading), and the section's goal rows replace the same goal and regime's rows of the
+//! Goals table (new ones are appended to it), so the table says what the sections say.
+//! Scenario 7's section also compares the gateway with the team features on (a policy the
+//! call passes, rate limits never hit, `--metrics`) against the plain gateway in the same
+//! rounds: the goal is ≤ 5 µs p50 added per call, pinned.
 
 use std::fmt::Write as _;
 
@@ -31,31 +40,135 @@ fn find(results: &Results, regime: Regime, case: Case) -> Option<&Summary> {
         .find(|s| s.regime == regime && s.case == case && s.rounds > 0)
 }
 
-/// A gateway of scenario 7: the server, how its table names it, its goal.
+/// A gateway of scenario 7: the server, how its table names it, its goal (p50 added over
+/// the direct call; the team variants have none of their own, see [`TEAM_FEATURES`]).
 struct GatewayHop {
     server: ServerKind,
     label: &'static str,
-    goal: &'static str,
+    goal: Option<&'static str>,
 }
 
 /// Scenario 7's gateways, in table order.
-const GATEWAYS: [GatewayHop; 3] = [
+const GATEWAYS: [GatewayHop; 5] = [
     GatewayHop {
         server: ServerKind::Gateway,
         label: "stdio (`serve`)",
-        goal: "gateway hop (`switchboard serve`) ≤ 100 µs p50 added per call",
+        goal: Some("gateway hop (`switchboard serve`) ≤ 100 µs p50 added per call"),
+    },
+    GatewayHop {
+        server: ServerKind::GatewayTeam,
+        label: "stdio, policy + rate limits + metrics",
+        goal: None,
     },
     GatewayHop {
         server: ServerKind::GatewayHttp,
         label: "HTTP, legacy era (`serve --http`)",
-        goal: "HTTP gateway hop (`serve --http`) ≤ 100 µs p50 added per call (legacy era)",
+        goal: Some("HTTP gateway hop (`serve --http`) ≤ 100 µs p50 added per call (legacy era)"),
+    },
+    GatewayHop {
+        server: ServerKind::GatewayHttpTeam,
+        label: "HTTP, legacy era, policy + rate limits + metrics",
+        goal: None,
     },
     GatewayHop {
         server: ServerKind::GatewayHttpModern,
         label: "HTTP, 2026-07-28 era (`serve --http`)",
-        goal: "HTTP gateway hop (`serve --http`) ≤ 100 µs p50 added per call (2026-07-28 era)",
+        goal: Some(
+            "HTTP gateway hop (`serve --http`) ≤ 100 µs p50 added per call (2026-07-28 era)",
+        ),
     },
 ];
+
+/// A gateway with the team features on, the plain gateway it is measured against in the
+/// same rounds, how the table names the pair, and its goal (judged pinned: CPU per call).
+struct TeamFeatures {
+    team: ServerKind,
+    plain: ServerKind,
+    label: &'static str,
+    goal: &'static str,
+}
+
+/// The most the team features (policy, rate limits, metrics) may add per call, p50, pinned.
+const TEAM_FEATURES_BUDGET_US: f64 = 5.0;
+
+/// Scenario 7's team-feature pairs, in table order.
+const TEAM_FEATURES: [TeamFeatures; 2] = [
+    TeamFeatures {
+        team: ServerKind::GatewayTeam,
+        plain: ServerKind::Gateway,
+        label: "stdio (`serve`)",
+        goal: "policy + rate limits + metrics add ≤ 5 µs p50 per call through the gateway \
+               (stdio)",
+    },
+    TeamFeatures {
+        team: ServerKind::GatewayHttpTeam,
+        plain: ServerKind::GatewayHttp,
+        label: "HTTP, legacy era (`serve --http`)",
+        goal: "policy + rate limits + metrics add ≤ 5 µs p50 per call through the gateway \
+               (`--http`, legacy era)",
+    },
+];
+
+/// Our client's sequential run through `plain` and through `team` in `regime`.
+fn team_pair<'a>(
+    results: &'a Results,
+    regime: Regime,
+    pair: &TeamFeatures,
+) -> Option<(&'a Summary, &'a Summary)> {
+    let case = |server| Case {
+        scenario: Scenario::Sequential,
+        server,
+        client: ClientKind::Ours,
+    };
+    Some((
+        find(results, regime, case(pair.plain))?,
+        find(results, regime, case(pair.team))?,
+    ))
+}
+
+/// Scenario 7's goals in `regime`: each hop's p50 over the direct call, and (pinned) what
+/// the team features add over the plain gateway.
+fn gateway_goals(results: &Results, regime: Regime) -> Vec<GoalCheck> {
+    let mut checks = Vec::new();
+    for hop in &GATEWAYS {
+        let Some(goal) = hop.goal else {
+            continue;
+        };
+        if let Some((direct, gateway)) = gateway_pair(results, regime, hop.server) {
+            let added = gateway.p50_us - direct.p50_us;
+            checks.push(GoalCheck {
+                goal: goal.into(),
+                regime: Some(regime),
+                measured: format!(
+                    "{} via the gateway vs {} direct: +{}",
+                    us(gateway.p50_us),
+                    us(direct.p50_us),
+                    us(added)
+                ),
+                met: Some(added <= 100.0),
+            });
+        }
+    }
+    if regime == Regime::Pinned {
+        for pair in &TEAM_FEATURES {
+            if let Some((plain, team)) = team_pair(results, regime, pair) {
+                let added = team.p50_us - plain.p50_us;
+                checks.push(GoalCheck {
+                    goal: pair.goal.into(),
+                    regime: Some(regime),
+                    measured: format!(
+                        "{} with them vs {} without: {}",
+                        us(team.p50_us),
+                        us(plain.p50_us),
+                        signed_us(added)
+                    ),
+                    met: Some(added <= TEAM_FEATURES_BUDGET_US),
+                });
+            }
+        }
+    }
+    checks
+}
 
 /// Our client's sequential run against the fixture directly (in scenario 7's rounds; in
 /// results from before that case existed, scenario 1's) and through `gateway`.
@@ -194,22 +307,7 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
             met: ours.map(|o| o >= floor),
         });
         checks.extend(http_goals(results, regime));
-        for hop in &GATEWAYS {
-            if let Some((direct, gateway)) = gateway_pair(results, regime, hop.server) {
-                let added = gateway.p50_us - direct.p50_us;
-                checks.push(GoalCheck {
-                    goal: hop.goal.into(),
-                    regime: Some(regime),
-                    measured: format!(
-                        "{} via the gateway vs {} direct: +{}",
-                        us(gateway.p50_us),
-                        us(direct.p50_us),
-                        us(added)
-                    ),
-                    met: Some(added <= 100.0),
-                });
-            }
-        }
+        checks.extend(gateway_goals(results, regime));
     }
     let cg = results.callgrind.as_ref();
     let ours = cg.and_then(|c| c.per_call(Ours, Fixture));
@@ -344,6 +442,10 @@ pub fn sandbox_goals(results: &Results) -> Vec<GoalCheck> {
 /// The markers around a section that can be rendered alone: (begin, end).
 pub fn section_markers(section: Section) -> (&'static str, &'static str) {
     match section {
+        Section::Gateway => (
+            "<!-- switchboard-bench section: gateway -->",
+            "<!-- /switchboard-bench section: gateway -->",
+        ),
         Section::Sandbox => (
             "<!-- switchboard-bench section: sandbox -->",
             "<!-- /switchboard-bench section: sandbox -->",
@@ -354,6 +456,10 @@ pub fn section_markers(section: Section) -> (&'static str, &'static str) {
 /// The markers around a section's hand-written notes in bench/NOTES.md: (begin, end).
 pub fn notes_markers(section: Section) -> (&'static str, &'static str) {
     match section {
+        Section::Gateway => (
+            "<!-- switchboard-bench notes: gateway -->",
+            "<!-- /switchboard-bench notes: gateway -->",
+        ),
         Section::Sandbox => (
             "<!-- switchboard-bench notes: sandbox -->",
             "<!-- /switchboard-bench notes: sandbox -->",
@@ -373,9 +479,134 @@ fn marked_range(text: &str, (begin, end): (&str, &str)) -> Option<std::ops::Rang
 pub fn render_section(results: &Results, section: Section) -> String {
     let mut md = String::new();
     match section {
+        Section::Gateway => render_gateway(&mut md, results),
         Section::Sandbox => render_sandbox(&mut md, results),
     }
     md
+}
+
+/// A section's goals as the full report's Goals table has them.
+fn section_goals(results: &Results, section: Section) -> Vec<GoalCheck> {
+    match section {
+        Section::Gateway => judged_regimes(results)
+            .into_iter()
+            .flat_map(|regime| gateway_goals(results, regime))
+            .collect(),
+        Section::Sandbox => sandbox_goals(results),
+    }
+}
+
+/// The heading a section had before it was marked (so that a report from then gets the
+/// section in its place, not twice).
+fn section_heading(section: Section) -> &'static str {
+    match section {
+        Section::Gateway => "## Scenario 7: gateway hop",
+        Section::Sandbox => "## Scenario 9: a sandboxed server",
+    }
+}
+
+/// The headings that follow a section in a full report, nearest first: an absent section
+/// goes in before the first of them found.
+fn section_followers(section: Section) -> &'static [&'static str] {
+    const AFTER_THE_SCENARIOS: [&str; 4] = [
+        "\n## Instructions per call",
+        "\n## Skipped",
+        "\n## Failed runs",
+        "\n## Analysis",
+    ];
+    match section {
+        Section::Gateway => &[
+            "\n## Scenario 8",
+            "\n<!-- switchboard-bench section: sandbox -->",
+            "\n## Scenario 9",
+            AFTER_THE_SCENARIOS[0],
+            AFTER_THE_SCENARIOS[1],
+            AFTER_THE_SCENARIOS[2],
+            AFTER_THE_SCENARIOS[3],
+        ],
+        Section::Sandbox => &AFTER_THE_SCENARIOS,
+    }
+}
+
+/// The byte range of a section that is there without markers: its heading up to the next
+/// `## ` heading (or a section marker, or the end).
+fn unmarked_range(text: &str, section: Section) -> Option<std::ops::Range<usize>> {
+    let heading = section_heading(section);
+    let start = text
+        .match_indices(heading)
+        .map(|(i, _)| i)
+        .find(|&i| i == 0 || text[..i].ends_with('\n'))?;
+    let body = start + heading.len();
+    let stop = ["\n## ", "\n<!-- switchboard-bench section:"]
+        .iter()
+        .filter_map(|next| text[body..].find(next).map(|i| body + i + 1))
+        .min()
+        .unwrap_or(text.len());
+    Some(start..stop)
+}
+
+/// One row of the Goals table.
+fn goal_row(goal: &GoalCheck) -> String {
+    format!(
+        "| {} | {} | {} | {} |",
+        goal.goal,
+        goal.regime.map_or("–", Regime::name),
+        goal.measured,
+        if goal.met.is_none() && goal.measured != "not measured" {
+            "reported"
+        } else {
+            met_text(goal.met)
+        }
+    )
+}
+
+/// A section's goals as a table of their own (nothing when there are none).
+fn goal_table(md: &mut String, goals: &[GoalCheck]) {
+    if goals.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "{GOAL_TABLE_HEAD}");
+    for g in goals {
+        let _ = writeln!(md, "{}", goal_row(g));
+    }
+    let _ = writeln!(md);
+}
+
+/// The head of a goals table.
+const GOAL_TABLE_HEAD: &str = "| goal | regime | measured | result |\n|---|---|---|---|";
+
+/// `text` with each of `goals` in the `## Goals` table: a row with the same goal and
+/// regime is replaced, a new one goes after the table's last row. Unchanged without that
+/// table.
+fn upsert_goal_rows(text: &str, goals: &[GoalCheck]) -> String {
+    let Some(table_at) = text.find("\n## Goals\n") else {
+        return text.to_owned();
+    };
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let heading_line = text[..=table_at].matches('\n').count();
+    let Some(first_row) = (heading_line..lines.len()).find(|&i| lines[i].starts_with("| ")) else {
+        return text.to_owned();
+    };
+    let mut end = first_row;
+    while end < lines.len() && lines[end].starts_with('|') {
+        end += 1;
+    }
+    for goal in goals {
+        let key = format!(
+            "| {} | {} | ",
+            goal.goal,
+            goal.regime.map_or("–", Regime::name)
+        );
+        let row = goal_row(goal);
+        match (first_row..end).find(|&i| lines[i].starts_with(&key)) {
+            Some(i) => lines[i] = row,
+            None => {
+                lines.insert(end, row);
+                end += 1;
+            }
+        }
+    }
+    lines.join("\n")
 }
 
 /// `report` with `section` over an existing report: the section rendered from `results`
@@ -389,20 +620,18 @@ pub fn splice_section(
     notes: Option<&str>,
 ) -> String {
     let rendered = render_section(results, section);
-    let mut out = existing.to_owned();
+    let mut out = upsert_goal_rows(existing, &section_goals(results, section));
     if let Some(range) = marked_range(&out, section_markers(section)) {
         out.replace_range(range, rendered.trim_end());
+    } else if let Some(range) = unmarked_range(&out, section)
+        && !rendered.is_empty()
+    {
+        out.replace_range(range, &format!("{}\n\n", rendered.trim_end()));
     } else if !rendered.is_empty() {
-        let at = [
-            "\n## Instructions per call",
-            "\n## Skipped",
-            "\n## Failed runs",
-            "\n## Analysis",
-        ]
-        .iter()
-        .filter_map(|heading| out.find(heading).map(|i| i + 1))
-        .min()
-        .unwrap_or(out.len());
+        let at = section_followers(section)
+            .iter()
+            .find_map(|heading| out.find(heading).map(|i| i + 1))
+            .unwrap_or(out.len());
         out.insert_str(at, &format!("{}\n\n", rendered.trim_end()));
     }
     let block = notes.and_then(|n| marked_range(n, notes_markers(section)).map(|r| &n[r]));
@@ -473,24 +702,7 @@ fn render_sandbox(md: &mut String, results: &Results) {
          cgroup, sets the limits, enters a user and network namespace, applies Landlock and \
          executes the server.\n"
     );
-    let goals = sandbox_goals(results);
-    if !goals.is_empty() {
-        let _ = writeln!(
-            md,
-            "| goal | regime | measured | result |\n|---|---|---|---|"
-        );
-        for g in goals {
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} |",
-                g.goal,
-                g.regime.map_or("–", Regime::name),
-                g.measured,
-                met_text(g.met)
-            );
-        }
-        let _ = writeln!(md);
-    }
+    goal_table(md, &sandbox_goals(results));
     if started {
         let sizes = results.startup_settings.as_ref();
         let starts = sizes.map_or(0, |s| s.sandbox_starts);
@@ -833,7 +1045,8 @@ fn startup_goals(results: &Results) -> Vec<GoalCheck> {
 }
 
 /// Scenario 7: the same client and calls, directly and through `switchboard serve` (stdio
-/// and `--http`, both eras).
+/// and `--http`, both eras), and through the gateway with the team features on against the
+/// plain one; between its section markers, with its goals.
 fn render_gateway(md: &mut String, results: &Results) {
     let rows: Vec<(Regime, &GatewayHop, &Summary, &Summary)> = results
         .settings
@@ -848,11 +1061,31 @@ fn render_gateway(md: &mut String, results: &Results) {
     if rows.is_empty() {
         return;
     }
+    let (begin, end) = section_markers(Section::Gateway);
+    let _ = writeln!(md, "{begin}");
     let _ = writeln!(
         md,
-        "## Scenario 7: gateway hop (`switchboard serve`, stdio and `--http`)
-"
+        "## Scenario 7: gateway hop (`switchboard serve`, stdio and `--http`)\n"
     );
+    let _ = writeln!(
+        md,
+        "*From the run started {} ({} mode, {} round(s), switchboard {}, {} cores); \
+         `scripts/bench.sh --only gateway` runs this scenario alone and `switchboard-bench \
+         report --json <its results> --section gateway` puts it into this report (its goal \
+         rows into the Goals table).*\n",
+        results.started,
+        results.mode,
+        results.settings.rounds,
+        results.versions.switchboard,
+        results.machine.nproc,
+    );
+    if !results.load.is_empty() {
+        let _ = writeln!(
+            md,
+            "<details><summary>Other load during that run</summary>\n\n{}.\n\n</details>\n",
+            load_during(results)
+        );
+    }
     let _ = writeln!(
         md,
         "Our client (current-thread runtime) calls `fixture__echo` through `target/release/switchboard \
@@ -872,21 +1105,80 @@ fn render_gateway(md: &mut String, results: &Results) {
     );
     let _ = writeln!(
         md,
+        "*policy + rate limits + metrics* rows: the same gateway with \
+         `target/bench/gateway-team-mcp.json` and `--metrics 127.0.0.1:0`: four `policies` \
+         rules (one for `group:ops`/`scope:mcp.admin` that matches nobody here; `local-fixture` \
+         for the stdio client, `local`, allowing the server with an argument rule `text` \
+         `oneOf`; `everyone-reads` for `*`, allowing tools by pattern with an argument rule \
+         `text` `matches`; `no-writes` for `*`, denying three patterns), all of which the \
+         call passes, and two `rateLimits` (per client on `fixture__*`, and per gateway; \
+         1,000,000 calls per second each, never hit), so every call is judged, counted against \
+         both buckets and recorded in the metrics (counter, histogram, in-flight gauge; \
+         nothing scrapes them during the run). Over HTTP the client sends no credentials, so \
+         only the `*` rules are its own.\n"
+    );
+    let goals: Vec<GoalCheck> = judged_regimes(results)
+        .into_iter()
+        .flat_map(|regime| gateway_goals(results, regime))
+        .collect();
+    goal_table(md, &goals);
+    let _ = writeln!(
+        md,
         "| regime | gateway | direct p50 | via the gateway p50 | added p50 | direct calls/s | via the gateway calls/s |\n|---|---|---:|---:|---:|---:|---:|"
     );
     for (regime, hop, direct, gateway) in rows {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | +{} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             regime.name(),
             hop.label,
             us(direct.p50_us),
             us(gateway.p50_us),
-            us(gateway.p50_us - direct.p50_us),
+            signed_us(gateway.p50_us - direct.p50_us),
             thousands(direct.calls_per_s),
             thousands(gateway.calls_per_s),
         );
     }
+    let _ = writeln!(md);
+    let team: Vec<(Regime, &TeamFeatures, &Summary, &Summary)> = results
+        .settings
+        .regimes
+        .iter()
+        .flat_map(|&regime| {
+            TEAM_FEATURES.iter().filter_map(move |pair| {
+                team_pair(results, regime, pair).map(|(p, t)| (regime, pair, p, t))
+            })
+        })
+        .collect();
+    if !team.is_empty() {
+        let _ = writeln!(
+            md,
+            "### Team features added per call (policy + rate limits + metrics)\n\n\
+             The gateway with them against the same gateway without them, in the same rounds \
+             (added = the difference of the median p50 latencies; pinned: the CPU they cost).\n"
+        );
+        let _ = writeln!(
+            md,
+            "| regime | gateway | plain p50 | with them p50 | added p50 | plain p99 | with them p99 | plain calls/s | with them calls/s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for (regime, pair, plain, with) in team {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                regime.name(),
+                pair.label,
+                us(plain.p50_us),
+                us(with.p50_us),
+                signed_us(with.p50_us - plain.p50_us),
+                us(plain.p99_us),
+                us(with.p99_us),
+                thousands(plain.calls_per_s),
+                thousands(with.calls_per_s),
+            );
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "{end}");
     let _ = writeln!(md);
 }
 
@@ -1212,6 +1504,15 @@ fn us(value: f64) -> String {
     }
 }
 
+/// A difference in µs with its sign (`+1.2 µs`, `-0.3 µs`).
+fn signed_us(value: f64) -> String {
+    if value < 0.0 {
+        format!("-{}", us(-value))
+    } else {
+        format!("+{}", us(value))
+    }
+}
+
 fn met_text(met: Option<bool>) -> &'static str {
     match met {
         Some(true) => "**met**",
@@ -1270,23 +1571,9 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
              medians decide nothing.\n"
         );
     }
-    let _ = writeln!(
-        md,
-        "| goal | regime | measured | result |\n|---|---|---|---|"
-    );
+    let _ = writeln!(md, "{GOAL_TABLE_HEAD}");
     for g in goals(results) {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} |",
-            g.goal,
-            g.regime.map_or("–", Regime::name),
-            g.measured,
-            if g.met.is_none() && g.measured != "not measured" {
-                "reported"
-            } else {
-                met_text(g.met)
-            }
-        );
+        let _ = writeln!(md, "{}", goal_row(&g));
     }
     let _ = writeln!(md);
 
@@ -1844,5 +2131,55 @@ mod tests {
         assert_eq!(thousands(1234.0), "1,234");
         assert_eq!(thousands(1_234_567.0), "1,234,567");
         assert_eq!(thousands(f64::NAN), "–");
+    }
+
+    /// `--section gateway` over a report from before the section had markers: the old
+    /// scenario 7 section is replaced (not kept beside the new one), the hop's goal row is
+    /// replaced and the team features' goal row appended to the Goals table, and splicing
+    /// again changes nothing.
+    #[test]
+    fn the_gateway_section_replaces_its_unmarked_self_and_its_goal_rows() {
+        use crate::driver::tests::{results, summary};
+        let pinned = |server, p50_us| Summary {
+            p50_us,
+            ..summary(Regime::Pinned, server, 1e6 / p50_us)
+        };
+        let results = results(
+            "then",
+            vec![
+                pinned(ServerKind::GatewayDirect, 7.0),
+                pinned(ServerKind::Gateway, 25.0),
+                pinned(ServerKind::GatewayTeam, 31.5),
+            ],
+        );
+        let report = "# Benchmarks\n\n## Goals\n\n| goal | regime | measured | result |\n\
+                      |---|---|---|---|\n| other goal | pinned | 1 | **met** |\n\
+                      | gateway hop (`switchboard serve`) ≤ 100 µs p50 added per call | pinned | \
+                      old | **met** |\n\n## Method\n\ntext\n\n## Scenario 7: gateway hop \
+                      (`switchboard serve`)\n\nold table\n\n## Scenario 8: HTTP\n\ntable\n";
+        let once = splice_section(report, &results, Section::Gateway, None);
+        let twice = splice_section(&once, &results, Section::Gateway, None);
+        assert_eq!(once, twice);
+        assert!(
+            !once.contains("old table") && !once.contains("| old |"),
+            "{once}"
+        );
+        let goals = "| other goal | pinned | 1 | **met** |\n\
+                     | gateway hop (`switchboard serve`) ≤ 100 µs p50 added per call | pinned | \
+                     25.0 µs via the gateway vs 7.0 µs direct: +18.0 µs | **met** |\n\
+                     | policy + rate limits + metrics add ≤ 5 µs p50 per call through the gateway \
+                     (stdio) | pinned | 31.5 µs with them vs 25.0 µs without: +6.5 µs | **not met** |\n\n\
+                     ## Method";
+        assert!(once.contains(goals), "{once}");
+        for text in [
+            "## Scenario 7: gateway hop",
+            "| pinned | stdio (`serve`) | 25.0 µs | 31.5 µs | +6.5 µs |",
+            "| pinned | stdio, policy + rate limits + metrics | 7.0 µs | 31.5 µs | +24.5 µs |",
+        ] {
+            assert_eq!(once.matches(text).count(), 1, "{text} in:\n{once}");
+        }
+        let section = once.find("## Scenario 7").expect("section");
+        assert!(once.find("## Method").expect("method") < section);
+        assert!(section < once.find("## Scenario 8").expect("scenario 8"));
     }
 }

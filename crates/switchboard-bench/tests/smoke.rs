@@ -2,8 +2,8 @@
 //! client (in process) and the rmcp client against the fixture, sequential and pipelined,
 //! our client against the trivial server, and the raw pipe floor through the driver's
 //! process runner; our client over Streamable HTTP (when the node peers are installed) and
-//! through `switchboard serve` on stdio and with `--http` in both eras (when the CLI is
-//! built); scenario 8's servers started by the driver, with our client in both eras, rmcp's
+//! through `switchboard serve` on stdio and with `--http` in both eras, plain and with the
+//! team features (policy, rate limits, metrics) on (when the CLI is built); scenario 8's servers started by the driver, with our client in both eras, rmcp's
 //! Streamable HTTP client and the raw HTTP floor against them; and each start-up scenario
 //! (cold start, scale, RSS, one-shot CLI, its baseline and the Inspector CLI) at a tiny
 //! size; and the sandbox scenario (starts without and in the sandbox, calls through a
@@ -304,29 +304,34 @@ fn gateway_paths(label: &str) -> Option<Paths> {
     paths.fixture = fixture;
     paths.cli = cli;
     paths.gateway_config = temp_dir(label).join("gateway-mcp.json");
+    paths.gateway_team_config = temp_dir(label).join("gateway-team-mcp.json");
     paths.write_gateway_config().expect("gateway config");
     Some(paths)
 }
 
+/// Scenario 7's stdio gateway, plain and with the team features on (the policy's rules,
+/// argument rule included, let the bench's call through; the rate limits are not hit).
 #[tokio::test]
 async fn our_client_through_the_gateway() {
     let Some(paths) = gateway_paths("gateway") else {
         return;
     };
-    let case = switchboard_bench::driver::Case {
-        scenario: switchboard_bench::driver::Scenario::Sequential,
-        server: switchboard_bench::driver::ServerKind::Gateway,
-        client: switchboard_bench::driver::ClientKind::Ours,
-    };
-    let argv = paths.client_argv(&case, 10, 2, 1, Regime::Unpinned);
-    let server_at = argv.iter().position(|a| a == "--server").expect("--server");
-    let mut through = args(argv[server_at + 1..].to_vec(), 10, 1);
-    through.tool = case.server.echo_tool().into();
-    let result = tokio::time::timeout(STEP, ours::run_async(&through))
-        .await
-        .expect("bounded")
-        .expect("run through the gateway");
-    assert_eq!(result.calls, 10);
+    for server in [ServerKind::Gateway, ServerKind::GatewayTeam] {
+        let case = Case {
+            scenario: Scenario::Sequential,
+            server,
+            client: ClientKind::Ours,
+        };
+        let argv = paths.client_argv(&case, 10, 2, 1, Regime::Unpinned);
+        let server_at = argv.iter().position(|a| a == "--server").expect("--server");
+        let mut through = args(argv[server_at + 1..].to_vec(), 10, 1);
+        through.tool = case.server.echo_tool().into();
+        let result = tokio::time::timeout(STEP, ours::run_async(&through))
+            .await
+            .expect("bounded")
+            .unwrap_or_else(|e| panic!("{}: {e:#}", case.id()));
+        assert_eq!(result.calls, 10, "{}", case.id());
+    }
 }
 
 /// Scenario 8 as the driver runs it, tiny ([`eight_calls_over_http`] for each case).
@@ -389,7 +394,8 @@ fn eight_calls_over_http(
 }
 
 /// Scenario 7's HTTP gateway as the driver runs it, tiny: `switchboard serve --http` in
-/// front of the fixture, our client in both eras ([`eight_calls_over_http`]).
+/// front of the fixture, our client in both eras, and with the team features on (legacy
+/// era; [`eight_calls_over_http`]).
 #[test]
 fn our_client_through_the_http_gateway_in_both_eras() {
     let Some(paths) = gateway_paths("http-gateway") else {
@@ -399,6 +405,7 @@ fn our_client_through_the_http_gateway_in_both_eras() {
     for (server, protocol) in [
         (ServerKind::GatewayHttp, "2025-11-25"),
         (ServerKind::GatewayHttpModern, "2026-07-28"),
+        (ServerKind::GatewayHttpTeam, "2025-11-25"),
     ] {
         let case = Case {
             scenario: Scenario::Sequential,
