@@ -462,9 +462,20 @@ async fn a_profile_serves_its_own_view_with_renames_and_fixed_arguments_in_both_
         .send()
         .await
         .expect("an answer");
+    // Without a credential, a profile that exists and one that does not look alike.
+    let anonymous = client
+        .post(format!("{}/nope", gateway.url()))
+        .body("{}")
+        .send()
+        .await
+        .expect("an answer");
     assert_eq!(
-        (elsewhere.status().as_u16(), nowhere.status().as_u16()),
-        (404, 404)
+        (
+            elsewhere.status().as_u16(),
+            nowhere.status().as_u16(),
+            anonymous.status().as_u16()
+        ),
+        (404, 404, 401)
     );
 }
 

@@ -66,14 +66,11 @@ pub(super) async fn respond(
         (MCP_PATH, _) => mcp(shared, ticket, request, None).await,
         (path, _) if path.starts_with(PROFILE_PREFIX) => {
             let name = &path[PROFILE_PREFIX.len()..];
-            if is_endpoint_name(name) && shared.service.serves_endpoint(name) {
+            if is_endpoint_name(name) {
                 let endpoint = Some(Arc::from(name));
                 mcp(shared, ticket, request, endpoint).await
             } else {
-                reply::text(
-                    StatusCode::NOT_FOUND,
-                    "no such endpoint: this server serves /mcp and the profiles its operator configured at /mcp/<profile>\n",
-                )
+                no_such_endpoint()
             }
         }
         (path, &Method::GET) if path.starts_with(PROTECTED_RESOURCE_PATH) => {
@@ -153,6 +150,14 @@ fn limits_json(limits: &super::HttpLimits) -> Value {
     })
 }
 
+/// 404 for an endpoint path the server does not serve.
+fn no_such_endpoint() -> Reply {
+    reply::text(
+        StatusCode::NOT_FOUND,
+        "no such endpoint: this server serves /mcp and the profiles its operator configured at /mcp/<profile>\n",
+    )
+}
+
 /// Where profiles are served: `/mcp/<profile>`.
 const PROFILE_PREFIX: &str = "/mcp/";
 
@@ -183,6 +188,12 @@ async fn mcp(
     };
     if let Err(refused) = ticket.authenticated(&identity) {
         return refused;
+    }
+    // Which profiles exist is said only to a client that passed the guard.
+    if let Some(name) = endpoint.as_deref()
+        && !shared.service.serves_endpoint(name)
+    {
+        return no_such_endpoint();
     }
     if shared.drain.is_cancelled() {
         return busy(

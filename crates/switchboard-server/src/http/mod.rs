@@ -1,4 +1,9 @@
-//! The Streamable HTTP transport: a [`Service`] served on one endpoint (`/mcp`), both eras.
+//! The Streamable HTTP transport: a [`Service`] served on one endpoint (`/mcp`), both eras,
+//! and on `/mcp/<name>` for each name the service says it serves
+//! ([`Service::serves_endpoint`], a gateway's profiles): the request's facts carry the
+//! endpoint, a legacy session belongs to the endpoint that opened it, and an endpoint the
+//! service does not serve is 404 — said only after the guard, so that which exist is not
+//! told to a client without credentials.
 //!
 //! The era of each POST is read from its headers (`MCP-Protocol-Version`, §1.1 of the
 //! serving notes): a 2026-07-28 request is served statelessly after its standard headers
