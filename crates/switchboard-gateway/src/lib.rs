@@ -597,9 +597,10 @@ impl Upstreams {
     /// A listing's answer as the client may see it: what its policy does not grant left
     /// out, then its profile's view (what the profile has, renamed and rewritten).
     fn filtered(&self, answer: Answer, listed_for: ListedFor<'_>) -> Answer {
-        let (Ok(mut listed), Some(listing)) = (answer.clone(), listed_for.listing) else {
+        let Some(listing) = listed_for.listing else {
             return answer;
         };
+        let mut listed = answer?;
         let snapshot = self.runtime.snapshot();
         let profile = listed_for
             .endpoint
