@@ -19,11 +19,12 @@ use crate::dpop::{Dpop, NonceFrom, ProofFor, USE_DPOP_NONCE};
 use crate::driver::AuthorizationDriver;
 use crate::error::{AuthError, LoginNeeded};
 use crate::fetch::Fetcher;
-use crate::grants::{Grants, JWT_BEARER_GRANT, Tokens};
+use crate::grants::{Grants, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT, Tokens};
 use crate::identity::{
-    ClientCredentials, IdentityAssertion, RegisteredClient, WorkloadIdentity, register,
+    ClientCredentials, IdentityAssertion, RegisteredClient, SubjectToken, WorkloadIdentity,
+    register,
 };
-use crate::store::{SavedAuthorization, StoreError, TokenStore};
+use crate::store::{SavedAuthorization, StoreError, StoreKey, TokenStore};
 
 /// How the client obtains credentials it does not hold.
 #[derive(Clone)]
@@ -31,6 +32,22 @@ pub enum Acquire {
     /// Discover the authorization server, obtain a client identity and authorize, with
     /// this driver for the user's step: a login, or a host allowed to authorize.
     Authorize(Arc<dyn AuthorizationDriver>),
+    /// Exchange a caller's access token for one of this server's own (RFC 8693), as the
+    /// pre-registered client ([`OAuthConfig::pre_registered`]), at the authorization server
+    /// the server's metadata names — only when that is `issuer`, the one the operator
+    /// trusts with its callers' tokens (else [`AuthError::UntrustedExchangeIssuer`] before
+    /// anything is sent), and only when it offers the grant (else
+    /// [`AuthError::ExchangeNotOffered`]). A gateway calling for one of its clients: never
+    /// a user's step, never a registration, never the caller's token sent to a server.
+    OnBehalfOf {
+        /// The caller's access token.
+        subject: SubjectToken,
+        /// The issuer exchanges happen at (exactly as its metadata says).
+        issuer: String,
+        /// The scopes asked for; none: what the server's challenge names, else what the
+        /// authorization server supports.
+        scopes: Vec<String>,
+    },
     /// Only what a login saved: the stored tokens, refreshed at the token endpoint saved
     /// with them. Never fetches metadata, never registers, never follows a URL a 401
     /// names; anything more fails with [`AuthError::NeedsLogin`] for this server.
@@ -46,6 +63,10 @@ impl fmt::Debug for Acquire {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Acquire::Authorize(_) => f.write_str("Authorize(..)"),
+            Acquire::OnBehalfOf { issuer, .. } => f
+                .debug_struct("OnBehalfOf")
+                .field("issuer", issuer)
+                .finish_non_exhaustive(),
             Acquire::SavedLogin {
                 server_name,
                 login_command,
@@ -93,6 +114,22 @@ pub struct StoreBinding {
     pub store: TokenStore,
     /// The MCP server URL (the key in the store).
     pub server_url: String,
+    /// The identity whose authorization it is (`switchboard login SERVER --as IDENTITY`);
+    /// `None` for the user's own.
+    pub on_behalf_of: Option<String>,
+}
+
+impl StoreBinding {
+    fn key(&self) -> StoreKey {
+        StoreKey {
+            server_url: self.server_url.clone(),
+            on_behalf_of: self.on_behalf_of.clone(),
+        }
+    }
+
+    fn load(&self) -> Result<Option<SavedAuthorization>, StoreError> {
+        self.store.load_for(&self.key())
+    }
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -156,6 +193,10 @@ impl Presented {
 
 /// The grant an authorization uses.
 enum Grant<'a> {
+    TokenExchange {
+        subject: &'a SubjectToken,
+        scopes: &'a [String],
+    },
     CrossAppAccess(&'a IdentityAssertion),
     WorkloadIdentity(&'a WorkloadIdentity),
     ClientCredentials,
@@ -176,7 +217,7 @@ impl OAuthClient {
             refresh_at: Mutex::new(None),
         };
         if let Some(binding) = &client.config.store {
-            match binding.store.load(&binding.server_url) {
+            match binding.load() {
                 Ok(Some(saved)) => {
                     let mut state = AuthState::default();
                     client.install_saved(&mut state, &saved);
@@ -279,6 +320,7 @@ impl OAuthClient {
                 token_endpoint: tokens.endpoint.as_ref().map(|e| e.url.clone()),
                 resource: tokens.endpoint.as_ref().map(|e| e.resource.clone()),
                 dpop_key,
+                on_behalf_of: binding.on_behalf_of.clone(),
             }),
             _ => Ok(()),
         };
@@ -373,7 +415,7 @@ impl OAuthClient {
         let Some(binding) = &self.config.store else {
             return false;
         };
-        let Ok(Some(saved)) = binding.store.load(&binding.server_url) else {
+        let Ok(Some(saved)) = binding.load() else {
             return false;
         };
         if state
@@ -453,14 +495,18 @@ impl OAuthClient {
             return Ok(ChallengeOutcome::Retry);
         }
         let driver = match &self.config.acquire {
-            Acquire::Authorize(driver) => driver.clone(),
+            Acquire::Authorize(driver) => Some(driver.clone()),
+            Acquire::OnBehalfOf { .. } if self.config.pre_registered.is_none() => {
+                return Err(AuthError::NoExchangeClient);
+            }
+            Acquire::OnBehalfOf { .. } => None,
             Acquire::SavedLogin {
                 server_name,
                 login_command,
             } => {
                 // A token file that cannot be used says so: a login would not help.
                 if let Some(binding) = &self.config.store {
-                    binding.store.load(&binding.server_url)?;
+                    binding.load()?;
                 }
                 let reason = if step_up {
                     LoginNeeded::MoreScope {
@@ -480,6 +526,14 @@ impl OAuthClient {
         };
         let fetcher = self.fetcher(&challenge.resource).await?;
         let discovery = discover(fetcher, &challenge.resource, &bearer).await?;
+        if let Acquire::OnBehalfOf { issuer, .. } = &self.config.acquire
+            && discovery.issuer != *issuer
+        {
+            return Err(AuthError::UntrustedExchangeIssuer {
+                named: discovery.issuer.clone(),
+                trusted: issuer.clone(),
+            });
+        }
         let challenged: Vec<String> = bearer.scopes();
         if !challenged.is_empty() {
             state.scopes.extend(challenged);
@@ -500,7 +554,16 @@ impl OAuthClient {
             None
         };
         let grants = self.grants(fetcher, dpop.as_deref());
-        let tokens = match self.grant_for(&discovery, &client) {
+        let tokens = match self.grant_for(&discovery, &client)? {
+            Grant::TokenExchange { subject, scopes } => {
+                let asked = match scopes.is_empty() {
+                    true => state.scopes.clone(),
+                    false => scopes.iter().cloned().collect(),
+                };
+                grants
+                    .exchange(&discovery, &client, subject, &asked)
+                    .await?
+            }
             Grant::CrossAppAccess(identity) => {
                 grants
                     .cross_app_access(&discovery, &client, identity)
@@ -517,6 +580,9 @@ impl OAuthClient {
                     .await?
             }
             Grant::AuthorizationCode => {
+                let Some(driver) = driver else {
+                    return Err(AuthError::NoClientIdentity);
+                };
                 grants
                     .authorize(driver.as_ref(), &discovery, &client, &state.scopes)
                     .await?
@@ -527,25 +593,41 @@ impl OAuthClient {
         Ok(ChallengeOutcome::Retry)
     }
 
-    /// The grant to use with this authorization server: an identity the client holds,
-    /// when the server takes JWT bearer assertions; client credentials for a confidential
-    /// client of a machine-only server; else the authorization code flow.
-    fn grant_for<'a>(&'a self, discovery: &Discovery, client: &RegisteredClient) -> Grant<'a> {
+    /// The grant to use with this authorization server: token exchange for a caller
+    /// ([`Acquire::OnBehalfOf`], nothing else); an identity the client holds, when the
+    /// server takes JWT bearer assertions; client credentials for a confidential client of
+    /// a machine-only server; else the authorization code flow.
+    fn grant_for<'a>(
+        &'a self,
+        discovery: &Discovery,
+        client: &RegisteredClient,
+    ) -> Result<Grant<'a>, AuthError> {
         let grants = discovery.grants();
         let offers = |grant: &str| grants.iter().any(|g| g == grant);
+        if let Acquire::OnBehalfOf {
+            subject, scopes, ..
+        } = &self.config.acquire
+        {
+            return match offers(TOKEN_EXCHANGE_GRANT) {
+                true => Ok(Grant::TokenExchange { subject, scopes }),
+                false => Err(AuthError::ExchangeNotOffered {
+                    issuer: discovery.issuer.clone(),
+                }),
+            };
+        }
         if offers(JWT_BEARER_GRANT) {
             if let Some(identity) = &self.config.identity_assertion {
-                return Grant::CrossAppAccess(identity);
+                return Ok(Grant::CrossAppAccess(identity));
             }
             if let Some(identity) = &self.config.workload_identity {
-                return Grant::WorkloadIdentity(identity);
+                return Ok(Grant::WorkloadIdentity(identity));
             }
         }
         if offers("client_credentials") && !offers("authorization_code") && client.is_confidential()
         {
-            return Grant::ClientCredentials;
+            return Ok(Grant::ClientCredentials);
         }
-        Grant::AuthorizationCode
+        Ok(Grant::AuthorizationCode)
     }
 }
 

@@ -108,6 +108,33 @@ pub enum AuthError {
         /// The I/O error, described.
         detail: String,
     },
+    /// A server names another authorization server than the one the operator trusts
+    /// with its clients' tokens ([`Acquire::OnBehalfOf`](crate::Acquire)): nothing was
+    /// sent to it.
+    #[error(
+        "the server's authorization server is `{}`, not `{}` where this gateway exchanges its clients' tokens; no token was sent to it",
+        .named.escape_debug(), .trusted
+    )]
+    UntrustedExchangeIssuer {
+        /// The issuer the server's metadata names (server text).
+        named: String,
+        /// The issuer the operator configured.
+        trusted: String,
+    },
+    /// The authorization server does not offer token exchange (RFC 8693).
+    #[error(
+        "the authorization server `{issuer}` does not offer token exchange (RFC 8693); each client logs in for this server instead (`switchboard login SERVER --as IDENTITY`)"
+    )]
+    ExchangeNotOffered {
+        /// Its issuer.
+        issuer: String,
+    },
+    /// Token exchange needs the client the operator registered at the authorization
+    /// server; none is configured.
+    #[error(
+        "token exchange needs this gateway's own client at the authorization server (`clientId` and `clientSecret`); none is configured"
+    )]
+    NoExchangeClient,
     /// The HTTP client or the system's randomness is not available.
     #[error("{0}")]
     Setup(String),

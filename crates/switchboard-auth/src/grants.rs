@@ -16,12 +16,18 @@ use crate::dpop::{Dpop, NonceFrom, ProofFor, USE_DPOP_NONCE};
 use crate::driver::AuthorizationDriver;
 use crate::error::{AuthError, ResponseProblem};
 use crate::fetch::{Fetcher, b64url, error_code, form_body, json_body, random_token, string_list};
-use crate::identity::{IdentityAssertion, RegisteredClient, WorkloadIdentity};
+use crate::identity::{IdentityAssertion, RegisteredClient, SubjectToken, WorkloadIdentity};
 use crate::policy::UrlRole;
 use crate::store::SavedAuthorization;
 
 /// The JWT-bearer grant type (RFC 7523 §2.1).
 pub(crate) const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// The token-exchange grant type (RFC 8693 §2.1).
+pub(crate) const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+
+/// The token type of an OAuth access token (RFC 8693 §3).
+const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 
 /// An authorization server's token endpoint and what grants there are for.
 #[derive(Clone)]
@@ -209,10 +215,7 @@ impl Grants<'_> {
         let role = UrlRole::IdentityProviderTokenEndpoint;
         let idp_token_endpoint = fetcher.check(role, &identity.idp_token_endpoint)?;
         let mut exchange = vec![
-            (
-                "grant_type",
-                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
-            ),
+            ("grant_type", TOKEN_EXCHANGE_GRANT.to_owned()),
             ("subject_token", identity.id_token.clone()),
             (
                 "subject_token_type",
@@ -270,6 +273,28 @@ impl Grants<'_> {
         let mut form = vec![
             ("grant_type", JWT_BEARER_GRANT.to_owned()),
             ("assertion", identity.assertion()?),
+            ("resource", discovery.resource.clone()),
+        ];
+        push_scopes(&mut form, scopes);
+        self.token_request(&discovery.token_endpoint(), client, form)
+            .await
+    }
+
+    /// Token exchange (RFC 8693) for a gateway's caller: the caller's access token as the
+    /// subject, an access token for this server (its `resource`) asked for, the gateway
+    /// authenticated as its own client. The answer's token speaks for the caller.
+    pub(crate) async fn exchange(
+        &self,
+        discovery: &Discovery,
+        client: &RegisteredClient,
+        subject: &SubjectToken,
+        scopes: &BTreeSet<String>,
+    ) -> Result<Tokens, AuthError> {
+        let mut form = vec![
+            ("grant_type", TOKEN_EXCHANGE_GRANT.to_owned()),
+            ("subject_token", subject.0.clone()),
+            ("subject_token_type", ACCESS_TOKEN_TYPE.to_owned()),
+            ("requested_token_type", ACCESS_TOKEN_TYPE.to_owned()),
             ("resource", discovery.resource.clone()),
         ];
         push_scopes(&mut form, scopes);

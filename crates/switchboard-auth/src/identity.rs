@@ -45,6 +45,18 @@ impl fmt::Debug for ClientCredentials {
     }
 }
 
+/// A caller's access token that a gateway exchanges (RFC 8693) for a token of an upstream
+/// server's own: the `subject_token` of the exchange, sent only to the token endpoint of the
+/// authorization server the operator named, never to a server. Never shown.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SubjectToken(pub String);
+
+impl fmt::Debug for SubjectToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SubjectToken(<redacted>)")
+    }
+}
+
 /// An enterprise identity for cross-app access (SEP-990): an ID token from the user's
 /// identity provider, exchanged there for an identity assertion grant (ID-JAG) that the
 /// authorization server accepts with the JWT-bearer grant.

@@ -28,6 +28,11 @@
 //! one once more on a 401 before a new authorization. Refreshing never discovers: tokens
 //! carry the token endpoint they were issued at, and the store keeps it with them.
 //!
+//! - [`Acquire::OnBehalfOf`] (a gateway calling for one of its clients): discover as
+//!   above, then exchange the caller's access token for one of the server's own (RFC 8693
+//!   token exchange) as the operator's registered client, only at the one authorization
+//!   server the operator trusts with its callers' tokens and only when it offers the grant.
+//!
 //! The browser step is an [`AuthorizationDriver`]: the host decides how the user approves
 //! (a browser and a loopback callback, a pasted redirect, or, in tests, following the
 //! redirect directly). Tokens and secrets never appear in logs or errors.
@@ -83,9 +88,11 @@ pub use error::{
     AuthError, DriverError, DriverErrorKind, KeyProblem, LoginNeeded, MetadataProblem,
     ResponseProblem,
 };
-pub use identity::{ClientCredentials, IdentityAssertion, WorkloadIdentity, WorkloadToken};
+pub use identity::{
+    ClientCredentials, IdentityAssertion, SubjectToken, WorkloadIdentity, WorkloadToken,
+};
 pub use policy::{AddressClass, UrlRefusal, UrlRole};
-pub use store::{LOCK_WAIT, SavedAuthorization, StoreError, StoredPath, TokenStore};
+pub use store::{LOCK_WAIT, SavedAuthorization, StoreError, StoreKey, StoredPath, TokenStore};
 
 /// A boxed future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

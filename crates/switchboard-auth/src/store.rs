@@ -60,6 +60,11 @@ pub struct SavedAuthorization {
     /// For DPoP-bound tokens (RFC 9449), the client's ES256 key they are bound to (PKCS#8,
     /// base64url): as secret as the refresh token, kept with it.
     pub dpop_key: Option<String>,
+    /// Whom the tokens speak for when they are not the user's own: a gateway client's
+    /// identity (`client:NAME`, `subject:SUB`), saved by `switchboard login SERVER --as
+    /// IDENTITY`. Part of the key: a server has one authorization per identity, and the
+    /// user's own (`None`) is never one of them.
+    pub on_behalf_of: Option<String>,
 }
 
 impl std::fmt::Debug for SavedAuthorization {
@@ -70,6 +75,7 @@ impl std::fmt::Debug for SavedAuthorization {
             .field("client_id", &self.client_id)
             .field("token_endpoint", &self.token_endpoint)
             .field("dpop_bound", &self.dpop_key.is_some())
+            .field("on_behalf_of", &self.on_behalf_of)
             .finish_non_exhaustive()
     }
 }
@@ -185,6 +191,29 @@ impl StoreError {
     }
 }
 
+/// Which saved authorization: a server's (by its URL), the user's own or an identity's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreKey {
+    /// The MCP server URL.
+    pub server_url: String,
+    /// The identity the tokens speak for (`None`: the user's own).
+    pub on_behalf_of: Option<String>,
+}
+
+impl StoreKey {
+    /// The user's own authorization for `server_url`.
+    pub fn own(server_url: &str) -> StoreKey {
+        StoreKey {
+            server_url: server_url.to_owned(),
+            on_behalf_of: None,
+        }
+    }
+
+    fn matches(&self, saved: &SavedAuthorization) -> bool {
+        saved.server_url == self.server_url && saved.on_behalf_of == self.on_behalf_of
+    }
+}
+
 /// The token file.
 #[derive(Debug, Clone)]
 pub struct TokenStore {
@@ -204,30 +233,41 @@ impl TokenStore {
         &self.path
     }
 
-    /// The saved authorization for a server, if any. A missing file is no authorization; a
-    /// file or directory that is not private to this user is an error.
+    /// The user's own saved authorization for a server, if any. A missing file is no
+    /// authorization; a file or directory that is not private to this user is an error.
     pub fn load(&self, server_url: &str) -> Result<Option<SavedAuthorization>, StoreError> {
-        Ok(self
-            .read()?
-            .into_iter()
-            .find(|entry| entry.server_url == server_url))
+        self.load_for(&StoreKey::own(server_url))
     }
 
-    /// Saves (replaces) a server's authorization.
+    /// The saved authorization under `key` (a server, for the user or for an identity).
+    pub fn load_for(&self, key: &StoreKey) -> Result<Option<SavedAuthorization>, StoreError> {
+        Ok(self.read()?.into_iter().find(|entry| key.matches(entry)))
+    }
+
+    /// Saves (replaces) the authorization under its key (its server and whom it speaks for).
     pub fn save(&self, saved: &SavedAuthorization) -> Result<(), StoreError> {
+        let key = StoreKey {
+            server_url: saved.server_url.clone(),
+            on_behalf_of: saved.on_behalf_of.clone(),
+        };
         self.update(|entries| {
-            entries.retain(|e| e.server_url != saved.server_url);
+            entries.retain(|e| !key.matches(e));
             entries.push(saved.clone());
             true
         })
         .map(|_| ())
     }
 
-    /// Forgets a server's authorization; returns whether there was one.
+    /// Forgets the user's own authorization for a server; returns whether there was one.
     pub fn remove(&self, server_url: &str) -> Result<bool, StoreError> {
+        self.remove_for(&StoreKey::own(server_url))
+    }
+
+    /// Forgets the authorization under `key`; returns whether there was one.
+    pub fn remove_for(&self, key: &StoreKey) -> Result<bool, StoreError> {
         self.update(|entries| {
             let before = entries.len();
-            entries.retain(|e| e.server_url != server_url);
+            entries.retain(|e| !key.matches(e));
             entries.len() != before
         })
     }
@@ -369,6 +409,7 @@ impl TokenStore {
                     token_endpoint: text(e, "token_endpoint"),
                     resource: text(e, "resource"),
                     dpop_key: text(e, "dpop_key"),
+                    on_behalf_of: text(e, "on_behalf_of"),
                 })
             })
             .collect())
@@ -384,6 +425,7 @@ impl TokenStore {
                     "access_token": e.access_token, "refresh_token": e.refresh_token,
                     "expires_at": e.expires_at, "token_endpoint": e.token_endpoint,
                     "resource": e.resource, "dpop_key": e.dpop_key,
+                    "on_behalf_of": e.on_behalf_of,
                 })
             })
             .collect();

@@ -215,7 +215,8 @@ pub(crate) fn saved_login_authorizer(
         server_name: entry.name.clone(),
         login_command: crate::adhoc::login_command(entry),
     };
+    let key = switchboard_auth::StoreKey::own(url);
     let client =
-        crate::login::oauth_client(entry, url, acquire, "http://127.0.0.1/callback".into())?;
+        crate::login::oauth_client(entry, key, acquire, "http://127.0.0.1/callback".into())?;
     Ok(Arc::new(client))
 }

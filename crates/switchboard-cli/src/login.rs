@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_auth::{
-    Acquire, AuthorizationDriver, BoxFuture, DriverError, DriverErrorKind, OAuthClient,
-    OAuthConfig, StoreBinding, TokenStore,
+    Acquire, AuthorizationDriver, BoxFuture, ClientCredentials, DriverError, DriverErrorKind,
+    OAuthClient, OAuthConfig, StoreBinding, StoreKey, TokenStore,
 };
 use switchboard_config::{ServerEntry, TransportEntry};
 use url::Url;
@@ -47,7 +47,7 @@ pub(crate) fn token_store() -> TokenStore {
 /// only, never discovery or registration).
 pub(crate) fn oauth_client(
     entry: &ServerEntry,
-    url: &str,
+    key: StoreKey,
     acquire: Acquire,
     redirect_uri: String,
 ) -> Result<OAuthClient, String> {
@@ -63,10 +63,40 @@ pub(crate) fn oauth_client(
         workload_identity: None,
         store: Some(StoreBinding {
             store: token_store(),
-            server_url: url.to_owned(),
+            server_url: key.server_url,
+            on_behalf_of: key.on_behalf_of,
         }),
     })
     .map_err(|e| format!("server `{}`: {e}", entry.name))
+}
+
+/// What the gateway's token exchange for one caller needs.
+pub(crate) struct Exchanging<'a> {
+    /// The server.
+    pub(crate) entry: &'a ServerEntry,
+    /// The gateway's client at the authorization server.
+    pub(crate) pre_registered: ClientCredentials,
+    /// [`Acquire::OnBehalfOf`] the caller.
+    pub(crate) acquire: Acquire,
+}
+
+/// The OAuth client that exchanges one caller's token for the server's own (RFC 8693):
+/// nothing stored (the exchanged tokens live as long as the caller's session), no
+/// registration, no user's step.
+pub(crate) fn exchanging_client(exchanging: Exchanging<'_>) -> Result<OAuthClient, String> {
+    OAuthClient::new(OAuthConfig {
+        client_name: "Switchboard".into(),
+        redirect_uri: "http://127.0.0.1/callback".into(),
+        pre_registered: Some(exchanging.pre_registered),
+        client_metadata_url: None,
+        want_refresh_tokens: false,
+        max_step_ups: 2,
+        acquire: exchanging.acquire,
+        identity_assertion: None,
+        workload_identity: None,
+        store: None,
+    })
+    .map_err(|e| format!("server `{}`: {e}", exchanging.entry.name))
 }
 
 fn http_url(entry: &ServerEntry) -> Result<&str, String> {
@@ -118,24 +148,27 @@ pub(crate) enum LoginError {
 pub(crate) async fn login(
     entry: &ServerEntry,
     approval: Approval,
+    on_behalf_of: Option<&str>,
 ) -> Result<LoginOutcome, LoginError> {
-    let url = http_url(entry)
-        .map_err(LoginError::NotApplicable)?
-        .to_owned();
-    authorize(entry, &url, approval)
+    let key = StoreKey {
+        server_url: http_url(entry)
+            .map_err(LoginError::NotApplicable)?
+            .to_owned(),
+        on_behalf_of: on_behalf_of.map(str::to_owned),
+    };
+    authorize(entry, key, approval)
         .await
         .map_err(LoginError::Failed)
 }
 
 async fn authorize(
     entry: &ServerEntry,
-    url: &str,
+    key: StoreKey,
     approval: Approval,
 ) -> Result<LoginOutcome, String> {
-    let url = url.to_owned();
     let store = token_store();
-    // A login starts fresh: forget what was saved for this server.
-    store.remove(&url).map_err(|e| e.to_string())?;
+    // A login starts fresh: forget what was saved for this server (and identity).
+    store.remove_for(&key).map_err(|e| e.to_string())?;
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| format!("could not listen on 127.0.0.1 for the callback: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
@@ -154,24 +187,42 @@ async fn authorize(
             })
         }
     };
-    let client = oauth_client(entry, &url, Acquire::Authorize(driver), redirect_uri)?;
+    let client = oauth_client(entry, key.clone(), Acquire::Authorize(driver), redirect_uri)?;
     let server = crate::connect::ConnectedServer::connect_with(entry, None, Some(Arc::new(client)))
         .await
         .map_err(|e| e.to_string())?;
     let listed = server.session.list_tools().await.map(|l| l.items.len());
     server.close().await;
     let tools = listed.map_err(|e| e.to_string())?;
-    if store.load(&url).map_err(|e| e.to_string())?.is_none() {
+    if store.load_for(&key).map_err(|e| e.to_string())?.is_none() {
         return Ok(LoginOutcome::NotNeeded { tools });
     }
     Ok(LoginOutcome::LoggedIn { tools })
 }
 
-/// Forgets a server's saved authorization; returns whether there was one.
-pub(crate) fn logout(entry: &ServerEntry) -> Result<bool, String> {
-    token_store()
-        .remove(http_url(entry)?)
-        .map_err(|e| e.to_string())
+/// Forgets a server's saved authorization (the user's own, or an identity's); returns
+/// whether there was one.
+pub(crate) fn logout(entry: &ServerEntry, on_behalf_of: Option<&str>) -> Result<bool, String> {
+    let key = StoreKey {
+        server_url: http_url(entry)?.to_owned(),
+        on_behalf_of: on_behalf_of.map(str::to_owned),
+    };
+    token_store().remove_for(&key).map_err(|e| e.to_string())
+}
+
+/// Checks an identity given to `--as`: `client:NAME` (a named client of `serve`'s
+/// `clients`) or `subject:SUB` (an OAuth subject).
+pub(crate) fn check_identity(identity: &str) -> Result<(), String> {
+    let named = ["client:", "subject:"]
+        .iter()
+        .find_map(|prefix| identity.strip_prefix(prefix));
+    match named {
+        Some(rest) if !rest.is_empty() && !rest.chars().any(char::is_control) => Ok(()),
+        _ => Err(format!(
+            "--as `{}`: give the gateway client the tokens are for, as `client:NAME` (a named client of `clients`) or `subject:SUB` (an OAuth token's subject)",
+            identity.escape_debug()
+        )),
+    }
 }
 
 /// Prints the URL, opens the browser, and takes one callback on the loopback listener.

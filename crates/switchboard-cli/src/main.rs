@@ -87,6 +87,7 @@ mod status;
 mod team;
 mod terminal;
 mod trace;
+mod upstream_credentials;
 mod watch;
 
 use std::path::PathBuf;
@@ -386,9 +387,23 @@ struct LoginTarget {
     /// URL, and the other verbs' `--url URL` uses them.
     #[arg(long, value_name = "URL", conflicts_with_all = ["config", "server"])]
     url: Option<String>,
+    /// For a gateway client rather than yourself: the tokens are kept for that identity
+    /// (`client:NAME` of `serve`'s `clients`, or `subject:SUB` of an OAuth token) and
+    /// `serve` uses them for that client's calls to a server of `upstreamCredentials`.
+    #[arg(long = "as", value_name = "IDENTITY", requires = "server")]
+    on_behalf_of: Option<String>,
 }
 
 impl LoginTarget {
+    /// The identity of `--as`, checked.
+    fn on_behalf_of(&self) -> Result<Option<&str>, Failure> {
+        let Some(identity) = self.on_behalf_of.as_deref() else {
+            return Ok(None);
+        };
+        login::check_identity(identity).map_err(Failure::Usage)?;
+        Ok(Some(identity))
+    }
+
     /// The configuration holding the server, its name there, and how messages name it.
     fn load(&self) -> Result<(LoadedConfig, String, String), Failure> {
         match (&self.url, &self.server) {
@@ -817,9 +832,13 @@ async fn run(command: Command) -> Result<u8, Failure> {
             } else {
                 login::Approval::Browser
             };
-            match login::login(entry, approval).await {
+            let on_behalf_of = target.on_behalf_of()?;
+            let as_whom = on_behalf_of
+                .map(|identity| format!(" as `{identity}`"))
+                .unwrap_or_default();
+            match login::login(entry, approval, on_behalf_of).await {
                 Ok(login::LoginOutcome::LoggedIn { tools }) => say(format_args!(
-                    "switchboard: logged in to `{server}`; it offers {tools} tool(s)"
+                    "switchboard: logged in to `{server}`{as_whom}; it offers {tools} tool(s)"
                 )),
                 Ok(login::LoginOutcome::NotNeeded { tools }) => say(format_args!(
                     "switchboard: server `{server}` did not ask for authorization, so there is \
@@ -835,11 +854,17 @@ async fn run(command: Command) -> Result<u8, Failure> {
         Command::Logout { target } => {
             let (loaded, name, server) = target.load()?;
             let entry = pick_server(&loaded.file, &name)?;
-            match login::logout(entry).map_err(Failure::Usage)? {
+            let on_behalf_of = target.on_behalf_of()?;
+            let as_whom = on_behalf_of
+                .map(|identity| format!(" as `{identity}`"))
+                .unwrap_or_default();
+            match login::logout(entry, on_behalf_of).map_err(Failure::Usage)? {
                 true => say(format_args!(
-                    "switchboard: logged out of `{server}`; its saved tokens were deleted"
+                    "switchboard: logged out of `{server}`{as_whom}; its saved tokens were deleted"
                 )),
-                false => say(format_args!("switchboard: no saved login for `{server}`")),
+                false => say(format_args!(
+                    "switchboard: no saved login for `{server}`{as_whom}"
+                )),
             }
             Ok(0)
         }

@@ -370,6 +370,17 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         gateway_options.guard = Some(result_guard(flag));
     }
     gateway_options.access = team.access();
+    // HTTP servers called with each client's own credentials (`upstreamCredentials`),
+    // read at start.
+    if let Some(section) = file.team.section(crate::upstream_credentials::SECTION) {
+        let per_caller =
+            crate::upstream_credentials::read(section, &served, &switchboard_config::ProcessEnv)
+                .map_err(|problem| Failure::Usage(format!("{}: {problem}", file.path.display())))?;
+        if let Some(line) = per_caller.summary() {
+            say(format_args!("switchboard serve: {line}"));
+        }
+        gateway_options.credentials = Some(Arc::new(per_caller));
+    }
     let audit_log = match &args.audit {
         Some(path) => Some(
             AuditLog::open(AuditSettings {

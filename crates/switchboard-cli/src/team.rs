@@ -451,7 +451,7 @@ fn argument_rules(value: Option<&Value>, at: &str) -> Result<Vec<ArgumentRule>, 
 }
 
 /// `value` as an object whose keys are all in `known`.
-fn object<'a>(
+pub(crate) fn object<'a>(
     value: &'a Value,
     at: &str,
     known: &[&str],

@@ -47,6 +47,10 @@
 //! - With rate limits ([`GatewayOptions::rate_limits`], `serve`'s `rateLimits`), a
 //!   `tools/call` over one of them is refused at once with [`codes::RATE_LIMITED`], naming
 //!   the limit and when to retry; `rate_limits.rs` says how limits combine.
+//! - With [`GatewayOptions::credentials`] (`serve`'s `upstreamCredentials`), a
+//!   `tools/call`, `prompts/get` or `resources/read` for a per-caller server goes over the
+//!   client's own upstream session, opened with the client's own credential; a client with
+//!   none is refused with [`codes::CREDENTIALS`] (`credentials.rs`).
 //! - With [`GatewayOptions::metrics`] (`serve --metrics`), every `tools/call` is counted
 //!   by server, tool and outcome, with its latency, and the servers' states are read at
 //!   each scrape (`metrics.rs`; the CLI serves the text).
@@ -73,6 +77,7 @@
 
 mod audience;
 pub mod audit;
+pub mod credentials;
 mod documents;
 pub mod guard;
 pub mod metrics;
@@ -162,6 +167,12 @@ pub mod codes {
     /// made. The message names the limit, its rate and when to retry; `data` holds `limit`
     /// and `retryAfterMs` (`rate_limits.rs`).
     pub const RATE_LIMITED: i64 = -32009;
+    /// The server is called with each client's own credentials (`credentials.rs`), and
+    /// this client has none there: it has no identity of its own, no tokens are stored
+    /// for it and none could be exchanged, or its session could not be opened. The
+    /// message says what to do (e.g. the `switchboard login SERVER --as IDENTITY` to run);
+    /// `data` holds `server` and `identity`.
+    pub const CREDENTIALS: i64 = -32011;
 }
 
 /// Called once with the startup report, when every server has started or failed.
@@ -208,6 +219,10 @@ pub struct GatewayOptions {
     /// The metrics (`metrics.rs`): every `tools/call` counted, the servers' states read
     /// at each scrape. Off (`None`) by default; its owner serves [`metrics::GatewayMetrics::render`].
     pub metrics: Option<metrics::GatewayMetrics>,
+    /// Which servers are called with each client's own credentials, and those credentials
+    /// (`credentials.rs`). None (`None`) by default: every request goes out with the
+    /// runtime's own.
+    pub credentials: Option<Arc<dyn credentials::UpstreamCredentials>>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -244,6 +259,7 @@ impl GatewayOptions {
             rate_limits: None,
             traces: None,
             metrics: None,
+            credentials: None,
         }
     }
 }
@@ -265,6 +281,7 @@ impl fmt::Debug for GatewayOptions {
             .field("rate_limits", &self.rate_limits)
             .field("traces", &self.traces)
             .field("metrics", &self.metrics.is_some())
+            .field("credentials", &self.credentials.is_some())
             .finish()
     }
 }
@@ -460,6 +477,10 @@ impl GatewayService {
                 rate_limits: options.rate_limits.take(),
                 traces: options.traces.take(),
                 metrics: options.metrics.take(),
+                callers: options
+                    .credentials
+                    .take()
+                    .map(|source| Arc::new(credentials::CallerSessions::new(source))),
                 startup_wait: options.startup_wait,
                 initialize_wait: options.initialize_wait,
             },
@@ -549,6 +570,8 @@ struct Upstreams {
     traces: Option<traces::Traces>,
     /// Where each call is counted, when `serve --metrics` asked for it.
     metrics: Option<metrics::GatewayMetrics>,
+    /// The callers' own upstream sessions, for the servers called with their credentials.
+    callers: Option<Arc<credentials::CallerSessions>>,
     startup_wait: Duration,
     initialize_wait: Duration,
 }
@@ -592,6 +615,22 @@ impl Upstreams {
             policy::admit(&rules, request, &snapshot).map_err(|denial| denial.error())?;
         }
         Ok(access)
+    }
+
+    /// The caller's own session with `server`, when it is called with each caller's
+    /// credentials (`None`: the runtime's own session serves), or why the caller has none.
+    async fn caller_session(
+        &self,
+        server: &str,
+        context: &RequestContext,
+    ) -> Result<Option<switchboard_session::Session>, ErrorObject> {
+        match &self.callers {
+            Some(callers) if callers.is_per_caller(server) => callers
+                .session_for(&self.runtime, server, &context.client.identity)
+                .await
+                .map(Some),
+            _ => Ok(None),
+        }
     }
 
     /// A listing's answer as the client may see it: what its policy does not grant left
@@ -895,12 +934,17 @@ impl Upstreams {
                 };
                 drop(snapshot);
                 let _waiting = self.waiting_on(&route.server, &context);
+                let own = self.caller_session(&route.server, &context).await?;
                 let arguments = get.arguments.map(Value::Object);
                 let mut params = json!({ "name": route.tool });
                 if let Some(arguments) = &arguments {
                     params["arguments"] = arguments.clone();
                 }
                 let answer = with_input_rounds(&context, get.input, |for_client| async {
+                    if let Some(session) = &own {
+                        let method = switchboard_protocol::methods::PROMPTS_GET;
+                        return on_own_session(session, method, params.clone(), for_client).await;
+                    }
                     match for_client {
                         Some(for_client) => {
                             let request = ClientRequest {
@@ -943,7 +987,13 @@ impl Upstreams {
                     .any(|r| r.server == server && r.item.uri == read.uri);
                 drop(snapshot);
                 let _waiting = self.waiting_on(&server, &context);
+                let own = self.caller_session(&server, &context).await?;
                 let answer = with_input_rounds(&context, read.input, |for_client| async {
+                    if let Some(session) = &own {
+                        let method = switchboard_protocol::methods::RESOURCES_READ;
+                        let params = json!({ "uri": read.uri });
+                        return on_own_session(session, method, params, for_client).await;
+                    }
                     match for_client {
                         Some(for_client) => {
                             let request = ClientRequest {
@@ -1129,6 +1179,7 @@ impl Upstreams {
             trace: upstream
                 .as_ref()
                 .and_then(traces::UpstreamSpan::trace_context),
+            session: self.caller_session(&server, &context).await?,
         };
         let pass_log = |params: Value| {
             let context = &context;
@@ -1217,6 +1268,26 @@ impl Upstreams {
             Relayed::Upstream(other) => Err(self.upstream_error(other)),
         }
     }
+}
+
+/// `prompts/get` or `resources/read` sent on a caller's own session (`credentials.rs`),
+/// for that client (its capabilities and its retry's input passed on, as
+/// [`switchboard_runtime::ServerHandle::request_for_client`] does) or plainly.
+async fn on_own_session(
+    session: &switchboard_session::Session,
+    method: &'static str,
+    params: Value,
+    for_client: Option<switchboard_session::ForClient>,
+) -> Result<Value, ServerRequestError> {
+    let options = switchboard_session::CallOptions {
+        for_client,
+        ..switchboard_session::CallOptions::default()
+    };
+    let answer = match options.for_client.is_some() {
+        true => session.request_for_client(method, params, &options).await,
+        false => session.request(method, Some(params), &options).await,
+    };
+    Ok(answer?)
 }
 
 /// How a request ended, as its client sees it (the audit log's and the spans' outcome).

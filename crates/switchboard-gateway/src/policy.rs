@@ -732,6 +732,7 @@ mod tests {
                 client_id: Some("app".into()),
                 scopes: vec!["files".into()],
                 groups: vec!["data".into()],
+                presented: None,
             }),
         };
         assert!(

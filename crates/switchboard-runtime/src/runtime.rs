@@ -141,6 +141,24 @@ pub enum ServerRequestError {
         /// What is wrong, naming the tool.
         detail: String,
     },
+    /// A session of its own was asked of a server that is not reached over HTTP
+    /// ([`ServerHandle::open_session_as`]).
+    #[error("MCP server `{server}` is a local (stdio) server: it has no per-caller credentials")]
+    NotHttp {
+        /// The server.
+        server: String,
+    },
+    /// A call was given a session of another server than the tool's
+    /// ([`ToolContext::session`](crate::ToolContext)); nothing was sent.
+    #[error("the session given for `{tool}` is one of `{given}`, not of `{server}`")]
+    WrongSession {
+        /// The tool's exported name.
+        tool: String,
+        /// The tool's server.
+        server: String,
+        /// The session's server.
+        given: String,
+    },
     /// The server answered with an error, or the session failed.
     #[error(transparent)]
     Session(#[from] switchboard_session::SessionError),

@@ -650,23 +650,20 @@ type Connected = (
     Option<switchboard_wire::PendingCall>,
 );
 
-/// Starts the server and lists what it offers on that same transport.
-async fn connect_and_list(
+/// Starts (stdio) or reaches (HTTP) the server as its supervisor does, with these
+/// credentials for an HTTP server: the policy's deadlines, the host's handler and the
+/// host's connect hooks (told how the connect ended).
+pub(crate) async fn connect_with(
     entry: &ServerEntry,
     policy: &ServerPolicy,
-) -> Result<Connected, SessionError> {
+    authorizer: Option<Arc<dyn Authorizer>>,
+) -> Result<Session, SessionError> {
     let hooks = policy.connect_hooks.as_ref().map(|hooks| hooks.0.as_ref());
     let era_hint = hooks.and_then(|hooks| hooks.era_hint(entry));
     let overrides = ConnectOverrides {
         default_request_timeout: Some(policy.request_timeout),
         default_connect_timeout: Some(policy.connect_timeout),
-        authorizer: match &entry.transport {
-            TransportEntry::Http { .. } => policy
-                .authorizers
-                .as_ref()
-                .and_then(|source| (source.0)(entry)),
-            TransportEntry::Stdio { .. } => None,
-        },
+        authorizer,
         handler: policy.host.as_ref().map(|host| host.0.clone()),
         tap: hooks.and_then(|hooks| hooks.tap(entry)),
         era_hint,
@@ -681,7 +678,22 @@ async fn connect_and_list(
         };
         hooks.connected(entry, era_hint, outcome);
     }
-    let session = connected?;
+    connected
+}
+
+/// Starts the server and lists what it offers on that same transport.
+async fn connect_and_list(
+    entry: &ServerEntry,
+    policy: &ServerPolicy,
+) -> Result<Connected, SessionError> {
+    let authorizer = match &entry.transport {
+        TransportEntry::Http { .. } => policy
+            .authorizers
+            .as_ref()
+            .and_then(|source| (source.0)(entry)),
+        TransportEntry::Stdio { .. } => None,
+    };
+    let session = connect_with(entry, policy, authorizer).await?;
     let events = session.events();
     let listed = tokio::time::timeout(policy.connect_timeout, list_all(&session)).await;
     match listed {

@@ -262,6 +262,11 @@ pub(crate) async fn call_raw(
             Refusal::Unavailable { server, state } => {
                 ServerRequestError::Unavailable { server, state }
             }
+            Refusal::WrongSession { given } => ServerRequestError::WrongSession {
+                tool: tool.exported_name.clone(),
+                server: tool.server.clone(),
+                given,
+            },
             Refusal::Cancelled => ServerRequestError::Session(SessionError::Cancelled {
                 server: tool.server.as_str().into(),
                 method: switchboard_protocol::methods::TOOLS_CALL.to_owned(),
@@ -293,6 +298,8 @@ enum Refusal {
     Unavailable { server: String, state: String },
     #[error("the call was cancelled")]
     Cancelled,
+    #[error("the session given is one of `{given}`")]
+    WrongSession { given: String },
 }
 
 /// A call ready to be sent: checked arguments, a ready session, the call's options.
@@ -329,6 +336,27 @@ async fn prepare(
             tool.exported_name
         )));
     }
+    let options = CallOptions {
+        timeout: context.timeout,
+        max_duration: None,
+        cancel: Some(context.cancel.clone()),
+        progress: context.progress.clone(),
+        for_client: None,
+        log_messages: context.log_messages.clone(),
+        trace: context.trace.clone(),
+    };
+    if let Some(session) = context.session {
+        if session.server_name() != tool.server.as_str() {
+            return Err(Refusal::WrongSession {
+                given: session.server_name().to_owned(),
+            });
+        }
+        return Ok(Prepared {
+            session,
+            arguments,
+            options,
+        });
+    }
     let Some(server) = tool.router.server(&tool.server) else {
         return Err(Refusal::NotConfigured(tool.server.clone()));
     };
@@ -342,15 +370,6 @@ async fn prepare(
             state: state.to_string(),
         })?,
         () = context.cancel.cancelled() => return Err(Refusal::Cancelled),
-    };
-    let options = CallOptions {
-        timeout: context.timeout,
-        max_duration: None,
-        cancel: Some(context.cancel),
-        progress: context.progress,
-        for_client: None,
-        log_messages: context.log_messages,
-        trace: context.trace,
     };
     Ok(Prepared {
         session,

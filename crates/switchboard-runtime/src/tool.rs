@@ -29,6 +29,10 @@ pub struct ToolContext {
     /// The trace context an MCP call sends its server (`_meta.traceparent`, and the
     /// `traceparent` header over HTTP); none by default.
     pub trace: Option<switchboard_session::TraceContext>,
+    /// The session to send an MCP call on in place of its server's own: one the host
+    /// opened with [`ServerHandle::open_session_as`](crate::ServerHandle) for a caller's
+    /// credentials. It must be a session of the tool's server; none by default.
+    pub session: Option<switchboard_session::Session>,
 }
 
 /// A tool the agent loop can call. Built-in tools and bridged MCP tools implement it alike

@@ -136,6 +136,7 @@ async fn a_saved_login_client_follows_nothing_a_challenge_names() {
     let store = StoreBinding {
         store: TokenStore::new(&file),
         server_url: server_url.clone(),
+        on_behalf_of: None,
     };
     let client = OAuthClient::new(config(saved_login(), Some(store))).expect("client");
     let refused = within(
@@ -170,6 +171,7 @@ async fn a_saved_login_client_follows_nothing_a_challenge_names() {
     let store = StoreBinding {
         store: TokenStore::new(&file),
         server_url: server_url.clone(),
+        on_behalf_of: None,
     };
     let client = OAuthClient::new(config(saved_login(), Some(store))).expect("client");
     let refused = within(
@@ -223,6 +225,7 @@ async fn a_saved_login_refreshes_only_at_its_saved_token_endpoint() {
     let store = StoreBinding {
         store: TokenStore::new(&file),
         server_url: server_url.clone(),
+        on_behalf_of: None,
     };
     let client = OAuthClient::new(config(saved_login(), Some(store))).expect("client");
     let named = format!(

@@ -256,6 +256,7 @@ async fn a_dpop_login_is_saved_with_its_key() {
     let binding = || StoreBinding {
         store: TokenStore::new(&file),
         server_url: mcp.to_string(),
+        on_behalf_of: None,
     };
     let login = OAuthClient::new(config(
         Acquire::Authorize(Arc::new(CodeDriver)),

@@ -122,7 +122,11 @@ fn client_with_saved_token(
         },
         identity_assertion: None,
         workload_identity: None,
-        store: Some(StoreBinding { store, server_url }),
+        store: Some(StoreBinding {
+            store,
+            server_url,
+            on_behalf_of: None,
+        }),
     })
     .expect("client")
 }

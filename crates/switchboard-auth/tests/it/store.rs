@@ -4,7 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use switchboard_auth::{SavedAuthorization, StoreError, TokenStore};
+use switchboard_auth::{SavedAuthorization, StoreError, StoreKey, TokenStore};
 use switchboard_testkit::locate::workspace_root;
 
 /// A fresh directory, private to this user (0700), for one test.
@@ -257,4 +257,53 @@ fn a_token_file_or_directory_another_user_owns_is_refused() {
         );
         std::os::unix::fs::lchown(&dir, Some(me.as_raw()), None).expect("chown back");
     }
+}
+
+#[test]
+fn each_identity_has_its_own_authorization_apart_from_the_users_own() {
+    let dir = private_dir("on-behalf-of");
+    let store = TokenStore::new(&dir.join("tokens.json"));
+    let server = "https://a.test/mcp";
+    let as_identity = |identity: &str| SavedAuthorization {
+        access_token: format!("token-of-{identity}"),
+        on_behalf_of: Some(identity.to_owned()),
+        ..authorization(server)
+    };
+    store.save(&authorization(server)).expect("save own");
+    store
+        .save(&as_identity("client:alice"))
+        .expect("save alice");
+    store.save(&as_identity("client:bob")).expect("save bob");
+    let key = |identity: Option<&str>| StoreKey {
+        server_url: server.to_owned(),
+        on_behalf_of: identity.map(str::to_owned),
+    };
+    let token = |identity: Option<&str>| {
+        store
+            .load_for(&key(identity))
+            .expect("load")
+            .map(|saved| saved.access_token)
+    };
+    assert_eq!(token(None).as_deref(), Some("token-for-https://a.test/mcp"));
+    assert_eq!(
+        token(Some("client:alice")).as_deref(),
+        Some("token-of-client:alice")
+    );
+    assert_eq!(token(Some("client:carol")), None);
+    // A logout as one identity leaves the others and the user's own.
+    assert!(
+        store
+            .remove_for(&key(Some("client:alice")))
+            .expect("remove")
+    );
+    assert_eq!(token(Some("client:alice")), None);
+    assert_eq!(
+        token(Some("client:bob")).as_deref(),
+        Some("token-of-client:bob")
+    );
+    assert!(store.remove(server).expect("remove own"));
+    assert_eq!(
+        token(Some("client:bob")).as_deref(),
+        Some("token-of-client:bob")
+    );
 }

@@ -90,6 +90,20 @@ fn private_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// `dir/mcp.json` naming the HTTP server at `url` `remote`, and a token file beside it
+/// that does not exist yet.
+fn remote_config(dir: &std::path::Path, url: &str) -> (String, std::path::PathBuf) {
+    let config = dir.join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"remote": {"type": "http", "url": url}}}).to_string(),
+    )
+    .expect("config");
+    let tokens = dir.join("tokens.json");
+    let _ = std::fs::remove_file(&tokens);
+    (config.to_str().expect("utf-8").to_owned(), tokens)
+}
+
 struct Run {
     code: i32,
     output: String,
@@ -151,16 +165,8 @@ fn run(
 fn login_saves_private_tokens_that_later_commands_use_and_never_print() {
     let server = scenario_server();
     let dir = private_dir("login");
-    let config = dir.join("mcp.json");
-    std::fs::write(
-        &config,
-        serde_json::json!({"mcpServers": {"remote": {"type": "http", "url": server.url}}})
-            .to_string(),
-    )
-    .expect("config");
-    let config = config.to_str().expect("utf-8");
-    let tokens = dir.join("tokens.json");
-    let _ = std::fs::remove_file(&tokens);
+    let (config, tokens) = remote_config(&dir, &server.url);
+    let config = config.as_str();
 
     let before = run(&["tools", "--config", config], &tokens, None);
     assert_eq!(before.code, 3, "{}", before.output);
@@ -302,5 +308,72 @@ fn an_adhoc_url_is_told_the_login_that_works_and_that_login_serves_it() {
 
     let both = run(&["login", "--url", url, "remote"], &tokens, None);
     assert_eq!(both.code, 2, "a name and --url at once: {}", both.output);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_login_for_a_gateway_client_is_kept_apart_from_the_users_own() {
+    let server = scenario_server();
+    let dir = private_dir("login-as");
+    let (config, tokens) = remote_config(&dir, &server.url);
+    let config = config.as_str();
+
+    let login = run(
+        &[
+            "login",
+            "--config",
+            config,
+            "remote",
+            "--as",
+            "client:alice",
+            "--no-browser",
+        ],
+        &tokens,
+        Some(&|url| redirect_target(url)),
+    );
+    assert_eq!(login.code, 0, "{}", login.output);
+    assert!(
+        login
+            .output
+            .contains("logged in to `remote` as `client:alice`"),
+        "{}",
+        login.output
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens).expect("read")).expect("json");
+    assert_eq!(saved["servers"][0]["on_behalf_of"], "client:alice");
+    // The user's own commands do not use a client's tokens.
+    let tools = run(&["tools", "--config", config], &tokens, None);
+    assert_eq!(tools.code, 3, "{}", tools.output);
+
+    let wrong = run(
+        &["logout", "--config", config, "remote", "--as", "alice"],
+        &tokens,
+        None,
+    );
+    let mine = run(&["logout", "--config", config, "remote"], &tokens, None);
+    let theirs = run(
+        &[
+            "logout",
+            "--config",
+            config,
+            "remote",
+            "--as",
+            "client:alice",
+        ],
+        &tokens,
+        None,
+    );
+    expect_test::expect![[r#"
+        2 switchboard: --as `alice`: give the gateway client the tokens are for, as `client:NAME` (a named client of `clients`) or `subject:SUB` (an OAuth token's subject)
+        0 switchboard: no saved login for `remote`
+        0 switchboard: logged out of `remote` as `client:alice`; its saved tokens were deleted
+    "#]]
+    .assert_eq(
+        &[&wrong, &mine, &theirs]
+            .iter()
+            .map(|run| format!("{} {}", run.code, run.output))
+            .collect::<String>(),
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -26,6 +26,7 @@ mod secrets;
 mod serve;
 mod serve_audit;
 mod serve_balanced;
+mod serve_credentials;
 mod serve_eof;
 mod serve_fidelity;
 mod serve_guard;

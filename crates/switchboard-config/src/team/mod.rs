@@ -1,8 +1,9 @@
 //! The gateway's team sections of a config file: top-level keys beside the server map that
 //! only `switchboard serve` reads — `clients` (named bearer tokens and their groups),
 //! `policies` (who may see and call what), `profiles` (endpoints with their own servers,
-//! renames and fixed arguments) and `rateLimits` (named limits per identity, per tool and in
-//! total).
+//! renames and fixed arguments), `rateLimits` (named limits per identity, per tool and in
+//! total) and `upstreamCredentials` (the HTTP servers called with each client's own
+//! credentials).
 //!
 //! [`TeamSections`] keeps them as written (nothing expanded), so that a file that only
 //! other clients read is not judged by rules it never asked for; each section has its own
@@ -15,7 +16,13 @@ pub mod rate_limits;
 use serde_json::{Map, Value};
 
 /// The top-level keys holding team sections.
-pub const SECTION_KEYS: [&str; 4] = ["clients", "policies", "profiles", "rateLimits"];
+pub const SECTION_KEYS: [&str; 5] = [
+    "clients",
+    "policies",
+    "profiles",
+    "rateLimits",
+    "upstreamCredentials",
+];
 
 /// The team sections of one file, as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

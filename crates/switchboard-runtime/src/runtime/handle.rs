@@ -38,6 +38,50 @@ impl<'a> ServerHandle<'a> {
         self.name
     }
 
+    /// A session of its own with this HTTP server that presents `authorizer`'s credentials
+    /// in place of the host's: for a host that calls for several users, each with a
+    /// credential of their own (a gateway's per-caller upstream credentials). It connects
+    /// as the server's supervisor does (the entry as running now, its deadlines, the
+    /// host's handler and connect hooks) and belongs to the caller: nothing is listed
+    /// through it, nothing restarts it, and dropping the last clone closes it. Send calls
+    /// on it with [`ToolContext::session`](crate::ToolContext). A stdio server has no
+    /// credentials to vary: [`ServerRequestError::NotHttp`].
+    pub async fn open_session_as(
+        self,
+        authorizer: std::sync::Arc<dyn switchboard_http::Authorizer>,
+    ) -> Result<switchboard_session::Session, ServerRequestError> {
+        // A start or reload in progress holds the servers; wait for it as a call waits
+        // for its server, no longer.
+        let wait = self.runtime.inner.router.ready_wait;
+        let Ok(control) = tokio::time::timeout(wait, self.runtime.inner.control.lock()).await
+        else {
+            return Err(ServerRequestError::Unavailable {
+                server: self.name.to_owned(),
+                state: "starting or reloading".to_owned(),
+            });
+        };
+        let entry = control
+            .servers
+            .get(self.name)
+            .map(|supervisor| supervisor.entry.clone());
+        drop(control);
+        let Some(entry) = entry else {
+            return Err(ServerRequestError::NotConfigured {
+                server: self.name.to_owned(),
+            });
+        };
+        if !matches!(
+            entry.transport,
+            switchboard_config::TransportEntry::Http { .. }
+        ) {
+            return Err(ServerRequestError::NotHttp {
+                server: self.name.to_owned(),
+            });
+        }
+        let policy = lock(&self.runtime.inner.options).policy.clone();
+        Ok(crate::server::connect_with(&entry, &policy, Some(authorizer)).await?)
+    }
+
     /// Stops the server and starts it again from the definition it runs with (a server the
     /// breaker stopped too), then publishes; the other servers are untouched. Returns its
     /// state once it settled (ready, or why not), as the startup report shows it.

@@ -142,6 +142,7 @@ async fn cancellation_and_progress_reach_through_the_bridge() {
         timeout: None,
         log_messages: None,
         trace: None,
+        session: None,
     };
     let call = tokio::spawn(async move {
         slow.call(json!({"duration_ms": 5000, "steps": 50}), context)

@@ -85,6 +85,32 @@ pub struct GrantClaims {
     pub scopes: Vec<String>,
     /// `groups` and `roles` (lists of strings; a single string counts as one).
     pub groups: Vec<String>,
+    /// The access token itself, for a gateway that exchanges it (RFC 8693) at an
+    /// upstream's authorization server for a token of that server's own; never shown,
+    /// never sent to a server.
+    pub presented: Option<PresentedToken>,
+}
+
+/// An access token as its client presented it. Its `Debug` hides it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PresentedToken(Arc<str>);
+
+impl PresentedToken {
+    /// The token `text`.
+    pub fn new(text: &str) -> PresentedToken {
+        PresentedToken(Arc::from(text))
+    }
+
+    /// The token, for the one request that needs it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PresentedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PresentedToken(<redacted>)")
+    }
 }
 
 impl Grants {

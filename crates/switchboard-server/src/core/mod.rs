@@ -44,7 +44,7 @@ pub use ask::{
     AskError, CLIENT_ANSWER_DEADLINE, ClientAsker, ClientMethod, ClientQuestion, QUESTION_BUFFER,
     SessionKey,
 };
-pub use identity::{ClientIdentity, GrantClaims, Grants, TokenFingerprint};
+pub use identity::{ClientIdentity, GrantClaims, Grants, PresentedToken, TokenFingerprint};
 use tokio_util::sync::CancellationToken;
 
 /// A boxed future a service returns.

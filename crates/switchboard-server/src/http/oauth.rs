@@ -28,7 +28,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde_json::{Value, json};
 
-use crate::core::{ClientIdentity, GrantClaims, Grants};
+use crate::core::{ClientIdentity, GrantClaims, Grants, PresentedToken};
 
 /// The longest an access token may be (header + payload + signature).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -363,7 +363,9 @@ impl OAuthResource {
         if !verified {
             return Err(TokenProblem::Signature);
         }
-        self.check_claims(&claims)
+        let mut subject = self.check_claims(&claims)?;
+        subject.grants.presented = Some(PresentedToken::new(text));
+        Ok(subject)
     }
 
     fn check_claims(&self, claims: &Value) -> Result<TokenSubject, TokenProblem> {
@@ -436,6 +438,7 @@ fn grant_claims(claims: &Value) -> GrantClaims {
         client_id,
         scopes,
         groups,
+        presented: None,
     }
 }
 

@@ -1,0 +1,315 @@
+//! Per-caller upstream credentials (`upstreamCredentials`): a gateway in front of an
+//! OAuth-protected upstream (itself `switchboard serve --http --oauth-issuer`, fronting the
+//! fixture and keeping an audit log of who called), with a loopback authorization server
+//! that signs every token and offers token exchange (RFC 8693). What the upstream's audit
+//! log says is who the upstream saw: each caller as itself, never the operator, never
+//! another caller.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use base64::Engine;
+use expect_test::expect;
+use serde_json::{Value, json};
+use switchboard_auth::{SavedAuthorization, TokenStore};
+use switchboard_session::EraChoice;
+use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
+use switchboard_testkit::jwt::Signer;
+
+use crate::serve_balanced::free_port;
+use crate::serve_http::HttpGateway;
+use crate::serve_policy::{connect, outcome};
+use crate::{fixture_entry, scratch_dir};
+
+/// The gateway's resource (the audience of the tokens its clients present).
+const GATEWAY_RESOURCE: &str = "https://gateway.test/mcp";
+const EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// `gw:gw-secret`, as HTTP Basic.
+const GATEWAY_CLIENT: &str = "Basic Z3c6Z3ctc2VjcmV0";
+const CAROL_TOKEN: &str = "carol-token-0123456789abcdef";
+const DAVE_TOKEN: &str = "dave-token-0123456789abcdef";
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// A token of `issuer` for `subject` at `audience`.
+fn token(signer: &Signer, issuer: &str, subject: &str, audience: &str) -> String {
+    signer.token(
+        &json!({ "alg": "ES256", "typ": "JWT", "kid": "k1" }),
+        &json!({ "iss": issuer, "sub": subject, "aud": audience, "iat": now(), "exp": now() + 3600 }),
+    )
+}
+
+/// A claim of a JWT, read without checking it (the authorization server's own tokens).
+fn claim(jwt: &str, name: &str) -> Option<String> {
+    let payload = jwt.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()?;
+    let claims: Value = serde_json::from_slice(&bytes).ok()?;
+    claims[name].as_str().map(str::to_owned)
+}
+
+fn form(request: &CannedRequest) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(&request.body)
+        .into_owned()
+        .collect()
+}
+
+fn field(request: &CannedRequest, name: &str) -> Option<String> {
+    form(request)
+        .into_iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
+}
+
+/// The authorization server: metadata offering token exchange, its keys, and a token
+/// endpoint that exchanges a token it signed for the gateway for one for the resource
+/// asked, for the same subject, when the gateway's client authenticates.
+async fn authorization_server(signer: Arc<Signer>) -> CountingServer {
+    let keys = json!({ "keys": [signer.jwk()] });
+    CountingServer::start_with(move |origin, request: &CannedRequest| {
+        let body = match request.path() {
+            "/.well-known/oauth-authorization-server" => json!({
+                "issuer": origin,
+                "jwks_uri": format!("{origin}/jwks"),
+                "authorization_endpoint": format!("{origin}/authorize"),
+                "token_endpoint": format!("{origin}/token"),
+                "grant_types_supported": ["authorization_code", EXCHANGE_GRANT],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            }),
+            "/jwks" => keys.clone(),
+            "/token" => {
+                let authenticated = request.head.lines().any(|line| {
+                    line.eq_ignore_ascii_case(&format!("authorization: {GATEWAY_CLIENT}"))
+                });
+                let subject = field(request, "subject_token")
+                    .filter(|token| claim(token, "aud").as_deref() == Some(GATEWAY_RESOURCE))
+                    .and_then(|token| claim(&token, "sub"));
+                let (Some(resource), Some(subject), true, Some(EXCHANGE_GRANT)) = (
+                    field(request, "resource"),
+                    subject,
+                    authenticated,
+                    field(request, "grant_type").as_deref(),
+                ) else {
+                    let error = json!({ "error": "invalid_grant" }).to_string();
+                    return canned::answer("400 Bad Request", "application/json", &error);
+                };
+                json!({
+                    "access_token": token(&signer, origin, &subject, &resource),
+                    "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
+                })
+            }
+            _ => return canned::empty_answer("404 Not Found"),
+        };
+        canned::answer("200 OK", "application/json", &body.to_string())
+    })
+    .await
+}
+
+/// A folder only this user may use, as a token file's must be.
+fn private(dir: &Path) -> PathBuf {
+    let private = dir.join("private");
+    std::fs::create_dir_all(&private).expect("mkdir");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    private
+}
+
+fn write_config(path: &Path, root: &Value) {
+    std::fs::write(path, serde_json::to_string_pretty(root).expect("json")).expect("write");
+}
+
+/// Who the upstream's audit log says called which tool, line by line.
+fn callers_seen(audit: &Path) -> String {
+    std::fs::read_to_string(audit)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .map(|record| {
+            format!(
+                "{} {}",
+                record["identity"].as_str().unwrap_or("?"),
+                record["tool"].as_str().unwrap_or("?")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_reaches_the_upstream_as_itself_never_as_the_operator_or_another() {
+    let signer = Arc::new(Signer::new("k1"));
+    let issuer = authorization_server(signer.clone()).await;
+    let dir = scratch_dir("serve-credentials");
+    let tokens = private(&dir).join("tokens.json");
+    let token_file = tokens.to_str().expect("UTF-8").to_owned();
+
+    // The upstream: the fixture behind OAuth, recording who called.
+    let port = free_port();
+    let upstream_url = format!("http://127.0.0.1:{port}/mcp");
+    let upstream_config = dir.join("upstream.json");
+    write_config(
+        &upstream_config,
+        &json!({ "mcpServers": { "fx": fixture_entry(&[]) } }),
+    );
+    let audit = dir.join("upstream-audit.jsonl");
+    let mut upstream = HttpGateway::launch(
+        &[
+            "serve",
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--config",
+            upstream_config.to_str().expect("UTF-8"),
+            "--server",
+            "fx",
+            "--no-prefix",
+            "--oauth-issuer",
+            issuer.origin(),
+            "--resource-url",
+            &upstream_url,
+            "--audit",
+            audit.to_str().expect("UTF-8"),
+        ],
+        &[],
+        "switchboard serve: listening on ",
+    );
+
+    // The operator's own login (the catalog) and one stored for the named client carol.
+    let store = TokenStore::new(&tokens);
+    for (on_behalf_of, subject) in [(None, "operator"), (Some("client:carol"), "carol-stored")] {
+        store
+            .save(&SavedAuthorization {
+                server_url: upstream_url.clone(),
+                issuer: issuer.origin().to_owned(),
+                client_id: "operator-app".into(),
+                auth_method: "none".into(),
+                access_token: token(&signer, issuer.origin(), subject, &upstream_url),
+                expires_at: Some(now() + 3600),
+                token_endpoint: Some(format!("{}/token", issuer.origin())),
+                on_behalf_of: on_behalf_of.map(str::to_owned),
+                ..SavedAuthorization::default()
+            })
+            .expect("save a login");
+    }
+    let exchange = json!({
+        "issuer": issuer.origin(), "clientId": "gw", "clientSecret": "${SB_GW_SECRET}"
+    });
+    let environment = [
+        ("SWITCHBOARD_TOKEN_FILE", token_file.as_str()),
+        ("SB_GW_SECRET", "gw-secret"),
+    ];
+
+    // OAuth clients: their tokens are exchanged.
+    let oauth_config = dir.join("oauth.json");
+    write_config(
+        &oauth_config,
+        &json!({
+            "mcpServers": { "remote": { "url": upstream_url } },
+            "upstreamCredentials": { "remote": { "exchange": exchange } }
+        }),
+    );
+    let oauth_gateway = HttpGateway::start(
+        &oauth_config,
+        &[
+            "--oauth-issuer",
+            issuer.origin(),
+            "--resource-url",
+            GATEWAY_RESOURCE,
+        ],
+        &environment,
+    );
+    let alice_token = token(&signer, issuer.origin(), "alice", GATEWAY_RESOURCE);
+    let bob_token = token(&signer, issuer.origin(), "bob", GATEWAY_RESOURCE);
+    let alice = connect(oauth_gateway.url(), &alice_token, EraChoice::Legacy).await;
+    let bob = connect(oauth_gateway.url(), &bob_token, EraChoice::Modern).await;
+    let mut answers = Vec::new();
+    for (session, text) in [(&alice, "a1"), (&bob, "b1"), (&alice, "a2"), (&bob, "b2")] {
+        answers.push(outcome(session, "remote__echo", json!({ "text": text })).await);
+    }
+
+    // Named clients: stored logins only (they have no token to exchange).
+    let named_config = dir.join("named.json");
+    write_config(
+        &named_config,
+        &json!({
+            "mcpServers": { "remote": { "url": upstream_url } },
+            "clients": { "carol": { "token": CAROL_TOKEN }, "dave": { "token": DAVE_TOKEN } },
+            "upstreamCredentials": { "remote": { "exchange": exchange } }
+        }),
+    );
+    let named_gateway = HttpGateway::start(&named_config, &[], &environment);
+    let carol = connect(named_gateway.url(), CAROL_TOKEN, EraChoice::Legacy).await;
+    let dave = connect(named_gateway.url(), DAVE_TOKEN, EraChoice::Legacy).await;
+    answers.push(outcome(&carol, "remote__echo", json!({ "text": "c1" })).await);
+    answers.push(outcome(&dave, "remote__echo", json!({ "text": "d1" })).await);
+
+    // An upstream whose authorization server is not the one trusted: nothing is sent.
+    let untrusting_config = dir.join("untrusting.json");
+    let mut elsewhere = exchange.clone();
+    elsewhere["issuer"] = json!("https://idp.elsewhere.test");
+    write_config(
+        &untrusting_config,
+        &json!({
+            "mcpServers": { "remote": { "url": upstream_url } },
+            "upstreamCredentials": { "remote": { "exchange": elsewhere } }
+        }),
+    );
+    let exchanges_before = exchanges(&issuer);
+    let untrusting = HttpGateway::start(
+        &untrusting_config,
+        &[
+            "--oauth-issuer",
+            issuer.origin(),
+            "--resource-url",
+            GATEWAY_RESOURCE,
+        ],
+        &environment,
+    );
+    let erin_token = token(&signer, issuer.origin(), "erin", GATEWAY_RESOURCE);
+    let erin = connect(untrusting.url(), &erin_token, EraChoice::Legacy).await;
+    answers.push(outcome(&erin, "remote__echo", json!({ "text": "e1" })).await);
+    assert_eq!(
+        exchanges(&issuer),
+        exchanges_before,
+        "no token goes to an authorization server the operator did not name"
+    );
+
+    let answers = answers.join("\n").replace(&upstream_url, "UPSTREAM");
+    let answers = answers.replace(issuer.origin(), "ISSUER");
+    expect![[r#"
+        ok "a1"
+        ok "b1"
+        ok "a2"
+        ok "b2"
+        ok "c1"
+        server `gw` answered `tools/call` with an error: `remote` has no credentials for `client:dave`: on the gateway's host, run `switchboard login remote --as client:dave` (only a client with an OAuth token can have it exchanged) (code -32011), data: {"server":"remote","identity":"client:dave"}
+        server `gw` answered `tools/call` with an error: `remote` could not be reached as `subject:erin`: server `remote` gave no answer to `initialize`: authorization failed: the server's authorization server is `ISSUER`, not `https://idp.elsewhere.test` where this gateway exchanges its clients' tokens; no token was sent to it (code -32011), data: {"server":"remote","identity":"subject:erin"}"#]]
+    .assert_eq(&answers);
+    // One exchange per caller: a caller's session is kept and reused.
+    assert_eq!(exchanges(&issuer), 2, "alice's and bob's tokens, once each");
+
+    upstream.terminate();
+    expect![[r#"
+        alice echo
+        bob echo
+        alice echo
+        bob echo
+        carol-stored echo"#]]
+    .assert_eq(&callers_seen(&audit));
+}
+
+/// Token-exchange requests the authorization server received.
+fn exchanges(issuer: &CountingServer) -> usize {
+    issuer
+        .requests()
+        .iter()
+        .filter(|request| request.path() == "/token")
+        .filter(|request| field(request, "grant_type").as_deref() == Some(EXCHANGE_GRANT))
+        .count()
+}
