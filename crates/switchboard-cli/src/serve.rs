@@ -101,6 +101,10 @@ pub(crate) struct ServeArgs {
     /// 200 while serving and 503 while draining.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// Serve the stdio client one profile of the config's `profiles` (its servers, tools,
+    /// renames and policy), as an HTTP client of `/mcp/<profile>` is served.
+    #[arg(long, value_name = "NAME", conflicts_with = "http")]
+    profile: Option<String>,
     /// With --http: clients must send `Authorization: Bearer <token>` with the token read
     /// from this environment variable.
     #[arg(
@@ -370,6 +374,20 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         gateway_options.guard = Some(result_guard(flag));
     }
     gateway_options.access = team.access();
+    if let Some(profile) = &args.profile {
+        if !team.profiles.iter().any(|known| known.name == *profile) {
+            let names: Vec<&str> = team.profiles.iter().map(|p| p.name.as_str()).collect();
+            return Err(Failure::Usage(format!(
+                "--profile `{profile}`: {} has no such profile (its profiles: {})",
+                file.path.display(),
+                match names.is_empty() {
+                    true => "none".to_owned(),
+                    false => names.join(", "),
+                }
+            )));
+        }
+        gateway_options.stdio_profile = Some(profile.clone());
+    }
     // HTTP servers called with each client's own credentials (`upstreamCredentials`),
     // read at start.
     if let Some(section) = file.team.section(crate::upstream_credentials::SECTION) {

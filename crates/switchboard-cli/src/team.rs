@@ -68,7 +68,7 @@ impl Team {
                 format!("profiles: {} (each at /mcp/<profile>)", names.join(", "))
             } else {
                 format!(
-                    "profiles: {} (served over --http only, at /mcp/<profile>)",
+                    "profiles: {} (each at /mcp/<profile> over --http; one over stdio with --profile NAME)",
                     names.join(", ")
                 )
             });

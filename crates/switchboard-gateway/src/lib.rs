@@ -223,6 +223,10 @@ pub struct GatewayOptions {
     /// (`credentials.rs`). None (`None`) by default: every request goes out with the
     /// runtime's own.
     pub credentials: Option<Arc<dyn credentials::UpstreamCredentials>>,
+    /// For [`Gateway::serve`]: the profile the stdio client is served, as an HTTP client
+    /// of `/mcp/<profile>` is (`serve --profile`); `None`: the whole gateway. It must be
+    /// one of [`GatewayOptions::access`]'s profiles.
+    pub stdio_profile: Option<String>,
 }
 
 /// How much of an upstream failure (a timeout, a crash, an HTTP error) the gateway tells a
@@ -260,6 +264,7 @@ impl GatewayOptions {
             traces: None,
             metrics: None,
             credentials: None,
+            stdio_profile: None,
         }
     }
 }
@@ -282,6 +287,7 @@ impl fmt::Debug for GatewayOptions {
             .field("traces", &self.traces)
             .field("metrics", &self.metrics.is_some())
             .field("credentials", &self.credentials.is_some())
+            .field("stdio_profile", &self.stdio_profile)
             .finish()
     }
 }
@@ -365,6 +371,7 @@ impl Gateway {
         let stdio_options = StdioOptions {
             connection: self.options.connection.clone(),
             close_grace: self.options.close_grace,
+            endpoint: self.options.stdio_profile.as_deref().map(Arc::from),
         };
         let gateway = self.start();
         let end = stdio::serve(gateway.clone(), reader, writer, stdio_options).await;

@@ -45,9 +45,9 @@ use crate::core::finish::{self, discover_result, initialize_result, negotiate};
 use crate::core::listen::{ListenFilter, MAX_RESOURCE_SUBSCRIPTIONS, listen_with_subscriptions};
 use crate::core::route::{Routed, route};
 use crate::core::{
-    ClientFacts, ClientQuestion, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER, RequestContext,
-    ServerNotification, Service, ServiceEvent, ServiceRequest, SessionKey, empty_result,
-    resource_updated,
+    ClientFacts, ClientIdentity, ClientQuestion, QUESTION_BUFFER, REQUEST_NOTIFICATION_BUFFER,
+    RequestContext, ServerNotification, Service, ServiceEvent, ServiceRequest, SessionKey,
+    empty_result, resource_updated,
 };
 
 /// Requests worked on at once at most; a request beyond them is refused at once with
@@ -83,6 +83,9 @@ pub struct StdioOptions {
     /// How long the requests in flight when the client closes its side get to finish;
     /// after it, each unfinished one is answered with [`codes::UNFINISHED_AT_CLOSE`].
     pub close_grace: Duration,
+    /// The endpoint the client is served, as the HTTP transport's `/mcp/<name>` names one
+    /// ([`ClientFacts::endpoint`]); `None`: the default one. The service must serve it.
+    pub endpoint: Option<Arc<str>>,
 }
 
 impl Default for StdioOptions {
@@ -90,6 +93,7 @@ impl Default for StdioOptions {
         StdioOptions {
             connection: ConnectionOptions::new("client"),
             close_grace: Duration::from_secs(5),
+            endpoint: None,
         }
     }
 }
@@ -127,6 +131,8 @@ struct Shared {
     session: Mutex<Session>,
     /// The process is one legacy session: its requests' questions name it.
     session_key: SessionKey,
+    /// The endpoint every request is served at ([`StdioOptions::endpoint`]).
+    endpoint: Option<Arc<str>>,
     /// The requests being worked on; whoever takes a request's entry out answers it.
     in_flight: Mutex<InFlight>,
     counts: Mutex<ServeEnd>,
@@ -265,6 +271,7 @@ where
         connection,
         session: Mutex::new(Session::default()),
         session_key: SessionKey::fresh(),
+        endpoint: options.endpoint.clone(),
         in_flight: Mutex::new(InFlight::default()),
         counts: Mutex::new(ServeEnd::default()),
     });
@@ -601,12 +608,15 @@ async fn answer(shared: &Shared, ticket: &Ticket, outcome: Result<Value, ErrorOb
 async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
     let info = shared.service.info();
     let session_facts = lock(&shared.session).facts.clone();
-    let routed = route(
+    let mut routed = route(
         &request.method,
         request.params,
         session_facts.as_ref(),
         info.capabilities,
     );
+    if shared.endpoint.is_some() {
+        routed.set_caller(ClientIdentity::Local, shared.endpoint.clone());
+    }
     let outcome = match routed {
         Routed::Initialize(initialize) => {
             let negotiated = negotiate(initialize.requested.as_deref());
@@ -617,6 +627,7 @@ async fn respond_to(shared: &Shared, request: Request, ticket: Ticket) {
             let log_level = session.facts.as_ref().and_then(|facts| facts.log_level);
             session.facts = Some(ClientFacts {
                 log_level,
+                endpoint: shared.endpoint.clone(),
                 ..initialize.facts(negotiated)
             });
             Ok(result)

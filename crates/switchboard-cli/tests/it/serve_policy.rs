@@ -380,6 +380,43 @@ fn calc_profile() -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_profile_gives_the_stdio_client_the_profiles_view() {
+    let dir = scratch_dir("serve-profile-stdio");
+    let path = team_config(
+        &dir,
+        json!({ "profiles": { "calc": {
+            "servers": ["fx"],
+            "tools": { "allow": ["fx__add"] },
+            "overrides": { "fx__add": { "name": "add_forty", "fixedArguments": { "b": 40 } } }
+        }}}),
+    );
+    let session = gateway_for(&path, &["--profile", "calc"]).await;
+    let listed = tool_names(&session).await;
+    let added = outcome(&session, "add_forty", json!({"a": 2})).await;
+    let hidden = outcome(&session, "fx__echo", json!({"text": "x"})).await;
+    let unknown = switchboard(&[
+        "serve",
+        "--config",
+        path.to_str().expect("UTF-8"),
+        "--profile",
+        "nope",
+    ]);
+    expect![[r#"
+        tools: add_forty
+        add_forty: ok "42"
+        fx__echo: server `gateway` answered `tools/call` with an error: unknown tool `fx__echo`: the profile `calc` has no such tool (tools/list shows its tools) (code -32602)
+        exit 2: switchboard serve: profiles: calc (each at /mcp/<profile> over --http; one over stdio with --profile NAME)
+        switchboard: --profile `nope`: PATH has no such profile (its profiles: calc)
+    "#]]
+    .assert_eq(&format!(
+        "tools: {}\nadd_forty: {added}\nfx__echo: {hidden}\nexit {}: {}",
+        listed.join(", "),
+        unknown.code,
+        unknown.stderr.replace(path.to_str().expect("UTF-8"), "PATH")
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_profile_serves_its_own_view_with_renames_and_fixed_arguments_in_both_eras() {
     let dir = scratch_dir("serve-profile");
     let path = team_config(&dir, calc_profile());
