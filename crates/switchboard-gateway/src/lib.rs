@@ -833,14 +833,30 @@ impl Service for GatewayService {
         self.core.policy.borrow().profile(name).is_some()
     }
 
-    /// The `x-mcp-header` parameters of the tool as the gateway lists it (an invalid
-    /// annotation marks none: the transport then checks no `Mcp-Param-*` for it).
-    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
+    /// The `x-mcp-header` parameters of the tool as the gateway lists it at `endpoint`: a
+    /// profile's tool by its new name, without the arguments the operator fixed (its
+    /// clients send none); an invalid annotation marks none (the transport then checks no
+    /// `Mcp-Param-*` for it).
+    fn header_params(&self, tool: &str, endpoint: Option<&str>) -> Vec<(String, String)> {
         let snapshot = self.core.runtime.snapshot();
+        let access = self.core.policy.borrow().clone();
+        let (exported, fixed) = match endpoint {
+            None => (tool.to_owned(), Vec::new()),
+            Some(name) => match access
+                .profile(name)
+                .and_then(|profile| profile.called_tool(tool, &snapshot))
+            {
+                Some(called) => called,
+                None => return Vec::new(),
+            },
+        };
         snapshot
-            .tool(tool)
+            .tool(&exported)
             .and_then(|tool| switchboard_protocol::headers::header_params(tool.input_schema()).ok())
             .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, argument)| !fixed.contains(argument))
+            .collect()
     }
 }
 

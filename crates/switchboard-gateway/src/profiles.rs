@@ -111,6 +111,25 @@ impl Profile {
         }
     }
 
+    /// The exported name of the tool the profile's clients call `name`, when the profile
+    /// lists it, with the arguments the operator fixed for it (its clients send none).
+    pub(crate) fn called_tool(
+        &self,
+        name: &str,
+        snapshot: &Snapshot,
+    ) -> Option<(String, Vec<String>)> {
+        let exported = self.exported_name(name)?;
+        let server = snapshot.tool(exported).map(|tool| tool.server());
+        if !self.lists_tool(exported, server) {
+            return None;
+        }
+        let fixed = self
+            .override_of(exported)
+            .map(|o| o.fixed.keys().cloned().collect())
+            .unwrap_or_default();
+        Some((exported.to_owned(), fixed))
+    }
+
     /// Rewrites a request of the profile's client into the gateway's terms, or refuses
     /// what the profile does not have.
     pub(crate) fn inbound(
@@ -120,14 +139,7 @@ impl Profile {
     ) -> Result<(), ErrorObject> {
         match request {
             ServiceRequest::CallTool(call) => {
-                let exported =
-                    self.exported_name(&call.name)
-                        .map(str::to_owned)
-                        .filter(|exported| {
-                            let server = snapshot.tool(exported).map(|tool| tool.server());
-                            self.lists_tool(exported, server)
-                        });
-                let Some(exported) = exported else {
+                let Some((exported, _)) = self.called_tool(&call.name, snapshot) else {
                     return Err(ErrorObject::new(
                         INVALID_PARAMS,
                         format!(

@@ -1060,7 +1060,7 @@ impl Service for Shared {
         self.0.events.subscribe()
     }
 
-    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
+    fn header_params(&self, tool: &str, _endpoint: Option<&str>) -> Vec<(String, String)> {
         match tool {
             "test_param_headers" => vec![("Region".into(), "region".into())],
             _ => Vec::new(),

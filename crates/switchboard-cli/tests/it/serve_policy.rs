@@ -380,6 +380,74 @@ fn calc_profile() -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_tools_param_headers_are_checked_under_its_new_name() {
+    let dir = scratch_dir("serve-profile-headers");
+    // The fixture offers `confirm` (whose `question` is a header parameter) in the
+    // 2026-07-28 era.
+    let fixture = fixture_entry(&["--era", "modern"]);
+    let path = dir.join("mcp.json");
+    let root = json!({
+        "mcpServers": { "fx": fixture },
+        "profiles": { "asker": { "overrides": { "fx__confirm": { "name": "ask" } } } }
+    });
+    std::fs::write(&path, root.to_string()).expect("write the config");
+    let gateway = HttpGateway::start(&path, &[], &[]);
+    let profile_url = format!("{}/asker", gateway.url());
+    let mut config = SessionConfig::new("gw");
+    config.era = EraChoice::Modern;
+    let listing = within(
+        "the profile's listing",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("gw", &profile_url), config),
+    )
+    .await
+    .expect("connected");
+    assert!(tool_names(&listing).await.contains(&"ask".to_owned()));
+    let client = reqwest::Client::new();
+    let call = |header: &'static str| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": "ask", "arguments": { "question": "Delete everything?" },
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} }
+                }
+            }
+        });
+        client
+            .post(&profile_url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "ask")
+            .header("mcp-param-question", header)
+            .body(body.to_string())
+            .send()
+    };
+    // An intermediary that routes on the header must see what the server will act on.
+    let lying = call("Is it sunny?").await.expect("an answer");
+    let status = lying.status().as_u16();
+    let text = lying.text().await.expect("a body");
+    let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    expect!["400 the `Mcp-Param-Question` header differs from argument `question`"].assert_eq(
+        &format!(
+            "{status} {}",
+            answer["error"]["message"].as_str().unwrap_or("?")
+        ),
+    );
+    let honest = call("Delete everything?").await.expect("an answer");
+    let status = honest.status().as_u16();
+    assert_eq!(
+        status,
+        200,
+        "a matching header passes: {}",
+        honest.text().await.unwrap_or_default()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_profile_gives_the_stdio_client_the_profiles_view() {
     let dir = scratch_dir("serve-profile-stdio");
     let path = team_config(

@@ -72,11 +72,12 @@ pub trait Service: Send + Sync + 'static {
     fn handle(&self, request: ServiceRequest, context: RequestContext) -> ServiceFuture<Answer>;
     /// The events this server announces, for one client (each client subscribes once).
     fn events(&self) -> broadcast::Receiver<ServiceEvent>;
-    /// A tool's `x-mcp-header` parameters (2026-07-28): `(header name, argument name)`
-    /// pairs whose `Mcp-Param-{Name}` headers the HTTP transport checks against a call's
-    /// arguments. None by default (a service whose tools mark none).
-    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
-        let _ = tool;
+    /// A tool's `x-mcp-header` parameters (2026-07-28) as the service lists the tool at
+    /// `endpoint` (`None`: the default one; a profile's name): `(header name, argument
+    /// name)` pairs whose `Mcp-Param-{Name}` headers the HTTP transport checks against a
+    /// call's arguments. None by default (a service whose tools mark none).
+    fn header_params(&self, tool: &str, endpoint: Option<&str>) -> Vec<(String, String)> {
+        let _ = (tool, endpoint);
         Vec::new()
     }
     /// Whether the service serves the endpoint named `name` (the HTTP transport's

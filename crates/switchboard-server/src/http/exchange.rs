@@ -391,7 +391,8 @@ async fn modern(
         }
         Message::Request(request) => request,
     };
-    let header_params = |tool: &str| shared.service.header_params(tool);
+    let endpoint = caller.endpoint.clone();
+    let header_params = |tool: &str| shared.service.header_params(tool, endpoint.as_deref());
     if let Err(refusal) = headers::check_modern(headers, &request, &header_params) {
         return reply::refused(Some(&request.id), &refusal);
     }

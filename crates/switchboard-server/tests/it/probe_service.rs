@@ -205,7 +205,7 @@ impl Service for ProbeService {
         self.events.subscribe()
     }
 
-    fn header_params(&self, tool: &str) -> Vec<(String, String)> {
+    fn header_params(&self, tool: &str, _endpoint: Option<&str>) -> Vec<(String, String)> {
         match tool {
             "echo" => vec![
                 ("Region".into(), "region".into()),
