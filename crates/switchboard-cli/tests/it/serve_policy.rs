@@ -59,7 +59,7 @@ fn two_clients() -> Value {
     })
 }
 
-async fn connect(url: &str, token: &str, era: EraChoice) -> Session {
+pub(crate) async fn connect(url: &str, token: &str, era: EraChoice) -> Session {
     let mut http = HttpOptions::new("gw", url);
     http.headers
         .push(("Authorization".into(), format!("Bearer {token}")));
@@ -75,7 +75,7 @@ async fn connect(url: &str, token: &str, era: EraChoice) -> Session {
 }
 
 /// A call's outcome in one line: the result's text, or the error's code and message.
-async fn outcome(session: &Session, tool: &str, arguments: Value) -> String {
+pub(crate) async fn outcome(session: &Session, tool: &str, arguments: Value) -> String {
     let called = within(
         "tools/call",
         TEST_DEADLINE,
