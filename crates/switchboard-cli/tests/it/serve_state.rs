@@ -2,7 +2,8 @@
 //! a real `redis-server` (Debian's, installed by `scripts/peers.sh` into
 //! `target/peers/redis/`, started here on a loopback port with no persistence). A client's
 //! quota of 3 calls per hour is one quota whichever instance answers; another client is
-//! still served; without `--state` each instance keeps its own (more calls pass). With
+//! still served; Redis holds one expiring key per client and limit, named by a digest;
+//! without `--state` each instance keeps its own (more calls pass). With
 //! Redis killed the calls are still answered, by each instance's own buckets, and each
 //! instance says so once, then says when Redis is back. A `--state` that does not read, or
 //! a Redis that does not answer, stops `serve` (exit 2) without showing the password.
@@ -83,6 +84,15 @@ impl Redis {
 
     fn kill(&mut self) {
         self.process = None;
+    }
+
+    /// `redis-cli -p PORT ARGS`'s output lines (bounded).
+    fn cli(&self, args: &[&str]) -> Vec<String> {
+        let mut command = Command::new(peer_path("target/peers/redis/redis-cli"));
+        command.args(["-p", &self.port.to_string()]).args(args);
+        let run = crate::run_bounded(command, "redis-cli");
+        assert_eq!(run.code, 0, "redis-cli {args:?}: {}", run.stderr);
+        run.stdout.lines().map(str::to_owned).collect()
     }
 
     fn url(&self) -> String {
@@ -207,6 +217,27 @@ async fn two_instances_share_a_clients_quota_through_redis_and_survive_its_outag
         served.len() == 2 && served.iter().all(|count| *count > 0),
         "both instances answered calls: {served:?}"
     );
+    // Redis holds one key per client and limit, named by a digest, expiring within the
+    // hour.
+    let mut keys = redis.cli(&["--scan", "--pattern", "*"]);
+    keys.sort();
+    let shapes: Vec<String> = keys
+        .iter()
+        .map(|key| {
+            let digest = key.strip_prefix("switchboard:rl:hourly:").unwrap_or("");
+            let hex = digest.len() == 32 && digest.chars().all(|c| c.is_ascii_hexdigit());
+            let expiry: i64 = redis.cli(&["PTTL", key]).concat().parse().unwrap_or(-1);
+            let expires = expiry > 0 && expiry <= 3_600_000;
+            format!("digest key: {hex}, expires within the hour: {expires}")
+        })
+        .collect();
+    expect_test::expect![[r#"
+        [
+            "digest key: true, expires within the hour: true",
+            "digest key: true, expires within the hour: true",
+        ]
+    "#]]
+    .assert_debug_eq(&shapes);
 
     // Redis gone: every call is still answered, by the instances' own buckets.
     redis.kill();
