@@ -254,13 +254,21 @@ impl LimitStore for RedisLimitStore {
                     "failed less than a second ago; not asked".to_owned(),
                 ));
             }
-            let decided = tokio::time::timeout(OPERATION_DEADLINE, self.take_in_redis(key, rate))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(StoreFailure(format!(
-                        "no answer within {OPERATION_DEADLINE:?}"
-                    )))
-                });
+            let decided =
+                match tokio::time::timeout(OPERATION_DEADLINE, self.take_in_redis(key, rate)).await
+                {
+                    Ok(decided) => decided,
+                    Err(_) => {
+                        // A connection that stopped answering is not kept either (unless
+                        // another call is busy with the slot: it is connecting anew).
+                        if let Ok(mut slot) = self.connection.try_lock() {
+                            *slot = None;
+                        }
+                        Err(StoreFailure(format!(
+                            "no answer within {OPERATION_DEADLINE:?}"
+                        )))
+                    }
+                };
             if decided.is_err() {
                 self.rest();
             }

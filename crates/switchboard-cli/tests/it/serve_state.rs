@@ -3,9 +3,10 @@
 //! `target/peers/redis/`, started here on a loopback port with no persistence). A client's
 //! quota of 3 calls per hour is one quota whichever instance answers; another client is
 //! still served; Redis holds one expiring key per client and limit, named by a digest;
-//! without `--state` each instance keeps its own (more calls pass). With
-//! Redis killed the calls are still answered, by each instance's own buckets, and each
-//! instance says so once, then says when Redis is back. A `--state` that does not read, or
+//! without `--state` each instance keeps its own (more calls pass). With Redis frozen
+//! (SIGSTOP: every operation runs into its deadline) and then killed, the calls are still
+//! answered, by each instance's own buckets, and each instance says each outage once,
+//! then says when Redis is back. A `--state` that does not read, or
 //! a Redis that does not answer, stops `serve` (exit 2) without showing the password.
 
 use std::net::TcpStream;
@@ -14,6 +15,8 @@ use std::process::{Command, Stdio};
 use std::sync::PoisonError;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
 use serde_json::json;
 use switchboard_session::{EraChoice, Session};
 use switchboard_testkit::locate::{peer_path, workspace_root};
@@ -26,6 +29,7 @@ use crate::{fixture_entry, switchboard};
 const ALICE_TOKEN: &str = "alice-token-0123456789abcdef";
 const BOB_TOKEN: &str = "bob-token-0123456789abcdef";
 const CAROL_TOKEN: &str = "carol-token-0123456789abcdef";
+const DAVE_TOKEN: &str = "dave-token-0123456789abcdef";
 /// What each instance says at the first call of an outage.
 const OUTAGE: &str = "rate limits are this instance's own until it is back";
 /// What each instance says when Redis answers again.
@@ -82,6 +86,14 @@ impl Redis {
         });
     }
 
+    /// Sends `signal` to the server (SIGSTOP freezes it: connections are taken and nothing
+    /// is answered).
+    fn signal(&self, signal: Signal) {
+        let process = self.process.as_ref().expect("redis-server runs");
+        let pid = Pid::from_raw(i32::try_from(process.0.id()).expect("a pid"));
+        nix::sys::signal::kill(pid, signal).expect("signal redis-server");
+    }
+
     fn kill(&mut self) {
         self.process = None;
     }
@@ -117,7 +129,8 @@ fn quota_config(name: &str) -> PathBuf {
         "clients": {
             "alice": { "token": ALICE_TOKEN },
             "bob": { "token": BOB_TOKEN },
-            "carol": { "token": CAROL_TOKEN }
+            "carol": { "token": CAROL_TOKEN },
+            "dave": { "token": DAVE_TOKEN }
         },
         "rateLimits": [{"name": "hourly", "per": "client", "calls": 3, "every": "1h"}]
     });
@@ -239,25 +252,62 @@ async fn two_instances_share_a_clients_quota_through_redis_and_survive_its_outag
     "#]]
     .assert_debug_eq(&shapes);
 
-    // Redis gone: every call is still answered, by the instances' own buckets.
-    redis.kill();
+    // Redis frozen (SIGSTOP): no answer within the deadline, so every call is answered by
+    // the instances' own buckets, and each instance says so once, not once per call.
+    redis.signal(Signal::SIGSTOP);
     let carol = echoes(&balanced, CAROL_TOKEN, 4).await;
     assert!(
         carol.iter().all(|got| got == "ok \"hi\""),
-        "answered during the outage: {carol:?}"
+        "answered while Redis is frozen: {carol:?}"
     );
-    let warned: Vec<usize> = (0..2).map(|index| said(&balanced, index, OUTAGE)).collect();
+    let frozen = outages(&balanced);
     assert!(
-        warned.iter().all(|count| *count <= 1) && warned.iter().sum::<usize>() >= 1,
-        "each instance says the outage once, not per call: {warned:?}"
+        frozen.iter().all(|count| *count <= 1) && frozen.iter().sum::<usize>() >= 1,
+        "each instance says the outage once: {frozen:?}"
     );
+    assert!(
+        (0..2).any(|index| said(&balanced, index, "no answer within 100ms") == 1),
+        "the warning says why"
+    );
+    redis.signal(Signal::SIGCONT);
+    until_back(&balanced, CAROL_TOKEN, 1).await;
 
-    // Redis back: an instance that said the outage says so (after its pause of a second
-    // between tries; calls go on meanwhile).
+    // Redis killed: the same, one more warning per instance at most.
+    redis.kill();
+    let dave = echoes(&balanced, DAVE_TOKEN, 4).await;
+    assert!(
+        dave.iter().all(|got| got == "ok \"hi\""),
+        "answered while Redis is down: {dave:?}"
+    );
+    let killed: Vec<usize> = outages(&balanced)
+        .iter()
+        .zip(&frozen)
+        .map(|(now, before)| now - before)
+        .collect();
+    assert!(
+        killed.iter().all(|count| *count <= 1) && killed.iter().sum::<usize>() >= 1,
+        "each instance says the second outage once: {killed:?}"
+    );
     redis.restart();
-    let session = connect(&balanced.url, CAROL_TOKEN, EraChoice::Modern).await;
+    until_back(&balanced, DAVE_TOKEN, 2).await;
+}
+
+/// How many times each instance said an outage began.
+fn outages(balanced: &Balanced) -> Vec<usize> {
+    (0..2).map(|index| said(balanced, index, OUTAGE)).collect()
+}
+
+/// Calls (the holder of `token`, one every 200 ms: an instance leaves Redis alone for a
+/// second after a failure) until the instances have said `times` times in all that Redis
+/// is back.
+async fn until_back(balanced: &Balanced, token: &str, times: usize) {
+    let session = connect(&balanced.url, token, EraChoice::Modern).await;
     within("an instance to say Redis is back", TEST_DEADLINE, async {
-        while (0..2).all(|index| said(&balanced, index, BACK) == 0) {
+        while (0..2)
+            .map(|index| said(balanced, index, BACK))
+            .sum::<usize>()
+            < times
+        {
             let _ = outcome(&session, "fx__echo", json!({"text": "hi"})).await;
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -306,13 +356,13 @@ fn a_state_url_that_does_not_read_or_does_not_answer_stops_serve_without_the_pas
         ));
     }
     expect_test::expect![[r#"
-        exit 2: switchboard serve: clients: alice, bob, carol (their tokens are asked for over --http only)
+        exit 2: switchboard serve: clients: alice, bob, carol, dave (their tokens are asked for over --http only)
         switchboard serve: rate limits: hourly (3 calls per 1h per client)
         switchboard: --state: the shared store must be a redis://HOST:PORT[/DB] URL (rediss:// with TLS is not supported)
-        exit 2: switchboard serve: clients: alice, bob, carol (their tokens are asked for over --http only)
+        exit 2: switchboard serve: clients: alice, bob, carol, dave (their tokens are asked for over --http only)
         switchboard serve: rate limits: hourly (3 calls per 1h per client)
         switchboard: --state: not a usable redis://HOST:PORT[/DB] URL (host, port and database number)
-        exit 2: switchboard serve: clients: alice, bob, carol (their tokens are asked for over --http only)
+        exit 2: switchboard serve: clients: alice, bob, carol, dave (their tokens are asked for over --http only)
         switchboard serve: rate limits: hourly (3 calls per 1h per client)
         switchboard: --state: the shared store redis://***@127.0.0.1:PORT/1 does not answer: Connection refused (os error 111); not serving with limits that would not be shared"#]].assert_eq(&seen.join("\n"));
 }
