@@ -7,7 +7,8 @@
 #   scripts/peers.sh           install what is missing or out of date (fast no-op otherwise)
 #   scripts/peers.sh --force   reinstall everything
 #
-# Pinned inputs live in scripts/peers/ (Prometheus: scripts/peers/prometheus.sh, which this calls). Each component is (re)installed only when
+# Pinned inputs live in scripts/peers/ (Prometheus: scripts/peers/prometheus.sh, Redis:
+# scripts/peers/redis.sh, which this calls). Each component is (re)installed only when
 # the hash of its inputs differs from the stamp it left behind; target/peers/.stamp
 # holds the hash of all of them. Progress goes to stderr; stdout stays empty.
 # Environment: PEERS_PYTHON (default python3), PEERS_NPM (default npm),
@@ -148,6 +149,8 @@ all_ready() {
 # Prometheus and promtool (Debian's package, for the metrics test): a sibling script with
 # its own pin and stamp, a fast no-op when installed.
 "$IN/prometheus.sh" $([ "$FORCE" -eq 1 ] && echo --force)
+# redis-server (Debian's package, for the shared-store test of `serve --state`): likewise.
+"$IN/redis.sh" $([ "$FORCE" -eq 1 ] && echo --force)
 
 # Fast path: nothing to do.
 if all_ready; then exit 0; fi

@@ -83,6 +83,7 @@ mod sandbox;
 mod scan;
 mod serve;
 mod shell;
+mod state;
 mod status;
 mod team;
 mod terminal;

@@ -14,6 +14,8 @@
 //! The config file's `rateLimits` section limits tool calls (`rate_limits.rs`; a bad one
 //! stops `serve`, exit 2), and `--requests-per-second-per-client` each HTTP client's
 //! request rate (docs/gateway-limits.md).
+//! `--state redis://…` shares the rate limits' buckets with the other instances
+//! (`state.rs`).
 //! `--otlp URL` exports the gateway's spans to an OpenTelemetry collector (`otlp.rs`).
 //! `--metrics ADDR` serves the gateway's Prometheus metrics (`switchboard_gateway::metrics`)
 //! at `/metrics` on a listener of its own (`switchboard_server::http::scrape`), said on
@@ -164,6 +166,13 @@ pub(crate) struct ServeArgs {
     /// docs/metrics.md.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
+    /// Share the `rateLimits` buckets with every instance given the same store, so a
+    /// client's quota is one quota across instances: redis://[:PASSWORD@]HOST:PORT[/DB], or
+    /// ${VAR} to read it from the environment (also read from SWITCHBOARD_STATE). Redis must
+    /// answer at the start; during an outage each instance decides with its own buckets,
+    /// and says so. See docs/gateway-limits.md.
+    #[arg(long, value_name = "URL", env = crate::state::STATE_ENV, hide_env_values = true)]
+    state: Option<String>,
     #[command(flatten)]
     limits: LimitFlags,
 }
@@ -427,6 +436,15 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         None => None,
     };
     gateway_options.metrics = metrics.as_ref().map(|endpoint| endpoint.metrics.clone());
+    // `--state`: the rate limits' buckets shared through Redis (a store that does not
+    // answer stops here).
+    let limits = rate_limits.limits();
+    crate::state::share_limits(
+        args.state.as_deref(),
+        &limits,
+        gateway_options.metrics.clone(),
+    )
+    .await?;
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {

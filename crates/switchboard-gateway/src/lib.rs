@@ -46,7 +46,9 @@
 //!   says what is scanned and which findings count.
 //! - With rate limits ([`GatewayOptions::rate_limits`], `serve`'s `rateLimits`), a
 //!   `tools/call` over one of them is refused at once with [`codes::RATE_LIMITED`], naming
-//!   the limit and when to retry; `rate_limits.rs` says how limits combine.
+//!   the limit and when to retry; `rate_limits.rs` says how limits combine. With a
+//!   shared store (`serve --state redis://…`, `shared_state.rs`) every instance decides
+//!   the same buckets.
 //! - With [`GatewayOptions::credentials`] (`serve`'s `upstreamCredentials`), a
 //!   `tools/call`, `prompts/get` or `resources/read` for a per-caller server goes over the
 //!   client's own upstream session, opened with the client's own credential; a client with
@@ -85,6 +87,7 @@ pub mod policy;
 pub mod profiles;
 pub mod rate_limits;
 pub mod relay;
+pub mod shared_state;
 pub mod traces;
 
 use std::collections::HashMap;
@@ -790,7 +793,7 @@ impl Service for GatewayService {
                 async move {
                     match judged {
                         Err(refused) => Err(refused),
-                        Ok(access) => match gateway.over_rate_limit(&request, &context) {
+                        Ok(access) => match gateway.over_rate_limit(&request, &context).await {
                             Some(refused) => Err(refused),
                             None => {
                                 let listing = policy::Listing::of(&request);
@@ -862,7 +865,7 @@ impl Service for GatewayService {
 
 impl Upstreams {
     /// The refusal of a `tools/call` over a rate limit (`rate_limits.rs`), if it is one.
-    fn over_rate_limit(
+    async fn over_rate_limit(
         &self,
         request: &ServiceRequest,
         context: &RequestContext,
@@ -870,7 +873,10 @@ impl Upstreams {
         let (Some(limits), ServiceRequest::CallTool(call)) = (&self.rate_limits, request) else {
             return None;
         };
-        let refused = limits.admit(&context.client.identity, &call.name).err()?;
+        let refused = limits
+            .admit(&context.client.identity, &call.name)
+            .await
+            .err()?;
         tracing::debug!(limit = %refused.limit, tool = %call.name, "call refused: {refused}");
         Some(refused.error())
     }

@@ -11,7 +11,9 @@
 //! `switchboard_call_errors_total{server,kind}` (kind: [`ErrorKind`]),
 //! `switchboard_call_duration_seconds{server,tool}` (histogram),
 //! `switchboard_calls_in_flight`, `switchboard_policy_denials_total{rule}`,
-//! `switchboard_rate_limited_total{limit}`, `switchboard_upstream_state{server,state}` (1
+//! `switchboard_rate_limited_total{limit}`, `switchboard_state_errors_total` (rate-limit
+//! decisions the shared store of `serve --state` could not make, so this instance's own
+//! buckets made them), `switchboard_upstream_state{server,state}` (1
 //! for the state it is in, 0 for the others), `switchboard_upstream_restarts_total{server}`,
 //! and over HTTP `switchboard_http_sessions`, `switchboard_http_listen_streams`,
 //! `switchboard_http_connections`, `switchboard_http_requests_in_flight`,
@@ -170,6 +172,7 @@ struct Counted {
     in_flight: Gauge,
     denials: NamedCounter<RuleLabels>,
     rate_limited: NamedCounter<LimitLabels>,
+    state_errors: Counter,
 }
 
 /// What is read at each scrape.
@@ -216,6 +219,7 @@ impl GatewayMetrics {
             in_flight: Gauge::default(),
             denials: NamedCounter::new(|rule| RuleLabels { rule }),
             rate_limited: NamedCounter::new(|limit| LimitLabels { limit }),
+            state_errors: Counter::default(),
         };
         let sources = Arc::new(Sources::default());
         let mut registry = Registry::default();
@@ -248,6 +252,11 @@ impl GatewayMetrics {
             "switchboard_rate_limited",
             "Calls a rate limit or quota refused, by limit",
             counted.rate_limited.family.clone(),
+        );
+        registry.register(
+            "switchboard_state_errors",
+            "Rate-limit decisions the shared store (serve --state) could not make, made by this instance's own buckets",
+            counted.state_errors.clone(),
         );
         registry.register_collector(Box::new(sources.clone()));
         GatewayMetrics {
@@ -290,6 +299,11 @@ impl GatewayMetrics {
             codes::RATE_LIMITED => self.rate_limited(named("limit").unwrap_or("")),
             _ => {}
         }
+    }
+
+    /// Counts a rate-limit decision the shared store could not make.
+    pub fn state_error(&self) {
+        self.inner.counted.state_errors.inc();
     }
 
     /// Counts a call a rate limit or quota refused (`limit`: the limit's configured name).
@@ -616,7 +630,8 @@ mod tests {
             switchboard_calls_total{server="fx",tool="say \"hi\"\nnow \\ ✓",outcome="ok"} 1
             switchboard_calls_total{server="fx",tool="say \"hi\"\nnow \\ ✓",outcome="tool_error"} 0
             switchboard_policy_denials_total{rule="no \"writes\""} 1
-            switchboard_rate_limited_total{limit="per-user"} 1"#]]
+            switchboard_rate_limited_total{limit="per-user"} 1
+            switchboard_state_errors_total 0"#]]
         .assert_eq(&samples(&metrics.render()));
     }
 

@@ -34,6 +34,7 @@ mod serve_http;
 mod serve_metrics;
 mod serve_policy;
 mod serve_rate_limits;
+mod serve_state;
 mod serve_traces;
 mod serve_watch;
 mod shell;

@@ -11,7 +11,7 @@ use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -39,12 +39,17 @@ impl Drop for Owned {
     }
 }
 
-/// `switchboard serve --http 127.0.0.1:0`; returns the process and its port (from the
-/// `listening on` line of its stderr, which a thread keeps draining).
-fn gateway(config: &Path) -> (Owned, u16) {
+/// Lines a process wrote to stderr so far (a thread keeps reading them).
+pub(crate) type StderrLines = Arc<Mutex<Vec<String>>>;
+
+/// `switchboard serve --http 127.0.0.1:0` with `extra` flags; returns the process, its port
+/// (from the `listening on` line of its stderr) and every stderr line, which a thread keeps
+/// draining.
+fn gateway(config: &Path, extra: &[&str]) -> (Owned, u16, StderrLines) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--http", "127.0.0.1:0", "--config"])
         .arg(config)
+        .args(extra)
         .env(crate::NO_ERA_MEMO.0, crate::NO_ERA_MEMO.1)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -53,12 +58,17 @@ fn gateway(config: &Path) -> (Owned, u16) {
         .expect("start serve --http");
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = std::sync::mpsc::channel();
+    let lines = StderrLines::default();
+    let kept = lines.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
                 let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
                 let _ = tx.send(port.parse::<u16>().ok());
             }
+            kept.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(line);
         }
     });
     let owned = Owned(child);
@@ -67,7 +77,7 @@ fn gateway(config: &Path) -> (Owned, u16) {
         .ok()
         .flatten()
         .expect("serve --http said where it listens");
-    (owned, port)
+    (owned, port, lines)
 }
 
 /// A port free a moment ago (for HAProxy's frontend, which cannot report one it picked).
@@ -315,6 +325,8 @@ pub(crate) struct Balanced {
     pub(crate) url: String,
     /// The counters when both gateways were first seen up.
     pub(crate) stats: BTreeMap<String, (String, u64)>,
+    /// What each gateway (`a`, `b`) wrote to stderr so far.
+    pub(crate) stderr: [StderrLines; 2],
 }
 
 impl Drop for Balanced {
@@ -325,13 +337,18 @@ impl Drop for Balanced {
 
 impl Balanced {
     pub(crate) fn start(path: &Path, name: &str) -> Balanced {
+        Balanced::start_with(path, name, &[])
+    }
+
+    /// Like [`Balanced::start`], each gateway given the flags `extra` too.
+    pub(crate) fn start_with(path: &Path, name: &str, extra: &[&str]) -> Balanced {
         let haproxy = peer_path("target/peers/debian/bin/haproxy");
         let folder = workspace_root()
             .join("target/cli-tests")
             .join(format!("{name}-{}", std::process::id()));
         std::fs::create_dir_all(&folder).expect("mkdir");
-        let (a, port_a) = gateway(path);
-        let (b, port_b) = gateway(path);
+        let (a, port_a, stderr_a) = gateway(path, extra);
+        let (b, port_b, stderr_b) = gateway(path, extra);
         let frontend = free_port();
         let cfg = haproxy_config(&folder, frontend, port_a, port_b);
         let balancer = Owned(
@@ -363,6 +380,7 @@ impl Balanced {
             socket,
             url: format!("http://127.0.0.1:{frontend}/mcp"),
             stats,
+            stderr: [stderr_a, stderr_b],
         }
     }
 

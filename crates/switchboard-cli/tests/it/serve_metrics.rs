@@ -231,6 +231,8 @@ async fn metrics_count_calls_and_promtool_and_prometheus_take_them() {
         # TYPE switchboard_call_duration_seconds histogram
         # HELP switchboard_calls_in_flight tools/call requests being answered now.
         # TYPE switchboard_calls_in_flight gauge
+        # HELP switchboard_state_errors_total Rate-limit decisions the shared store (serve --state) could not make, made by this instance's own buckets.
+        # TYPE switchboard_state_errors_total counter
         # HELP switchboard_upstream_state Each upstream server's state: 1 for the state it is in, 0 for the others.
         # TYPE switchboard_upstream_state gauge
         # HELP switchboard_upstream_restarts_total Times each upstream server was connected again after its first start.
@@ -279,6 +281,7 @@ async fn metrics_count_calls_and_promtool_and_prometheus_take_them() {
         switchboard_http_requests_in_flight 0
         switchboard_http_response_bytes_total …
         switchboard_http_sessions 0
+        switchboard_state_errors_total 0
         switchboard_upstream_restarts_total{server="fx"} 0
         switchboard_upstream_state{server="fx",state="backoff"} 0
         switchboard_upstream_state{server="fx",state="broken"} 0
