@@ -90,6 +90,11 @@ impl HttpGateway {
         }
     }
 
+    /// The gateway's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The endpoint's URL.
     pub(crate) fn url(&self) -> &str {
         &self.url
