@@ -353,6 +353,66 @@ fn a_team_section_that_does_not_read_stops_serve_saying_what_to_write() {
     .assert_eq(&shown.join("\n"));
 }
 
+/// Written to `dir/mcp.json`: the fixture servers `fx` and `fy`, and these `profiles`.
+fn two_servers_and_profiles(dir: &Path, profiles: Value) -> PathBuf {
+    let text = json!({
+        "mcpServers": { "fx": fixture_entry(&[]), "fy": fixture_entry(&["--name", "fy"]) },
+        "profiles": profiles,
+    });
+    let path = dir.join("mcp.json");
+    let fresh = dir.join("mcp.json.tmp");
+    std::fs::write(&fresh, text.to_string()).expect("write");
+    std::fs::rename(&fresh, &path).expect("rename over the config");
+    path
+}
+
+#[tokio::test]
+async fn a_profile_naming_a_server_not_served_is_refused_at_start_and_on_reload() {
+    let dir = scratch_dir("serve-profile-servers");
+    let ops = |server: &str| json!({ "ops": { "servers": ["fx", server] } });
+    let mut shown = Vec::new();
+    for (server, flags) in [("gti", &[][..]), ("fy", &["--server", "fx"][..])] {
+        let path = two_servers_and_profiles(&dir, ops(server));
+        let mut args = vec!["serve", "--config"];
+        let config = path.display().to_string();
+        args.push(&config);
+        args.extend_from_slice(flags);
+        let run = switchboard(&args);
+        shown.push(format!(
+            "exit {}: {}",
+            run.code,
+            run.stderr.trim_end().replace(&config, "<config>")
+        ));
+    }
+    // Under --watch, an edit naming a server that is not there keeps what is in force.
+    let path = two_servers_and_profiles(&dir, ops("fy"));
+    let session = gateway_for(&path, &["--watch"]).await;
+    two_servers_and_profiles(&dir, ops("gti"));
+    let stderr = switchboard_testkit::wait::until_async(
+        "the refused reload on stderr",
+        TEST_DEADLINE,
+        || async {
+            let stderr = session
+                .process()
+                .map(|p| p.stderr_tail())
+                .unwrap_or_default();
+            stderr.contains("is not reloaded").then_some(stderr)
+        },
+    )
+    .await;
+    shown.extend(
+        stderr
+            .lines()
+            .filter(|line| line.contains("is not reloaded"))
+            .map(|line| line.replace(&path.display().to_string(), "<config>")),
+    );
+    session.shutdown(GRACE).await;
+    expect![[r#"
+        exit 2: switchboard: <config>: profile `ops`: `servers` names `gti`, which is not in `mcpServers`; configured: fx, fy
+        exit 2: switchboard: <config>: profile `ops`: `servers` names `fy`, which --server leaves out; served: fx
+        switchboard serve: <config>: profile `ops`: `servers` names `gti`, which is not in `mcpServers`; configured: fx, fy; the config is not reloaded: the policy and the running servers stay as they were"#]].assert_eq(&shown.join("\n"));
+}
+
 /// `calc`: the fixture's tools but `fail`; `add` renamed `add_forty`, its `b` fixed at 40,
 /// its description amended; a policy of its own that lets Alice call only `add_forty`.
 fn calc_profile() -> Value {
