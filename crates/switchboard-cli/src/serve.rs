@@ -402,13 +402,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         gateway_options.credentials = Some(Arc::new(per_caller));
     }
     let audit_log = match &args.audit {
-        Some(path) => Some(
+        Some(path) => Some({
+            for warning in crate::audit_log::open_to_others(path) {
+                say(format_args!("switchboard serve: warning: {warning}"));
+            }
             AuditLog::open(AuditSettings {
                 path: path.clone(),
                 max_bytes: args.audit_max_bytes,
             })
-            .map_err(|error| Failure::Usage(error.to_string()))?,
-        ),
+            .map_err(|error| Failure::Usage(error.to_string()))?
+        }),
         None => None,
     };
     gateway_options.audit = audit_log.clone().map(|log| {
