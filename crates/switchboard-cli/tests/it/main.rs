@@ -40,6 +40,7 @@ mod serve_watch;
 mod shell;
 mod soak;
 mod status;
+mod support;
 mod terminal_ui;
 mod trace;
 mod verbs;

@@ -8,7 +8,7 @@
 //! that `audit verify` follows across the files.
 
 use serde_json::{Value, json};
-use switchboard_session::CallOptions;
+use switchboard_session::{CallOptions, Session};
 use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 
 use crate::serve::{GRACE, gateway_with_flags};
@@ -17,6 +17,18 @@ use crate::{config, fixture_entry, scratch_dir, switchboard};
 
 /// A value that must never reach the log.
 const SECRET_ARGUMENT: &str = "the-argument-value-7f3a";
+
+/// Makes these tool calls, one after another, whatever each gets.
+async fn call_each<const N: usize>(session: &Session, calls: [(&str, Value); N]) {
+    for (tool, arguments) in calls {
+        let _ = within(
+            "tools/call",
+            TEST_DEADLINE,
+            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
+        )
+        .await;
+    }
+}
 
 /// The log's lines with the varying fields masked.
 fn masked(text: &str) -> String {
@@ -50,18 +62,15 @@ async fn audit_log_records_calls_chained_and_verify_finds_edits_and_removals() {
     let log = dir.join("audit.log");
     let log_flag = format!("--audit={}", log.display());
     let session = gateway_with_flags(json!({ "fx": fixture_entry(&[]) }), &[&log_flag]).await;
-    for (tool, arguments) in [
-        ("fx__echo", json!({"text": SECRET_ARGUMENT})),
-        ("fx__add", json!({"a": 2, "b": 3})),
-        ("fx__no_such_tool", json!({})),
-    ] {
-        let _ = within(
-            "tools/call",
-            TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
-        )
-        .await;
-    }
+    call_each(
+        &session,
+        [
+            ("fx__echo", json!({"text": SECRET_ARGUMENT})),
+            ("fx__add", json!({"a": 2, "b": 3})),
+            ("fx__no_such_tool", json!({})),
+        ],
+    )
+    .await;
     let _ = within(
         "prompts/get",
         TEST_DEADLINE,
@@ -186,22 +195,16 @@ async fn a_withheld_result_is_recorded_as_withheld_and_a_log_open_to_others_is_w
     let log_flag = format!("--audit={}", log.display());
     let session =
         gateway_with_flags(json!({ "fx": fixture_entry(&[]) }), &["--guard", &log_flag]).await;
-    for (tool, arguments) in [
-        ("fx__echo", json!({"text": crate::serve_guard::ORDER})),
-        ("fx__echo", json!({"text": "the weather is mild"})),
-        ("fx__fail", json!({})),
-    ] {
-        let _ = within(
-            "tools/call",
-            TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
-        )
-        .await;
-    }
-    let stderr = session
-        .process()
-        .map(|p| p.stderr_tail())
-        .unwrap_or_default();
+    call_each(
+        &session,
+        [
+            ("fx__echo", json!({"text": crate::serve_guard::ORDER})),
+            ("fx__echo", json!({"text": "the weather is mild"})),
+            ("fx__fail", json!({})),
+        ],
+    )
+    .await;
+    let stderr = crate::support::stderr_of(&session);
     session.shutdown(GRACE).await;
     set_mode(&dir, 0o755);
     let text = std::fs::read_to_string(&log).expect("the audit log");

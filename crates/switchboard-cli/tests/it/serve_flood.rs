@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard_testkit::wait::within;
 
-use crate::serve_http::{HttpGateway, open_session};
+use crate::serve_http::{HttpGateway, health, open_session};
 use crate::{fixture_entry, resident_bytes, scratch_dir};
 
 const ALICE_TOKEN: &str = "flood-alice-token-0123456789abcdef";
@@ -286,15 +286,7 @@ async fn wrong_tokens_and_abandoned_sessions_in_floods_leave_memory_flat() {
             abandoned sessions: {200: 5500}"#]]
         .assert_eq(&summary);
         // Alice's abandoned sessions were evicted at her share (64 by default).
-        let detail = client
-            .get(url.replace("/mcp", "/healthz?detail"))
-            .send()
-            .await
-            .expect("/healthz?detail answers")
-            .text()
-            .await
-            .expect("a body");
-        let detail: Value = serde_json::from_str(&detail).expect("JSON");
+        let (_, detail) = health(url.strip_suffix("/mcp").expect("an /mcp URL")).await;
         assert!(
             detail["current"]["sessions"].as_u64() <= Some(64),
             "{detail}"
