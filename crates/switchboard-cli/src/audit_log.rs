@@ -16,7 +16,9 @@
 //! are only digested ([`arguments_digest`]): no argument value is ever written, nor a
 //! resource URI (it may carry what the client asked for), nor any token.
 //!
-//! The file is created 0600 and opened for appending. When the next line would take it
+//! The file is created 0600 and opened for appending; [`open_to_others`] names what of an
+//! existing log (the file, its rotated files, its folder) others could read or replace, for
+//! `serve` to warn about at start. When the next line would take it
 //! past `max_bytes`, it is renamed `FILE.1` (`FILE.1` to `FILE.2`…, [`KEEP_ROTATED`] kept)
 //! and the new file starts with a `{"rotated": true}` line whose `prev` is the last hash of
 //! the old file, so the chain continues. A log that exists is continued from its last line;
@@ -287,11 +289,7 @@ impl Writer {
     fn rotate(&mut self) -> std::io::Result<()> {
         self.file.sync_all()?;
         let path = &self.settings.path;
-        let numbered = |n: usize| {
-            let mut name = path.as_os_str().to_owned();
-            name.push(format!(".{n}"));
-            PathBuf::from(name)
-        };
+        let numbered = |n: usize| rotated_path(path, n);
         for n in (1..KEEP_ROTATED).rev() {
             let from = numbered(n);
             if from.exists() {
@@ -310,6 +308,58 @@ impl Writer {
         let line = self.chained(fields);
         self.append(line);
         Ok(())
+    }
+}
+
+/// `FILE.n`, the `n`th rotated file of the log `FILE`.
+fn rotated_path(path: &Path, n: usize) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
+/// What is open to others about a log that exists, each with the `chmod` that closes it:
+/// the log or a rotated file readable or writable by others than its owner (a log is
+/// created 0600, but one that existed keeps its mode), and the folder writable by others
+/// (they could remove or replace the log and its rotated files). A folder others may only
+/// read and enter (0755) is the norm and holds nothing they can read. Nothing when the
+/// log does not exist yet.
+pub(crate) fn open_to_others(path: &Path) -> Vec<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &Path| {
+            std::fs::metadata(path)
+                .ok()
+                .map(|meta| meta.permissions().mode() & 0o777)
+        };
+        let mut said = Vec::new();
+        let files = std::iter::once(path.to_owned())
+            .chain((1..=KEEP_ROTATED).map(|n| rotated_path(path, n)));
+        for file in files {
+            if let Some(bits) = mode(&file).filter(|bits| bits & 0o077 != 0) {
+                let file = file.display();
+                said.push(format!(
+                    "the audit log {file} is open to others (mode {bits:o}); run `chmod 600 {file}`"
+                ));
+            }
+        }
+        let folder = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        if let Some(bits) = mode(folder).filter(|bits| bits & 0o022 != 0) {
+            let folder = folder.display();
+            said.push(format!(
+                "the audit log's folder {folder} is writable by others (mode {bits:o}), who could remove or replace the log; run `chmod go-w {folder}`"
+            ));
+        }
+        said
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Vec::new()
     }
 }
 

@@ -281,13 +281,15 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     let file = &loaded.file;
     let team = crate::team::read(&file.team, &switchboard_config::ProcessEnv)
         .map_err(|problem| Failure::Usage(format!("{}: {problem}", file.path.display())))?;
-    for line in team.summary(args.http.is_some()) {
-        say(format_args!("switchboard serve: {line}"));
-    }
     let selection = Selection {
         names: args.servers,
     };
     let entries = selection.entries(file)?;
+    team.check_profile_servers(file, &selection)
+        .map_err(|problem| Failure::Usage(format!("{}: {problem}", file.path.display())))?;
+    for line in team.summary(args.http.is_some()) {
+        say(format_args!("switchboard serve: {line}"));
+    }
     for problem in file.errors() {
         if selection.includes(&problem.name) {
             say(format_args!(
@@ -409,13 +411,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         gateway_options.credentials = Some(Arc::new(per_caller));
     }
     let audit_log = match &args.audit {
-        Some(path) => Some(
+        Some(path) => Some({
+            for warning in crate::audit_log::open_to_others(path) {
+                say(format_args!("switchboard serve: warning: {warning}"));
+            }
             AuditLog::open(AuditSettings {
                 path: path.clone(),
                 max_bytes: args.audit_max_bytes,
             })
-            .map_err(|error| Failure::Usage(error.to_string()))?,
-        ),
+            .map_err(|error| Failure::Usage(error.to_string()))?
+        }),
         None => None,
     };
     gateway_options.audit = audit_log.clone().map(|log| {
@@ -477,13 +482,15 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
             None => WatchedConfig::Discovered,
         };
         let reread_rate_limits: SectionReader = Box::new(move |file| rate_limits.reload(file));
+        let reload_selection = selection.clone();
         Some(ConfigWatch::start(
             watched,
             selection,
             runtime.clone(),
             served,
-            Box::new(move |sections| {
-                let team = crate::team::read(sections, &switchboard_config::ProcessEnv)?;
+            Box::new(move |file| {
+                let team = crate::team::read(&file.team, &switchboard_config::ProcessEnv)?;
+                team.check_profile_servers(file, &reload_selection)?;
                 policy_control.replace(team.access());
                 reloaded_tokens.replace(bearer_token.iter().cloned().chain(team.tokens).collect());
                 Ok(())

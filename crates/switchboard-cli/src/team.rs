@@ -18,17 +18,21 @@
 //!
 //! Every key is checked: a key that is not known (a typo such as `alow`) is an error, never
 //! ignored, because an ignored rule is a rule silently not applied. A token must come from a
-//! variable or be at least [`MIN_TOKEN_CHARS`] long, and no two clients may share one.
+//! variable or be at least [`MIN_TOKEN_CHARS`] long, and no two clients may share one. A
+//! profile's `servers` must name servers that are served (in `mcpServers`, and chosen by
+//! `--server` when it is given): [`Team::check_profile_servers`], at start and on reload.
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
-use switchboard_config::Variables;
 use switchboard_config::team::TeamSections;
+use switchboard_config::{ConfigFile, Variables};
 use switchboard_gateway::policy::{Access, ArgumentRule, Constraint, Grant, Policy, Rule, Who};
 use switchboard_gateway::profiles::{DescriptionChange, Profile, ToolOverride};
 use switchboard_server::http::BearerToken;
 use switchboard_text::wildcard::Wildcard;
+
+use crate::watch::Selection;
 
 /// Shortest token accepted: shorter ones can be guessed.
 pub(crate) const MIN_TOKEN_CHARS: usize = 16;
@@ -132,12 +136,70 @@ pub(crate) fn read(sections: &TeamSections, vars: &dyn Variables) -> Result<Team
 }
 
 impl Team {
+    /// Checks that each profile's `servers` are served: configured in `file`'s
+    /// `mcpServers` and chosen by `selection` (`--server`). A profile naming another server
+    /// would be silently empty of it, so the error names the profile, the server and the
+    /// names there are.
+    pub(crate) fn check_profile_servers(
+        &self,
+        file: &ConfigFile,
+        selection: &Selection,
+    ) -> Result<(), String> {
+        let named = self.profiles.iter().flat_map(|profile| {
+            profile
+                .servers
+                .iter()
+                .flatten()
+                .map(move |server| (profile, server))
+        });
+        for (profile, server) in named {
+            if file.find(server).is_none() {
+                let configured: Vec<&str> = file
+                    .servers
+                    .iter()
+                    .map(|entry| match entry {
+                        Ok(entry) => entry.name.as_str(),
+                        Err(error) => error.name.as_str(),
+                    })
+                    .collect();
+                return Err(format!(
+                    "profile `{}`: `servers` names `{server}`, which is not in `mcpServers`; configured: {}",
+                    profile.name,
+                    names_or_none(&configured)
+                ));
+            }
+            if !selection.includes(server) {
+                return Err(format!(
+                    "profile `{}`: `servers` names `{server}`, which --server leaves out; served: {}",
+                    profile.name,
+                    names_or_none(
+                        &selection
+                            .names
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>()
+                    )
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The policy and profiles, for the gateway.
     pub(crate) fn access(&self) -> Access {
         Access {
             policy: self.policy.clone(),
             profiles: self.profiles.clone(),
         }
+    }
+}
+
+/// `a, b, c`, or `none`.
+fn names_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
     }
 }
 

@@ -32,7 +32,6 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher};
 use serde_json::Value;
 use switchboard_config::discover::{self, Discovered, Looked, Places};
-use switchboard_config::team::TeamSections;
 use switchboard_config::{ConfigFile, ProcessEnv, ServerEntry};
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{ReloadReport, Runtime, RuntimeError};
@@ -178,7 +177,7 @@ impl ConfigWatch {
 
 /// Applies a reloaded file's team sections (policy, rate limits) to the running gateway;
 /// an error (what does not read) stops that reload before anything of it is applied.
-pub(crate) type TeamReload = Box<dyn FnMut(&TeamSections) -> Result<(), String> + Send>;
+pub(crate) type TeamReload = Box<dyn FnMut(&ConfigFile) -> Result<(), String> + Send>;
 
 /// What `serve --watch` follows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -446,7 +445,7 @@ impl Reloader {
                 return;
             }
         };
-        if let Err(problem) = (self.team)(&file.team) {
+        if let Err(problem) = (self.team)(&file) {
             say(format_args!(
                 "switchboard serve: {}: {problem}; the config is not reloaded: the policy and the running servers stay as they were",
                 file.path.display()

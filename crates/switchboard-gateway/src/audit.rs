@@ -67,9 +67,11 @@ impl AuditWho {
 pub enum AuditOutcome {
     /// A result.
     Ok,
-    /// A tool result with `isError`.
+    /// A tool result with `isError` from the server.
     ToolError,
-    /// The result guard withheld the answer.
+    /// The result guard withheld the answer: a prompt or resource (the client got
+    /// [`crate::codes::RESULT_WITHHELD`]) or a tool result (the client got a result with
+    /// `isError` saying so).
     Withheld,
     /// A JSON-RPC error with this code.
     Error(i64),

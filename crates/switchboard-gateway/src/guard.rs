@@ -42,6 +42,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Map, Value, json};
 use switchboard_runtime::FindingKind;
@@ -373,19 +374,46 @@ pub(crate) fn scan_resource(result: &Value) -> Option<Poison> {
     })
 }
 
+/// Whether the guard withheld one request's tool result. The client sees a result with
+/// `isError` either way; the audit log records a withheld one as `withheld`, not as the
+/// tool's error. Made per request, noted by [`ResultGuard::tool_result`].
+#[derive(Debug, Default, Clone)]
+pub(crate) struct WithheldNote(Arc<AtomicBool>);
+
+impl WithheldNote {
+    fn note(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the request's tool result was withheld.
+    pub(crate) fn withheld(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 impl ResultGuard {
-    /// A `tools/call` result as the client gets it: unchanged, withheld or marked.
-    pub(crate) fn tool_result(&self, server: &str, tool: &str, result: Value) -> Value {
+    /// A `tools/call` result as the client gets it: unchanged, withheld (said to `note`) or
+    /// marked.
+    pub(crate) fn tool_result(
+        &self,
+        server: &str,
+        tool: &str,
+        result: Value,
+        note: &WithheldNote,
+    ) -> Value {
         let Some(poison) = scan_tool_result(&result) else {
             return result;
         };
         let answered = Answered::Tool(tool.to_owned());
         let words = self.tell(server, answered, &poison);
         match self.mode {
-            GuardMode::Withhold => json!({
-                "content": [{"type": "text", "text": words}],
-                "isError": true,
-            }),
+            GuardMode::Withhold => {
+                note.note();
+                json!({
+                    "content": [{"type": "text", "text": words}],
+                    "isError": true,
+                })
+            }
             GuardMode::Mark => {
                 let mut result = result;
                 let warning = json!({"type": "text", "text": words});
@@ -616,11 +644,26 @@ mod tests {
             on_guarded: Some(hook.clone()),
         };
         let poisoned = json!({"content": [{"type": "text", "text": ORDER}], "_meta": {"k": 1}});
-        let withheld = guard(GuardMode::Withhold).tool_result("fx", "echo", poisoned.clone());
-        let marked = guard(GuardMode::Mark).tool_result("fx", "echo", poisoned.clone());
+        let withheld = guard(GuardMode::Withhold).tool_result(
+            "fx",
+            "echo",
+            poisoned.clone(),
+            &WithheldNote::default(),
+        );
+        let marked = guard(GuardMode::Mark).tool_result(
+            "fx",
+            "echo",
+            poisoned.clone(),
+            &WithheldNote::default(),
+        );
         let clean = json!({"content": [{"type": "text", "text": "ok"}]});
         assert_eq!(
-            guard(GuardMode::Withhold).tool_result("fx", "echo", clean.clone()),
+            guard(GuardMode::Withhold).tool_result(
+                "fx",
+                "echo",
+                clean.clone(),
+                &WithheldNote::default()
+            ),
             clean
         );
         let prompt =

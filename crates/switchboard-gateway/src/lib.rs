@@ -43,7 +43,8 @@
 //! - With a [`ResultGuard`] ([`GatewayOptions::guard`], `serve --guard`), a tool result, a
 //!   prompt or a resource whose text reads like an order to the model is withheld (a tool
 //!   error, or [`codes::RESULT_WITHHELD`]) or passed with a warning put first; `guard.rs`
-//!   says what is scanned and which findings count.
+//!   says what is scanned and which findings count. The audit log records a withheld tool
+//!   result as `withheld`, not as the tool's error (a per-request `WithheldNote`).
 //! - With rate limits ([`GatewayOptions::rate_limits`], `serve`'s `rateLimits`), a
 //!   `tools/call` over one of them is refused at once with [`codes::RATE_LIMITED`], naming
 //!   the limit and when to retry; `rate_limits.rs` says how limits combine. With a
@@ -787,9 +788,11 @@ impl Service for GatewayService {
             });
             let identity = context.client.identity.clone();
             let endpoint = context.client.endpoint.clone();
+            let withheld = guard::WithheldNote::default();
             let answering = {
                 let gateway = gateway.clone();
                 let secrets = secrets.clone();
+                let withheld = withheld.clone();
                 async move {
                     match judged {
                         Err(refused) => Err(refused),
@@ -797,7 +800,9 @@ impl Service for GatewayService {
                             Some(refused) => Err(refused),
                             None => {
                                 let listing = policy::Listing::of(&request);
-                                let answer = gateway.answer(request, context.hiding(secrets)).await;
+                                let answer = gateway
+                                    .answer(request, context.hiding(secrets), &withheld)
+                                    .await;
                                 let listed_for = ListedFor {
                                     access: &access,
                                     endpoint: endpoint.as_deref(),
@@ -816,7 +821,7 @@ impl Service for GatewayService {
             };
             let answer = hide_in_answer(&secrets, answer);
             if let (Some(log), Some(started)) = (&gateway.audit, audited) {
-                log.record(started.finish(&answer));
+                log.record(started.finish(&answer, &withheld));
             }
             if let Some(meter) = metered {
                 meter.finish(&answer);
@@ -920,7 +925,12 @@ impl Upstreams {
         })
     }
 
-    async fn answer(&self, request: ServiceRequest, context: RequestContext) -> Answer {
+    async fn answer(
+        &self,
+        request: ServiceRequest,
+        context: RequestContext,
+        withheld: &guard::WithheldNote,
+    ) -> Answer {
         let is_list = matches!(
             request,
             ServiceRequest::ListTools(_)
@@ -948,7 +958,7 @@ impl Upstreams {
             })),
             ServiceRequest::CallTool(call) => {
                 drop(snapshot);
-                self.call(call, context).await
+                self.call(call, context, withheld).await
             }
             ServiceRequest::GetPrompt(get) => {
                 let Some(route) = prompt_routes(&snapshot).remove(&get.name) else {
@@ -1174,7 +1184,12 @@ impl Upstreams {
     /// server, an `input_required` result comes back to it as the server sent it, and its
     /// retry's `inputResponses` and `requestState` go to the same server (the tool's name
     /// routes it) byte for byte; the gateway keeps no state between the rounds.
-    async fn call(&self, call: CallTool, context: RequestContext) -> Answer {
+    async fn call(
+        &self,
+        call: CallTool,
+        context: RequestContext,
+        withheld: &guard::WithheldNote,
+    ) -> Answer {
         let CallTool {
             name,
             arguments,
@@ -1274,7 +1289,7 @@ impl Upstreams {
         Ok(match &self.guard {
             Some(guard) => {
                 let secrets = self.runtime.secrets();
-                guard.tool_result(&server, &secrets.redact(&wire_name), result)
+                guard.tool_result(&server, &secrets.redact(&wire_name), result, withheld)
             }
             None => result,
         })
@@ -1350,10 +1365,16 @@ struct AuditStart {
 }
 
 impl AuditStart {
-    /// The record with how the call ended and how long it took.
-    fn finish(self, answer: &Answer) -> audit::AuditRecord {
+    /// The record with how the call ended (a tool result the guard withheld is `withheld`,
+    /// not the tool's error) and how long it took.
+    fn finish(self, answer: &Answer, withheld: &guard::WithheldNote) -> audit::AuditRecord {
+        let outcome = if withheld.withheld() {
+            audit::AuditOutcome::Withheld
+        } else {
+            outcome_of(answer)
+        };
         audit::AuditRecord {
-            outcome: outcome_of(answer),
+            outcome,
             duration: self.began.elapsed(),
             ..self.record
         }

@@ -267,10 +267,11 @@ async fn the_gateway_stops_daemons_when_stdin_ends() {
         "holder": daemonising("daemon-holds-stdout", &holder),
     }))
     .await;
-    let listed = within("tools/list", TEST_DEADLINE, session.list_tools())
-        .await
-        .expect("listed");
-    assert!(listed.items.iter().any(|t| t.name == "quiet__echo"));
+    let listed = crate::support::tool_names(&session).await;
+    assert!(
+        listed.iter().any(|name| name == "quiet__echo"),
+        "{listed:?}"
+    );
     for name in [&quiet, &holder] {
         assert!(
             running_named(name).iter().any(|(_, sleeper)| *sleeper),

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use switchboard_testkit::locate::fixture_bin;
-use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
 use crate::{config, switchboard_with_env};
 
@@ -64,10 +63,8 @@ async fn serve_methods_sent(config: &str, memo: &Path, trace: &Path) -> Vec<Stri
     let _ = std::fs::remove_file(trace);
     let env = memo_and_trace(memo, trace);
     let gateway = crate::serve::gateway_with_env(Path::new(config), &[], &env).await;
-    let tools = within("tools/list", TEST_DEADLINE, gateway.list_tools())
-        .await
-        .expect("the gateway lists its tools");
-    assert!(!tools.items.is_empty(), "fx started");
+    let tools = crate::support::listed_tools(&gateway).await;
+    assert!(!tools.is_empty(), "fx started");
     let _ = gateway.shutdown(crate::serve::GRACE).await;
     handshakes_in(trace)
 }

@@ -4,7 +4,8 @@
 
 use expect_test::expect;
 
-use crate::serve::{GRACE, call, gateway, tool_names};
+use crate::serve::{GRACE, call, gateway};
+use crate::support::tool_names;
 use crate::{config, fixture_entry, switchboard};
 
 #[test]

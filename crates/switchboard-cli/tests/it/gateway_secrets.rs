@@ -157,10 +157,7 @@ async fn a_stdio_client_is_told_every_failure_in_full_without_the_secrets() {
     let path = failing_servers(&echoing);
     let session = crate::serve::gateway_with_env(&path, &[], &[(VARIABLE, EXPANDED)]).await;
     let told = calls_that_quote_secrets(&session).await;
-    let stderr = session
-        .process()
-        .map(|p| p.stderr_tail())
-        .unwrap_or_default();
+    let stderr = crate::support::stderr_of(&session);
     let _ = session.shutdown(crate::serve::GRACE).await;
     for secret in SECRETS {
         assert!(

@@ -29,6 +29,7 @@ mod serve_balanced;
 mod serve_credentials;
 mod serve_eof;
 mod serve_fidelity;
+mod serve_flood;
 mod serve_guard;
 mod serve_http;
 mod serve_metrics;
@@ -40,6 +41,7 @@ mod serve_watch;
 mod shell;
 mod soak;
 mod status;
+mod support;
 mod terminal_ui;
 mod trace;
 mod verbs;
@@ -135,6 +137,23 @@ pub(crate) const NO_ERA_MEMO: (&str, &str) = ("SWITCHBOARD_ERA_MEMO", "off");
 /// [`NO_ERA_MEMO`] as a process spec's environment.
 pub(crate) fn no_era_memo_env() -> Vec<(String, String)> {
     vec![(NO_ERA_MEMO.0.to_owned(), NO_ERA_MEMO.1.to_owned())]
+}
+
+/// The resident set of a running process (`VmRSS` of `/proc/PID/status`), in bytes; 0 when
+/// it cannot be read.
+pub(crate) fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
 }
 
 /// A fresh, empty folder `target/cli-tests/NAME-PID` for one test's files.

@@ -14,7 +14,8 @@ use switchboard_testkit::locate::{fixture_bin, peer_path};
 use switchboard_testkit::serve::HttpServer;
 use switchboard_testkit::wait::{self, TEST_DEADLINE};
 
-use crate::serve::{gateway_for, tool_names};
+use crate::serve::gateway_for;
+use crate::support::tool_names;
 use crate::{
     Run, config, fixture_entry, isolated_switchboard, run_bounded, scratch_dir, switchboard,
 };
@@ -253,12 +254,7 @@ pub(crate) fn served_calling(path: &Path, flags: &[&str], awaited: &str, calls: 
     runtime.block_on(async {
         let session = gateway_for(path, flags).await;
         let tools = tool_names(&session).await;
-        let stderr = || {
-            session
-                .process()
-                .map(|p| p.stderr_tail())
-                .unwrap_or_default()
-        };
+        let stderr = || crate::support::stderr_of(&session);
         wait::until_async("the startup report", TEST_DEADLINE, || async {
             stderr().contains(awaited)
         })

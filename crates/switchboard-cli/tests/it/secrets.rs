@@ -173,10 +173,7 @@ async fn the_gateways_startup_report_and_logs_hide_the_token() {
     )
     .await
     .expect("the gateway initializes");
-    let stderr = session
-        .process()
-        .map(|p| p.stderr_tail())
-        .unwrap_or_default();
+    let stderr = crate::support::stderr_of(&session);
     let _ = session
         .shutdown(ShutdownGrace {
             after_stdin_close: Duration::from_secs(5),

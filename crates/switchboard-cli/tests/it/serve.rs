@@ -15,6 +15,7 @@ use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, ShutdownStep, StdioOpt
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::{listed_resources, tool_names};
 use crate::{config, fixture_entry, switchboard};
 
 /// How long the gateway gets to stop after stdin closes (it stops its servers first).
@@ -125,13 +126,6 @@ async fn spawned_spec(config: SessionConfig, spec: &ProcessSpec) -> Session {
     )
     .await
     .unwrap_or_else(|e| panic!("{name} initializes: {e}"))
-}
-
-pub(crate) async fn tool_names(session: &Session) -> Vec<String> {
-    let listing = within("tools/list", TEST_DEADLINE, session.list_tools())
-        .await
-        .expect("listed");
-    listing.items.into_iter().map(|t| t.name).collect()
 }
 
 pub(crate) async fn call(
@@ -318,10 +312,7 @@ async fn the_gateway_serves_every_ready_server_and_reports_the_broken_one() {
     let pid = session.pid().expect("a stdio gateway has a pid");
     let servers = children_of(pid);
     assert_eq!(servers.len(), 2, "two fixture servers run: {servers:?}");
-    let stderr = session
-        .process()
-        .map(|p| p.stderr_tail())
-        .unwrap_or_default();
+    let stderr = crate::support::stderr_of(&session);
     assert!(stderr.contains("2 of 3 server(s) ready"), "{stderr}");
     assert!(stderr.contains("broken: failed"), "{stderr}");
     // A failed server's line ends with its reason, not a tool count; its retries fail for
@@ -493,16 +484,7 @@ async fn prompts_and_resources_cross_the_gateway() {
         "{missing}"
     );
 
-    let resources = within("resources/list", TEST_DEADLINE, session.list_resources())
-        .await
-        .expect("listed");
-    let templates = within(
-        "resources/templates/list",
-        TEST_DEADLINE,
-        session.list_resource_templates(),
-    )
-    .await
-    .expect("listed");
+    let (resources, templates) = listed_resources(&session).await;
     // Both servers list the same URI and template: the first server's entries stand
     // (reads go there), URIs unchanged.
     assert_eq!(

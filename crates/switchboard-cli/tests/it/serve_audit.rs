@@ -2,10 +2,13 @@
 //! each (times, durations and hashes masked in the snapshot), the file is 0600 and carries
 //! no argument value, and `switchboard audit verify` passes the file as written and names
 //! the line of an edited or removed one. Over HTTP a bearer client is `bearer`, never its
-//! token.
+//! token. A tool result `--guard` withheld is recorded as `withheld`, not as a tool error; a
+//! log that exists open to others, or in a folder others may write, is warned about at
+//! start with the `chmod` to run. Rotation by size (`--audit-max-bytes`) keeps one chain
+//! that `audit verify` follows across the files.
 
 use serde_json::{Value, json};
-use switchboard_session::CallOptions;
+use switchboard_session::{CallOptions, Session};
 use switchboard_testkit::wait::{self, TEST_DEADLINE, within};
 
 use crate::serve::{GRACE, gateway_with_flags};
@@ -14,6 +17,18 @@ use crate::{config, fixture_entry, scratch_dir, switchboard};
 
 /// A value that must never reach the log.
 const SECRET_ARGUMENT: &str = "the-argument-value-7f3a";
+
+/// Makes these tool calls, one after another, whatever each gets.
+async fn call_each<const N: usize>(session: &Session, calls: [(&str, Value); N]) {
+    for (tool, arguments) in calls {
+        let _ = within(
+            "tools/call",
+            TEST_DEADLINE,
+            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
+        )
+        .await;
+    }
+}
 
 /// The log's lines with the varying fields masked.
 fn masked(text: &str) -> String {
@@ -47,18 +62,15 @@ async fn audit_log_records_calls_chained_and_verify_finds_edits_and_removals() {
     let log = dir.join("audit.log");
     let log_flag = format!("--audit={}", log.display());
     let session = gateway_with_flags(json!({ "fx": fixture_entry(&[]) }), &[&log_flag]).await;
-    for (tool, arguments) in [
-        ("fx__echo", json!({"text": SECRET_ARGUMENT})),
-        ("fx__add", json!({"a": 2, "b": 3})),
-        ("fx__no_such_tool", json!({})),
-    ] {
-        let _ = within(
-            "tools/call",
-            TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
-        )
-        .await;
-    }
+    call_each(
+        &session,
+        [
+            ("fx__echo", json!({"text": SECRET_ARGUMENT})),
+            ("fx__add", json!({"a": 2, "b": 3})),
+            ("fx__no_such_tool", json!({})),
+        ],
+    )
+    .await;
     let _ = within(
         "prompts/get",
         TEST_DEADLINE,
@@ -146,4 +158,152 @@ fn over_http_a_bearer_client_is_recorded_as_bearer_without_its_token() {
         "no token in the log: {text}"
     );
     expect_test::expect![[r#"{"time":"…","identity":"bearer","profile":"default","method":"tools/call","server":"fx","tool":"fx__add","argumentsDigest":"sha256:9d4b5019c4ffade7c5beef3bd7e8fb3796c3cd3ebc9626506b066f80b7b5230d","outcome":"ok","durationMs":"…","seq":1,"prev":"…","hash":"…"}"#]].assert_eq(&masked(&text));
+}
+
+/// `method tool: outcome` of each call line of the log.
+fn outcomes(text: &str) -> String {
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|fields| fields.get("method").is_some())
+        .map(|fields| {
+            format!(
+                "{} {}: {}",
+                fields["method"].as_str().unwrap_or("?"),
+                fields["tool"].as_str().unwrap_or("-"),
+                fields["outcome"].as_str().unwrap_or("?")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(unix)]
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_withheld_result_is_recorded_as_withheld_and_a_log_open_to_others_is_warned_about() {
+    let dir = scratch_dir("serve-audit-guard");
+    let log = dir.join("audit.log");
+    // A log that exists, readable by everyone, in a folder its group may write.
+    std::fs::write(&log, "").expect("create the log");
+    set_mode(&log, 0o644);
+    set_mode(&dir, 0o775);
+    let log_flag = format!("--audit={}", log.display());
+    let session =
+        gateway_with_flags(json!({ "fx": fixture_entry(&[]) }), &["--guard", &log_flag]).await;
+    call_each(
+        &session,
+        [
+            ("fx__echo", json!({"text": crate::serve_guard::ORDER})),
+            ("fx__echo", json!({"text": "the weather is mild"})),
+            ("fx__fail", json!({})),
+        ],
+    )
+    .await;
+    let stderr = crate::support::stderr_of(&session);
+    session.shutdown(GRACE).await;
+    set_mode(&dir, 0o755);
+    let text = std::fs::read_to_string(&log).expect("the audit log");
+    let warnings: Vec<String> = stderr
+        .lines()
+        .filter(|line| line.contains("warning: the audit log"))
+        .map(|line| line.replace(&dir.display().to_string(), "DIR"))
+        .collect();
+    expect_test::expect![[r#"
+        switchboard serve: warning: the audit log DIR/audit.log is open to others (mode 644); run `chmod 600 DIR/audit.log`
+        switchboard serve: warning: the audit log's folder DIR is writable by others (mode 775), who could remove or replace the log; run `chmod go-w DIR`
+        tools/call fx__echo: withheld
+        tools/call fx__echo: ok
+        tools/call fx__fail: tool-error"#]].assert_eq(&format!(
+        "{}\n{}",
+        warnings.join("\n"),
+        outcomes(&text)
+    ));
+}
+
+#[test]
+fn rotation_by_size_keeps_one_chain_that_verify_follows_across_the_files() {
+    let dir = scratch_dir("serve-audit-rotation");
+    let log = dir.join("audit.log");
+    let log_flag = format!("--audit={}", log.display());
+    let gateway = HttpGateway::start(
+        &config(json!({ "fx": fixture_entry(&[]) })),
+        &[&log_flag, "--audit-max-bytes", "4096"],
+        &[],
+    );
+    // Thirty calls of about 370 bytes each: three or four files of 4096 bytes (six are kept).
+    let client = config(json!({ "gw": { "url": gateway.url(), "era": "modern" }}));
+    let client = client.display().to_string();
+    const CALLS: usize = 30;
+    for n in 0..CALLS {
+        let arguments = format!(r#"{{"a": {n}, "b": 1}}"#);
+        let call = switchboard(&["call", "--config", &client, "gw", "fx__add", &arguments]);
+        assert_eq!(call.code, 0, "{}", call.stderr);
+    }
+    let calls_written = || {
+        let mut files: Vec<std::path::PathBuf> = (1..=5)
+            .rev()
+            .map(|n| dir.join(format!("audit.log.{n}")))
+            .filter(|file| file.exists())
+            .collect();
+        files.push(log.clone());
+        let calls = files
+            .iter()
+            .filter_map(|file| std::fs::read_to_string(file).ok())
+            .map(|text| text.matches("\"method\"").count())
+            .sum::<usize>();
+        (calls == CALLS).then_some(files)
+    };
+    let files = wait::until("every call's audit line", TEST_DEADLINE, calls_written);
+    assert!(files.len() >= 3, "rotated at least twice: {files:?}");
+    for (n, file) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(file).expect("a log file");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(file)
+                .expect("metadata")
+                .permissions()
+                .mode();
+            assert_eq!(
+                mode & 0o777,
+                0o600,
+                "{} is the owner's only",
+                file.display()
+            );
+        }
+        assert!(text.len() <= 4096, "{} is within the size", file.display());
+        let first: Value = serde_json::from_str(text.lines().next().unwrap_or("")).expect("JSON");
+        // The oldest file starts with the first call, each newer one with a rotation line.
+        assert_eq!(
+            first.get("rotated").is_some(),
+            n > 0,
+            "{}: {first}",
+            file.display()
+        );
+    }
+    // The files oldest first: one chain, every call and each rotation line in it.
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let mut args = vec!["audit", "verify"];
+    args.extend(names.iter().map(String::as_str));
+    let run = switchboard(&args);
+    assert_eq!(
+        run.stdout.trim_end(),
+        format!("{} lines, chain intact", CALLS + files.len() - 1),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, 0);
+    // The newest file alone is told intact from its rotation on.
+    let newest = switchboard(&["audit", "verify", &names[names.len() - 1]]);
+    let said = newest.stdout.trim_end();
+    let counted = said.trim_start_matches(|c: char| c.is_ascii_digit());
+    expect_test::expect![
+        "exit 0: N lines, chain intact (it continues a rotated file not given here)"
+    ]
+    .assert_eq(&format!("exit {}: N{counted}", newest.code));
 }

@@ -90,6 +90,11 @@ impl HttpGateway {
         }
     }
 
+    /// The gateway's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The endpoint's URL.
     pub(crate) fn url(&self) -> &str {
         &self.url
@@ -509,7 +514,7 @@ pub(crate) async fn victim_lists_tools(url: &str, token: Option<&str>) -> Vec<St
 }
 
 /// `/healthz` on a fresh connection from a third address, plain and in detail.
-async fn health(base: &str) -> (String, serde_json::Value) {
+pub(crate) async fn health(base: &str) -> (String, serde_json::Value) {
     let checker = client_from("127.0.0.3");
     let plain = checker
         .get(format!("{base}/healthz"))

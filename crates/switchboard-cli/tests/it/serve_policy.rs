@@ -20,8 +20,9 @@ use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
 use switchboard_testkit::jwt::Signer;
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
-use crate::serve::{GRACE, follow_tool_changes, gateway_for, tool_names, tools_list_changed};
+use crate::serve::{GRACE, follow_tool_changes, gateway_for, tools_list_changed};
 use crate::serve_http::HttpGateway;
+use crate::support::{listed_resources, listed_tools, stderr_with, tool_names};
 use crate::{fixture_entry, scratch_dir, switchboard};
 
 const ALICE_TOKEN: &str = "alice-token-0123456789abcdef";
@@ -91,16 +92,7 @@ pub(crate) async fn outcome(session: &Session, tool: &str, arguments: Value) -> 
 async fn what_a_client_sees(url: &str, token: &str, era: EraChoice) -> String {
     let session = connect(url, token, era).await;
     let tools = tool_names(&session).await;
-    let resources = within("resources/list", TEST_DEADLINE, session.list_resources())
-        .await
-        .expect("listed");
-    let templates = within(
-        "resources/templates/list",
-        TEST_DEADLINE,
-        session.list_resource_templates(),
-    )
-    .await
-    .expect("listed");
+    let (resources, templates) = listed_resources(&session).await;
     let mut lines = vec![
         format!("tools: {}", tools.join(", ")),
         format!(
@@ -298,18 +290,7 @@ async fn an_edited_policy_reaches_the_client_under_watch_and_a_broken_one_keeps_
         &dir,
         json!({ "policies": [ { "name": "mine", "who": ["local"], "alow": { "tools": ["*"] } } ] }),
     );
-    let stderr = switchboard_testkit::wait::until_async(
-        "the refused reload on stderr",
-        TEST_DEADLINE,
-        || async {
-            let stderr = session
-                .process()
-                .map(|p| p.stderr_tail())
-                .unwrap_or_default();
-            stderr.contains("is not reloaded").then_some(stderr)
-        },
-    )
-    .await;
+    let stderr = stderr_with(&session, "is not reloaded", 1).await;
     let refused: Vec<String> = stderr
         .lines()
         .filter(|line| line.contains("is not reloaded"))
@@ -351,6 +332,55 @@ fn a_team_section_that_does_not_read_stops_serve_saying_what_to_write() {
         exit 2: switchboard: <config>: policy `r`: `who`: `team:x` is not a client: write `*`, `local`, `bearer`, `client:NAME`, `group:NAME`, `subject:SUB`, `clientId:ID` or `scope:NAME`
         exit 2: switchboard: <config>: policy `r`: `who` names `client:nobody`, which is not in `clients`"#]]
     .assert_eq(&shown.join("\n"));
+}
+
+/// Written to `dir/mcp.json`: the fixture servers `fx` and `fy`, and these `profiles`.
+fn two_servers_and_profiles(dir: &Path, profiles: Value) -> PathBuf {
+    let text = json!({
+        "mcpServers": { "fx": fixture_entry(&[]), "fy": fixture_entry(&["--name", "fy"]) },
+        "profiles": profiles,
+    });
+    let path = dir.join("mcp.json");
+    let fresh = dir.join("mcp.json.tmp");
+    std::fs::write(&fresh, text.to_string()).expect("write");
+    std::fs::rename(&fresh, &path).expect("rename over the config");
+    path
+}
+
+#[tokio::test]
+async fn a_profile_naming_a_server_not_served_is_refused_at_start_and_on_reload() {
+    let dir = scratch_dir("serve-profile-servers");
+    let ops = |server: &str| json!({ "ops": { "servers": ["fx", server] } });
+    let mut shown = Vec::new();
+    for (server, flags) in [("gti", &[][..]), ("fy", &["--server", "fx"][..])] {
+        let path = two_servers_and_profiles(&dir, ops(server));
+        let mut args = vec!["serve", "--config"];
+        let config = path.display().to_string();
+        args.push(&config);
+        args.extend_from_slice(flags);
+        let run = switchboard(&args);
+        shown.push(format!(
+            "exit {}: {}",
+            run.code,
+            run.stderr.trim_end().replace(&config, "<config>")
+        ));
+    }
+    // Under --watch, an edit naming a server that is not there keeps what is in force.
+    let path = two_servers_and_profiles(&dir, ops("fy"));
+    let session = gateway_for(&path, &["--watch"]).await;
+    two_servers_and_profiles(&dir, ops("gti"));
+    let stderr = stderr_with(&session, "is not reloaded", 1).await;
+    shown.extend(
+        stderr
+            .lines()
+            .filter(|line| line.contains("is not reloaded"))
+            .map(|line| line.replace(&path.display().to_string(), "<config>")),
+    );
+    session.shutdown(GRACE).await;
+    expect![[r#"
+        exit 2: switchboard: <config>: profile `ops`: `servers` names `gti`, which is not in `mcpServers`; configured: fx, fy
+        exit 2: switchboard: <config>: profile `ops`: `servers` names `fy`, which --server leaves out; served: fx
+        switchboard serve: <config>: profile `ops`: `servers` names `gti`, which is not in `mcpServers`; configured: fx, fy; the config is not reloaded: the policy and the running servers stay as they were"#]].assert_eq(&shown.join("\n"));
 }
 
 /// `calc`: the fixture's tools but `fail`; `add` renamed `add_forty`, its `b` fixed at 40,
@@ -493,11 +523,8 @@ async fn a_profile_serves_its_own_view_with_renames_and_fixed_arguments_in_both_
     let mut seen = String::new();
     for era in [EraChoice::Legacy, EraChoice::Modern] {
         let session = connect(&profile_url, ALICE_TOKEN, era).await;
-        let listing = within("tools/list", TEST_DEADLINE, session.list_tools())
+        let tools: Vec<String> = listed_tools(&session)
             .await
-            .expect("listed");
-        let tools: Vec<String> = listing
-            .items
             .iter()
             .map(|tool| {
                 format!(

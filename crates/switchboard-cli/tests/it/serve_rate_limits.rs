@@ -14,7 +14,8 @@ use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
 use crate::serve::{GRACE, gateway_for};
 use crate::serve_http::{HttpGateway, client_from, limit_named, open_session, victim_lists_tools};
-use crate::serve_watch::{config_folder, replace, stderr_with};
+use crate::serve_watch::{config_folder, replace};
+use crate::support::stderr_with;
 use crate::{fixture_entry, switchboard};
 
 /// A config file with the fixture server `fx` and this `rateLimits` section.

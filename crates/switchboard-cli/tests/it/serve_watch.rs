@@ -7,15 +7,13 @@ use std::path::{Path, PathBuf};
 
 use expect_test::expect;
 use serde_json::{Value, json};
-use switchboard_session::Session;
-use switchboard_testkit::wait::{self, TEST_DEADLINE};
 use switchboard_wire::stdio::ShutdownStep;
 
 use crate::fixture_entry;
 use crate::serve::{
-    GRACE, children_of, follow_tool_changes, gateway_discovering, gateway_for, tool_names,
-    tools_list_changed,
+    GRACE, children_of, follow_tool_changes, gateway_discovering, gateway_for, tools_list_changed,
 };
+use crate::support::{stderr_with, tool_names};
 
 /// A folder of its own (so the watched folder holds only this test's file) with `mcp.json`.
 pub(crate) fn config_folder(name: &str) -> PathBuf {
@@ -37,22 +35,6 @@ pub(crate) fn replace(path: &Path, text: &str) {
     let fresh = path.with_extension("json.tmp");
     std::fs::write(&fresh, text).expect("write the new file");
     std::fs::rename(&fresh, path).expect("rename it over the config");
-}
-
-/// The gateway's stderr once it holds `needle` `times` times (polled within the deadline).
-pub(crate) async fn stderr_with(session: &Session, needle: &str, times: usize) -> String {
-    wait::until_async(
-        &format!("`{needle}` {times}x on stderr"),
-        TEST_DEADLINE,
-        || async {
-            let stderr = session
-                .process()
-                .map(|p| p.stderr_tail())
-                .unwrap_or_default();
-            (stderr.matches(needle).count() >= times).then_some(stderr)
-        },
-    )
-    .await
 }
 
 /// The stderr lines that mention reloading, the config path spelled `<config>`.

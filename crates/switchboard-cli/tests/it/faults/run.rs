@@ -579,7 +579,7 @@ impl Launch<'_> {
                 let (_, rss) = ended(&mut launcher);
                 break (End::Hung, rss);
             }
-            let rss = resident_bytes(pid);
+            let rss = crate::resident_bytes(u32::try_from(pid).unwrap_or(0));
             if rss > self.memory_guard {
                 kill(pid);
                 let (_, peak) = ended(&mut launcher);
@@ -677,22 +677,6 @@ fn report_value(text: &str, key: &str) -> Option<i64> {
 fn kill(pid: i32) {
     use nix::sys::signal::{Signal, kill};
     let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
-}
-
-/// The resident set of a running process, in bytes (0 when it cannot be read).
-fn resident_bytes(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kib| kib * 1024)
 }
 
 fn open_fds(pid: i32) -> Option<usize> {
