@@ -24,6 +24,7 @@ use crate::identity::{
     ClientCredentials, IdentityAssertion, RegisteredClient, SubjectToken, WorkloadIdentity,
     register,
 };
+use crate::shared::{SharedTokens, is_newer};
 use crate::store::{SavedAuthorization, StoreError, StoreKey, TokenStore};
 
 /// How the client obtains credentials it does not hold.
@@ -108,7 +109,7 @@ pub struct OAuthConfig {
 }
 
 /// A token store and the MCP server URL whose authorization it keeps.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StoreBinding {
     /// The store.
     pub store: TokenStore,
@@ -117,6 +118,20 @@ pub struct StoreBinding {
     /// The identity whose authorization it is (`switchboard login SERVER --as IDENTITY`);
     /// `None` for the user's own.
     pub on_behalf_of: Option<String>,
+    /// The store other processes using this authorization share (`shared.rs`): renewals
+    /// take turns there and adopt what another process got. `None`: this process alone.
+    pub shared: Option<Arc<dyn SharedTokens>>,
+}
+
+impl fmt::Debug for StoreBinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreBinding")
+            .field("store", &self.store)
+            .field("server_url", &self.server_url)
+            .field("on_behalf_of", &self.on_behalf_of)
+            .field("shared", &self.shared.is_some())
+            .finish()
+    }
 }
 
 impl StoreBinding {
@@ -299,33 +314,37 @@ impl OAuthClient {
     fn adopt(&self, state: &mut AuthState, tokens: Tokens) -> Result<(), StoreError> {
         self.set_presented(&tokens);
         self.set_refresh_at(tokens.refresh_at);
+        let saved = match (&self.config.store, self.saved_of(state, &tokens)) {
+            (Some(binding), Some(saved)) => binding.store.save(&saved),
+            _ => Ok(()),
+        };
+        state.tokens = Some(tokens);
+        saved
+    }
+
+    /// `tokens` as the store keeps them, with the client identity (none without a store
+    /// or a client).
+    fn saved_of(&self, state: &AuthState, tokens: &Tokens) -> Option<SavedAuthorization> {
+        let (binding, client) = (self.config.store.as_ref()?, state.client.as_ref()?);
         // Bound tokens are kept with the key they are bound to.
         let dpop_key = match tokens.dpop {
             true => self.current_dpop().map(|dpop| dpop.exported()),
             false => None,
         };
-        let saved = match (&self.config.store, &state.client) {
-            (Some(binding), Some(client)) => binding.store.save(&SavedAuthorization {
-                server_url: binding.server_url.clone(),
-                issuer: tokens.issuer.clone(),
-                client_id: client.client_id.clone(),
-                client_secret: client.client_secret.clone(),
-                auth_method: client.auth_method.clone(),
-                access_token: tokens.access.clone(),
-                refresh_token: tokens.refresh.clone(),
-                expires_at: tokens
-                    .expires_at
-                    .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
-                    .map(|since| since.as_secs()),
-                token_endpoint: tokens.endpoint.as_ref().map(|e| e.url.clone()),
-                resource: tokens.endpoint.as_ref().map(|e| e.resource.clone()),
-                dpop_key,
-                on_behalf_of: binding.on_behalf_of.clone(),
-            }),
-            _ => Ok(()),
-        };
-        state.tokens = Some(tokens);
-        saved
+        Some(SavedAuthorization {
+            server_url: binding.server_url.clone(),
+            issuer: tokens.issuer.clone(),
+            client_id: client.client_id.clone(),
+            client_secret: client.client_secret.clone(),
+            auth_method: client.auth_method.clone(),
+            access_token: tokens.access.clone(),
+            refresh_token: tokens.refresh.clone(),
+            expires_at: unix_seconds(tokens.expires_at),
+            token_endpoint: tokens.endpoint.as_ref().map(|e| e.url.clone()),
+            resource: tokens.endpoint.as_ref().map(|e| e.resource.clone()),
+            dpop_key,
+            on_behalf_of: binding.on_behalf_of.clone(),
+        })
     }
 
     fn set_presented(&self, tokens: &Tokens) {
@@ -398,6 +417,78 @@ impl OAuthClient {
     /// (its refresh may have spent our refresh token), else a refresh at the token
     /// endpoint the current tokens came from. Returns whether new tokens are in place.
     async fn renew(&self, state: &mut AuthState, server_url: &str) -> bool {
+        let Some((binding, shared)) = self
+            .config
+            .store
+            .as_ref()
+            .and_then(|binding| Some((binding, binding.shared.clone()?)))
+        else {
+            return self.renew_alone(state, server_url).await;
+        };
+        let key = binding.key();
+        let lock = match shared.lock(&key).await {
+            Ok(lock) => Some(lock),
+            Err(failure) => {
+                tracing::warn!(%failure, "the shared token store cannot be locked; renewing alone");
+                None
+            }
+        };
+        let renewed = self
+            .renew_taking_turns(state, server_url, shared.as_ref(), &key)
+            .await;
+        if let Some(lock) = lock {
+            shared.unlock(lock).await;
+        }
+        renewed
+    }
+
+    /// A renewal under the shared store's lock: what another process published since, when
+    /// it is newer than ours, else a renewal of our own, published.
+    async fn renew_taking_turns(
+        &self,
+        state: &mut AuthState,
+        server_url: &str,
+        shared: &dyn SharedTokens,
+        key: &StoreKey,
+    ) -> bool {
+        match shared.load(key).await {
+            Ok(Some(theirs)) => {
+                let (ours, expiry) = match &state.tokens {
+                    Some(tokens) => (tokens.access.as_str(), unix_seconds(tokens.expires_at)),
+                    None => ("", None),
+                };
+                if is_newer(&theirs, ours, expiry) {
+                    self.install_saved(state, &theirs);
+                    if let Some(binding) = &self.config.store
+                        && let Err(problem) = binding.store.save(&theirs)
+                    {
+                        tracing::warn!(%problem, "the shared tokens could not be saved here");
+                    }
+                    return true;
+                }
+            }
+            Ok(None) => {}
+            Err(failure) => {
+                tracing::warn!(%failure, "the shared token store cannot be read; renewing alone")
+            }
+        }
+        if !self.renew_alone(state, server_url).await {
+            return false;
+        }
+        let published = state
+            .tokens
+            .as_ref()
+            .and_then(|tokens| self.saved_of(state, tokens));
+        if let Some(saved) = published
+            && let Err(failure) = shared.save(&saved).await
+        {
+            tracing::warn!(%failure, "the renewed tokens could not be shared");
+        }
+        true
+    }
+
+    /// A renewal by this process alone: a newer login in the token file, else a refresh.
+    async fn renew_alone(&self, state: &mut AuthState, server_url: &str) -> bool {
         if self.adopt_newer_saved(state) {
             return true;
         }
@@ -629,6 +720,12 @@ impl OAuthClient {
         }
         Ok(Grant::AuthorizationCode)
     }
+}
+
+/// Seconds since the Unix epoch.
+fn unix_seconds(at: Option<SystemTime>) -> Option<u64> {
+    at.and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+        .map(|since| since.as_secs())
 }
 
 impl Authorizer for OAuthClient {

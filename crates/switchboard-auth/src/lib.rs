@@ -64,7 +64,8 @@
 //! authentication, the identities presented instead of a user), `grants` (grants and the
 //! token request), `dpop` (the key and its proofs), `client` (the authorizer), `driver`
 //! (the user's step), `fetch` (the policy-bound HTTP client), `policy`, `store`,
-//! `challenge`, `error`.
+//! `challenge`, `error`, `shared` (the [`SharedTokens`] seam: processes that use one
+//! authorization at once take turns renewing it and adopt each other's tokens).
 
 mod challenge;
 mod client;
@@ -76,6 +77,7 @@ mod fetch;
 mod grants;
 mod identity;
 mod policy;
+mod shared;
 mod store;
 
 use std::future::Future;
@@ -92,6 +94,7 @@ pub use identity::{
     ClientCredentials, IdentityAssertion, SubjectToken, WorkloadIdentity, WorkloadToken,
 };
 pub use policy::{AddressClass, UrlRefusal, UrlRole};
+pub use shared::{SharedFailure, SharedLock, SharedTokens};
 pub use store::{LOCK_WAIT, SavedAuthorization, StoreError, StoreKey, StoredPath, TokenStore};
 
 /// A boxed future.

@@ -67,6 +67,40 @@ pub struct SavedAuthorization {
     pub on_behalf_of: Option<String>,
 }
 
+impl SavedAuthorization {
+    /// As the token file keeps it (secrets included: for a store as private as the file).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "server_url": self.server_url, "issuer": self.issuer, "client_id": self.client_id,
+            "client_secret": self.client_secret, "auth_method": self.auth_method,
+            "access_token": self.access_token, "refresh_token": self.refresh_token,
+            "expires_at": self.expires_at, "token_endpoint": self.token_endpoint,
+            "resource": self.resource, "dpop_key": self.dpop_key,
+            "on_behalf_of": self.on_behalf_of,
+        })
+    }
+
+    /// Read back from [`SavedAuthorization::to_json`]; `None` without the fields every
+    /// authorization has.
+    pub fn from_json(e: &Value) -> Option<SavedAuthorization> {
+        let text = |k: &str| e.get(k).and_then(Value::as_str).map(str::to_owned);
+        Some(SavedAuthorization {
+            server_url: text("server_url")?,
+            issuer: text("issuer")?,
+            client_id: text("client_id")?,
+            client_secret: text("client_secret"),
+            auth_method: text("auth_method").unwrap_or_else(|| "none".into()),
+            access_token: text("access_token")?,
+            refresh_token: text("refresh_token"),
+            expires_at: e.get("expires_at").and_then(Value::as_u64),
+            token_endpoint: text("token_endpoint"),
+            resource: text("resource"),
+            dpop_key: text("dpop_key"),
+            on_behalf_of: text("on_behalf_of"),
+        })
+    }
+}
+
 impl std::fmt::Debug for SavedAuthorization {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SavedAuthorization")
@@ -390,45 +424,17 @@ impl TokenStore {
         if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
             return Ok(Vec::new());
         }
-        let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).map(str::to_owned);
         Ok(value
             .get("servers")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|e| {
-                Some(SavedAuthorization {
-                    server_url: text(e, "server_url")?,
-                    issuer: text(e, "issuer")?,
-                    client_id: text(e, "client_id")?,
-                    client_secret: text(e, "client_secret"),
-                    auth_method: text(e, "auth_method").unwrap_or_else(|| "none".into()),
-                    access_token: text(e, "access_token")?,
-                    refresh_token: text(e, "refresh_token"),
-                    expires_at: e.get("expires_at").and_then(Value::as_u64),
-                    token_endpoint: text(e, "token_endpoint"),
-                    resource: text(e, "resource"),
-                    dpop_key: text(e, "dpop_key"),
-                    on_behalf_of: text(e, "on_behalf_of"),
-                })
-            })
+            .filter_map(SavedAuthorization::from_json)
             .collect())
     }
 
     fn write(&self, directory: &Path, entries: &[SavedAuthorization]) -> Result<(), StoreError> {
-        let servers: Vec<Value> = entries
-            .iter()
-            .map(|e| {
-                json!({
-                    "server_url": e.server_url, "issuer": e.issuer, "client_id": e.client_id,
-                    "client_secret": e.client_secret, "auth_method": e.auth_method,
-                    "access_token": e.access_token, "refresh_token": e.refresh_token,
-                    "expires_at": e.expires_at, "token_endpoint": e.token_endpoint,
-                    "resource": e.resource, "dpop_key": e.dpop_key,
-                    "on_behalf_of": e.on_behalf_of,
-                })
-            })
-            .collect();
+        let servers: Vec<Value> = entries.iter().map(SavedAuthorization::to_json).collect();
         let text = serde_json::to_string_pretty(&json!({"format": FORMAT, "servers": servers}))
             .unwrap_or_default();
         write_private(&self.path, directory, text.as_bytes())

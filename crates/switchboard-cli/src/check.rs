@@ -310,7 +310,7 @@ pub(crate) async fn run(args: CheckArgs) -> Result<u8, Failure> {
             spec.transport.sandbox_in(policy, launcher);
         }
         if let TransportEntry::Http { url, .. } = &entry.transport {
-            spec.authorizer = Some(connect::saved_login_authorizer(entry, url)?);
+            spec.authorizer = Some(connect::saved_login_authorizer(entry, url, None)?);
         }
         spec.tap = crate::trace::tap_for(entry);
         given.typed_for(entry, &mut options).await?;

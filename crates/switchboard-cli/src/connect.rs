@@ -126,7 +126,7 @@ impl ConnectedServer {
             (TransportEntry::Stdio { .. }, _) => None,
             (TransportEntry::Http { .. }, Some(authorizer)) => Some(authorizer),
             (TransportEntry::Http { url, .. }, None) => {
-                Some(saved_login_authorizer(entry, url).map_err(|detail| {
+                Some(saved_login_authorizer(entry, url, None).map_err(|detail| {
                     // The saved login (its token file) cannot be used: the HTTP setup
                     // failed, not the server.
                     SessionError::HttpSetup(switchboard_http::HttpSetupError {
@@ -210,13 +210,15 @@ fn connect_outcome(connected: &Result<Session, SessionError>) -> ConnectOutcome<
 pub(crate) fn saved_login_authorizer(
     entry: &ServerEntry,
     url: &str,
+    shared: Option<Arc<dyn switchboard_auth::SharedTokens>>,
 ) -> Result<Arc<dyn Authorizer>, String> {
     let acquire = switchboard_auth::Acquire::SavedLogin {
         server_name: entry.name.clone(),
         login_command: crate::adhoc::login_command(entry),
     };
-    let key = switchboard_auth::StoreKey::own(url);
+    let mut binding = crate::login::binding(switchboard_auth::StoreKey::own(url));
+    binding.shared = shared;
     let client =
-        crate::login::oauth_client(entry, key, acquire, "http://127.0.0.1/callback".into())?;
+        crate::login::oauth_client(entry, binding, acquire, "http://127.0.0.1/callback".into())?;
     Ok(Arc::new(client))
 }

@@ -47,7 +47,7 @@ pub(crate) fn token_store() -> TokenStore {
 /// only, never discovery or registration).
 pub(crate) fn oauth_client(
     entry: &ServerEntry,
-    key: StoreKey,
+    binding: StoreBinding,
     acquire: Acquire,
     redirect_uri: String,
 ) -> Result<OAuthClient, String> {
@@ -61,13 +61,20 @@ pub(crate) fn oauth_client(
         acquire,
         identity_assertion: None,
         workload_identity: None,
-        store: Some(StoreBinding {
-            store: token_store(),
-            server_url: key.server_url,
-            on_behalf_of: key.on_behalf_of,
-        }),
+        store: Some(binding),
     })
     .map_err(|e| format!("server `{}`: {e}", entry.name))
+}
+
+/// The token file's authorization under `key`, kept by this process alone (set
+/// [`StoreBinding::shared`] for one that instances share).
+pub(crate) fn binding(key: StoreKey) -> StoreBinding {
+    StoreBinding {
+        store: token_store(),
+        server_url: key.server_url,
+        on_behalf_of: key.on_behalf_of,
+        shared: None,
+    }
 }
 
 /// What the gateway's token exchange for one caller needs.
@@ -187,7 +194,12 @@ async fn authorize(
             })
         }
     };
-    let client = oauth_client(entry, key.clone(), Acquire::Authorize(driver), redirect_uri)?;
+    let client = oauth_client(
+        entry,
+        binding(key.clone()),
+        Acquire::Authorize(driver),
+        redirect_uri,
+    )?;
     let server = crate::connect::ConnectedServer::connect_with(entry, None, Some(Arc::new(client)))
         .await
         .map_err(|e| e.to_string())?;

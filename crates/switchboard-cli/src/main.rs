@@ -82,6 +82,7 @@ mod request;
 mod sandbox;
 mod scan;
 mod serve;
+mod shared_tokens;
 mod shell;
 mod state;
 mod status;

@@ -167,10 +167,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
     /// Share the `rateLimits` buckets with every instance given the same store, so a
-    /// client's quota is one quota across instances: redis://[:PASSWORD@]HOST:PORT[/DB], or
+    /// client's quota is one quota across instances, and the upstream tokens they renew
+    /// (one instance refreshes, the others adopt): redis://[:PASSWORD@]HOST:PORT[/DB], or
     /// ${VAR} to read it from the environment (also read from SWITCHBOARD_STATE). Redis must
     /// answer at the start; during an outage each instance decides with its own buckets,
-    /// and says so. See docs/gateway-limits.md.
+    /// and says so. See docs/gateway-limits.md and docs/upstream-credentials.md.
     #[arg(long, value_name = "URL", env = crate::state::STATE_ENV, hide_env_values = true)]
     state: Option<String>,
     #[command(flatten)]
@@ -299,12 +300,19 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         }
     }
     let served = entries.clone();
+    // `--state`: the store instances share (a store that does not answer stops here):
+    // the rate limits' buckets, and the upstream tokens they renew in turns.
+    let state = crate::state::connect(args.state.as_deref()).await?;
+    let shared_tokens = state.clone().map(crate::shared_tokens::RedisTokens::shared);
     let mut options = RuntimeOptions::new(ServerSource::Entries(entries));
     options.output_limit = OutputLimit {
         max_bytes: MAX_OUTPUT_BYTES,
         spill_dir: None,
     };
-    options.policy.authorizers = Some(Authorizers(Arc::new(saved_logins)));
+    let logins_shared = shared_tokens.clone();
+    options.policy.authorizers = Some(Authorizers(Arc::new(move |entry: &ServerEntry| {
+        saved_logins(entry, logins_shared.clone())
+    })));
     // Each upstream connection is traced and takes and teaches the era memo, as the
     // verbs' connections do.
     options.policy.connect_hooks = Some(ConnectHooks(Arc::new(connect::CliConnectHooks)));
@@ -404,7 +412,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
     if let Some(section) = file.team.section(crate::upstream_credentials::SECTION) {
         let per_caller =
             crate::upstream_credentials::read(section, &served, &switchboard_config::ProcessEnv)
-                .map_err(|problem| Failure::Usage(format!("{}: {problem}", file.path.display())))?;
+                .map_err(|problem| Failure::Usage(format!("{}: {problem}", file.path.display())))?
+                .sharing(shared_tokens.clone());
         if let Some(line) = per_caller.summary() {
             say(format_args!("switchboard serve: {line}"));
         }
@@ -441,15 +450,11 @@ pub(crate) async fn run(args: ServeArgs) -> Result<u8, Failure> {
         None => None,
     };
     gateway_options.metrics = metrics.as_ref().map(|endpoint| endpoint.metrics.clone());
-    // `--state`: the rate limits' buckets shared through Redis (a store that does not
-    // answer stops here).
-    let limits = rate_limits.limits();
-    crate::state::share_limits(
-        args.state.as_deref(),
-        &limits,
-        gateway_options.metrics.clone(),
-    )
-    .await?;
+    // `--state`: the rate limits' buckets shared through Redis.
+    if let Some(state) = &state {
+        let limits = rate_limits.limits();
+        crate::state::share_limits(state, &limits, gateway_options.metrics.clone());
+    }
     if args.http.is_some() {
         // Remote clients hear which server failed and how; the operator's log has the rest.
         gateway_options.error_detail = if args.full_errors {
@@ -869,12 +874,16 @@ fn naming(args: &ServeArgs) -> Result<Naming, String> {
     }
 }
 
-/// HTTP servers use the tokens saved by `switchboard login` (refreshed when needed).
-fn saved_logins(entry: &ServerEntry) -> Option<Arc<dyn switchboard_http::Authorizer>> {
+/// HTTP servers use the tokens saved by `switchboard login` (refreshed when needed, in
+/// turns with the instances that share `shared`).
+fn saved_logins(
+    entry: &ServerEntry,
+    shared: Option<Arc<dyn switchboard_auth::SharedTokens>>,
+) -> Option<Arc<dyn switchboard_http::Authorizer>> {
     let TransportEntry::Http { url, .. } = &entry.transport else {
         return None;
     };
-    match connect::saved_login_authorizer(entry, url) {
+    match connect::saved_login_authorizer(entry, url, shared) {
         Ok(authorizer) => Some(authorizer),
         Err(error) => {
             say(format_args!(

@@ -1,6 +1,7 @@
 //! `serve --state redis://HOST:PORT[/DB]` (or `SWITCHBOARD_STATE`): the store several
 //! instances share, so that the `rateLimits` limits are one set of buckets across them
-//! (`switchboard_gateway::shared_state`; docs/gateway-limits.md, "Several instances").
+//! (`switchboard_gateway::shared_state`; docs/gateway-limits.md, "Several instances"), and
+//! the upstream tokens they renew in turns (`shared_tokens.rs`).
 //!
 //! The value may be `${VAR}` (expanded from the environment, so the URL and its password
 //! need not sit in a process list); its password is never shown: the startup line, every
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use switchboard_config::{ProcessEnv, expand_vars};
 use switchboard_gateway::metrics::GatewayMetrics;
 use switchboard_gateway::rate_limits::{CallLimits, StoreEvent, StoreWatcher};
-use switchboard_gateway::shared_state::{RedisLimitStore, StateUrl};
+use switchboard_gateway::shared_state::{RedisStore, StateUrl};
 
 use crate::Failure;
 use crate::terminal::say;
@@ -25,15 +26,11 @@ use crate::terminal::say;
 /// Where `--state` may come from when the flag is not given.
 pub(crate) const STATE_ENV: &str = "SWITCHBOARD_STATE";
 
-/// Makes `limits` decided in the store `flag` names (nothing without it), said on stderr.
-/// Errors: the URL does not read, or Redis does not answer (exit 2).
-pub(crate) async fn share_limits(
-    flag: Option<&str>,
-    limits: &CallLimits,
-    metrics: Option<GatewayMetrics>,
-) -> Result<(), Failure> {
+/// The store `flag` names (none without it). Errors: the URL does not read, or Redis does
+/// not answer (exit 2).
+pub(crate) async fn connect(flag: Option<&str>) -> Result<Option<Arc<RedisStore>>, Failure> {
     let Some(flag) = flag else {
-        return Ok(());
+        return Ok(None);
     };
     let text = expand_vars(flag, &ProcessEnv).map_err(|unset| {
         Failure::Usage(format!(
@@ -43,11 +40,21 @@ pub(crate) async fn share_limits(
     let url =
         StateUrl::parse(&text).map_err(|error| Failure::Usage(format!("--state: {error}")))?;
     let shown = url.to_string();
-    let store = RedisLimitStore::connect(url).await.map_err(|failure| {
+    let store = RedisStore::connect(url).await.map_err(|failure| {
         Failure::Usage(format!(
             "--state: the shared store {shown} does not answer: {failure}; not serving with limits that would not be shared"
         ))
     })?;
+    Ok(Some(Arc::new(store)))
+}
+
+/// Makes `limits` decided in `store`, said on stderr.
+pub(crate) fn share_limits(
+    store: &Arc<RedisStore>,
+    limits: &CallLimits,
+    metrics: Option<GatewayMetrics>,
+) {
+    let shown = store.url().to_string();
     let watched = shown.clone();
     let watcher: StoreWatcher = Arc::new(move |event: &StoreEvent| match event {
         StoreEvent::Failed {
@@ -67,9 +74,8 @@ pub(crate) async fn share_limits(
             "switchboard serve: the shared store {watched} is back; rate limits are shared again"
         )),
     });
-    limits.share_with(Arc::new(store), watcher);
+    limits.share_with(store.clone(), watcher);
     say(format_args!(
         "switchboard serve: rate limits shared through {shown}"
     ));
-    Ok(())
 }

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
-use switchboard_auth::{Acquire, ClientCredentials, StoreKey, SubjectToken};
+use switchboard_auth::{Acquire, ClientCredentials, SharedTokens, StoreKey, SubjectToken};
 use switchboard_config::{ServerEntry, TransportEntry, Variables};
 use switchboard_gateway::credentials::{Caller, CredentialRefusal, UpstreamCredentials};
 use switchboard_http::Authorizer;
@@ -44,6 +44,8 @@ const MAX_TEXT: usize = 2048;
 /// The per-caller servers and how their callers' credentials are had.
 pub(crate) struct PerCallerServers {
     servers: BTreeMap<String, PerCaller>,
+    /// Where instances share their renewed tokens (`serve --state`).
+    shared: Option<Arc<dyn SharedTokens>>,
 }
 
 /// One per-caller server.
@@ -61,6 +63,12 @@ struct Exchange {
 }
 
 impl PerCallerServers {
+    /// Stored logins renewed in turns with the other instances sharing `shared`.
+    pub(crate) fn sharing(mut self, shared: Option<Arc<dyn SharedTokens>>) -> PerCallerServers {
+        self.shared = shared;
+        self
+    }
+
     /// The servers' names, for the startup report.
     pub(crate) fn summary(&self) -> Option<String> {
         if self.servers.is_empty() {
@@ -125,7 +133,10 @@ pub(crate) fn read(
             },
         );
     }
-    Ok(PerCallerServers { servers })
+    Ok(PerCallerServers {
+        servers,
+        shared: None,
+    })
 }
 
 fn read_exchange(value: &Value, at: &str, vars: &dyn Variables) -> Result<Exchange, String> {
@@ -213,9 +224,11 @@ impl UpstreamCredentials for PerCallerServers {
                 server_name: server.to_owned(),
                 login_command: format!("switchboard login {server} --as {}", caller.name),
             };
+            let mut binding = crate::login::binding(key);
+            binding.shared = self.shared.clone();
             let client = crate::login::oauth_client(
                 &per_caller.entry,
-                key,
+                binding,
                 acquire,
                 "http://127.0.0.1/callback".into(),
             )

@@ -1,6 +1,9 @@
 //! The store several instances of the gateway share (`serve --state redis://HOST:PORT[/DB]`):
-//! Redis deciding the buckets of the rate limits ([`RedisLimitStore`], a
-//! [`LimitStore`]), so that a client's quota is one quota whichever instance serves it.
+//! Redis deciding the buckets of the rate limits ([`RedisStore`], a
+//! [`LimitStore`]), so that a client's quota is one quota whichever instance serves it;
+//! and holding values its owner names with a lock to take turns on them
+//! ([`RedisStore::get`], [`RedisStore::set`], [`RedisStore::lock`]): the CLI keeps the
+//! upstream tokens there that instances share, so that one of them refreshes each.
 //!
 //! Each bucket is one Redis key, `switchboard:rl:<limit name>:<holder>` (the holder is
 //! [`holder_digest`](crate::rate_limits::holder_digest) of the client, or `gateway`), holding
@@ -135,8 +138,22 @@ impl StateUrl {
     }
 }
 
-/// Redis as the rate limits' shared store: one connection, every operation bounded.
-pub struct RedisLimitStore {
+/// How long a value operation ([`RedisStore::get`], [`RedisStore::set`], one try of
+/// [`RedisStore::lock`]) may take: longer than a bucket's, since a renewal waits anyway.
+pub const VALUE_DEADLINE: Duration = Duration::from_secs(1);
+/// How often a waiting [`RedisStore::lock`] tries again.
+const LOCK_RETRY: Duration = Duration::from_millis(25);
+
+/// Deletes `KEYS[1]` only when it holds `ARGV[1]` (a lock given back by its holder only).
+const UNLOCK_SCRIPT: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+";
+
+/// Redis as the instances' shared store: one connection, every operation bounded.
+pub struct RedisStore {
     url: StateUrl,
     script: Script,
     connection: tokio::sync::Mutex<Option<MultiplexedConnection>>,
@@ -144,19 +161,19 @@ pub struct RedisLimitStore {
     resting_until: Mutex<Option<Instant>>,
 }
 
-impl fmt::Debug for RedisLimitStore {
+impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisLimitStore")
+        f.debug_struct("RedisStore")
             .field("url", &self.url)
             .finish_non_exhaustive()
     }
 }
 
-impl RedisLimitStore {
+impl RedisStore {
     /// Connects to `url` and checks that Redis answers (`PING`) and runs the script,
     /// within [`START_DEADLINE`]. Errors: what went wrong, without the URL's secrets.
-    pub async fn connect(url: StateUrl) -> Result<RedisLimitStore, StoreFailure> {
-        let store = RedisLimitStore {
+    pub async fn connect(url: StateUrl) -> Result<RedisStore, StoreFailure> {
+        let store = RedisStore {
             url,
             script: Script::new(GCRA_SCRIPT),
             connection: tokio::sync::Mutex::new(None),
@@ -230,6 +247,104 @@ impl RedisLimitStore {
         }
     }
 
+    /// One value operation, bounded by [`VALUE_DEADLINE`]; a failure drops the connection
+    /// (the next operation connects anew).
+    async fn value_op<T>(&self, command: redis::Cmd) -> Result<T, StoreFailure>
+    where
+        T: redis::FromRedisValue,
+    {
+        let run = async {
+            let mut connection = self.connection(VALUE_DEADLINE).await?;
+            command
+                .query_async::<T>(&mut connection)
+                .await
+                .map_err(|error| self.url.failure(&error))
+        };
+        let done = tokio::time::timeout(VALUE_DEADLINE, run)
+            .await
+            .unwrap_or_else(|_| Err(StoreFailure(format!("no answer within {VALUE_DEADLINE:?}"))));
+        if done.is_err()
+            && let Ok(mut slot) = self.connection.try_lock()
+        {
+            *slot = None;
+        }
+        done
+    }
+
+    /// The value under `key`, if any.
+    pub async fn get(&self, key: &str) -> Result<Option<String>, StoreFailure> {
+        self.value_op(redis::cmd("GET").arg(key).clone()).await
+    }
+
+    /// Sets `key` to `value` for `keep` (then Redis forgets it).
+    pub async fn set(&self, key: &str, value: &str, keep: Duration) -> Result<(), StoreFailure> {
+        let millis = u64::try_from(keep.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.value_op(
+            redis::cmd("SET")
+                .arg(key)
+                .arg(value)
+                .arg("PX")
+                .arg(millis)
+                .clone(),
+        )
+        .await
+    }
+
+    /// Takes the lock `key` as `holder`, waiting at most `timing.wait` while another holds
+    /// it; it lapses after `timing.hold` if never given back ([`RedisStore::unlock`]).
+    pub async fn lock(
+        &self,
+        key: &str,
+        holder: &str,
+        timing: LockTiming,
+    ) -> Result<(), StoreFailure> {
+        let started = Instant::now();
+        let millis = u64::try_from(timing.hold.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        loop {
+            let taken: Option<String> = self
+                .value_op(
+                    redis::cmd("SET")
+                        .arg(key)
+                        .arg(holder)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(millis)
+                        .clone(),
+                )
+                .await?;
+            if taken.is_some() {
+                return Ok(());
+            }
+            if started.elapsed() >= timing.wait {
+                return Err(StoreFailure(format!(
+                    "another instance held the lock for {:?}",
+                    timing.wait
+                )));
+            }
+            tokio::time::sleep(LOCK_RETRY).await;
+        }
+    }
+
+    /// Gives the lock `key` back, when `holder` still holds it.
+    pub async fn unlock(&self, key: &str, holder: &str) -> Result<(), StoreFailure> {
+        let script = Script::new(UNLOCK_SCRIPT);
+        let run = async {
+            let mut connection = self.connection(VALUE_DEADLINE).await?;
+            script
+                .key(key)
+                .arg(holder)
+                .invoke_async::<i64>(&mut connection)
+                .await
+                .map_err(|error| self.url.failure(&error))
+        };
+        tokio::time::timeout(VALUE_DEADLINE, run)
+            .await
+            .unwrap_or_else(|_| Err(StoreFailure(format!("no answer within {VALUE_DEADLINE:?}"))))
+            .map(|_| ())
+    }
+
     fn resting(&self) -> bool {
         let until = self
             .resting_until
@@ -246,7 +361,7 @@ impl RedisLimitStore {
     }
 }
 
-impl LimitStore for RedisLimitStore {
+impl LimitStore for RedisStore {
     fn take<'a>(&'a self, key: &'a BucketKey, rate: Rate) -> TakeFuture<'a> {
         Box::pin(async move {
             if self.resting() {
@@ -275,6 +390,16 @@ impl LimitStore for RedisLimitStore {
             decided
         })
     }
+}
+
+/// How long [`RedisStore::lock`] waits for the lock, and how long a taken lock lasts if
+/// its holder never gives it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockTiming {
+    /// The longest wait.
+    pub wait: Duration,
+    /// The lock's life.
+    pub hold: Duration,
 }
 
 /// GCRA's T (microseconds between calls, at least 1) and tolerance T × (burst − 1).

@@ -137,6 +137,7 @@ async fn a_saved_login_client_follows_nothing_a_challenge_names() {
         store: TokenStore::new(&file),
         server_url: server_url.clone(),
         on_behalf_of: None,
+        shared: None,
     };
     let client = OAuthClient::new(config(saved_login(), Some(store))).expect("client");
     let refused = within(
@@ -172,6 +173,7 @@ async fn a_saved_login_client_follows_nothing_a_challenge_names() {
         store: TokenStore::new(&file),
         server_url: server_url.clone(),
         on_behalf_of: None,
+        shared: None,
     };
     let client = OAuthClient::new(config(saved_login(), Some(store))).expect("client");
     let refused = within(
@@ -226,6 +228,7 @@ async fn a_saved_login_refreshes_only_at_its_saved_token_endpoint() {
         store: TokenStore::new(&file),
         server_url: server_url.clone(),
         on_behalf_of: None,
+        shared: None,
     };
     let client = OAuthClient::new(config(saved_login(), Some(store))).expect("client");
     let named = format!(

@@ -257,6 +257,7 @@ async fn a_dpop_login_is_saved_with_its_key() {
         store: TokenStore::new(&file),
         server_url: mcp.to_string(),
         on_behalf_of: None,
+        shared: None,
     };
     let login = OAuthClient::new(config(
         Acquire::Authorize(Arc::new(CodeDriver)),

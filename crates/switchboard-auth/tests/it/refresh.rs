@@ -126,6 +126,7 @@ fn client_with_saved_token(
             store,
             server_url,
             on_behalf_of: None,
+            shared: None,
         }),
     })
     .expect("client")

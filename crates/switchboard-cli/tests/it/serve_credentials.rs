@@ -7,7 +7,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use expect_test::expect;
@@ -66,10 +66,47 @@ fn field(request: &CannedRequest, name: &str) -> Option<String> {
         .find_map(|(key, value)| (key == name).then_some(value))
 }
 
+/// The refresh tokens an authorization server issued: whose each is, and whether it was
+/// used. It rotates them (each refresh gives a new one) and treats a reuse as theft: the
+/// refresh is refused and the reuse counted.
+#[derive(Default)]
+struct RefreshBook {
+    subjects: std::collections::HashMap<String, String>,
+    used: std::collections::HashSet<String>,
+    refreshes: usize,
+    reuses: usize,
+}
+
+impl RefreshBook {
+    fn issue(&mut self, subject: &str) -> String {
+        let token = format!("refresh-{}-{subject}", self.subjects.len());
+        self.subjects.insert(token.clone(), subject.to_owned());
+        token
+    }
+
+    /// The subject of an unused refresh token, now used; `None` for a reuse or a stranger.
+    fn spend(&mut self, token: &str) -> Option<String> {
+        if !self.used.insert(token.to_owned()) {
+            self.reuses += 1;
+            return None;
+        }
+        self.refreshes += 1;
+        self.subjects.get(token).cloned()
+    }
+}
+
+fn locked(book: &Mutex<RefreshBook>) -> std::sync::MutexGuard<'_, RefreshBook> {
+    book.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The authorization server: metadata offering token exchange, its keys, and a token
 /// endpoint that exchanges a token it signed for the gateway for one for the resource
-/// asked, for the same subject, when the gateway's client authenticates.
-async fn authorization_server(signer: Arc<Signer>) -> CountingServer {
+/// asked, for the same subject, when the gateway's client authenticates; and that
+/// refreshes (rotating, 2-second access tokens) the refresh tokens in `book`.
+async fn authorization_server(
+    signer: Arc<Signer>,
+    book: Arc<Mutex<RefreshBook>>,
+) -> CountingServer {
     let keys = json!({ "keys": [signer.jwk()] });
     CountingServer::start_with(move |origin, request: &CannedRequest| {
         let body = match request.path() {
@@ -83,6 +120,20 @@ async fn authorization_server(signer: Arc<Signer>) -> CountingServer {
                 "token_endpoint_auth_methods_supported": ["client_secret_basic"],
             }),
             "/jwks" => keys.clone(),
+            "/token" if field(request, "grant_type").as_deref() == Some("refresh_token") => {
+                let mut book = locked(&book);
+                let spent = field(request, "refresh_token").and_then(|token| book.spend(&token));
+                let (Some(subject), Some(resource)) = (spent, field(request, "resource")) else {
+                    let error = json!({ "error": "invalid_grant" }).to_string();
+                    return canned::answer("400 Bad Request", "application/json", &error);
+                };
+                json!({
+                    "access_token": token(&signer, origin, &subject, &resource),
+                    "refresh_token": book.issue(&subject),
+                    "token_type": "Bearer",
+                    "expires_in": 2,
+                })
+            }
             "/token" => {
                 let authenticated = request.head.lines().any(|line| {
                     line.eq_ignore_ascii_case(&format!("authorization: {GATEWAY_CLIENT}"))
@@ -142,60 +193,201 @@ fn callers_seen(audit: &Path) -> String {
         .join("\n")
 }
 
+/// The upstream: the fixture behind OAuth (`issuer`'s tokens for its own URL), recording
+/// who called in its audit log.
+struct Upstream {
+    server: HttpGateway,
+    url: String,
+    audit: PathBuf,
+}
+
+impl Upstream {
+    fn start(dir: &Path, issuer: &CountingServer) -> Upstream {
+        let port = free_port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let config = dir.join("upstream.json");
+        write_config(
+            &config,
+            &json!({ "mcpServers": { "fx": fixture_entry(&[]) } }),
+        );
+        let audit = dir.join("upstream-audit.jsonl");
+        let server = HttpGateway::launch(
+            &[
+                "serve",
+                "--http",
+                &format!("127.0.0.1:{port}"),
+                "--config",
+                config.to_str().expect("UTF-8"),
+                "--server",
+                "fx",
+                "--no-prefix",
+                "--oauth-issuer",
+                issuer.origin(),
+                "--resource-url",
+                &url,
+                "--audit",
+                audit.to_str().expect("UTF-8"),
+            ],
+            &[],
+            "switchboard serve: listening on ",
+        );
+        Upstream { server, url, audit }
+    }
+}
+
+/// A login saved in `tokens` for the upstream at `url`: the operator's own (`None`) or
+/// one kept for a client.
+struct Login<'a> {
+    url: &'a str,
+    issuer: &'a str,
+    on_behalf_of: Option<&'a str>,
+    access_token: String,
+    refresh_token: Option<String>,
+    expires_at: u64,
+}
+
+fn save_login(tokens: &Path, login: Login<'_>) {
+    TokenStore::new(tokens)
+        .save(&SavedAuthorization {
+            server_url: login.url.to_owned(),
+            issuer: login.issuer.to_owned(),
+            client_id: "operator-app".into(),
+            auth_method: "none".into(),
+            access_token: login.access_token,
+            refresh_token: login.refresh_token,
+            expires_at: Some(login.expires_at),
+            token_endpoint: Some(format!("{}/token", login.issuer)),
+            on_behalf_of: login.on_behalf_of.map(str::to_owned),
+            ..SavedAuthorization::default()
+        })
+        .expect("save a login");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_renew_a_clients_rotating_tokens_once_through_redis() {
+    let signer = Arc::new(Signer::new("k1"));
+    let book = Arc::new(Mutex::new(RefreshBook::default()));
+    let issuer = authorization_server(signer.clone(), book.clone()).await;
+    let dir = scratch_dir("serve-credentials-shared");
+    let upstream = Upstream::start(&dir, &issuer);
+    let redis = crate::serve_state::Redis::start("serve-credentials-redis");
+    let config = dir.join("named.json");
+    write_config(
+        &config,
+        &json!({
+            "mcpServers": { "remote": { "url": upstream.url } },
+            "clients": { "carol": { "token": CAROL_TOKEN } },
+            "upstreamCredentials": { "remote": {} }
+        }),
+    );
+    // Two hosts, each with its own token file holding the same login of carol's: an
+    // access token already expired and the refresh token the authorization server gave.
+    let first_refresh = locked(&book).issue("carol");
+    let instances: Vec<HttpGateway> = ["a", "b"]
+        .iter()
+        .map(|host| {
+            let tokens = private(&dir.join(host)).join("tokens.json");
+            save_login(
+                &tokens,
+                Login {
+                    url: &upstream.url,
+                    issuer: issuer.origin(),
+                    on_behalf_of: None,
+                    access_token: token(&signer, issuer.origin(), "operator", &upstream.url),
+                    refresh_token: None,
+                    expires_at: now() + 3600,
+                },
+            );
+            save_login(
+                &tokens,
+                Login {
+                    url: &upstream.url,
+                    issuer: issuer.origin(),
+                    on_behalf_of: Some("client:carol"),
+                    access_token: token(&signer, issuer.origin(), "carol", &upstream.url),
+                    refresh_token: Some(first_refresh.clone()),
+                    expires_at: now().saturating_sub(10),
+                },
+            );
+            let token_file = tokens.to_str().expect("UTF-8").to_owned();
+            HttpGateway::start(
+                &config,
+                &["--state", &redis.url()],
+                &[("SWITCHBOARD_TOKEN_FILE", token_file.as_str())],
+            )
+        })
+        .collect();
+    let mut sessions = Vec::new();
+    for instance in &instances {
+        sessions.push(connect(instance.url(), CAROL_TOKEN, EraChoice::Legacy).await);
+    }
+    // Carol calls through both instances in turn while her 2-second access tokens expire.
+    let mut answers = Vec::new();
+    for turn in 0..8 {
+        let session = &sessions[turn % 2];
+        answers.push(
+            outcome(
+                session,
+                "remote__echo",
+                json!({ "text": format!("c{turn}") }),
+            )
+            .await,
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    }
+    let book = locked(&book);
+    assert_eq!(
+        answers
+            .iter()
+            .filter(|answer| answer.starts_with("ok "))
+            .count(),
+        8,
+        "every call answered: {answers:?}"
+    );
+    assert_eq!(book.reuses, 0, "no refresh token used twice");
+    assert!(
+        book.refreshes >= 2,
+        "the tokens were renewed: {}",
+        book.refreshes
+    );
+    // Redis names the shared tokens by a digest: no client, server or token in a key.
+    let keys = redis.cli(&["--scan", "--pattern", "switchboard:tok*"]);
+    assert!(!keys.is_empty(), "the tokens are shared through Redis");
+    for key in &keys {
+        assert!(
+            !key.contains("carol") && !key.contains("127.0.0.1"),
+            "{key}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_caller_reaches_the_upstream_as_itself_never_as_the_operator_or_another() {
     let signer = Arc::new(Signer::new("k1"));
-    let issuer = authorization_server(signer.clone()).await;
+    let issuer = authorization_server(signer.clone(), Arc::default()).await;
     let dir = scratch_dir("serve-credentials");
     let tokens = private(&dir).join("tokens.json");
     let token_file = tokens.to_str().expect("UTF-8").to_owned();
 
-    // The upstream: the fixture behind OAuth, recording who called.
-    let port = free_port();
-    let upstream_url = format!("http://127.0.0.1:{port}/mcp");
-    let upstream_config = dir.join("upstream.json");
-    write_config(
-        &upstream_config,
-        &json!({ "mcpServers": { "fx": fixture_entry(&[]) } }),
-    );
-    let audit = dir.join("upstream-audit.jsonl");
-    let mut upstream = HttpGateway::launch(
-        &[
-            "serve",
-            "--http",
-            &format!("127.0.0.1:{port}"),
-            "--config",
-            upstream_config.to_str().expect("UTF-8"),
-            "--server",
-            "fx",
-            "--no-prefix",
-            "--oauth-issuer",
-            issuer.origin(),
-            "--resource-url",
-            &upstream_url,
-            "--audit",
-            audit.to_str().expect("UTF-8"),
-        ],
-        &[],
-        "switchboard serve: listening on ",
-    );
+    let Upstream {
+        server: mut upstream,
+        url: upstream_url,
+        audit,
+    } = Upstream::start(&dir, &issuer);
 
     // The operator's own login (the catalog) and one stored for the named client carol.
-    let store = TokenStore::new(&tokens);
     for (on_behalf_of, subject) in [(None, "operator"), (Some("client:carol"), "carol-stored")] {
-        store
-            .save(&SavedAuthorization {
-                server_url: upstream_url.clone(),
-                issuer: issuer.origin().to_owned(),
-                client_id: "operator-app".into(),
-                auth_method: "none".into(),
+        save_login(
+            &tokens,
+            Login {
+                url: &upstream_url,
+                issuer: issuer.origin(),
+                on_behalf_of,
                 access_token: token(&signer, issuer.origin(), subject, &upstream_url),
-                expires_at: Some(now() + 3600),
-                token_endpoint: Some(format!("{}/token", issuer.origin())),
-                on_behalf_of: on_behalf_of.map(str::to_owned),
-                ..SavedAuthorization::default()
-            })
-            .expect("save a login");
+                refresh_token: None,
+                expires_at: now() + 3600,
+            },
+        );
     }
     let exchange = json!({
         "issuer": issuer.origin(), "clientId": "gw", "clientSecret": "${SB_GW_SECRET}"

@@ -37,14 +37,14 @@ const BACK: &str = "is back; rate limits are shared again";
 
 /// A `redis-server` on a loopback port, in a folder of its own, nothing saved; killed
 /// (and its folder removed) when dropped.
-struct Redis {
+pub(crate) struct Redis {
     process: Option<Owned>,
     folder: PathBuf,
     port: u16,
 }
 
 impl Redis {
-    fn start(name: &str) -> Redis {
+    pub(crate) fn start(name: &str) -> Redis {
         let folder = workspace_root()
             .join("target/cli-tests")
             .join(format!("{name}-{}", std::process::id()));
@@ -99,7 +99,7 @@ impl Redis {
     }
 
     /// `redis-cli -p PORT ARGS`'s output lines (bounded).
-    fn cli(&self, args: &[&str]) -> Vec<String> {
+    pub(crate) fn cli(&self, args: &[&str]) -> Vec<String> {
         let mut command = Command::new(peer_path("target/peers/redis/redis-cli"));
         command.args(["-p", &self.port.to_string()]).args(args);
         let run = crate::run_bounded(command, "redis-cli");
@@ -107,7 +107,7 @@ impl Redis {
         run.stdout.lines().map(str::to_owned).collect()
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
 }
@@ -357,12 +357,9 @@ fn a_state_url_that_does_not_read_or_does_not_answer_stops_serve_without_the_pas
     }
     expect_test::expect![[r#"
         exit 2: switchboard serve: clients: alice, bob, carol, dave (their tokens are asked for over --http only)
-        switchboard serve: rate limits: hourly (3 calls per 1h per client)
         switchboard: --state: the shared store must be a redis://HOST:PORT[/DB] URL (rediss:// with TLS is not supported)
         exit 2: switchboard serve: clients: alice, bob, carol, dave (their tokens are asked for over --http only)
-        switchboard serve: rate limits: hourly (3 calls per 1h per client)
         switchboard: --state: not a usable redis://HOST:PORT[/DB] URL (host, port and database number)
         exit 2: switchboard serve: clients: alice, bob, carol, dave (their tokens are asked for over --http only)
-        switchboard serve: rate limits: hourly (3 calls per 1h per client)
         switchboard: --state: the shared store redis://***@127.0.0.1:PORT/1 does not answer: Connection refused (os error 111); not serving with limits that would not be shared"#]].assert_eq(&seen.join("\n"));
 }
