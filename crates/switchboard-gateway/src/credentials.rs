@@ -303,7 +303,7 @@ fn caller_session_failed(
     caller: &str,
     error: &switchboard_runtime::ServerRequestError,
 ) -> ErrorObject {
-    tracing::warn!(server, caller, %error, "a caller's upstream session could not be opened");
+    tracing::warn!(server, caller = ?caller, %error, "a caller's upstream session could not be opened");
     ErrorObject {
         code: codes::CREDENTIALS,
         message: format!("`{server}` could not be reached as `{caller}`: {error}"),
