@@ -94,8 +94,10 @@ pub use identity::{
     ClientCredentials, IdentityAssertion, SubjectToken, WorkloadIdentity, WorkloadToken,
 };
 pub use policy::{AddressClass, UrlRefusal, UrlRole};
-pub use shared::{SharedFailure, SharedLock, SharedTokens};
-pub use store::{LOCK_WAIT, SavedAuthorization, StoreError, StoreKey, StoredPath, TokenStore};
+pub use shared::{FileTokens, SharedFailure, SharedLock, SharedTokens};
+pub use store::{
+    LOCK_WAIT, RenewalLock, SavedAuthorization, StoreError, StoreKey, StoredPath, TokenStore,
+};
 
 /// A boxed future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

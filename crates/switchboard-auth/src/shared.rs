@@ -12,7 +12,7 @@
 //! to renew alone, as without one: a warning, never a failed call.
 
 use crate::BoxFuture;
-use crate::store::{SavedAuthorization, StoreKey};
+use crate::store::{SavedAuthorization, StoreKey, TokenStore};
 
 /// Why the shared store could not do what was asked (its own words, without secrets).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,12 +21,22 @@ pub struct SharedFailure(pub String);
 
 /// The right to renew one authorization, until [`SharedTokens::unlock`] (or the store's
 /// own expiry of it, for a process that died holding it).
-#[derive(Debug)]
 pub struct SharedLock {
     /// The lock's name in the store.
     pub name: String,
     /// What proves this holder took it (a random value).
     pub holder: String,
+    /// What holds it for as long as it lives (a file lock), if the store needs one.
+    pub guard: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for SharedLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedLock")
+            .field("name", &self.name)
+            .field("guarded", &self.guard.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Where the processes sharing an authorization keep its newest tokens, and take turns
@@ -50,6 +60,63 @@ pub trait SharedTokens: Send + Sync {
         &'a self,
         saved: &'a SavedAuthorization,
     ) -> BoxFuture<'a, Result<(), SharedFailure>>;
+}
+
+/// The token file as the store this user's processes share (every `switchboard` command
+/// and `serve` on one machine): a renewal takes `<file>.renew-<digest>.lock`
+/// ([`TokenStore::lock_renewal`]), then adopts the tokens another process wrote to the file
+/// meanwhile, or refreshes and writes them (the renewal itself writes the file, so
+/// publishing adds nothing).
+#[derive(Debug, Clone)]
+pub struct FileTokens {
+    store: TokenStore,
+}
+
+impl FileTokens {
+    /// Renewals of `store`'s authorizations taking turns.
+    pub fn new(store: TokenStore) -> FileTokens {
+        FileTokens { store }
+    }
+}
+
+impl SharedTokens for FileTokens {
+    fn lock<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<SharedLock, SharedFailure>> {
+        Box::pin(async move {
+            let lock = self
+                .store
+                .lock_renewal(key)
+                .await
+                .map_err(|problem| SharedFailure(problem.to_string()))?;
+            Ok(SharedLock {
+                name: key.digest(),
+                holder: std::process::id().to_string(),
+                guard: Some(Box::new(lock)),
+            })
+        })
+    }
+
+    fn unlock(&self, lock: SharedLock) -> BoxFuture<'_, ()> {
+        drop(lock);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn load<'a>(
+        &'a self,
+        key: &'a StoreKey,
+    ) -> BoxFuture<'a, Result<Option<SavedAuthorization>, SharedFailure>> {
+        let loaded = self
+            .store
+            .load_for(key)
+            .map_err(|problem| SharedFailure(problem.to_string()));
+        Box::pin(std::future::ready(loaded))
+    }
+
+    fn save<'a>(
+        &'a self,
+        _saved: &'a SavedAuthorization,
+    ) -> BoxFuture<'a, Result<(), SharedFailure>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// Whether `theirs` is newer than `ours`: another access token that expires later (one

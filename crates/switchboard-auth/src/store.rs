@@ -246,6 +246,20 @@ impl StoreKey {
     fn matches(&self, saved: &SavedAuthorization) -> bool {
         saved.server_url == self.server_url && saved.on_behalf_of == self.on_behalf_of
     }
+
+    /// A name for the key that shows neither the server nor the identity: the first 16
+    /// bytes of the SHA-256 of both, in hex.
+    pub fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(self.server_url.as_bytes());
+        hasher.update([0]);
+        hasher.update(self.on_behalf_of.as_deref().unwrap_or("").as_bytes());
+        hasher.finalize()[..16]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    }
 }
 
 /// The token file.
@@ -318,13 +332,8 @@ impl TokenStore {
             if !change(&mut Vec::new()) {
                 return Ok(false);
             }
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&directory)
-                .map_err(StoreError::io("create the directory", &directory))?;
         }
-        check_directory(&directory)?;
+        create_private_directory(&directory)?;
         let _lock = self.lock(&directory)?;
         let mut entries = self.read()?;
         if !change(&mut entries) {
@@ -344,32 +353,13 @@ impl TokenStore {
 
     /// Takes the exclusive lock on `<file>.lock`, waiting at most [`LOCK_WAIT`].
     fn lock(&self, directory: &Path) -> Result<Flock<File>, StoreError> {
-        let mut name = self.path.file_name().unwrap_or_default().to_owned();
-        name.push(".lock");
-        let path = directory.join(name);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(OFlag::O_NOFOLLOW.bits())
-            .open(&path)
-            .map_err(StoreError::io("open the lock file", &path))?;
+        let path = self.lock_path(directory, "lock");
+        let mut file = open_lock_file(&path)?;
         let started = Instant::now();
         loop {
-            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            match try_flock(file, &path)? {
                 Ok(locked) => return Ok(locked),
-                Err((unlocked, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
-                    file = unlocked;
-                }
-                Err((_, errno)) => {
-                    return Err(StoreError::Io {
-                        action: "lock",
-                        path,
-                        source: std::io::Error::from(errno),
-                    });
-                }
+                Err(unlocked) => file = unlocked,
             }
             if started.elapsed() >= LOCK_WAIT {
                 return Err(StoreError::Busy {
@@ -381,6 +371,85 @@ impl TokenStore {
         }
     }
 
+    /// `<file>.<suffix>` in `directory`.
+    fn lock_path(&self, directory: &Path, suffix: &str) -> PathBuf {
+        let mut name = self.path.file_name().unwrap_or_default().to_owned();
+        name.push(".");
+        name.push(suffix);
+        directory.join(name)
+    }
+
+    /// Takes the right to renew `key`'s tokens among this user's processes: an exclusive
+    /// lock on `<file>.renew-<digest>.lock` (one per server and identity), waited for at
+    /// most [`LOCK_WAIT`] without blocking the runtime; held until the value is dropped.
+    pub async fn lock_renewal(&self, key: &StoreKey) -> Result<RenewalLock, StoreError> {
+        let directory = self.directory();
+        create_private_directory(&directory)?;
+        let path = self.lock_path(&directory, &format!("renew-{}.lock", key.digest()));
+        let mut file = open_lock_file(&path)?;
+        let started = Instant::now();
+        loop {
+            match try_flock(file, &path)? {
+                Ok(locked) => return Ok(RenewalLock(locked)),
+                Err(unlocked) => file = unlocked,
+            }
+            if started.elapsed() >= LOCK_WAIT {
+                return Err(StoreError::Busy {
+                    path: self.path.clone(),
+                    waited: started.elapsed(),
+                });
+            }
+            tokio::time::sleep(LOCK_RETRY).await;
+        }
+    }
+}
+
+/// The right to renew one authorization among this user's processes
+/// ([`TokenStore::lock_renewal`]); given back when dropped.
+#[derive(Debug)]
+pub struct RenewalLock(#[allow(dead_code)] Flock<File>);
+
+/// Creates the token directory (0700) when it is missing, then checks that it is private.
+fn create_private_directory(directory: &Path) -> Result<(), StoreError> {
+    if !directory.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(directory)
+            .map_err(StoreError::io("create the directory", directory))?;
+    }
+    check_directory(directory)
+}
+
+/// Opens (creating, 0600, never through a link) a lock file.
+fn open_lock_file(path: &Path) -> Result<File, StoreError> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(StoreError::io("open the lock file", path))
+}
+
+/// One try at an exclusive lock: `Ok(Err(file))` when another process holds it.
+fn try_flock(file: File, path: &Path) -> Result<Result<Flock<File>, File>, StoreError> {
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(locked) => Ok(Ok(locked)),
+        Err((unlocked, nix::errno::Errno::EWOULDBLOCK | nix::errno::Errno::EINTR)) => {
+            Ok(Err(unlocked))
+        }
+        Err((_, errno)) => Err(StoreError::Io {
+            action: "lock",
+            path: path.to_owned(),
+            source: std::io::Error::from(errno),
+        }),
+    }
+}
+
+impl TokenStore {
     /// Every saved authorization; empty when there is no file. The file is opened without
     /// following links and checked through the open descriptor.
     fn read(&self) -> Result<Vec<SavedAuthorization>, StoreError> {

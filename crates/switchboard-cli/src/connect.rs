@@ -205,8 +205,10 @@ fn connect_outcome(connected: &Result<Session, SessionError>) -> ConnectOutcome<
 }
 
 /// The authorizer for every command but `login`: the tokens `switchboard login` saved,
-/// refreshed at the token endpoint saved with them. It never discovers, registers or
-/// follows a URL a 401 names; a server that wants more fails with the command to run.
+/// refreshed at the token endpoint saved with them, in turns with this user's other
+/// processes (or, with `shared`, with the instances sharing that store). It never
+/// discovers, registers or follows a URL a 401 names; a server that wants more fails with
+/// the command to run.
 pub(crate) fn saved_login_authorizer(
     entry: &ServerEntry,
     url: &str,
@@ -217,7 +219,9 @@ pub(crate) fn saved_login_authorizer(
         login_command: crate::adhoc::login_command(entry),
     };
     let mut binding = crate::login::binding(switchboard_auth::StoreKey::own(url));
-    binding.shared = shared;
+    if let Some(shared) = shared {
+        binding.shared = Some(shared);
+    }
     let client =
         crate::login::oauth_client(entry, binding, acquire, "http://127.0.0.1/callback".into())?;
     Ok(Arc::new(client))

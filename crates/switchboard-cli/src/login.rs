@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use switchboard_auth::{
     Acquire, AuthorizationDriver, BoxFuture, ClientCredentials, DriverError, DriverErrorKind,
-    OAuthClient, OAuthConfig, StoreBinding, StoreKey, TokenStore,
+    FileTokens, OAuthClient, OAuthConfig, StoreBinding, StoreKey, TokenStore,
 };
 use switchboard_config::{ServerEntry, TransportEntry};
 use url::Url;
@@ -66,14 +66,17 @@ pub(crate) fn oauth_client(
     .map_err(|e| format!("server `{}`: {e}", entry.name))
 }
 
-/// The token file's authorization under `key`, kept by this process alone (set
-/// [`StoreBinding::shared`] for one that instances share).
+/// The token file's authorization under `key`, renewed in turns by this user's processes
+/// (`FileTokens`: a lock file per server and identity beside the token file); set
+/// [`StoreBinding::shared`] to another store for one that instances on several machines
+/// share.
 pub(crate) fn binding(key: StoreKey) -> StoreBinding {
+    let store = token_store();
     StoreBinding {
-        store: token_store(),
+        shared: Some(Arc::new(FileTokens::new(store.clone()))),
+        store,
         server_url: key.server_url,
         on_behalf_of: key.on_behalf_of,
-        shared: None,
     }
 }
 

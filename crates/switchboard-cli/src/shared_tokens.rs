@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
 use switchboard_auth::{
     BoxFuture, SavedAuthorization, SharedFailure, SharedLock, SharedTokens, StoreKey,
 };
@@ -39,19 +38,6 @@ impl RedisTokens {
     }
 }
 
-/// The key's digest: the server URL and the identity, never shown.
-fn digest(key: &StoreKey) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(key.server_url.as_bytes());
-    hasher.update([0]);
-    hasher.update(key.on_behalf_of.as_deref().unwrap_or("").as_bytes());
-    let digest = hasher.finalize();
-    digest[..16]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
-
 /// A value no other holder has: this process and a count.
 fn holder() -> String {
     static TAKEN: AtomicU64 = AtomicU64::new(0);
@@ -73,8 +59,9 @@ impl SharedTokens for RedisTokens {
     fn lock<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<SharedLock, SharedFailure>> {
         Box::pin(async move {
             let lock = SharedLock {
-                name: format!("switchboard:tok-lock:{}", digest(key)),
+                name: format!("switchboard:tok-lock:{}", key.digest()),
                 holder: holder(),
+                guard: None,
             };
             let timing = LockTiming {
                 wait: LOCK_WAIT,
@@ -103,7 +90,7 @@ impl SharedTokens for RedisTokens {
         Box::pin(async move {
             let text = self
                 .store
-                .get(&format!("switchboard:tok:{}", digest(key)))
+                .get(&format!("switchboard:tok:{}", key.digest()))
                 .await
                 .map_err(failure)?;
             Ok(text
@@ -127,7 +114,7 @@ impl SharedTokens for RedisTokens {
             };
             self.store
                 .set(
-                    &format!("switchboard:tok:{}", digest(&key)),
+                    &format!("switchboard:tok:{}", key.digest()),
                     &saved.to_json().to_string(),
                     KEEP,
                 )

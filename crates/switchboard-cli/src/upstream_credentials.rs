@@ -225,7 +225,9 @@ impl UpstreamCredentials for PerCallerServers {
                 login_command: format!("switchboard login {server} --as {}", caller.name),
             };
             let mut binding = crate::login::binding(key);
-            binding.shared = self.shared.clone();
+            if let Some(shared) = &self.shared {
+                binding.shared = Some(shared.clone());
+            }
             let client = crate::login::oauth_client(
                 &per_caller.entry,
                 binding,

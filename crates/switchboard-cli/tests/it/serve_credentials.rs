@@ -75,6 +75,9 @@ struct RefreshBook {
     used: std::collections::HashSet<String>,
     refreshes: usize,
     reuses: usize,
+    /// How long a refresh takes to answer (a slow authorization server widens the window
+    /// in which two processes would both refresh).
+    delay: std::time::Duration,
 }
 
 impl RefreshBook {
@@ -121,15 +124,20 @@ async fn authorization_server(
             }),
             "/jwks" => keys.clone(),
             "/token" if field(request, "grant_type").as_deref() == Some("refresh_token") => {
-                let mut book = locked(&book);
-                let spent = field(request, "refresh_token").and_then(|token| book.spend(&token));
+                let (spent, delay) = {
+                    let mut book = locked(&book);
+                    let spent =
+                        field(request, "refresh_token").and_then(|token| book.spend(&token));
+                    (spent, book.delay)
+                };
+                std::thread::sleep(delay);
                 let (Some(subject), Some(resource)) = (spent, field(request, "resource")) else {
                     let error = json!({ "error": "invalid_grant" }).to_string();
                     return canned::answer("400 Bad Request", "application/json", &error);
                 };
                 json!({
                     "access_token": token(&signer, origin, &subject, &resource),
-                    "refresh_token": book.issue(&subject),
+                    "refresh_token": locked(&book).issue(&subject),
                     "token_type": "Bearer",
                     "expires_in": 2,
                 })
@@ -235,6 +243,16 @@ impl Upstream {
     }
 }
 
+/// The refresh tokens were renewed, and none was used twice.
+fn renewed_without_reuse(book: &RefreshBook) {
+    assert_eq!(book.reuses, 0, "no refresh token used twice");
+    assert!(
+        book.refreshes >= 2,
+        "the tokens were renewed: {}",
+        book.refreshes
+    );
+}
+
 /// A login saved in `tokens` for the upstream at `url`: the operator's own (`None`) or
 /// one kept for a client.
 struct Login<'a> {
@@ -261,6 +279,80 @@ fn save_login(tokens: &Path, login: Login<'_>) {
             ..SavedAuthorization::default()
         })
         .expect("save a login");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_and_call_processes_take_turns_renewing_one_login() {
+    let signer = Arc::new(Signer::new("k1"));
+    let book = Arc::new(Mutex::new(RefreshBook {
+        delay: std::time::Duration::from_millis(400),
+        ..RefreshBook::default()
+    }));
+    let issuer = authorization_server(signer.clone(), book.clone()).await;
+    let dir = scratch_dir("serve-credentials-turns");
+    let upstream = Upstream::start(&dir, &issuer);
+    let config = dir.join("mcp.json");
+    write_config(
+        &config,
+        &json!({ "mcpServers": { "remote": { "url": upstream.url } } }),
+    );
+    // The user's own login: an access token already expired and a refresh token.
+    let tokens = private(&dir).join("tokens.json");
+    let first_refresh = locked(&book).issue("user");
+    save_login(
+        &tokens,
+        Login {
+            url: &upstream.url,
+            issuer: issuer.origin(),
+            on_behalf_of: None,
+            access_token: token(&signer, issuer.origin(), "user", &upstream.url),
+            refresh_token: Some(first_refresh),
+            expires_at: now().saturating_sub(10),
+        },
+    );
+    let token_file = tokens.to_str().expect("UTF-8").to_owned();
+    let environment = [("SWITCHBOARD_TOKEN_FILE", token_file.as_str())];
+    let gateway = crate::serve::gateway_with_env(&config, &[], &environment).await;
+    let config_path = config.to_str().expect("UTF-8").to_owned();
+    // The gateway and a `call` process at the same moment, each time the 2-second access
+    // token has expired: both need a renewal at once, and the slow authorization server
+    // leaves time for both to send one; one renews, the other waits and takes its tokens.
+    let mut answers = Vec::new();
+    for turn in 0..5 {
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        let (config_path, token_file) = (config_path.clone(), token_file.clone());
+        let call = tokio::task::spawn_blocking(move || {
+            crate::switchboard_with_env(
+                &[
+                    "call",
+                    "--config",
+                    &config_path,
+                    "remote",
+                    "echo",
+                    &format!("text=c{turn}"),
+                ],
+                &[("SWITCHBOARD_TOKEN_FILE", token_file.as_str())],
+            )
+        });
+        answers.push(
+            outcome(
+                &gateway,
+                "remote__echo",
+                json!({ "text": format!("g{turn}") }),
+            )
+            .await,
+        );
+        let call = call.await.expect("the call process ran");
+        answers.push(format!("{} {}", call.code, call.stdout.trim()));
+    }
+    let book = locked(&book);
+    assert!(
+        answers
+            .iter()
+            .all(|answer| answer.starts_with("ok ") || answer.starts_with("0 ")),
+        "every call answered: {answers:?}"
+    );
+    renewed_without_reuse(&book);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -344,12 +436,7 @@ async fn two_instances_renew_a_clients_rotating_tokens_once_through_redis() {
         8,
         "every call answered: {answers:?}"
     );
-    assert_eq!(book.reuses, 0, "no refresh token used twice");
-    assert!(
-        book.refreshes >= 2,
-        "the tokens were renewed: {}",
-        book.refreshes
-    );
+    renewed_without_reuse(&book);
     // Redis names the shared tokens by a digest: no client, server or token in a key.
     let keys = redis.cli(&["--scan", "--pattern", "switchboard:tok*"]);
     assert!(!keys.is_empty(), "the tokens are shared through Redis");
