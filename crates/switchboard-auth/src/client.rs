@@ -166,6 +166,9 @@ struct AuthState {
     tokens: Option<Tokens>,
     scopes: BTreeSet<String>,
     step_ups: u32,
+    /// A refresh token the authorization server refused: never sent again (the next
+    /// renewal goes straight to what the client may do without it, e.g. "log in").
+    refused_refresh: Option<String>,
 }
 
 /// An OAuth 2.1 client for one MCP server; give it to the HTTP transport as its authorizer.
@@ -522,9 +525,12 @@ impl OAuthClient {
 
     /// Refreshes the current tokens at the endpoint that issued them; `None` when there is
     /// nothing to refresh with or the refresh fails.
-    async fn refresh_current(&self, state: &AuthState, server_url: &str) -> Option<Tokens> {
+    async fn refresh_current(&self, state: &mut AuthState, server_url: &str) -> Option<Tokens> {
         let tokens = state.tokens.as_ref()?;
         let refresh_token = tokens.refresh.as_ref()?;
+        if state.refused_refresh.as_ref() == Some(refresh_token) {
+            return None;
+        }
         let client = state.client.as_ref()?;
         let endpoint = tokens.endpoint.as_ref()?;
         let fetcher = self.fetcher(server_url).await.ok()?;
@@ -541,6 +547,9 @@ impl OAuthClient {
             Ok(fresh) => Some(fresh),
             Err(problem) => {
                 tracing::debug!(%problem, "the refresh failed");
+                if problem.is_refused() {
+                    state.refused_refresh = Some(refresh_token.clone());
+                }
                 None
             }
         }

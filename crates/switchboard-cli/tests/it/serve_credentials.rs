@@ -243,6 +243,61 @@ impl Upstream {
     }
 }
 
+/// `switchboard call --config CONFIG remote echo text=TEXT` with this token file, in a
+/// blocking thread of its own (it is a separate process).
+fn call_process(config: &Path, tokens: &Path, text: String) -> tokio::task::JoinHandle<crate::Run> {
+    let config = config.to_str().expect("UTF-8").to_owned();
+    let token_file = tokens.to_str().expect("UTF-8").to_owned();
+    tokio::task::spawn_blocking(move || {
+        crate::switchboard_with_env(
+            &[
+                "call",
+                "--config",
+                &config,
+                "remote",
+                "echo",
+                &format!("text={text}"),
+            ],
+            &[("SWITCHBOARD_TOKEN_FILE", token_file.as_str())],
+        )
+    })
+}
+
+/// An authorization server keeping `book`, the upstream behind it, a config naming the
+/// upstream `remote`, and a private folder for a token file.
+struct OneRemote {
+    signer: Arc<Signer>,
+    book: Arc<Mutex<RefreshBook>>,
+    issuer: CountingServer,
+    upstream: Upstream,
+    config: PathBuf,
+    tokens: PathBuf,
+}
+
+impl OneRemote {
+    async fn start(name: &str, book: RefreshBook) -> OneRemote {
+        let signer = Arc::new(Signer::new("k1"));
+        let book = Arc::new(Mutex::new(book));
+        let issuer = authorization_server(signer.clone(), book.clone()).await;
+        let dir = scratch_dir(name);
+        let upstream = Upstream::start(&dir, &issuer);
+        let config = dir.join("mcp.json");
+        write_config(
+            &config,
+            &json!({ "mcpServers": { "remote": { "url": upstream.url } } }),
+        );
+        let tokens = private(&dir).join("tokens.json");
+        OneRemote {
+            signer,
+            book,
+            issuer,
+            upstream,
+            config,
+            tokens,
+        }
+    }
+}
+
 /// The refresh tokens were renewed, and none was used twice.
 fn renewed_without_reuse(book: &RefreshBook) {
     assert_eq!(book.reuses, 0, "no refresh token used twice");
@@ -283,57 +338,45 @@ fn save_login(tokens: &Path, login: Login<'_>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_and_call_processes_take_turns_renewing_one_login() {
-    let signer = Arc::new(Signer::new("k1"));
-    let book = Arc::new(Mutex::new(RefreshBook {
-        delay: std::time::Duration::from_millis(400),
-        ..RefreshBook::default()
-    }));
-    let issuer = authorization_server(signer.clone(), book.clone()).await;
-    let dir = scratch_dir("serve-credentials-turns");
-    let upstream = Upstream::start(&dir, &issuer);
-    let config = dir.join("mcp.json");
-    write_config(
-        &config,
-        &json!({ "mcpServers": { "remote": { "url": upstream.url } } }),
-    );
+    let remote = OneRemote::start(
+        "serve-credentials-turns",
+        RefreshBook {
+            delay: std::time::Duration::from_millis(400),
+            ..RefreshBook::default()
+        },
+    )
+    .await;
+    let OneRemote {
+        signer,
+        book,
+        issuer,
+        upstream,
+        config,
+        tokens,
+    } = &remote;
     // The user's own login: an access token already expired and a refresh token.
-    let tokens = private(&dir).join("tokens.json");
-    let first_refresh = locked(&book).issue("user");
+    let first_refresh = locked(book).issue("user");
     save_login(
-        &tokens,
+        tokens,
         Login {
             url: &upstream.url,
             issuer: issuer.origin(),
             on_behalf_of: None,
-            access_token: token(&signer, issuer.origin(), "user", &upstream.url),
+            access_token: token(signer, issuer.origin(), "user", &upstream.url),
             refresh_token: Some(first_refresh),
             expires_at: now().saturating_sub(10),
         },
     );
     let token_file = tokens.to_str().expect("UTF-8").to_owned();
     let environment = [("SWITCHBOARD_TOKEN_FILE", token_file.as_str())];
-    let gateway = crate::serve::gateway_with_env(&config, &[], &environment).await;
-    let config_path = config.to_str().expect("UTF-8").to_owned();
+    let gateway = crate::serve::gateway_with_env(config, &[], &environment).await;
     // The gateway and a `call` process at the same moment, each time the 2-second access
     // token has expired: both need a renewal at once, and the slow authorization server
     // leaves time for both to send one; one renews, the other waits and takes its tokens.
     let mut answers = Vec::new();
     for turn in 0..5 {
         tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-        let (config_path, token_file) = (config_path.clone(), token_file.clone());
-        let call = tokio::task::spawn_blocking(move || {
-            crate::switchboard_with_env(
-                &[
-                    "call",
-                    "--config",
-                    &config_path,
-                    "remote",
-                    "echo",
-                    &format!("text=c{turn}"),
-                ],
-                &[("SWITCHBOARD_TOKEN_FILE", token_file.as_str())],
-            )
-        });
+        let call = call_process(config, tokens, format!("c{turn}"));
         answers.push(
             outcome(
                 &gateway,
@@ -345,7 +388,7 @@ async fn serve_and_call_processes_take_turns_renewing_one_login() {
         let call = call.await.expect("the call process ran");
         answers.push(format!("{} {}", call.code, call.stdout.trim()));
     }
-    let book = locked(&book);
+    let book = locked(book);
     assert!(
         answers
             .iter()
@@ -353,6 +396,55 @@ async fn serve_and_call_processes_take_turns_renewing_one_login() {
         "every call answered: {answers:?}"
     );
     renewed_without_reuse(&book);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_refresh_ends_in_one_message_naming_the_login() {
+    let remote = OneRemote::start("serve-credentials-refused", RefreshBook::default()).await;
+    let OneRemote {
+        signer,
+        issuer,
+        upstream,
+        config,
+        tokens,
+        ..
+    } = &remote;
+    // A login whose access token expired long ago (past the server's clock leeway) and
+    // whose refresh token the authorization server no longer knows (revoked).
+    let expired = signer.token(
+        &json!({ "alg": "ES256", "typ": "JWT", "kid": "k1" }),
+        &json!({ "iss": issuer.origin(), "sub": "user", "aud": upstream.url,
+                 "iat": now() - 7200, "exp": now() - 3600 }),
+    );
+    save_login(
+        tokens,
+        Login {
+            url: &upstream.url,
+            issuer: issuer.origin(),
+            on_behalf_of: None,
+            access_token: expired,
+            refresh_token: Some("revoked-refresh-token".into()),
+            expires_at: now() - 3600,
+        },
+    );
+    let call = call_process(config, tokens, "hi".to_owned())
+        .await
+        .expect("the call process ran");
+    let attempts = issuer
+        .requests()
+        .iter()
+        .filter(|request| field(request, "grant_type").as_deref() == Some("refresh_token"))
+        .count();
+    assert_eq!(call.code, 3, "{}", call.stderr);
+    assert!(
+        call.stderr.contains("run `switchboard login remote`"),
+        "{}",
+        call.stderr
+    );
+    assert!(
+        (1..=2).contains(&attempts),
+        "the refresh is tried a bounded number of times, not in a loop: {attempts}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
