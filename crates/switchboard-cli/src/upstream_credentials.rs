@@ -207,18 +207,14 @@ impl UpstreamCredentials for PerCallerServers {
             server_url: per_caller.url.clone(),
             on_behalf_of: Some(caller.name.to_owned()),
         };
-        let stored = crate::login::token_store()
-            .load_for(&key)
-            .map_err(|problem| CredentialRefusal::Unusable {
-                server: server.to_owned(),
-                identity: caller.name.to_owned(),
-                detail: problem.to_string(),
-            })?;
         let unusable = |detail: String| CredentialRefusal::Unusable {
             server: server.to_owned(),
             identity: caller.name.to_owned(),
             detail,
         };
+        let stored = crate::login::token_store()
+            .load_for(&key)
+            .map_err(|problem| unusable(problem.to_string()))?;
         if stored.is_some() {
             let acquire = Acquire::SavedLogin {
                 server_name: server.to_owned(),
