@@ -420,11 +420,15 @@ impl OAuthClient {
     /// (its refresh may have spent our refresh token), else a refresh at the token
     /// endpoint the current tokens came from. Returns whether new tokens are in place.
     async fn renew(&self, state: &mut AuthState, server_url: &str) -> bool {
+        // Turns are for spending a refresh token; without one there is nothing to race for
+        // (and no lock file is made for a server never logged in to).
+        let refreshable = state.tokens.as_ref().is_some_and(|t| t.refresh.is_some());
         let Some((binding, shared)) = self
             .config
             .store
             .as_ref()
             .and_then(|binding| Some((binding, binding.shared.clone()?)))
+            .filter(|_| refreshable)
         else {
             return self.renew_alone(state, server_url).await;
         };

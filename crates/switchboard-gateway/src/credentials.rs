@@ -8,9 +8,11 @@
 //! SERVER --as IDENTITY`, or the caller's access token exchanged (RFC 8693) at the
 //! upstream's authorization server for one of its own. This module keeps the sessions
 //! ([`CallerSessions`]): one per (server, caller), opened on the caller's first request
-//! (concurrent first requests wait for one opening), reopened when it closed or when an
+//! (concurrent first requests wait for one opening), reopened when it closed, when an
 //! OAuth caller presents another token than the one it was opened with (a refreshed token
-//! is exchanged anew), closed after [`IDLE_CLOSE`] unused. They are bounded: at most
+//! is exchanged anew), or when a reload or restart replaced the server (an edited URL is
+//! followed). One unused for [`IDLE_CLOSE`] is closed when another caller's session is
+//! opened. They are bounded: at most
 //! [`MAX_CALLER_SESSIONS`]; when full, the least recently used idle one is closed to make
 //! room, and when every one is busy the request is refused at once
 //! ([`codes::CREDENTIALS`](crate::codes::CREDENTIALS)) rather than queued.
@@ -173,6 +175,8 @@ struct Open {
     session: Session,
     /// A digest of the token the session's credential was made from (OAuth callers).
     token: Option<u64>,
+    /// The server's generation it was opened for (`ServerHandle::generation`).
+    generation: Option<u64>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -226,13 +230,16 @@ impl CallerSessions {
         let mut state = slot.state.lock().await;
         *lock(&slot.last_used) = Some(Instant::now());
         let digest = token_digest(token);
+        let generation = runtime.server(server).generation();
         if let Some(open) = &*state
             && open.session.close_reason().is_none()
             && open.token == digest
+            && open.generation == generation
         {
             return Ok(open.session.clone());
         }
-        // Closed, or made from a token the caller no longer presents.
+        // Closed, made from a token the caller no longer presents, or for a definition of
+        // the server a reload or restart replaced.
         *state = None;
         let caller = Caller { name: &name, token };
         let authorizer = self
@@ -247,6 +254,7 @@ impl CallerSessions {
         *state = Some(Open {
             session: session.clone(),
             token: digest,
+            generation,
         });
         Ok(session)
     }

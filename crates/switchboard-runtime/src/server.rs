@@ -275,7 +275,13 @@ pub(crate) struct ServerShared {
     notices: Option<broadcast::Sender<ServerNotice>>,
     /// Its sandbox as a status shows it (`on`, `off`, `partial (…)`, `remote`).
     pub(crate) sandbox: String,
+    /// Which start of a definition this is: unique in the process, new for every
+    /// supervisor (a reload that changes the entry, a restart).
+    pub(crate) generation: u64,
 }
+
+/// The last [`ServerShared::generation`] given.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// An entry's sandbox as a status shows it.
 pub fn sandbox_status(entry: &ServerEntry) -> String {
@@ -300,6 +306,7 @@ impl ServerShared {
             connections: Mutex::new(0),
             notices,
             sandbox: sandbox_status(entry),
+            generation: GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         })
     }
 

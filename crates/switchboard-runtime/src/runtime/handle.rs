@@ -38,6 +38,19 @@ impl<'a> ServerHandle<'a> {
         self.name
     }
 
+    /// Which start of the server's definition runs now: a number that changes whenever a
+    /// reload that changed its entry, or a restart, replaces the server (`None` for a name
+    /// not configured). A host holding sessions of its own
+    /// ([`ServerHandle::open_session_as`]) opens new ones when it changes, so that they
+    /// follow an edited URL or headers.
+    pub fn generation(self) -> Option<u64> {
+        self.runtime
+            .inner
+            .router
+            .server(self.name)
+            .map(|shared| shared.generation)
+    }
+
     /// A session of its own with this HTTP server that presents `authorizer`'s credentials
     /// in place of the host's: for a host that calls for several users, each with a
     /// credential of their own (a gateway's per-caller upstream credentials). It connects

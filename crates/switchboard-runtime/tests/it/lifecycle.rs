@@ -656,6 +656,13 @@ async fn restart_starts_one_server_again_and_leaves_the_others() {
         pid_of("alpha").expect("alpha"),
         pid_of("beta").expect("beta"),
     );
+    let generations = || {
+        (
+            runtime.server("alpha").generation(),
+            runtime.server("beta").generation(),
+        )
+    };
+    let generations_before = generations();
     let outcome = within(
         "restart",
         Duration::from_secs(30),
@@ -667,6 +674,17 @@ async fn restart_starts_one_server_again_and_leaves_the_others() {
     let alpha_after = pid_of("alpha").expect("alpha runs again");
     assert_ne!(alpha_after, alpha_before, "a new process");
     assert_eq!(pid_of("beta"), Some(beta_before), "beta untouched");
+    // A host's own sessions of alpha know it was replaced; beta's stay.
+    let generations_after = generations();
+    assert_ne!(
+        generations_after.0, generations_before.0,
+        "alpha is a new start"
+    );
+    assert_eq!(
+        generations_after.1, generations_before.1,
+        "beta is the same start"
+    );
+    assert_eq!(runtime.server("gamma").generation(), None);
     // The old process is gone, as a host sees it; the tools are published again.
     wait::until_async("the old alpha to exit", TEST_DEADLINE, || async {
         switchboard_wire::proc::group_members(alpha_before).is_empty()
