@@ -58,12 +58,19 @@ pub enum Acquire {
         /// The command that logs in to it, for the message (e.g. `switchboard login NAME`).
         login_command: String,
     },
+    /// What a workload does on its own: the saved tokens, and when they are refused,
+    /// discovery and the workload identity ([`OAuthConfig::workload_identity`]) presented
+    /// with the JWT-bearer grant, registering first where that is how the client gets an
+    /// id. Never a user's step: an authorization server that does not take the identity
+    /// fails with [`AuthError::WorkloadIdentityNotAccepted`].
+    Unattended,
 }
 
 impl fmt::Debug for Acquire {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Acquire::Authorize(_) => f.write_str("Authorize(..)"),
+            Acquire::Unattended => f.write_str("Unattended"),
             Acquire::OnBehalfOf { issuer, .. } => f
                 .debug_struct("OnBehalfOf")
                 .field("issuer", issuer)
@@ -603,7 +610,7 @@ impl OAuthClient {
             Acquire::OnBehalfOf { .. } if self.config.pre_registered.is_none() => {
                 return Err(AuthError::NoExchangeClient);
             }
-            Acquire::OnBehalfOf { .. } => None,
+            Acquire::OnBehalfOf { .. } | Acquire::Unattended => None,
             Acquire::SavedLogin {
                 server_name,
                 login_command,
@@ -684,6 +691,11 @@ impl OAuthClient {
                     .await?
             }
             Grant::AuthorizationCode => {
+                if let Acquire::Unattended = self.config.acquire {
+                    return Err(AuthError::WorkloadIdentityNotAccepted {
+                        issuer: discovery.issuer.clone(),
+                    });
+                }
                 let Some(driver) = driver else {
                     return Err(AuthError::NoClientIdentity);
                 };

@@ -77,6 +77,15 @@ pub enum AuthError {
         "the authorization server offers no registration and no client is configured; register a client and configure its id"
     )]
     NoClientIdentity,
+    /// A workload ([`Acquire::Unattended`](crate::Acquire)) met an authorization server
+    /// that does not take its identity (no JWT-bearer grant, or no identity configured).
+    #[error(
+        "the authorization server {issuer} does not accept a workload identity (it offers no JWT-bearer grant); log in as a user instead (`switchboard login`), or ask its operator to accept the workload's tokens"
+    )]
+    WorkloadIdentityNotAccepted {
+        /// The authorization server.
+        issuer: String,
+    },
     /// The server kept asking for more scope.
     #[error("the server kept asking for more scope; gave up after {limit} step-up authorizations")]
     TooManyStepUps {

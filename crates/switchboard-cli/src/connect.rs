@@ -208,15 +208,19 @@ fn connect_outcome(connected: &Result<Session, SessionError>) -> ConnectOutcome<
 /// refreshed at the token endpoint saved with them, in turns with this user's other
 /// processes (or, with `shared`, with the instances sharing that store). It never
 /// discovers, registers or follows a URL a 401 names; a server that wants more fails with
-/// the command to run.
+/// the command to run. An entry with a `workloadIdentity` obtains its tokens itself
+/// instead (discovery and the JWT-bearer grant, never a user's step).
 pub(crate) fn saved_login_authorizer(
     entry: &ServerEntry,
     url: &str,
     shared: Option<Arc<dyn switchboard_auth::SharedTokens>>,
 ) -> Result<Arc<dyn Authorizer>, String> {
-    let acquire = switchboard_auth::Acquire::SavedLogin {
-        server_name: entry.name.clone(),
-        login_command: crate::adhoc::login_command(entry),
+    let acquire = match entry.oauth.workload_identity {
+        Some(_) => switchboard_auth::Acquire::Unattended,
+        None => switchboard_auth::Acquire::SavedLogin {
+            server_name: entry.name.clone(),
+            login_command: crate::adhoc::login_command(entry),
+        },
     };
     let mut binding = crate::login::binding(switchboard_auth::StoreKey::own(url));
     if let Some(shared) = shared {

@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use switchboard_auth::{
     Acquire, AuthorizationDriver, BoxFuture, ClientCredentials, DriverError, DriverErrorKind,
-    FileTokens, OAuthClient, OAuthConfig, StoreBinding, StoreKey, TokenStore,
+    FileTokens, OAuthClient, OAuthConfig, StoreBinding, StoreKey, TokenStore, WorkloadIdentity,
+    WorkloadToken,
 };
-use switchboard_config::{ServerEntry, TransportEntry};
+use switchboard_config::{ServerEntry, TransportEntry, WorkloadIdentitySource};
 use url::Url;
 
 use crate::terminal::{say, say_usable_address};
@@ -44,7 +45,9 @@ pub(crate) fn token_store() -> TokenStore {
 
 /// The OAuth client for an HTTP entry, with saved tokens loaded: a login's
 /// (`Acquire::Authorize`) or every other command's (`Acquire::SavedLogin`: the saved tokens
-/// only, never discovery or registration).
+/// only, never discovery or registration; `Acquire::Unattended` for an entry with a
+/// `workloadIdentity`). The entry's `clientMetadataUrl` is the client id where the
+/// authorization server accepts metadata documents.
 pub(crate) fn oauth_client(
     entry: &ServerEntry,
     binding: StoreBinding,
@@ -55,15 +58,24 @@ pub(crate) fn oauth_client(
         client_name: "Switchboard".into(),
         redirect_uri,
         pre_registered: None,
-        client_metadata_url: None,
+        client_metadata_url: entry.oauth.client_metadata_url.clone(),
         want_refresh_tokens: true,
         max_step_ups: 2,
         acquire,
         identity_assertion: None,
-        workload_identity: None,
+        workload_identity: workload_identity(entry),
         store: Some(binding),
     })
     .map_err(|e| format!("server `{}`: {e}", entry.name))
+}
+
+/// The entry's `workloadIdentity`, for the JWT-bearer grant.
+fn workload_identity(entry: &ServerEntry) -> Option<WorkloadIdentity> {
+    let token = match entry.oauth.workload_identity.as_ref()? {
+        WorkloadIdentitySource::File(path) => WorkloadToken::File(path.clone()),
+        WorkloadIdentitySource::Value(token) => WorkloadToken::Value(token.clone()),
+    };
+    Some(WorkloadIdentity { token })
 }
 
 /// The token file's authorization under `key`, renewed in turns by this user's processes

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use switchboard_text::redact::{Secrets, url_for_display, url_secret_values};
 
 use crate::{SandboxChoice, ToolFilter, ToolPattern};
@@ -60,10 +60,46 @@ pub struct ServerEntry {
     /// Its sandbox (`sandbox`: an object, `true`/`"on"`, `false`/`"off"`; a local server
     /// only, Linux only); `Unset` leaves it to the host's default.
     pub sandbox: SandboxChoice,
+    /// How Switchboard identifies itself to a remote server's authorization server
+    /// (`clientMetadataUrl`, `workloadIdentity`); unset for a local server.
+    pub oauth: OAuthSettings,
     /// Where it was defined.
     pub origin: Origin,
     /// What `${VAR}` expansions put in it, and its fields as written.
     pub provenance: Provenance,
+}
+
+/// How Switchboard identifies itself to a remote server's authorization server, where an
+/// entry says so; by default it registers itself (dynamic client registration) at login.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthSettings {
+    /// `clientMetadataUrl`: the https URL of a Client ID Metadata Document describing
+    /// Switchboard as the user's client. An authorization server that accepts such
+    /// documents takes the URL as the client id; no registration happens.
+    pub client_metadata_url: Option<String>,
+    /// `workloadIdentity`: the token a platform gives this workload (a Kubernetes service
+    /// account token, a cloud's identity token), presented with the JWT-bearer grant where
+    /// the authorization server offers it: every command obtains tokens itself, no login.
+    pub workload_identity: Option<WorkloadIdentitySource>,
+}
+
+/// Where a workload identity token comes from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum WorkloadIdentitySource {
+    /// `{"tokenFile": PATH}`: a file read at each token request (platforms rotate it);
+    /// relative to the config file's folder.
+    File(PathBuf),
+    /// `{"token": "${VAR}"}`: the token itself (a secret: never shown).
+    Value(String),
+}
+
+impl fmt::Debug for WorkloadIdentitySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkloadIdentitySource::File(path) => f.debug_tuple("File").field(path).finish(),
+            WorkloadIdentitySource::Value(_) => f.write_str("Value(<redacted>)"),
+        }
+    }
 }
 
 /// The protocol era an entry asks for (`era`: `"auto"`, the default, `"legacy"` or
@@ -235,6 +271,7 @@ impl ServerEntry {
             list_limits: ListLimits::default(),
             tool_filter: ToolFilter::default(),
             sandbox: SandboxChoice::default(),
+            oauth: OAuthSettings::default(),
             origin: Origin::described("<built in code>"),
             provenance: Provenance::default(),
         }
@@ -263,6 +300,9 @@ impl ServerEntry {
     /// and header values, and the URL's credentials, query values and fragment.
     pub fn secret_values(&self) -> Vec<String> {
         let mut values = self.provenance.expanded.clone();
+        if let Some(WorkloadIdentitySource::Value(token)) = &self.oauth.workload_identity {
+            values.push(token.clone());
+        }
         match &self.transport {
             TransportEntry::Stdio { env, .. } => {
                 values.extend(env.iter().map(|(_, v)| v.clone()));
@@ -337,6 +377,21 @@ impl ServerEntry {
         }
         if self.sandbox != SandboxChoice::Unset {
             out.insert("sandbox".into(), self.sandbox.describe().into());
+        }
+        if let Some(url) = &self.oauth.client_metadata_url {
+            let shown = self.shown("clientMetadataUrl", url);
+            out.insert("clientMetadataUrl".into(), shown.into());
+        }
+        match &self.oauth.workload_identity {
+            Some(WorkloadIdentitySource::File(path)) => {
+                let path = path.display().to_string();
+                let shown = self.shown("workloadIdentity.tokenFile", &path);
+                out.insert("workloadIdentity".into(), json!({"tokenFile": shown}));
+            }
+            Some(WorkloadIdentitySource::Value(_)) => {
+                out.insert("workloadIdentity".into(), json!({"token": REDACTED}));
+            }
+            None => {}
         }
         Value::Object(out)
     }

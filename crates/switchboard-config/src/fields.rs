@@ -9,9 +9,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::entry::{
-    EntryError, EraSetting, ListLimits, Origin, Provenance, ServerEntry, TransportEntry,
+    EntryError, EraSetting, ListLimits, OAuthSettings, Origin, Provenance, ServerEntry,
+    TransportEntry, WorkloadIdentitySource,
 };
-use crate::variables::{Inputs, UnsetVariable, Variables, expand_tracked};
+use crate::variables::{FileFolders, Inputs, UnsetVariable, Variables, expand_tracked};
 use crate::{SandboxChoice, ToolFilter, ToolFilterError, ToolPattern};
 
 pub(crate) struct EntryContext<'a> {
@@ -20,6 +21,7 @@ pub(crate) struct EntryContext<'a> {
     pub(crate) origin: Origin,
     pub(crate) dialect: Dialect,
     pub(crate) inputs: &'a Inputs,
+    pub(crate) folders: &'a FileFolders,
 }
 
 /// clients spell differently.
@@ -96,6 +98,8 @@ const ENTRY_KEYS: &[&str] = &[
     "maxListItems",
     "maxListBytes",
     "sandbox",
+    "clientMetadataUrl",
+    "workloadIdentity",
 ];
 
 /// An entry key that is not one of ours but nearly is (`comand`, `Args`, `startuptimeout`):
@@ -172,6 +176,7 @@ pub(crate) fn read_entry(
         read_tool_filter(object, cx.dialect, &expand_field).map_err(|e| reader.fail(e))?;
     let sandbox = read_sandbox(object.get("sandbox"), &transport).map_err(|e| reader.fail(e))?;
     let era = reader.era()?;
+    let oauth = reader.oauth(&transport)?;
     Ok(ServerEntry {
         name: name.to_owned(),
         transport,
@@ -183,6 +188,7 @@ pub(crate) fn read_entry(
         list_limits,
         tool_filter,
         sandbox,
+        oauth,
         origin: cx.origin.clone(),
         provenance: reader.provenance.into_inner(),
     })
@@ -213,7 +219,7 @@ impl EntryReader<'_> {
     /// `field.written`.
     fn expand_field(&self, field: FieldNames<'_>, text: &str) -> Result<String, EntryError> {
         let mut substituted = Vec::new();
-        let value = expand_tracked(text, self.cx.vars, &mut substituted)
+        let value = expand_tracked(text, self.cx.vars, Some(self.cx.folders), &mut substituted)
             .map_err(|unset| self.fail(self.unset_detail(field.written, unset)))?;
         if value != text {
             let mut provenance = self.provenance.borrow_mut();
@@ -225,6 +231,11 @@ impl EntryReader<'_> {
     /// What to say about `field`, which uses a variable that is not set.
     fn unset_detail(&self, field: &str, unset: UnsetVariable) -> String {
         match unset {
+            UnsetVariable::Variable(var) if var == "CLAUDE_PROJECT_DIR" => format!(
+                "`{field}` uses ${{CLAUDE_PROJECT_DIR}}, which Claude Code sets for the servers \
+                 of its own files (`.mcp.json`, `~/.claude.json`); here write \
+                 ${{workspaceFolder}} for the project folder, or set it"
+            ),
             UnsetVariable::Variable(var) => format!(
                 "`{field}` uses ${{{var}}}, which is not set; set it, or write ${{{var}:-default}}"
             ),
@@ -358,6 +369,72 @@ impl EntryReader<'_> {
             url,
             headers: self.pairs("headers")?,
         })
+    }
+
+    /// `clientMetadataUrl` and `workloadIdentity`, on a remote server only.
+    fn oauth(&self, transport: &TransportEntry) -> Result<OAuthSettings, EntryError> {
+        let client_metadata_url = self.string("clientMetadataUrl")?;
+        let workload_identity = self.workload_identity()?;
+        let local = matches!(transport, TransportEntry::Stdio { .. });
+        for (field, set) in [
+            ("clientMetadataUrl", client_metadata_url.is_some()),
+            ("workloadIdentity", workload_identity.is_some()),
+        ] {
+            if local && set {
+                return Err(self.fail(format!(
+                    "`{field}` is for a remote server's authorization (an entry with `url`); \
+                     a local server takes its credentials from `env`"
+                )));
+            }
+        }
+        if let Some(url) = &client_metadata_url {
+            let path = url
+                .strip_prefix("https://")
+                .and_then(|rest| rest.split_once('/'))
+                .filter(|(host, path)| !host.is_empty() && !path.is_empty());
+            if path.is_none() {
+                return Err(self.fail(format!(
+                    "`clientMetadataUrl` {:?} must be an https:// URL with a path, where the \
+                     client's metadata document is served (e.g. \
+                     \"https://example.com/switchboard/client.json\")",
+                    self.as_written("clientMetadataUrl", url)
+                )));
+            }
+        }
+        Ok(OAuthSettings {
+            client_metadata_url,
+            workload_identity,
+        })
+    }
+
+    /// `workloadIdentity`: `{"tokenFile": PATH}` or `{"token": TEXT}`, exactly one.
+    fn workload_identity(&self) -> Result<Option<WorkloadIdentitySource>, EntryError> {
+        const SHAPE: &str = "`workloadIdentity` must be {\"tokenFile\": PATH} (a file the \
+                             platform keeps the token in) or {\"token\": \"${VAR}\"}";
+        let object = match self.object.get("workloadIdentity") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(object)) => object,
+            Some(_) => return Err(self.fail(SHAPE.into())),
+        };
+        let text = |key: &str| match object.get(key) {
+            Some(Value::String(text)) if !text.trim().is_empty() => self
+                .expand(&format!("workloadIdentity.{key}"), text)
+                .map(Some),
+            None => Ok(None),
+            Some(_) => Err(self.fail(SHAPE.into())),
+        };
+        let known = |key: &String| key == "tokenFile" || key == "token";
+        if let Some(other) = object.keys().find(|key| !known(key)) {
+            return Err(self.fail(format!(
+                "unknown key `workloadIdentity.{}`; {SHAPE}",
+                switchboard_text::peer_text::PeerLine(other)
+            )));
+        }
+        match (text("tokenFile")?, text("token")?) {
+            (Some(file), None) => Ok(Some(WorkloadIdentitySource::File(self.cx.base.join(file)))),
+            (None, Some(token)) => Ok(Some(WorkloadIdentitySource::Value(token))),
+            _ => Err(self.fail(SHAPE.into())),
+        }
     }
 
     /// `enabled: false` or `disabled: true` turn the entry off.

@@ -6,7 +6,11 @@
 //! `${env:VAR}`); an unset variable without a default fails that entry by name. VS Code's
 //! `${input:ID}`, a value VS Code prompts for, is read from `SWITCHBOARD_INPUT_ID`
 //! ([`input_variable`]); unset, it fails the entry naming the input and its description
-//! from the file's `inputs`. Environment values, headers, URL credentials and query
+//! from the file's `inputs`. Folders are named the clients' way (`${workspaceFolder}`,
+//! `${userHome}`, Claude Code's `${CLAUDE_PROJECT_DIR}`: `variables::FileFolders` says
+//! what each means in which file); they are paths, not secrets. A remote entry may name
+//! the client metadata document Switchboard presents as its id and a workload identity
+//! ([`OAuthSettings`]). Environment values, headers, URL credentials and query
 //! values, and every value a `${VAR}` expansion put anywhere are secrets: the `Debug`
 //! output, [`ServerEntry::redacted`] and [`ServerEntry::display_url`] never show them
 //! (fields with an expansion are shown as written), and [`ServerEntry::secrets`] lists
@@ -53,7 +57,8 @@ pub mod team;
 mod variables;
 
 pub use entry::{
-    EntryError, EraSetting, ListLimits, Origin, Provenance, ServerEntry, TransportEntry,
+    EntryError, EraSetting, ListLimits, OAuthSettings, Origin, Provenance, ServerEntry,
+    TransportEntry, WorkloadIdentitySource,
 };
 pub use fields::{DurationError, parse_duration};
 pub use filter::{ToolFilter, ToolFilterError, ToolPattern};
@@ -501,6 +506,116 @@ mod tests {
             Err("input:a-b".to_owned())
         );
         assert_eq!(input_variable("my.key-2"), "SWITCHBOARD_INPUT_MY_KEY_2");
+    }
+
+    /// Each file's folder variables, as its entries' `args` and `cwd` show them.
+    fn folders_in(path: &str, text: &str, vars: &BTreeMap<String, String>) -> String {
+        let layout = match path.ends_with(".claude.json") {
+            true => Layout::claude_code_project("/work/app"),
+            false => Layout::for_path(Path::new(path)),
+        };
+        match parse_as(text, Path::new(path), &layout, vars) {
+            Err(e) => format!("error: {e}"),
+            Ok(read) => read
+                .file
+                .servers
+                .iter()
+                .map(|s| match s {
+                    Ok(ServerEntry {
+                        name,
+                        transport: TransportEntry::Stdio { args, cwd, .. },
+                        provenance,
+                        ..
+                    }) => format!(
+                        "{name}: {args:?} cwd {cwd:?} secrets {:?}",
+                        provenance.expanded_values()
+                    ),
+                    Ok(other) => format!("{}: remote", other.name),
+                    Err(e) => format!("err {}", e.detail),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    #[test]
+    fn folder_variables_name_the_project_of_each_file_and_are_not_secrets() {
+        let vars: BTreeMap<String, String> = [("HOME".to_owned(), "/home/u".to_owned())].into();
+        let text = r#"{"mcpServers": {
+            "a": { "command": "x", "args": ["${workspaceFolder}/s.js", "${workspaceFolderBasename}", "${userHome}${pathSeparator}d"], "cwd": "${workspaceFolder}" },
+            "b": { "command": "x", "args": ["${CLAUDE_PROJECT_DIR}/tool"] }
+        }}"#;
+        let vscode = r#"{"servers": {
+            "a": { "command": "x", "args": ["${workspaceFolder}", "${env:workspaceFolder:-none}"] },
+            "b": { "command": "x", "args": ["${CLAUDE_PROJECT_DIR}"] }
+        }}"#;
+        let claude = r#"{"projects": {"/work/app": {"mcpServers": {
+            "a": { "command": "x", "args": ["${CLAUDE_PROJECT_DIR}", "${workspaceFolder}"] }
+        }}}}"#;
+        let mut claude_env = vars.clone();
+        claude_env.insert("CLAUDE_PROJECT_DIR".into(), "/from/claude".into());
+        let here = std::env::current_dir().expect("cwd").display().to_string();
+        let shown = [
+            folders_in("/work/app/.mcp.json", text, &vars),
+            folders_in("/work/app/.vscode/mcp.json", vscode, &vars),
+            folders_in("/home/u/.cursor/mcp.json", vscode, &vars),
+            folders_in("/home/u/.claude.json", claude, &vars),
+            folders_in("/work/app/.mcp.json", text, &claude_env),
+        ]
+        .join("\n")
+        .replace(&here, "<cwd>");
+        expect![[r#"
+            a: ["/work/app/s.js", "app", "/home/u/d"] cwd Some("/work/app") secrets []
+            b: ["/work/app/tool"] cwd None secrets []
+            a: ["/work/app", "none"] cwd None secrets []
+            err `args[0]` uses ${CLAUDE_PROJECT_DIR}, which Claude Code sets for the servers of its own files (`.mcp.json`, `~/.claude.json`); here write ${workspaceFolder} for the project folder, or set it
+            a: ["<cwd>", "none"] cwd None secrets []
+            err `args[0]` uses ${CLAUDE_PROJECT_DIR}, which Claude Code sets for the servers of its own files (`.mcp.json`, `~/.claude.json`); here write ${workspaceFolder} for the project folder, or set it
+            a: ["/work/app", "/work/app"] cwd None secrets []
+            a: ["/work/app/s.js", "app", "/home/u/d"] cwd Some("/work/app") secrets []
+            b: ["/from/claude/tool"] cwd None secrets []"#]].assert_eq(&shown);
+    }
+
+    #[test]
+    fn remote_entries_name_their_client_metadata_document_and_workload_identity() {
+        let vars: BTreeMap<String, String> =
+            [("WL".to_owned(), "wl-s3cret-token".to_owned())].into();
+        let text = r#"{"mcpServers": {
+            "doc": { "url": "https://mcp.example/mcp", "clientMetadataUrl": "https://me.example/switchboard/client.json" },
+            "file": { "url": "https://mcp.example/mcp", "workloadIdentity": { "tokenFile": "tokens/mcp" } },
+            "value": { "url": "https://mcp.example/mcp", "workloadIdentity": { "token": "${WL}" } },
+            "plain": { "url": "http://mcp.example/mcp", "clientMetadataUrl": "http://me.example/client.json" },
+            "bare": { "url": "https://mcp.example/mcp", "clientMetadataUrl": "https://me.example" },
+            "both": { "url": "https://mcp.example/mcp", "workloadIdentity": { "token": "a", "tokenFile": "b" } },
+            "odd": { "url": "https://mcp.example/mcp", "workloadIdentity": { "path": "b" } },
+            "local": { "command": "x", "workloadIdentity": { "tokenFile": "b" } }
+        }}"#;
+        let file = parse(text, Path::new("/p/mcp.json"), &vars).expect("parses");
+        let shown: Vec<String> = file
+            .servers
+            .iter()
+            .map(|s| match s {
+                Ok(entry) => format!("{} {:?} {}", entry.name, entry.oauth, entry.redacted()),
+                Err(e) => format!("err {e}"),
+            })
+            .collect();
+        expect![[r#"
+            doc OAuthSettings { client_metadata_url: Some("https://me.example/switchboard/client.json"), workload_identity: None } {"type":"http","url":"https://mcp.example/mcp","headers":{},"enabled":true,"clientMetadataUrl":"https://me.example/switchboard/client.json"}
+            file OAuthSettings { client_metadata_url: None, workload_identity: Some(File("/p/tokens/mcp")) } {"type":"http","url":"https://mcp.example/mcp","headers":{},"enabled":true,"workloadIdentity":{"tokenFile":"/p/tokens/mcp"}}
+            value OAuthSettings { client_metadata_url: None, workload_identity: Some(Value(<redacted>)) } {"type":"http","url":"https://mcp.example/mcp","headers":{},"enabled":true,"workloadIdentity":{"token":"<redacted>"}}
+            err /p/mcp.json:5: server `plain`: `clientMetadataUrl` "http://me.example/client.json" must be an https:// URL with a path, where the client's metadata document is served (e.g. "https://example.com/switchboard/client.json")
+            err /p/mcp.json:6: server `bare`: `clientMetadataUrl` "https://me.example" must be an https:// URL with a path, where the client's metadata document is served (e.g. "https://example.com/switchboard/client.json")
+            err /p/mcp.json:7: server `both`: `workloadIdentity` must be {"tokenFile": PATH} (a file the platform keeps the token in) or {"token": "${VAR}"}
+            err /p/mcp.json:8: server `odd`: unknown key `workloadIdentity.path`; `workloadIdentity` must be {"tokenFile": PATH} (a file the platform keeps the token in) or {"token": "${VAR}"}
+            err /p/mcp.json:9: server `local`: `workloadIdentity` is for a remote server's authorization (an entry with `url`); a local server takes its credentials from `env`"#]]
+        .assert_eq(&shown.join("\n"));
+        let value = file.servers[2].as_ref().expect("value");
+        assert!(
+            value
+                .secret_values()
+                .contains(&"wl-s3cret-token".to_owned())
+        );
+        assert!(!format!("{value:?}").contains("wl-s3cret-token"));
     }
 
     #[test]

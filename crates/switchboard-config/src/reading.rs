@@ -12,7 +12,7 @@ use crate::fields::{Dialect, EntryContext, read_entry};
 use crate::layout::{self, EntryDialect, Layout, MissingMap, Syntax, common_form};
 use crate::lines::{json_entry_lines, toml_entry_lines};
 use crate::team::TeamSections;
-use crate::variables::{Inputs, Variables};
+use crate::variables::{FileFolders, Inputs, Variables};
 
 /// The whole file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -143,6 +143,7 @@ pub fn parse_as(
     };
     let base = path.parent().map(Path::to_owned).unwrap_or_default();
     let inputs = Inputs::of(&root);
+    let folders = FileFolders::of(path, map_path, vars);
     let cx = FileContext {
         file: path.display().to_string(),
         lines,
@@ -150,6 +151,7 @@ pub fn parse_as(
         base: &base,
         vars,
         inputs: &inputs,
+        folders: &folders,
     };
     let mut written = Vec::new();
     let servers = servers
@@ -201,6 +203,8 @@ struct FileContext<'a> {
     base: &'a Path,
     vars: &'a dyn Variables,
     inputs: &'a Inputs,
+    /// The folders its entries may name (`${workspaceFolder}` and the others).
+    folders: &'a FileFolders,
 }
 
 impl FileContext<'_> {
@@ -234,6 +238,7 @@ impl FileContext<'_> {
             origin,
             dialect,
             inputs: self.inputs,
+            folders: self.folders,
         };
         read_entry(name, &common, &cx)
     }

@@ -25,6 +25,11 @@ use crate::{fixture_entry, scratch_dir};
 /// The gateway's resource (the audience of the tokens its clients present).
 const GATEWAY_RESOURCE: &str = "https://gateway.test/mcp";
 const EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// The client id a `clientMetadataUrl` entry presents (the document's own URL).
+const CLIENT_METADATA_URL: &str = "https://switchboard.example/client.json";
+/// The token a platform gave the workload (its `workloadIdentity.tokenFile`).
+const WORKLOAD_TOKEN: &str = "workload-token-0123456789abcdef";
 /// `gw:gw-secret`, as HTTP Basic.
 const GATEWAY_CLIENT: &str = "Basic Z3c6Z3ctc2VjcmV0";
 const CAROL_TOKEN: &str = "carol-token-0123456789abcdef";
@@ -104,8 +109,10 @@ fn locked(book: &Mutex<RefreshBook>) -> std::sync::MutexGuard<'_, RefreshBook> {
 
 /// The authorization server: metadata offering token exchange, its keys, and a token
 /// endpoint that exchanges a token it signed for the gateway for one for the resource
-/// asked, for the same subject, when the gateway's client authenticates; and that
-/// refreshes (rotating, 2-second access tokens) the refresh tokens in `book`.
+/// asked, for the same subject, when the gateway's client authenticates; that
+/// refreshes (rotating, 2-second access tokens) the refresh tokens in `book`; and that
+/// takes [`WORKLOAD_TOKEN`] as a JWT-bearer assertion from the client
+/// [`CLIENT_METADATA_URL`] names (it accepts client metadata documents).
 async fn authorization_server(
     signer: Arc<Signer>,
     book: Arc<Mutex<RefreshBook>>,
@@ -118,7 +125,8 @@ async fn authorization_server(
                 "jwks_uri": format!("{origin}/jwks"),
                 "authorization_endpoint": format!("{origin}/authorize"),
                 "token_endpoint": format!("{origin}/token"),
-                "grant_types_supported": ["authorization_code", EXCHANGE_GRANT],
+                "grant_types_supported": ["authorization_code", EXCHANGE_GRANT, JWT_BEARER_GRANT],
+                "client_id_metadata_document_supported": true,
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["client_secret_basic"],
             }),
@@ -140,6 +148,19 @@ async fn authorization_server(
                     "refresh_token": locked(&book).issue(&subject),
                     "token_type": "Bearer",
                     "expires_in": 2,
+                })
+            }
+            "/token" if field(request, "grant_type").as_deref() == Some(JWT_BEARER_GRANT) => {
+                let known = field(request, "assertion").as_deref() == Some(WORKLOAD_TOKEN)
+                    && field(request, "client_id").as_deref() == Some(CLIENT_METADATA_URL);
+                let (true, Some(resource)) = (known, field(request, "resource")) else {
+                    let error = json!({ "error": "invalid_grant" }).to_string();
+                    return canned::answer("400 Bad Request", "application/json", &error);
+                };
+                json!({
+                    "access_token": token(&signer, origin, "workload", &resource),
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
                 })
             }
             "/token" => {
@@ -683,4 +704,55 @@ fn exchanges(issuer: &CountingServer) -> usize {
         .filter(|request| request.path() == "/token")
         .filter(|request| field(request, "grant_type").as_deref() == Some(EXCHANGE_GRANT))
         .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_identity_entry_needs_no_login_and_names_its_client_by_its_metadata_url() {
+    let remote = OneRemote::start("serve-credentials-workload", RefreshBook::default()).await;
+    let OneRemote {
+        issuer,
+        upstream,
+        config,
+        tokens,
+        ..
+    } = &remote;
+    let dir = config.parent().expect("folder");
+    let entry = |token_file: &str| {
+        json!({ "mcpServers": { "remote": {
+            "url": upstream.url,
+            "clientMetadataUrl": CLIENT_METADATA_URL,
+            "workloadIdentity": { "tokenFile": token_file },
+        } } })
+    };
+    std::fs::write(dir.join("workload-token"), format!("{WORKLOAD_TOKEN}\n")).expect("token");
+    std::fs::write(dir.join("other-token"), "someone-else-entirely").expect("token");
+    // No login saved: the entry's workload identity is presented, as the client its
+    // metadata document names.
+    write_config(config, &entry("workload-token"));
+    let call = call_process(config, tokens, "hi".to_owned())
+        .await
+        .expect("the call process ran");
+    assert_eq!(call.code, 0, "{}", call.stderr);
+    assert_eq!(callers_seen(&upstream.audit).lines().count(), 1);
+    let assertions = issuer
+        .requests()
+        .iter()
+        .filter(|request| field(request, "grant_type").as_deref() == Some(JWT_BEARER_GRANT))
+        .count();
+    assert_eq!(assertions, 1, "one token obtained");
+    // A token the authorization server does not take: one clear failure, no browser, no
+    // token shown.
+    let _ = std::fs::remove_file(tokens);
+    write_config(config, &entry("other-token"));
+    let refused = call_process(config, tokens, "hi".to_owned())
+        .await
+        .expect("the call process ran");
+    assert_ne!(refused.code, 0);
+    assert!(
+        !refused.stderr.contains("someone-else-entirely"),
+        "{}",
+        refused.stderr
+    );
+    let first_line = refused.stderr.lines().next().unwrap_or("").to_owned();
+    expect!["switchboard: server `remote` gave no answer to `initialize`: authorization failed: the token request was refused (400 Bad Request): invalid_grant"].assert_eq(&first_line.replace(issuer.origin(), "<issuer>").replace(&upstream.url, "<url>"));
 }
