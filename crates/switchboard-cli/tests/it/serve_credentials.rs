@@ -73,11 +73,13 @@ fn field(request: &CannedRequest, name: &str) -> Option<String> {
 
 /// The refresh tokens an authorization server issued: whose each is, and whether it was
 /// used. It rotates them (each refresh gives a new one) and treats a reuse as theft: the
-/// refresh is refused and the reuse counted.
+/// refresh is refused, the reuse counted, and the whole family (every refresh token of
+/// that subject) revoked.
 #[derive(Default)]
 struct RefreshBook {
     subjects: std::collections::HashMap<String, String>,
     used: std::collections::HashSet<String>,
+    revoked: std::collections::HashSet<String>,
     refreshes: usize,
     reuses: usize,
     /// How long a refresh takes to answer (a slow authorization server widens the window
@@ -94,12 +96,15 @@ impl RefreshBook {
 
     /// The subject of an unused refresh token, now used; `None` for a reuse or a stranger.
     fn spend(&mut self, token: &str) -> Option<String> {
+        let subject = self.subjects.get(token).cloned();
         if !self.used.insert(token.to_owned()) {
             self.reuses += 1;
+            self.revoked.extend(subject);
             return None;
         }
+        let subject = subject.filter(|subject| !self.revoked.contains(subject))?;
         self.refreshes += 1;
-        self.subjects.get(token).cloned()
+        Some(subject)
     }
 }
 
@@ -319,9 +324,10 @@ impl OneRemote {
     }
 }
 
-/// The refresh tokens were renewed, and none was used twice.
+/// The refresh tokens were renewed, none was used twice, and nothing was revoked.
 fn renewed_without_reuse(book: &RefreshBook) {
     assert_eq!(book.reuses, 0, "no refresh token used twice");
+    assert!(book.revoked.is_empty(), "no family revoked");
     assert!(
         book.refreshes >= 2,
         "the tokens were renewed: {}",
@@ -357,12 +363,16 @@ fn save_login(tokens: &Path, login: Login<'_>) {
         .expect("save a login");
 }
 
+/// How long the gateway, the shell and the `call` loop share one login: thirty lifetimes
+/// of its 2-second access tokens.
+const SHARED_LOGIN_RUN: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_and_call_processes_take_turns_renewing_one_login() {
+async fn serve_a_shell_and_call_processes_share_one_rotating_login_for_a_minute() {
     let remote = OneRemote::start(
         "serve-credentials-turns",
         RefreshBook {
-            delay: std::time::Duration::from_millis(400),
+            delay: std::time::Duration::from_millis(300),
             ..RefreshBook::default()
         },
     )
@@ -391,32 +401,85 @@ async fn serve_and_call_processes_take_turns_renewing_one_login() {
     let token_file = tokens.to_str().expect("UTF-8").to_owned();
     let environment = [("SWITCHBOARD_TOKEN_FILE", token_file.as_str())];
     let gateway = crate::serve::gateway_with_env(config, &[], &environment).await;
-    // The gateway and a `call` process at the same moment, each time the 2-second access
-    // token has expired: both need a renewal at once, and the slow authorization server
-    // leaves time for both to send one; one renews, the other waits and takes its tokens.
-    let mut answers = Vec::new();
-    for turn in 0..5 {
-        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-        let call = call_process(config, tokens, format!("c{turn}"));
-        answers.push(
-            outcome(
-                &gateway,
-                "remote__echo",
-                json!({ "text": format!("g{turn}") }),
-            )
-            .await,
-        );
-        let call = call.await.expect("the call process ran");
-        answers.push(format!("{} {}", call.code, call.stdout.trim()));
+    let until = std::time::Instant::now() + SHARED_LOGIN_RUN;
+    // A shell answering one call after another, on its own connection.
+    let shell = {
+        let (config, token_file) = (config.clone(), token_file.clone());
+        std::thread::spawn(move || {
+            let environment = [("SWITCHBOARD_TOKEN_FILE", token_file.as_str())];
+            let mut shell = crate::shell::PipedShell::start_with_env(&config, &environment);
+            let mut answered = 0;
+            while std::time::Instant::now() < until {
+                shell.send(&format!("call remote echo text=shell{answered}x\n"));
+                shell.wait_for(&format!("shell{answered}x"));
+                answered += 1;
+                std::thread::sleep(std::time::Duration::from_millis(150));
+            }
+            (answered, shell.end())
+        })
+    };
+    // A loop of `call` processes, one after another.
+    let calls = {
+        let (config, tokens) = (config.clone(), tokens.clone());
+        tokio::spawn(async move {
+            let mut failed = Vec::new();
+            let mut answered = 0;
+            while std::time::Instant::now() < until {
+                let call = call_process(&config, &tokens, format!("c{answered}"));
+                let call = call.await.expect("the call process ran");
+                match call.code {
+                    0 => answered += 1,
+                    _ => failed.push(call.stderr),
+                }
+            }
+            (answered, failed)
+        })
+    };
+    // The gateway's client, one call after another.
+    let mut gateway_answers = 0;
+    let mut gateway_failures = Vec::new();
+    while std::time::Instant::now() < until {
+        let answer = outcome(
+            &gateway,
+            "remote__echo",
+            json!({ "text": format!("g{gateway_answers}") }),
+        )
+        .await;
+        match answer.starts_with("ok ") {
+            true => gateway_answers += 1,
+            false => gateway_failures.push(answer),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let book = locked(book);
-    assert!(
-        answers
-            .iter()
-            .all(|answer| answer.starts_with("ok ") || answer.starts_with("0 ")),
-        "every call answered: {answers:?}"
+    let (call_answers, call_failures) = calls.await.expect("the call loop ran");
+    let (shell_answers, shell_ended) = shell.join().expect("the shell ran");
+    assert_eq!(
+        gateway_failures,
+        Vec::<String>::new(),
+        "every gateway call answered"
     );
+    assert_eq!(
+        call_failures,
+        Vec::<String>::new(),
+        "every call process answered"
+    );
+    assert_eq!(shell_ended.code, Some(0), "{}", shell_ended.stderr);
+    assert!(
+        !shell_ended.stderr.contains("error") && !shell_ended.stderr.contains("login"),
+        "every shell call answered: {}",
+        shell_ended.stderr
+    );
+    assert!(
+        gateway_answers > 0 && call_answers > 0 && shell_answers > 0,
+        "all three used the server: {gateway_answers} {call_answers} {shell_answers}"
+    );
+    let book = locked(book);
     renewed_without_reuse(&book);
+    assert!(
+        book.refreshes >= 10,
+        "the login was renewed all along: {} renewals",
+        book.refreshes
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
