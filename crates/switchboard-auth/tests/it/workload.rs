@@ -1,7 +1,8 @@
 //! Workload identity federation: against an authorization server that takes only the
 //! JWT-bearer grant, the workload's token is the assertion (RFC 7523 §2.1), read from its
 //! file at the token request; a refusal is a typed error with the OAuth `error` code, and
-//! is final (no retry, no other grant).
+//! is final (no retry, no other grant). A workload on its own (`Acquire::Unattended`)
+//! never falls back to a user's step: a server without the grant is a typed error.
 
 use std::sync::Arc;
 
@@ -102,4 +103,44 @@ async fn the_workload_token_is_the_assertion_and_a_refusal_is_final() {
         "no retry, no other grant"
     );
     assert!(!format!("{refused:?} {client:?}").contains("expired-jwt"));
+}
+
+#[tokio::test]
+async fn an_unattended_workload_never_asks_a_user_and_says_when_the_grant_is_not_offered() {
+    // An authorization server offering only the authorization code flow.
+    let server = oauth_server(
+        json!({"grant_types_supported": ["authorization_code"]}),
+        |_| canned::empty_answer("500 Internal Server Error"),
+    )
+    .await;
+    let origin = server.origin().to_owned();
+    let named =
+        format!("Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\"");
+    let mut config = config(Acquire::Unattended, None);
+    config.workload_identity = Some(WorkloadIdentity {
+        token: WorkloadToken::Value("good-jwt".into()),
+    });
+    let client = OAuthClient::new(config).expect("client");
+    let refused = within(
+        "the unattended grant",
+        TEST_DEADLINE,
+        client.answer_challenge(challenge(401, &named, &format!("{origin}/mcp"), None)),
+    )
+    .await
+    .expect_err("not accepted");
+    assert!(
+        matches!(
+            refused,
+            switchboard_auth::AuthError::WorkloadIdentityNotAccepted { .. }
+        ),
+        "{refused:?}"
+    );
+    assert!(token_forms(&server).is_empty(), "no token request");
+    assert!(
+        !server
+            .requests()
+            .iter()
+            .any(|r| r.path().contains("authorize")),
+        "no authorization request"
+    );
 }
