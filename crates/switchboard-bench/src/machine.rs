@@ -18,6 +18,18 @@ pub struct Machine {
     pub memory: String,
 }
 
+impl Machine {
+    /// The cores `nproc` counted (1 when it said nothing usable).
+    pub fn cores(&self) -> f64 {
+        self.nproc
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| *n >= 1.0)
+            .unwrap_or(1.0)
+    }
+}
+
 /// Versions of the toolchains and SDKs involved.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Versions {
