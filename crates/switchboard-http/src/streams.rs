@@ -1,6 +1,10 @@
 //! The messages no request waits for: notifications and responses we POST (answered with
 //! 202, or an event stream read for a bounded time), the legacy GET stream for server
 //! messages, and the 2024-11-05 HTTP+SSE transport's event stream.
+//!
+//! The GET stream is opened again when it ends (a few times, after the server's `retry`
+//! delay); a re-opening that finds nothing listening closes the connection as unreachable,
+//! so a server that died is noticed without waiting for the next request.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,15 +66,25 @@ async fn post_and_read(driver: &Driver, body: Vec<u8>) {
 /// The legacy GET stream for server-initiated messages; 405 means the server has none.
 pub(crate) async fn get_stream(driver: Arc<Driver>) {
     let mut cursor = StreamCursor::default();
-    for _attempt in 0..GET_STREAM_RECONNECTS {
+    for attempt in 0..GET_STREAM_RECONNECTS {
         let mut builder = driver.authorized(driver.with_session(driver.get_events()));
         if let Some(id) = &cursor.last_event_id {
             builder = builder.header("last-event-id", id.as_str());
         }
         let sent = builder.send().await;
         driver.get_stream_opening.send_replace(false);
-        let Ok(mut response) = sent else {
-            return;
+        let mut response = match sent {
+            Ok(response) => response,
+            // The stream ended and nothing listens where it was: the server is gone, and
+            // the connection says so now rather than at the next request.
+            Err(error) if attempt > 0 && error.is_connect() => {
+                return driver.fail_unreachable(format!(
+                    "could not reach {} (its event stream ended and nothing answers there): {}",
+                    driver.shown_url,
+                    crate::error_chain(&error)
+                ));
+            }
+            Err(_) => return,
         };
         if !response.status().is_success() {
             return;

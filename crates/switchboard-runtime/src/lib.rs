@@ -25,7 +25,9 @@
 //! `sources` (config scopes, project trust; `trust_key` for hosts that read project files
 //! themselves, as the CLI does), a supervisor per server (`server.rs`: explicit states
 //! configured → connecting → ready → backoff → broken, restart with backoff and jitter,
-//! circuit breaker — a reload starts a broken server again —, list-changed re-listing),
+//! circuit breaker — a reload starts a broken server again —, list-changed re-listing;
+//! a ready HTTP server that dies between calls is noticed within seconds by pings while it
+//! is silent, `liveness.rs`),
 //! `Snapshot` (everything published, one version at a time; a change during a transition is
 //! published after it by the publisher, which waits for the controller; the system-prompt
 //! section fences each server's instructions), `BridgedTool` and the `Tool` trait with the
@@ -68,6 +70,7 @@
 
 pub mod connect;
 pub mod guards;
+mod liveness;
 pub mod naming;
 mod notice;
 pub mod output;

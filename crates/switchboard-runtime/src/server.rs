@@ -6,6 +6,13 @@
 //! transport fails its outstanding calls (the wire layer does that at once), and the server
 //! moves to `Failed` then `Backoff`; its last-known listings stay published while it
 //! reconnects, and are withdrawn when the breaker opens.
+//!
+//! A stdio server's end is its process's end. An HTTP server has no process of ours, so
+//! while it is ready and silent the supervisor pings it (`liveness.rs`: every 3 s without
+//! an answer from it, 2 s deadline, one retry) and watches its listen stream: a server that
+//! died or stalls goes to `Backoff` within seconds, with the reason naming its URL ("could
+//! not reach http://…"), told to the host as a state notice like any other failure, and
+//! is reconnected with the same backoff.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -490,9 +497,13 @@ async fn supervise(args: SuperviseArgs) {
                 shared.set_state(ServerState::Ready);
                 let _ = signals.send(ServerSignal::Republish);
                 attempt = 0;
-                let outcome =
-                    watch_session(&shared, &session, events, &policy, &links, &stop).await;
-                drop(subscription);
+                let watched = Watched {
+                    session: &session,
+                    events,
+                    subscription,
+                    url: entry.display_url(),
+                };
+                let outcome = watch_session(&shared, watched, &policy, &links, &stop).await;
                 *lock(&shared.session) = None;
                 match outcome {
                     WatchOutcome::Stopped => {
@@ -568,16 +579,34 @@ enum WatchOutcome {
     Closed(String),
 }
 
-/// Watches a ready session until it closes or the runtime stops it; re-lists on list-changed
-/// notifications the server declared, debounced.
+/// A ready session as its supervisor watches it.
+struct Watched<'a> {
+    session: &'a Session,
+    events: broadcast::Receiver<SessionEvent>,
+    /// Its 2026-07-28 listen stream, held while it is watched.
+    subscription: Option<switchboard_wire::PendingCall>,
+    /// An HTTP server's URL as it may be shown; `None` for stdio.
+    url: Option<String>,
+}
+
+/// Watches a ready session until it closes, its HTTP server is found gone (`liveness`), or
+/// the runtime stops it; re-lists on list-changed notifications the server declared,
+/// debounced.
 async fn watch_session(
     shared: &ServerShared,
-    session: &Session,
-    mut events: broadcast::Receiver<SessionEvent>,
+    watched: Watched<'_>,
     policy: &ServerPolicy,
     links: &Links,
     stop: &CancellationToken,
 ) -> WatchOutcome {
+    let Watched {
+        session,
+        mut events,
+        subscription,
+        url,
+    } = watched;
+    let gone = crate::liveness::watch(session, url, subscription);
+    tokio::pin!(gone);
     let signals = &links.signals;
     let declared = &session.negotiated().capabilities;
     let mut pending_relist = false;
@@ -587,6 +616,7 @@ async fn watch_session(
         tokio::select! {
             () = stop.cancelled() => return WatchOutcome::Stopped,
             reason = session.closed() => return WatchOutcome::Closed(reason.to_string()),
+            reason = &mut gone => return WatchOutcome::Closed(reason),
             () = &mut debounce, if pending_relist => {
                 pending_relist = false;
                 match list_all(session).await {
@@ -733,8 +763,9 @@ async fn connect_and_list(
 }
 
 /// Modern servers deliver list changes only on a `subscriptions/listen` stream. The returned
-/// handle keeps it open; the supervisor drops it with the session.
-async fn open_subscription(session: &Session) -> Option<switchboard_wire::PendingCall> {
+/// handle keeps it open; the supervisor's liveness watch holds it (and opens it again when
+/// it ends while the server answers) and drops it with the session.
+pub(crate) async fn open_subscription(session: &Session) -> Option<switchboard_wire::PendingCall> {
     let declared = &session.negotiated().capabilities;
     let filter = switchboard_protocol::SubscriptionFilter {
         tools_list_changed: declared.tools.is_some_and(|c| c.list_changed),

@@ -309,6 +309,8 @@ struct Shared {
     dropped_cancellations: AtomicU64,
     /// Events handed to the inbound channel so far (see [`Connection::inbound_delivered`]).
     inbound_delivered: AtomicU64,
+    /// Responses read from the peer so far (see [`Connection::responses_received`]).
+    responses_received: AtomicU64,
     /// The inbound channel, until the connection closes (then `None`, so that its
     /// receiver sees the end).
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
@@ -427,6 +429,7 @@ impl Connection {
             unknown_responses: AtomicU64::new(0),
             dropped_cancellations: AtomicU64::new(0),
             inbound_delivered: AtomicU64::new(0),
+            responses_received: AtomicU64::new(0),
             deferred: deferred_tx,
             cancel_notice: std::sync::OnceLock::new(),
             max_frame_bytes: options.max_frame_bytes,
@@ -585,6 +588,12 @@ impl Connection {
     /// preceded a result).
     pub fn inbound_delivered(&self) -> u64 {
         self.shared.inbound_delivered.load(Ordering::Acquire)
+    }
+
+    /// How many responses the peer sent so far (waited for, late or unknown alike): any
+    /// answer is a sign of life, so a watcher that sees this grow need not ask for one.
+    pub fn responses_received(&self) -> u64 {
+        self.shared.responses_received.load(Ordering::Relaxed)
     }
 
     /// Answers a request from the peer.
@@ -1129,6 +1138,7 @@ fn route_response(
     id: Option<RequestId>,
     outcome: Result<ResultJson<'_>, ErrorObject>,
 ) -> Option<Inbound> {
+    shared.responses_received.fetch_add(1, Ordering::Relaxed);
     let Some(id) = id else {
         shared.unknown_responses.fetch_add(1, Ordering::Relaxed);
         return Some(unexpected(None, outcome, UnexpectedReason::NullId));

@@ -9,7 +9,9 @@ use std::time::Duration;
 use expect_test::expect;
 use serde_json::json;
 use switchboard_runtime::sources::ServerSource;
-use switchboard_runtime::{Runtime, RuntimeOptions, ServerRequestError, ServerState, ToolContext};
+use switchboard_runtime::{
+    NoticeKind, Runtime, RuntimeOptions, ServerNotice, ServerRequestError, ServerState, ToolContext,
+};
 use switchboard_session::SessionError;
 use switchboard_testkit::serve::HttpServer;
 
@@ -128,11 +130,10 @@ async fn a_killed_http_server_fails_its_calls_backs_off_and_comes_back_on_its_po
         .expect("join")
         .expect_err("the server is gone");
     assert_session_failure_of_alpha(&error);
-    // Nothing connects the runtime to an HTTP server between requests (this one opens no
-    // GET stream): the next request finds it unreachable, fails, naming it, and the
-    // server goes to backoff.
+    // The next request finds it unreachable (or, had the runtime's ping found that first,
+    // the server already backing off) and fails, naming it; the server goes to backoff.
     let error = echo(&runtime, "anyone?").await.expect_err("unreachable");
-    assert_session_failure_of_alpha(&error);
+    assert_eq!(named_server(&error), Some("alpha"), "{error:?}");
     wait_state(&runtime, "alpha", "backing off", |state| {
         matches!(state, ServerState::Backoff { .. })
     })
@@ -198,5 +199,137 @@ async fn reload_follows_an_http_server_to_a_new_filter_and_to_another_url() {
     sessions_ended(&legacy).await;
     runtime.dispose().await;
     drop((legacy, modern));
+    no_processes_with(&mark).await;
+}
+
+/// How long a test waits for the runtime to notice a server that is gone: generous (the
+/// runtime pings a silent server every few seconds; the test asserts on what happens, not
+/// on how fast).
+const NOTICE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The next state the host's notices announce that `pick` accepts, skipping the others.
+async fn next_state(
+    notices: &mut tokio::sync::broadcast::Receiver<ServerNotice>,
+    what: &str,
+    pick: impl Fn(&ServerState) -> bool,
+) -> ServerState {
+    within(what, NOTICE_DEADLINE, async {
+        loop {
+            match notices.recv().await {
+                Ok(ServerNotice {
+                    kind: NoticeKind::State(state),
+                    ..
+                }) if pick(&state) => return state,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    panic!("the notices ended while waiting for {what}")
+                }
+            }
+        }
+    })
+    .await
+}
+
+/// The reason of a backoff state (panics on any other).
+fn backoff_reason(state: &ServerState) -> &str {
+    match state {
+        ServerState::Backoff { reason, .. } => reason,
+        other => panic!("not a backoff: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_idle_http_server_that_dies_goes_to_backoff_without_calls_and_comes_back() {
+    for era in ["legacy", "modern"] {
+        let mark = marker(&format!("http-idle-{era}"));
+        let server = HttpServer::fixture(&["--name", mark.as_str(), "--era", era]);
+        let url = server.url().to_owned();
+        let port = server.port().to_string();
+        let runtime = Runtime::new(http_options(vec![http_entry("alpha", &url)]));
+        enabled(&runtime).await;
+        let mut notices = runtime.notices();
+
+        // Killed with no call in flight, and none made after: the runtime notices by itself,
+        // and the first state it tells the host after ready is a backoff naming the URL.
+        drop(server);
+        let left = next_state(&mut notices, "alpha to leave ready", |state| {
+            *state != ServerState::Ready
+        })
+        .await;
+        let reason = backoff_reason(&left);
+        assert!(
+            reason.contains(&format!("could not reach {url}")),
+            "{era}: {reason}"
+        );
+        // Its tools stay published while it is retried.
+        assert!(runtime.snapshot().tool("alpha__echo").is_some(), "{era}");
+
+        // Back on the same port: ready again, and a call is answered.
+        let server = HttpServer::fixture(&[
+            "--port",
+            port.as_str(),
+            "--name",
+            mark.as_str(),
+            "--era",
+            era,
+        ]);
+        next_state(&mut notices, "alpha to be ready again", |state| {
+            *state == ServerState::Ready
+        })
+        .await;
+        let result = echo(&runtime, "back")
+            .await
+            .expect("a call after the restart");
+        assert_eq!(result["content"][0]["text"], "back", "{era}: {result}");
+        runtime.dispose().await;
+        drop(server);
+        no_processes_with(&mark).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_http_server_is_declared_gone_and_a_silent_live_one_stays_ready() {
+    let mark = marker("http-stalled");
+    let server = HttpServer::fixture(&["--name", mark.as_str(), "--era", "modern"]);
+    let url = server.url().to_owned();
+    let runtime = Runtime::new(http_options(vec![http_entry("alpha", &url)]));
+    enabled(&runtime).await;
+    let mut notices = runtime.notices();
+    let front = nix::unistd::Pid::from_raw(i32::try_from(server.pid()).expect("pid"));
+
+    // Silent but alive (a 2026-07-28 server answers `ping` with "method not found"): the
+    // runtime's pings keep finding it, and it stays ready through several of them.
+    let stayed = tokio::time::timeout(Duration::from_secs(8), async {
+        next_state(&mut notices, "any state change", |_| true).await
+    })
+    .await;
+    assert!(stayed.is_err(), "a live server changed state: {stayed:?}");
+    assert_eq!(runtime.servers()[0].state, ServerState::Ready);
+
+    // Frozen (SIGSTOP): connections are still taken by the kernel, nothing answers. The
+    // pings run into their deadline and the server is declared gone.
+    nix::sys::signal::kill(front, nix::sys::signal::Signal::SIGSTOP).expect("SIGSTOP");
+    let left = next_state(&mut notices, "alpha to leave ready", |state| {
+        *state != ServerState::Ready
+    })
+    .await;
+    let reason = backoff_reason(&left);
+    assert!(
+        reason.contains(&format!("could not reach {url}: no answer to `ping`")),
+        "{reason}"
+    );
+
+    // Thawed: it is reconnected and answers.
+    nix::sys::signal::kill(front, nix::sys::signal::Signal::SIGCONT).expect("SIGCONT");
+    next_state(&mut notices, "alpha to be ready again", |state| {
+        *state == ServerState::Ready
+    })
+    .await;
+    let result = echo(&runtime, "thawed")
+        .await
+        .expect("a call after the thaw");
+    assert_eq!(result["content"][0]["text"], "thawed", "{result}");
+    runtime.dispose().await;
+    drop(server);
     no_processes_with(&mark).await;
 }
