@@ -13,7 +13,8 @@
 //!   http://…"); a ping that gets no answer in time, or whose answer stream is lost, is
 //!   sent once more, and a second failure closes the session ("could not reach http://…:
 //!   no answer to `ping` within 2s"), so a server that accepts connections but never
-//!   answers is found too;
+//!   answers is found too (unless calls are in flight: a server busy with one may be slow
+//!   to answer a ping, and the calls' own deadlines decide);
 //! - a 2026-07-28 `subscriptions/listen` stream that ends is a reason to look at once, not
 //!   a verdict (servers and proxies close idle streams): the server is pinged then, and
 //!   when it answers the stream is opened again, at most once per [`PING_INTERVAL`]. (The
@@ -66,7 +67,8 @@ pub(crate) async fn watch(
             next_ping = Instant::now() + PING_INTERVAL;
             continue;
         }
-        if let Err(reason) = ping(session, &url).await {
+        let standing = usize::from(subscription.is_some());
+        if let Err(reason) = ping(session, &url, standing).await {
             return reason;
         }
         if stream_ended {
@@ -97,8 +99,10 @@ async fn stream_end(subscription: &mut Option<PendingCall>) {
 }
 
 /// Pings the server, once more after a ping that went unanswered; `Err` with the reason
-/// when it is gone.
-async fn ping(session: &Session, url: &str) -> Result<(), String> {
+/// when it is gone. `standing` requests (a listen stream) wait for no answer; any other
+/// request in flight when a ping goes unanswered makes the silence no verdict: a server
+/// busy with a call may be slow to answer a ping, and that call's own deadline decides.
+async fn ping(session: &Session, url: &str, standing: usize) -> Result<(), String> {
     let options = CallOptions {
         timeout: Some(PING_DEADLINE),
         max_duration: Some(PING_DEADLINE),
@@ -109,6 +113,12 @@ async fn ping(session: &Session, url: &str) -> Result<(), String> {
         match session.request(methods::PING, None, &options).await {
             Ok(_) => return Ok(()),
             Err(SessionError::Closed { reason, .. }) => return Err(reason.to_string()),
+            Err(SessionError::Timeout { .. })
+                if session.connection().pending_requests() > standing =>
+            {
+                tracing::debug!(server = %session.server_name(), "no answer to ping while calls are in flight");
+                return Ok(());
+            }
             Err(SessionError::Timeout { .. }) => {
                 failure =
                     format!("could not reach {url}: no answer to `ping` within {PING_DEADLINE:?}");

@@ -3,17 +3,22 @@
 //! host sees (snapshots, calls, server states) and the process table: the front end runs
 //! each legacy session's server as a backend process of its own and stops it when the
 //! session's `DELETE` arrives, so a session that ended is a backend that is gone.
+//!
+//! Servers that die, stall or have their streams cut between calls are observed through the
+//! host's notices (the state changes a host is told), with generous deadlines: what is
+//! asserted is what the runtime concludes, never how fast.
 
 use std::time::Duration;
 
 use expect_test::expect;
 use serde_json::json;
+use switchboard_config::EraSetting;
 use switchboard_runtime::sources::ServerSource;
 use switchboard_runtime::{
     NoticeKind, Runtime, RuntimeOptions, ServerNotice, ServerRequestError, ServerState, ToolContext,
 };
 use switchboard_session::SessionError;
-use switchboard_testkit::serve::HttpServer;
+use switchboard_testkit::serve::{HttpServer, PeerCommand};
 
 use crate::support::*;
 
@@ -238,6 +243,42 @@ fn backoff_reason(state: &ServerState) -> &str {
     }
 }
 
+/// Waits for the first state after ready the host is told of, and asserts it is a backoff
+/// whose reason starts `could not reach {url}`, then the rest of `because` (`case` names
+/// the case in a failure).
+async fn assert_left_ready_unreachable(
+    notices: &mut tokio::sync::broadcast::Receiver<ServerNotice>,
+    url: &str,
+    because: &str,
+    case: &str,
+) {
+    let left = next_state(notices, "alpha to leave ready", |state| {
+        *state != ServerState::Ready
+    })
+    .await;
+    let reason = backoff_reason(&left);
+    assert!(
+        reason.contains(&format!("could not reach {url}{because}")),
+        "{case}: {reason}"
+    );
+}
+
+/// Waits until the host is told alpha is ready again, then calls `echo` through it.
+async fn assert_ready_again_and_answering(
+    runtime: &Runtime,
+    notices: &mut tokio::sync::broadcast::Receiver<ServerNotice>,
+    case: &str,
+) {
+    next_state(notices, "alpha to be ready again", |state| {
+        *state == ServerState::Ready
+    })
+    .await;
+    let result = echo(runtime, "back")
+        .await
+        .expect("a call after the restart");
+    assert_eq!(result["content"][0]["text"], "back", "{case}: {result}");
+}
+
 #[tokio::test]
 async fn an_idle_http_server_that_dies_goes_to_backoff_without_calls_and_comes_back() {
     for era in ["legacy", "modern"] {
@@ -252,15 +293,7 @@ async fn an_idle_http_server_that_dies_goes_to_backoff_without_calls_and_comes_b
         // Killed with no call in flight, and none made after: the runtime notices by itself,
         // and the first state it tells the host after ready is a backoff naming the URL.
         drop(server);
-        let left = next_state(&mut notices, "alpha to leave ready", |state| {
-            *state != ServerState::Ready
-        })
-        .await;
-        let reason = backoff_reason(&left);
-        assert!(
-            reason.contains(&format!("could not reach {url}")),
-            "{era}: {reason}"
-        );
+        assert_left_ready_unreachable(&mut notices, &url, "", era).await;
         // Its tools stay published while it is retried.
         assert!(runtime.snapshot().tool("alpha__echo").is_some(), "{era}");
 
@@ -273,14 +306,7 @@ async fn an_idle_http_server_that_dies_goes_to_backoff_without_calls_and_comes_b
             "--era",
             era,
         ]);
-        next_state(&mut notices, "alpha to be ready again", |state| {
-            *state == ServerState::Ready
-        })
-        .await;
-        let result = echo(&runtime, "back")
-            .await
-            .expect("a call after the restart");
-        assert_eq!(result["content"][0]["text"], "back", "{era}: {result}");
+        assert_ready_again_and_answering(&runtime, &mut notices, era).await;
         runtime.dispose().await;
         drop(server);
         no_processes_with(&mark).await;
@@ -309,27 +335,159 @@ async fn a_stalled_http_server_is_declared_gone_and_a_silent_live_one_stays_read
     // Frozen (SIGSTOP): connections are still taken by the kernel, nothing answers. The
     // pings run into their deadline and the server is declared gone.
     nix::sys::signal::kill(front, nix::sys::signal::Signal::SIGSTOP).expect("SIGSTOP");
-    let left = next_state(&mut notices, "alpha to leave ready", |state| {
-        *state != ServerState::Ready
-    })
-    .await;
-    let reason = backoff_reason(&left);
-    assert!(
-        reason.contains(&format!("could not reach {url}: no answer to `ping`")),
-        "{reason}"
-    );
+    assert_left_ready_unreachable(&mut notices, &url, ": no answer to `ping`", "stalled").await;
 
     // Thawed: it is reconnected and answers.
     nix::sys::signal::kill(front, nix::sys::signal::Signal::SIGCONT).expect("SIGCONT");
-    next_state(&mut notices, "alpha to be ready again", |state| {
-        *state == ServerState::Ready
-    })
-    .await;
-    let result = echo(&runtime, "thawed")
-        .await
-        .expect("a call after the thaw");
-    assert_eq!(result["content"][0]["text"], "thawed", "{result}");
+    assert_ready_again_and_answering(&runtime, &mut notices, "thawed").await;
     runtime.dispose().await;
     drop(server);
     no_processes_with(&mark).await;
+}
+
+/// The rmcp peer (a legacy server with a standing GET stream) on `port`.
+fn rmcp_on(port: u16) -> HttpServer {
+    HttpServer::peer(PeerCommand {
+        program: switchboard_testkit::locate::rmcp_peer_bin(),
+        args: vec!["--http".into(), port.to_string()],
+        env: vec![],
+        port,
+        path: "/mcp".into(),
+    })
+}
+
+/// An entry for `url` that speaks only `era`.
+fn http_entry_in(url: &str, era: EraSetting) -> switchboard_config::ServerEntry {
+    let mut entry = http_entry("alpha", url);
+    entry.era = era;
+    entry
+}
+
+#[tokio::test]
+async fn an_rmcp_server_that_dies_goes_to_backoff_and_comes_back_with_and_without_a_get_stream() {
+    // Legacy: rmcp's session has a standing GET stream. 2026-07-28: the peer declares no
+    // list changes, so there is no listen stream, only the pings.
+    for era in [EraSetting::Legacy, EraSetting::Modern] {
+        let server = rmcp_on(0);
+        let url = server.url().to_owned();
+        let port = server.port();
+        let runtime = Runtime::new(http_options(vec![http_entry_in(&url, era)]));
+        enabled(&runtime).await;
+        let mut notices = runtime.notices();
+
+        let case = format!("{era:?}");
+        drop(server);
+        assert_left_ready_unreachable(&mut notices, &url, "", &case).await;
+
+        let server = rmcp_on(port);
+        assert_ready_again_and_answering(&runtime, &mut notices, &case).await;
+        runtime.dispose().await;
+        drop(server);
+    }
+}
+
+/// A TCP proxy in front of a server that cuts every connection opened by a GET (an event
+/// stream) a second after it began, as some proxies do to idle streams. Dropping it stops
+/// it and every connection it carries.
+struct StreamCutter {
+    port: u16,
+    /// Streams cut so far.
+    cut: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl StreamCutter {
+    async fn start(backend: u16) -> StreamCutter {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counter = cut.clone();
+        let task = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((client, _)) = listener.accept().await {
+                let counter = counter.clone();
+                connections.spawn(async move {
+                    let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", backend)).await
+                    else {
+                        return;
+                    };
+                    carry_until_a_get_is_a_second_old(client, server).await;
+                    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                });
+                while connections.try_join_next().is_some() {}
+            }
+        });
+        StreamCutter { port, cut, task }
+    }
+}
+
+/// Carries a connection both ways; once a GET went up it, cuts it a second later (returns).
+/// A connection that ends by itself first never returns: its task is simply done.
+async fn carry_until_a_get_is_a_second_old(
+    client: tokio::net::TcpStream,
+    server: tokio::net::TcpStream,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_server, mut to_server) = server.into_split();
+    let saw_get = tokio::sync::Notify::new();
+    let up = async {
+        let mut buffer = [0u8; 8192];
+        while let Ok(read) = from_client.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            if buffer[..read].windows(5).any(|w| w == b"GET /") {
+                saw_get.notify_one();
+            }
+            if to_server.write_all(&buffer[..read]).await.is_err() {
+                break;
+            }
+        }
+    };
+    let down = tokio::io::copy(&mut from_server, &mut to_client);
+    tokio::select! {
+        _ = async { tokio::join!(up, down) } => std::future::pending().await,
+        () = async {
+            saw_get.notified().await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        } => {}
+    }
+}
+
+impl Drop for StreamCutter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[tokio::test]
+async fn a_server_whose_streams_are_cut_every_second_but_answers_stays_ready() {
+    let server = rmcp_on(0);
+    let cutter = StreamCutter::start(server.port()).await;
+    let url = format!("http://127.0.0.1:{}/mcp", cutter.port);
+    let runtime = Runtime::new(http_options(vec![http_entry_in(&url, EraSetting::Legacy)]));
+    enabled(&runtime).await;
+    let mut notices = runtime.notices();
+
+    // Its GET stream is cut again and again; the server still answers every ping, so it
+    // stays ready (no backoff, no reconnect) through several cuts and pings.
+    wait::until_async(
+        "the GET stream to be cut twice",
+        NOTICE_DEADLINE,
+        || async { cutter.cut.load(std::sync::atomic::Ordering::Relaxed) >= 2 },
+    )
+    .await;
+    let stayed = tokio::time::timeout(Duration::from_secs(8), async {
+        next_state(&mut notices, "any state change", |_| true).await
+    })
+    .await;
+    assert!(stayed.is_err(), "a live server changed state: {stayed:?}");
+    assert_eq!(runtime.servers()[0].state, ServerState::Ready);
+    let result = echo(&runtime, "still").await.expect("a call");
+    assert_eq!(result["content"][0]["text"], "still", "{result}");
+    runtime.dispose().await;
+    drop((cutter, server));
 }
