@@ -386,8 +386,9 @@ async fn an_rmcp_server_that_dies_goes_to_backoff_and_comes_back_with_and_withou
     }
 }
 
-/// A TCP proxy in front of a server that cuts every connection opened by a GET (an event
-/// stream) a second after it began, as some proxies do to idle streams. Dropping it stops
+/// A TCP proxy in front of a server that cuts every connection that carried a standing
+/// stream's request (a GET, or a `subscriptions/listen`) a second after it went up, as some
+/// proxies do to idle streams. Dropping it stops
 /// it and every connection it carries.
 struct StreamCutter {
     port: u16,
@@ -413,7 +414,7 @@ impl StreamCutter {
                     else {
                         return;
                     };
-                    carry_until_a_get_is_a_second_old(client, server).await;
+                    carry_until_a_stream_is_a_second_old(client, server).await;
                     counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 });
                 while connections.try_join_next().is_some() {}
@@ -423,24 +424,28 @@ impl StreamCutter {
     }
 }
 
-/// Carries a connection both ways; once a GET went up it, cuts it a second later (returns).
+/// Carries a connection both ways; once a stream's request went up it, cuts it a second
+/// later (returns).
 /// A connection that ends by itself first never returns: its task is simply done.
-async fn carry_until_a_get_is_a_second_old(
+async fn carry_until_a_stream_is_a_second_old(
     client: tokio::net::TcpStream,
     server: tokio::net::TcpStream,
 ) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (mut from_client, mut to_client) = client.into_split();
     let (mut from_server, mut to_server) = server.into_split();
-    let saw_get = tokio::sync::Notify::new();
+    let saw_stream = tokio::sync::Notify::new();
     let up = async {
         let mut buffer = [0u8; 8192];
         while let Ok(read) = from_client.read(&mut buffer).await {
             if read == 0 {
                 break;
             }
-            if buffer[..read].windows(5).any(|w| w == b"GET /") {
-                saw_get.notify_one();
+            let chunk = &buffer[..read];
+            if chunk.windows(5).any(|w| w == b"GET /")
+                || chunk.windows(20).any(|w| w == b"subscriptions/listen")
+            {
+                saw_stream.notify_one();
             }
             if to_server.write_all(&buffer[..read]).await.is_err() {
                 break;
@@ -451,7 +456,7 @@ async fn carry_until_a_get_is_a_second_old(
     tokio::select! {
         _ = async { tokio::join!(up, down) } => std::future::pending().await,
         () = async {
-            saw_get.notified().await;
+            saw_stream.notified().await;
             tokio::time::sleep(Duration::from_secs(1)).await;
         } => {}
     }
@@ -465,29 +470,44 @@ impl Drop for StreamCutter {
 
 #[tokio::test]
 async fn a_server_whose_streams_are_cut_every_second_but_answers_stays_ready() {
-    let server = rmcp_on(0);
-    let cutter = StreamCutter::start(server.port()).await;
-    let url = format!("http://127.0.0.1:{}/mcp", cutter.port);
-    let runtime = Runtime::new(http_options(vec![http_entry_in(&url, EraSetting::Legacy)]));
-    enabled(&runtime).await;
-    let mut notices = runtime.notices();
+    let mark = marker("http-cut");
+    let cases = [
+        ("a legacy GET stream", rmcp_on(0), EraSetting::Legacy),
+        (
+            "a 2026-07-28 listen stream",
+            HttpServer::fixture(&["--name", mark.as_str(), "--era", "modern"]),
+            EraSetting::Modern,
+        ),
+    ];
+    for (case, server, era) in cases {
+        let cutter = StreamCutter::start(server.port()).await;
+        let url = format!("http://127.0.0.1:{}/mcp", cutter.port);
+        let runtime = Runtime::new(http_options(vec![http_entry_in(&url, era)]));
+        enabled(&runtime).await;
+        let mut notices = runtime.notices();
 
-    // Its GET stream is cut again and again; the server still answers every ping, so it
-    // stays ready (no backoff, no reconnect) through several cuts and pings.
-    wait::until_async(
-        "the GET stream to be cut twice",
-        NOTICE_DEADLINE,
-        || async { cutter.cut.load(std::sync::atomic::Ordering::Relaxed) >= 2 },
-    )
-    .await;
-    let stayed = tokio::time::timeout(Duration::from_secs(8), async {
-        next_state(&mut notices, "any state change", |_| true).await
-    })
-    .await;
-    assert!(stayed.is_err(), "a live server changed state: {stayed:?}");
-    assert_eq!(runtime.servers()[0].state, ServerState::Ready);
-    let result = echo(&runtime, "still").await.expect("a call");
-    assert_eq!(result["content"][0]["text"], "still", "{result}");
-    runtime.dispose().await;
-    drop((cutter, server));
+        // Its stream is cut again and again (so it was opened again after a cut); the
+        // server still answers every ping, so it stays ready (no backoff, no reconnect)
+        // through several cuts and pings.
+        wait::until_async(
+            &format!("{case} to be cut twice"),
+            NOTICE_DEADLINE,
+            || async { cutter.cut.load(std::sync::atomic::Ordering::Relaxed) >= 2 },
+        )
+        .await;
+        let stayed = tokio::time::timeout(Duration::from_secs(8), async {
+            next_state(&mut notices, "any state change", |_| true).await
+        })
+        .await;
+        assert!(
+            stayed.is_err(),
+            "{case}: a live server changed state: {stayed:?}"
+        );
+        assert_eq!(runtime.servers()[0].state, ServerState::Ready, "{case}");
+        let result = echo(&runtime, "still").await.expect("a call");
+        assert_eq!(result["content"][0]["text"], "still", "{case}: {result}");
+        runtime.dispose().await;
+        drop((cutter, server));
+    }
+    no_processes_with(&mark).await;
 }
