@@ -21,6 +21,8 @@ pub(crate) struct Discovery {
     pub(crate) authorization_endpoint: String,
     pub(crate) token_endpoint: String,
     pub(crate) registration_endpoint: Option<String>,
+    /// RFC 8628's endpoint, when the server offers the device grant (judged when used).
+    pub(crate) device_authorization_endpoint: Option<String>,
     pub(crate) scopes_supported: Vec<String>,
 }
 
@@ -159,6 +161,10 @@ pub(crate) async fn discover(
         None if legacy_fallback => Some(format!("{issuer}/register")),
         None => None,
     };
+    let device_authorization_endpoint = metadata
+        .get("device_authorization_endpoint")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let mut scopes_supported = scopes_supported;
     if scopes_supported.is_empty() && protected.is_none() {
         scopes_supported = string_list(metadata.get("scopes_supported"));
@@ -170,6 +176,7 @@ pub(crate) async fn discover(
         authorization_endpoint,
         token_endpoint,
         registration_endpoint,
+        device_authorization_endpoint,
         scopes_supported,
     })
 }

@@ -122,16 +122,7 @@ impl Grants<'_> {
         let verifier = random_token(48)?;
         let challenge = b64url(Sha256::digest(verifier.as_bytes()));
         let state = random_token(24)?;
-        let mut scopes: Vec<String> = scopes.iter().cloned().collect();
-        let offers_offline = string_list(discovery.metadata.get("scopes_supported"))
-            .iter()
-            .any(|s| s == "offline_access");
-        if self.config.want_refresh_tokens
-            && offers_offline
-            && !scopes.iter().any(|s| s == "offline_access")
-        {
-            scopes.push("offline_access".into());
-        }
+        let scopes = self.user_scopes(discovery, scopes);
         let mut url = fetcher.check(
             UrlRole::AuthorizationEndpoint,
             &discovery.authorization_endpoint,
@@ -201,6 +192,26 @@ impl Grants<'_> {
         ];
         self.token_request(&discovery.token_endpoint(), client, form)
             .await
+    }
+
+    /// The scopes a user's authorization asks for: `scopes`, and `offline_access` when
+    /// refresh tokens are wanted and the server offers it.
+    pub(crate) fn user_scopes(
+        &self,
+        discovery: &Discovery,
+        scopes: &BTreeSet<String>,
+    ) -> Vec<String> {
+        let mut scopes: Vec<String> = scopes.iter().cloned().collect();
+        let offers_offline = string_list(discovery.metadata.get("scopes_supported"))
+            .iter()
+            .any(|s| s == "offline_access");
+        if self.config.want_refresh_tokens
+            && offers_offline
+            && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".into());
+        }
+        scopes
     }
 
     /// Cross-app access: exchange the ID token at the identity provider for an ID-JAG
@@ -335,7 +346,7 @@ impl Grants<'_> {
 
     /// A token request: the client authenticated, a DPoP proof when the endpoint binds
     /// tokens, and one more attempt with the server's nonce when it asks for one.
-    async fn token_request(
+    pub(crate) async fn token_request(
         &self,
         endpoint: &TokenEndpoint,
         client: &RegisteredClient,
@@ -393,7 +404,10 @@ impl Grants<'_> {
 }
 
 /// A form POST that wants JSON back.
-fn with_form(request: reqwest::RequestBuilder, form: &[(&str, String)]) -> reqwest::RequestBuilder {
+pub(crate) fn with_form(
+    request: reqwest::RequestBuilder,
+    form: &[(&str, String)],
+) -> reqwest::RequestBuilder {
     request
         .header(
             reqwest::header::CONTENT_TYPE,
