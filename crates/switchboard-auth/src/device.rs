@@ -7,9 +7,9 @@
 //! Everything the server says is bounded: the user code is at most 64 characters without
 //! control characters, the device code at most 4096, the verification URLs at most 2048
 //! characters, https (http only on loopback) and free of control characters; the polling
-//! interval is the server's (5 s when absent) kept within 1–60 s, grows by 5 s on
-//! `slow_down` (§3.5), and polling ends at the server's `expires_in`, at most 30 minutes
-//! (10 when absent). `authorization_pending` polls again, `access_denied` and
+//! interval is the server's (5 s when absent) kept within 1–60 s, grows by 5 s on each
+//! `slow_down` for all later polls (§3.5), and polling ends at the server's `expires_in`,
+//! at most 30 minutes (10 when absent): a poll that would come after it is not made. `authorization_pending` polls again, `access_denied` and
 //! `expired_token` end the login with [`DeviceProblem`]; any other answer is the token
 //! endpoint's refusal. The device code, like the tokens, is never shown or logged.
 
@@ -34,7 +34,7 @@ pub(crate) const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:dev
 const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
 /// The shortest interval polled at, whatever the server says.
 const MIN_INTERVAL: Duration = Duration::from_secs(1);
-/// The longest interval waited between polls, whatever the server says.
+/// The longest interval the server may start polling at (`slow_down` may add to it).
 const MAX_INTERVAL: Duration = Duration::from_secs(60);
 /// What `slow_down` adds to the interval (§3.5).
 const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
@@ -95,7 +95,7 @@ impl Grants<'_> {
                 Err(refused) => match refused.oauth_error() {
                     Some("authorization_pending") => {}
                     Some("slow_down") => {
-                        interval = (interval + SLOW_DOWN_STEP).min(MAX_INTERVAL);
+                        interval = interval.saturating_add(SLOW_DOWN_STEP);
                         tracing::debug!(?interval, "the authorization server asked to slow down");
                     }
                     Some("access_denied") => return Err(AuthError::Device(DeviceProblem::Denied)),
