@@ -388,6 +388,8 @@ enum DeviceUser {
     Denies,
     /// Never comes: `authorization_pending` until the 3-second code expires.
     NeverComes,
+    /// Away: `authorization_pending` for as long as the 10-minute code lasts.
+    Away,
     /// The authorization server's metadata has no `device_authorization_endpoint`.
     NotOffered,
     /// The server's verification URL carries a terminal escape (and its interval and
@@ -499,7 +501,7 @@ async fn device_authorization_server(
                 match (user, poll) {
                     (DeviceUser::Approves, 1)
                     | (DeviceUser::Denies, 1)
-                    | (DeviceUser::NeverComes, _) => {
+                    | (DeviceUser::NeverComes | DeviceUser::Away, _) => {
                         return refuse("authorization_pending");
                     }
                     (DeviceUser::Approves, 2) => return refuse("slow_down"),
@@ -748,4 +750,45 @@ async fn a_device_login_that_cannot_finish_says_why_in_one_message_and_saves_not
         "{}",
         conflicting.stderr
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_device_login_waiting_for_the_approval_and_nothing_is_saved() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let setup = DeviceSetup::start("login-device-interrupted", DeviceUser::Away).await;
+    let mut child = crate::isolated_switchboard()
+        .args(["login", "--config", &setup.config, "remote", "--device"])
+        .env("SWITCHBOARD_TOKEN_FILE", &setup.tokens)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn switchboard login --device");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    // Wait for the prompt (a hang detector, not a speed assertion).
+    let waiting = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(30)).ok())
+        .any(|line| line.contains("waiting for the approval"));
+    if !waiting {
+        let _ = child.kill();
+        panic!("the device login never said it was waiting");
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let status = switchboard_testkit::wait::within(
+        "the interrupted login to exit",
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || child.wait()),
+    )
+    .await
+    .expect("join")
+    .expect("wait");
+    assert_eq!(status.signal(), Some(2), "ended by SIGINT: {status:?}");
+    assert!(setup.saved().is_empty(), "nothing saved");
 }
