@@ -40,8 +40,9 @@ const MAX_INTERVAL: Duration = Duration::from_secs(60);
 const SLOW_DOWN_STEP: Duration = Duration::from_secs(5);
 /// How long a code is waited on when the server does not say.
 const DEFAULT_EXPIRY: Duration = Duration::from_secs(10 * 60);
-/// The longest a code is waited on, whatever the server says.
-const MAX_EXPIRY: Duration = Duration::from_secs(30 * 60);
+/// The longest a device login waits for the user's approval, whatever the server says
+/// (a host waiting on the login, e.g. its handshake, allows this long).
+pub const MAX_DEVICE_WAIT: Duration = Duration::from_secs(30 * 60);
 /// The longest user code shown.
 const MAX_USER_CODE_CHARS: usize = 64;
 /// The longest device code sent back.
@@ -168,7 +169,7 @@ impl Grants<'_> {
         };
         let expires_in = seconds(&body, "expires_in")
             .unwrap_or(DEFAULT_EXPIRY)
-            .min(MAX_EXPIRY);
+            .min(MAX_DEVICE_WAIT);
         let interval = seconds(&body, "interval")
             .unwrap_or(DEFAULT_INTERVAL)
             .clamp(MIN_INTERVAL, MAX_INTERVAL);
@@ -290,8 +291,8 @@ mod tests {
         assert_eq!(seconds(&body, "negative"), None);
         assert_eq!(seconds(&body, "text"), None);
         assert_eq!(seconds(&body, "absent"), None);
-        let expiry = seconds(&body, "expires_in").map(|d| d.min(MAX_EXPIRY));
-        assert_eq!(expiry, Some(MAX_EXPIRY));
+        let expiry = seconds(&body, "expires_in").map(|d| d.min(MAX_DEVICE_WAIT));
+        assert_eq!(expiry, Some(MAX_DEVICE_WAIT));
         assert_eq!(duration_text(Duration::from_secs(600)), "10 minutes");
         assert_eq!(duration_text(Duration::from_secs(3)), "3 seconds");
     }

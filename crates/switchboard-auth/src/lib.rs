@@ -95,6 +95,7 @@ use std::pin::Pin;
 
 pub use challenge::BearerChallenge;
 pub use client::{Acquire, OAuthClient, OAuthConfig, StoreBinding};
+pub use device::MAX_DEVICE_WAIT;
 pub use driver::{AuthorizationDriver, DeviceDriver, DevicePrompt, FollowRedirectDriver};
 pub use error::{
     AuthError, DeviceProblem, DriverError, DriverErrorKind, KeyProblem, LoginNeeded,

@@ -17,6 +17,10 @@
 //! crate (https or loopback http, bounded lengths) and printed neutralised. The tokens are
 //! saved exactly as the code flow's are (same store and key, `--as` too). A server that
 //! does not offer the grant ends the login with a message suggesting `--no-browser`.
+//!
+//! A login's handshake waits for the person: its connect deadline is the user's step's
+//! (5 minutes in a browser, the device code's capped expiry) plus a margin, however short
+//! the server's `startupTimeout` is.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -33,8 +37,12 @@ use url::Url;
 
 use crate::terminal::{say, say_usable_address};
 
-/// How long login waits for the user to approve.
+/// How long login waits for the user to approve in a browser (or to paste).
 const APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
+
+/// What a login's handshake allows beyond the user's step: discovery, registration and
+/// the token requests.
+const LOGIN_MARGIN: Duration = Duration::from_secs(120);
 
 /// The token file: `SWITCHBOARD_TOKEN_FILE`, else `$XDG_DATA_HOME/switchboard/tokens.json`,
 /// else `~/.local/share/switchboard/tokens.json`.
@@ -194,9 +202,19 @@ async fn authorize(
     store.remove_for(&key).map_err(|e| e.to_string())?;
     let (acquire, redirect_uri) = user_step(entry, approval)?;
     let client = oauth_client(entry, binding(key.clone()), acquire, redirect_uri)?;
-    let server = crate::connect::ConnectedServer::connect_with(entry, None, Some(Arc::new(client)))
-        .await
-        .map_err(|e| e.to_string())?;
+    // The handshake waits for the person: its deadline (`startupTimeout`) covers the
+    // user's step, however short the server's own is.
+    let approval_deadline = match approval {
+        Approval::Device => switchboard_auth::MAX_DEVICE_WAIT,
+        Approval::Browser | Approval::Paste => APPROVAL_DEADLINE,
+    };
+    let mut waiting = entry.clone();
+    waiting.startup_timeout =
+        Some((approval_deadline + LOGIN_MARGIN).max(entry.startup_timeout.unwrap_or_default()));
+    let server =
+        crate::connect::ConnectedServer::connect_with(&waiting, None, Some(Arc::new(client)))
+            .await
+            .map_err(|e| e.to_string())?;
     let listed = server.session.list_tools().await.map(|l| l.items.len());
     server.close().await;
     let tools = listed.map_err(|e| e.to_string())?;

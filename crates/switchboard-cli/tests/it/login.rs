@@ -546,7 +546,10 @@ impl DeviceSetup {
         let config = dir.join("mcp.json");
         crate::serve_credentials::write_config(
             &config,
-            &serde_json::json!({ "mcpServers": { "remote": { "url": upstream.url } } }),
+            // Short deadlines: a login's handshake waits for the person all the same.
+            &serde_json::json!({ "mcpServers": { "remote": {
+                "url": upstream.url, "startupTimeout": "3s", "timeout": "3s"
+            } } }),
         );
         let tokens = crate::serve_credentials::private(&dir).join("tokens.json");
         DeviceSetup {
