@@ -14,7 +14,7 @@ use switchboard_http::{
 };
 
 use crate::challenge::BearerChallenge;
-use crate::discovery::{Discovery, discover, normalised};
+use crate::discovery::{Discovery, Needs, discover, normalised};
 use crate::dpop::{Dpop, NonceFrom, ProofFor, USE_DPOP_NONCE};
 use crate::driver::{AuthorizationDriver, DeviceDriver};
 use crate::error::{AuthError, LoginNeeded};
@@ -654,7 +654,11 @@ impl OAuthClient {
             }
         };
         let fetcher = self.fetcher(&challenge.resource).await?;
-        let discovery = discover(fetcher, &challenge.resource, &bearer).await?;
+        let needs = match &self.config.acquire {
+            Acquire::Device { .. } => Needs::DeviceGrant,
+            _ => Needs::CodeFlow,
+        };
+        let discovery = discover(fetcher, &challenge.resource, &bearer, needs).await?;
         if let Acquire::OnBehalfOf { issuer, .. } = &self.config.acquire
             && discovery.issuer != *issuer
         {

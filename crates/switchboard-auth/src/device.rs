@@ -1,7 +1,8 @@
 //! The device authorization grant (RFC 8628), for logins on a machine without a browser:
 //! the client asks the authorization server's `device_authorization_endpoint` for a code
 //! (with the RFC 8707 `resource` and the scopes the code flow would ask for; PKCE does
-//! not apply), the [`DeviceDriver`] shows the user the code and the verification URL, and
+//! not apply, and an authorization server offering only this grant needs neither an
+//! authorization endpoint nor PKCE in its metadata), the [`DeviceDriver`] shows the user the code and the verification URL, and
 //! the client polls the token endpoint with the device code until the user approves.
 //!
 //! Everything the server says is bounded: the user code is at most 64 characters without

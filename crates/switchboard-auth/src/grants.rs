@@ -14,7 +14,7 @@ use crate::client::OAuthConfig;
 use crate::discovery::Discovery;
 use crate::dpop::{Dpop, NonceFrom, ProofFor, USE_DPOP_NONCE};
 use crate::driver::AuthorizationDriver;
-use crate::error::{AuthError, ResponseProblem};
+use crate::error::{AuthError, MetadataProblem, ResponseProblem};
 use crate::fetch::{Fetcher, b64url, error_code, form_body, json_body, random_token, string_list};
 use crate::identity::{IdentityAssertion, RegisteredClient, SubjectToken, WorkloadIdentity};
 use crate::policy::UrlRole;
@@ -123,10 +123,16 @@ impl Grants<'_> {
         let challenge = b64url(Sha256::digest(verifier.as_bytes()));
         let state = random_token(24)?;
         let scopes = self.user_scopes(discovery, scopes);
-        let mut url = fetcher.check(
-            UrlRole::AuthorizationEndpoint,
-            &discovery.authorization_endpoint,
-        )?;
+        let endpoint =
+            discovery
+                .authorization_endpoint
+                .as_deref()
+                .ok_or(AuthError::InvalidMetadata(
+                    MetadataProblem::MissingEndpoint {
+                        name: "authorization_endpoint",
+                    },
+                ))?;
+        let mut url = fetcher.check(UrlRole::AuthorizationEndpoint, endpoint)?;
         {
             let mut query = url.query_pairs_mut();
             query

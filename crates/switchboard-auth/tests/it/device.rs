@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use expect_test::expect;
 use serde_json::{Value, json};
-use switchboard_auth::{Acquire, DeviceDriver, DevicePrompt, DriverError, OAuthClient, UrlRole};
+use switchboard_auth::{
+    Acquire, AuthError, DeviceDriver, DevicePrompt, DriverError, OAuthClient, UrlRole,
+};
+use switchboard_http::ChallengeOutcome;
 use switchboard_testkit::canned::{self, CannedRequest, CountingServer};
 use switchboard_testkit::wait::{TEST_DEADLINE, within};
 
@@ -27,8 +30,8 @@ impl DeviceDriver for Shown {
 }
 
 /// Resource metadata for `ORIGIN/mcp`, authorization-server metadata with `endpoints`
-/// added, registration, `device` as the device authorization response, and a token
-/// endpoint that answers every poll with `poll_error`.
+/// added (a null removes one), registration, `device` as the device authorization
+/// response, and a token endpoint that answers every poll with `poll_error` (none: tokens).
 async fn device_server(
     device: Value,
     endpoints: Value,
@@ -46,7 +49,12 @@ async fn device_server(
                 if let (Some(metadata), Some(endpoints)) =
                     (metadata.as_object_mut(), endpoints.as_object())
                 {
-                    metadata.extend(endpoints.clone());
+                    for (name, value) in endpoints {
+                        match value {
+                            Value::Null => metadata.remove(name),
+                            value => metadata.insert(name.clone(), value.clone()),
+                        };
+                    }
                 }
                 metadata
             }
@@ -54,6 +62,9 @@ async fn device_server(
             "/device" => {
                 let text = device.to_string().replace("ORIGIN", origin);
                 return canned::answer("200 OK", "application/json", &text);
+            }
+            "/token" if poll_error.is_empty() => {
+                json!({ "access_token": "issued", "token_type": "Bearer" })
             }
             "/token" => {
                 let error = json!({ "error": poll_error }).to_string();
@@ -66,22 +77,35 @@ async fn device_server(
     .await
 }
 
-/// A device login at `server`: its error's text, and what was shown.
-async fn device_login(server: &CountingServer) -> (String, Vec<DevicePrompt>) {
-    let shown = Arc::new(Shown::default());
+/// A device-login client whose prompts `shown` keeps.
+fn device_client(shown: Arc<Shown>) -> OAuthClient {
     let acquire = Acquire::Device {
-        driver: shown.clone(),
+        driver: shown,
         fallback_command: "switchboard login remote --no-browser".into(),
     };
-    let client = OAuthClient::new(config(acquire, None)).expect("client");
+    OAuthClient::new(config(acquire, None)).expect("client")
+}
+
+/// `client`'s answer to a 401 from `server`'s `/mcp`.
+async fn answer(
+    client: &OAuthClient,
+    server: &CountingServer,
+) -> Result<ChallengeOutcome, AuthError> {
     let resource = format!("{}/mcp", server.origin());
-    let failure = within(
+    within(
         "the device login",
         TEST_DEADLINE,
         client.answer_challenge(challenge(401, "Bearer", &resource, None)),
     )
     .await
-    .expect_err("no approval");
+}
+
+/// A device login at `server`: its error's text, and what was shown.
+async fn device_login(server: &CountingServer) -> (String, Vec<DevicePrompt>) {
+    let shown = Arc::new(Shown::default());
+    let failure = answer(&device_client(shown.clone()), server)
+        .await
+        .expect_err("no approval");
     let text = failure.to_string().replace(server.origin(), "ORIGIN");
     let prompts = shown.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
     (text, prompts)
@@ -179,20 +203,8 @@ async fn hostile_device_authorization_responses_end_in_typed_errors() {
 async fn a_device_endpoint_outside_the_servers_class_is_refused_before_anything_is_sent() {
     let endpoints = json!({ "device_authorization_endpoint": "http://169.254.169.254/device" });
     let server = device_server(json!({}), endpoints, "authorization_pending").await;
-    let shown = Arc::new(Shown::default());
-    let acquire = Acquire::Device {
-        driver: shown,
-        fallback_command: "switchboard login remote --no-browser".into(),
-    };
-    let client = OAuthClient::new(config(acquire, None)).expect("client");
-    let resource = format!("{}/mcp", server.origin());
-    let failure = within(
-        "the device login",
-        TEST_DEADLINE,
-        client.answer_challenge(challenge(401, "Bearer", &resource, None)),
-    )
-    .await
-    .expect_err("refused");
+    let client = device_client(Arc::new(Shown::default()));
+    let failure = answer(&client, &server).await.expect_err("refused");
     let (role, url, _) = failure.refused_url().expect("a refused URL");
     assert_eq!(role, UrlRole::DeviceAuthorizationEndpoint);
     assert_eq!(url, "http://169.254.169.254/device");
@@ -202,22 +214,11 @@ async fn a_device_endpoint_outside_the_servers_class_is_refused_before_anything_
 async fn a_server_without_the_device_grant_is_told_once_and_registers_nothing() {
     let endpoints = json!({ "device_authorization_endpoint": null });
     let server = device_server(json!({}), endpoints, "authorization_pending").await;
-    let acquire = Acquire::Device {
-        driver: Arc::new(Shown::default()),
-        fallback_command: "switchboard login remote --no-browser".into(),
-    };
-    let client = OAuthClient::new(config(acquire, None)).expect("client");
-    let resource = format!("{}/mcp", server.origin());
+    let client = device_client(Arc::new(Shown::default()));
     let mut told = Vec::new();
     // The handshake's next request gets the same answer without another discovery.
     for _ in 0..2 {
-        let failure = within(
-            "the device login",
-            TEST_DEADLINE,
-            client.answer_challenge(challenge(401, "Bearer", &resource, None)),
-        )
-        .await
-        .expect_err("not offered");
+        let failure = answer(&client, &server).await.expect_err("not offered");
         told.push(failure.to_string().replace(server.origin(), "ORIGIN"));
     }
     expect![[r#"
@@ -235,4 +236,29 @@ async fn a_server_without_the_device_grant_is_told_once_and_registers_nothing() 
         .filter(|p| p.as_str() == "/.well-known/oauth-authorization-server")
         .count();
     assert_eq!(metadata_fetches, 1, "{requests:?}");
+}
+
+#[tokio::test]
+async fn an_authorization_server_offering_only_the_device_grant_needs_no_pkce_or_browser() {
+    let device = json!({
+        "device_code": "dc", "user_code": "ABCD", "verification_uri": "ORIGIN/activate",
+        "interval": 1, "expires_in": 60,
+    });
+    let endpoints = json!({
+        "authorization_endpoint": null,
+        "code_challenge_methods_supported": null,
+    });
+    let server = device_server(device, endpoints, "").await;
+    let shown = Arc::new(Shown::default());
+    let client = device_client(shown.clone());
+    let outcome = answer(&client, &server).await.expect("approved");
+    assert!(matches!(outcome, ChallengeOutcome::Retry));
+    let registration = server
+        .requests()
+        .into_iter()
+        .find(|request| request.path() == "/register")
+        .expect("a registration");
+    expect![[r#"{"client_name":"switchboard tests","token_endpoint_auth_method":"none","grant_types":["urn:ietf:params:oauth:grant-type:device_code","refresh_token"],"response_types":[],"application_type":"native"}"#]]
+        .assert_eq(&registration.json().to_string());
+    assert_eq!(shown.0.lock().unwrap_or_else(|p| p.into_inner()).len(), 1);
 }
