@@ -14,9 +14,9 @@ use switchboard_http::{
 };
 
 use crate::challenge::BearerChallenge;
-use crate::discovery::{Discovery, discover, normalised};
+use crate::discovery::{Discovery, Needs, discover, normalised};
 use crate::dpop::{Dpop, NonceFrom, ProofFor, USE_DPOP_NONCE};
-use crate::driver::AuthorizationDriver;
+use crate::driver::{AuthorizationDriver, DeviceDriver};
 use crate::error::{AuthError, LoginNeeded};
 use crate::fetch::Fetcher;
 use crate::grants::{Grants, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT, Tokens};
@@ -33,6 +33,17 @@ pub enum Acquire {
     /// Discover the authorization server, obtain a client identity and authorize, with
     /// this driver for the user's step: a login, or a host allowed to authorize.
     Authorize(Arc<dyn AuthorizationDriver>),
+    /// Discover and obtain a client identity as [`Acquire::Authorize`] does, then run the
+    /// device authorization grant (RFC 8628) with this driver showing the user the code: a
+    /// login on a machine without a browser. An authorization server that does not offer
+    /// it ends the login with [`AuthError::DeviceGrantNotOffered`], naming
+    /// `fallback_command`.
+    Device {
+        /// Shows the user the code and where to enter it.
+        driver: Arc<dyn DeviceDriver>,
+        /// The login to suggest instead (e.g. `switchboard login NAME --no-browser`).
+        fallback_command: String,
+    },
     /// Exchange a caller's access token for one of this server's own (RFC 8693), as the
     /// pre-registered client ([`OAuthConfig::pre_registered`]), at the authorization server
     /// the server's metadata names — only when that is `issuer`, the one the operator
@@ -71,6 +82,12 @@ impl fmt::Debug for Acquire {
         match self {
             Acquire::Authorize(_) => f.write_str("Authorize(..)"),
             Acquire::Unattended => f.write_str("Unattended"),
+            Acquire::Device {
+                fallback_command, ..
+            } => f
+                .debug_struct("Device")
+                .field("fallback_command", fallback_command)
+                .finish_non_exhaustive(),
             Acquire::OnBehalfOf { issuer, .. } => f
                 .debug_struct("OnBehalfOf")
                 .field("issuer", issuer)
@@ -176,6 +193,9 @@ struct AuthState {
     /// A refresh token the authorization server refused: never sent again (the next
     /// renewal goes straight to what the client may do without it, e.g. "log in").
     refused_refresh: Option<String>,
+    /// Why this client's device login failed: it runs once, and a second challenge (the
+    /// handshake's next request) gets the same answer instead of another code.
+    device_failure: Option<String>,
 }
 
 /// An OAuth 2.1 client for one MCP server; give it to the HTTP transport as its authorizer.
@@ -226,6 +246,7 @@ enum Grant<'a> {
     WorkloadIdentity(&'a WorkloadIdentity),
     ClientCredentials,
     AuthorizationCode,
+    Device(&'a dyn DeviceDriver),
 }
 
 impl OAuthClient {
@@ -607,6 +628,10 @@ impl OAuthClient {
         }
         let driver = match &self.config.acquire {
             Acquire::Authorize(driver) => Some(driver.clone()),
+            Acquire::Device { .. } => match &state.device_failure {
+                Some(failure) => return Err(AuthError::DeviceLoginFailed(failure.clone())),
+                None => None,
+            },
             Acquire::OnBehalfOf { .. } if self.config.pre_registered.is_none() => {
                 return Err(AuthError::NoExchangeClient);
             }
@@ -636,7 +661,11 @@ impl OAuthClient {
             }
         };
         let fetcher = self.fetcher(&challenge.resource).await?;
-        let discovery = discover(fetcher, &challenge.resource, &bearer).await?;
+        let needs = match &self.config.acquire {
+            Acquire::Device { .. } | Acquire::Unattended => Needs::NoRedirect,
+            _ => Needs::CodeFlow,
+        };
+        let discovery = discover(fetcher, &challenge.resource, &bearer, needs).await?;
         if let Acquire::OnBehalfOf { issuer, .. } = &self.config.acquire
             && discovery.issuer != *issuer
         {
@@ -644,6 +673,19 @@ impl OAuthClient {
                 named: discovery.issuer.clone(),
                 trusted: issuer.clone(),
             });
+        }
+        // Before any registration: a device login needs the server's device grant.
+        if let Acquire::Device {
+            fallback_command, ..
+        } = &self.config.acquire
+            && discovery.device_authorization_endpoint.is_none()
+        {
+            let failure = AuthError::DeviceGrantNotOffered {
+                issuer: discovery.issuer.clone(),
+                fallback_command: fallback_command.clone(),
+            };
+            state.device_failure = Some(failure.to_string());
+            return Err(failure);
         }
         let challenged: Vec<String> = bearer.scopes();
         if !challenged.is_empty() {
@@ -690,6 +732,18 @@ impl OAuthClient {
                     .client_credentials(&discovery, &client, &state.scopes)
                     .await?
             }
+            Grant::Device(driver) => {
+                match grants
+                    .device(driver, &discovery, &client, &state.scopes)
+                    .await
+                {
+                    Ok(tokens) => tokens,
+                    Err(failure) => {
+                        state.device_failure = Some(failure.to_string());
+                        return Err(failure);
+                    }
+                }
+            }
             Grant::AuthorizationCode => {
                 if let Acquire::Unattended = self.config.acquire {
                     return Err(AuthError::WorkloadIdentityNotAccepted {
@@ -730,6 +784,9 @@ impl OAuthClient {
                     issuer: discovery.issuer.clone(),
                 }),
             };
+        }
+        if let Acquire::Device { driver, .. } = &self.config.acquire {
+            return Ok(Grant::Device(driver.as_ref()));
         }
         if offers(JWT_BEARER_GRANT) {
             if let Some(identity) = &self.config.identity_assertion {

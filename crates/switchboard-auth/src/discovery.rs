@@ -18,9 +18,12 @@ pub(crate) struct Discovery {
     pub(crate) resource: String,
     pub(crate) issuer: String,
     pub(crate) metadata: Value,
-    pub(crate) authorization_endpoint: String,
+    /// Where the user approves in a browser; only a device login goes without one.
+    pub(crate) authorization_endpoint: Option<String>,
     pub(crate) token_endpoint: String,
     pub(crate) registration_endpoint: Option<String>,
+    /// RFC 8628's endpoint, when the server offers the device grant (judged when used).
+    pub(crate) device_authorization_endpoint: Option<String>,
     pub(crate) scopes_supported: Vec<String>,
 }
 
@@ -49,6 +52,17 @@ impl Discovery {
     }
 }
 
+/// What an authorization needs of the authorization server besides a token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Needs {
+    /// An authorization endpoint with PKCE S256: every authorization but a device login
+    /// (any of them may end in the code flow).
+    CodeFlow,
+    /// Neither: a device login (RFC 8628 uses no redirect; its own endpoint is judged
+    /// when used), or a workload's own grant (`Acquire::Unattended`: never a user's step).
+    NoRedirect,
+}
+
 /// The URL as one string, so that the transport's URL and the configured one compare equal.
 pub(crate) fn normalised(url: &str) -> Result<Url, AuthError> {
     Url::parse(url).map_err(|e| AuthError::InvalidServerUrl {
@@ -56,12 +70,14 @@ pub(crate) fn normalised(url: &str) -> Result<Url, AuthError> {
     })
 }
 
-/// Finds the resource and authorization-server metadata. Every URL is judged by the
-/// server's policy before it is fetched; a refused one ends the discovery.
+/// Finds the resource and authorization-server metadata, with what the authorization
+/// `needs` of it. Every URL is judged by the server's policy before it is fetched; a
+/// refused one ends the discovery.
 pub(crate) async fn discover(
     fetcher: &Fetcher,
     resource_url: &str,
     bearer: &BearerChallenge,
+    needs: Needs,
 ) -> Result<Discovery, AuthError> {
     let resource_url = normalised(resource_url)?;
     let mut resource = canonical_resource(&resource_url);
@@ -141,15 +157,21 @@ pub(crate) async fn discover(
             )),
         }
     };
-    if !legacy_fallback {
+    if !legacy_fallback && needs == Needs::CodeFlow {
         let methods = string_list(metadata.get("code_challenge_methods_supported"));
         if !methods.iter().any(|m| m == "S256") {
             return Err(AuthError::InvalidMetadata(MetadataProblem::NoPkceS256));
         }
     }
-    let authorization_endpoint = endpoint("authorization_endpoint", "/authorize")?;
+    let authorization_endpoint = match (endpoint("authorization_endpoint", "/authorize"), needs) {
+        (Ok(url), _) => {
+            fetcher.check(UrlRole::AuthorizationEndpoint, &url)?;
+            Some(url)
+        }
+        (Err(_), Needs::NoRedirect) => None,
+        (Err(missing), Needs::CodeFlow) => return Err(missing),
+    };
     let token_endpoint = endpoint("token_endpoint", "/token")?;
-    fetcher.check(UrlRole::AuthorizationEndpoint, &authorization_endpoint)?;
     fetcher.check(UrlRole::TokenEndpoint, &token_endpoint)?;
     let registration_endpoint = match metadata
         .get("registration_endpoint")
@@ -159,6 +181,10 @@ pub(crate) async fn discover(
         None if legacy_fallback => Some(format!("{issuer}/register")),
         None => None,
     };
+    let device_authorization_endpoint = metadata
+        .get("device_authorization_endpoint")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let mut scopes_supported = scopes_supported;
     if scopes_supported.is_empty() && protected.is_none() {
         scopes_supported = string_list(metadata.get("scopes_supported"));
@@ -170,6 +196,7 @@ pub(crate) async fn discover(
         authorization_endpoint,
         token_endpoint,
         registration_endpoint,
+        device_authorization_endpoint,
         scopes_supported,
     })
 }

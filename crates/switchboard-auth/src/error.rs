@@ -144,6 +144,26 @@ pub enum AuthError {
         "token exchange needs this gateway's own client at the authorization server (`clientId` and `clientSecret`); none is configured"
     )]
     NoExchangeClient,
+    /// A device login was asked for and the authorization server does not offer the
+    /// device authorization grant (no `device_authorization_endpoint` in its metadata).
+    #[error(
+        "the authorization server `{}` does not offer the device authorization grant (RFC 8628: its metadata has no `device_authorization_endpoint`); log in with `{fallback_command}` instead",
+        .issuer.escape_debug()
+    )]
+    DeviceGrantNotOffered {
+        /// Its issuer (server text).
+        issuer: String,
+        /// The login to use instead ([`Acquire::Device`](crate::Acquire)'s).
+        fallback_command: String,
+    },
+    /// The device authorization grant (RFC 8628) failed: denied, expired, or the
+    /// authorization server's answer cannot be used.
+    #[error("{0}")]
+    Device(DeviceProblem),
+    /// This client's device login already failed, for this reason: it is not started
+    /// again for the next request.
+    #[error("{0}")]
+    DeviceLoginFailed(String),
     /// The HTTP client or the system's randomness is not available.
     #[error("{0}")]
     Setup(String),
@@ -281,6 +301,57 @@ impl std::fmt::Display for ResponseProblem {
     }
 }
 
+/// Why a device login (RFC 8628) failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeviceProblem {
+    /// The user (or the authorization server) denied the authorization (`access_denied`).
+    Denied,
+    /// The code expired before it was approved (`expired_token`, or the wait ran out).
+    Expired {
+        /// How long the code was waited on.
+        waited: std::time::Duration,
+    },
+    /// The `user_code` is empty, too long or has control characters.
+    UnusableUserCode,
+    /// The `device_code` is too long to send back.
+    UnusableDeviceCode,
+    /// A verification URL the user would be sent to cannot be shown.
+    UnusableVerificationUrl {
+        /// The field (`verification_uri` or `verification_uri_complete`).
+        field: &'static str,
+        /// The URL, escaped and shortened (server text).
+        url: String,
+        /// Why.
+        reason: &'static str,
+    },
+}
+
+impl std::fmt::Display for DeviceProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceProblem::Denied => f.write_str(
+                "the authorization was denied at the verification page; nothing was saved",
+            ),
+            DeviceProblem::Expired { waited } => write!(
+                f,
+                "the code was not approved within {}; nothing was saved; run the login again for a new code",
+                crate::device::duration_text(*waited)
+            ),
+            DeviceProblem::UnusableUserCode => f.write_str(
+                "the device authorization response's `user_code` is unusable (empty, too long, or with control characters); refusing to show it",
+            ),
+            DeviceProblem::UnusableDeviceCode => f.write_str(
+                "the device authorization response's `device_code` is unusable (too long); refusing to poll with it",
+            ),
+            DeviceProblem::UnusableVerificationUrl { field, url, reason } => write!(
+                f,
+                "the device authorization response's `{field}` {url} {reason}; refusing to show it"
+            ),
+        }
+    }
+}
+
 /// Why a signing key cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -361,6 +432,9 @@ fn unreachable_text(role: UrlRole, url: &str, detail: &str) -> String {
         UrlRole::IdentityProviderTokenEndpoint => {
             format!("the identity provider did not answer the token exchange: {detail}")
         }
+        UrlRole::DeviceAuthorizationEndpoint => {
+            format!("the device authorization endpoint did not answer: {detail}")
+        }
         _ => format!("could not fetch {url}: {detail}"),
     }
 }
@@ -371,6 +445,7 @@ fn refusal_text(role: UrlRole) -> &'static str {
         UrlRole::IdentityProviderTokenEndpoint => {
             "the identity provider refused the token exchange"
         }
+        UrlRole::DeviceAuthorizationEndpoint => "the device authorization request was refused",
         _ => "the token request was refused",
     }
 }
@@ -391,6 +466,9 @@ fn missing_text(role: UrlRole, field: &str) -> String {
         UrlRole::RegistrationEndpoint => format!("the registration response has no {field}"),
         UrlRole::IdentityProviderTokenEndpoint => {
             "the token exchange returned no identity assertion".to_owned()
+        }
+        UrlRole::DeviceAuthorizationEndpoint => {
+            format!("the device authorization response has no {field}")
         }
         _ => format!("the token response has no {field}"),
     }

@@ -14,7 +14,7 @@ use crate::client::OAuthConfig;
 use crate::discovery::Discovery;
 use crate::dpop::{Dpop, NonceFrom, ProofFor, USE_DPOP_NONCE};
 use crate::driver::AuthorizationDriver;
-use crate::error::{AuthError, ResponseProblem};
+use crate::error::{AuthError, MetadataProblem, ResponseProblem};
 use crate::fetch::{Fetcher, b64url, error_code, form_body, json_body, random_token, string_list};
 use crate::identity::{IdentityAssertion, RegisteredClient, SubjectToken, WorkloadIdentity};
 use crate::policy::UrlRole;
@@ -122,20 +122,17 @@ impl Grants<'_> {
         let verifier = random_token(48)?;
         let challenge = b64url(Sha256::digest(verifier.as_bytes()));
         let state = random_token(24)?;
-        let mut scopes: Vec<String> = scopes.iter().cloned().collect();
-        let offers_offline = string_list(discovery.metadata.get("scopes_supported"))
-            .iter()
-            .any(|s| s == "offline_access");
-        if self.config.want_refresh_tokens
-            && offers_offline
-            && !scopes.iter().any(|s| s == "offline_access")
-        {
-            scopes.push("offline_access".into());
-        }
-        let mut url = fetcher.check(
-            UrlRole::AuthorizationEndpoint,
-            &discovery.authorization_endpoint,
-        )?;
+        let scopes = self.user_scopes(discovery, scopes);
+        let endpoint =
+            discovery
+                .authorization_endpoint
+                .as_deref()
+                .ok_or(AuthError::InvalidMetadata(
+                    MetadataProblem::MissingEndpoint {
+                        name: "authorization_endpoint",
+                    },
+                ))?;
+        let mut url = fetcher.check(UrlRole::AuthorizationEndpoint, endpoint)?;
         {
             let mut query = url.query_pairs_mut();
             query
@@ -201,6 +198,26 @@ impl Grants<'_> {
         ];
         self.token_request(&discovery.token_endpoint(), client, form)
             .await
+    }
+
+    /// The scopes a user's authorization asks for: `scopes`, and `offline_access` when
+    /// refresh tokens are wanted and the server offers it.
+    pub(crate) fn user_scopes(
+        &self,
+        discovery: &Discovery,
+        scopes: &BTreeSet<String>,
+    ) -> Vec<String> {
+        let mut scopes: Vec<String> = scopes.iter().cloned().collect();
+        let offers_offline = string_list(discovery.metadata.get("scopes_supported"))
+            .iter()
+            .any(|s| s == "offline_access");
+        if self.config.want_refresh_tokens
+            && offers_offline
+            && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".into());
+        }
+        scopes
     }
 
     /// Cross-app access: exchange the ID token at the identity provider for an ID-JAG
@@ -335,7 +352,7 @@ impl Grants<'_> {
 
     /// A token request: the client authenticated, a DPoP proof when the endpoint binds
     /// tokens, and one more attempt with the server's nonce when it asks for one.
-    async fn token_request(
+    pub(crate) async fn token_request(
         &self,
         endpoint: &TokenEndpoint,
         client: &RegisteredClient,
@@ -393,7 +410,10 @@ impl Grants<'_> {
 }
 
 /// A form POST that wants JSON back.
-fn with_form(request: reqwest::RequestBuilder, form: &[(&str, String)]) -> reqwest::RequestBuilder {
+pub(crate) fn with_form(
+    request: reqwest::RequestBuilder,
+    form: &[(&str, String)],
+) -> reqwest::RequestBuilder {
     request
         .header(
             reqwest::header::CONTENT_TYPE,

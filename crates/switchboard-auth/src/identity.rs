@@ -1,5 +1,6 @@
 //! Client identity: a pre-registered client, a Client ID Metadata Document, or dynamic
-//! registration (`application_type: native`); token-endpoint client authentication,
+//! registration (`application_type: native`; a device login's client registers for the
+//! device-code grant, without redirect URIs); token-endpoint client authentication,
 //! including `private_key_jwt` assertions (RFC 7523); and the identities a client may
 //! present instead of a user: an enterprise identity for cross-app access and a workload
 //! identity token. Secrets are redacted from Debug output.
@@ -10,7 +11,8 @@ use std::path::PathBuf;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::client::OAuthConfig;
+use crate::client::{Acquire, OAuthConfig};
+use crate::device::DEVICE_CODE_GRANT;
 use crate::discovery::Discovery;
 use crate::error::{AuthError, KeyProblem};
 use crate::fetch::{Fetcher, b64url, error_code, json_body, random_token, string_list, unix_now};
@@ -239,7 +241,7 @@ pub(crate) async fn register(
         return Err(AuthError::NoClientIdentity);
     };
     let parsed = fetcher.check(UrlRole::RegistrationEndpoint, endpoint)?;
-    let request = json!({
+    let mut request = json!({
         "client_name": config.client_name,
         "redirect_uris": [config.redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
@@ -247,6 +249,14 @@ pub(crate) async fn register(
         "application_type": "native",
         "token_endpoint_auth_method": if methods.is_empty() || methods.iter().any(|m| m == "none") { "none" } else { methods[0].as_str() },
     });
+    // A device login's client takes no redirects: it polls with the device-code grant.
+    if matches!(config.acquire, Acquire::Device { .. }) {
+        request["grant_types"] = json!([DEVICE_CODE_GRANT, "refresh_token"]);
+        request["response_types"] = json!([]);
+        if let Some(fields) = request.as_object_mut() {
+            fields.remove("redirect_uris");
+        }
+    }
     let response = fetcher
         .http
         .post(parsed)

@@ -28,6 +28,14 @@
 //! one once more on a 401 before a new authorization. Refreshing never discovers: tokens
 //! carry the token endpoint they were issued at, and the store keeps it with them.
 //!
+//! - [`Acquire::Device`] (a login on a machine without a browser): discover and obtain a
+//!   client identity as above (dynamic registration asks for the device-code grant), then
+//!   the device authorization grant (RFC 8628, the `device` module): the user is shown a
+//!   code and a verification URL by a [`DeviceDriver`] while the token endpoint is polled
+//!   within the server's interval and expiry (both bounded). An authorization server
+//!   without a `device_authorization_endpoint` ends it with
+//!   [`AuthError::DeviceGrantNotOffered`] before any registration.
+//!
 //! - [`Acquire::OnBehalfOf`] (a gateway calling for one of its clients): discover as
 //!   above, then exchange the caller's access token for one of the server's own (RFC 8693
 //!   token exchange) as the operator's registered client, only at the one authorization
@@ -44,7 +52,8 @@
 //! metadata), `identity` (pre-registered, metadata-document or dynamically registered
 //! clients, client authentication, the enterprise and workload identities), `grants`
 //! (authorization code with PKCE, cross-app access, workload identity federation with the
-//! JWT-bearer grant, client credentials, refresh; the token request), `dpop` (RFC 9449: one
+//! JWT-bearer grant, client credentials, refresh; the token request), `device` (the
+//! device authorization grant, RFC 8628), `dpop` (RFC 9449: one
 //! ES256 key per client, a fresh proof per request, server nonces honoured at the token
 //! endpoint and the MCP server), `fetch` (the HTTP client bound to the server's URL
 //! `policy`), `driver` (the `AuthorizationDriver` seam for the user-facing step), `store`
@@ -62,13 +71,14 @@
 //!
 //! Modules: `discovery` (metadata), `identity` (client identity and registration, client
 //! authentication, the identities presented instead of a user), `grants` (grants and the
-//! token request), `dpop` (the key and its proofs), `client` (the authorizer), `driver`
+//! token request), `device` (the device grant), `dpop` (the key and its proofs), `client` (the authorizer), `driver`
 //! (the user's step), `fetch` (the policy-bound HTTP client), `policy`, `store`,
 //! `challenge`, `error`, `shared` (the [`SharedTokens`] seam: processes that use one
 //! authorization at once take turns renewing it and adopt each other's tokens).
 
 mod challenge;
 mod client;
+mod device;
 mod discovery;
 mod dpop;
 mod driver;
@@ -85,10 +95,11 @@ use std::pin::Pin;
 
 pub use challenge::BearerChallenge;
 pub use client::{Acquire, OAuthClient, OAuthConfig, StoreBinding};
-pub use driver::{AuthorizationDriver, FollowRedirectDriver};
+pub use device::MAX_DEVICE_WAIT;
+pub use driver::{AuthorizationDriver, DeviceDriver, DevicePrompt, FollowRedirectDriver};
 pub use error::{
-    AuthError, DriverError, DriverErrorKind, KeyProblem, LoginNeeded, MetadataProblem,
-    ResponseProblem,
+    AuthError, DeviceProblem, DriverError, DriverErrorKind, KeyProblem, LoginNeeded,
+    MetadataProblem, ResponseProblem,
 };
 pub use identity::{
     ClientCredentials, IdentityAssertion, SubjectToken, WorkloadIdentity, WorkloadToken,

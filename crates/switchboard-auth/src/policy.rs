@@ -112,6 +112,8 @@ pub enum UrlRole {
     RegistrationEndpoint,
     /// The identity provider's token endpoint (cross-app access).
     IdentityProviderTokenEndpoint,
+    /// Where a device asks for a user code (RFC 8628 §3.1).
+    DeviceAuthorizationEndpoint,
 }
 
 impl fmt::Display for UrlRole {
@@ -124,6 +126,7 @@ impl fmt::Display for UrlRole {
             UrlRole::TokenEndpoint => "token endpoint",
             UrlRole::RegistrationEndpoint => "registration endpoint",
             UrlRole::IdentityProviderTokenEndpoint => "identity provider's token endpoint",
+            UrlRole::DeviceAuthorizationEndpoint => "device authorization endpoint",
         })
     }
 }

@@ -7,6 +7,20 @@
 //! ends up at is pasted instead. Tokens go to the token file (see [`token_store`]), readable
 //! only by the user, never to `mcp.json` and never to the terminal. Other commands use the
 //! saved tokens and say to run `switchboard login` when there are none.
+//!
+//! `--device` (for a machine without a browser) uses the device authorization grant
+//! (RFC 8628) instead, when the authorization server's metadata offers it: the code and
+//! the address to enter it at (and the address with the code filled in, when the server
+//! gives one) are printed, and the token endpoint is polled at the server's interval until
+//! the user approves on another device, denies, or the code expires (at most 30 minutes;
+//! Ctrl-C stops it). The code and addresses are the server's text: checked by the auth
+//! crate (https or loopback http, bounded lengths) and printed neutralised. The tokens are
+//! saved exactly as the code flow's are (same store and key, `--as` too). A server that
+//! does not offer the grant ends the login with a message suggesting `--no-browser`.
+//!
+//! A login's handshake waits for the person: its connect deadline is the user's step's
+//! (5 minutes in a browser, the device code's capped expiry) plus a margin, however short
+//! the server's `startupTimeout` is.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -14,17 +28,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_auth::{
-    Acquire, AuthorizationDriver, BoxFuture, ClientCredentials, DriverError, DriverErrorKind,
-    FileTokens, OAuthClient, OAuthConfig, StoreBinding, StoreKey, TokenStore, WorkloadIdentity,
-    WorkloadToken,
+    Acquire, AuthorizationDriver, BoxFuture, ClientCredentials, DeviceDriver, DevicePrompt,
+    DriverError, DriverErrorKind, FileTokens, OAuthClient, OAuthConfig, StoreBinding, StoreKey,
+    TokenStore, WorkloadIdentity, WorkloadToken,
 };
 use switchboard_config::{ServerEntry, TransportEntry, WorkloadIdentitySource};
 use url::Url;
 
 use crate::terminal::{say, say_usable_address};
 
-/// How long login waits for the user to approve.
+/// How long login waits for the user to approve in a browser (or to paste).
 const APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
+
+/// What a login's handshake allows beyond the user's step: discovery, registration and
+/// the token requests.
+const LOGIN_MARGIN: Duration = Duration::from_secs(120);
 
 /// The token file: `SWITCHBOARD_TOKEN_FILE`, else `$XDG_DATA_HOME/switchboard/tokens.json`,
 /// else `~/.local/share/switchboard/tokens.json`.
@@ -139,6 +157,8 @@ pub(crate) enum Approval {
     /// By visiting the printed address and pasting back the one the browser ends at
     /// (`--no-browser`).
     Paste,
+    /// By entering a printed code at a printed address on any device (`--device`, RFC 8628).
+    Device,
 }
 
 /// What a login did.
@@ -191,15 +211,45 @@ async fn authorize(
     let store = token_store();
     // A login starts fresh: forget what was saved for this server (and identity).
     store.remove_for(&key).map_err(|e| e.to_string())?;
+    let (acquire, redirect_uri) = user_step(entry, approval)?;
+    let client = oauth_client(entry, binding(key.clone()), acquire, redirect_uri)?;
+    // The handshake waits for the person: its deadline (`startupTimeout`) covers the
+    // user's step, however short the server's own is.
+    let approval_deadline = match approval {
+        Approval::Device => switchboard_auth::MAX_DEVICE_WAIT,
+        Approval::Browser | Approval::Paste => APPROVAL_DEADLINE,
+    };
+    let mut waiting = entry.clone();
+    waiting.startup_timeout =
+        Some((approval_deadline + LOGIN_MARGIN).max(entry.startup_timeout.unwrap_or_default()));
+    let server =
+        crate::connect::ConnectedServer::connect_with(&waiting, None, Some(Arc::new(client)))
+            .await
+            .map_err(|e| e.to_string())?;
+    let listed = server.session.list_tools().await.map(|l| l.items.len());
+    server.close().await;
+    let tools = listed.map_err(|e| e.to_string())?;
+    if store.load_for(&key).map_err(|e| e.to_string())?.is_none() {
+        return Ok(LoginOutcome::NotNeeded { tools });
+    }
+    Ok(LoginOutcome::LoggedIn { tools })
+}
+
+/// How the user approves, and the redirect URI a code-flow client registers (a device
+/// login's takes no redirects; the URI is not used).
+fn user_step(entry: &ServerEntry, approval: Approval) -> Result<(Acquire, String), String> {
+    if approval == Approval::Device {
+        let acquire = Acquire::Device {
+            driver: Arc::new(DeviceCodePrinter),
+            fallback_command: format!("{} --no-browser", crate::adhoc::login_command(entry)),
+        };
+        return Ok((acquire, "http://127.0.0.1/callback".to_owned()));
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| format!("could not listen on 127.0.0.1 for the callback: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
     let driver: Arc<dyn AuthorizationDriver> = match approval {
-        Approval::Paste => {
-            drop(listener);
-            Arc::new(PasteDriver)
-        }
         Approval::Browser => {
             listener.set_nonblocking(true).map_err(|e| e.to_string())?;
             let listener =
@@ -208,23 +258,12 @@ async fn authorize(
                 listener: Mutex::new(Some(listener)),
             })
         }
+        Approval::Paste | Approval::Device => {
+            drop(listener);
+            Arc::new(PasteDriver)
+        }
     };
-    let client = oauth_client(
-        entry,
-        binding(key.clone()),
-        Acquire::Authorize(driver),
-        redirect_uri,
-    )?;
-    let server = crate::connect::ConnectedServer::connect_with(entry, None, Some(Arc::new(client)))
-        .await
-        .map_err(|e| e.to_string())?;
-    let listed = server.session.list_tools().await.map(|l| l.items.len());
-    server.close().await;
-    let tools = listed.map_err(|e| e.to_string())?;
-    if store.load_for(&key).map_err(|e| e.to_string())?.is_none() {
-        return Ok(LoginOutcome::NotNeeded { tools });
-    }
-    Ok(LoginOutcome::LoggedIn { tools })
+    Ok((Acquire::Authorize(driver), redirect_uri))
 }
 
 /// Forgets a server's saved authorization (the user's own, or an identity's); returns
@@ -368,6 +407,32 @@ impl AuthorizationDriver for PasteDriver {
                 )
             })
         })
+    }
+}
+
+/// Prints a device login's code and where to enter it (`--device`).
+struct DeviceCodePrinter;
+
+impl DeviceDriver for DeviceCodePrinter {
+    fn show(&self, prompt: &DevicePrompt) -> Result<(), DriverError> {
+        say_usable_address(format_args!(
+            "switchboard: to log in, visit this address on any device with a browser:\n  {}\nswitchboard: and enter this code there:\n  {}",
+            prompt.verification_uri, prompt.user_code
+        ));
+        if let Some(complete) = &prompt.verification_uri_complete {
+            say_usable_address(format_args!(
+                "switchboard: or visit this address, which carries the code:\n  {complete}"
+            ));
+        }
+        let seconds = prompt.expires_in.as_secs();
+        let expiry = match seconds {
+            0..120 => format!("{seconds} seconds"),
+            _ => format!("{} minutes", seconds.div_ceil(60)),
+        };
+        say(format_args!(
+            "switchboard: waiting for the approval (the code expires in {expiry}; Ctrl-C stops)"
+        ));
+        Ok(())
     }
 }
 

@@ -302,6 +302,11 @@ switchboard call [OPTIONS] TOOL [ARGUMENTS]... -- CMD [ARGS]..."
         /// Do not open a browser: print the address and read back the one the browser ends at.
         #[arg(long)]
         no_browser: bool,
+        /// Log in on a machine without a browser with the device authorization grant
+        /// (RFC 8628): print a code and the address to enter it at on any device, and wait
+        /// for the approval there.
+        #[arg(long, conflicts_with = "no_browser")]
+        device: bool,
     },
     /// Forget the saved OAuth tokens of an HTTP server.
     Logout {
@@ -826,13 +831,17 @@ async fn run(command: Command) -> Result<u8, Failure> {
         Command::Scan(args) => scan::run(args).await,
         Command::Check(args) => check::run(args).await,
         Command::Serve(args) => serve::run(args).await,
-        Command::Login { target, no_browser } => {
+        Command::Login {
+            target,
+            no_browser,
+            device,
+        } => {
             let (loaded, name, server) = target.load()?;
             let entry = pick_server(&loaded.file, &name)?;
-            let approval = if no_browser {
-                login::Approval::Paste
-            } else {
-                login::Approval::Browser
+            let approval = match (device, no_browser) {
+                (true, _) => login::Approval::Device,
+                (false, true) => login::Approval::Paste,
+                (false, false) => login::Approval::Browser,
             };
             let on_behalf_of = target.on_behalf_of()?;
             let as_whom = on_behalf_of

@@ -1,5 +1,6 @@
 //! OAuth client behaviour against loopback servers.
 
+mod device;
 mod discovery;
 mod dpop;
 mod refresh;

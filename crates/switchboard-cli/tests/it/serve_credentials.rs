@@ -42,7 +42,7 @@ fn now() -> u64 {
 }
 
 /// A token of `issuer` for `subject` at `audience`.
-fn token(signer: &Signer, issuer: &str, subject: &str, audience: &str) -> String {
+pub(crate) fn token(signer: &Signer, issuer: &str, subject: &str, audience: &str) -> String {
     signer.token(
         &json!({ "alg": "ES256", "typ": "JWT", "kid": "k1" }),
         &json!({ "iss": issuer, "sub": subject, "aud": audience, "iat": now(), "exp": now() + 3600 }),
@@ -59,13 +59,13 @@ fn claim(jwt: &str, name: &str) -> Option<String> {
     claims[name].as_str().map(str::to_owned)
 }
 
-fn form(request: &CannedRequest) -> Vec<(String, String)> {
+pub(crate) fn form(request: &CannedRequest) -> Vec<(String, String)> {
     url::form_urlencoded::parse(&request.body)
         .into_owned()
         .collect()
 }
 
-fn field(request: &CannedRequest, name: &str) -> Option<String> {
+pub(crate) fn field(request: &CannedRequest, name: &str) -> Option<String> {
     form(request)
         .into_iter()
         .find_map(|(key, value)| (key == name).then_some(value))
@@ -199,14 +199,14 @@ async fn authorization_server(
 }
 
 /// A folder only this user may use, as a token file's must be.
-fn private(dir: &Path) -> PathBuf {
+pub(crate) fn private(dir: &Path) -> PathBuf {
     let private = dir.join("private");
     std::fs::create_dir_all(&private).expect("mkdir");
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     private
 }
 
-fn write_config(path: &Path, root: &Value) {
+pub(crate) fn write_config(path: &Path, root: &Value) {
     std::fs::write(path, serde_json::to_string_pretty(root).expect("json")).expect("write");
 }
 
@@ -229,14 +229,14 @@ fn callers_seen(audit: &Path) -> String {
 
 /// The upstream: the fixture behind OAuth (`issuer`'s tokens for its own URL), recording
 /// who called in its audit log.
-struct Upstream {
+pub(crate) struct Upstream {
     server: HttpGateway,
-    url: String,
+    pub(crate) url: String,
     audit: PathBuf,
 }
 
 impl Upstream {
-    fn start(dir: &Path, issuer: &CountingServer) -> Upstream {
+    pub(crate) fn start(dir: &Path, issuer: &CountingServer) -> Upstream {
         let port = free_port();
         let url = format!("http://127.0.0.1:{port}/mcp");
         let config = dir.join("upstream.json");
