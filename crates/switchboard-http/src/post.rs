@@ -11,7 +11,12 @@
 //! What only the sender can redo fails the request with a typed error, and the session
 //! decides: a 2026-07-28 400 carrying -32020 (the server refused the request's headers) is
 //! [`TransportError::HeaderMismatch`]; a 2026-07-28 response stream lost before its answer
-//! (such streams cannot be resumed) is [`TransportError::StreamLost`].
+//! (such streams cannot be resumed) is [`TransportError::StreamLost`], and a 2026-07-28
+//! request whose connection broke before any answer is [`TransportError::Interrupted`]
+//! (either may have run: the session sends it again only when that is safe). A legacy
+//! request whose connection broke so closes the connection. Nothing here sends a request
+//! again after it may have reached the server, except after a 404 that says its session
+//! is gone (the request was not run).
 
 use std::sync::Arc;
 
@@ -120,18 +125,18 @@ impl Post {
         builder.headers(request.headers.clone())
     }
 
-    /// Sends the POST. A send that failed before any response byte is typically a pooled
-    /// connection the server had already closed (it restarted): one more try on a fresh
-    /// connection is safe, and a server that is really gone fails it too (which closes
-    /// the connection).
+    /// Sends the POST. A send that failed once the connection was made (reset, closed
+    /// before any response byte: the server restarted, or died, while it had the request)
+    /// may or may not have run, so it is not sent again here: a 2026-07-28 request fails
+    /// as [`TransportError::Interrupted`] (the session sends it again only when that is
+    /// safe), a legacy one closes the connection as a broken response stream does. (A
+    /// pooled connection found closed before the request was written is retried by the
+    /// HTTP client itself.)
     async fn send(&mut self) -> Step {
         if let Some(authorizer) = &self.driver.authorizer {
             authorizer.before_send().await;
         }
-        let sent = match self.builder().send().await {
-            Ok(response) => Ok(response),
-            Err(_) => self.builder().send().await,
-        };
+        let sent = self.builder().send().await;
         let driver = &self.driver;
         match sent {
             Ok(response) => Step::Judge(response),
@@ -145,9 +150,18 @@ impl Post {
                 ));
                 Step::Finish
             }
+            Err(error) if matches!(self.request.sending, Sending::Modern(_)) => {
+                Step::Fail(TransportError::Interrupted {
+                    detail: format!(
+                        "the connection to {} broke before the answer: {}",
+                        driver.shown_url,
+                        crate::error_chain(&error)
+                    ),
+                })
+            }
             Err(error) => {
                 driver.fail(format!(
-                    "could not reach {}: {}",
+                    "the connection to {} broke before the answer: {}",
                     driver.shown_url,
                     crate::error_chain(&error)
                 ));

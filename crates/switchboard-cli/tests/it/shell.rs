@@ -26,7 +26,7 @@ pub(crate) fn piped(config: &std::path::Path, commands: &str) -> crate::Run {
 }
 
 /// A `switchboard shell --config PATH` whose stdin is a pipe the test writes commands to.
-struct PipedShell {
+pub(crate) struct PipedShell {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: mpsc::Receiver<Vec<u8>>,
@@ -34,14 +34,14 @@ struct PipedShell {
 }
 
 /// What the shell printed and how it ended.
-struct Ended {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Ended {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl PipedShell {
-    fn start(config: &std::path::Path) -> PipedShell {
+    pub(crate) fn start(config: &std::path::Path) -> PipedShell {
         let mut child = isolated_switchboard()
             .args(["shell", "--config", config.to_str().expect("utf-8 path")])
             .env_remove("SWITCHBOARD_LOG")
@@ -68,7 +68,7 @@ impl PipedShell {
         }
     }
 
-    fn send(&mut self, commands: &str) {
+    pub(crate) fn send(&mut self, commands: &str) {
         self.stdin
             .as_mut()
             .expect("stdin still open")
@@ -77,7 +77,7 @@ impl PipedShell {
     }
 
     /// Waits (bounded) until stdout has printed `text` since the start.
-    fn wait_for(&mut self, text: &str) {
+    pub(crate) fn wait_for(&mut self, text: &str) {
         let deadline = Instant::now() + TEST_DEADLINE;
         while !String::from_utf8_lossy(&self.seen).contains(text) {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -95,7 +95,7 @@ impl PipedShell {
     }
 
     /// Closes stdin and waits (bounded) for the shell to end.
-    fn end(mut self) -> Ended {
+    pub(crate) fn end(mut self) -> Ended {
         drop(self.stdin.take());
         let status = wait::exited(
             "the shell to end at the end of its stdin",
