@@ -14,9 +14,11 @@
 //! (such streams cannot be resumed) is [`TransportError::StreamLost`], and a 2026-07-28
 //! request whose connection broke before any answer is [`TransportError::Interrupted`]
 //! (either may have run: the session sends it again only when that is safe). A legacy
-//! request whose connection broke so closes the connection. Nothing here sends a request
-//! again after it may have reached the server, except after a 404 that says its session
-//! is gone (the request was not run).
+//! request whose connection broke so closes the connection. A POST whose connection broke
+//! before any response byte is sent once more on a fresh connection at once (a pooled
+//! connection a restarted server had closed looks just like it); apart from that, and from
+//! a 404 that says its session is gone (the request was not run), nothing here sends a
+//! request again after it may have reached the server.
 
 use std::sync::Arc;
 
@@ -125,18 +127,23 @@ impl Post {
         builder.headers(request.headers.clone())
     }
 
-    /// Sends the POST. A send that failed once the connection was made (reset, closed
-    /// before any response byte: the server restarted, or died, while it had the request)
-    /// may or may not have run, so it is not sent again here: a 2026-07-28 request fails
-    /// as [`TransportError::Interrupted`] (the session sends it again only when that is
-    /// safe), a legacy one closes the connection as a broken response stream does. (A
-    /// pooled connection found closed before the request was written is retried by the
-    /// HTTP client itself.)
+    /// Sends the POST. A send that failed before any response byte is typically a pooled
+    /// connection the server had closed (it restarted between requests; the HTTP client
+    /// cannot tell that from a server that died holding the request): one more try on a
+    /// fresh connection, at once. A server that died holding the request and is not back
+    /// that instant fails it (nothing answers), which closes the connection: a caller that
+    /// waits for the server decides whether to send it again. When the second try breaks
+    /// too, the request may have run: a 2026-07-28 request fails as
+    /// [`TransportError::Interrupted`] (the session sends it again only when that is safe),
+    /// a legacy one closes the connection as a broken response stream does.
     async fn send(&mut self) -> Step {
         if let Some(authorizer) = &self.driver.authorizer {
             authorizer.before_send().await;
         }
-        let sent = self.builder().send().await;
+        let sent = match self.builder().send().await {
+            Ok(response) => Ok(response),
+            Err(_) => self.builder().send().await,
+        };
         let driver = &self.driver;
         match sent {
             Ok(response) => Step::Judge(response),
@@ -161,7 +168,7 @@ impl Post {
             }
             Err(error) => {
                 driver.fail(format!(
-                    "the connection to {} broke before the answer: {}",
+                    "could not reach {}: {}",
                     driver.shown_url,
                     crate::error_chain(&error)
                 ));

@@ -172,7 +172,15 @@ impl Session {
                 return outcome.map_err(|error| error.as_restarted(method));
             }
             tracing::debug!(server = %self.inner.server, %method, "answer lost to an interruption; sending again");
-            outcome = self.send_once(request).await;
+            let resent = self.send_once(request).await;
+            // A resend that reached no server (it is not back yet) leaves the
+            // interruption as what happened, for a caller that can wait for the server.
+            if !resent
+                .as_ref()
+                .is_err_and(SessionError::never_reached_the_server)
+            {
+                outcome = resent;
+            }
         }
         if method == methods::TOOLS_CALL
             && transport_failed(&outcome, TransportError::is_header_mismatch)
