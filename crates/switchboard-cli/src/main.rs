@@ -100,7 +100,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use clap_complete::ArgValueCandidates;
 use serde_json::Value;
 use switchboard_config::{ConfigFile, ServerEntry};
-use switchboard_session::{CallOptions, SessionError};
+use switchboard_session::{CallOptions, Repeatable, SessionError};
 
 use crate::arguments::Checked;
 use crate::connect::{ConnectedServer, LoadedConfig};
@@ -1183,12 +1183,13 @@ async fn call_on(
             )));
         }
     }
-    let arguments = call_arguments(server, entry, request).await?;
+    let (arguments, repeatable) = call_arguments(server, entry, request).await?;
     let progress = progress::CallProgress::for_call(request.tool);
     let options = CallOptions {
         timeout: request.timeout,
         progress: progress.sender(),
         cancel: request.cancel.clone(),
+        repeatable,
         ..CallOptions::default()
     };
     let outcome = server
@@ -1217,12 +1218,13 @@ async fn call_on(
 
 /// The arguments to send: pairs typed by the tool's input schema, and (unless
 /// `--no-check`) checked against it, so that a wrong key or type is said before anything
-/// is sent; a tool the server does not list is the caller's mistake.
+/// is sent; a tool the server does not list is the caller's mistake. With them, whether the
+/// listed tool may be sent again after a server restart interrupted it (its annotations).
 async fn call_arguments(
     server: &ConnectedServer,
     entry: &ServerEntry,
     request: &CallRequest<'_>,
-) -> Result<Option<Value>, Failure> {
+) -> Result<(Option<Value>, Repeatable), Failure> {
     if request.checked == Checked::AsGiven {
         say(format_args!(
             "switchboard: --no-check: the arguments go as given; nothing is checked against \
@@ -1232,10 +1234,11 @@ async fn call_arguments(
     let needs_schema = matches!(request.arguments, arguments::ArgumentSource::Pairs(_))
         || request.checked == Checked::AgainstSchema;
     if !needs_schema {
-        return Ok(match &request.arguments {
+        let arguments = match &request.arguments {
             arguments::ArgumentSource::Json(value) => Some(value.clone()),
             _ => None,
-        });
+        };
+        return Ok((arguments, Repeatable::ByMethod));
     }
     let listing = server
         .session
@@ -1283,7 +1286,7 @@ async fn call_arguments(
             request.tool
         )));
     }
-    Ok(arguments)
+    Ok((arguments, Repeatable::of_tool(&tool.raw)))
 }
 
 /// Adds what the user can do next to a failed call. A tool name the server does not have is

@@ -7,7 +7,11 @@
 //! tool being called), else plain lines from stdin (capped), with no prompt and no escape
 //! codes. Ctrl-C while a command runs cancels that command (its call's cancellation token);
 //! at the prompt it only clears the line. A server that dies fails its commands with the
-//! error; `reconnect SERVER` starts it again.
+//! error; `reconnect SERVER` starts it again. An HTTP server's session that closed (the
+//! server restarted, or was down) is opened again by the next `call` on it. A call a
+//! server restart interrupted is sent again once when that is safe (the tool's annotations
+//! say read-only or idempotent) and the server answers at once; otherwise the shell says
+//! the server restarted and the call was not retried.
 //!
 //! The shell's exit status is the last command's, as the one-shot verb would have exited
 //! (0 when no command ran), so that a script piped into it can tell whether its end went well.
@@ -648,16 +652,18 @@ impl Shell {
         cancel: &CancellationToken,
     ) -> Result<u8, Failure> {
         let mut checked = Checked::AgainstSchema;
-        let mut lock = self.lock.as_ref();
+        let mut locked = true;
         while let Some(flag) = words.front() {
             match flag.as_str() {
                 "--no-check" => checked = Checked::AsGiven,
-                "--no-tool-lock" => lock = None,
+                "--no-tool-lock" => locked = false,
                 _ => break,
             }
             words.pop_front();
         }
         let slot = self.call_server_word(&mut words)?;
+        self.reopen_closed_http(slot).await;
+        let lock = self.lock.as_ref().filter(|_| locked);
         let tool = words
             .pop_front()
             .ok_or_else(|| Failure::Usage("give the TOOL to call".into()))?;
@@ -679,6 +685,28 @@ impl Shell {
         };
         let server = self.connected(slot)?;
         crate::call_on(server, &self.slots[slot].entry, &request).await
+    }
+
+    /// An HTTP server whose session closed (it restarted, or was down for a while) is
+    /// connected again before the next call: nothing of it runs here to restart.
+    async fn reopen_closed_http(&mut self, slot: usize) {
+        let entry = &self.slots[slot].entry;
+        let http = matches!(
+            entry.transport,
+            switchboard_config::TransportEntry::Http { .. }
+        );
+        let closed = self.slots[slot]
+            .connected
+            .as_ref()
+            .is_some_and(|server| server.session.close_reason().is_some());
+        if !(http && closed) {
+            return;
+        }
+        if let Some(old) = self.slots[slot].connected.take() {
+            old.close().await;
+        }
+        let connection = ConnectedServer::connect(&self.slots[slot].entry, self.timeout).await;
+        self.started(slot, connection).await;
     }
 }
 

@@ -147,6 +147,10 @@ pub mod codes {
     /// exited; it is being restarted), its transport failed (an HTTP status, a stream that
     /// ended first), or it is not ready or no longer configured. The message names the
     /// server and what happened; `data` holds `server`. The call may or may not have run.
+    /// A request a server restart interrupted was sent again once when that is safe
+    /// (listings, reads, prompts, completions, tools annotated read-only or idempotent);
+    /// otherwise its message says that the server restarted while it was in flight and
+    /// that it was not retried because it may have had effects.
     pub const UPSTREAM_UNAVAILABLE: i64 = -32005;
     /// The upstream server's answer could not be passed on: malformed, over the frame
     /// limit, or not a tool result. The message names the server and what was wrong;
@@ -1732,21 +1736,18 @@ impl Upstreams {
                 "a request through the gateway failed"
             );
         }
-        let mut message = match self.error_detail {
+        let message = match self.error_detail {
             ErrorDetail::Full => full,
             ErrorDetail::Brief => brief_failure(&error),
         };
-        if let ServerRequestError::Session(SessionError::Closed { .. }) = &error {
-            message.push_str(
-                "\nThe server is being restarted; the request was not retried because it may have had effects.",
-            );
-        }
         let (code, server, waited) = match error {
             ServerRequestError::Session(SessionError::Timeout { server, after, .. }) => {
                 (codes::UPSTREAM_TIMEOUT, server.to_string(), Some(after))
             }
             ServerRequestError::Session(
-                SessionError::Closed { server, .. } | SessionError::Transport { server, .. },
+                SessionError::Closed { server, .. }
+                | SessionError::Transport { server, .. }
+                | SessionError::Restarted { server, .. },
             ) => (codes::UPSTREAM_UNAVAILABLE, server.to_string(), None),
             ServerRequestError::NotConfigured { server }
             | ServerRequestError::Unavailable { server, .. } => {
@@ -1814,6 +1815,11 @@ fn brief_failure(error: &ServerRequestError) -> String {
         } => format!(
             "server `{server}` behind this gateway did not answer `{method}` within {after:?}; \
              the request was cancelled"
+        ),
+        SessionError::Restarted { server, method, .. } => format!(
+            "server `{server}` behind this gateway restarted, or its connection broke, while \
+             `{method}` was in flight; it was not retried because it may have had effects \
+             ({SEE_LOG})"
         ),
         SessionError::Closed { server, .. } => {
             format!("server `{server}` behind this gateway closed its connection ({SEE_LOG})")

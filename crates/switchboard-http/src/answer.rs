@@ -54,8 +54,8 @@ pub(crate) fn content_type_of(response: &reqwest::Response) -> String {
 
 /// Reads a POST's answer (JSON or SSE) and delivers every message in it; fails the
 /// request `id` when the answer holds no response to it. A response stream lost before
-/// the response fails a 2026-07-28 request as [`TransportError::StreamLost`] (such streams
-/// cannot be resumed; the session may send the request again).
+/// the response fails the request as [`TransportError::StreamLost`] (the session may send
+/// the request again, when that is safe).
 pub(crate) async fn read_answer(
     driver: &Driver,
     request: &OutgoingRequest,
@@ -87,9 +87,11 @@ pub(crate) async fn read_answer(
     answer_from_body(driver, id, &headers, body).await;
 }
 
-/// What a response stream's end means for its request: a 2026-07-28 stream that ended or
-/// broke is lost (it cannot be resumed); a legacy one that ended holds no response, and one
-/// that broke closes the connection.
+/// What a response stream's end means for its request: a stream that ended before the
+/// response is lost (a 2026-07-28 one cannot be resumed; a legacy one could not be): the
+/// request may or may not have run, and the session sends it again only when that is safe.
+/// A 2026-07-28 stream that broke is lost too; a legacy one that broke closes the
+/// connection.
 fn stream_ended(
     driver: &Driver,
     request: &OutgoingRequest,
@@ -109,12 +111,9 @@ fn stream_ended(
             let detail = format!(
                 "the server's event stream ended before it answered (HTTP {status}){carried}"
             );
-            let error = if modern {
-                TransportError::StreamLost { status, detail }
-            } else {
-                TransportError::NoResponse { status, detail }
-            };
-            driver.fail_request(&request.id, error);
+            // The server may have had the request: lost, in both eras (a legacy stream
+            // was resumed first, when it could be).
+            driver.fail_request(&request.id, TransportError::StreamLost { status, detail });
         }
         StreamEnd::Broken(reason) => {
             let detail = format!(

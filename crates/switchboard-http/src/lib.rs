@@ -13,9 +13,15 @@
 //!   and the 2024-11-05 HTTP+SSE fallback when `initialize` is refused without JSON-RPC;
 //! - modern (2026-07-28): `MCP-Protocol-Version` and `Mcp-Method`; no session, no GET, no
 //!   DELETE; cancelling a request closes its response stream; a 400 carrying -32020 (the
-//!   server refused the request's headers) is [`switchboard_wire::TransportError::HeaderMismatch`],
-//!   and a response stream lost before its answer (it cannot be resumed) is
-//!   [`switchboard_wire::TransportError::StreamLost`]: the session sends such a request again.
+//!   server refused the request's headers) is [`switchboard_wire::TransportError::HeaderMismatch`].
+//!
+//! A request the server may have had when its answer was lost (the server restarted or
+//! died) is never sent again here: a response stream that ended before its answer (in
+//! both eras; a legacy one is resumed first when it can be) or a 2026-07-28 one that broke
+//! is [`switchboard_wire::TransportError::StreamLost`], and a 2026-07-28 connection that
+//! broke before any answer is [`switchboard_wire::TransportError::Interrupted`]; the
+//! session sends such a request again only when that is safe. A legacy connection that
+//! broke closes the connection.
 //!
 //! Headers that depend on a message's content (`Mcp-Name`, `Mcp-Param-*`) are the
 //! session's: it gives them in the message's context. The transport reads no outgoing

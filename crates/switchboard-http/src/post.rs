@@ -11,7 +11,14 @@
 //! What only the sender can redo fails the request with a typed error, and the session
 //! decides: a 2026-07-28 400 carrying -32020 (the server refused the request's headers) is
 //! [`TransportError::HeaderMismatch`]; a 2026-07-28 response stream lost before its answer
-//! (such streams cannot be resumed) is [`TransportError::StreamLost`].
+//! (such streams cannot be resumed) is [`TransportError::StreamLost`], and a 2026-07-28
+//! request whose connection broke before any answer is [`TransportError::Interrupted`]
+//! (either may have run: the session sends it again only when that is safe). A legacy
+//! request whose connection broke so closes the connection. A POST whose connection broke
+//! before any response byte is sent once more on a fresh connection at once (a pooled
+//! connection a restarted server had closed looks just like it); apart from that, and from
+//! a 404 that says its session is gone (the request was not run), nothing here sends a
+//! request again after it may have reached the server.
 
 use std::sync::Arc;
 
@@ -121,9 +128,14 @@ impl Post {
     }
 
     /// Sends the POST. A send that failed before any response byte is typically a pooled
-    /// connection the server had already closed (it restarted): one more try on a fresh
-    /// connection is safe, and a server that is really gone fails it too (which closes
-    /// the connection).
+    /// connection the server had closed (it restarted between requests; the HTTP client
+    /// cannot tell that from a server that died holding the request): one more try on a
+    /// fresh connection, at once. A server that died holding the request and is not back
+    /// that instant fails it (nothing answers), which closes the connection: a caller that
+    /// waits for the server decides whether to send it again. When the second try breaks
+    /// too, the request may have run: a 2026-07-28 request fails as
+    /// [`TransportError::Interrupted`] (the session sends it again only when that is safe),
+    /// a legacy one closes the connection as a broken response stream does.
     async fn send(&mut self) -> Step {
         if let Some(authorizer) = &self.driver.authorizer {
             authorizer.before_send().await;
@@ -144,6 +156,15 @@ impl Post {
                     crate::error_chain(&error)
                 ));
                 Step::Finish
+            }
+            Err(error) if matches!(self.request.sending, Sending::Modern(_)) => {
+                Step::Fail(TransportError::Interrupted {
+                    detail: format!(
+                        "the connection to {} broke before the answer: {}",
+                        driver.shown_url,
+                        crate::error_chain(&error)
+                    ),
+                })
             }
             Err(error) => {
                 driver.fail(format!(

@@ -36,7 +36,9 @@
 //! elicitation and sampling requests; and beside it `Runtime::call_tool_raw` for hosts that
 //! serve MCP (same routing and argument checks, the server's result or a typed
 //! `ServerRequestError` unconverted; with the handle's `get_prompt`, `read_resource`,
-//! `complete_raw`,
+//! `complete_raw`; a call a server restart interrupted is sent again once when that is
+//! safe — reads, listings, prompts, completions, tools annotated read-only or idempotent —
+//! on the server's next session, else fails as `SessionError::Restarted`, `restarts.rs`;
 //! `subscribe_resource` (`resources/subscribe` to a legacy server, a listen stream
 //! following the resource on a 2026-07-28 one), `set_log_level` (`logging/setLevel` to a
 //! legacy server, `_meta` on every request to a 2026-07-28 one, applied again after every
@@ -75,6 +77,7 @@ pub mod naming;
 mod notice;
 pub mod output;
 mod pin_diff;
+mod restarts;
 mod runtime;
 pub mod schema;
 mod server;

@@ -362,8 +362,8 @@ impl ServerShared {
         }
     }
 
-    /// Waits until the server is ready (returns its session) or `deadline` passes, or the
-    /// server reaches a state it will not leave by itself.
+    /// Waits until the server is ready with an open session (returns it) or `deadline`
+    /// passes, or the server reaches a state it will not leave by itself.
     pub(crate) async fn ready_session(&self, deadline: Duration) -> Result<Session, ServerState> {
         let mut state = self.state.subscribe();
         let wait = async {
@@ -371,7 +371,11 @@ impl ServerShared {
                 let current = state.borrow_and_update().clone();
                 match current {
                     ServerState::Ready => {
-                        if let Some(session) = self.session() {
+                        // A session that closed is not handed out: the supervisor is
+                        // about to replace it.
+                        if let Some(session) = self.session()
+                            && session.close_reason().is_none()
+                        {
                             return Ok(session);
                         }
                     }

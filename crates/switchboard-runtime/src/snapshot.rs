@@ -10,12 +10,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard_config::ToolFilter;
 use switchboard_protocol::{ArgumentCheck, InvalidSchema, Prompt, Resource, ResourceTemplate};
-use switchboard_session::{CallOptions, Session, SessionError};
+use switchboard_session::{CallOptions, Repeatable, Session, SessionError};
 use tokio_util::sync::CancellationToken;
 
 use crate::guards::{self, Finding, FindingKind};
 use crate::naming::{self, Naming, ToolRoute};
 use crate::output::{OutputLimit, ToolOutput};
+use crate::restarts::{Resend, through_restarts};
 use crate::runtime::ServerRequestError;
 use crate::schema::{SchemaProblem, normalize};
 use crate::server::{Listings, ServerShared, lock};
@@ -145,6 +146,9 @@ struct BridgedInner {
     description: String,
     schema: Value,
     read_only: bool,
+    /// Whether its annotations say it may run twice (read-only or idempotent): a call a
+    /// server restart interrupted is then sent again once (`restarts.rs`).
+    repeatable: Repeatable,
     /// The definition as the server sent it.
     definition: Value,
     validator: OnceLock<Result<ArgumentCheck, InvalidSchema>>,
@@ -217,11 +221,15 @@ async fn unbounded_call(tool: &BridgedInner, arguments: Value, context: ToolCont
         Ok(call) => call,
         Err(refusal) => return ToolOutput::error(refusal.to_string()),
     };
-    match call
-        .session
-        .call_tool(&tool.wire_name, Some(call.arguments), &call.options)
-        .await
-    {
+    let (plan, session) = call.resend_plan(tool);
+    let (name, arguments, options) = (&tool.wire_name, &call.arguments, &call.options);
+    let outcome = through_restarts(plan, session, |session| async move {
+        session
+            .call_tool(name, Some(arguments.clone()), options)
+            .await
+    })
+    .await;
+    match outcome {
         Ok(result) => ToolOutput::from_call_result(result),
         Err(SessionError::Cancelled { .. }) => ToolOutput::error("the call was cancelled"),
         Err(error @ SessionError::Closed { .. }) if tool.router.is_stopping() => {
@@ -230,9 +238,6 @@ async fn unbounded_call(tool: &BridgedInner, arguments: Value, context: ToolCont
                  {error}); it was not retried because it may have had effects."
             ))
         }
-        Err(error @ SessionError::Closed { .. }) => ToolOutput::error(format!(
-            "MCP error: {error}\nThe server is being restarted; the call was not retried because it may have had effects."
-        )),
         Err(error) => ToolOutput::error(format!("MCP error: {error}")),
     }
 }
@@ -273,17 +278,18 @@ pub(crate) async fn call_raw(
                 reason: "cancelled while waiting for the server to be ready".to_owned(),
             }),
         })?;
-    if for_client.is_some() {
-        call.options.for_client = for_client;
-        return Ok(call
-            .session
-            .call_tool_for_client(&tool.wire_name, Some(call.arguments), &call.options)
-            .await?);
-    }
-    Ok(call
-        .session
-        .call_tool_raw(&tool.wire_name, Some(call.arguments), &call.options)
-        .await?)
+    let relayed = for_client.is_some();
+    call.options.for_client = for_client;
+    let (plan, session) = call.resend_plan(tool);
+    let (name, arguments, options) = (&tool.wire_name, &call.arguments, &call.options);
+    Ok(through_restarts(plan, session, |session| async move {
+        let arguments = Some(arguments.clone());
+        match relayed {
+            true => session.call_tool_for_client(name, arguments, options).await,
+            false => session.call_tool_raw(name, arguments, options).await,
+        }
+    })
+    .await?)
 }
 
 /// Why a bridged call was not sent.
@@ -307,6 +313,25 @@ struct Prepared {
     session: Session,
     arguments: Value,
     options: CallOptions,
+    /// The server's supervised state, when the session is the server's (not the caller's).
+    server: Option<Arc<ServerShared>>,
+    /// How long the call waits for its server to be ready (again).
+    wait: Duration,
+}
+
+impl Prepared {
+    /// How the call goes on when a server restart interrupts it, and its first session.
+    fn resend_plan<'a>(&'a self, tool: &'a BridgedInner) -> (Resend<'a>, Session) {
+        let plan = Resend {
+            server: self.server.clone(),
+            wait: self.wait,
+            cancel: self.options.cancel.as_ref(),
+            method: switchboard_protocol::methods::TOOLS_CALL,
+            repeatable: tool.repeatable,
+            router: &tool.router,
+        };
+        (plan, self.session.clone())
+    }
 }
 
 /// Checks the arguments against the tool's schema and waits (bounded) for its server.
@@ -344,7 +369,12 @@ async fn prepare(
         for_client: None,
         log_messages: context.log_messages.clone(),
         trace: context.trace.clone(),
+        repeatable: tool.repeatable,
     };
+    let wait = context
+        .timeout
+        .unwrap_or(tool.router.ready_wait)
+        .min(tool.router.ready_wait);
     if let Some(session) = context.session {
         if session.server_name() != tool.server.as_str() {
             return Err(Refusal::WrongSession {
@@ -355,15 +385,13 @@ async fn prepare(
             session,
             arguments,
             options,
+            server: None,
+            wait,
         });
     }
     let Some(server) = tool.router.server(&tool.server) else {
         return Err(Refusal::NotConfigured(tool.server.clone()));
     };
-    let wait = context
-        .timeout
-        .unwrap_or(tool.router.ready_wait)
-        .min(tool.router.ready_wait);
     let session = tokio::select! {
         ready = server.ready_session(wait) => ready.map_err(|state| Refusal::Unavailable {
             server: tool.server.clone(),
@@ -375,6 +403,8 @@ async fn prepare(
         session,
         arguments,
         options,
+        server: Some(server),
+        wait,
     })
 }
 
@@ -586,6 +616,7 @@ pub(crate) fn build(input: SnapshotInput<'_>) -> Snapshot {
                 description,
                 schema,
                 read_only: definition.is_read_only(),
+                repeatable: Repeatable::of_tool(&definition.raw),
                 definition: definition.raw.clone(),
                 validator: OnceLock::new(),
                 router: input.router.clone(),

@@ -133,6 +133,72 @@ pub struct CallOptions {
     /// `_meta.traceparent` (and `tracestate`) in every era and transport, and over HTTP also
     /// as the `traceparent` (and `tracestate`) headers.
     pub trace: Option<TraceContext>,
+    /// Whether the request may be sent again when a server restart interrupts it (see
+    /// [`Repeatable`]); a `tools/call` is not, unless its caller says so.
+    pub repeatable: Repeatable,
+}
+
+/// Whether a request may be sent again after a server restart interrupted it: it was sent,
+/// and its answer was lost (the process exited, the connection or response stream broke),
+/// so it may or may not have run. A request that may is sent once more; one that may not
+/// fails with [`SessionError::Restarted`](crate::SessionError::Restarted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Repeatable {
+    /// As its method says ([`repeatable_method`]): listings, `resources/read`,
+    /// `prompts/get`, `completion/complete`, `ping` may; a `tools/call` may not.
+    #[default]
+    ByMethod,
+    /// The caller knows that running it twice does no harm: a tool whose annotations say
+    /// `readOnlyHint: true` or `idempotentHint: true`. Annotations are the server's word: a
+    /// server that lies about its tool gets that tool called again.
+    Idempotent,
+}
+
+impl Repeatable {
+    /// Whether `method`, with this choice, may be sent again after an interruption.
+    pub fn allows(self, method: &str) -> bool {
+        self == Repeatable::Idempotent || repeatable_method(method)
+    }
+
+    /// [`Repeatable::Idempotent`] when a tool definition's `annotations` say
+    /// `readOnlyHint: true` or `idempotentHint: true`, else [`Repeatable::ByMethod`].
+    pub fn of_tool(definition: &Value) -> Repeatable {
+        let annotations = definition.get("annotations");
+        let hint = |name: &str| {
+            annotations
+                .and_then(|a| a.get(name))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        };
+        if hint("readOnlyHint") || hint("idempotentHint") {
+            Repeatable::Idempotent
+        } else {
+            Repeatable::ByMethod
+        }
+    }
+}
+
+/// Whether a request with this method can run twice without harm: it only reads (the
+/// listings, `resources/read`, `prompts/get`, `completion/complete`, the skills
+/// extension's reads, `ping`, `server/discover`). A `tools/call` is not, whatever the tool: its annotations decide
+/// ([`Repeatable::of_tool`]).
+pub fn repeatable_method(method: &str) -> bool {
+    use switchboard_protocol::methods;
+    [
+        methods::TOOLS_LIST,
+        methods::PROMPTS_LIST,
+        methods::RESOURCES_LIST,
+        methods::RESOURCES_TEMPLATES_LIST,
+        methods::RESOURCES_READ,
+        methods::PROMPTS_GET,
+        methods::COMPLETION_COMPLETE,
+        methods::SKILLS_LIST,
+        methods::SKILLS_GET,
+        methods::PING,
+        methods::SERVER_DISCOVER,
+    ]
+    .contains(&method)
 }
 
 /// A W3C trace context (`traceparent`, optional `tracestate`), as the caller made it; the

@@ -53,6 +53,24 @@ pub enum SessionError {
         /// What the transport knows.
         reason: CloseReason,
     },
+    /// The server restarted while the request was in flight (its process exited, its
+    /// connection or response stream broke after the request was sent), and the request
+    /// was not sent again because it may have had effects: a `tools/call` of a tool not
+    /// annotated read-only or idempotent ([`crate::Repeatable`]). The session (or, in a
+    /// runtime, the server's next session) serves the next request.
+    #[error(
+        "server `{server}` restarted, or its connection broke, while `{method}` was in \
+         flight; it was not retried because it may have had effects: {cause}"
+    )]
+    Restarted {
+        /// Server name.
+        server: Arc<str>,
+        /// The request's method.
+        method: String,
+        /// What broke, as the transport said it (a close's reason with its exit status and
+        /// stderr tail, a lost stream's detail), peer text already neutralised.
+        cause: String,
+    },
     /// No answer within the deadline. A cancellation was sent (except for `initialize`).
     #[error(
         "server `{server}` did not answer `{method}` within {after:?}; {}{}",
@@ -346,6 +364,49 @@ impl SessionError {
             SessionError::Transport { error, .. } => Some(error),
             _ => None,
         }
+    }
+
+    /// True when a server restart may have interrupted the request after it was sent: the
+    /// transport closed ([`SessionError::Closed`]), its answer was lost
+    /// ([`TransportError::is_interrupted`]), or it is [`SessionError::Restarted`].
+    pub fn is_interrupted(&self) -> bool {
+        match self {
+            SessionError::Closed { .. } | SessionError::Restarted { .. } => true,
+            SessionError::Transport { error, .. } => error.is_interrupted(),
+            _ => false,
+        }
+    }
+
+    /// True when the request never reached a server: the transport closed because nothing
+    /// answered at the server's address (an HTTP server that is down), so sending it
+    /// again, once the server is back, cannot run it twice.
+    pub fn never_reached_the_server(&self) -> bool {
+        matches!(self, SessionError::Closed { reason, .. } if reason.unreachable.is_some())
+    }
+
+    /// This interruption as [`SessionError::Restarted`] for `method` (a request that may
+    /// not be sent again); any other error as it is.
+    pub fn as_restarted(self, method: &str) -> SessionError {
+        let cause = match &self {
+            SessionError::Closed { reason, .. } => reason.to_string(),
+            SessionError::Transport { error, .. } if error.is_interrupted() => error.to_string(),
+            _ => return self,
+        };
+        let server = match self {
+            SessionError::Closed { server, .. } | SessionError::Transport { server, .. } => server,
+            other => return other,
+        };
+        SessionError::Restarted {
+            server,
+            method: method.to_owned(),
+            cause,
+        }
+    }
+
+    /// True when the server restarted during the request and it was not sent again
+    /// ([`SessionError::Restarted`]).
+    pub fn is_restarted(&self) -> bool {
+        matches!(self, SessionError::Restarted { .. })
     }
 
     /// True for deadline expiry.

@@ -21,8 +21,11 @@
 //! problem), the 2026-07-28 HTTP headers that mirror a request's content (`headers.rs`:
 //! `Mcp-Name`, and `Mcp-Param-*` from the listed tools' `x-mcp-header` annotations; a tool
 //! with an invalid one is a listing problem; a call whose headers the server refused,
-//! -32020, lists the tools again and is sent once more, and a request whose 2026-07-28
-//! response stream was lost is sent once more under a new id, `requests.rs`), the dispatch task
+//! -32020, lists the tools again and is sent once more; a request a server restart
+//! interrupted — its 2026-07-28 response stream lost, which cannot be resumed — is sent
+//! once more under a new id only when that is safe (`Repeatable`: reads, listings,
+//! prompts, completions, and tools annotated read-only or idempotent), else it fails as
+//! `SessionError::Restarted`, `requests.rs`), the dispatch task
 //! answering server requests via `ClientHandler` and publishing
 //! the `SessionEvent` stream (`dispatch.rs`, with the progress bookkeeping of
 //! `progress.rs`), settings (`config.rs`), the skills extension (`session/skills.rs`:
@@ -39,7 +42,8 @@ mod session;
 mod skills;
 
 pub use config::{
-    CallOptions, EraChoice, ForClient, SessionConfig, TRACEPARENT, TRACESTATE, TraceContext,
+    CallOptions, EraChoice, ForClient, Repeatable, SessionConfig, TRACEPARENT, TRACESTATE,
+    TraceContext, repeatable_method,
 };
 pub use error::{ListingCap, SessionError};
 pub use handler::{ClientHandler, HandlerFuture, NoHandler};

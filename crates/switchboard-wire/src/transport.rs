@@ -157,6 +157,14 @@ pub enum TransportError {
         /// How the stream was lost.
         detail: String,
     },
+    /// The connection broke after the request was sent and before any answer (reset, or
+    /// closed: the peer restarted or died while it had the request): like
+    /// [`TransportError::StreamLost`], the request may or may not have run.
+    #[error("{detail}")]
+    Interrupted {
+        /// How the connection broke.
+        detail: String,
+    },
     /// The answer (a body, an event) was over its size limit and was not read past it.
     #[error("{what} is larger than the {limit}-byte limit")]
     TooLarge {
@@ -217,6 +225,7 @@ impl TransportError {
             | TransportError::StreamLost { status, .. } => Some(status.code),
             TransportError::Refused { status, .. } => status.map(|s| s.code),
             TransportError::TooLarge { .. }
+            | TransportError::Interrupted { .. }
             | TransportError::Broken { .. }
             | TransportError::Closed { .. } => None,
         }
@@ -230,6 +239,16 @@ impl TransportError {
     /// True when the answer's stream was lost before the response ([`TransportError::StreamLost`]).
     pub fn is_stream_lost(&self) -> bool {
         matches!(self, TransportError::StreamLost { .. })
+    }
+
+    /// True when the request was sent and its answer lost so that it may or may not have
+    /// run: its response stream was lost ([`TransportError::StreamLost`]) or the
+    /// connection broke before any answer ([`TransportError::Interrupted`]).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            TransportError::StreamLost { .. } | TransportError::Interrupted { .. }
+        )
     }
 
     /// True when the server refused the request's headers ([`TransportError::HeaderMismatch`]).

@@ -272,6 +272,7 @@ async fn start_and_cancel(
         for_client: None,
         log_messages: None,
         trace: None,
+        repeatable: switchboard_session::Repeatable::ByMethod,
     };
     let started = Instant::now();
     let call = target

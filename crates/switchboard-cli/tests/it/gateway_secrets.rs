@@ -167,12 +167,11 @@ async fn a_stdio_client_is_told_every_failure_in_full_without_the_secrets() {
     }
     expect![[r#"
         crashes__echo: "the team token is <redacted>"
-        crashes__crash: -32005 server `crashes`: the server process exited (exit status: 3)
+        crashes__crash: -32005 server `crashes` restarted, or its connection broke, while `tools/call` was in flight; it was not retried because it may have had effects: the server process exited (exit status: 3)
         --- last stderr output ---
         starting with API_KEY=<redacted> TEAM=<redacted>
         fixture: starting: \u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed
         fixture: crashing: \u{1b}[2Jcleared \u{1b}]52;c;aGFja2Vk\u{7}clipboard \u{1b}]8;;https://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\ bell\u{7} return\u{d} over \u{9b}31m csi \u{202e}reversed
-        The server is being restarted; the request was not retried because it may have had effects.
           data: {"server":"crashes"}
         stalls__slow: -32001 server `stalls` did not answer `tools/call` within 1s; if it is just slow, raise the timeout (`--timeout`, or `timeout` in the server's configuration)
         --- last stderr output ---
@@ -212,8 +211,7 @@ async fn an_http_client_is_told_which_server_failed_and_how_and_the_log_has_the_
     }
     expect![[r#"
         crashes__echo: "the team token is <redacted>"
-        crashes__crash: -32005 server `crashes` behind this gateway closed its connection (the gateway's log has the details)
-        The server is being restarted; the request was not retried because it may have had effects.
+        crashes__crash: -32005 server `crashes` behind this gateway restarted, or its connection broke, while `tools/call` was in flight; it was not retried because it may have had effects (the gateway's log has the details)
           data: {"server":"crashes"}
         stalls__slow: -32001 server `stalls` behind this gateway did not answer `tools/call` within 1s; the request was cancelled
           data: {"server":"stalls","waitedMs":1000}
@@ -229,7 +227,7 @@ async fn full_errors_tell_an_http_client_what_a_stdio_client_is_told() {
     let told = calls_that_quote_secrets(&session).await;
     // The stdio test's snapshot, line for line where the account is full.
     for detail in [
-        "crashes__crash: -32005 server `crashes`: the server process exited (exit status: 3)\n--- last stderr output ---\nstarting with API_KEY=<redacted> TEAM=<redacted>\n",
+        "crashes__crash: -32005 server `crashes` restarted, or its connection broke, while `tools/call` was in flight; it was not retried because it may have had effects: the server process exited (exit status: 3)\n--- last stderr output ---\nstarting with API_KEY=<redacted> TEAM=<redacted>\n",
         "stalls__slow: -32001 server `stalls` did not answer `tools/call` within 1s;",
         "echoes__echo: -32005 server `echoes` gave no answer to `tools/call`: HTTP 500 Internal Server Error from http://127.0.0.1:<port>/mcp?key=***: Internal Server Error\\nwhile handling POST /mcp?key=<redacted>\\nauthorization: <redacted>\\nx-team-key: <redacted>",
     ] {

@@ -41,7 +41,7 @@ pub(crate) struct Ended {
 }
 
 impl PipedShell {
-    fn start(config: &std::path::Path) -> PipedShell {
+    pub(crate) fn start(config: &std::path::Path) -> PipedShell {
         PipedShell::start_with_env(config, &[])
     }
 

@@ -16,10 +16,12 @@ use super::{
     ServerRequestError, load_definitions,
 };
 use crate::guards::{LockReading, ToolLock};
+use crate::restarts::{Resend, through_restarts};
 use crate::server::lock;
 use crate::skills::SkillLoadError;
 use crate::sources::TrustStore;
 use crate::state_file::{ApproveError, TrustError};
+use switchboard_protocol::methods;
 
 /// One server of a [`Runtime`], named; see [`Runtime::server`]. Cheap to copy.
 #[derive(Debug, Clone, Copy)]
@@ -110,14 +112,17 @@ impl<'a> ServerHandle<'a> {
         self,
         request: ClientRequest,
     ) -> Result<Value, ServerRequestError> {
-        let session = self.ready_session().await?;
         let options = switchboard_session::CallOptions {
             for_client: Some(request.for_client),
             ..switchboard_session::CallOptions::default()
         };
-        Ok(session
-            .request_for_client(request.method, request.params, &options)
-            .await?)
+        let (method, params, options) = (request.method, &request.params, &options);
+        self.through_restarts(method, |session| async move {
+            session
+                .request_for_client(method, params.clone(), options)
+                .await
+        })
+        .await
     }
 
     /// Gets a prompt from the server (the raw MCP result: `description`, `messages`),
@@ -127,15 +132,20 @@ impl<'a> ServerHandle<'a> {
         name: &str,
         arguments: Option<Value>,
     ) -> Result<Value, ServerRequestError> {
-        let session = self.ready_session().await?;
-        Ok(session.get_prompt(name, arguments).await?)
+        let arguments = &arguments;
+        self.through_restarts(methods::PROMPTS_GET, |session| async move {
+            session.get_prompt(name, arguments.clone()).await
+        })
+        .await
     }
 
     /// Reads a resource from the server (the raw MCP result: `contents`), waiting for a
     /// reconnecting server as a bridged tool call does.
     pub async fn read_resource(self, uri: &str) -> Result<Value, ServerRequestError> {
-        let session = self.ready_session().await?;
-        Ok(session.read_resource(uri).await?)
+        self.through_restarts(methods::RESOURCES_READ, |session| async move {
+            session.read_resource(uri).await
+        })
+        .await
     }
 
     /// Asks the server for completions (`completion/complete` with `params` as given:
@@ -146,16 +156,12 @@ impl<'a> ServerHandle<'a> {
         if session.negotiated().capabilities.completions.is_none() {
             return Ok(None);
         }
-        let options = switchboard_session::CallOptions::default();
-        Ok(Some(
-            session
-                .request(
-                    switchboard_protocol::methods::COMPLETION_COMPLETE,
-                    Some(params),
-                    &options,
-                )
-                .await?,
-        ))
+        let (options, params) = (&switchboard_session::CallOptions::default(), &params);
+        let method = methods::COMPLETION_COMPLETE;
+        let answer = self.through_restarts(method, |session| async move {
+            session.request(method, Some(params.clone()), options).await
+        });
+        Ok(Some(answer.await?))
     }
 
     /// Who the server says it is (its `serverInfo`), while it is connected; display only
@@ -322,6 +328,30 @@ impl<'a> ServerHandle<'a> {
                 server: self.name.to_owned(),
             })?;
         Ok(TrustStore::load(&path)?.trust(configured)?)
+    }
+
+    /// `send` on the server's ready session, and once more on its next session when a
+    /// server restart interrupted it (the method is safe to send again: `restarts.rs`).
+    async fn through_restarts<T, F, Fut>(
+        self,
+        method: &'static str,
+        send: F,
+    ) -> Result<T, ServerRequestError>
+    where
+        F: Fn(switchboard_session::Session) -> Fut,
+        Fut: std::future::Future<Output = Result<T, switchboard_session::SessionError>>,
+    {
+        let session = self.ready_session().await?;
+        let router = &self.runtime.inner.router;
+        let plan = Resend {
+            server: router.server(self.name),
+            wait: router.ready_wait,
+            cancel: None,
+            method,
+            repeatable: switchboard_session::Repeatable::ByMethod,
+            router,
+        };
+        Ok(through_restarts(plan, session, send).await?)
     }
 
     /// The server's session once it is ready, waiting for a reconnecting server up to the

@@ -54,7 +54,9 @@ async fn sessions_ended(server: &HttpServer) {
 fn named_server(error: &ServerRequestError) -> Option<&str> {
     match error {
         ServerRequestError::Session(
-            SessionError::Closed { server, .. } | SessionError::Transport { server, .. },
+            SessionError::Closed { server, .. }
+            | SessionError::Transport { server, .. }
+            | SessionError::Restarted { server, .. },
         ) => Some(server),
         ServerRequestError::Unavailable { server, .. } => Some(server),
         _ => None,
@@ -111,12 +113,14 @@ async fn an_http_server_is_published_and_its_session_ends_with_disable() {
 #[tokio::test]
 async fn a_killed_http_server_fails_its_calls_backs_off_and_comes_back_on_its_port() {
     let mark = marker("http-kill");
-    let server = HttpServer::fixture(&["--name", mark.as_str()]);
+    // `slow` has effects here: its call is not sent again (`restarts.rs` has the rest).
+    let server = HttpServer::fixture(&["--name", mark.as_str(), "--slow-has-effects"]);
     let port = server.port().to_string();
     let runtime = Runtime::new(http_options(vec![http_entry("alpha", server.url())]));
     enabled(&runtime).await;
 
-    // A call in flight when the server is killed fails, naming the server.
+    // A call in flight when the server is killed fails, naming the server, and saying it
+    // was not sent again.
     let (context, first_progress) = context_with_progress();
     let in_flight = tokio::spawn({
         let runtime = runtime.clone();
@@ -135,6 +139,10 @@ async fn a_killed_http_server_fails_its_calls_backs_off_and_comes_back_on_its_po
         .expect("join")
         .expect_err("the server is gone");
     assert_session_failure_of_alpha(&error);
+    assert!(
+        matches!(&error, ServerRequestError::Session(e) if e.is_restarted()),
+        "{error:?}"
+    );
     // The next request finds it unreachable (or, had the runtime's ping found that first,
     // the server already backing off) and fails, naming it; the server goes to backoff.
     let error = echo(&runtime, "anyone?").await.expect_err("unreachable");

@@ -6,6 +6,7 @@ mod host;
 mod http;
 mod lifecycle;
 mod naming;
+mod restarts;
 mod skills;
 mod support;
 mod tools;

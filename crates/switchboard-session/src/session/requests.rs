@@ -145,9 +145,10 @@ impl Session {
     }
 
     /// Sends one request (with the era's `_meta` envelope) and waits for its answer under the
-    /// deadlines, forwarding progress. Over 2026-07-28 HTTP a request whose response stream
-    /// was lost before its answer (such streams cannot be resumed) is sent once more under a
-    /// new id; a `tools/call` whose headers the server refused (the tool's `Mcp-Param-*`
+    /// deadlines, forwarding progress. A request whose response stream was lost before its
+    /// answer (such streams cannot be resumed; the server may have restarted) is sent once
+    /// more under a new id when that is safe ([`CallOptions::repeatable`]), else it fails
+    /// as [`SessionError::Restarted`]; a `tools/call` whose headers the server refused (the tool's `Mcp-Param-*`
     /// headers may have changed) lists the tools again and is sent once more, and a refusal
     /// that stands is the server's JSON-RPC answer.
     pub(super) async fn send_and_wait(
@@ -166,9 +167,20 @@ impl Session {
             progress,
         };
         let mut outcome = self.send_once(request).await;
-        if transport_failed(&outcome, TransportError::is_stream_lost) {
-            tracing::debug!(server = %self.inner.server, %method, "response stream lost; sending again");
-            outcome = self.send_once(request).await;
+        if transport_failed(&outcome, TransportError::is_interrupted) {
+            if !options.repeatable.allows(method) {
+                return outcome.map_err(|error| error.as_restarted(method));
+            }
+            tracing::debug!(server = %self.inner.server, %method, "answer lost to an interruption; sending again");
+            let resent = self.send_once(request).await;
+            // A resend that reached no server (it is not back yet) leaves the
+            // interruption as what happened, for a caller that can wait for the server.
+            if !resent
+                .as_ref()
+                .is_err_and(SessionError::never_reached_the_server)
+            {
+                outcome = resent;
+            }
         }
         if method == methods::TOOLS_CALL
             && transport_failed(&outcome, TransportError::is_header_mismatch)

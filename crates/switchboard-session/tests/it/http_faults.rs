@@ -3,10 +3,13 @@
 
 use std::time::Duration;
 
+use expect_test::expect;
 use serde_json::Value;
 use switchboard_http::HttpOptions;
 use switchboard_protocol::Tool;
-use switchboard_session::{CallOptions, EraChoice, Listing, Session, SessionConfig, SessionError};
+use switchboard_session::{
+    CallOptions, EraChoice, Listing, Repeatable, Session, SessionConfig, SessionError,
+};
 use switchboard_testkit::canned::{self, read_request};
 use switchboard_testkit::wait::within;
 use tokio::io::AsyncWriteExt;
@@ -136,6 +139,11 @@ fn transport_failure(
                 .map_or_else(|| "-".to_owned(), |s| s.to_string()),
             error.to_string().replace(|c: char| c.is_ascii_digit(), "N")
         ),
+        // A stream that ended first may have run the call (a restarted server's would).
+        Err(SessionError::Restarted { cause, .. }) => format!(
+            "restarted | {}",
+            cause.replace(|c: char| c.is_ascii_digit(), "N")
+        ),
         other => format!("not a transport error: {other:?}"),
     }
 }
@@ -153,7 +161,7 @@ async fn each_http_fault_is_a_typed_error_within_its_deadline() {
         ),
         (
             Fault::StreamEndsEarly,
-            "200 | the server's event stream ended before it answered (HTTP NNN OK)",
+            "restarted | the server's event stream ended before it answered (HTTP NNN OK)",
         ),
         (
             Fault::OtherId,
@@ -353,6 +361,11 @@ struct Weather {
 
 /// Lists the tools, then calls `weather` once.
 async fn call_weather(rule: ModernRule) -> Weather {
+    call_weather_as(rule, Repeatable::ByMethod).await
+}
+
+/// [`call_weather`], the tool said to be safe to send again or not.
+async fn call_weather_as(rule: ModernRule, repeatable: Repeatable) -> Weather {
     use std::sync::atomic::Ordering::SeqCst;
     let (url, asked, server) = modern_server(rule).await;
     let mut config = SessionConfig::new("regional");
@@ -371,7 +384,14 @@ async fn call_weather(rule: ModernRule) -> Weather {
     let outcome = within(
         "call",
         TEST_DEADLINE,
-        session.call_tool("weather", Some(arguments), &CallOptions::default()),
+        session.call_tool(
+            "weather",
+            Some(arguments),
+            &CallOptions {
+                repeatable,
+                ..CallOptions::default()
+            },
+        ),
     )
     .await;
     server.abort();
@@ -440,8 +460,9 @@ async fn a_tool_with_an_invalid_header_annotation_is_a_listing_problem_and_the_o
 }
 
 #[tokio::test]
-async fn a_lost_modern_response_stream_reissues_the_request_under_a_new_id() {
-    let seen = call_weather(ModernRule::FirstStreamEnds).await;
+async fn a_lost_modern_response_stream_reissues_a_safe_request_under_a_new_id_and_fails_another() {
+    // A tool its caller knows to be safe to run twice (read-only or idempotent).
+    let seen = call_weather_as(ModernRule::FirstStreamEnds, Repeatable::Idempotent).await;
     assert_eq!(
         seen.outcome.as_deref(),
         Ok(r#"[Text { text: "sunny in eu" }]"#)
@@ -449,6 +470,12 @@ async fn a_lost_modern_response_stream_reissues_the_request_under_a_new_id() {
     let calls = seen.call_ids;
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_ne!(calls[0], calls[1], "the re-issued request has a new id");
+
+    // Any other tool: the call may have had effects, so it is not sent again.
+    let seen = call_weather(ModernRule::FirstStreamEnds).await;
+    expect!["server `regional` restarted, or its connection broke, while `tools/call` was in flight; it was not retried because it may have had effects: the server's event stream ended before it answered (HTTP 200 OK)"]
+        .assert_eq(seen.outcome.as_ref().expect_err("not sent again"));
+    assert_eq!(seen.call_ids.len(), 1, "sent once");
 }
 
 /// A legacy server that opens its GET stream slowly and, like many servers, would drop a

@@ -154,7 +154,8 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
     );
 
     // Killed mid-call: the outstanding call (5 s of work) fails with a transport error,
-    // not with a timeout or an answer.
+    // not with a timeout or an answer: the transport closed (a legacy stream that broke),
+    // or, its 2026-07-28 stream lost, the call may have run and is not sent again.
     let (pending, mut reported) = in_flight(&session, case.long.0, case.long.1.clone());
     within("the call's first progress", TEST_DEADLINE, reported.recv()).await;
     peer.stop();
@@ -162,7 +163,11 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
         .await
         .expect("join")
         .expect_err("closed");
-    assert!(error.is_closed(), "{}: {error}", case.name);
+    assert!(
+        error.is_closed() || error.is_restarted(),
+        "{}: {error}",
+        case.name
+    );
     assert!(error.to_string().contains("127.0.0.1"), "{error}");
 }
 

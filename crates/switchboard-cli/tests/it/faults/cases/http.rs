@@ -85,7 +85,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` gave no answer to `tools/call`: the server's event stream ended before it answered (HTTP 200 OK)
+                switchboard: server `s` restarted, or its connection broke, while `tools/call` was in flight; it was not retried because it may have had effects: the server's event stream ended before it answered (HTTP 200 OK)
             "#]]),
         },
         status: Status::Holds,
@@ -247,7 +247,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` gave no answer to `tools/call`: the server's event stream ended before it answered (HTTP 200 OK)
+                switchboard: server `s` restarted, or its connection broke, while `tools/call` was in flight; it was not retried because it may have had effects: the server's event stream ended before it answered (HTTP 200 OK)
             "#]]),
         },
         status: Status::Holds,
@@ -274,7 +274,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` gave no answer to `tools/call`: the server's event stream ended before it answered (HTTP 200 OK)
+                switchboard: server `s` restarted, or its connection broke, while `tools/call` was in flight; it was not retried because it may have had effects: the server's event stream ended before it answered (HTTP 200 OK)
             "#]]),
         },
         status: Status::Holds,
