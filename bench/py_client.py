@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Benchmark client on the official Python SDK (`mcp` 2.3.0).
 
-`stdio_client` spawns the server, `ClientSession` initializes, then N echo calls; prints
-one JSON line like every other client of switchboard-bench:
+`stdio_client` spawns the server (or, with `--url`, `streamable_http_client` connects to a
+Streamable HTTP server: the legacy era, `initialize` and `Mcp-Session-Id`), `ClientSession`
+initializes, then N echo calls; prints one JSON line like every other client of
+switchboard-bench:
 
     python bench/py_client.py [--calls N] [--warmup W] [--inflight K] [--tool echo]
-        [--arg text] [--text hello] --server PROGRAM ARGS...
+        [--arg text] [--text hello] (--server PROGRAM ARGS... | --url URL)
 
-`--server` must come last. Run it with the venv that scripts/peers.sh builds
+`--server` must come last. The gateway-peers scenario runs it with `--url` against every
+gateway, as a check of the load driver's totals by a client that is not ours. Run it with the venv that scripts/peers.sh builds
 (target/peers/venv/bin/python). In mcp 2.x the low-level client is still
 `mcp.client.session.ClientSession` over `mcp.client.stdio.stdio_client`
 (`mcp.client.Client` is a higher-level wrapper around the same session).
@@ -23,10 +26,20 @@ import time
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def parse_args(argv: list[str]) -> dict:
-    opts: dict = {"calls": 1000, "warmup": 50, "inflight": 1, "tool": "echo", "arg": "text", "text": "hello", "server": []}
+    opts: dict = {
+        "calls": 1000,
+        "warmup": 50,
+        "inflight": 1,
+        "tool": "echo",
+        "arg": "text",
+        "text": "hello",
+        "server": [],
+        "url": None,
+    }
     i = 0
     while i < len(argv):
         flag = argv[i]
@@ -39,13 +52,13 @@ def parse_args(argv: list[str]) -> dict:
         key = flag.removeprefix("--")
         if key in ("calls", "warmup", "inflight"):
             opts[key] = int(value)
-        elif key in ("tool", "arg", "text"):
+        elif key in ("tool", "arg", "text", "url"):
             opts[key] = value
         else:
             raise SystemExit(f"unknown flag {flag}")
         i += 2
-    if not opts["server"]:
-        raise SystemExit("--server PROGRAM ARGS... is required (last)")
+    if not opts["server"] and not opts["url"]:
+        raise SystemExit("--server PROGRAM ARGS... (last) or --url URL is required")
     opts["inflight"] = max(1, opts["inflight"])
     return opts
 
@@ -59,10 +72,14 @@ def percentile(sorted_ns: list[int], pct: float) -> float:
 
 async def main() -> None:
     opts = parse_args(sys.argv[1:])
-    params = StdioServerParameters(command=opts["server"][0], args=opts["server"][1:])
     arguments = {opts["arg"]: opts["text"]}
     started = time.perf_counter_ns()
-    async with stdio_client(params) as (read, write):
+    if opts["url"]:
+        transport = streamable_http_client(opts["url"])
+    else:
+        params = StdioServerParameters(command=opts["server"][0], args=opts["server"][1:])
+        transport = stdio_client(params)
+    async with transport as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             init_ns = time.perf_counter_ns() - started

@@ -29,6 +29,13 @@
 #     --out target/bench/SANDBOX.md   # scenario 9 (a sandboxed server's start and calls, ~3 min),
 #                                     # then put its section into BENCHMARKS.md with
 #   target/release/switchboard-bench report --json target/bench/sandbox.json --section sandbox
+#   scripts/bench.sh --only gateway-peers --no-callgrind --json target/bench/gwpeers.json \
+#     --out target/bench/GWPEERS.md   # scenario 10 (never part of a full run: named exactly by
+#                                     # --only): our gateway beside supergateway, mcp-proxy (npm,
+#                                     # PyPI) and FastMCP's proxy at 1/16/256 sessions, memory
+#                                     # with 1,000 idle sessions (~12 min), then put its section
+#                                     # and goal rows into BENCHMARKS.md with
+#   target/release/switchboard-bench report --json target/bench/gwpeers.json --section gateway-peers
 # Environment: BENCH_TIMEOUT (seconds for the whole run, default 2400; smoke 300),
 # BENCH_BUILD_TIMEOUT (seconds for the release build, default 1800), BENCH_LOCKED (default 1:
 # build with --locked like scripts/test.sh; 0 lets cargo update Cargo.lock).
@@ -40,7 +47,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
 if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi
@@ -49,7 +56,7 @@ build_timeout=${BENCH_BUILD_TIMEOUT:-1800}
 locked=()
 if [ "${BENCH_LOCKED:-1}" != 0 ]; then locked=(--locked); fi
 
-echo "bench: installing interop peers (node 22, server-everything + TS SDK, python mcp)" >&2
+echo "bench: installing interop peers (node 22, server-everything + TS SDK, python mcp, the gateway peers)" >&2
 scripts/peers.sh
 
 echo "bench: building release binaries (switchboard-bench, switchboard-fixture, switchboard-rmcp-peer, switchboard)" >&2

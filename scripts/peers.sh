@@ -8,7 +8,8 @@
 #   scripts/peers.sh --force   reinstall everything
 #
 # Pinned inputs live in scripts/peers/ (Prometheus: scripts/peers/prometheus.sh, Redis:
-# scripts/peers/redis.sh, which this calls). Each component is (re)installed only when
+# scripts/peers/redis.sh, the benchmarks' gateway peers: scripts/peers/gateways.sh and
+# scripts/peers/gateways/, which this calls). Each component is (re)installed only when
 # the hash of its inputs differs from the stamp it left behind; target/peers/.stamp
 # holds the hash of all of them. Progress goes to stderr; stdout stays empty.
 # Environment: PEERS_PYTHON (default python3), PEERS_NPM (default npm),
@@ -151,6 +152,9 @@ all_ready() {
 "$IN/prometheus.sh" $([ "$FORCE" -eq 1 ] && echo --force)
 # redis-server (Debian's package, for the shared-store test of `serve --state`): likewise.
 "$IN/redis.sh" $([ "$FORCE" -eq 1 ] && echo --force)
+# The gateway peers of the benchmarks' gateway-peers scenario (supergateway and mcp-proxy
+# from npm, mcp-proxy and FastMCP from PyPI, in venvs of their own): likewise.
+"$IN/gateways.sh" $([ "$FORCE" -eq 1 ] && echo --force)
 
 # Fast path: nothing to do.
 if all_ready; then exit 0; fi

@@ -52,6 +52,11 @@ pub enum Command {
     /// a sandbox and in the default sandbox (and in relaxed ones, to see where the time
     /// goes), interleaved; prints one JSON line of metrics.
     SandboxStart(SandboxStartArgs),
+    /// Scenario 10's load driver: N sessions to a gateway (`--url`) or N stdio sessions to
+    /// `--server` (the direct baseline), sequential echo calls on each for a bounded window;
+    /// with `--idle-sessions M`, the gateway's memory idle and with M sessions open. Prints
+    /// one JSON line.
+    GatewayLoad(GatewayLoadArgs),
     /// Runs a command to its end and prints its wall time and peak RSS (getrusage of the
     /// reaped children: the largest of the command and the descendants it waited for).
     MeasureChild(MeasureArgs),
@@ -96,6 +101,16 @@ pub enum EraArg {
 }
 
 impl EraArg {
+    /// Our client's era choice for it.
+    pub fn choice(self) -> switchboard_session::EraChoice {
+        use switchboard_session::EraChoice;
+        match self {
+            EraArg::Auto => EraChoice::Auto,
+            EraArg::Legacy => EraChoice::Legacy,
+            EraArg::Modern => EraChoice::Modern,
+        }
+    }
+
     /// The flag value.
     pub fn flag(self) -> &'static str {
         match self {
@@ -148,6 +163,51 @@ pub struct SandboxStartArgs {
     pub runtime: RuntimeKind,
 }
 
+/// Arguments of `gateway-load`. `--server` must come last: everything after it is the
+/// server's command line.
+#[derive(Debug, Clone, Args)]
+pub struct GatewayLoadArgs {
+    /// Sessions opened at once, each making calls one after the other.
+    #[arg(long, default_value_t = 1)]
+    pub sessions: usize,
+    /// The timed window, in seconds (calls in flight at its end are waited for).
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Most calls one session makes in the window.
+    #[arg(long, default_value_t = 200_000)]
+    pub max_calls: u64,
+    /// Untimed calls per session before the window.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: u64,
+    /// The era spoken.
+    #[arg(long, value_enum, default_value = "legacy")]
+    pub era: EraArg,
+    /// Handshakes in flight at once while opening the sessions.
+    #[arg(long, default_value_t = 32)]
+    pub connect_parallel: usize,
+    /// Longest one session may take to open, in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub connect_timeout_s: u64,
+    /// The gateway's process: its tree's CPU time over the window (and its memory with
+    /// `--idle-sessions`) is measured.
+    #[arg(long)]
+    pub gateway_pid: Option<u32>,
+    /// The upstream server's program: processes running it (and shells, and their
+    /// descendants) in the gateway's tree are the upstream's, not the gateway's.
+    #[arg(long)]
+    pub upstream_exe: Option<PathBuf>,
+    /// Measure memory instead: the gateway's RSS idle, after one session's 100 calls, and
+    /// with this many more sessions open and idle.
+    #[arg(long, default_value_t = 0)]
+    pub idle_sessions: usize,
+    /// The gateway's Streamable HTTP URL.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Without `--url`: the stdio server each session starts (must be last).
+    #[arg(long, required_unless_present = "url", num_args = 1.., allow_hyphen_values = true)]
+    pub server: Vec<String>,
+}
+
 /// Arguments of `measure-child`.
 #[derive(Debug, Clone, Args)]
 pub struct MeasureArgs {
@@ -198,6 +258,9 @@ pub enum Section {
     Gateway,
     /// Scenario 9: a sandboxed server against an unsandboxed one.
     Sandbox,
+    /// Scenario 10: our gateway beside the gateways a user could install (supergateway,
+    /// mcp-proxy from npm and from PyPI, FastMCP's proxy).
+    GatewayPeers,
 }
 
 /// Which tokio runtime a Rust client uses.

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::callgrind::{self, CallgrindReport};
 use crate::cli::{EraArg, ReportArgs, RunArgs};
+use crate::gateway_peers::{self, Gateway, GatewayPaths, PeersRun, PeersSettings};
 use crate::machine::{self, Machine, Versions};
 use crate::report;
 use crate::startup::{self, Metrics};
@@ -500,6 +501,9 @@ pub struct Results {
     /// Every start-up scenario run (scenarios 4–6).
     #[serde(default)]
     pub startup: Vec<StartupSample>,
+    /// Scenario 10 (our gateway beside its peers), if it ran.
+    #[serde(default)]
+    pub gateway_peers: Option<PeersRun>,
 }
 
 /// The settings of a run.
@@ -1104,6 +1108,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     if cases.iter().any(|c| c.server.is_gateway()) {
         paths.write_gateway_config()?;
     }
+    // Scenario 10 runs only when `--only` names it (it is long and holds a thousand
+    // sessions); the gateways whose peers are not installed are skipped.
+    let peer_gateways: Vec<Gateway> = if args.only.iter().any(|o| o == gateway_peers::SCENARIO_ID) {
+        let places = GatewayPaths::new(&paths);
+        Gateway::ALL
+            .into_iter()
+            .filter(|&g| match places.missing(g) {
+                Some(why) => {
+                    eprintln!("bench: skipping {why}");
+                    skipped.push(why);
+                    false
+                }
+                None => true,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let http_server = if cases.iter().any(|c| c.server == ServerKind::EverythingHttp) {
         match HttpServer::start(&paths) {
             Ok(server) => {
@@ -1121,7 +1143,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     } else {
         None
     };
-    if cases.is_empty() && startup_cases.is_empty() {
+    if cases.is_empty() && startup_cases.is_empty() && peer_gateways.is_empty() {
         bail!("no case can run (see the skipped list above)");
     }
     let settings = Settings {
@@ -1254,20 +1276,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let startup = if startup_cases.is_empty() {
         Vec::new()
     } else {
-        if !smoke && quiet_budget > Duration::ZERO {
-            let waited_from = Instant::now();
-            let busy = wait_for_quiet(
-                args.quiet_busy,
-                quiet_budget.min(Duration::from_secs(args.quiet_wait_s)),
-            );
-            load.push((
-                "start-up scenarios".into(),
-                format!(
-                    "others used {:.0}% of the CPUs (waited {:.0} s)",
-                    busy * 100.0,
-                    waited_from.elapsed().as_secs_f64()
-                ),
-            ));
+        if !smoke {
+            wait_before(args, &mut quiet_budget, &mut load, "start-up scenarios");
         }
         run_startup(
             &paths,
@@ -1276,6 +1286,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             smoke,
             case_timeout,
         )?
+    };
+
+    let gateway_peers = if peer_gateways.is_empty() {
+        None
+    } else {
+        if !smoke {
+            wait_before(args, &mut quiet_budget, &mut load, "gateway-peers");
+        }
+        let sizes = PeersSettings::new(smoke, args.rounds);
+        Some(gateway_peers::run_scenario(
+            &paths,
+            &peer_gateways,
+            &sizes,
+            case_timeout,
+        )?)
     };
 
     drop(http_server);
@@ -1309,6 +1334,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         load,
         startup_settings: (!startup_cases.is_empty()).then_some(startup_settings),
         startup,
+        gateway_peers,
     };
     let json_path = args.json.clone().unwrap_or_else(|| {
         paths.out_dir.join(if smoke {
@@ -1335,12 +1361,47 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         md_path.display(),
         json_path.display()
     );
+    // A peer gateway's failure is a result (the report shows it), ours is not.
+    let ours_failed = results.gateway_peers.as_ref().map_or(0, |p| {
+        p.loads
+            .iter()
+            .filter(|s| !s.gateway.is_peer() && s.error.is_some())
+            .count()
+    });
     let failures = results.samples.iter().filter(|s| s.error.is_some()).count()
-        + results.startup.iter().filter(|s| s.error.is_some()).count();
+        + results.startup.iter().filter(|s| s.error.is_some()).count()
+        + ours_failed;
     if failures > 0 {
         bail!("{failures} client run(s) failed (see target/bench/logs/)");
     }
     Ok(())
+}
+
+/// Before a scenario: waits (within what is left of the run's quiet budget) until other
+/// processes leave the CPUs nearly idle, and notes what they used under `label`.
+fn wait_before(
+    args: &RunArgs,
+    quiet_budget: &mut Duration,
+    load: &mut Vec<(String, String)>,
+    label: &str,
+) {
+    if *quiet_budget == Duration::ZERO {
+        return;
+    }
+    let waited_from = Instant::now();
+    let busy = wait_for_quiet(
+        args.quiet_busy,
+        (*quiet_budget).min(Duration::from_secs(args.quiet_wait_s)),
+    );
+    *quiet_budget = quiet_budget.saturating_sub(waited_from.elapsed());
+    load.push((
+        label.into(),
+        format!(
+            "others used {:.0}% of the CPUs (waited {:.0} s)",
+            busy * 100.0,
+            waited_from.elapsed().as_secs_f64()
+        ),
+    ));
 }
 
 /// Runs every start-up case once per round (one warm-up round first unless smoke), each
@@ -1450,6 +1511,9 @@ pub fn merge_results(results: &mut Results, other: Results) {
         let ids: Vec<&str> = startup_cases.iter().map(|c| c.id()).collect();
         format!("merged start-up run of {}", ids.join(", "))
     };
+    if other.gateway_peers.is_some() {
+        results.gateway_peers = other.gateway_peers;
+    }
     if !other.startup.is_empty() {
         results.startup.retain(|x| !startup_cases.contains(&x.case));
         results.startup.extend(other.startup);
@@ -1494,6 +1558,11 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
+    /// The server's process id (the leader of its process group).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts server-everything and waits (≤ 30 s) until it accepts connections.
     pub fn start(paths: &Paths) -> anyhow::Result<HttpServer> {
         let port = free_port()?;
@@ -1801,6 +1870,7 @@ pub(crate) mod tests {
             load: Vec::new(),
             startup_settings: None,
             startup: Vec::new(),
+            gateway_peers: None,
         }
     }
 

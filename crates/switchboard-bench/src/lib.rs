@@ -17,6 +17,8 @@
 //!   CLI's baseline and a wall-time/peak-RSS wrapper);
 //! - [`sandbox`]: the sandbox scenario's starts (unsandboxed, in the default sandbox and in
 //!   relaxed ones); its per-call half is [`ours`] with `--sandbox-launcher`;
+//! - [`gateway_peers`]: scenario 10, our gateway beside the gateways a user could install
+//!   (supergateway, mcp-proxy from npm and PyPI, FastMCP's proxy), one load driver for all;
 //! - [`driver`]: runs every client against every server in interleaved rounds, in three CPU
 //!   regimes, measures instructions per call with callgrind, and writes the report
 //!   ([`report`]) and the raw numbers.
@@ -42,6 +44,7 @@
 pub mod callgrind;
 pub mod cli;
 pub mod driver;
+pub mod gateway_peers;
 pub mod http1;
 pub mod machine;
 pub mod ours;

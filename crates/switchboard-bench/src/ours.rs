@@ -8,11 +8,11 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use switchboard_http::HttpOptions;
 use switchboard_protocol::ContentBlock;
-use switchboard_session::{CallOptions, EraChoice, Session, SessionConfig};
+use switchboard_session::{CallOptions, Session, SessionConfig};
 use switchboard_wire::stdio::{ProcessSpec, ShutdownGrace, StdioOptions};
 use tokio::task::JoinSet;
 
-use crate::cli::{ClientArgs, EraArg};
+use crate::cli::ClientArgs;
 use crate::stats::RunResult;
 
 /// Runs the benchmark on a runtime of the requested flavour and returns its result.
@@ -25,11 +25,7 @@ pub fn run(args: &ClientArgs) -> anyhow::Result<RunResult> {
 pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
     let started = Instant::now();
     let mut config = SessionConfig::new("bench");
-    config.era = match args.era {
-        EraArg::Auto => EraChoice::Auto,
-        EraArg::Legacy => EraChoice::Legacy,
-        EraArg::Modern => EraChoice::Modern,
-    };
+    config.era = args.era.choice();
     let session = if let Some(url) = &args.url {
         Session::connect_http(HttpOptions::new("bench", url), config)
             .await

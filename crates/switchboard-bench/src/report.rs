@@ -16,6 +16,7 @@ use crate::cli::Section;
 use crate::driver::{
     Case, ClientKind, Regime, Results, Scenario, ServerKind, StartupCase, Summary,
 };
+use crate::gateway_peers::{Gateway, LoadSummary, PeersRun};
 
 /// A goal and whether the run met it.
 #[derive(Debug, Clone)]
@@ -355,6 +356,7 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
     }
     checks.extend(startup_goals(results));
     checks.extend(sandbox_goals(results));
+    checks.extend(gateway_peers_goals(results));
     checks
 }
 
@@ -450,6 +452,10 @@ pub fn section_markers(section: Section) -> (&'static str, &'static str) {
             "<!-- switchboard-bench section: sandbox -->",
             "<!-- /switchboard-bench section: sandbox -->",
         ),
+        Section::GatewayPeers => (
+            "<!-- switchboard-bench section: gateway-peers -->",
+            "<!-- /switchboard-bench section: gateway-peers -->",
+        ),
     }
 }
 
@@ -463,6 +469,10 @@ pub fn notes_markers(section: Section) -> (&'static str, &'static str) {
         Section::Sandbox => (
             "<!-- switchboard-bench notes: sandbox -->",
             "<!-- /switchboard-bench notes: sandbox -->",
+        ),
+        Section::GatewayPeers => (
+            "<!-- switchboard-bench notes: gateway-peers -->",
+            "<!-- /switchboard-bench notes: gateway-peers -->",
         ),
     }
 }
@@ -481,6 +491,7 @@ pub fn render_section(results: &Results, section: Section) -> String {
     match section {
         Section::Gateway => render_gateway(&mut md, results),
         Section::Sandbox => render_sandbox(&mut md, results),
+        Section::GatewayPeers => render_gateway_peers(&mut md, results),
     }
     md
 }
@@ -493,6 +504,7 @@ fn section_goals(results: &Results, section: Section) -> Vec<GoalCheck> {
             .flat_map(|regime| gateway_goals(results, regime))
             .collect(),
         Section::Sandbox => sandbox_goals(results),
+        Section::GatewayPeers => gateway_peers_goals(results),
     }
 }
 
@@ -502,6 +514,7 @@ fn section_heading(section: Section) -> &'static str {
     match section {
         Section::Gateway => "## Scenario 7: gateway hop",
         Section::Sandbox => "## Scenario 9: a sandboxed server",
+        Section::GatewayPeers => "## Scenario 10: the gateway beside its peers",
     }
 }
 
@@ -524,7 +537,15 @@ fn section_followers(section: Section) -> &'static [&'static str] {
             AFTER_THE_SCENARIOS[2],
             AFTER_THE_SCENARIOS[3],
         ],
-        Section::Sandbox => &AFTER_THE_SCENARIOS,
+        Section::Sandbox => &[
+            "\n<!-- switchboard-bench section: gateway-peers -->",
+            "\n## Scenario 10",
+            AFTER_THE_SCENARIOS[0],
+            AFTER_THE_SCENARIOS[1],
+            AFTER_THE_SCENARIOS[2],
+            AFTER_THE_SCENARIOS[3],
+        ],
+        Section::GatewayPeers => &AFTER_THE_SCENARIOS,
     }
 }
 
@@ -1860,6 +1881,7 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     render_gateway(&mut md, results);
     render_http(&mut md, results);
     render_sandbox(&mut md, results);
+    render_gateway_peers(&mut md, results);
 
     if let Some(cg) = &results.callgrind {
         render_callgrind(&mut md, cg);
@@ -2135,9 +2157,501 @@ fn shorten(name: &str) -> String {
     }
 }
 
+/// The peer with the most calls/s at `sessions` (name and summary).
+fn fastest_peer(run: &PeersRun, sessions: usize) -> Option<(Gateway, LoadSummary)> {
+    Gateway::ALL
+        .into_iter()
+        .filter(|g| g.is_peer())
+        .filter_map(|g| Some((g, run.summary(g, sessions)?)))
+        .filter(|(_, s)| s.rounds > 0 && s.calls_per_s.is_finite())
+        .max_by(|a, b| a.1.calls_per_s.total_cmp(&b.1.calls_per_s))
+}
+
+/// How a peer is named in a goal row.
+fn peer_name(gateway: Gateway) -> &'static str {
+    match gateway {
+        Gateway::Supergateway => "supergateway",
+        Gateway::McpProxyNpm => "mcp-proxy (npm)",
+        Gateway::McpProxyPy => "mcp-proxy (PyPI)",
+        Gateway::Fastmcp => "FastMCP's proxy",
+        other => other.name(),
+    }
+}
+
+/// Scenario 10's goals (issue 30): ≥ 10× the fastest peer's calls/s at 16 and 256
+/// sessions, ≤ 1/10 of its memory per session, p99 added ≤ 1 ms at 256 sessions.
+pub fn gateway_peers_goals(results: &Results) -> Vec<GoalCheck> {
+    let Some(run) = &results.gateway_peers else {
+        return Vec::new();
+    };
+    let regime = Some(Regime::Unpinned);
+    let mut checks = Vec::new();
+    for sessions in [16, 256] {
+        let ours = run
+            .summary(Gateway::Ours, sessions)
+            .filter(|s| s.rounds > 0);
+        let peer = fastest_peer(run, sessions);
+        let (measured, met) = match (&ours, &peer) {
+            (Some(o), Some((g, p))) if p.calls_per_s > 0.0 => (
+                format!(
+                    "{} vs {} calls/s ({}) = {:.1}×",
+                    thousands(o.calls_per_s),
+                    thousands(p.calls_per_s),
+                    peer_name(*g),
+                    o.calls_per_s / p.calls_per_s
+                ),
+                Some(o.calls_per_s / p.calls_per_s >= 10.0),
+            ),
+            _ => ("not measured".into(), None),
+        };
+        checks.push(GoalCheck {
+            goal: format!(
+                "gateway (`serve --http`, legacy era) ≥ 10× the fastest peer gateway's calls/s at \
+                 {sessions} sessions"
+            ),
+            regime,
+            measured,
+            met,
+        });
+    }
+    let peer = fastest_peer(run, 256).map(|(g, _)| g);
+    let per_session = |g: Gateway| {
+        run.memory_of(g)
+            .and_then(|m| m.result.as_ref())
+            .and_then(|m| m.per_session_kib())
+    };
+    let (measured, met) = match (
+        per_session(Gateway::Ours),
+        peer.and_then(|g| Some((g, per_session(g)?))),
+    ) {
+        (Some(o), Some((g, p))) if p > 0.0 => (
+            format!(
+                "{o:.1} KiB vs {p:.1} KiB per session ({}, the fastest at 256 sessions; without its \
+                 upstream processes) = {:.3} of it",
+                peer_name(g),
+                o / p
+            ),
+            Some(o <= p / 10.0),
+        ),
+        (Some(o), Some((g, p))) => (
+            format!(
+                "{o:.1} KiB vs {p:.1} KiB per session ({}): no ratio",
+                peer_name(g)
+            ),
+            None,
+        ),
+        _ => ("not measured".into(), None),
+    };
+    checks.push(GoalCheck {
+        goal: "gateway memory per open idle session ≤ 1/10 of the fastest peer gateway's".into(),
+        regime,
+        measured,
+        met,
+    });
+    let ours = run.summary(Gateway::Ours, 256).filter(|s| s.rounds > 0);
+    let direct = run.summary(Gateway::Direct, 256).filter(|s| s.rounds > 0);
+    let (measured, met) = match (ours, direct) {
+        (Some(o), Some(d)) => {
+            let added = o.p99_us - d.p99_us;
+            (
+                format!(
+                    "p99 {} via the gateway vs {} direct = {} added",
+                    us(o.p99_us),
+                    us(d.p99_us),
+                    signed_us(added)
+                ),
+                Some(added <= 1000.0),
+            )
+        }
+        _ => ("not measured".into(), None),
+    };
+    checks.push(GoalCheck {
+        goal: "gateway p99 added ≤ 1 ms at 256 sessions (2 cores)".into(),
+        regime,
+        measured,
+        met,
+    });
+    checks
+}
+
+/// KiB as MiB with one decimal.
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+/// Scenario 10: our gateway beside supergateway, mcp-proxy (npm and PyPI) and FastMCP's
+/// proxy, the same upstream and load driver for all.
+fn render_gateway_peers(md: &mut String, results: &Results) {
+    let Some(run) = &results.gateway_peers else {
+        return;
+    };
+    let (begin, end) = section_markers(Section::GatewayPeers);
+    let _ = writeln!(md, "{begin}");
+    let _ = writeln!(md, "## Scenario 10: the gateway beside its peers\n");
+    let versions: Vec<String> = run
+        .versions
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = writeln!(
+        md,
+        "*From the run started {} ({} mode, {} round(s), switchboard {}, {} cores; installed: \
+         {}); `scripts/bench.sh --only gateway-peers` runs this scenario alone and \
+         `switchboard-bench report --json <its results> --section gateway-peers` puts it into \
+         this report (its goal rows into the Goals table).*\n",
+        results.started,
+        results.mode,
+        run.settings.rounds,
+        results.versions.switchboard,
+        results.machine.nproc,
+        versions.join(", "),
+    );
+    let load: Vec<String> = run
+        .load
+        .iter()
+        .map(|(when, l)| format!("{when}: {l}"))
+        .chain(
+            results
+                .load
+                .iter()
+                .filter(|(when, _)| when == "gateway-peers")
+                .map(|(_, l)| format!("before: {l}")),
+        )
+        .collect();
+    if !load.is_empty() {
+        let _ = writeln!(
+            md,
+            "<details><summary>Other load during that run</summary>\n\n{}.\n\n</details>\n",
+            load.join("; ")
+        );
+    }
+    let _ = writeln!(
+        md,
+        "Every gateway fronts the same stdio server, `switchboard-bench trivial-server` (one \
+         `echo` tool), and serves it over Streamable HTTP on 127.0.0.1: ours is \
+         `switchboard serve --http 127.0.0.1:PORT --config target/bench/gateway-peers-mcp.json \
+         --server trivial --no-prefix`; supergateway runs with `--stdio CMD --outputTransport \
+         streamableHttp --stateful --logLevel none`, npm mcp-proxy with `--server stream -- CMD`, \
+         PyPI mcp-proxy with `--log-level WARNING CMD` (it serves SSE and Streamable HTTP at \
+         `/mcp` at once), FastMCP with `scripts/peers/fastmcp_proxy.py` (`create_proxy` over a \
+         `StdioTransport`, which replaced `FastMCP.as_proxy`). Peers are installed pinned by \
+         `scripts/peers/gateways.sh`; the node ones run on Node 22. Each gateway is started \
+         afresh every round (the order rotates) and killed, process group and all, after it. \
+         One load driver for all, ours (`switchboard-bench gateway-load`): N sessions opened \
+         with `Session::connect_http` (legacy era: `initialize`, `Mcp-Session-Id`, the GET \
+         stream; at most 32 handshakes at a time), {} warm-up calls on each, then each session \
+         makes sequential `tools/call echo` calls for a {} s window (at most {} per \
+         session); calls/s = calls answered ÷ the window, p50/p99 over every call. The \
+         baseline, *direct stdio*, is the same driver with N stdio sessions to N trivial \
+         servers; *added* = via the gateway − direct at the same N. The peers speak the legacy \
+         era (FastMCP and npm mcp-proxy also serve 2026-07-28), so ours is compared in the \
+         legacy era; its 2026-07-28 row is for reference. Unpinned: driver, gateway and \
+         upstream share the machine's cores.\n",
+        run.settings.warmup,
+        run.settings.window_s,
+        thousands(run.settings.max_calls as f64),
+    );
+    let _ = writeln!(
+        md,
+        "The gateway's process tree: the gateway process and its descendants other than the \
+         upstream servers (a process running the upstream program, a shell, and what runs \
+         under them); *CPU s / 10k calls* = that tree's `utime + stime` over the window ÷ calls \
+         × 10,000; *upstream processes* = upstream servers in the tree at the end of the \
+         window (a peer that starts one per session has N). Memory, on a fresh instance of \
+         each gateway: RSS (`VmRSS`, summed over the tree without the upstream servers) before \
+         any client, after one session made 100 calls, and with {} more sessions opened and \
+         left idle; per session = (the last − the second) ÷ sessions open. The Python SDK \
+         client (`bench/py_client.py --url`, `mcp` 2.3.0 of target/peers/venv, {} sequential \
+         calls on one session) checks the totals with a driver that is not ours.\n",
+        thousands(run.settings.idle_sessions as f64),
+        thousands(run.settings.foreign_calls as f64),
+    );
+    goal_table(md, &gateway_peers_goals(results));
+    let direct: std::collections::BTreeMap<usize, LoadSummary> = run
+        .settings
+        .session_counts
+        .iter()
+        .filter_map(|&n| Some((n, run.summary(Gateway::Direct, n)?)))
+        .collect();
+    let _ = writeln!(
+        md,
+        "| sessions | gateway | calls/s | ours (legacy) ÷ it | p50 | p99 | added p50 | added p99 | CPU s / 10k calls | upstream processes | failed rounds |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for &sessions in &run.settings.session_counts {
+        let ours = run.summary(Gateway::Ours, sessions);
+        for gateway in Gateway::ALL {
+            let Some(row) = run.summary(gateway, sessions) else {
+                continue;
+            };
+            let base = direct.get(&sessions).filter(|_| gateway != Gateway::Direct);
+            let ok = row.rounds > 0;
+            let failures = if row.failures == 0 {
+                "–".to_owned()
+            } else {
+                format!(
+                    "{} of {}: {}",
+                    row.failures,
+                    run.settings.rounds,
+                    row.first_error
+                        .as_deref()
+                        .map(|e| e.chars().take(160).collect::<String>())
+                        .unwrap_or_default()
+                        .replace('|', "\\|")
+                )
+            };
+            let _ = writeln!(
+                md,
+                "| {sessions} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {failures} |",
+                gateway.label(),
+                if ok {
+                    thousands(row.calls_per_s)
+                } else {
+                    "failed".into()
+                },
+                match (&ours, gateway.is_peer() && ok) {
+                    (Some(o), true) if o.rounds > 0 && row.calls_per_s > 0.0 =>
+                        format!("{:.1}×", o.calls_per_s / row.calls_per_s),
+                    _ => "–".into(),
+                },
+                if ok { us(row.p50_us) } else { "–".into() },
+                if ok { us(row.p99_us) } else { "–".into() },
+                base.filter(|_| ok)
+                    .map_or("–".into(), |d| signed_us(row.p50_us - d.p50_us)),
+                base.filter(|_| ok)
+                    .map_or("–".into(), |d| signed_us(row.p99_us - d.p99_us)),
+                row.cpu_s_per_10k.map_or("–".into(), |c| format!("{c:.2}")),
+                row.upstream_processes.map_or("–".into(), |n| n.to_string()),
+            );
+        }
+    }
+    let _ = writeln!(md);
+    if !run.memory.is_empty() {
+        let _ = writeln!(
+            md,
+            "### Memory: idle, and with {} open idle sessions\n",
+            thousands(run.settings.idle_sessions as f64)
+        );
+        let _ = writeln!(
+            md,
+            "| gateway | RSS idle | after one session's 100 calls | with the sessions open | per session | upstream processes | their RSS per session | sessions that failed to open |\n|---|---:|---:|---:|---:|---:|---:|---|"
+        );
+        for gateway in Gateway::ALL {
+            let Some(sample) = run.memory_of(gateway) else {
+                continue;
+            };
+            match &sample.result {
+                Some(m) => {
+                    let _ = writeln!(
+                        md,
+                        "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                        gateway.label(),
+                        mib(m.idle_rss_kib),
+                        mib(m.base_rss_kib),
+                        mib(m.loaded_rss_kib),
+                        m.per_session_kib()
+                            .map_or("–".into(), |k| format!("{k:.1} KiB")),
+                        m.upstream_processes,
+                        m.upstream_per_session_kib()
+                            .map_or("–".into(), |k| format!("{k:.1} KiB")),
+                        if m.sessions_failed == 0 {
+                            "–".to_owned()
+                        } else {
+                            format!(
+                                "{} of {}: {}",
+                                m.sessions_failed,
+                                m.sessions,
+                                m.first_error
+                                    .as_deref()
+                                    .map(|e| e.chars().take(160).collect::<String>())
+                                    .unwrap_or_default()
+                                    .replace('|', "\\|")
+                            )
+                        },
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        md,
+                        "| {} | failed: {} | | | | | | |",
+                        gateway.label(),
+                        sample
+                            .error
+                            .as_deref()
+                            .map(|e| e.chars().take(200).collect::<String>())
+                            .unwrap_or_default()
+                            .replace('|', "\\|")
+                    );
+                }
+            }
+        }
+        let _ = writeln!(md);
+    }
+    if !run.foreign.is_empty() {
+        let _ = writeln!(
+            md,
+            "### The totals checked by a foreign client (one session, sequential)\n\n\
+             The Python SDK client is slower than our driver against every gateway (it is the \
+             bottleneck through the fast ones), so the check is of the ranking: ours ÷ the \
+             peer by each client.\n\n\
+             | gateway | our driver, calls/s | ours (legacy) ÷ it, our driver | Python SDK client, calls/s | ours (legacy) ÷ it, Python SDK client |\n|---|---:|---:|---:|---:|"
+        );
+        let ours_py = run.foreign_calls_per_s(Gateway::Ours);
+        let ours_driver = run.summary(Gateway::Ours, 1).filter(|s| s.rounds > 0);
+        for gateway in Gateway::ALL
+            .into_iter()
+            .filter(|&g| g != Gateway::OursModern)
+        {
+            let py = run.foreign_calls_per_s(gateway);
+            let driver = run.summary(gateway, 1).filter(|s| s.rounds > 0);
+            if py.is_none() && run.foreign_error(gateway).is_none() {
+                continue;
+            }
+            let ratio = |ours: Option<f64>, it: Option<f64>| match (ours, it) {
+                (Some(o), Some(t)) if gateway.is_peer() && t > 0.0 => format!("{:.1}×", o / t),
+                _ => "–".into(),
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                gateway.label(),
+                driver
+                    .as_ref()
+                    .map_or("–".into(), |o| thousands(o.calls_per_s)),
+                ratio(
+                    ours_driver.as_ref().map(|o| o.calls_per_s),
+                    driver.as_ref().map(|d| d.calls_per_s)
+                ),
+                py.map_or_else(
+                    || format!(
+                        "failed: {}",
+                        run.foreign_error(gateway)
+                            .unwrap_or_default()
+                            .chars()
+                            .take(120)
+                            .collect::<String>()
+                            .replace('|', "\\|")
+                    ),
+                    thousands
+                ),
+                ratio(ours_py, py),
+            );
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "{end}");
+    let _ = writeln!(md);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--section gateway-peers`: the goals are judged against the fastest peer (a peer's
+    /// failed round is shown, not hidden), the section goes in before the callgrind section,
+    /// and splicing it twice changes nothing.
+    #[test]
+    fn the_gateway_peers_section_judges_against_the_fastest_peer() {
+        use crate::gateway_peers::{
+            Gateway, LoadResult, LoadSample, MemoryResult, MemorySample, PeersRun, PeersSettings,
+        };
+        let load = |gateway, sessions, calls_per_s: f64, p99_us: f64| LoadSample {
+            round: 1,
+            gateway,
+            sessions,
+            result: Some(LoadResult {
+                sessions,
+                calls: 1000,
+                calls_per_s,
+                p50_us: p99_us / 2.0,
+                p99_us,
+                gateway_cpu_s: Some(0.5),
+                ..LoadResult::default()
+            }),
+            error: None,
+        };
+        let memory = |gateway, base_rss_kib, loaded_rss_kib| MemorySample {
+            gateway,
+            result: Some(MemoryResult {
+                idle_rss_kib: base_rss_kib / 2,
+                base_rss_kib,
+                loaded_rss_kib,
+                sessions: 1000,
+                ..MemoryResult::default()
+            }),
+            error: None,
+        };
+        let mut loads = Vec::new();
+        for sessions in [16, 256] {
+            loads.push(load(Gateway::Direct, sessions, 90_000.0, 3000.0));
+            loads.push(load(Gateway::Ours, sessions, 40_000.0, 3500.0));
+            loads.push(load(Gateway::Supergateway, sessions, 3_000.0, 90_000.0));
+            loads.push(load(Gateway::McpProxyNpm, sessions, 5_000.0, 60_000.0));
+        }
+        loads.push(LoadSample {
+            round: 1,
+            gateway: Gateway::Fastmcp,
+            sessions: 256,
+            result: None,
+            error: Some("killed after 120s".into()),
+        });
+        let mut results = crate::driver::tests::results("then", Vec::new());
+        results.gateway_peers = Some(PeersRun {
+            settings: PeersSettings::new(false, 1),
+            versions: Default::default(),
+            loads,
+            foreign: Vec::new(),
+            memory: vec![
+                memory(Gateway::Ours, 30_000, 50_000),
+                memory(Gateway::McpProxyNpm, 140_000, 440_000),
+            ],
+            load: Vec::new(),
+        });
+        let goals: Vec<(String, Option<bool>)> = gateway_peers_goals(&results)
+            .into_iter()
+            .map(|g| (g.measured, g.met))
+            .collect();
+        assert_eq!(
+            goals,
+            vec![
+                (
+                    "40,000 vs 5,000 calls/s (mcp-proxy (npm)) = 8.0×".to_owned(),
+                    Some(false)
+                ),
+                (
+                    "40,000 vs 5,000 calls/s (mcp-proxy (npm)) = 8.0×".to_owned(),
+                    Some(false)
+                ),
+                (
+                    "20.0 KiB vs 300.0 KiB per session (mcp-proxy (npm), the fastest at 256 \
+                     sessions; without its upstream processes) = 0.067 of it"
+                        .to_owned(),
+                    Some(true)
+                ),
+                (
+                    "p99 3.50 ms via the gateway vs 3.00 ms direct = +500.0 µs added".to_owned(),
+                    Some(true)
+                ),
+            ]
+        );
+        let report = "# Benchmarks\n\n## Goals\n\n| goal | regime | measured | result |\n\
+                      |---|---|---|---|\n| other goal | pinned | 1 | **met** |\n\n\
+                      ## Scenario 9: a sandboxed server\n\ntable\n\n\
+                      ## Instructions per call\n\ntable\n";
+        let once = splice_section(report, &results, Section::GatewayPeers, None);
+        let twice = splice_section(&once, &results, Section::GatewayPeers, None);
+        assert_eq!(once, twice);
+        let section = once.find("## Scenario 10").expect("section");
+        assert!(once.find("## Scenario 9").expect("scenario 9") < section);
+        assert!(section < once.find("## Instructions per call").expect("callgrind"));
+        for text in [
+            "| 256 | FastMCP 4.2.3 proxy (PyPI, `create_proxy`) | failed |",
+            "1 of 1: killed after 120s",
+            "| 16 | mcp-proxy 6.7.19 (npm, punkpeye) | 5,000 | 8.0× |",
+            "≥ 10× the fastest peer gateway's calls/s at 256 sessions | unpinned |",
+        ] {
+            assert!(once.contains(text), "{text} in:\n{once}");
+        }
+    }
 
     #[test]
     fn formats_thousands() {

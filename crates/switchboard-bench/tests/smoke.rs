@@ -423,6 +423,54 @@ fn our_client_through_the_http_gateway_in_both_eras() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Scenario 10 as the driver runs it, tiny (smoke sizes: 1 and 16 sessions, 50 idle ones),
+/// for the direct baseline and our gateway (the peers are measured by the benchmark run):
+/// every session opened, calls answered, the gateway's CPU and memory read from its tree.
+#[test]
+fn gateway_peers_scenario_direct_and_ours() {
+    use switchboard_bench::gateway_peers::{Gateway, PeersSettings, run_scenario};
+    let Some(mut paths) = gateway_paths("gateway-peers") else {
+        return;
+    };
+    paths.out_dir = temp_dir("gateway-peers");
+    let settings = PeersSettings::new(true, 1);
+    let run = run_scenario(&paths, &[Gateway::Direct, Gateway::Ours], &settings, STEP)
+        .expect("scenario ran");
+    let loads: Vec<(Gateway, usize, usize, bool, bool)> = run
+        .loads
+        .iter()
+        .map(|s| {
+            let r = s.result.as_ref().unwrap_or_else(|| panic!("{s:?}"));
+            (
+                s.gateway,
+                s.sessions,
+                r.sessions_failed + r.calls_failed as usize,
+                r.calls > 0,
+                r.gateway_cpu_s.is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        loads,
+        vec![
+            (Gateway::Ours, 1, 0, true, true),
+            (Gateway::Ours, 16, 0, true, true),
+            (Gateway::Direct, 1, 0, true, false),
+            (Gateway::Direct, 16, 0, true, false),
+        ]
+    );
+    let memory: Vec<(Gateway, usize, usize, bool)> = run
+        .memory
+        .iter()
+        .map(|m| {
+            let r = m.result.as_ref().unwrap_or_else(|| panic!("{m:?}"));
+            (m.gateway, r.sessions, r.sessions_failed, r.base_rss_kib > 0)
+        })
+        .collect();
+    assert_eq!(memory, vec![(Gateway::Ours, 50, 0, true)]);
+    let _ = std::fs::remove_dir_all(&paths.out_dir);
+}
+
 /// Scenario 9 as the driver runs it, tiny: `sandbox-start` (every variant started, through
 /// the driver's command line and process runner), our client's calls to the trivial server
 /// unsandboxed and sandboxed (`client_argv`), and the report's section spliced into an
@@ -539,6 +587,7 @@ fn sandbox_scenario_starts_and_calls() {
             metrics: Some(metrics),
             error: None,
         }],
+        gateway_peers: None,
     };
     let report = "# Benchmarks\n\n## Scenario 8: HTTP\n\ntable\n\n## Analysis\n\nnotes\n";
     let notes = "## Analysis\n\n<!-- switchboard-bench notes: sandbox -->\nsandbox notes\n\
