@@ -14,8 +14,9 @@
 //! tells the connection MCP's cancellation and each message's protocol version): era
 //! detection and negotiation (`negotiate.rs`; `EraChoice::AutoLegacyFirst`, a host's hint,
 //! sends `initialize` first and probes only when it is refused), capability gating,
-//! requests with deadlines/progress/cancellation and MRTR input rounds (`requests.rs`;
-//! `Session::request_unanswered` hands an `input_required` result back unanswered, for the
+//! requests with deadlines/progress/cancellation and MRTR input rounds (`requests.rs`; the
+//! waiting requests' deadlines are kept by one sweep task per session, not a timer per
+//! request, `deadlines.rs`; `Session::request_unanswered` hands an `input_required` result back unanswered, for the
 //! checker), listings under caps on pages, entries and bytes (`listing.rs`; each page read
 //! entry by entry from its text by `protocol`'s `ListPage`, so a bad entry is a listing
 //! problem), the 2026-07-28 HTTP headers that mirror a request's content (`headers.rs`:

@@ -30,6 +30,7 @@ use crate::error::{ListingCap, SessionError};
 use crate::handler::ClientHandler;
 use crate::params::{BaseParams, InputRound, MetaPrefix, RequestParams};
 
+mod deadlines;
 mod dispatch;
 mod headers;
 mod listing;
@@ -39,6 +40,7 @@ mod requests;
 mod skills;
 
 use crate::config::{CallOptions, EraChoice, ForClient, SessionConfig};
+use deadlines::Deadlines;
 use dispatch::{DispatchState, dispatch_loop};
 use headers::ContentHeaders;
 use negotiate::{cancel_notice, negotiate};
@@ -176,15 +178,19 @@ struct Inner {
     /// and the era has them (2026-07-28 over HTTP); `None` otherwise.
     content_headers: Option<ContentHeaders>,
     routes: Arc<ProgressRoutes>,
+    /// The deadlines of the requests waiting for answers, swept by `sweep`.
+    deadlines: Arc<Deadlines>,
     events: broadcast::Sender<SessionEvent>,
     counters: Arc<Counters>,
     process: Option<ChildProcess>,
     dispatch: JoinHandle<()>,
+    sweep: JoinHandle<()>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         self.dispatch.abort();
+        self.sweep.abort();
     }
 }
 
@@ -335,6 +341,8 @@ impl Session {
         };
         let content_headers = (carrier == Carrier::Http && negotiated.era == Era::Modern)
             .then(ContentHeaders::default);
+        let deadlines = Arc::new(Deadlines::default());
+        let sweep = tokio::spawn(deadlines::sweep(deadlines.clone()));
         Ok(Session {
             inner: Arc::new(Inner {
                 server,
@@ -347,11 +355,13 @@ impl Session {
                 context: MessageContext::version(&Arc::from(negotiated_version.as_str())),
                 content_headers,
                 routes: wiring.routes,
+                deadlines,
                 events: wiring.events,
                 counters: wiring.counters,
                 config,
                 process,
                 dispatch,
+                sweep,
             }),
         })
     }

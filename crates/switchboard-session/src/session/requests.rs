@@ -266,13 +266,17 @@ impl Session {
             context = Cow::Owned(context.into_owned().with_headers(headers.collect()));
         }
         let send = connection.send_request_in(&context, id.clone(), method, Some(&params));
-        let mut call = match tokio::time::timeout_at(deadline, send).await {
-            Ok(Ok(call)) => call,
-            Ok(Err(error)) => return Err(self.wire_error(method, error)),
-            Err(_) => return Err(self.timeout(method, idle)),
+        tokio::pin!(send);
+        // The session's sweep keeps the deadline: no timer of the call's own.
+        let timer = inner.deadlines.register(deadline);
+        let mut call = tokio::select! {
+            biased;
+            sent = &mut send => match sent {
+                Ok(call) => call,
+                Err(error) => return Err(self.wire_error(method, error)),
+            },
+            () = timer.passed() => return Err(self.timeout(method, idle)),
         };
-        let timer = tokio::time::sleep_until(deadline);
-        tokio::pin!(timer);
         call.cancel_on_drop("request abandoned by the caller");
         let cancelled = async {
             match &options.cancel {
@@ -297,14 +301,14 @@ impl Session {
                         Err(error) => Err(self.wire_error(method, error)),
                     };
                 }
-                () = &mut timer => {
+                () = timer.passed() => {
                     // Progress extends a tool call's idle deadline, never past the ceiling.
                     if progress == Progress::KeepsAlive
                         && let Some(last) = inner.routes.last_progress(&id)
                         && (last + idle).min(ceiling) > deadline
                     {
                         deadline = (last + idle).min(ceiling);
-                        timer.as_mut().reset(deadline);
+                        timer.reset(deadline);
                         continue;
                     }
                     let after = deadline - started;
