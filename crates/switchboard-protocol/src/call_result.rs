@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use serde::de::value::SeqAccessDeserializer;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -110,11 +110,73 @@ impl<'de> Deserialize<'de> for BlockKey {
     }
 }
 
+/// A member's value: a `type` of `"text"` is kept as a mark, not as an allocated string
+/// (it becomes one only if the block turns out not to be plain text).
+enum Member {
+    TextKind,
+    Other(Value),
+}
+
+impl Member {
+    fn into_value(self) -> Value {
+        match self {
+            Member::TextKind => Value::String("text".to_owned()),
+            Member::Other(value) => value,
+        }
+    }
+}
+
+/// A block's `type`: any JSON value, read as a tree unless it is the string `"text"`.
+struct Kind(Member);
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KindVisitor;
+        impl<'de> Visitor<'de> for KindVisitor {
+            type Value = Kind;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a block type")
+            }
+            fn visit_str<E: de::Error>(self, kind: &str) -> Result<Kind, E> {
+                Ok(Kind(if kind == "text" {
+                    Member::TextKind
+                } else {
+                    Member::Other(Value::from(kind))
+                }))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Kind, E> {
+                Ok(Kind(Member::Other(Value::from(n))))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Kind, E> {
+                Ok(Kind(Member::Other(Value::from(n))))
+            }
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<Kind, E> {
+                Ok(Kind(Member::Other(Value::from(n))))
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<Kind, E> {
+                Ok(Kind(Member::Other(Value::from(b))))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Kind, E> {
+                Ok(Kind(Member::Other(Value::Null)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Kind, A::Error> {
+                let value = Value::deserialize(SeqAccessDeserializer::new(seq))?;
+                Ok(Kind(Member::Other(value)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Kind, A::Error> {
+                let value = Value::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(Kind(Member::Other(value)))
+            }
+        }
+        deserializer.deserialize_any(KindVisitor)
+    }
+}
+
 /// A block's `type` and `text` before any other key was seen, in arrival order (two
 /// slots: a third key, or a repeated one, turns the block into a tree).
 #[derive(Default)]
 struct PlainFields {
-    seen: [Option<(BlockKey, Value)>; 2],
+    seen: [Option<(BlockKey, Member)>; 2],
 }
 
 impl PlainFields {
@@ -128,7 +190,7 @@ impl PlainFields {
     }
 
     /// Keeps `type` or `text`; hands the entry back when both slots are taken.
-    fn push(&mut self, key: BlockKey, value: Value) -> Option<(BlockKey, Value)> {
+    fn push(&mut self, key: BlockKey, value: Member) -> Option<(BlockKey, Member)> {
         match self.seen.iter_mut().find(|slot| slot.is_none()) {
             Some(slot) => {
                 *slot = Some((key, value));
@@ -141,18 +203,20 @@ impl PlainFields {
     fn into_tree(self) -> Map<String, Value> {
         let mut tree = Map::new();
         for (key, value) in self.seen.into_iter().flatten() {
-            tree.insert(key.name(), value);
+            tree.insert(key.name(), value.into_value());
         }
         tree
     }
 
     fn into_block(mut self) -> ContentBlock {
-        let kind_is_text = self.seen.iter().flatten().any(
-            |(key, value)| matches!((key, value), (BlockKey::Type, Value::String(kind)) if kind == "text"),
-        );
+        let kind_is_text = self
+            .seen
+            .iter()
+            .flatten()
+            .any(|(key, value)| matches!((key, value), (BlockKey::Type, Member::TextKind)));
         if kind_is_text {
             for slot in &mut self.seen {
-                if let Some((BlockKey::Text, Value::String(text))) = slot {
+                if let Some((BlockKey::Text, Member::Other(Value::String(text)))) = slot {
                     return ContentBlock::Text {
                         text: std::mem::take(text),
                     };
@@ -175,9 +239,12 @@ impl<'de> Deserialize<'de> for Block {
                 let mut plain = PlainFields::default();
                 let mut tree: Option<Map<String, Value>> = None;
                 while let Some(key) = map.next_key::<BlockKey>()? {
-                    let value: Value = map.next_value()?;
+                    let value = match key {
+                        BlockKey::Type => map.next_value::<Kind>()?.0,
+                        _ => Member::Other(map.next_value()?),
+                    };
                     if let Some(tree) = &mut tree {
-                        tree.insert(key.name(), value);
+                        tree.insert(key.name(), value.into_value());
                         continue;
                     }
                     let overflow = if matches!(key, BlockKey::Other(_)) || plain.has(&key) {
@@ -188,7 +255,7 @@ impl<'de> Deserialize<'de> for Block {
                     if let Some((key, value)) = overflow {
                         // A repeated key replaces the first in place, as in a tree.
                         let mut built = std::mem::take(&mut plain).into_tree();
-                        built.insert(key.name(), value);
+                        built.insert(key.name(), value.into_value());
                         tree = Some(built);
                     }
                 }
@@ -424,6 +491,34 @@ mod tests {
             r#""text""#,
             expect![[r#"Complete Err(ShapeError { what: "the tool result is not an object" })"#]],
         );
+    }
+
+    #[test]
+    fn block_types_of_every_json_kind_read_as_in_a_tree() {
+        for kind in [
+            r#""text""#,
+            r#""TEXT""#,
+            r#""image""#,
+            "null",
+            "true",
+            "7",
+            "-7",
+            "1.5",
+            r#"["text"]"#,
+            r#"{"text":"text"}"#,
+        ] {
+            for block in [
+                format!(r#"{{"type":{kind},"text":"hi"}}"#),
+                format!(r#"{{"text":"hi","type":{kind}}}"#),
+                format!(r#"{{"type":{kind},"text":"hi","other":1}}"#),
+                format!(r#"{{"type":{kind},"type":{kind},"text":"hi"}}"#),
+            ] {
+                let text = format!(r#"{{"content":[{block}]}}"#);
+                let (_, fast) = CallToolResult::from_json_text(&text);
+                let tree: Value = serde_json::from_str(&text).expect("test input is JSON");
+                assert_eq!(fast, CallToolResult::from_value(tree), "{text}");
+            }
+        }
     }
 
     #[test]
