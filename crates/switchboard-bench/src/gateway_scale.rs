@@ -383,6 +383,16 @@ impl Driver {
         Ok(Opened { id })
     }
 
+    /// `count` sessions, at most `parallel` handshakes at a time, in order.
+    async fn open_many(&self, count: usize, parallel: usize) -> Vec<anyhow::Result<Opened>> {
+        let driver = self.clone();
+        bounded(vec![(); count], parallel, phase_bound(count), move |()| {
+            let driver = driver.clone();
+            async move { driver.open().await }
+        })
+        .await
+    }
+
     /// One request on `session`; its JSON-RPC answer (from a JSON body or an event stream).
     async fn request(&self, session: &str, method: &str, params: Value) -> anyhow::Result<Value> {
         let body = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params});
@@ -591,19 +601,7 @@ async fn scale(args: &GatewayScaleArgs) -> anyhow::Result<ScaleResult> {
     result.base_rss_kib = rss();
 
     let started = Instant::now();
-    let opened = bounded(
-        vec![(); args.sessions],
-        args.parallel,
-        phase_bound(args.sessions),
-        {
-            let driver = driver.clone();
-            move |()| {
-                let driver = driver.clone();
-                async move { driver.open().await }
-            }
-        },
-    )
-    .await;
+    let opened = driver.open_many(args.sessions, args.parallel).await;
     let sessions = sort_out(opened, "sessions", &mut result.errors);
     result.open_s = started.elapsed().as_secs_f64();
     result.sessions_opened = sessions.len();
@@ -685,19 +683,7 @@ async fn cap(args: &GatewayScaleArgs) -> anyhow::Result<CapResult> {
         past_the_cap: args.past_the_cap,
         ..CapResult::default()
     };
-    let opened = bounded(
-        vec![(); args.sessions],
-        args.parallel,
-        phase_bound(args.sessions),
-        {
-            let driver = driver.clone();
-            move |()| {
-                let driver = driver.clone();
-                async move { driver.open().await }
-            }
-        },
-    )
-    .await;
+    let opened = driver.open_many(args.sessions, args.parallel).await;
     let first = sort_out(opened, "sessions up to the cap", &mut result.errors);
     if first.len() != args.sessions {
         bail!(
