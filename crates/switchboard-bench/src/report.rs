@@ -2899,6 +2899,83 @@ mod tests {
         }
     }
 
+    /// `--section gateway-scale`: a session not served fails its row (and the memory row is
+    /// judged on idle sessions alone); a cap that evicted the wrong sessions fails its row;
+    /// the section goes in after scenario 10 and splicing it twice changes nothing.
+    #[test]
+    fn the_gateway_scale_section_fails_a_session_not_served_and_a_wrong_eviction() {
+        use crate::gateway_scale::{CapResult, ScaleResult, ScaleRun};
+        let mut results = crate::driver::tests::results("then", Vec::new());
+        results.gateway_scale = Some(ScaleRun {
+            scale: Some(ScaleResult {
+                sessions: 10_000,
+                base_rss_kib: 30_000,
+                sessions_rss_kib: 50_000,
+                streams_rss_kib: 250_000,
+                served_rss_kib: 250_000,
+                sessions_opened: 10_000,
+                streams_opened: 10_000,
+                served: 9_999,
+                errors: vec!["calls: 1 failed, the first: 503".into()],
+                ..ScaleResult::default()
+            }),
+            cap: Some(CapResult {
+                at_cap: 1024,
+                past_the_cap: 100,
+                past_opened: 100,
+                evicted: 100,
+                evicted_oldest_first: false,
+                still_served: 924,
+                later_served: 100,
+                health_sessions: Some(1024),
+                health_evicted: Some(100),
+                errors: Vec::new(),
+            }),
+            ..ScaleRun::default()
+        });
+        let goals: Vec<(String, Option<bool>)> = gateway_scale_goals(&results)
+            .into_iter()
+            .map(|g| (g.measured, g.met))
+            .collect();
+        assert_eq!(
+            goals,
+            vec![
+                (
+                    "2.0 KiB per session (10,000 opened; RSS 29.3 MiB → 48.8 MiB); with its GET \
+                     stream held too: 22.0 KiB"
+                        .to_owned(),
+                    Some(true)
+                ),
+                (
+                    "9,999 of 10,000 served; 10,000 GET streams held; calls: 1 failed, the first: \
+                     503"
+                    .to_owned(),
+                    Some(false)
+                ),
+                (
+                    "100 opened past it, 100 evicted (not the oldest), 924 still served; the \
+                     gateway holds 1,024"
+                        .to_owned(),
+                    Some(false)
+                ),
+            ]
+        );
+        let report = "# Benchmarks\n\n## Goals\n\n| goal | regime | measured | result |\n\
+                      |---|---|---|---|\n| other goal | pinned | 1 | **met** |\n\n\
+                      ## Scenario 10: the gateway beside its peers\n\ntable\n\n\
+                      ## Instructions per call\n\ntable\n";
+        let once = splice_section(report, &results, Section::GatewayScale, None);
+        let twice = splice_section(&once, &results, Section::GatewayScale, None);
+        assert_eq!(once, twice);
+        let section = once.find("## Scenario 11").expect("section");
+        assert!(once.find("## Scenario 10").expect("scenario 10") < section);
+        assert!(section < once.find("## Instructions per call").expect("callgrind"));
+        assert!(
+            once.contains("| 10,000 idle sessions | 48.8 MiB | 19.5 MiB | 2.0 KiB per session |"),
+            "{once}"
+        );
+    }
+
     #[test]
     fn formats_thousands() {
         assert_eq!(thousands(0.0), "0");

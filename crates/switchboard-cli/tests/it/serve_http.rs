@@ -633,7 +633,8 @@ async fn past_the_session_cap_the_least_recently_used_idle_session_is_ended() {
             c: 200
             d: 200
             e: 200
-            open 4, evicted 1"#]].assert_eq(&lines.join("\n"));
+            open 4, evicted 1"#]]
+        .assert_eq(&lines.join("\n"));
     })
     .await;
 }
