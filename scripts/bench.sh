@@ -36,6 +36,12 @@
 #                                     # with 1,000 idle sessions (~12 min), then put its section
 #                                     # and goal rows into BENCHMARKS.md with
 #   target/release/switchboard-bench report --json target/bench/gwpeers.json --section gateway-peers
+#   scripts/bench.sh --only gateway-scale --no-callgrind --json target/bench/gwscale.json \
+#     --out target/bench/GWSCALE.md   # scenario 11 (never part of a full run; ~30 s): one gateway
+#                                     # with 10,000 legacy sessions, then a GET stream on each,
+#                                     # memory per session and per stream, a call on every
+#                                     # session, and 100 sessions past the default cap, then
+#   target/release/switchboard-bench report --json target/bench/gwscale.json --section gateway-scale
 # Environment: BENCH_TIMEOUT (seconds for the whole run, default 2400; smoke 300),
 # BENCH_BUILD_TIMEOUT (seconds for the release build, default 1800), BENCH_LOCKED (default 1:
 # build with --locked like scripts/test.sh; 0 lets cargo update Cargo.lock).
@@ -47,7 +53,7 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
 if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi

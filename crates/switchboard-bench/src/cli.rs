@@ -57,6 +57,10 @@ pub enum Command {
     /// with `--idle-sessions M`, the gateway's memory idle and with M sessions open. Prints
     /// one JSON line.
     GatewayLoad(GatewayLoadArgs),
+    /// Scenario 11's load driver: with `--phase scale`, N legacy sessions, a GET stream held
+    /// on each and a call on every one, the gateway's RSS after each step; with `--phase
+    /// cap`, sessions past the default cap and which were evicted. Prints one JSON line.
+    GatewayScale(crate::gateway_scale::GatewayScaleArgs),
     /// Runs a command to its end and prints its wall time and peak RSS (getrusage of the
     /// reaped children: the largest of the command and the descendants it waited for).
     MeasureChild(MeasureArgs),
@@ -261,6 +265,9 @@ pub enum Section {
     /// Scenario 10: our gateway beside the gateways a user could install (supergateway,
     /// mcp-proxy from npm and from PyPI, FastMCP's proxy).
     GatewayPeers,
+    /// Scenario 11: one gateway holding 10,000 legacy sessions and GET streams (memory per
+    /// session and per stream, every session served) and its default session cap.
+    GatewayScale,
 }
 
 /// Which tokio runtime a Rust client uses.

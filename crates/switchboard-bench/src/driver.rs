@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::callgrind::{self, CallgrindReport};
 use crate::cli::{EraArg, ReportArgs, RunArgs};
 use crate::gateway_peers::{self, Gateway, GatewayPaths, PeersRun, PeersSettings};
+use crate::gateway_scale;
 use crate::machine::{self, Machine, Versions};
 use crate::report;
 use crate::startup::{self, Metrics};
@@ -504,6 +505,9 @@ pub struct Results {
     /// Scenario 10 (our gateway beside its peers), if it ran.
     #[serde(default)]
     pub gateway_peers: Option<PeersRun>,
+    /// Scenario 11 (one gateway at 10,000 sessions and streams), if it ran.
+    #[serde(default)]
+    pub gateway_scale: Option<gateway_scale::ScaleRun>,
 }
 
 /// The settings of a run.
@@ -1143,7 +1147,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     } else {
         None
     };
-    if cases.is_empty() && startup_cases.is_empty() && peer_gateways.is_empty() {
+    let scale_scenario = args.only.iter().any(|o| o == gateway_scale::SCENARIO_ID);
+    if cases.is_empty() && startup_cases.is_empty() && peer_gateways.is_empty() && !scale_scenario {
         bail!("no case can run (see the skipped list above)");
     }
     let settings = Settings {
@@ -1303,6 +1308,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         )?)
     };
 
+    // Scenario 11 runs only when `--only` names it (it holds 10,000 sessions and streams).
+    let gateway_scale = if scale_scenario {
+        if !smoke {
+            wait_before(args, &mut quiet_budget, &mut load, "gateway-scale");
+        }
+        Some(gateway_scale::run_scenario(
+            &paths,
+            gateway_scale::ScaleSizes::new(smoke),
+            case_timeout.max(gateway_scale::RUN_TIMEOUT),
+        )?)
+    } else {
+        None
+    };
+
     drop(http_server);
     load.push(("end".into(), loadavg()));
     let summaries = summarise(&samples);
@@ -1335,6 +1354,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         startup_settings: (!startup_cases.is_empty()).then_some(startup_settings),
         startup,
         gateway_peers,
+        gateway_scale,
     };
     let json_path = args.json.clone().unwrap_or_else(|| {
         paths.out_dir.join(if smoke {
@@ -1370,7 +1390,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     });
     let failures = results.samples.iter().filter(|s| s.error.is_some()).count()
         + results.startup.iter().filter(|s| s.error.is_some()).count()
-        + ours_failed;
+        + ours_failed
+        + results
+            .gateway_scale
+            .as_ref()
+            .map_or(0, gateway_scale::ScaleRun::failures);
     if failures > 0 {
         bail!("{failures} client run(s) failed (see target/bench/logs/)");
     }
@@ -1513,6 +1537,9 @@ pub fn merge_results(results: &mut Results, other: Results) {
     };
     if other.gateway_peers.is_some() {
         results.gateway_peers = other.gateway_peers;
+    }
+    if other.gateway_scale.is_some() {
+        results.gateway_scale = other.gateway_scale;
     }
     if !other.startup.is_empty() {
         results.startup.retain(|x| !startup_cases.contains(&x.case));
@@ -1871,6 +1898,7 @@ pub(crate) mod tests {
             startup_settings: None,
             startup: Vec::new(),
             gateway_peers: None,
+            gateway_scale: None,
         }
     }
 

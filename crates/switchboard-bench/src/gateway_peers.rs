@@ -214,43 +214,56 @@ impl GatewayPaths {
             .with_context(|| format!("writing {}", self.config.display()))
     }
 
+    /// Our gateway's command line on 127.0.0.1:`port` in front of the upstream, its caps
+    /// left at their defaults.
+    pub fn plain_gateway_argv(&self, port: u16) -> Vec<String> {
+        vec![
+            self.cli.to_string_lossy().into_owned(),
+            "serve".into(),
+            "--http".into(),
+            format!("127.0.0.1:{port}"),
+            "--config".into(),
+            self.config.to_string_lossy().into_owned(),
+            "--server".into(),
+            "trivial".into(),
+            "--no-prefix".into(),
+        ]
+    }
+
     /// The command line of `gateway` listening on 127.0.0.1:`port` (`None` for the baseline).
     pub fn gateway_argv(&self, gateway: Gateway, port: u16) -> Option<Vec<String>> {
         let s = |p: &Path| p.to_string_lossy().into_owned();
-        let port = port.to_string();
         let upstream = self.upstream();
         let argv = match gateway {
             Gateway::Direct => return None,
-            Gateway::Ours | Gateway::OursModern => vec![
-                s(&self.cli),
-                "serve".into(),
-                "--http".into(),
-                format!("127.0.0.1:{port}"),
-                "--config".into(),
-                s(&self.config),
-                "--server".into(),
-                "trivial".into(),
-                "--no-prefix".into(),
-                // Its per-client limits are for clients on a network; here every session
-                // comes from one loopback address, unauthenticated (the peers have no such
-                // limits). Raised past what the scenario opens.
-                "--max-sessions".into(),
-                "4096".into(),
-                "--max-sessions-per-client".into(),
-                "4096".into(),
-                "--max-connections".into(),
-                "8192".into(),
-                "--max-connections-per-client".into(),
-                "8192".into(),
-                "--max-in-flight".into(),
-                "4096".into(),
-                "--max-in-flight-per-client".into(),
-                "4096".into(),
-                "--max-streams-per-client".into(),
-                "4096".into(),
-                "--max-unauthenticated-per-client".into(),
-                "1024".into(),
-            ],
+            Gateway::Ours | Gateway::OursModern => {
+                let mut argv = self.plain_gateway_argv(port);
+                argv.extend(
+                    [
+                        // Its per-client limits are for clients on a network; here every session
+                        // comes from one loopback address, unauthenticated (the peers have no such
+                        // limits). Raised past what the scenario opens.
+                        "--max-sessions",
+                        "4096",
+                        "--max-sessions-per-client",
+                        "4096",
+                        "--max-connections",
+                        "8192",
+                        "--max-connections-per-client",
+                        "8192",
+                        "--max-in-flight",
+                        "4096",
+                        "--max-in-flight-per-client",
+                        "4096",
+                        "--max-streams-per-client",
+                        "4096",
+                        "--max-unauthenticated-per-client",
+                        "1024",
+                    ]
+                    .map(String::from),
+                );
+                argv
+            }
             Gateway::Supergateway => vec![
                 s(&self.node),
                 "--require".into(),
@@ -262,7 +275,7 @@ impl GatewayPaths {
                 "streamableHttp".into(),
                 "--stateful".into(),
                 "--port".into(),
-                port,
+                port.to_string(),
                 "--logLevel".into(),
                 "none".into(),
             ],
@@ -275,7 +288,7 @@ impl GatewayPaths {
                     "--host".into(),
                     "127.0.0.1".into(),
                     "--port".into(),
-                    port,
+                    port.to_string(),
                     "--server".into(),
                     "stream".into(),
                     "--".into(),
@@ -289,7 +302,7 @@ impl GatewayPaths {
                     "--host".into(),
                     "127.0.0.1".into(),
                     "--port".into(),
-                    port,
+                    port.to_string(),
                     "--log-level".into(),
                     "WARNING".into(),
                 ];
@@ -301,7 +314,7 @@ impl GatewayPaths {
                     s(&self.fastmcp_python),
                     s(&self.fastmcp_proxy),
                     "--port".into(),
-                    port,
+                    port.to_string(),
                     "--".into(),
                 ];
                 argv.extend(upstream);
@@ -488,7 +501,7 @@ fn gateway_cpu_s(root: u32, upstream_exe: Option<&Path>) -> f64 {
 }
 
 /// (gateway RSS in KiB, upstream servers, their tree's RSS in KiB).
-fn tree_memory(root: u32, upstream_exe: Option<&Path>) -> (u64, usize, u64) {
+pub(crate) fn tree_memory(root: u32, upstream_exe: Option<&Path>) -> (u64, usize, u64) {
     let all = tree(root, upstream_exe);
     let gateway = all.iter().filter(|p| !p.upstream).map(|p| p.rss_kib).sum();
     let servers = all.iter().filter(|p| p.server).count();
@@ -1068,7 +1081,7 @@ fn split<T>(outcome: anyhow::Result<T>) -> (Option<T>, Option<String>) {
     }
 }
 
-fn parse_line<T: for<'de> Deserialize<'de>>(stdout: &str) -> anyhow::Result<T> {
+pub(crate) fn parse_line<T: for<'de> Deserialize<'de>>(stdout: &str) -> anyhow::Result<T> {
     let line = stdout
         .lines()
         .rev()

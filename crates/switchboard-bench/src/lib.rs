@@ -19,6 +19,8 @@
 //!   relaxed ones); its per-call half is [`ours`] with `--sandbox-launcher`;
 //! - [`gateway_peers`]: scenario 10, our gateway beside the gateways a user could install
 //!   (supergateway, mcp-proxy from npm and PyPI, FastMCP's proxy), one load driver for all;
+//! - [`gateway_scale`]: scenario 11, one gateway holding 10,000 legacy sessions and GET
+//!   streams (memory per session and per stream, every session served) and its session cap;
 //! - [`driver`]: runs every client against every server in interleaved rounds, in three CPU
 //!   regimes, measures instructions per call with callgrind, and writes the report
 //!   ([`report`]) and the raw numbers.
@@ -45,6 +47,7 @@ pub mod callgrind;
 pub mod cli;
 pub mod driver;
 pub mod gateway_peers;
+pub mod gateway_scale;
 pub mod http1;
 pub mod machine;
 pub mod ours;

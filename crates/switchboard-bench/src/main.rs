@@ -65,6 +65,9 @@ fn main() -> ExitCode {
         Command::GatewayLoad(args) => {
             switchboard_bench::gateway_peers::main(&args).map(|line| println!("{line}"))
         }
+        Command::GatewayScale(args) => {
+            switchboard_bench::gateway_scale::main(&args).map(|line| println!("{line}"))
+        }
         Command::MeasureChild(args) => metrics("measure-child", startup::measure_child(&args)),
         Command::Run(args) => driver::run(&args),
         Command::Report(args) => driver::rerender(&args),

@@ -357,6 +357,7 @@ pub fn goals(results: &Results) -> Vec<GoalCheck> {
     checks.extend(startup_goals(results));
     checks.extend(sandbox_goals(results));
     checks.extend(gateway_peers_goals(results));
+    checks.extend(gateway_scale_goals(results));
     checks
 }
 
@@ -456,6 +457,10 @@ pub fn section_markers(section: Section) -> (&'static str, &'static str) {
             "<!-- switchboard-bench section: gateway-peers -->",
             "<!-- /switchboard-bench section: gateway-peers -->",
         ),
+        Section::GatewayScale => (
+            "<!-- switchboard-bench section: gateway-scale -->",
+            "<!-- /switchboard-bench section: gateway-scale -->",
+        ),
     }
 }
 
@@ -473,6 +478,10 @@ pub fn notes_markers(section: Section) -> (&'static str, &'static str) {
         Section::GatewayPeers => (
             "<!-- switchboard-bench notes: gateway-peers -->",
             "<!-- /switchboard-bench notes: gateway-peers -->",
+        ),
+        Section::GatewayScale => (
+            "<!-- switchboard-bench notes: gateway-scale -->",
+            "<!-- /switchboard-bench notes: gateway-scale -->",
         ),
     }
 }
@@ -492,6 +501,7 @@ pub fn render_section(results: &Results, section: Section) -> String {
         Section::Gateway => render_gateway(&mut md, results),
         Section::Sandbox => render_sandbox(&mut md, results),
         Section::GatewayPeers => render_gateway_peers(&mut md, results),
+        Section::GatewayScale => render_gateway_scale(&mut md, results),
     }
     md
 }
@@ -505,6 +515,7 @@ fn section_goals(results: &Results, section: Section) -> Vec<GoalCheck> {
             .collect(),
         Section::Sandbox => sandbox_goals(results),
         Section::GatewayPeers => gateway_peers_goals(results),
+        Section::GatewayScale => gateway_scale_goals(results),
     }
 }
 
@@ -515,6 +526,7 @@ fn section_heading(section: Section) -> &'static str {
         Section::Gateway => "## Scenario 7: gateway hop",
         Section::Sandbox => "## Scenario 9: a sandboxed server",
         Section::GatewayPeers => "## Scenario 10: the gateway beside its peers",
+        Section::GatewayScale => "## Scenario 11: one gateway, 10,000 sessions",
     }
 }
 
@@ -545,7 +557,15 @@ fn section_followers(section: Section) -> &'static [&'static str] {
             AFTER_THE_SCENARIOS[2],
             AFTER_THE_SCENARIOS[3],
         ],
-        Section::GatewayPeers => &AFTER_THE_SCENARIOS,
+        Section::GatewayPeers => &[
+            "\n<!-- switchboard-bench section: gateway-scale -->",
+            "\n## Scenario 11",
+            AFTER_THE_SCENARIOS[0],
+            AFTER_THE_SCENARIOS[1],
+            AFTER_THE_SCENARIOS[2],
+            AFTER_THE_SCENARIOS[3],
+        ],
+        Section::GatewayScale => &AFTER_THE_SCENARIOS,
     }
 }
 
@@ -1882,6 +1902,7 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     render_http(&mut md, results);
     render_sandbox(&mut md, results);
     render_gateway_peers(&mut md, results);
+    render_gateway_scale(&mut md, results);
 
     if let Some(cg) = &results.callgrind {
         render_callgrind(&mut md, cg);
@@ -2274,6 +2295,231 @@ pub fn gateway_peers_goals(results: &Results) -> Vec<GoalCheck> {
     checks
 }
 
+/// Scenario 11's goals (issue 30): memory per idle legacy session ≤ 20 KiB at 10,000
+/// sessions; every session served; the default cap evicting the oldest idle session.
+pub fn gateway_scale_goals(results: &Results) -> Vec<GoalCheck> {
+    use crate::gateway_scale::GOAL_KIB_PER_IDLE_SESSION;
+    let Some(run) = &results.gateway_scale else {
+        return Vec::new();
+    };
+    let regime = Some(Regime::Unpinned);
+    let scale = run.scale.as_ref();
+    let sessions = scale.map_or(crate::gateway_scale::SESSIONS, |r| r.sessions);
+    let (measured, met) = match scale.and_then(|r| Some((r, r.kib_per_idle_session()?))) {
+        Some((r, kib)) => (
+            format!(
+                "{kib:.1} KiB per session ({} opened; RSS {} → {}); with its GET stream held \
+                 too: {:.1} KiB",
+                thousands(r.sessions_opened as f64),
+                mib(r.base_rss_kib),
+                mib(r.sessions_rss_kib),
+                kib + r.kib_per_stream().unwrap_or(f64::NAN)
+            ),
+            Some(kib <= GOAL_KIB_PER_IDLE_SESSION && r.sessions_opened == r.sessions),
+        ),
+        None => (
+            run.scale_error
+                .clone()
+                .unwrap_or_else(|| "not measured".into()),
+            Some(false).filter(|_| run.scale_error.is_some()),
+        ),
+    };
+    let mut checks = vec![GoalCheck {
+        goal: format!(
+            "gateway memory per idle legacy session ≤ {GOAL_KIB_PER_IDLE_SESSION:.0} KiB at {} \
+             sessions",
+            thousands(sessions as f64)
+        ),
+        regime,
+        measured,
+        met,
+    }];
+    if let Some(r) = scale {
+        checks.push(GoalCheck {
+            goal: format!(
+                "every one of {} sessions, each holding its GET stream, served (one call each)",
+                thousands(r.sessions as f64)
+            ),
+            regime,
+            measured: format!(
+                "{} of {} served; {} GET streams held{}",
+                thousands(r.served as f64),
+                thousands(r.sessions as f64),
+                thousands(r.streams_opened as f64),
+                r.errors
+                    .first()
+                    .map_or(String::new(), |e| format!("; {}", clip_cell(e)))
+            ),
+            met: Some(r.all_served()),
+        });
+    }
+    if let Some(c) = &run.cap {
+        checks.push(GoalCheck {
+            goal: format!(
+                "past the default cap ({} sessions) a new session evicts the least recently \
+                 used idle one",
+                thousands(c.at_cap as f64)
+            ),
+            regime,
+            measured: format!(
+                "{} opened past it, {} evicted ({}), {} still served; the gateway holds {}",
+                c.past_opened,
+                c.evicted,
+                if c.evicted_oldest_first {
+                    "exactly the oldest"
+                } else {
+                    "not the oldest"
+                },
+                thousands(c.still_served as f64),
+                c.health_sessions
+                    .map_or("?".into(), |n| thousands(n as f64)),
+            ),
+            met: Some(c.as_documented()),
+        });
+    }
+    checks
+}
+
+/// An error as a table cell: short, no pipes.
+fn clip_cell(text: &str) -> String {
+    text.chars()
+        .take(160)
+        .collect::<String>()
+        .replace('|', "\\|")
+}
+
+/// Scenario 11: one gateway holding 10,000 legacy sessions and GET streams, and its
+/// default session cap.
+fn render_gateway_scale(md: &mut String, results: &Results) {
+    let Some(run) = &results.gateway_scale else {
+        return;
+    };
+    let (begin, end) = section_markers(Section::GatewayScale);
+    let _ = writeln!(md, "{begin}");
+    let _ = writeln!(md, "## Scenario 11: one gateway, 10,000 sessions\n");
+    let _ = writeln!(
+        md,
+        "*From the run started {} ({} mode, switchboard {}, {} cores); \
+         `scripts/bench.sh --only gateway-scale` runs this scenario alone and \
+         `switchboard-bench report --json <its results> --section gateway-scale` puts it into \
+         this report (its goal rows into the Goals table). {}; load: {}.*\n",
+        results.started,
+        results.mode,
+        results.versions.switchboard,
+        results.machine.nproc,
+        run.fd_note,
+        run.load
+            .iter()
+            .map(|(when, l)| format!("{when} {l}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    let _ = writeln!(
+        md,
+        "The gateway of scenario 10 (`switchboard serve --http 127.0.0.1:PORT --server trivial \
+         --no-prefix` in front of one stdio `switchboard-bench trivial-server`), with its caps \
+         raised: `{}`. Every connection of the driver comes from 127.0.0.1 without a token, so \
+         the gateway counts one client: its per-client caps are raised with the global ones, \
+         the unauthenticated connections of one address (default 16) included. The driver \
+         (`switchboard-bench gateway-scale`) speaks HTTP itself through one keep-alive pool: \
+         after a warm-up (as many sessions as requests in flight, ten calls each, deleted) the \
+         base RSS; then N sessions opened (`initialize` + `notifications/initialized`, 64 at a \
+         time, on the pool's connections: a session holds no connection of its own) → per \
+         idle session = (RSS − base) ÷ N; then a GET stream opened and held on every session \
+         (a connection each) → per stream = (RSS − the previous) ÷ streams; then one \
+         `tools/call echo` on every session, 64 at a time, the answers counted. RSS is the \
+         gateway process tree's `VmRSS` without the upstream server, read from `/proc` after \
+         half a second of quiet.\n",
+        run.scale_flags.join(" "),
+    );
+    goal_table(md, &gateway_scale_goals(results));
+    if let Some(r) = &run.scale {
+        let _ = writeln!(
+            md,
+            "| step | gateway RSS | added | per item | time |\n|---|---:|---:|---:|---:|"
+        );
+        let per = |v: Option<f64>| v.map_or("–".into(), |k| format!("{k:.1} KiB"));
+        let _ = writeln!(md, "| fresh | {} | | | |", mib(r.fresh_rss_kib));
+        let _ = writeln!(
+            md,
+            "| after the warm-up (base) | {} | | | |",
+            mib(r.base_rss_kib)
+        );
+        let _ = writeln!(
+            md,
+            "| {} idle sessions | {} | {} | {} per session | {:.1} s |",
+            thousands(r.sessions_opened as f64),
+            mib(r.sessions_rss_kib),
+            mib(r.sessions_rss_kib.saturating_sub(r.base_rss_kib)),
+            per(r.kib_per_idle_session()),
+            r.open_s
+        );
+        let _ = writeln!(
+            md,
+            "| + {} GET streams held | {} | {} | {} per stream | {:.1} s |",
+            thousands(r.streams_opened as f64),
+            mib(r.streams_rss_kib),
+            mib(r.streams_rss_kib.saturating_sub(r.sessions_rss_kib)),
+            per(r.kib_per_stream()),
+            r.streams_s
+        );
+        let _ = writeln!(
+            md,
+            "| + a call on each ({} served) | {} | {} | | {:.1} s |\n",
+            thousands(r.served as f64),
+            mib(r.served_rss_kib),
+            mib(r.served_rss_kib.saturating_sub(r.streams_rss_kib)),
+            r.serve_s
+        );
+        if let Some(current) = &r.health_current {
+            let _ = writeln!(
+                md,
+                "The gateway's own counts at the end (`/healthz?detail`, `current`): `{current}`.\n"
+            );
+        }
+        for error in &r.errors {
+            let _ = writeln!(md, "- failure: {}", clip_cell(error));
+        }
+    }
+    if let Some(e) = &run.scale_error {
+        let _ = writeln!(md, "The scale run failed: {}\n", clip_cell(e));
+    }
+    if let Some(c) = &run.cap {
+        let _ = writeln!(
+            md,
+            "At the default cap (`--max-sessions` {}; `--max-sessions-per-client` raised to it, \
+             else one client's own 64 is reached first, and the client's connections, kept alive \
+             and new, past the requests in flight): {} sessions opened, then each used once \
+             (a `ping`) in a known order, then {} more opened one by one: {} of them opened, and \
+             of the first {}, {} answered 404 afterwards ({}) and {} still answered; the later \
+             ones all answered: {} of {}. `/healthz?detail`: {} sessions open, {} evicted.\n",
+            c.at_cap,
+            thousands(c.at_cap as f64),
+            c.past_the_cap,
+            c.past_opened,
+            thousands(c.at_cap as f64),
+            c.evicted,
+            if c.evicted_oldest_first {
+                "exactly the least recently used"
+            } else {
+                "not the least recently used"
+            },
+            thousands(c.still_served as f64),
+            c.later_served,
+            c.past_the_cap,
+            c.health_sessions.map_or("?".into(), |n| n.to_string()),
+            c.health_evicted.map_or("?".into(), |n| n.to_string()),
+        );
+        for error in &c.errors {
+            let _ = writeln!(md, "- failure: {}", clip_cell(error));
+        }
+    }
+    if let Some(e) = &run.cap_error {
+        let _ = writeln!(md, "The cap run failed: {}\n", clip_cell(e));
+    }
+    let _ = writeln!(md, "{end}\n");
+}
+
 /// KiB as MiB with one decimal.
 fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
@@ -2651,6 +2897,83 @@ mod tests {
         ] {
             assert!(once.contains(text), "{text} in:\n{once}");
         }
+    }
+
+    /// `--section gateway-scale`: a session not served fails its row (and the memory row is
+    /// judged on idle sessions alone); a cap that evicted the wrong sessions fails its row;
+    /// the section goes in after scenario 10 and splicing it twice changes nothing.
+    #[test]
+    fn the_gateway_scale_section_fails_a_session_not_served_and_a_wrong_eviction() {
+        use crate::gateway_scale::{CapResult, ScaleResult, ScaleRun};
+        let mut results = crate::driver::tests::results("then", Vec::new());
+        results.gateway_scale = Some(ScaleRun {
+            scale: Some(ScaleResult {
+                sessions: 10_000,
+                base_rss_kib: 30_000,
+                sessions_rss_kib: 50_000,
+                streams_rss_kib: 250_000,
+                served_rss_kib: 250_000,
+                sessions_opened: 10_000,
+                streams_opened: 10_000,
+                served: 9_999,
+                errors: vec!["calls: 1 failed, the first: 503".into()],
+                ..ScaleResult::default()
+            }),
+            cap: Some(CapResult {
+                at_cap: 1024,
+                past_the_cap: 100,
+                past_opened: 100,
+                evicted: 100,
+                evicted_oldest_first: false,
+                still_served: 924,
+                later_served: 100,
+                health_sessions: Some(1024),
+                health_evicted: Some(100),
+                errors: Vec::new(),
+            }),
+            ..ScaleRun::default()
+        });
+        let goals: Vec<(String, Option<bool>)> = gateway_scale_goals(&results)
+            .into_iter()
+            .map(|g| (g.measured, g.met))
+            .collect();
+        assert_eq!(
+            goals,
+            vec![
+                (
+                    "2.0 KiB per session (10,000 opened; RSS 29.3 MiB → 48.8 MiB); with its GET \
+                     stream held too: 22.0 KiB"
+                        .to_owned(),
+                    Some(true)
+                ),
+                (
+                    "9,999 of 10,000 served; 10,000 GET streams held; calls: 1 failed, the first: \
+                     503"
+                    .to_owned(),
+                    Some(false)
+                ),
+                (
+                    "100 opened past it, 100 evicted (not the oldest), 924 still served; the \
+                     gateway holds 1,024"
+                        .to_owned(),
+                    Some(false)
+                ),
+            ]
+        );
+        let report = "# Benchmarks\n\n## Goals\n\n| goal | regime | measured | result |\n\
+                      |---|---|---|---|\n| other goal | pinned | 1 | **met** |\n\n\
+                      ## Scenario 10: the gateway beside its peers\n\ntable\n\n\
+                      ## Instructions per call\n\ntable\n";
+        let once = splice_section(report, &results, Section::GatewayScale, None);
+        let twice = splice_section(&once, &results, Section::GatewayScale, None);
+        assert_eq!(once, twice);
+        let section = once.find("## Scenario 11").expect("section");
+        assert!(once.find("## Scenario 10").expect("scenario 10") < section);
+        assert!(section < once.find("## Instructions per call").expect("callgrind"));
+        assert!(
+            once.contains("| 10,000 idle sessions | 48.8 MiB | 19.5 MiB | 2.0 KiB per session |"),
+            "{once}"
+        );
     }
 
     #[test]

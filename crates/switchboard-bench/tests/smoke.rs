@@ -588,6 +588,7 @@ fn sandbox_scenario_starts_and_calls() {
             error: None,
         }],
         gateway_peers: None,
+        gateway_scale: None,
     };
     let report = "# Benchmarks\n\n## Scenario 8: HTTP\n\ntable\n\n## Analysis\n\nnotes\n";
     let notes = "## Analysis\n\n<!-- switchboard-bench notes: sandbox -->\nsandbox notes\n\

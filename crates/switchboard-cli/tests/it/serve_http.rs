@@ -574,6 +574,71 @@ async fn one_client_opening_sessions_in_a_loop_leaves_room_for_others() {
     .await;
 }
 
+/// A `ping` in `session` from `client`: its HTTP status.
+async fn ping_status(client: &reqwest::Client, url: &str, session: &str) -> u16 {
+    client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .body(json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}).to_string())
+        .send()
+        .await
+        .expect("an answer to ping")
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_session_cap_the_least_recently_used_idle_session_is_ended() {
+    let gateway = HttpGateway::start(&fixture_config("fx-cap"), &["--max-sessions", "4"], &[]);
+    let url = gateway.url().to_owned();
+    let base = base_of(&gateway);
+    within("four sessions, a fifth, and pings", PROCESS_BOUND, async {
+        // Four clients (addresses of their own: no client reaches its own cap), a session each.
+        let mut sessions = Vec::new();
+        for (name, address) in [
+            ("a", "127.0.0.1"),
+            ("b", "127.0.0.2"),
+            ("c", "127.0.0.3"),
+            ("d", "127.0.0.4"),
+        ] {
+            let client = client_from(address);
+            let (status, session, body) = open_session(&client, &url, None).await;
+            assert_eq!(status, 200, "{name}'s initialize: {body}");
+            sessions.push((name, client, session.expect("a session id")));
+        }
+        // `a` is used again: `b` is now the least recently used.
+        let (_, a, a_session) = &sessions[0];
+        assert_eq!(ping_status(a, &url, a_session).await, 200);
+        let newcomer = client_from("127.0.0.5");
+        let (status, session, body) = open_session(&newcomer, &url, None).await;
+        assert_eq!(status, 200, "the fifth initialize: {body}");
+        sessions.push(("e", newcomer, session.expect("a session id")));
+        let mut lines = Vec::new();
+        for (name, client, session) in &sessions {
+            lines.push(format!(
+                "{name}: {}",
+                ping_status(client, &url, session).await
+            ));
+        }
+        let (_, detail) = health(&base).await;
+        lines.push(format!(
+            "open {}, evicted {}",
+            detail["current"]["sessions"], detail["evicted"]["sessions"]
+        ));
+        expect![[r#"
+            a: 200
+            b: 404
+            c: 200
+            d: 200
+            e: 200
+            open 4, evicted 1"#]]
+        .assert_eq(&lines.join("\n"));
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_holding_get_streams_leaves_room_for_others() {
     let gateway = HttpGateway::start(

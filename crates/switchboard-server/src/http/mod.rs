@@ -269,7 +269,8 @@ const WIND_DOWN: Duration = Duration::from_secs(1);
 const CLOSE_FLUSH: Duration = Duration::from_secs(2);
 /// A failed `accept` (out of descriptors, …) is retried after this.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-/// Expired sessions are swept this often (at most; and whenever one is opened).
+/// Expired sessions are swept this often (at most; and when a new session finds the table, or
+/// its client's share of it, full).
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
 impl Shared {

@@ -107,13 +107,55 @@ pub(super) enum RegisterError {
 /// The table of open sessions.
 #[derive(Debug)]
 pub(super) struct Sessions {
-    open: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    open: Mutex<Table>,
     max_sessions: usize,
     max_per_client: usize,
     max_in_flight: usize,
     tally: Arc<Tally>,
     idle: Duration,
     release: Release,
+}
+
+/// The open sessions by id, and how many each client has (so that opening one is not a
+/// walk over all of them: at 10,000 sessions, that walk made filling the table quadratic).
+#[derive(Debug, Default)]
+struct Table {
+    by_id: HashMap<Arc<str>, Arc<Session>>,
+    per_client: HashMap<ClientIdentity, usize>,
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    fn of_client(&self, identity: &ClientIdentity) -> usize {
+        self.per_client.get(identity).copied().unwrap_or(0)
+    }
+
+    fn insert(&mut self, session: Arc<Session>) {
+        *self
+            .per_client
+            .entry(session.identity().clone())
+            .or_insert(0) += 1;
+        self.by_id.insert(session.id.clone(), session);
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Arc<Session>> {
+        let session = self.by_id.remove(id)?;
+        if let Some(count) = self.per_client.get_mut(session.identity()) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_client.remove(session.identity());
+            }
+        }
+        Some(session)
+    }
+
+    fn drain(&mut self) -> Vec<Arc<Session>> {
+        self.per_client.clear();
+        self.by_id.drain().map(|(_, session)| session).collect()
+    }
 }
 
 /// One legacy session.
@@ -157,7 +199,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Sessions {
     pub(super) fn new(limits: HttpLimits, release: Release, tally: Arc<Tally>) -> Sessions {
         Sessions {
-            open: Mutex::new(HashMap::new()),
+            open: Mutex::new(Table::default()),
             max_sessions: limits.max_sessions.max(1),
             max_per_client: limits.max_sessions_per_client.max(1),
             tally,
@@ -175,9 +217,10 @@ impl Sessions {
     /// Opens a session for the facts an `initialize` left (their identity is its client's).
     /// A client at [`HttpLimits::max_sessions_per_client`] loses its least recently used
     /// idle session for it, and the server at [`HttpLimits::max_sessions`] its least
-    /// recently used idle one; only when those are all busy is the session refused.
+    /// recently used idle one; only when those are all busy is the session refused. Expired
+    /// sessions are swept first when a limit is reached (else the periodic sweep and `get`
+    /// end them): a full table is never cleared of live sessions while dead ones hold room.
     pub(super) fn open(&self, facts: ClientFacts) -> Result<Arc<Session>, OpenError> {
-        self.sweep();
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).map_err(|_| OpenError::NoRandomness)?;
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
@@ -201,16 +244,21 @@ impl Sessions {
             release: self.release.clone(),
             key: SessionKey::fresh(),
         });
+        let identity = session.identity();
+        let at_a_limit = |open: &Table| {
+            open.of_client(identity) >= self.max_per_client || open.len() >= self.max_sessions
+        };
+        if at_a_limit(&lock(&self.open)) {
+            self.sweep();
+        }
         let evicted = {
             let mut open = lock(&self.open);
             let mut evicted = Vec::new();
-            let identity = session.identity();
-            let own = open
-                .values()
-                .filter(|other| other.identity() == identity)
-                .count();
-            if own >= self.max_per_client {
-                let theirs = open.values().filter(|other| other.identity() == identity);
+            if open.of_client(identity) >= self.max_per_client {
+                let theirs = open
+                    .by_id
+                    .values()
+                    .filter(|other| other.identity() == identity);
                 let Some(id) = least_recently_used_idle(theirs) else {
                     self.tally.refused(Limit::SessionsPerClient);
                     return Err(OpenError::ClientFull);
@@ -218,13 +266,13 @@ impl Sessions {
                 evicted.extend(open.remove(&id));
             }
             if open.len() >= self.max_sessions {
-                let Some(id) = least_recently_used_idle(open.values()) else {
+                let Some(id) = least_recently_used_idle(open.by_id.values()) else {
                     self.tally.refused(Limit::Sessions);
                     return Err(OpenError::Full);
                 };
                 evicted.extend(open.remove(&id));
             }
-            open.insert(session.id.clone(), session.clone());
+            open.insert(session.clone());
             evicted
         };
         for ended in evicted {
@@ -238,7 +286,7 @@ impl Sessions {
     /// expired one.
     pub(super) fn get(&self, id: &str) -> Option<Arc<Session>> {
         let mut open = lock(&self.open);
-        let session = open.get(id)?.clone();
+        let session = open.by_id.get(id)?.clone();
         if session.expired(self.idle) {
             open.remove(id);
             drop(open);
@@ -266,6 +314,7 @@ impl Sessions {
         let expired: Vec<Arc<Session>> = {
             let mut open = lock(&self.open);
             let ids: Vec<Arc<str>> = open
+                .by_id
                 .values()
                 .filter(|session| session.expired(self.idle))
                 .map(|session| session.id.clone())
@@ -279,7 +328,7 @@ impl Sessions {
 
     /// Ends every session (shutdown).
     pub(super) fn end_all(&self) {
-        let all: Vec<Arc<Session>> = lock(&self.open).drain().map(|(_, s)| s).collect();
+        let all = lock(&self.open).drain();
         for session in all {
             session.end();
         }
