@@ -91,20 +91,46 @@ fn pass_on(mut client: TcpStream, upstream: SocketAddr, recorded: &Seen) {
         return;
     };
     let _ = server.set_read_timeout(Some(SOCKET_DEADLINE));
-    if server.write_all(&head).is_err() {
+    // As a proxy does: the request line in origin form, and (to keep this one simple) one
+    // request per connection.
+    let origin_form = rewrite_for_upstream(&head);
+    if server.write_all(&origin_form).is_err() {
         return;
     }
-    let (Ok(mut server_reader), Ok(mut client_writer)) = (server.try_clone(), client.try_clone())
+    let (Ok(mut server_writer), Ok(mut client_reader)) = (server.try_clone(), client.try_clone())
     else {
         return;
     };
-    let back = std::thread::spawn(move || {
-        let _ = std::io::copy(&mut server_reader, &mut client_writer);
-        let _ = client_writer.shutdown(Shutdown::Write);
+    let body = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut client_reader, &mut server_writer);
     });
-    let _ = std::io::copy(&mut client, &mut server);
-    let _ = server.shutdown(Shutdown::Write);
-    let _ = back.join();
+    let _ = std::io::copy(&mut server, &mut client);
+    let _ = client.shutdown(Shutdown::Both);
+    let _ = server.shutdown(Shutdown::Both);
+    let _ = body.join();
+}
+
+/// `POST http://host:port/path HTTP/1.1` as `POST /path HTTP/1.1`, with
+/// `connection: close` added; the rest of what was read (headers, body bytes) as it came.
+fn rewrite_for_upstream(head: &[u8]) -> Vec<u8> {
+    let line_end = head
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(head.len());
+    let line = String::from_utf8_lossy(&head[..line_end]);
+    let mut parts = line.splitn(3, ' ');
+    let (method, target, version) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let path = target
+        .strip_prefix("http://")
+        .and_then(|rest| rest.find('/').map(|slash| &rest[slash..]))
+        .unwrap_or(target);
+    let mut out = format!("{method} {path} {version}\r\nconnection: close").into_bytes();
+    out.extend_from_slice(&head[line_end..]);
+    out
 }
 
 /// A listener that records the first byte of each connection and closes it (a TLS client
