@@ -7,6 +7,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use switchboard_wire::{RequestId, TransportError};
 
+use crate::client::Response;
 use crate::driver::{Driver, OutgoingRequest, Sending, http_status};
 use switchboard_protocol::sse::{SseItem, SseParser};
 
@@ -34,7 +35,7 @@ pub(crate) struct AnswerHeaders {
 }
 
 impl AnswerHeaders {
-    pub(crate) fn of(response: &reqwest::Response) -> AnswerHeaders {
+    pub(crate) fn of(response: &Response) -> AnswerHeaders {
         AnswerHeaders {
             status: response.status(),
             content_type: content_type_of(response),
@@ -43,7 +44,7 @@ impl AnswerHeaders {
 }
 
 /// An answer's `Content-Type`, lowercased (empty when absent or not text).
-pub(crate) fn content_type_of(response: &reqwest::Response) -> String {
+pub(crate) fn content_type_of(response: &Response) -> String {
     response
         .headers()
         .get(CONTENT_TYPE)
@@ -56,15 +57,27 @@ pub(crate) fn content_type_of(response: &reqwest::Response) -> String {
 /// request `id` when the answer holds no response to it. A response stream lost before
 /// the response fails the request as [`TransportError::StreamLost`] (the session may send
 /// the request again, when that is safe).
-pub(crate) async fn read_answer(
-    driver: &Driver,
-    request: &OutgoingRequest,
-    response: reqwest::Response,
-) {
+pub(crate) async fn read_answer(driver: &Driver, request: &OutgoingRequest, response: Response) {
     let id = &request.id;
     let headers = AnswerHeaders::of(&response);
     let status = headers.status;
     if status.is_success() && headers.content_type.starts_with("text/event-stream") {
+        // Boxed: the request's task (moved whole when spawned) stays the size of a JSON answer.
+        return Box::pin(read_stream_answer(driver, request, status, response)).await;
+    }
+    let body = crate::driver::read_capped(response, driver.max_body_bytes).await;
+    answer_from_body(driver, id, &headers, body).await;
+}
+
+/// Reads a POST's answer that is an event stream (resuming it when it ends early).
+async fn read_stream_answer(
+    driver: &Driver,
+    request: &OutgoingRequest,
+    status: reqwest::StatusCode,
+    response: Response,
+) {
+    let id = &request.id;
+    {
         let mut cursor = StreamCursor::default();
         let mut end = read_event_stream(driver, Some(id), response, &mut cursor).await;
         // A legacy server may close a response stream early after giving it an event id
@@ -81,10 +94,8 @@ pub(crate) async fn read_answer(
             };
             end = read_event_stream(driver, Some(id), resumed, &mut cursor).await;
         }
-        return stream_ended(driver, request, status, end);
+        stream_ended(driver, request, status, end);
     }
-    let body = crate::driver::read_capped(response, driver.max_body_bytes).await;
-    answer_from_body(driver, id, &headers, body).await;
 }
 
 /// What a response stream's end means for its request: a stream that ended before the
@@ -325,7 +336,7 @@ impl StreamCursor {
 const STREAM_RESUMES: u32 = 5;
 
 /// Reopens a stream with GET and Last-Event-ID; `None` if the server will not.
-async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<reqwest::Response> {
+async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<Response> {
     let last_event_id = cursor.last_event_id.as_deref()?;
     let builder = driver
         .authorized(driver.with_session(driver.get_events()))
@@ -338,7 +349,7 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<reqwest
 pub(crate) async fn read_event_stream(
     driver: &Driver,
     id: Option<&RequestId>,
-    mut response: reqwest::Response,
+    mut response: Response,
     cursor: &mut StreamCursor,
 ) -> StreamEnd {
     let mut parser = SseParser::new(driver.max_body_bytes);

@@ -10,6 +10,8 @@ use std::pin::Pin;
 
 use reqwest::header::HeaderValue;
 
+use crate::client::{RequestBuilder, Response};
+
 /// A boxed future of the seam.
 pub type AuthorizeFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -133,7 +135,7 @@ pub trait Authorizer: Send + Sync {
 }
 
 /// Hands a `DPoP-Nonce` header of an answer that is no challenge to the authorizer.
-pub(crate) fn note_server_nonce(authorizer: Option<&dyn Authorizer>, response: &reqwest::Response) {
+pub(crate) fn note_server_nonce(authorizer: Option<&dyn Authorizer>, response: &Response) {
     let Some(authorizer) = authorizer else {
         return;
     };
@@ -173,17 +175,50 @@ pub fn with_credentials(
         method: request.method(),
         url: request.url(),
     };
-    let Some(credentials) = authorizer.credentials(&target) else {
-        return builder;
-    };
-    let Some(authorization) = sensitive(&credentials.authorization) else {
+    let Some((authorization, proof)) = credential_headers(authorizer, &target) else {
         return builder;
     };
     let builder = builder.header(reqwest::header::AUTHORIZATION, authorization);
-    match credentials.dpop.as_deref().and_then(sensitive) {
+    match proof {
         Some(proof) => builder.header("DPoP", proof),
         None => builder,
     }
+}
+
+/// [`with_credentials`] for the transport's own requests.
+pub(crate) fn with_request_credentials(
+    authorizer: Option<&dyn Authorizer>,
+    builder: RequestBuilder,
+) -> RequestBuilder {
+    let Some(authorizer) = authorizer else {
+        return builder;
+    };
+    let target = RequestTarget {
+        method: builder.method(),
+        url: builder.url(),
+    };
+    let Some((authorization, proof)) = credential_headers(authorizer, &target) else {
+        return builder;
+    };
+    let builder = builder.header_value(reqwest::header::AUTHORIZATION, authorization);
+    match proof {
+        Some(proof) => builder.header_value("dpop", proof),
+        None => builder,
+    }
+}
+
+/// The `Authorization` value and the `DPoP` proof (if any) for `target`, both sensitive;
+/// `None` when there are no credentials, or they are not header text.
+fn credential_headers(
+    authorizer: &dyn Authorizer,
+    target: &RequestTarget<'_>,
+) -> Option<(HeaderValue, Option<HeaderValue>)> {
+    let credentials = authorizer.credentials(target)?;
+    let authorization = sensitive(&credentials.authorization)?;
+    Some((
+        authorization,
+        credentials.dpop.as_deref().and_then(sensitive),
+    ))
 }
 
 /// Hands a 401, or a 403 for insufficient scope, to the authorizer. `None` when the answer
@@ -191,7 +226,7 @@ pub fn with_credentials(
 /// `Some(Err(..))` describes the failure.
 pub(crate) async fn answer_challenge(
     authorizer: Option<&dyn Authorizer>,
-    response: &reqwest::Response,
+    response: &Response,
     resource: &reqwest::Url,
 ) -> Option<Result<(), String>> {
     let authorizer = authorizer?;

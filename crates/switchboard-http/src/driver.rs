@@ -18,6 +18,8 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::authorize::Authorizer;
+use crate::client::{HttpClient, RequestBuilder, Response};
+use hyper::body::Bytes;
 use switchboard_text::peer_text::PeerText;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
@@ -121,12 +123,8 @@ pub fn connect(options: HttpOptions) -> Result<HttpConnection, HttpSetupError> {
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    let client = reqwest::Client::builder()
-        .connect_timeout(options.connect_timeout)
-        // Server-supplied redirects could send our headers (and credentials) elsewhere.
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| setup(format!("HTTP client: {e}")))?;
+    let client = HttpClient::new(&url, options.connect_timeout).map_err(setup)?;
+    tracing::debug!(peer = %server, route = ?client.route(), "HTTP client");
     let (connection, inbound) = Connection::start_with_transport(options.connection, |sink| {
         Arc::new(HttpTransport {
             driver: Arc::new(Driver {
@@ -177,7 +175,7 @@ impl Transport for HttpTransport {
 }
 
 pub(crate) struct Driver {
-    pub(crate) client: reqwest::Client,
+    pub(crate) client: HttpClient,
     pub(crate) url: reqwest::Url,
     /// `url` as messages show it (`HttpOptions::display_url`).
     pub(crate) shown_url: String,
@@ -242,8 +240,8 @@ pub(crate) struct OutgoingRequest {
     /// The id the client waits under.
     pub(crate) id: RequestId,
     pub(crate) method: String,
-    /// The JSON text.
-    pub(crate) body: Vec<u8>,
+    /// The JSON text (shared: a request sent again is not copied).
+    pub(crate) body: Bytes,
     pub(crate) sending: Sending,
     /// The headers its sender gave (in its [`MessageContext`]).
     pub(crate) headers: HeaderMap,
@@ -277,7 +275,7 @@ impl Driver {
                 let request = OutgoingRequest {
                     id: id.clone(),
                     method: method.to_owned(),
-                    body,
+                    body: Bytes::from(body),
                     sending,
                     headers,
                 };
@@ -347,9 +345,9 @@ impl Driver {
         if let Some(session_id) = session_id {
             let delete = self
                 .client
-                .delete(self.url.clone())
-                .headers(self.headers.clone())
-                .header(SESSION_HEADER, session_id);
+                .request(reqwest::Method::DELETE, self.url.clone())
+                .headers(&self.headers)
+                .header(SESSION_HEADER, &session_id);
             let delete = self.authorized(self.with_version(delete));
             let _ = tokio::time::timeout(DELETE_DEADLINE, delete.send()).await;
         }
@@ -363,6 +361,10 @@ impl Driver {
 
     /// Waits (bounded) until the GET stream being opened has its response head or failed.
     pub(crate) async fn wait_for_get_stream(&self) {
+        // The common case, without a subscription or a timer.
+        if !*self.get_stream_opening.borrow() {
+            return;
+        }
         let mut opening = self.get_stream_opening.subscribe();
         let open = opening.wait_for(|opening| !*opening);
         if tokio::time::timeout(GET_STREAM_OPEN_WAIT, open)
@@ -375,54 +377,54 @@ impl Driver {
         }
     }
 
-    pub(crate) fn post(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+    pub(crate) fn post(&self, body: impl Into<Bytes>) -> RequestBuilder {
         let target = lock(&self.state)
             .sse_endpoint
             .clone()
             .unwrap_or_else(|| self.url.clone());
         let builder = self
             .client
-            .post(target)
-            .headers(self.headers.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
+            .request(reqwest::Method::POST, target)
+            .headers(&self.headers)
+            .header_value(
+                ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            )
+            .header_value(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .body(body);
         self.authorized(builder)
     }
 
     /// A GET of the endpoint as an event stream.
-    pub(crate) fn get_events(&self) -> reqwest::RequestBuilder {
+    pub(crate) fn get_events(&self) -> RequestBuilder {
         self.client
-            .get(self.url.clone())
-            .headers(self.headers.clone())
-            .header(ACCEPT, "text/event-stream")
+            .request(reqwest::Method::GET, self.url.clone())
+            .headers(&self.headers)
+            .header_value(ACCEPT, HeaderValue::from_static("text/event-stream"))
     }
 
     /// Adds the current credentials, if any.
-    pub(crate) fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        crate::authorize::with_credentials(self.authorizer.as_deref(), builder)
+    pub(crate) fn authorized(&self, builder: RequestBuilder) -> RequestBuilder {
+        crate::authorize::with_request_credentials(self.authorizer.as_deref(), builder)
     }
 
     /// Asks the authorizer to handle a 401, or a 403 for insufficient scope. `None` when
     /// the answer is no challenge; `Some(Ok(()))` to send the request again.
-    pub(crate) async fn handle_challenge(
-        &self,
-        response: &reqwest::Response,
-    ) -> Option<Result<(), String>> {
+    pub(crate) async fn handle_challenge(&self, response: &Response) -> Option<Result<(), String>> {
         crate::authorize::answer_challenge(self.authorizer.as_deref(), response, &self.url).await
     }
 
     /// Legacy headers: the session and the negotiated version.
-    pub(crate) fn with_session(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub(crate) fn with_session(&self, builder: RequestBuilder) -> RequestBuilder {
         let session_id = lock(&self.state).session_id.clone();
         let builder = match session_id {
-            Some(id) => builder.header(SESSION_HEADER, id),
+            Some(id) => builder.header(SESSION_HEADER, &id),
             None => builder,
         };
         self.with_version(builder)
     }
 
-    pub(crate) fn with_version(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub(crate) fn with_version(&self, builder: RequestBuilder) -> RequestBuilder {
         match lock(&self.state).legacy_version.clone() {
             Some(version) => builder.header(VERSION_HEADER, version.as_ref()),
             None => builder,
@@ -491,12 +493,14 @@ pub(crate) fn http_status(status: reqwest::StatusCode) -> HttpStatus {
 
 /// Reads a body up to the cap (an error past it, before reading more).
 pub async fn read_body(response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
-    read_capped(response, cap).await.map_err(|e| e.to_string())
+    read_capped(Response::from(response), cap)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// [`read_body`] with the transport's typed error.
 pub(crate) async fn read_capped(
-    mut response: reqwest::Response,
+    mut response: Response,
     cap: usize,
 ) -> Result<Vec<u8>, TransportError> {
     let mut body = Vec::new();
@@ -514,7 +518,7 @@ pub(crate) async fn read_capped(
             Ok(None) => return Ok(body),
             Err(error) => {
                 return Err(TransportError::Broken {
-                    detail: error_chain(&error),
+                    detail: error.to_string(),
                 });
             }
         }

@@ -44,7 +44,10 @@
 //! `TransportError`s, `answer.rs`; a body that is one plain result to its POST goes through
 //! as its own text, `plain_answer.rs`; notifications, the GET stream and the 2024-11-05
 //! event stream, `streams.rs`), the 2024-11-05 HTTP+SSE fallback (the SSE codec is
-//! `switchboard-protocol`'s `sse`, shared with the server side), and the `Authorizer` seam that the
+//! `switchboard-protocol`'s `sse`, shared with the server side), how each request reaches the
+//! server (`client.rs`: hyper's `client::conn::http1` over connections the transport keeps,
+//! for an `http://` endpoint no proxy applies to; reqwest, with rustls and the proxy
+//! environment, for `https://` and proxied endpoints), and the `Authorizer` seam that the
 //! OAuth client implements (`authorize.rs`: `credentials(RequestTarget)` gives each request
 //! its `Authorization` value and, for DPoP, a proof bound to its method and URL;
 //! `challenge(AuthChallenge)` answers a 401/403, with the `DPoP-Nonce` header, as
@@ -53,6 +56,7 @@
 
 mod answer;
 mod authorize;
+mod client;
 mod driver;
 mod plain_answer;
 mod post;

@@ -27,6 +27,7 @@ use switchboard_protocol::{error_codes, methods};
 use switchboard_wire::{ErrorObject, TransportError};
 
 use crate::answer::{AnswerHeaders, answer_from_body, answer_json, read_answer};
+use crate::client::{RequestBuilder, Response};
 use crate::driver::{
     Driver, OutgoingRequest, SESSION_HEADER, Sending, VERSION_HEADER, http_status, lock,
     read_capped,
@@ -74,9 +75,9 @@ enum Step {
     /// POST the request (again).
     Send,
     /// A response head arrived: see whether it asks for a retry.
-    Judge(reqwest::Response),
+    Judge(Response),
     /// An ordinary answer: read it and deliver what it holds.
-    Read(reqwest::Response),
+    Read(Response),
     /// Deliver an answer whose body was read while it was judged.
     Deliver(AnswerHeaders, Result<Vec<u8>, TransportError>),
     /// Fail the request with this error.
@@ -115,7 +116,7 @@ pub(crate) async fn post_request(driver: Arc<Driver>, request: OutgoingRequest) 
 
 impl Post {
     /// The request's POST with the headers of its era and those its sender gave.
-    fn builder(&self) -> reqwest::RequestBuilder {
+    fn builder(&self) -> RequestBuilder {
         let request = &self.request;
         let builder = self.driver.post(request.body.clone());
         let builder = match &request.sending {
@@ -124,7 +125,7 @@ impl Post {
                 .header("mcp-method", request.method.as_str()),
             Sending::Legacy => self.driver.with_session(builder),
         };
-        builder.headers(request.headers.clone())
+        builder.headers(&request.headers)
     }
 
     /// Sends the POST. A send that failed before any response byte is typically a pooled
@@ -178,7 +179,7 @@ impl Post {
     }
 
     /// What a response head asks for: new credentials, or what its era makes of it.
-    async fn judge(&mut self, response: reqwest::Response) -> Step {
+    async fn judge(&mut self, response: Response) -> Step {
         if let Some(outcome) = self.driver.handle_challenge(&response).await {
             return self.after_challenge(response.status(), outcome);
         }
@@ -207,7 +208,7 @@ impl Post {
     }
 
     /// 2026-07-28: a 400 may be a refusal of the request's headers (-32020).
-    async fn judge_modern(&mut self, response: reqwest::Response) -> Step {
+    async fn judge_modern(&mut self, response: Response) -> Step {
         if response.status() != reqwest::StatusCode::BAD_REQUEST {
             return Step::Read(response);
         }
@@ -224,7 +225,7 @@ impl Post {
 
     /// Legacy: the session id an `initialize` answer carries, an expired session, the
     /// 2024-11-05 transport's accepting POST, and that transport's fallback.
-    async fn judge_legacy(&mut self, response: reqwest::Response) -> Step {
+    async fn judge_legacy(&mut self, response: Response) -> Step {
         let driver = &self.driver;
         let initialize = self.request.method == methods::INITIALIZE;
         if initialize
@@ -242,20 +243,21 @@ impl Post {
         );
         let had_session = lock(&driver.state).session_id.is_some();
         if may_be_expired && had_session && !initialize && self.retries.take(Chance::Reinitialize) {
-            return self.after_expiry(response).await;
+            // Rare paths are boxed: the request's task (moved whole when spawned) stays small.
+            return Box::pin(self.after_expiry(response)).await;
         }
         if lock(&driver.state).sse_endpoint.is_some() {
             return accepted_by_sse_server(status);
         }
         if initialize && matches!(status.as_u16(), 400 | 404 | 405) {
-            return self.after_refused_initialize(response).await;
+            return Box::pin(self.after_refused_initialize(response)).await;
         }
         Step::Read(response)
     }
 
     /// A 404 (or 400) in a known session: when it says the session is gone, start a new
     /// one and send again; otherwise it is the answer.
-    async fn after_expiry(&mut self, response: reqwest::Response) -> Step {
+    async fn after_expiry(&mut self, response: Response) -> Step {
         let headers = AnswerHeaders::of(&response);
         let body = read_capped(response, self.driver.max_body_bytes).await;
         if session_gone(headers.status, &body) && reinitialize(&self.driver).await {
@@ -265,7 +267,7 @@ impl Post {
     }
 
     /// `initialize` refused without JSON-RPC: try the 2024-11-05 HTTP+SSE transport, once.
-    async fn after_refused_initialize(&mut self, response: reqwest::Response) -> Step {
+    async fn after_refused_initialize(&mut self, response: Response) -> Step {
         let headers = AnswerHeaders::of(&response);
         let body = read_capped(response, self.driver.max_body_bytes).await;
         let json_rpc = body
@@ -290,7 +292,7 @@ impl Post {
         }
     }
 
-    async fn read(&mut self, response: reqwest::Response) -> Step {
+    async fn read(&mut self, response: Response) -> Step {
         read_answer(&self.driver, &self.request, response).await;
         Step::Finish
     }

@@ -17,6 +17,7 @@ mod gateway_secrets;
 mod hostile_text;
 mod login;
 mod pins;
+mod proxy;
 mod restarts;
 mod sandbox;
 mod scan;

@@ -2,6 +2,7 @@
 //! deliberately broken) and real third-party peers.
 
 mod fixtures;
+mod http_connections;
 mod http_faults;
 mod http_interop;
 mod interop;

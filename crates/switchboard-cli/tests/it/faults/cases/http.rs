@@ -412,7 +412,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s` gave no answer to `tools/call`: reading the server's response failed: error decoding response body: error reading a body from connection: Connection reset by peer (os error 104)
+                switchboard: server `s` gave no answer to `tools/call`: reading the server's response failed: error reading a body from connection: Connection reset by peer (os error 104)
             "#]]),
         },
         status: Status::Holds,
@@ -550,7 +550,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s`: could not reach http://<canned-s>/mcp: error sending request: client error (SendRequest): invalid HTTP version parsed
+                switchboard: server `s`: could not reach http://<canned-s>/mcp: error sending request: invalid HTTP version parsed
             "#]]),
         },
         status: Status::Holds,
@@ -597,7 +597,7 @@ pub(crate) static CASES: &[Case] = &[
                 exit 3
                 --- stdout: empty
                 --- stderr
-                switchboard: server `s`: could not reach http://<closed-port>/mcp (is the server running? start it, or correct the entry's `url`): error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)
+                switchboard: server `s`: could not reach http://<closed-port>/mcp (is the server running? start it, or correct the entry's `url`): error sending request: tcp connect error: Connection refused (os error 111)
             "#]]),
         },
         status: Status::Holds,

@@ -1,0 +1,123 @@
+//! The HTTP transport keeps its connections: calls in a row to a server that keeps them
+//! alive share one TCP connection, each request names its `Host`, and a server that closes
+//! a connection after an answer gets a new one for the next call.
+
+use serde_json::Value;
+use switchboard_http::HttpOptions;
+use switchboard_session::{EraChoice, Session, SessionConfig};
+use switchboard_testkit::canned::{CannedRequest, CountingServer};
+use switchboard_testkit::wait::within;
+
+use crate::support::TEST_DEADLINE;
+
+const INIT_RESULT: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"kept","version":"1"}}"#;
+const CALLS: usize = 10;
+
+/// A whole answer that keeps the connection open (or closes it, when `close` says so).
+fn kept_answer(status: &str, content_type: &str, body: &str, close: Connection) -> String {
+    let connection = match close {
+        Connection::Keep => "",
+        Connection::Close => "connection: close\r\n",
+    };
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n{connection}\r\n{body}",
+        body.len()
+    )
+}
+
+#[derive(Clone, Copy)]
+enum Connection {
+    Keep,
+    Close,
+}
+
+/// A legacy server: `initialize` answered, notifications accepted, no GET stream, and
+/// `tools/list` answered with an empty list (closing the connection after each, when
+/// `after_list` says so).
+async fn legacy_server(after_list: Connection) -> CountingServer {
+    CountingServer::start_with(move |_, request: &CannedRequest| {
+        if request.method() == "GET" {
+            return kept_answer("405 Method Not Allowed", "text/plain", "", Connection::Keep);
+        }
+        let body = request.json();
+        let id = body.get("id").cloned().unwrap_or(Value::Null);
+        match body.get("method").and_then(Value::as_str) {
+            Some("initialize") => kept_answer(
+                "200 OK",
+                "application/json",
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{INIT_RESULT}}}"#),
+                Connection::Keep,
+            ),
+            Some("tools/list") => kept_answer(
+                "200 OK",
+                "application/json",
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}}}}"#),
+                after_list,
+            ),
+            _ => kept_answer("202 Accepted", "text/plain", "", Connection::Keep),
+        }
+    })
+    .await
+}
+
+async fn list_in_a_row(server: &CountingServer) {
+    let url = format!("{}/mcp", server.origin());
+    let mut config = SessionConfig::new("kept");
+    config.era = EraChoice::Legacy;
+    let session = within(
+        "connect",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("kept", &url), config),
+    )
+    .await
+    .expect("connect");
+    for _ in 0..CALLS {
+        let listing = within("tools/list", TEST_DEADLINE, session.list_tools())
+            .await
+            .expect("tools/list");
+        assert!(listing.items.is_empty());
+    }
+}
+
+fn lists(server: &CountingServer) -> Vec<CannedRequest> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.json().get("method").and_then(Value::as_str) == Some("tools/list"))
+        .collect()
+}
+
+#[tokio::test]
+async fn calls_in_a_row_share_a_kept_connection_and_name_their_host() {
+    let server = legacy_server(Connection::Keep).await;
+    list_in_a_row(&server).await;
+    let lists = lists(&server);
+    assert_eq!(lists.len(), CALLS);
+    let host = format!("host: 127.0.0.1:{}", server.port());
+    assert!(
+        lists
+            .iter()
+            .all(|r| r.head.to_ascii_lowercase().contains(&host)),
+        "{:?}",
+        lists.first().map(|r| &r.head)
+    );
+    // The handshake's POSTs and the GET stream's refusal may overlap on a second
+    // connection; the calls in a row add none.
+    assert!(
+        server.connections() <= 2,
+        "{} connections",
+        server.connections()
+    );
+}
+
+#[tokio::test]
+async fn a_connection_the_server_closed_is_replaced_for_the_next_call() {
+    let server = legacy_server(Connection::Close).await;
+    list_in_a_row(&server).await;
+    assert_eq!(lists(&server).len(), CALLS);
+    assert!(
+        server.connections() >= CALLS,
+        "{} connections",
+        server.connections()
+    );
+}
