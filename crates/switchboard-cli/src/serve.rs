@@ -221,6 +221,10 @@ struct LimitFlags {
     /// one beyond it closes that address's oldest.
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
     max_unauthenticated_per_client: Option<u64>,
+    /// With --http: connections not yet authenticated, from everyone (default 256); a new
+    /// one beyond it closes the oldest.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u64).range(1..))]
+    max_unauthenticated_connections: Option<u64>,
     /// With --http: requests one client may send per second, on average (default: no such
     /// limit); more: 429 with Retry-After. Tool calls have their own limits in the config's
     /// `rateLimits` (docs/gateway-limits.md).
@@ -262,6 +266,10 @@ impl LimitFlags {
         set(
             &mut limits.max_unauthenticated_per_client,
             self.max_unauthenticated_per_client,
+        );
+        set(
+            &mut limits.max_unauthenticated_connections,
+            self.max_unauthenticated_connections,
         );
         if let Some(rate) = self.requests_per_second_per_client {
             limits.requests_per_second_per_client = std::num::NonZeroU32::new(rate);

@@ -640,10 +640,13 @@ impl Upstreams {
         context: &RequestContext,
     ) -> Result<Option<switchboard_session::Session>, ErrorObject> {
         match &self.callers {
-            Some(callers) if callers.is_per_caller(server) => callers
-                .session_for(&self.runtime, server, &context.client.identity)
-                .await
-                .map(Some),
+            // Boxed: opening a caller's session is a large future, and only a per-caller
+            // server's requests pay for it (every request's future would carry it inline).
+            Some(callers) if callers.is_per_caller(server) => {
+                Box::pin(callers.session_for(&self.runtime, server, &context.client.identity))
+                    .await
+                    .map(Some)
+            }
             _ => Ok(None),
         }
     }
@@ -793,7 +796,10 @@ impl Service for GatewayService {
             let identity = context.client.identity.clone();
             let endpoint = context.client.endpoint.clone();
             let withheld = guard::WithheldNote::default();
-            let answering = {
+            // Pinned where it is made, so that the request's future holds it once (moved
+            // into `.await` or into the span's future it would be held twice: every
+            // request's future is boxed, and its size is copied on every request).
+            let answering = std::pin::pin!({
                 let gateway = gateway.clone();
                 let secrets = secrets.clone();
                 let withheld = withheld.clone();
@@ -818,7 +824,7 @@ impl Service for GatewayService {
                         },
                     }
                 }
-            };
+            });
             let answer = match span {
                 Some(span) => traces::answer_in(span, answering).await,
                 None => answering.await,

@@ -847,6 +847,26 @@ async fn sockets_that_never_authenticate_do_not_starve_clients_that_do() {
             detail["current"]["unauthenticated_connections"].as_u64() <= Some(18),
             "{detail}"
         );
+        // The operator is told which limit closed them and how to raise it, once for the
+        // whole flood (not a line per connection).
+        let mut lines = Vec::new();
+        while !lines
+            .iter()
+            .any(|line: &String| line.contains("--max-unauthenticated-per-client"))
+        {
+            lines.extend(gateway.stderr());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        lines.extend(gateway.stderr());
+        let told: Vec<&String> = lines
+            .iter()
+            .filter(|line| line.contains("had sent no request yet"))
+            .collect();
+        assert_eq!(told.len(), 1, "{lines:#?}");
+        assert!(
+            told[0].contains("the limit max_unauthenticated_per_client"),
+            "{told:?}"
+        );
         drop(sockets);
     })
     .await;

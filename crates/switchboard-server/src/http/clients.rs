@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use hyper::StatusCode;
 use hyper::header::{CONNECTION, HeaderValue, RETRY_AFTER};
@@ -296,6 +297,22 @@ pub(super) struct Clients {
     limits: HttpLimits,
     table: Mutex<Table>,
     pub(super) tally: Arc<Tally>,
+    /// When the operator was last told that connections are closed for newer ones.
+    eviction_notice: Mutex<Option<Instant>>,
+}
+
+/// The least time between two warnings that connections are closed for newer ones (the
+/// count since the last one goes with the next): a client that opens connections in a
+/// loop must not flood the operator's log.
+const EVICTION_NOTICE_EVERY: Duration = Duration::from_secs(60);
+
+/// Which budget of unauthenticated connections closed one for a newer one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EvictedFor {
+    /// The peer address's own (`max_unauthenticated_per_client`).
+    Client,
+    /// Everyone's (`max_unauthenticated_connections`).
+    Everyone,
 }
 
 fn lock(mutex: &Mutex<Table>) -> MutexGuard<'_, Table> {
@@ -329,6 +346,7 @@ impl Clients {
             limits,
             table: Mutex::new(Table::default()),
             tally: Arc::new(Tally::default()),
+            eviction_notice: Mutex::new(None),
         })
     }
 
@@ -340,6 +358,7 @@ impl Clients {
         let close = CancellationToken::new();
         let mut table = lock(&self.table);
         let own = table.load(&identity).unauthenticated;
+        let mut evicted = None;
         if own >= self.limits.max_unauthenticated_per_client.max(1) {
             let oldest = table
                 .waiting
@@ -348,18 +367,14 @@ impl Clients {
                 .map(|(key, _)| *key);
             if let Some(key) = oldest {
                 table.evict_waiting(key);
-                self.tally
-                    .evicted_connections
-                    .fetch_add(1, Ordering::Relaxed);
+                evicted = Some(EvictedFor::Client);
             }
         }
         if table.waiting.len() >= self.limits.max_unauthenticated_connections.max(1)
             && let Some(key) = table.waiting.keys().next().copied()
         {
             table.evict_waiting(key);
-            self.tally
-                .evicted_connections
-                .fetch_add(1, Ordering::Relaxed);
+            evicted = Some(EvictedFor::Everyone);
         }
         table.next += 1;
         let key = table.next;
@@ -372,12 +387,53 @@ impl Clients {
         );
         table.load(&identity).unauthenticated += 1;
         drop(table);
+        if let Some(budget) = evicted {
+            self.note_eviction(budget, peer);
+        }
         Arc::new(Ticket {
             clients: self.clone(),
             peer,
             standing: Mutex::new(Standing::Unauthenticated { key }),
             close,
         })
+    }
+
+    /// Counts a connection closed for a newer one and, at most once a minute, tells the
+    /// operator which limit did it and how to raise it (a client that opens more
+    /// connections at once than the limit otherwise sees only resets).
+    fn note_eviction(&self, budget: EvictedFor, peer: IpAddr) {
+        let total = self
+            .tally
+            .evicted_connections
+            .fetch_add(1, Ordering::Relaxed)
+            + 1;
+        let now = Instant::now();
+        {
+            let mut last = self
+                .eviction_notice
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if last.is_some_and(|last| now.duration_since(last) < EVICTION_NOTICE_EVERY) {
+                return;
+            }
+            *last = Some(now);
+        }
+        match budget {
+            EvictedFor::Client => tracing::warn!(
+                "closed the oldest of {} connections from {peer} that had sent no request yet, \
+                 for a newer one ({total} closed so far): the limit max_unauthenticated_per_client \
+                 (`switchboard serve --max-unauthenticated-per-client N` raises it; clients \
+                 behind one proxy or NAT share it)",
+                self.limits.max_unauthenticated_per_client,
+            ),
+            EvictedFor::Everyone => tracing::warn!(
+                "closed the oldest of {} connections that had sent no request yet, for a newer \
+                 one from {peer} ({total} closed so far): the limit \
+                 max_unauthenticated_connections (`switchboard serve \
+                 --max-unauthenticated-connections N` raises it)",
+                self.limits.max_unauthenticated_connections,
+            ),
+        }
     }
 
     /// Counts one more `held` of `identity` (an event stream it keeps open, a request in
