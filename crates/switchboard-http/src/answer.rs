@@ -345,6 +345,11 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<Respons
     response.status().is_success().then_some(response)
 }
 
+/// How long a response stream that answered its request is read on for its end.
+const AFTER_ANSWER_WAIT: Duration = Duration::from_millis(100);
+/// How many more bytes such a stream is read for.
+const AFTER_ANSWER_BYTES: usize = 16 * 1024;
+
 /// Delivers every event of an SSE body, noting the last event id and retry delay.
 pub(crate) async fn read_event_stream(
     driver: &Driver,
@@ -355,12 +360,31 @@ pub(crate) async fn read_event_stream(
     let mut parser = SseParser::new(driver.max_body_bytes);
     let mut answered = false;
     let mut malformed_events = 0;
+    // Once answered: until when, and how many more bytes, the stream's end is waited for.
+    let mut after_answer: Option<(tokio::time::Instant, usize)> = None;
     loop {
-        let chunk = match response.chunk().await {
+        let next = match after_answer {
+            None => response.chunk().await,
+            Some((deadline, _)) => {
+                match tokio::time::timeout_at(deadline, response.chunk()).await {
+                    Ok(next) => next,
+                    Err(_) => return StreamEnd::Answered,
+                }
+            }
+        };
+        let chunk = match next {
             Ok(Some(chunk)) => chunk,
+            Ok(None) if answered => return StreamEnd::Answered,
             Ok(None) => return StreamEnd::Ended { malformed_events },
+            Err(_) if answered => return StreamEnd::Answered,
             Err(error) => return StreamEnd::Broken(crate::error_chain(&error)),
         };
+        if let Some((_, left)) = &mut after_answer {
+            match left.checked_sub(chunk.len()) {
+                Some(rest) => *left = rest,
+                None => return StreamEnd::Answered,
+            }
+        }
         for item in parser.push(&chunk) {
             cursor.note(&item);
             match deliver_event(driver, item, id).await {
@@ -369,11 +393,17 @@ pub(crate) async fn read_event_stream(
                 EventDelivered::Other => {}
             }
         }
-        // The stream has done its work once its request is answered: a server that keeps it
-        // open would otherwise cost a task and a descriptor per call. (Messages after the
-        // response in the same chunk were delivered above.)
-        if answered {
-            return StreamEnd::Answered;
+        // The stream has done its work once its request is answered, but its end is read
+        // (briefly, and a few KiB at most: a server that keeps it open would otherwise cost
+        // a task and a descriptor per call): a body read to its end gives its kept
+        // connection back for the next request, where one dropped part-way closes it — a
+        // new connection per call against servers that answer every POST with a stream.
+        // Messages after the response are delivered as they come.
+        if answered && after_answer.is_none() {
+            after_answer = Some((
+                tokio::time::Instant::now() + AFTER_ANSWER_WAIT,
+                AFTER_ANSWER_BYTES,
+            ));
         }
     }
 }
