@@ -1,6 +1,7 @@
 //! The HTTP transport keeps its connections: calls in a row to a server that keeps them
-//! alive share one TCP connection, each request names its `Host`, and a server that closes
-//! a connection after an answer gets a new one for the next call.
+//! alive share one TCP connection (answers as JSON or as a response stream alike), each
+//! request names its `Host`, and a server that closes a connection after an answer gets a
+//! new one for the next call.
 
 use serde_json::Value;
 use switchboard_http::HttpOptions;
@@ -31,10 +32,19 @@ enum Connection {
     Close,
 }
 
+/// How the server answers `tools/list`.
+#[derive(Clone, Copy)]
+enum ListAnswer {
+    /// A JSON body, the connection then kept or closed.
+    Json(Connection),
+    /// A response stream (`text/event-stream`, chunked) carrying the answer, then ending;
+    /// the connection kept.
+    Stream,
+}
+
 /// A legacy server: `initialize` answered, notifications accepted, no GET stream, and
-/// `tools/list` answered with an empty list (closing the connection after each, when
-/// `after_list` says so).
-async fn legacy_server(after_list: Connection) -> CountingServer {
+/// `tools/list` answered with an empty list as `list_answer` says.
+async fn legacy_server(list_answer: ListAnswer) -> CountingServer {
     CountingServer::start_with(move |_, request: &CannedRequest| {
         if request.method() == "GET" {
             return kept_answer("405 Method Not Allowed", "text/plain", "", Connection::Keep);
@@ -48,12 +58,24 @@ async fn legacy_server(after_list: Connection) -> CountingServer {
                 &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{INIT_RESULT}}}"#),
                 Connection::Keep,
             ),
-            Some("tools/list") => kept_answer(
-                "200 OK",
-                "application/json",
-                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}}}}"#),
-                after_list,
-            ),
+            Some("tools/list") => {
+                let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}}}}"#);
+                match list_answer {
+                    ListAnswer::Json(after) => {
+                        kept_answer("200 OK", "application/json", &answer, after)
+                    }
+                    ListAnswer::Stream => {
+                        // Chunked, as stream-answering servers send it: the body's end is
+                        // a chunk of its own, after the event.
+                        let event = format!("event: message\ndata: {answer}\n\n");
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                             transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n0\r\n\r\n",
+                            event.len()
+                        )
+                    }
+                }
+            }
             _ => kept_answer("202 Accepted", "text/plain", "", Connection::Keep),
         }
     })
@@ -89,7 +111,7 @@ fn lists(server: &CountingServer) -> Vec<CannedRequest> {
 
 #[tokio::test]
 async fn calls_in_a_row_share_a_kept_connection_and_name_their_host() {
-    let server = legacy_server(Connection::Keep).await;
+    let server = legacy_server(ListAnswer::Json(Connection::Keep)).await;
     list_in_a_row(&server).await;
     let lists = lists(&server);
     assert_eq!(lists.len(), CALLS);
@@ -112,11 +134,23 @@ async fn calls_in_a_row_share_a_kept_connection_and_name_their_host() {
 
 #[tokio::test]
 async fn a_connection_the_server_closed_is_replaced_for_the_next_call() {
-    let server = legacy_server(Connection::Close).await;
+    let server = legacy_server(ListAnswer::Json(Connection::Close)).await;
     list_in_a_row(&server).await;
     assert_eq!(lists(&server).len(), CALLS);
     assert!(
         server.connections() >= CALLS,
+        "{} connections",
+        server.connections()
+    );
+}
+
+#[tokio::test]
+async fn answers_on_a_response_stream_keep_their_connection_too() {
+    let server = legacy_server(ListAnswer::Stream).await;
+    list_in_a_row(&server).await;
+    assert_eq!(lists(&server).len(), CALLS);
+    assert!(
+        server.connections() <= 2,
         "{} connections",
         server.connections()
     );
