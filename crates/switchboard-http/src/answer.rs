@@ -345,8 +345,10 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<Respons
     response.status().is_success().then_some(response)
 }
 
-/// How long a response stream that answered its request is read on for its end.
-const AFTER_ANSWER_WAIT: Duration = Duration::from_millis(100);
+/// How long a response stream that answered its request is waited on for its end: not at
+/// all (what has already arrived is read, so a server that keeps the stream open costs no
+/// descriptor past the answer).
+const AFTER_ANSWER_WAIT: Duration = Duration::ZERO;
 /// How many more bytes such a stream is read for.
 const AFTER_ANSWER_BYTES: usize = 16 * 1024;
 
@@ -393,12 +395,13 @@ pub(crate) async fn read_event_stream(
                 EventDelivered::Other => {}
             }
         }
-        // The stream has done its work once its request is answered, but its end is read
-        // (briefly, and a few KiB at most: a server that keeps it open would otherwise cost
-        // a task and a descriptor per call): a body read to its end gives its kept
+        // The stream has done its work once its request is answered, but what has already
+        // arrived of it is read (its end too, when the server sent it with the answer; a few
+        // KiB at most, and never waited for: a server that keeps it open would otherwise
+        // cost a task and a descriptor per call): a body read to its end gives its kept
         // connection back for the next request, where one dropped part-way closes it — a
         // new connection per call against servers that answer every POST with a stream.
-        // Messages after the response are delivered as they come.
+        // Messages after the response that have arrived are delivered.
         if answered && after_answer.is_none() {
             after_answer = Some((
                 tokio::time::Instant::now() + AFTER_ANSWER_WAIT,
