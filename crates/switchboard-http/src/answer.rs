@@ -345,12 +345,18 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<Respons
     response.status().is_success().then_some(response)
 }
 
-/// How long a response stream that answered its request is waited on for its end: not at
-/// all (what has already arrived is read, so a server that keeps the stream open costs no
-/// descriptor past the answer).
-const AFTER_ANSWER_WAIT: Duration = Duration::ZERO;
-/// How many more bytes such a stream is read for.
+/// How many more bytes a response stream is read for after it answered its request.
 const AFTER_ANSWER_BYTES: usize = 16 * 1024;
+
+/// What is ready now of a future, without waiting: `None` when it would wait.
+fn ready_now<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
+    }
+}
 
 /// Delivers every event of an SSE body, noting the last event id and retry delay.
 pub(crate) async fn read_event_stream(
@@ -362,17 +368,25 @@ pub(crate) async fn read_event_stream(
     let mut parser = SseParser::new(driver.max_body_bytes);
     let mut answered = false;
     let mut malformed_events = 0;
-    // Once answered: until when, and how many more bytes, the stream's end is waited for.
-    let mut after_answer: Option<(tokio::time::Instant, usize)> = None;
+    let mut left_after_answer = AFTER_ANSWER_BYTES;
     loop {
-        let next = match after_answer {
-            None => response.chunk().await,
-            Some((deadline, _)) => {
-                match tokio::time::timeout_at(deadline, response.chunk()).await {
-                    Ok(next) => next,
-                    Err(_) => return StreamEnd::Answered,
-                }
+        // The stream has done its work once its request is answered, but what has already
+        // arrived of it is read (its end too, when the server sent it with the answer; a few
+        // KiB at most, and never waited for: a server that keeps it open would otherwise
+        // cost a task and a descriptor per call): a body read to its end gives its kept
+        // connection back for the next request, where one dropped part-way closes it — a
+        // new connection per call against servers that answer every POST with a stream.
+        // Messages after the response that have arrived are delivered.
+        let next = if answered {
+            // Once round the scheduler first: the connection's own task moves what the
+            // socket holds into the body, and only then has it "arrived" here.
+            tokio::task::yield_now().await;
+            match ready_now(response.chunk()) {
+                Some(next) => next,
+                None => return StreamEnd::Answered,
             }
+        } else {
+            response.chunk().await
         };
         let chunk = match next {
             Ok(Some(chunk)) => chunk,
@@ -381,9 +395,9 @@ pub(crate) async fn read_event_stream(
             Err(_) if answered => return StreamEnd::Answered,
             Err(error) => return StreamEnd::Broken(crate::error_chain(&error)),
         };
-        if let Some((_, left)) = &mut after_answer {
-            match left.checked_sub(chunk.len()) {
-                Some(rest) => *left = rest,
+        if answered {
+            match left_after_answer.checked_sub(chunk.len()) {
+                Some(rest) => left_after_answer = rest,
                 None => return StreamEnd::Answered,
             }
         }
@@ -394,19 +408,6 @@ pub(crate) async fn read_event_stream(
                 EventDelivered::Malformed => malformed_events += 1,
                 EventDelivered::Other => {}
             }
-        }
-        // The stream has done its work once its request is answered, but what has already
-        // arrived of it is read (its end too, when the server sent it with the answer; a few
-        // KiB at most, and never waited for: a server that keeps it open would otherwise
-        // cost a task and a descriptor per call): a body read to its end gives its kept
-        // connection back for the next request, where one dropped part-way closes it — a
-        // new connection per call against servers that answer every POST with a stream.
-        // Messages after the response that have arrived are delivered.
-        if answered && after_answer.is_none() {
-            after_answer = Some((
-                tokio::time::Instant::now() + AFTER_ANSWER_WAIT,
-                AFTER_ANSWER_BYTES,
-            ));
         }
     }
 }
