@@ -141,6 +141,18 @@ pub(crate) fn no_era_memo_env() -> Vec<(String, String)> {
     vec![(NO_ERA_MEMO.0.to_owned(), NO_ERA_MEMO.1.to_owned())]
 }
 
+/// The names a proxy for outgoing HTTP is read under, in both cases.
+pub(crate) const PROXY_VARIABLES: [&str; 6] = [
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+];
+/// The names the hosts reached without a proxy are read under.
+pub(crate) const NO_PROXY_VARIABLES: [&str; 2] = ["no_proxy", "NO_PROXY"];
+
 /// The resident set of a running process (`VmRSS` of `/proc/PID/status`), in bytes; 0 when
 /// it cannot be read.
 pub(crate) fn resident_bytes(pid: u32) -> u64 {

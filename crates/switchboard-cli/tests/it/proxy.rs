@@ -12,19 +12,8 @@ use std::time::Duration;
 use serde_json::json;
 use switchboard_testkit::serve::HttpServer;
 
-use crate::{Run, config, isolated_switchboard, run_bounded};
+use crate::{NO_PROXY_VARIABLES, PROXY_VARIABLES, Run, config, isolated_switchboard, run_bounded};
 
-/// Every name the proxy settings are read under.
-const PROXY_VARIABLES: [&str; 8] = [
-    "http_proxy",
-    "HTTP_PROXY",
-    "https_proxy",
-    "HTTPS_PROXY",
-    "all_proxy",
-    "ALL_PROXY",
-    "no_proxy",
-    "NO_PROXY",
-];
 /// How long the proxy and the TLS listener wait for a socket to move.
 const SOCKET_DEADLINE: Duration = Duration::from_secs(30);
 /// The most of a request head the proxy reads.
@@ -40,7 +29,7 @@ fn seen(lines: &Seen) -> Vec<String> {
 fn tools_with_proxies(url: &str, proxies: &[(&str, &str)]) -> Run {
     let path = config(json!({ "remote": { "type": "http", "url": url } }));
     let mut command = isolated_switchboard();
-    for name in PROXY_VARIABLES {
+    for name in PROXY_VARIABLES.iter().chain(&NO_PROXY_VARIABLES) {
         command.env_remove(name);
     }
     command

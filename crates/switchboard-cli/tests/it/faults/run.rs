@@ -397,17 +397,8 @@ struct Launch<'a> {
 /// machine, so a case whose server names a link-local or private address cannot reach it
 /// even if the rule that refuses it regressed. Loopback is reached directly.
 fn proxied_to(tripwire_url: &str) -> Vec<(&'static str, String)> {
-    const PROXIES: [&str; 6] = [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "all_proxy",
-        "ALL_PROXY",
-    ];
-    const DIRECT: [&str; 2] = ["no_proxy", "NO_PROXY"];
-    let proxies = PROXIES.map(|name| (name, tripwire_url.to_owned()));
-    let direct = DIRECT.map(|name| (name, "127.0.0.1,localhost,::1".to_owned()));
+    let proxies = crate::PROXY_VARIABLES.map(|name| (name, tripwire_url.to_owned()));
+    let direct = crate::NO_PROXY_VARIABLES.map(|name| (name, "127.0.0.1,localhost,::1".to_owned()));
     proxies.into_iter().chain(direct).collect()
 }
 
