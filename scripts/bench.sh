@@ -3,10 +3,11 @@
 #
 #   scripts/bench.sh            full run: installs the peers, builds release binaries, runs
 #                               scenarios 1-3, 7, 8 and 9's calls (1 warm-up + 5 measured rounds,
-#                               three CPU regimes, scenario 3 unpinned only; callgrind) and the
+#                               three CPU regimes, scenario 3 unpinned only; callgrind), the
 #                               start-up scenarios 4-6 and 9's starts (1 warm-up + 10 rounds,
-#                               unpinned), rewrites BENCHMARKS.md and target/bench/results.json
-#                               (~12 min)
+#                               unpinned), the gateway beside its peers (10) and one gateway
+#                               with 10,000 sessions (11); rewrites BENCHMARKS.md and
+#                               target/bench/results.json (~30 min)
 #   scripts/bench.sh --smoke    one tiny unpinned round (50 calls; ours, raw pipe, rmcp, TS,
 #                               Python, HTTP both eras and its floor, sandboxed and not; 3-server
 #                               cold start, 200-tool catalog, one-shot CLI, sandboxed starts);
@@ -30,19 +31,19 @@
 #                                     # then put its section into BENCHMARKS.md with
 #   target/release/switchboard-bench report --json target/bench/sandbox.json --section sandbox
 #   scripts/bench.sh --only gateway-peers --no-callgrind --json target/bench/gwpeers.json \
-#     --out target/bench/GWPEERS.md   # scenario 10 (never part of a full run: named exactly by
-#                                     # --only): our gateway beside supergateway, mcp-proxy (npm,
+#     --out target/bench/GWPEERS.md   # scenario 10 alone (in a full run too; --only names it
+#                                     # exactly): our gateway beside supergateway, mcp-proxy (npm,
 #                                     # PyPI) and FastMCP's proxy at 1/16/256 sessions, memory
 #                                     # with 1,000 idle sessions (~12 min), then put its section
 #                                     # and goal rows into BENCHMARKS.md with
 #   target/release/switchboard-bench report --json target/bench/gwpeers.json --section gateway-peers
 #   scripts/bench.sh --only gateway-scale --no-callgrind --json target/bench/gwscale.json \
-#     --out target/bench/GWSCALE.md   # scenario 11 (never part of a full run; ~30 s): one gateway
+#     --out target/bench/GWSCALE.md   # scenario 11 alone (in a full run too; ~30 s): one gateway
 #                                     # with 10,000 legacy sessions, then a GET stream on each,
 #                                     # memory per session and per stream, a call on every
 #                                     # session, and 100 sessions past the default cap, then
 #   target/release/switchboard-bench report --json target/bench/gwscale.json --section gateway-scale
-# Environment: BENCH_TIMEOUT (seconds for the whole run, default 2400; smoke 300),
+# Environment: BENCH_TIMEOUT (seconds for the whole run, default 3600; smoke 300),
 # BENCH_BUILD_TIMEOUT (seconds for the release build, default 1800), BENCH_LOCKED (default 1:
 # build with --locked like scripts/test.sh; 0 lets cargo update Cargo.lock).
 set -euo pipefail
@@ -53,10 +54,10 @@ smoke=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
 done
-if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=2400; fi
+if [ "$smoke" -eq 1 ]; then default_timeout=300; else default_timeout=3600; fi
 run_timeout=${BENCH_TIMEOUT:-$default_timeout}
 build_timeout=${BENCH_BUILD_TIMEOUT:-1800}
 locked=()

@@ -200,6 +200,12 @@ pub struct GatewayLoadArgs {
     /// descendants) in the gateway's tree are the upstream's, not the gateway's.
     #[arg(long)]
     pub upstream_exe: Option<PathBuf>,
+    /// Open loop: the calls/s of all sessions together, each session's calls set at fixed
+    /// times (spread evenly over the sessions); a call that had to wait for the session's
+    /// call before it counts its latency from its set time. Without it, closed loop: each
+    /// session calls again as soon as it is answered.
+    #[arg(long)]
+    pub rate: Option<f64>,
     /// Measure memory instead: the gateway's RSS idle, after one session's 100 calls, and
     /// with this many more sessions open and idle.
     #[arg(long, default_value_t = 0)]

@@ -1112,9 +1112,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     if cases.iter().any(|c| c.server.is_gateway()) {
         paths.write_gateway_config()?;
     }
-    // Scenario 10 runs only when `--only` names it (it is long and holds a thousand
-    // sessions); the gateways whose peers are not installed are skipped.
-    let peer_gateways: Vec<Gateway> = if args.only.iter().any(|o| o == gateway_peers::SCENARIO_ID) {
+    // Scenarios 10 and 11 run in a full run and when `--only` names them exactly (they are
+    // long and hold thousands of sessions), never in a smoke run; the gateways whose peers
+    // are not installed are skipped.
+    let named_or_full =
+        |id: &str| (args.only.is_empty() && !smoke) || args.only.iter().any(|o| o == id);
+    let peer_gateways: Vec<Gateway> = if named_or_full(gateway_peers::SCENARIO_ID) {
         let places = GatewayPaths::new(&paths);
         Gateway::ALL
             .into_iter()
@@ -1147,7 +1150,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     } else {
         None
     };
-    let scale_scenario = args.only.iter().any(|o| o == gateway_scale::SCENARIO_ID);
+    let scale_scenario = named_or_full(gateway_scale::SCENARIO_ID);
     if cases.is_empty() && startup_cases.is_empty() && peer_gateways.is_empty() && !scale_scenario {
         bail!("no case can run (see the skipped list above)");
     }
@@ -1308,7 +1311,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         )?)
     };
 
-    // Scenario 11 runs only when `--only` names it (it holds 10,000 sessions and streams).
     let gateway_scale = if scale_scenario {
         if !smoke {
             wait_before(args, &mut quiet_budget, &mut load, "gateway-scale");

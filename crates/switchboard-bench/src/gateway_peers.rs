@@ -28,6 +28,13 @@
 //! `utime + stime` (`/proc/PID/stat`). The upstream servers are counted (and their RSS
 //! summed) apart: a peer that starts one upstream per session shows it there.
 //!
+//! Open loop (`gateway-load --rate R`): each session's calls are set at fixed times, R
+//! calls/s over all the sessions, and a call that waited for the one before it counts from
+//! its set time. [`run_scenario`] runs ours and the direct baseline this way at 256
+//! sessions and the fastest peer's calls/s there ([`paced_runs`]): the latency a hop adds
+//! at a load every gateway carries, where the closed loop's p99 at 256 sessions is the
+//! queue's.
+//!
 //! Memory ([`memory`], `gateway-load --idle-sessions M`): the fresh gateway's RSS before
 //! any client, then after one session made 100 calls (the base), then with M more sessions
 //! open and idle; per session = (loaded − base) / M.
@@ -59,6 +66,9 @@ use crate::stats::{self, RunResult};
 
 /// The session counts of the load runs.
 pub const SESSION_COUNTS: [usize; 3] = [1, 16, 256];
+
+/// Sessions of the paced (open-loop) runs.
+pub const PACED_SESSIONS: usize = 256;
 
 /// Sessions held open in the memory measurement.
 pub const IDLE_SESSIONS: usize = 1000;
@@ -677,15 +687,26 @@ async fn load(args: &GatewayLoadArgs) -> anyhow::Result<LoadResult> {
     let started = Instant::now();
     let deadline = started + window;
     let mut workers = JoinSet::new();
-    for session in &sessions {
+    let pace = args.rate.filter(|r| *r > 0.0).map(|rate| Pace {
+        interval: Duration::from_secs_f64(sessions.len() as f64 / rate),
+        sessions: sessions.len() as u32,
+    });
+    for (index, session) in sessions.iter().enumerate() {
         let session = session.clone();
         let arguments = arguments.clone();
         let cap = args.max_calls;
+        let mut schedule = pace.map(|pace| pace.schedule(started, index as u32));
         workers.spawn(async move {
             let mut latencies = Vec::new();
             let mut error = None;
             while (latencies.len() as u64) < cap && Instant::now() < deadline {
-                let t = Instant::now();
+                let t = match &mut schedule {
+                    None => Instant::now(),
+                    Some(schedule) => match schedule.next(deadline).await {
+                        Some(from) => from,
+                        None => break,
+                    },
+                };
                 match echo(&session, &arguments).await {
                     Ok(()) => latencies.push(t.elapsed().as_nanos() as u64),
                     Err(e) => {
@@ -735,6 +756,50 @@ async fn load(args: &GatewayLoadArgs) -> anyhow::Result<LoadResult> {
         upstream_processes,
         protocol,
     })
+}
+
+/// An open loop's spacing: one call per `interval` on each of `sessions` sessions.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    interval: Duration,
+    sessions: u32,
+}
+
+impl Pace {
+    /// Session `index`'s calls: offset by its share of the interval, so that the calls of
+    /// all the sessions arrive evenly rather than in bursts.
+    fn schedule(self, started: Instant, index: u32) -> Schedule {
+        Schedule {
+            next: started + self.interval * index / self.sessions.max(1),
+            interval: self.interval,
+        }
+    }
+}
+
+/// One session's set call times.
+struct Schedule {
+    next: Instant,
+    interval: Duration,
+}
+
+impl Schedule {
+    /// Waits for the next call's set time and returns when its latency counts from:
+    /// the set time when the session's previous call was still in flight past it (the
+    /// wait is the system's), else the moment the call goes out (the driver's own timer
+    /// lateness is not the system's); `None` once the set time is past `deadline`.
+    async fn next(&mut self, deadline: Instant) -> Option<Instant> {
+        let set = self.next;
+        if set >= deadline {
+            return None;
+        }
+        self.next = set + self.interval;
+        let now = Instant::now();
+        if now > set {
+            return Some(set);
+        }
+        tokio::time::sleep_until(set.into()).await;
+        Some(Instant::now())
+    }
 }
 
 /// The memory measurement.
@@ -871,6 +936,13 @@ pub struct PeersRun {
     pub memory: Vec<MemorySample>,
     /// `/proc/loadavg` at the start of each round and at the end.
     pub load: Vec<(String, String)>,
+    /// The open-loop rate (calls/s) of the paced runs: the fastest peer's median calls/s
+    /// at [`PACED_SESSIONS`] sessions.
+    #[serde(default)]
+    pub paced_rate: Option<f64>,
+    /// The paced runs: ours and the direct baseline, open loop at `paced_rate`.
+    #[serde(default)]
+    pub paced: Vec<LoadSample>,
 }
 
 /// The median of one gateway's load runs at one session count.
@@ -897,46 +969,22 @@ pub struct LoadSummary {
 impl PeersRun {
     /// The median over the rounds of `gateway` at `sessions` (`None` when nothing ran).
     pub fn summary(&self, gateway: Gateway, sessions: usize) -> Option<LoadSummary> {
-        let runs: Vec<&LoadSample> = self
-            .loads
-            .iter()
-            .filter(|s| s.gateway == gateway && s.sessions == sessions)
-            .collect();
-        if runs.is_empty() {
-            return None;
-        }
-        let ok: Vec<&LoadResult> = runs.iter().filter_map(|s| s.result.as_ref()).collect();
-        let failures = runs
-            .iter()
-            .filter(|s| {
-                s.result
-                    .as_ref()
-                    .is_none_or(|r| r.sessions_failed > 0 || r.calls_failed > 0)
-            })
-            .count();
-        let first_error = runs.iter().find_map(|s| {
-            s.error
-                .clone()
-                .or_else(|| s.result.as_ref().and_then(|r| r.first_error.clone()))
-        });
-        let med = |f: &dyn Fn(&LoadResult) -> f64| {
-            stats::median(&ok.iter().map(|r| f(r)).collect::<Vec<_>>())
-        };
-        let cpu: Vec<f64> = ok
-            .iter()
-            .filter(|r| r.calls > 0)
-            .filter_map(|r| r.gateway_cpu_s.map(|c| c / r.calls as f64 * 10_000.0))
-            .collect();
-        Some(LoadSummary {
-            rounds: ok.len(),
-            failures,
-            calls_per_s: med(&|r| r.calls_per_s),
-            p50_us: med(&|r| r.p50_us),
-            p99_us: med(&|r| r.p99_us),
-            cpu_s_per_10k: (!cpu.is_empty()).then(|| stats::median(&cpu)),
-            upstream_processes: ok.iter().filter_map(|r| r.upstream_processes).max(),
-            first_error,
-        })
+        summarise(&self.loads, gateway, sessions)
+    }
+
+    /// The median over the rounds of `gateway`'s paced runs (`None` when none ran).
+    pub fn paced_summary(&self, gateway: Gateway) -> Option<LoadSummary> {
+        summarise(&self.paced, gateway, PACED_SESSIONS)
+    }
+
+    /// The fastest peer at `sessions` sessions and its median.
+    pub fn fastest_peer(&self, sessions: usize) -> Option<(Gateway, LoadSummary)> {
+        Gateway::ALL
+            .into_iter()
+            .filter(|g| g.is_peer())
+            .filter_map(|g| Some((g, self.summary(g, sessions)?)))
+            .filter(|(_, s)| s.rounds > 0 && s.calls_per_s.is_finite())
+            .max_by(|a, b| a.1.calls_per_s.total_cmp(&b.1.calls_per_s))
     }
 
     /// The median calls/s of the Python SDK client through `gateway`.
@@ -962,6 +1010,49 @@ impl PeersRun {
     pub fn memory_of(&self, gateway: Gateway) -> Option<&MemorySample> {
         self.memory.iter().find(|m| m.gateway == gateway)
     }
+}
+
+/// The median over the rounds of `gateway` at `sessions` among `samples`.
+fn summarise(samples: &[LoadSample], gateway: Gateway, sessions: usize) -> Option<LoadSummary> {
+    let runs: Vec<&LoadSample> = samples
+        .iter()
+        .filter(|s| s.gateway == gateway && s.sessions == sessions)
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let ok: Vec<&LoadResult> = runs.iter().filter_map(|s| s.result.as_ref()).collect();
+    let failures = runs
+        .iter()
+        .filter(|s| {
+            s.result
+                .as_ref()
+                .is_none_or(|r| r.sessions_failed > 0 || r.calls_failed > 0)
+        })
+        .count();
+    let first_error = runs.iter().find_map(|s| {
+        s.error
+            .clone()
+            .or_else(|| s.result.as_ref().and_then(|r| r.first_error.clone()))
+    });
+    let med = |f: &dyn Fn(&LoadResult) -> f64| {
+        stats::median(&ok.iter().map(|r| f(r)).collect::<Vec<_>>())
+    };
+    let cpu: Vec<f64> = ok
+        .iter()
+        .filter(|r| r.calls > 0)
+        .filter_map(|r| r.gateway_cpu_s.map(|c| c / r.calls as f64 * 10_000.0))
+        .collect();
+    Some(LoadSummary {
+        rounds: ok.len(),
+        failures,
+        calls_per_s: med(&|r| r.calls_per_s),
+        p50_us: med(&|r| r.p50_us),
+        p99_us: med(&|r| r.p99_us),
+        cpu_s_per_10k: (!cpu.is_empty()).then(|| stats::median(&cpu)),
+        upstream_processes: ok.iter().filter_map(|r| r.upstream_processes).max(),
+        first_error,
+    })
 }
 
 /// The installed peers' versions, read from their package files.
@@ -1033,6 +1124,66 @@ fn start(gateways: &GatewayPaths, gateway: Gateway, log: &Path) -> anyhow::Resul
     Ok(Some(Running { server, pid }))
 }
 
+/// The paced runs: ours and the direct baseline at [`PACED_SESSIONS`] sessions, open loop
+/// at the fastest peer's median calls/s there, every round (on a fresh gateway each), so
+/// that the latency ours adds is measured at a load every gateway of the scenario can
+/// carry rather than behind a queue of its own making. Nothing runs when no peer did.
+fn paced_runs(paths: &Paths, gateways: &[Gateway], run: &mut PeersRun, timeout: Duration) {
+    let Some((_, fastest)) = run.fastest_peer(PACED_SESSIONS) else {
+        return;
+    };
+    let rate = fastest.calls_per_s.round();
+    run.paced_rate = Some(rate);
+    let places = GatewayPaths::new(paths);
+    let logs = paths.out_dir.join("logs");
+    let paced = [Gateway::Direct, Gateway::Ours];
+    for round in 1..=run.settings.rounds {
+        for &gateway in paced.iter().filter(|g| gateways.contains(g)) {
+            let server_log = logs.join(format!(
+                "gateway-peers-{}-paced.server.stderr",
+                gateway.name()
+            ));
+            let log = logs.join(format!("gateway-peers-{}-paced.stderr", gateway.name()));
+            let outcome = start(&places, gateway, &server_log).and_then(|running| {
+                let mut argv = load_argv(
+                    paths,
+                    &places,
+                    gateway,
+                    running.as_ref(),
+                    PACED_SESSIONS,
+                    &run.settings,
+                );
+                argv.extend(["--rate".into(), rate.to_string()]);
+                let outcome = run_bounded(&argv, &log, timeout)
+                    .and_then(|out| parse_line::<LoadResult>(&out));
+                drop(running);
+                outcome
+            });
+            match &outcome {
+                Ok(r) => eprintln!(
+                    "bench: gateway-peers paced round {round} {:<14} {PACED_SESSIONS} sessions at {rate} calls/s: {:>9.0} calls/s  p50 {:>9.1} µs  p99 {:>9.1} µs",
+                    gateway.name(),
+                    r.calls_per_s,
+                    r.p50_us,
+                    r.p99_us,
+                ),
+                Err(e) => eprintln!(
+                    "bench: gateway-peers paced round {round} {} FAILED: {e:#}",
+                    gateway.name()
+                ),
+            }
+            let (result, error) = split(outcome);
+            run.paced.push(LoadSample {
+                round,
+                gateway,
+                sessions: PACED_SESSIONS,
+                result,
+                error,
+            });
+        }
+    }
+}
+
 /// The `gateway-load` command line against `gateway` (running as `running`).
 fn load_argv(
     paths: &Paths,
@@ -1081,7 +1232,8 @@ fn split<T>(outcome: anyhow::Result<T>) -> (Option<T>, Option<String>) {
     }
 }
 
-pub(crate) fn parse_line<T: for<'de> Deserialize<'de>>(stdout: &str) -> anyhow::Result<T> {
+/// The last JSON line of a command's stdout, parsed.
+pub fn parse_line<T: for<'de> Deserialize<'de>>(stdout: &str) -> anyhow::Result<T> {
     let line = stdout
         .lines()
         .rev()
@@ -1109,6 +1261,8 @@ pub fn run_scenario(
         foreign: Vec::new(),
         memory: Vec::new(),
         load: Vec::new(),
+        paced_rate: None,
+        paced: Vec::new(),
     };
     for round in 1..=settings.rounds {
         run.load
@@ -1216,6 +1370,7 @@ pub fn run_scenario(
             drop(running);
         }
     }
+    paced_runs(paths, gateways, &mut run, timeout);
     for &gateway in gateways.iter().filter(|g| g.has_sessions()) {
         let server_log = logs.join(format!(
             "gateway-peers-{}-memory.server.stderr",

@@ -63,11 +63,8 @@ pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
     }
 
     let inflight = args.inflight.max(1);
-    let (elapsed, mut latencies) = if inflight == 1 {
-        sequential(&session, &args.tool, &arguments, args.calls).await?
-    } else {
-        pipelined(&session, &args.tool, &arguments, args.calls, inflight).await?
-    };
+    let (elapsed, mut latencies) =
+        calls_from_tasks(&session, &args.tool, &arguments, args.calls, inflight).await?;
     let result = RunResult::from_latencies(
         "ours",
         inflight as u64,
@@ -94,31 +91,11 @@ async fn echo(session: &Session, tool: &str, arguments: &Value) -> anyhow::Resul
     })
 }
 
-async fn sequential(
-    session: &Session,
-    tool: &str,
-    arguments: &Value,
-    calls: u64,
-) -> anyhow::Result<(Duration, Vec<u64>)> {
-    let mut latencies = Vec::with_capacity(calls as usize);
-    let options = CallOptions::default();
-    let started = Instant::now();
-    for _ in 0..calls {
-        let t = Instant::now();
-        let result = session
-            .call_tool(tool, Some(arguments.clone()), &options)
-            .await?;
-        latencies.push(t.elapsed().as_nanos() as u64);
-        if result.is_error {
-            bail!("the tool reported an error: {result:?}");
-        }
-    }
-    Ok((started.elapsed(), latencies))
-}
-
-/// `inflight` workers on clones of the session, each making its share of the calls one
-/// after the other, so that `inflight` calls are outstanding on the one connection.
-async fn pipelined(
+/// `inflight` tasks (one for sequential calls), each making its share of the calls one
+/// after the other, so that `inflight` calls are outstanding on the one connection. Calls
+/// are made from spawned tasks, as a host makes them: a call awaited in `block_on` itself
+/// costs tokio's current-thread runtime an extra driver poll each time it wakes.
+async fn calls_from_tasks(
     session: &Session,
     tool: &str,
     arguments: &Value,
@@ -150,7 +127,7 @@ async fn pipelined(
     }
     let mut latencies = Vec::with_capacity(calls as usize);
     while let Some(joined) = workers.join_next().await {
-        latencies.extend(joined.context("a pipelined worker panicked")??);
+        latencies.extend(joined.context("a calling task panicked")??);
     }
     Ok((started.elapsed(), latencies))
 }

@@ -63,11 +63,8 @@ pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
     }
 
     let inflight = args.inflight.max(1);
-    let (elapsed, mut latencies) = if inflight == 1 {
-        sequential(&peer, &args.tool, &arguments, args.calls).await?
-    } else {
-        pipelined(&peer, &args.tool, &arguments, args.calls, inflight).await?
-    };
+    let (elapsed, mut latencies) =
+        calls_from_tasks(&peer, &args.tool, &arguments, args.calls, inflight).await?;
     let result = RunResult::from_latencies(
         "rmcp",
         inflight as u64,
@@ -81,29 +78,11 @@ pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
     Ok(result)
 }
 
-async fn sequential(
-    peer: &Peer<RoleClient>,
-    tool: &str,
-    arguments: &JsonObject,
-    calls: u64,
-) -> anyhow::Result<(Duration, Vec<u64>)> {
-    let mut latencies = Vec::with_capacity(calls as usize);
-    let tool = tool.to_owned();
-    let started = Instant::now();
-    for _ in 0..calls {
-        let t = Instant::now();
-        let result = peer
-            .call_tool(CallToolRequestParams::new(tool.clone()).with_arguments(arguments.clone()))
-            .await?;
-        latencies.push(t.elapsed().as_nanos() as u64);
-        if result.is_error == Some(true) {
-            bail!("the tool reported an error: {result:?}");
-        }
-    }
-    Ok((started.elapsed(), latencies))
-}
-
-async fn pipelined(
+/// `inflight` tasks (one for sequential calls), each making its share of the calls one
+/// after the other, so that `inflight` calls are outstanding on the one connection (as in our client). Calls
+/// are made from spawned tasks, as a host makes them: a call awaited in `block_on` itself
+/// costs tokio's current-thread runtime an extra driver poll each time it wakes.
+async fn calls_from_tasks(
     peer: &Peer<RoleClient>,
     tool: &str,
     arguments: &JsonObject,
@@ -136,7 +115,7 @@ async fn pipelined(
     }
     let mut latencies = Vec::with_capacity(calls as usize);
     while let Some(joined) = workers.join_next().await {
-        latencies.extend(joined.context("a pipelined worker panicked")??);
+        latencies.extend(joined.context("a calling task panicked")??);
     }
     Ok((started.elapsed(), latencies))
 }

@@ -471,6 +471,45 @@ fn gateway_peers_scenario_direct_and_ours() {
     let _ = std::fs::remove_dir_all(&paths.out_dir);
 }
 
+/// `gateway-load --rate`: the open loop makes its calls at the set times, so a window
+/// holds no more of them than the rate allows (one per session may start at the window's
+/// very beginning), and every one of them is answered.
+#[test]
+fn an_open_loop_load_keeps_to_its_rate() {
+    let dir = temp_dir("open-loop");
+    let argv: Vec<String> = [
+        BENCH,
+        "gateway-load",
+        "--sessions",
+        "4",
+        "--seconds",
+        "0.5",
+        "--warmup",
+        "1",
+        "--rate",
+        "200",
+        "--server",
+        BENCH,
+        "trivial-server",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = run_bounded(&argv, &dir.join("gateway-load.stderr"), STEP).expect("gateway-load");
+    let result: switchboard_bench::gateway_peers::LoadResult =
+        switchboard_bench::gateway_peers::parse_line(&out).expect("its result line");
+    assert_eq!(
+        (result.sessions_failed, result.calls_failed),
+        (0, 0),
+        "{result:?}"
+    );
+    assert!(
+        result.calls > 0 && result.calls <= 200 / 2 + 4,
+        "{} calls in half a second at 200/s",
+        result.calls
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Scenario 9 as the driver runs it, tiny: `sandbox-start` (every variant started, through
 /// the driver's command line and process runner), our client's calls to the trivial server
 /// unsandboxed and sandboxed (`client_argv`), and the report's section spliced into an
