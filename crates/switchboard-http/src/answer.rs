@@ -153,7 +153,21 @@ pub(crate) async fn answer_from_body(
         Err(error) => return driver.fail_request(id, error),
     };
     if crate::plain_answer::is_plain_answer(&body, id) {
-        return driver.sink.message(&body).await;
+        driver.sink.message(&body).await;
+        // Known by its layout, a body may still turn out not to answer this request (a
+        // repeated member the connection reads otherwise): it fails rather than waits.
+        if driver.sink.is_waiting(id) {
+            driver.fail_request(
+                id,
+                TransportError::NoResponse {
+                    status: http_status(status),
+                    detail: "the server answered this request's POST with a message that does \
+                             not answer it"
+                        .to_owned(),
+                },
+            );
+        }
+        return;
     }
     let mut parsed: Option<Value> = serde_json::from_slice(&body).ok();
     // An HTTP answer belongs to the POST it answers: an error without an id (servers use

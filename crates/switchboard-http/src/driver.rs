@@ -22,8 +22,8 @@ use crate::client::{HttpClient, RequestBuilder, Response};
 use hyper::body::Bytes;
 use switchboard_text::peer_text::PeerText;
 
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const DELETE_DEADLINE: Duration = Duration::from_secs(2);
 /// How long requests wait for the GET stream to be open (its response head), so that server
 /// messages sent outside a response stream right after initialization are not lost.
@@ -196,9 +196,14 @@ pub(crate) struct Driver {
 
 #[derive(Default)]
 pub(crate) struct DriverState {
-    pub(crate) session_id: Option<String>,
-    /// The legacy version the session last said it speaks (after `initialize`).
-    pub(crate) legacy_version: Option<Arc<str>>,
+    /// The legacy session's id, as the header every request carries (a copy of the one
+    /// the server sent, checked to be text once, when it came).
+    pub(crate) session_id: Option<HeaderValue>,
+    /// The legacy version the session last said it speaks (after `initialize`), and the
+    /// header that says it (made once per version, not per request).
+    pub(crate) legacy_version: Option<(Arc<str>, HeaderValue)>,
+    /// The 2026-07-28 version last sent, and its header.
+    pub(crate) modern_version: Option<(Arc<str>, HeaderValue)>,
     /// The last `initialize` as it was sent, to re-initialize once when the session expires.
     pub(crate) initialize_body: Option<Vec<u8>>,
     /// Keyed by the client's own ids: a fast hash is safe.
@@ -208,6 +213,22 @@ pub(crate) struct DriverState {
     pub(crate) sse_endpoint: Option<reqwest::Url>,
     /// The task reading that server's event stream.
     pub(crate) sse_stream: Option<AbortHandle>,
+}
+
+/// The header that says `version`, kept in `slot` while the version stays the same;
+/// `None` for a version that is no header value.
+pub(crate) fn cached_header(
+    slot: &mut Option<(Arc<str>, HeaderValue)>,
+    version: &Arc<str>,
+) -> Option<HeaderValue> {
+    match slot {
+        Some((said, header)) if said == version => Some(header.clone()),
+        _ => {
+            let header = HeaderValue::from_str(version).ok()?;
+            *slot = Some((version.clone(), header.clone()));
+            Some(header)
+        }
+    }
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -256,7 +277,7 @@ impl Driver {
         if sending == Sending::Legacy
             && let Some(version) = &message.context.protocol_version
         {
-            lock(&self.state).legacy_version = Some(version.clone());
+            cached_header(&mut lock(&self.state).legacy_version, version);
         }
         let body = message.json().to_vec();
         match message.kind {
@@ -319,11 +340,14 @@ impl Driver {
         Ok(())
     }
 
-    /// Runs `task` as one of the driver's tasks (finished ones are reaped first).
+    /// Runs `task` as one of the driver's tasks (finished ones are reaped first). The task
+    /// is boxed once: tokio moves a task's future whole as it spawns, starts and ends it,
+    /// and a request's future is several KiB.
     pub(crate) fn spawn(
         &self,
         task: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> AbortHandle {
+        let task = Box::pin(task);
         let mut tasks = lock(&self.tasks);
         while tasks.try_join_next().is_some() {}
         tasks.spawn(task)
@@ -347,7 +371,7 @@ impl Driver {
                 .client
                 .request(reqwest::Method::DELETE, self.url.clone())
                 .headers(&self.headers)
-                .header(SESSION_HEADER, &session_id);
+                .header_value(SESSION_HEADER, session_id);
             let delete = self.authorized(self.with_version(delete));
             let _ = tokio::time::timeout(DELETE_DEADLINE, delete.send()).await;
         }
@@ -418,15 +442,19 @@ impl Driver {
     pub(crate) fn with_session(&self, builder: RequestBuilder) -> RequestBuilder {
         let session_id = lock(&self.state).session_id.clone();
         let builder = match session_id {
-            Some(id) => builder.header(SESSION_HEADER, &id),
+            Some(id) => builder.header_value(SESSION_HEADER, id),
             None => builder,
         };
         self.with_version(builder)
     }
 
     pub(crate) fn with_version(&self, builder: RequestBuilder) -> RequestBuilder {
-        match lock(&self.state).legacy_version.clone() {
-            Some(version) => builder.header(VERSION_HEADER, version.as_ref()),
+        let header = lock(&self.state)
+            .legacy_version
+            .as_ref()
+            .map(|(_, header)| header.clone());
+        match header {
+            Some(header) => builder.header_value(VERSION_HEADER, header),
             None => builder,
         }
     }

@@ -29,6 +29,47 @@ struct Members<'a> {
 /// Whether the body is one plain result response to `id` (then it goes to the connection
 /// as it came; every other body takes the tree path).
 pub(crate) fn is_plain_answer(body: &[u8], id: &RequestId) -> bool {
+    is_compact_answer(body, id) || has_answer_members(body, id)
+}
+
+/// Whether the body is laid out as servers commonly write an answer, compact, with its
+/// envelope at one end: `{"jsonrpc":"2.0","id":ID,"result":…}` (serde's and pydantic's
+/// member order) or `{"result":…,"jsonrpc":"2.0","id":ID}` (JSON.stringify's in the
+/// TypeScript SDK). Only the ends are read: the connection decodes the whole body anyway,
+/// and one that turns out not to answer `id` after all (a repeated member, say) leaves the
+/// request waiting, which the caller checks.
+fn is_compact_answer(body: &[u8], id: &RequestId) -> bool {
+    const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+    const RESULT_FIRST: &[u8] = b"{\"result\":";
+    const TAIL: &[u8] = b",\"jsonrpc\":\"2.0\",\"id\":";
+    let mut id_text = [0u8; 24];
+    let id_text = match id {
+        // The ids this client gives its own requests; a string id takes the long way.
+        RequestId::Number(n) => {
+            let mut cursor = std::io::Cursor::new(&mut id_text[..]);
+            if std::io::Write::write_fmt(&mut cursor, format_args!("{n}")).is_err() {
+                return false;
+            }
+            let len = cursor.position() as usize;
+            &id_text[..len]
+        }
+        RequestId::String(_) => return false,
+    };
+    let body = body.trim_ascii_end();
+    if let Some(rest) = body.strip_prefix(HEAD) {
+        return rest
+            .strip_prefix(id_text)
+            .is_some_and(|rest| rest.starts_with(b",\"result\":"));
+    }
+    body.starts_with(RESULT_FIRST)
+        && body
+            .strip_suffix(b"}")
+            .and_then(|rest| rest.strip_suffix(id_text))
+            .is_some_and(|rest| rest.ends_with(TAIL))
+}
+
+/// Whether the body's members make it one result response to `id` (any layout).
+fn has_answer_members(body: &[u8], id: &RequestId) -> bool {
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') || needs_exact_path(body) {
         return false;
@@ -57,6 +98,33 @@ mod tests {
 
     fn plain(body: &str, id: i64) -> bool {
         is_plain_answer(body.as_bytes(), &RequestId::Number(id))
+    }
+
+    #[test]
+    fn compact_answers_are_known_by_their_ends() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":12,"result":{"content":[]}}"#,
+            "{\"result\":{\"content\":[]},\"jsonrpc\":\"2.0\",\"id\":12}\n",
+        ] {
+            assert!(
+                is_compact_answer(body.as_bytes(), &RequestId::Number(12)),
+                "{body}"
+            );
+            assert!(plain(body, 12), "{body}");
+        }
+        for body in [
+            // Another id, an id that only begins like ours, an error, a string id.
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":123,"result":{}}"#,
+            r#"{"result":{},"jsonrpc":"2.0","id":112}"#,
+            r#"{"jsonrpc":"2.0","id":12,"error":{"code":1,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":"12","result":{}}"#,
+        ] {
+            assert!(
+                !is_compact_answer(body.as_bytes(), &RequestId::Number(12)),
+                "{body}"
+            );
+        }
     }
 
     #[test]
@@ -92,7 +160,13 @@ mod tests {
             "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}",
             r#"{"jsonrpc":"2.0","id":3,"result":{}"#,
         ] {
-            assert!(!plain(body, 3), "{body}");
+            // Some of these begin as an answer does and go to the connection by their
+            // layout (which takes them as the tree path would, or fails the request);
+            // by their members, none is a plain answer.
+            assert!(
+                !has_answer_members(body.as_bytes(), &RequestId::Number(3)),
+                "{body}"
+            );
         }
     }
 }

@@ -29,9 +29,13 @@ use switchboard_wire::{ErrorObject, TransportError};
 use crate::answer::{AnswerHeaders, answer_from_body, answer_json, read_answer};
 use crate::client::{RequestBuilder, Response};
 use crate::driver::{
-    Driver, OutgoingRequest, SESSION_HEADER, Sending, VERSION_HEADER, http_status, lock,
-    read_capped,
+    Driver, OutgoingRequest, SESSION_HEADER, Sending, VERSION_HEADER, cached_header, http_status,
+    lock, read_capped,
 };
+
+/// The header that names a 2026-07-28 request's method.
+const MCP_METHOD: reqwest::header::HeaderName =
+    reqwest::header::HeaderName::from_static("mcp-method");
 
 /// How many times one request may be sent again with new credentials (step-up included).
 pub(crate) const MAX_AUTHORIZATIONS: u32 = 3;
@@ -120,9 +124,14 @@ impl Post {
         let request = &self.request;
         let builder = self.driver.post(request.body.clone());
         let builder = match &request.sending {
-            Sending::Modern(version) => builder
-                .header(VERSION_HEADER, version.as_ref())
-                .header("mcp-method", request.method.as_str()),
+            Sending::Modern(version) => {
+                let builder =
+                    match cached_header(&mut lock(&self.driver.state).modern_version, version) {
+                        Some(header) => builder.header_value(VERSION_HEADER, header),
+                        None => builder,
+                    };
+                builder.header(MCP_METHOD, request.method.as_str())
+            }
             Sending::Legacy => self.driver.with_session(builder),
         };
         builder.headers(&request.headers)
@@ -228,13 +237,8 @@ impl Post {
     async fn judge_legacy(&mut self, response: Response) -> Step {
         let driver = &self.driver;
         let initialize = self.request.method == methods::INITIALIZE;
-        if initialize
-            && let Some(id) = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-        {
-            lock(&driver.state).session_id = Some(id.to_owned());
+        if initialize && let Some(id) = session_header(&response) {
+            lock(&driver.state).session_id = Some(id);
         }
         let status = response.status();
         let may_be_expired = matches!(
@@ -357,6 +361,13 @@ fn session_gone(status: reqwest::StatusCode, body: &Result<Vec<u8>, TransportErr
         .is_some_and(|v| v.get("error").is_some() && v.get("id").is_none_or(Value::is_null))
 }
 
+/// The session id a response sets, as the header later requests carry: only text, and a
+/// copy (a header value of a response shares the buffer it was read into).
+fn session_header(response: &Response) -> Option<reqwest::header::HeaderValue> {
+    let id = response.headers().get(SESSION_HEADER)?.to_str().ok()?;
+    reqwest::header::HeaderValue::from_str(id).ok()
+}
+
 /// The session expired (404): start a fresh one with the same `initialize`, once (its
 /// text as the session sent it: its answer is read here, so its id clashes with nothing
 /// in the new session). The version the session negotiated stays: the same params ask
@@ -374,12 +385,8 @@ async fn reinitialize(driver: &Driver) -> bool {
     let Ok(response) = driver.post(initialize).send().await else {
         return false;
     };
-    if let Some(id) = response
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-    {
-        lock(&driver.state).session_id = Some(id.to_owned());
+    if let Some(id) = session_header(&response) {
+        lock(&driver.state).session_id = Some(id);
     }
     let Ok(body) = read_capped(response, driver.max_body_bytes).await else {
         return false;
