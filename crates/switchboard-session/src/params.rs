@@ -15,10 +15,13 @@ use switchboard_wire::RequestId;
 
 use crate::config::ForClient;
 
-/// The constant `_meta` entries of every modern request, rendered once per session.
+/// The constant `_meta` entries of every modern request, rendered once per session, and
+/// the whole `_meta` object they make on their own (what a request without a `_meta` of
+/// its caller's and without a progress token sends: written as it is, keys and all).
 #[derive(Debug, Default)]
 pub(crate) struct MetaPrefix {
     entries: Vec<(&'static str, Box<RawValue>)>,
+    whole: Option<Box<RawValue>>,
 }
 
 impl MetaPrefix {
@@ -32,22 +35,32 @@ impl MetaPrefix {
             // Strings, `Value`s and derived structs always serialise.
             value.unwrap_or_else(|_| RawValue::NULL.to_owned())
         };
-        MetaPrefix {
-            entries: vec![
-                (
-                    meta::PROTOCOL_VERSION,
-                    raw(serde_json::value::to_raw_value(version)),
-                ),
-                (
-                    meta::CLIENT_CAPABILITIES,
-                    raw(serde_json::value::to_raw_value(client_capabilities)),
-                ),
-                (
-                    meta::CLIENT_INFO,
-                    raw(serde_json::value::to_raw_value(client_info)),
-                ),
-            ],
-        }
+        MetaPrefix::of(vec![
+            (
+                meta::PROTOCOL_VERSION,
+                raw(serde_json::value::to_raw_value(version)),
+            ),
+            (
+                meta::CLIENT_CAPABILITIES,
+                raw(serde_json::value::to_raw_value(client_capabilities)),
+            ),
+            (
+                meta::CLIENT_INFO,
+                raw(serde_json::value::to_raw_value(client_info)),
+            ),
+        ])
+    }
+
+    /// These entries, and the object they make rendered once.
+    fn of(entries: Vec<(&'static str, Box<RawValue>)>) -> MetaPrefix {
+        let whole = (!entries.is_empty())
+            .then(|| {
+                let object: Vec<(&str, &RawValue)> =
+                    entries.iter().map(|(k, v)| (*k, v.as_ref())).collect();
+                serde_json::value::to_raw_value(&Entries(&object)).ok()
+            })
+            .flatten();
+        MetaPrefix { entries, whole }
     }
 
     fn is_empty(&self) -> bool {
@@ -63,7 +76,7 @@ impl MetaPrefix {
                 entries.push((key, value));
             }
         }
-        MetaPrefix { entries }
+        MetaPrefix::of(entries)
     }
 
     /// The entries for a request made for a gateway's client: its capabilities in place
@@ -93,7 +106,20 @@ impl MetaPrefix {
                 serde_json::value::to_raw_value(level).ok()?,
             ));
         }
-        Some(MetaPrefix { entries })
+        Some(MetaPrefix::of(entries))
+    }
+}
+
+/// Entries serialised as one object, in their order.
+struct Entries<'a>(&'a [(&'a str, &'a RawValue)]);
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -158,15 +184,23 @@ impl RequestParams<'_> {
             }
         }
         if self.adds_meta() && caller_meta.is_none() {
-            map.serialize_entry(
+            self.write_own_meta(map)?;
+        }
+        Ok(())
+    }
+
+    /// `_meta` when the caller sent none: ours alone (rendered once, without a token).
+    fn write_own_meta<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        match (&self.meta.whole, self.progress_token) {
+            (Some(whole), None) => map.serialize_entry(META, whole),
+            _ => map.serialize_entry(
                 META,
                 &MetaObject {
                     params: self,
                     caller: None,
                 },
-            )?;
+            ),
         }
-        Ok(())
     }
 }
 
@@ -215,13 +249,7 @@ impl Serialize for RequestParams<'_> {
                     map.serialize_entry(REQUEST_STATE, ours)?;
                 }
                 if self.adds_meta() && !object.contains_key(META) {
-                    map.serialize_entry(
-                        META,
-                        &MetaObject {
-                            params: self,
-                            caller: None,
-                        },
-                    )?;
+                    self.write_own_meta(&mut map)?;
                 }
                 map.end()
             }
@@ -334,6 +362,45 @@ mod tests {
             },
             expect![[
                 r#"{"name":"echo","inputResponses":{"k":{"action":"accept"}},"requestState":"s1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"progressToken":4}}"#
+            ]],
+        );
+    }
+
+    /// Without a token or a `_meta` of the caller's, the session's own `_meta` goes out as
+    /// rendered once: the same bytes as entry by entry.
+    #[test]
+    fn the_sessions_own_meta_goes_out_whole() {
+        let modern = MetaPrefix::modern("2026-07-28", &json!({}), &info());
+        let arguments = json!({"text": "hi"});
+        check(
+            RequestParams {
+                base: BaseParams::ToolCall {
+                    name: "echo",
+                    arguments: Some(&arguments),
+                },
+                input: None,
+                meta: &modern,
+                progress_token: None,
+            },
+            expect![[
+                r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"}}}"#
+            ]],
+        );
+        let trace = crate::config::TraceContext {
+            traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
+            tracestate: Some("v=1".into()),
+        };
+        let traced = MetaPrefix::default().with_trace(&trace);
+        let plain = json!({"cursor": "c"});
+        check(
+            RequestParams {
+                base: BaseParams::Tree(&plain),
+                input: None,
+                meta: &traced,
+                progress_token: None,
+            },
+            expect![[
+                r#"{"cursor":"c","_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"v=1"}}"#
             ]],
         );
     }
