@@ -1145,7 +1145,7 @@ fn paced_runs(paths: &Paths, gateways: &[Gateway], run: &mut PeersRun, timeout: 
             ));
             let log = logs.join(format!("gateway-peers-{}-paced.stderr", gateway.name()));
             let outcome = start(&places, gateway, &server_log).and_then(|running| {
-                let mut argv = load_argv(
+                let argv = load_argv(
                     paths,
                     &places,
                     gateway,
@@ -1153,7 +1153,7 @@ fn paced_runs(paths: &Paths, gateways: &[Gateway], run: &mut PeersRun, timeout: 
                     PACED_SESSIONS,
                     &run.settings,
                 );
-                argv.extend(["--rate".into(), rate.to_string()]);
+                let argv = with_option(argv, "--rate", &rate.to_string());
                 let outcome = run_bounded(&argv, &log, timeout)
                     .and_then(|out| parse_line::<LoadResult>(&out));
                 drop(running);
@@ -1221,6 +1221,14 @@ fn load_argv(
             argv.extend(gateways.upstream());
         }
     }
+    argv
+}
+
+/// `argv` (a `gateway-load` command line) with one more option, put right after the
+/// subcommand: a direct run's `--server` takes every argument after it as the server's.
+fn with_option(mut argv: Vec<String>, name: &str, value: &str) -> Vec<String> {
+    let at = argv.len().min(2);
+    argv.splice(at..at, [name.to_owned(), value.to_owned()]);
     argv
 }
 
@@ -1380,8 +1388,8 @@ pub fn run_scenario(
             let running = running.context("no gateway to measure")?;
             // Let a fresh interpreter finish starting before the idle figure.
             std::thread::sleep(Duration::from_secs(1));
-            let mut argv = load_argv(paths, &places, gateway, Some(&running), 1, settings);
-            argv.extend(["--idle-sessions".into(), settings.idle_sessions.to_string()]);
+            let argv = load_argv(paths, &places, gateway, Some(&running), 1, settings);
+            let argv = with_option(argv, "--idle-sessions", &settings.idle_sessions.to_string());
             let log = logs.join(format!("gateway-peers-{}-memory.stderr", gateway.name()));
             let outcome =
                 run_bounded(&argv, &log, timeout).and_then(|out| parse_line::<MemoryResult>(&out));
@@ -1418,4 +1426,30 @@ pub fn run_scenario(
     }
     run.load.push(("gateway-peers end".into(), loadavg()));
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_option;
+
+    /// An option goes before a direct run's `--server`, which takes every argument after
+    /// it as the server's own.
+    #[test]
+    fn options_go_before_the_server_command() {
+        let direct = [
+            "bench",
+            "gateway-load",
+            "--sessions",
+            "256",
+            "--server",
+            "bench",
+            "trivial-server",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            with_option(direct, "--rate", "2063").join(" "),
+            "bench gateway-load --rate 2063 --sessions 256 --server bench trivial-server"
+        );
+    }
 }
