@@ -7,7 +7,7 @@
 #                               start-up scenarios 4-6 and 9's starts (1 warm-up + 10 rounds,
 #                               unpinned), the gateway beside its peers (10) and one gateway
 #                               with 10,000 sessions (11); rewrites BENCHMARKS.md and
-#                               target/bench/results.json (~30 min)
+#                               target/bench/results.json (~20 min)
 #   scripts/bench.sh --smoke    one tiny unpinned round (50 calls; ours, raw pipe, rmcp, TS,
 #                               Python, HTTP both eras and its floor, sandboxed and not; 3-server
 #                               cold start, 200-tool catalog, one-shot CLI, sandboxed starts);

@@ -1599,7 +1599,7 @@ pub fn render(results: &Results, notes: Option<&str>) -> String {
     let _ = writeln!(md, "```sh");
     let _ = writeln!(
         md,
-        "scripts/bench.sh            # full run (~30 min): installs peers, builds release, rewrites BENCHMARKS.md"
+        "scripts/bench.sh            # full run (~20 min): installs peers, builds release, rewrites BENCHMARKS.md"
     );
     let _ = writeln!(
         md,
