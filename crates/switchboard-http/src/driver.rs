@@ -216,7 +216,8 @@ pub(crate) struct DriverState {
 }
 
 /// The header that says `version`, kept in `slot` while the version stays the same;
-/// `None` for a version that is no header value.
+/// `None` (and nothing kept, so no earlier version's header goes out) for a version that
+/// is no header value.
 pub(crate) fn cached_header(
     slot: &mut Option<(Arc<str>, HeaderValue)>,
     version: &Arc<str>,
@@ -224,6 +225,7 @@ pub(crate) fn cached_header(
     match slot {
         Some((said, header)) if said == version => Some(header.clone()),
         _ => {
+            *slot = None;
             let header = HeaderValue::from_str(version).ok()?;
             *slot = Some((version.clone(), header.clone()));
             Some(header)
@@ -576,6 +578,21 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A version's header is made once and kept while the version stays; a version that is
+    /// no header value sends none, not the one before it.
+    #[test]
+    fn a_version_header_is_made_once_and_never_outlives_its_version() {
+        let mut slot = None;
+        let first: Arc<str> = "2025-11-25".into();
+        let header = cached_header(&mut slot, &first).expect("a header value");
+        assert_eq!(header, "2025-11-25");
+        assert!(slot.as_ref().is_some_and(|(said, _)| *said == first));
+        assert_eq!(cached_header(&mut slot, &first), Some(header));
+        let broken: Arc<str> = "2025\n11".into();
+        assert_eq!(cached_header(&mut slot, &broken), None);
+        assert!(slot.is_none());
+    }
 
     fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
