@@ -186,10 +186,10 @@ async fn a_stdio_client_is_told_every_failure_in_full_without_the_secrets() {
 async fn an_http_client_is_told_which_server_failed_and_how_and_the_log_has_the_rest() {
     let echoing = HttpServer::fixture(&["--http-fault", "echo-headers-on-call"]);
     let path = failing_servers(&echoing);
-    let (gateway, session) = through_http(&path, &[]).await;
+    let (mut gateway, session) = through_http(&path, &[]).await;
     let told = calls_that_quote_secrets(&session).await;
     drop(session);
-    let log = tokio::task::spawn_blocking(move || gateway.stderr().join("\n"))
+    let log = tokio::task::spawn_blocking(move || gateway.terminate_for_log().1.join("\n"))
         .await
         .expect("the log");
     for secret in SECRETS {

@@ -123,6 +123,18 @@ impl HttpGateway {
     pub(crate) fn stderr(&self) -> Vec<String> {
         self.lines.try_iter().collect()
     }
+
+    /// SIGTERM, then the exit code and every stderr line up to the end of the stream
+    /// (each line waited for within [`PROCESS_BOUND`]): the whole log, including what
+    /// was written just before the exit.
+    pub(crate) fn terminate_for_log(&mut self) -> (Option<i32>, Vec<String>) {
+        let code = self.terminate();
+        let mut lines = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(PROCESS_BOUND) {
+            lines.push(line);
+        }
+        (code, lines)
+    }
 }
 
 impl Drop for HttpGateway {
@@ -394,12 +406,9 @@ async fn sigterm_drains_a_slow_call_and_leaves_no_server_behind() {
     )
     .await
     .expect("progress");
-    let code = tokio::task::spawn_blocking(move || {
-        let code = gateway.terminate();
-        (code, gateway.stderr())
-    })
-    .await
-    .expect("terminated");
+    let code = tokio::task::spawn_blocking(move || gateway.terminate_for_log())
+        .await
+        .expect("terminated");
     let answered = within("the call's end", PROCESS_BOUND, call)
         .await
         .expect("no panic");

@@ -166,7 +166,10 @@ fn outcome(case: &Case) -> String {
             Check::GatewayAnswersEveryRequest => {
                 "every request answered once, by its id".to_owned()
             }
-            Check::GatewayFdsAtMost(n) => format!("≤ {n} open fds after the answers"),
+            Check::GatewayFdsAtMost(n) => format!(
+                "≤ {n} open fds within {} s of the answers",
+                super::run::FD_SETTLE.as_secs()
+            ),
         });
     }
     parts.push(format!(

@@ -45,6 +45,9 @@ pub(crate) const TOKEN_VAR: &str = "SWITCHBOARD_FAULT_CASE";
 pub(crate) const SECRET_VAR: &str = "SWITCHBOARD_FAULT_SECRET";
 /// How long a case's processes get to disappear after `switchboard` exited.
 const LEFTOVER_SETTLE: Duration = Duration::from_secs(5);
+/// How long the gateway's descriptors get to come down to the case's limit once every
+/// request was answered.
+pub(crate) const FD_SETTLE: Duration = Duration::from_secs(3);
 /// How long output readers get to see EOF after `switchboard` exited.
 const OUTPUT_SETTLE: Duration = Duration::from_secs(3);
 /// Bytes of stdout and of stderr kept (the rest is counted).
@@ -296,6 +299,10 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
         _ => None,
     });
     let guard = memory_bound.map_or(GUARD_DEFAULT_BYTES, |b| b * GUARD_FACTOR);
+    let fd_limit = case.outcome.checks.iter().find_map(|c| match c {
+        Check::GatewayFdsAtMost(limit) => Some(*limit),
+        _ => None,
+    });
     let run = Launch {
         args: &args,
         token: &token,
@@ -314,6 +321,7 @@ pub(crate) fn run_case(harness: &Harness, case: &Case) -> Observed {
         },
         deadline: case.outcome.deadline,
         memory_guard: guard,
+        fd_limit,
     }
     .run();
     let leftovers = settle_leftovers(&token);
@@ -390,6 +398,9 @@ struct Launch<'a> {
     serve: Option<(Vec<String>, Close)>,
     deadline: Duration,
     memory_guard: u64,
+    /// The case's descriptor limit once every request is answered: the count is read
+    /// until it is within the limit or [`FD_SETTLE`] has passed.
+    fd_limit: Option<usize>,
 }
 
 /// The proxy settings every command runs with: a connection to any address off loopback
@@ -580,8 +591,15 @@ impl Launch<'_> {
                 && !asked_to_close
                 && lock(&gateway).all_answered()
             {
-                // switchboard has not been reaped yet, so its pid is still its own.
-                lock(&gateway).fds = open_fds(pid);
+                // switchboard has not been reaped yet, so its pid is still its own. A dropped
+                // connection is closed by its own task a moment after the answer it carried
+                // went out, so the count is given until FD_SETTLE to come down; a leak stays.
+                let mut fds = None;
+                let _ = wait::try_until(FD_SETTLE, || {
+                    fds = open_fds(pid);
+                    fds.zip(self.fd_limit).is_none_or(|(n, limit)| n <= limit)
+                });
+                lock(&gateway).fds = fds;
                 let _ = closer.send(());
                 asked_to_close = true;
             }
