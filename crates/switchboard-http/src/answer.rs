@@ -361,6 +361,13 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<Respons
 
 /// How many more bytes a response stream is read for after it answered its request.
 const AFTER_ANSWER_BYTES: usize = 16 * 1024;
+/// How long a response stream that answered its request is waited on for its end (a
+/// server that ends it sends the end at once, in a write of its own; the caller has its
+/// answer meanwhile).
+const AFTER_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+/// How many of one connection's response streams wait so at a time: a server that keeps
+/// its streams open holds this many descriptors for [`AFTER_ANSWER_WAIT`] at most.
+pub(crate) const AFTER_ANSWER_STREAMS: usize = 4;
 
 /// What is ready now of a future, without waiting: `None` when it would wait.
 fn ready_now<F: Future>(future: F) -> Option<F::Output> {
@@ -384,20 +391,32 @@ pub(crate) async fn read_event_stream(
     let mut malformed_events = 0;
     let mut left_after_answer = AFTER_ANSWER_BYTES;
     loop {
-        // The stream has done its work once its request is answered, but what has already
-        // arrived of it is read (its end too, when the server sent it with the answer; a few
-        // KiB at most, and never waited for: a server that keeps it open would otherwise
-        // cost a task and a descriptor per call): a body read to its end gives its kept
-        // connection back for the next request, where one dropped part-way closes it — a
-        // new connection per call against servers that answer every POST with a stream.
-        // Messages after the response that have arrived are delivered.
+        // The stream has done its work once its request is answered (the caller has its
+        // answer and goes on), but its end is read when it comes at once: a body read to its
+        // end gives its kept connection back for the next request, where one dropped
+        // part-way closes it — a new connection per call against servers that answer every
+        // POST with a stream and end it in a write of its own (rmcp's). The wait is short
+        // and taken by a few streams at a time ([`AFTER_ANSWER_STREAMS`]); past those, what
+        // has arrived is read and no more. A server that keeps its streams open so costs
+        // no more than those few descriptors for that moment. Messages after the response
+        // that arrive are delivered; at most [`AFTER_ANSWER_BYTES`] are read.
         let next = if answered {
-            // Once round the scheduler first: the connection's own task moves what the
-            // socket holds into the body, and only then has it "arrived" here.
-            tokio::task::yield_now().await;
-            match ready_now(response.chunk()) {
-                Some(next) => next,
-                None => return StreamEnd::Answered,
+            match driver.after_answer.try_acquire() {
+                Ok(_waiting) => {
+                    match tokio::time::timeout(AFTER_ANSWER_WAIT, response.chunk()).await {
+                        Ok(next) => next,
+                        Err(_) => return StreamEnd::Answered,
+                    }
+                }
+                Err(_) => {
+                    // Once round the scheduler first: the connection's own task moves what
+                    // the socket holds into the body, and only then has it "arrived" here.
+                    tokio::task::yield_now().await;
+                    match ready_now(response.chunk()) {
+                        Some(next) => next,
+                        None => return StreamEnd::Answered,
+                    }
+                }
             }
         } else {
             response.chunk().await

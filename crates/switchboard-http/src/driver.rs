@@ -139,6 +139,7 @@ pub fn connect(options: HttpOptions) -> Result<HttpConnection, HttpSetupError> {
                 tasks: Mutex::new(JoinSet::new()),
                 authorizer: options.authorizer.clone(),
                 get_stream_opening: tokio::sync::watch::Sender::new(false),
+                after_answer: tokio::sync::Semaphore::new(crate::answer::AFTER_ANSWER_STREAMS),
             }),
         })
     });
@@ -192,6 +193,10 @@ pub(crate) struct Driver {
     /// True while the legacy GET stream is being opened: many servers drop a message for the
     /// GET stream when none is open yet, so requests (which may trigger one) wait for it.
     pub(crate) get_stream_opening: tokio::sync::watch::Sender<bool>,
+    /// The response streams that may wait a moment for their end after their answer (so
+    /// that their kept connection comes back); past these, one is read only as far as it
+    /// has arrived.
+    pub(crate) after_answer: tokio::sync::Semaphore,
 }
 
 #[derive(Default)]

@@ -86,6 +86,13 @@ pub fn empty_answer(status: &str) -> String {
 /// How many connections a [`CountingServer`] accepts before it stops listening.
 const MAX_COUNTED_CONNECTIONS: usize = 256;
 
+/// Put into an answer of a [`CountingServer`], ends one write: the rest follows in a write
+/// of its own, [`SEPARATE_WRITE_GAP`] later (as a server that ends a response stream after
+/// its event sends the end: a moment later, in a write of its own).
+pub const SEPARATE_WRITE: &str = "\u{0}separate write\u{0}";
+/// The pause before a [`SEPARATE_WRITE`]'s next part.
+pub const SEPARATE_WRITE_GAP: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// A loopback HTTP server that gives every request the same canned answer and counts
 /// every connection and request it receives: a stand-in for an address that must never be
 /// reached (or must be, a known number of times). Accepts at most 256 connections; stops
@@ -130,13 +137,20 @@ impl CountingServer {
                     return;
                 };
                 lock(&counted).connections += 1;
+                // Each write goes at once (a write of its own is one on the wire too).
+                let _ = socket.set_nodelay(true);
                 let (counted, answer, own) = (counted.clone(), answer.clone(), own.clone());
                 tokio::spawn(async move {
                     while let Some(request) = read_request(&mut socket).await {
                         let response = answer(&own, &request);
                         lock(&counted).requests.push(request);
-                        if socket.write_all(response.as_bytes()).await.is_err() {
-                            return;
+                        for (index, part) in response.split(SEPARATE_WRITE).enumerate() {
+                            if index > 0 {
+                                tokio::time::sleep(SEPARATE_WRITE_GAP).await;
+                            }
+                            if socket.write_all(part.as_bytes()).await.is_err() {
+                                return;
+                            }
                         }
                         if response.contains("connection: close") {
                             let _ = socket.shutdown().await;

@@ -6,7 +6,9 @@
 use serde_json::Value;
 use switchboard_http::HttpOptions;
 use switchboard_session::{EraChoice, Session, SessionConfig};
-use switchboard_testkit::canned::{CannedRequest, CountingServer};
+use switchboard_testkit::canned::{
+    CannedRequest, CountingServer, SEPARATE_WRITE, SEPARATE_WRITE_GAP,
+};
 use switchboard_testkit::wait::within;
 
 use crate::support::TEST_DEADLINE;
@@ -40,6 +42,9 @@ enum ListAnswer {
     /// A response stream (`text/event-stream`, chunked) carrying the answer, then ending;
     /// the connection kept.
     Stream,
+    /// The same, its end sent in a write of its own a moment after the event (rmcp's
+    /// servers).
+    StreamEndedApart,
 }
 
 /// A legacy server: `initialize` answered, notifications accepted, no GET stream, and
@@ -64,13 +69,17 @@ async fn legacy_server(list_answer: ListAnswer) -> CountingServer {
                     ListAnswer::Json(after) => {
                         kept_answer("200 OK", "application/json", &answer, after)
                     }
-                    ListAnswer::Stream => {
+                    ListAnswer::Stream | ListAnswer::StreamEndedApart => {
                         // Chunked, as stream-answering servers send it: the body's end is
                         // a chunk of its own, after the event.
                         let event = format!("event: message\ndata: {answer}\n\n");
+                        let apart = match list_answer {
+                            ListAnswer::StreamEndedApart => SEPARATE_WRITE,
+                            _ => "",
+                        };
                         format!(
                             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
-                             transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n0\r\n\r\n",
+                             transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n{apart}0\r\n\r\n",
                             event.len()
                         )
                     }
@@ -151,6 +160,39 @@ async fn answers_on_a_response_stream_keep_their_connection_too() {
     assert_eq!(lists(&server).len(), CALLS);
     assert!(
         server.connections() <= 2,
+        "{} connections",
+        server.connections()
+    );
+}
+
+/// A stream whose end comes in a write of its own a moment after the answer: the
+/// transport waits a moment for it, so the connection comes back for the next call. The
+/// calls here are a few milliseconds apart (longer than the server's gap, shorter than the
+/// transport's wait): without the wait every call would open a connection of its own.
+#[tokio::test]
+async fn answers_on_a_stream_ended_apart_keep_their_connection() {
+    let server = legacy_server(ListAnswer::StreamEndedApart).await;
+    let url = format!("{}/mcp", server.origin());
+    let mut config = SessionConfig::new("kept");
+    config.era = EraChoice::Legacy;
+    let session = within(
+        "connect",
+        TEST_DEADLINE,
+        Session::connect_http(HttpOptions::new("kept", &url), config),
+    )
+    .await
+    .expect("connect");
+    for _ in 0..CALLS {
+        within("tools/list", TEST_DEADLINE, session.list_tools())
+            .await
+            .expect("tools/list");
+        tokio::time::sleep(SEPARATE_WRITE_GAP * 5).await;
+    }
+    assert_eq!(lists(&server).len(), CALLS);
+    // Two for the handshake at most, and a margin for a call that a busy machine made
+    // before the end it waited for had come.
+    assert!(
+        server.connections() <= CALLS / 2,
         "{} connections",
         server.connections()
     );
