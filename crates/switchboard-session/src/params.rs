@@ -17,7 +17,8 @@ use crate::config::ForClient;
 
 /// The constant `_meta` entries of every modern request, rendered once per session, and
 /// the whole `_meta` object they make on their own (what a request without a `_meta` of
-/// its caller's and without a progress token sends: written as it is, keys and all).
+/// its caller's and without a progress token sends: written as it is, keys and all). A
+/// prefix made for one request (a trace context, a gateway's client) has no whole.
 #[derive(Debug, Default)]
 pub(crate) struct MetaPrefix {
     entries: Vec<(&'static str, Box<RawValue>)>,
@@ -35,7 +36,7 @@ impl MetaPrefix {
             // Strings, `Value`s and derived structs always serialise.
             value.unwrap_or_else(|_| RawValue::NULL.to_owned())
         };
-        MetaPrefix::of(vec![
+        MetaPrefix::rendered_whole(vec![
             (
                 meta::PROTOCOL_VERSION,
                 raw(serde_json::value::to_raw_value(version)),
@@ -51,8 +52,9 @@ impl MetaPrefix {
         ])
     }
 
-    /// These entries, and the object they make rendered once.
-    fn of(entries: Vec<(&'static str, Box<RawValue>)>) -> MetaPrefix {
+    /// These entries, and the object they make rendered once (for a session's own
+    /// entries, which every request sends).
+    fn rendered_whole(entries: Vec<(&'static str, Box<RawValue>)>) -> MetaPrefix {
         let whole = (!entries.is_empty())
             .then(|| {
                 let object: Vec<(&str, &RawValue)> =
@@ -61,6 +63,15 @@ impl MetaPrefix {
             })
             .flatten();
         MetaPrefix { entries, whole }
+    }
+
+    /// These entries for one request: written entry by entry, as rendering the whole
+    /// object first would only copy it once more.
+    fn for_one_request(entries: Vec<(&'static str, Box<RawValue>)>) -> MetaPrefix {
+        MetaPrefix {
+            entries,
+            whole: None,
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -76,7 +87,7 @@ impl MetaPrefix {
                 entries.push((key, value));
             }
         }
-        MetaPrefix::of(entries)
+        MetaPrefix::for_one_request(entries)
     }
 
     /// The entries for a request made for a gateway's client: its capabilities in place
@@ -106,7 +117,7 @@ impl MetaPrefix {
                 serde_json::value::to_raw_value(level).ok()?,
             ));
         }
-        Some(MetaPrefix::of(entries))
+        Some(MetaPrefix::for_one_request(entries))
     }
 }
 
