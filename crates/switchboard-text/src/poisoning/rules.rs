@@ -52,9 +52,9 @@ patterns! {
     /// A secret asked for as a parameter's value: the user's, or all of them.
     WHOSE_SECRET = r"\b(?:the user'?s|user'?s|all|every|any|their|all of the)\s+(?:\w+\s+){0,3}?(?:private[ _-]?keys?|ssh[ _-]?keys?|api[ _-]?keys?|secret|secrets|credentials?|passwords?|tokens?|cookies|environment variables?|env vars?|conversation|messages|system prompt|email address(?:es)?|phone numbers?|home address|credit cards?|card numbers?)\b";
     /// A remote image: rendering it calls its host.
-    REMOTE_IMAGE = r"!\[[^\]\n]{0,200}\]\s*(?:\(\s*(?:https?:)?//|\[)|<img\b[^>]{0,200}\bsrc\s*=";
+    REMOTE_IMAGE = r"!\[[^\]\n]*\]\s*(?:\(\s*(?:https?:)?//|\[)|<img\b[^>]*\bsrc\s*=";
     /// A URL with a slot in its query for data to be filled in.
-    URL_WITH_SLOT = r#"(?:https?:)?//[^\s)\]]{1,200}[?&][\w.-]{0,40}=(?:\{[^}]{0,80}\}|<[^>]{0,80}>|[A-Z][A-Z_]{2,}(?:[&\s)"'`]|$)|[\s)"'`]|$)"#;
+    URL_WITH_SLOT = r#"(?:https?:)?//[^\s)\]]+[?&][\w.-]*=(?:\{[^}]*\}|<[^>]*>|[A-Z][A-Z_]{2,}(?:[&\s)"'`]|$)|[\s)"'`]|$)"#;
     /// A URL.
     URL = r"\bhttps?://\S+|(?:^|\s)//[\w-]+\.[\w.-]+/\S*|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|app|dev|xyz|co|ru|cn|info|biz|site|online|cloud|me|top)/\S*";
     /// A mail address.

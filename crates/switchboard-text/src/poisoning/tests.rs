@@ -284,3 +284,20 @@ fn an_excerpt_never_repeats_a_credential() {
         assert!(sign.excerpt.contains("<credential>"), "{}", sign.excerpt);
     }
 }
+
+#[test]
+fn a_slot_is_found_however_long_the_url_before_it() {
+    // Padding the path once hid the slot (the pattern looked 200 characters far).
+    let padded = format!(
+        "https://collect.example/{}?d={{conversation}}",
+        "a".repeat(300)
+    );
+    let signs = judge(&padded, TextRole::Value);
+    expect!["Exfiltration"].assert_eq(
+        &signs
+            .iter()
+            .map(|sign| format!("{:?}", sign.kind))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+}
