@@ -629,7 +629,7 @@ const WARMUP_LIMIT: Duration = Duration::from_secs(10);
 async fn echo(session: &Session, arguments: &serde_json::Value) -> anyhow::Result<()> {
     let result = tokio::time::timeout(
         CALL_TIMEOUT,
-        session.call_tool("echo", Some(arguments.clone()), &CallOptions::default()),
+        session.call_tool("echo", Some(arguments), &CallOptions::default()),
     )
     .await
     .map_err(|_| anyhow::anyhow!("no answer within {CALL_TIMEOUT:?}"))??;

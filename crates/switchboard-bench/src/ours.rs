@@ -80,7 +80,7 @@ pub async fn run_async(args: &ClientArgs) -> anyhow::Result<RunResult> {
 /// One echo call; returns the text of the first content block.
 async fn echo(session: &Session, tool: &str, arguments: &Value) -> anyhow::Result<String> {
     let result = session
-        .call_tool(tool, Some(arguments.clone()), &CallOptions::default())
+        .call_tool(tool, Some(arguments), &CallOptions::default())
         .await?;
     if result.is_error {
         bail!("the tool reported an error: {result:?}");
@@ -114,9 +114,7 @@ async fn calls_from_tasks(
             let options = CallOptions::default();
             for _ in 0..share {
                 let t = Instant::now();
-                let result = session
-                    .call_tool(&tool, Some(arguments.clone()), &options)
-                    .await?;
+                let result = session.call_tool(&tool, Some(&arguments), &options).await?;
                 latencies.push(t.elapsed().as_nanos() as u64);
                 if result.is_error {
                     bail!("the tool reported an error: {result:?}");

@@ -255,7 +255,7 @@ pub async fn bare_start(args: &ClientArgs) -> anyhow::Result<Metrics> {
     let result = session
         .call_tool(
             &args.tool,
-            Some(json!({ args.arg.as_str(): args.text.as_str() })),
+            Some(&json!({ args.arg.as_str(): args.text.as_str() })),
             &CallOptions::default(),
         )
         .await?;

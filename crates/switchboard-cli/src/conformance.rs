@@ -191,11 +191,7 @@ pub(crate) async fn run(url: &str) -> Result<u8, String> {
             for call in calls {
                 let name = call.get("name").and_then(Value::as_str).unwrap_or("");
                 if let Err(error) = session
-                    .call_tool(
-                        name,
-                        call.get("arguments").cloned(),
-                        &CallOptions::default(),
-                    )
+                    .call_tool(name, call.get("arguments"), &CallOptions::default())
                     .await
                 {
                     tracing::warn!(tool = %name, %error, "conformance call failed");
@@ -221,7 +217,7 @@ pub(crate) async fn run(url: &str) -> Result<u8, String> {
                 _ => arguments_for(&tool.input_schema),
             };
             if let Err(error) = session
-                .call_tool(&tool.name, Some(arguments), &CallOptions::default())
+                .call_tool(&tool.name, Some(&arguments), &CallOptions::default())
                 .await
             {
                 tracing::warn!(tool = %tool.name, %error, "conformance call failed");

@@ -1194,7 +1194,7 @@ async fn call_on(
     };
     let outcome = server
         .session
-        .call_tool(request.tool, arguments, &options)
+        .call_tool(request.tool, arguments.as_ref(), &options)
         .await;
     progress.finish();
     let result = match outcome {

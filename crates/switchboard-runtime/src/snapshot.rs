@@ -224,9 +224,7 @@ async fn unbounded_call(tool: &BridgedInner, arguments: Value, context: ToolCont
     let (plan, session) = call.resend_plan(tool);
     let (name, arguments, options) = (&tool.wire_name, &call.arguments, &call.options);
     let outcome = through_restarts(plan, session, |session| async move {
-        session
-            .call_tool(name, Some(arguments.clone()), options)
-            .await
+        session.call_tool(name, Some(arguments), options).await
     })
     .await;
     match outcome {
@@ -283,7 +281,7 @@ pub(crate) async fn call_raw(
     let (plan, session) = call.resend_plan(tool);
     let (name, arguments, options) = (&tool.wire_name, &call.arguments, &call.options);
     Ok(through_restarts(plan, session, |session| async move {
-        let arguments = Some(arguments.clone());
+        let arguments = Some(arguments);
         match relayed {
             true => session.call_tool_for_client(name, arguments, options).await,
             false => session.call_tool_raw(name, arguments, options).await,

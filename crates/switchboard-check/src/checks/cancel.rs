@@ -277,7 +277,7 @@ async fn start_and_cancel(
     let started = Instant::now();
     let call = target
         .session
-        .call_tool(&long.tool, Some(long.arguments.clone()), &call_options);
+        .call_tool(&long.tool, Some(&long.arguments), &call_options);
     tokio::pin!(call);
     let sent = json!({"method": "tools/call", "params": {"name": long.tool, "arguments": capped(&long.arguments, 2048)}});
     let wait_first = CANCEL_AFTER_AT_MOST.min(options.long_call_duration / 3);

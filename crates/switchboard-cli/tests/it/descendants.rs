@@ -310,7 +310,7 @@ async fn a_gateway_whose_server_keeps_crashing_keeps_no_daemon_and_no_zombie() {
         .await;
         daemons.insert(daemon);
         let crashed = session
-            .call_tool("crasher__echo", Some(json!({"text": "x"})), &quick)
+            .call_tool("crasher__echo", Some(&json!({"text": "x"})), &quick)
             .await;
         assert!(
             format!("{crashed:?}").contains("exit status: 3"),

@@ -76,7 +76,9 @@ async fn calls_that_quote_secrets(session: &Session) -> String {
     let mut told = Vec::new();
     for (tool, arguments) in calls {
         let outcome = within(tool, TEST_DEADLINE, async {
-            session.call_tool_raw(tool, Some(arguments), &options).await
+            session
+                .call_tool_raw(tool, Some(&arguments), &options)
+                .await
         })
         .await;
         let line = match outcome {

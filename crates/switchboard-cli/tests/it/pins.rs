@@ -54,7 +54,7 @@ fn held_call_over_http(path: &Path, tool: &str) -> String {
         let called = switchboard_testkit::wait::within(
             "the call",
             switchboard_testkit::wait::TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(json!({})), &Default::default()),
+            session.call_tool_raw(tool, Some(&json!({})), &Default::default()),
         )
         .await;
         match called {

@@ -117,7 +117,7 @@ async fn slow_call_across_a_restart(
         ..CallOptions::default()
     };
     let arguments: serde_json::Value = serde_json::from_str(SLOW).expect("json");
-    let call = gateway.call_tool(tool, Some(arguments), &options);
+    let call = gateway.call_tool(tool, Some(&arguments), &options);
     tokio::pin!(call);
     tokio::select! {
         outcome = &mut call => panic!("the call ended before the restart: {outcome:?}"),
@@ -153,7 +153,7 @@ async fn gateway_client_sees_restarts(ro_era: &str) {
         let result = within(
             "a call after the restarts",
             TEST_DEADLINE,
-            gateway.call_tool(tool, Some(json!({"text": text})), &CallOptions::default()),
+            gateway.call_tool(tool, Some(&json!({"text": text})), &CallOptions::default()),
         )
         .await
         .expect("a call after the restart");

@@ -136,7 +136,7 @@ pub(crate) async fn call(
     match within(
         "tools/call",
         TEST_DEADLINE,
-        session.call_tool(tool, Some(arguments), &CallOptions::default()),
+        session.call_tool(tool, Some(&arguments), &CallOptions::default()),
     )
     .await
     {
@@ -378,7 +378,7 @@ async fn progress_cancellation_and_list_changes_cross_the_gateway() {
         TEST_DEADLINE,
         session.call_tool(
             "alpha__slow",
-            Some(json!({"duration_ms": 200, "steps": 2})),
+            Some(&json!({"duration_ms": 200, "steps": 2})),
             &options,
         ),
     )
@@ -400,11 +400,8 @@ async fn progress_cancellation_and_list_changes_cross_the_gateway() {
         progress: Some(progress_tx),
         ..CallOptions::default()
     };
-    let slow = session.call_tool(
-        "alpha__slow",
-        Some(json!({"duration_ms": 5000, "steps": 50})),
-        &options,
-    );
+    let slow_arguments = json!({"duration_ms": 5000, "steps": 50});
+    let slow = session.call_tool("alpha__slow", Some(&slow_arguments), &options);
     let cancelled = within("a cancelled call", TEST_DEADLINE, async {
         tokio::pin!(slow);
         tokio::select! {

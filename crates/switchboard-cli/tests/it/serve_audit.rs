@@ -24,7 +24,7 @@ async fn call_each<const N: usize>(session: &Session, calls: [(&str, Value); N])
         let _ = within(
             "tools/call",
             TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
+            session.call_tool_raw(tool, Some(&arguments), &CallOptions::default()),
         )
         .await;
     }

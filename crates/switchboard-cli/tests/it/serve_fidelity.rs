@@ -19,7 +19,7 @@ async fn outcome(session: &Session, tool: &str, arguments: &Value) -> (String, O
     let called = within(
         "tools/call",
         TEST_DEADLINE,
-        session.call_tool_raw(tool, Some(arguments.clone()), &CallOptions::default()),
+        session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
     )
     .await;
     match called {

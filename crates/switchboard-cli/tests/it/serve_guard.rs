@@ -32,7 +32,7 @@ async fn answers(session: &Session) -> String {
         let result = within(
             "tools/call",
             TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
+            session.call_tool_raw(tool, Some(&arguments), &CallOptions::default()),
         )
         .await
         .expect("a tool result");

@@ -392,7 +392,7 @@ async fn sigterm_drains_a_slow_call_and_leaves_no_server_behind() {
         session
             .call_tool(
                 "fx__slow",
-                Some(json!({"duration_ms": 600_000, "steps": 600})),
+                Some(&json!({"duration_ms": 600_000, "steps": 600})),
                 &options,
             )
             .await

@@ -210,7 +210,7 @@ async fn metrics_count_calls_and_promtool_and_prometheus_take_them() {
         let _ = within(
             "tools/call",
             TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments.clone()), &CallOptions::default()),
+            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
         )
         .await;
     }
@@ -335,7 +335,11 @@ async fn the_stdio_gateway_serves_metrics_counts_a_restart_and_nothing_else_on_t
         let _ = within(
             "tools/call",
             TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(json!({"a": 1, "b": 1})), &CallOptions::default()),
+            session.call_tool_raw(
+                tool,
+                Some(&json!({"a": 1, "b": 1})),
+                &CallOptions::default(),
+            ),
         )
         .await;
     }

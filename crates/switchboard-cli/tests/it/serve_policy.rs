@@ -80,7 +80,7 @@ pub(crate) async fn outcome(session: &Session, tool: &str, arguments: Value) -> 
     let called = within(
         "tools/call",
         TEST_DEADLINE,
-        session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
+        session.call_tool_raw(tool, Some(&arguments), &CallOptions::default()),
     )
     .await;
     match called {

@@ -75,7 +75,7 @@ async fn call(session: &Session, tool: &str, arguments: Value) -> String {
         within(
             "tools/call",
             TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments), &CallOptions::default()),
+            session.call_tool_raw(tool, Some(&arguments), &CallOptions::default()),
         )
         .await,
     )

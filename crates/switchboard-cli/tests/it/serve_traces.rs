@@ -254,7 +254,7 @@ async fn make_calls(session: &Session) {
         let _ = within(
             "tools/call",
             TEST_DEADLINE,
-            session.call_tool_raw(tool, Some(arguments), &traced(parent)),
+            session.call_tool_raw(tool, Some(&arguments), &traced(parent)),
         )
         .await;
     }

@@ -206,7 +206,7 @@ async fn serve_traces_its_servers_and_its_own_client_without_the_secret() {
         TEST_DEADLINE,
         gateway.call_tool(
             "fx__echo",
-            Some(json!({ "text": SECRET })),
+            Some(&json!({ "text": SECRET })),
             &CallOptions::default(),
         ),
     )

@@ -503,11 +503,12 @@ impl Session {
         .await
     }
 
-    /// Calls a tool. A result with `isError: true` is `Ok`.
+    /// Calls a tool. A result with `isError: true` is `Ok`. The arguments are borrowed:
+    /// they are written into the request as they are, never copied.
     pub async fn call_tool(
         &self,
         name: &str,
-        arguments: Option<Value>,
+        arguments: Option<&Value>,
         options: &CallOptions,
     ) -> Result<CallToolResult, SessionError> {
         self.call_tool_reading(name, arguments, options, |raw| {
@@ -525,7 +526,7 @@ impl Session {
     pub async fn call_tool_raw(
         &self,
         name: &str,
-        arguments: Option<Value>,
+        arguments: Option<&Value>,
         options: &CallOptions,
     ) -> Result<Value, SessionError> {
         self.call_tool_reading(name, arguments, options, |raw| {
@@ -542,7 +543,7 @@ impl Session {
     pub async fn call_tool_for_client(
         &self,
         name: &str,
-        arguments: Option<Value>,
+        arguments: Option<&Value>,
         options: &CallOptions,
     ) -> Result<Value, SessionError> {
         let method = methods::TOOLS_CALL;
@@ -551,10 +552,7 @@ impl Session {
             "tools",
             method,
         )?;
-        let base = BaseParams::ToolCall {
-            name,
-            arguments: arguments.as_ref(),
-        };
+        let base = BaseParams::ToolCall { name, arguments };
         let input = for_client_round(options);
         let raw = self
             .send_and_wait(method, base, input.as_ref(), options, Progress::KeepsAlive)
@@ -644,7 +642,7 @@ impl Session {
     async fn call_tool_reading<T>(
         &self,
         name: &str,
-        arguments: Option<Value>,
+        arguments: Option<&Value>,
         options: &CallOptions,
         read: impl Fn(&RawValue) -> (ResultType, Result<T, ShapeError>),
     ) -> Result<T, SessionError> {
@@ -653,10 +651,7 @@ impl Session {
             "tools",
             methods::TOOLS_CALL,
         )?;
-        let base = BaseParams::ToolCall {
-            name,
-            arguments: arguments.as_ref(),
-        };
+        let base = BaseParams::ToolCall { name, arguments };
         self.request_with_input(
             methods::TOOLS_CALL,
             base,

@@ -167,21 +167,25 @@ async fn check_calls(era: &str) {
     assert!(tools.problems.is_empty());
 
     let echo = session
-        .call_tool("echo", Some(json!({"text": "hi"})), &CallOptions::default())
+        .call_tool(
+            "echo",
+            Some(&json!({"text": "hi"})),
+            &CallOptions::default(),
+        )
         .await
         .expect("echo");
     assert_eq!((echo.text().as_str(), echo.is_error), ("hi", false));
     let add = session
         .call_tool(
             "add",
-            Some(json!({"a": 2, "b": 40})),
+            Some(&json!({"a": 2, "b": 40})),
             &CallOptions::default(),
         )
         .await
         .expect("add");
     assert_eq!(add.structured_content, Some(json!({"sum": 42})));
     let invalid = session
-        .call_tool("add", Some(json!({"a": "x"})), &CallOptions::default())
+        .call_tool("add", Some(&json!({"a": "x"})), &CallOptions::default())
         .await
         .expect("add");
     assert!(invalid.is_error, "{invalid:?}");
@@ -262,7 +266,7 @@ async fn multi_round_trip_input_is_fulfilled_and_state_echoed() {
     let result = session
         .call_tool(
             "confirm",
-            Some(json!({"question": "ok?"})),
+            Some(&json!({"question": "ok?"})),
             &CallOptions::default(),
         )
         .await
@@ -276,7 +280,7 @@ async fn multi_round_trip_input_is_fulfilled_and_state_echoed() {
     let error = session
         .call_tool(
             "confirm",
-            Some(json!({"question": "ok?"})),
+            Some(&json!({"question": "ok?"})),
             &CallOptions::default(),
         )
         .await
@@ -414,7 +418,7 @@ async fn progress_extends_the_deadline_up_to_the_ceiling() {
     };
     let slow = json!({"duration_ms": 1200, "steps": 12});
     let result = session
-        .call_tool("slow", Some(slow.clone()), &options)
+        .call_tool("slow", Some(&slow), &options)
         .await
         .expect("progress keeps it alive");
     assert_eq!(result.text(), "done");
@@ -431,7 +435,7 @@ async fn progress_extends_the_deadline_up_to_the_ceiling() {
         ..Default::default()
     };
     let error = session
-        .call_tool("slow", Some(slow), &ceiling)
+        .call_tool("slow", Some(&slow), &ceiling)
         .await
         .expect_err("ceiling");
     assert!(error.is_timeout(), "{error}");
@@ -457,7 +461,7 @@ async fn cancellation_by_token_drop_and_timeout_reaches_the_server() {
         token.cancel();
     });
     let error = session
-        .call_tool("slow", Some(slow.clone()), &options)
+        .call_tool("slow", Some(&slow), &options)
         .await
         .expect_err("cancelled");
     assert!(matches!(error, SessionError::Cancelled { .. }), "{error}");
@@ -466,7 +470,7 @@ async fn cancellation_by_token_drop_and_timeout_reaches_the_server() {
 
     let dropped = tokio::time::timeout(
         Duration::from_millis(200),
-        session.call_tool("slow", Some(slow.clone()), &CallOptions::default()),
+        session.call_tool("slow", Some(&slow), &CallOptions::default()),
     )
     .await;
     assert!(dropped.is_err());
@@ -476,7 +480,7 @@ async fn cancellation_by_token_drop_and_timeout_reaches_the_server() {
     let echo = session
         .call_tool(
             "echo",
-            Some(json!({"text": "after"})),
+            Some(&json!({"text": "after"})),
             &CallOptions::default(),
         )
         .await
@@ -497,7 +501,7 @@ async fn a_server_that_ignores_cancellation_has_its_late_answer_counted() {
     let error = session
         .call_tool(
             "slow",
-            Some(json!({"duration_ms": 600, "steps": 2})),
+            Some(&json!({"duration_ms": 600, "steps": 2})),
             &options,
         )
         .await
@@ -534,7 +538,7 @@ async fn no_initialize_reply_times_out_with_the_stderr_tail() {
 async fn banner_and_garbage_on_stdout_are_counted_and_survived() {
     let session = connect_fixture(&["--mode", "garbage-stdout"]).await;
     let echo = session
-        .call_tool("echo", Some(json!({"text": "x"})), &CallOptions::default())
+        .call_tool("echo", Some(&json!({"text": "x"})), &CallOptions::default())
         .await
         .expect("echo");
     assert_eq!(echo.text(), "x");
@@ -577,7 +581,7 @@ async fn responses_without_jsonrpc_are_malformed_not_answers() {
 async fn crash_mid_call_fails_fast_with_exit_status_and_stderr() {
     let session = connect_fixture(&["--mode", "crash-mid-call"]).await;
     let error = session
-        .call_tool("echo", Some(json!({"text": "x"})), &CallOptions::default())
+        .call_tool("echo", Some(&json!({"text": "x"})), &CallOptions::default())
         .await
         .expect_err("crash");
     expect![[r#"
@@ -608,7 +612,7 @@ async fn killed_server_fails_outstanding_request_and_a_fresh_session_connects() 
                 ..CallOptions::default()
             };
             session
-                .call_tool("slow", Some(json!({"duration_ms": 5000})), &options)
+                .call_tool("slow", Some(&json!({"duration_ms": 5000})), &options)
                 .await
         })
     };
@@ -636,7 +640,7 @@ async fn wrong_ids_are_counted_and_the_call_times_out() {
         ..Default::default()
     };
     let error = session
-        .call_tool("echo", Some(json!({"text": "x"})), &options)
+        .call_tool("echo", Some(&json!({"text": "x"})), &options)
         .await
         .expect_err("timeout");
     assert!(error.is_timeout());
@@ -652,7 +656,7 @@ async fn notifications_never_satisfy_a_request() {
         ..Default::default()
     };
     let error = session
-        .call_tool("echo", Some(json!({"text": "x"})), &options)
+        .call_tool("echo", Some(&json!({"text": "x"})), &options)
         .await
         .expect_err("timeout");
     assert!(error.is_timeout());
@@ -697,7 +701,7 @@ async fn stderr_flood_does_not_block_and_the_tail_stays_bounded() {
         let echo = session
             .call_tool(
                 "echo",
-                Some(json!({ "text": text })),
+                Some(&json!({ "text": text })),
                 &CallOptions::default(),
             )
             .await
@@ -860,7 +864,7 @@ async fn endless_input_rounds_are_capped() {
     let error = session
         .call_tool(
             "confirm",
-            Some(json!({"question": "?"})),
+            Some(&json!({"question": "?"})),
             &CallOptions::default(),
         )
         .await
@@ -882,7 +886,7 @@ async fn broken_answers_fail_their_request_at_once_with_a_typed_error() {
         let error = within(
             "the broken answer to fail the call",
             TEST_DEADLINE,
-            session.call_tool(tool, Some(json!({})), &patient),
+            session.call_tool(tool, Some(&json!({})), &patient),
         )
         .await
         .expect_err("a broken answer");
@@ -897,7 +901,7 @@ async fn broken_answers_fail_their_request_at_once_with_a_typed_error() {
     assert_eq!(session.stats().wire.malformed_frames, 3);
     // The connection is still good.
     let echo = session
-        .call_tool("echo", Some(json!({"text": "still here"})), &patient)
+        .call_tool("echo", Some(&json!({"text": "still here"})), &patient)
         .await
         .expect("echo");
     assert_eq!(echo.text(), "still here");

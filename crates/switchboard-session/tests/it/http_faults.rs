@@ -386,7 +386,7 @@ async fn call_weather_as(rule: ModernRule, repeatable: Repeatable) -> Weather {
         TEST_DEADLINE,
         session.call_tool(
             "weather",
-            Some(arguments),
+            Some(&arguments),
             &CallOptions {
                 repeatable,
                 ..CallOptions::default()

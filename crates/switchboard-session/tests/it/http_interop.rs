@@ -87,14 +87,14 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
     let tools = session.list_tools().await.expect("tools/list");
     assert!(tools.items.iter().any(|t| t.name == "echo"));
     let echo = session
-        .call_tool("echo", Some(case.echo.clone()), &CallOptions::default())
+        .call_tool("echo", Some(&case.echo), &CallOptions::default())
         .await
         .expect("echo");
     assert_eq!(echo.text(), case.echo_text);
     match session
         .call_tool(
             case.invalid.0,
-            Some(case.invalid.1.clone()),
+            Some(&case.invalid.1),
             &CallOptions::default(),
         )
         .await
@@ -124,7 +124,7 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
     let error = within(
         "the cancelled call",
         TEST_DEADLINE,
-        session.call_tool(case.long.0, Some(case.long.1.clone()), &options),
+        session.call_tool(case.long.0, Some(&case.long.1), &options),
     )
     .await
     .expect_err("cancelled");
@@ -132,7 +132,7 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
     canceller.await.expect("canceller");
     assert_eq!(
         session
-            .call_tool("echo", Some(case.echo.clone()), &CallOptions::default())
+            .call_tool("echo", Some(&case.echo), &CallOptions::default())
             .await
             .expect("echo")
             .text(),
@@ -145,7 +145,7 @@ async fn check_http_peer(mut peer: HttpPeer, case: HttpCase, expected_era: &str)
     let after_restart = within(
         "a call after the restart",
         TEST_DEADLINE,
-        session.call_tool("echo", Some(case.echo.clone()), &CallOptions::default()),
+        session.call_tool("echo", Some(&case.echo), &CallOptions::default()),
     )
     .await;
     assert_eq!(
@@ -251,7 +251,7 @@ async fn a_2024_11_05_sse_server_is_reached_through_the_fallback() {
     let echo = session
         .call_tool(
             "echo",
-            Some(json!({"message": "old"})),
+            Some(&json!({"message": "old"})),
             &CallOptions::default(),
         )
         .await

@@ -107,7 +107,7 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
 
     let (tool, args, text) = &peer.echo;
     let result = session
-        .call_tool(tool, Some(args.clone()), &CallOptions::default())
+        .call_tool(tool, Some(args), &CallOptions::default())
         .await
         .expect("echo");
     assert_eq!(
@@ -119,7 +119,7 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
 
     let (tool, args) = &peer.invalid;
     match session
-        .call_tool(tool, Some(args.clone()), &CallOptions::default())
+        .call_tool(tool, Some(args), &CallOptions::default())
         .await
     {
         Ok(result) => assert!(
@@ -155,7 +155,7 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
     let error = within(
         "the cancelled call",
         TEST_DEADLINE,
-        session.call_tool(tool, Some(args.clone()), &options),
+        session.call_tool(tool, Some(args), &options),
     )
     .await
     .expect_err("cancelled");
@@ -170,7 +170,7 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
     let second = within(
         "a second long call",
         TEST_DEADLINE,
-        session.call_tool(tool, Some(args.clone()), &CallOptions::default()),
+        session.call_tool(tool, Some(args), &CallOptions::default()),
     )
     .await
     .expect("the second long call");
@@ -182,11 +182,7 @@ async fn check_peer(peer: Peer, era: EraChoice, expected_era: &str) {
         peer.name
     );
     let again = session
-        .call_tool(
-            peer.echo.0,
-            Some(peer.echo.1.clone()),
-            &CallOptions::default(),
-        )
+        .call_tool(peer.echo.0, Some(&peer.echo.1), &CallOptions::default())
         .await
         .expect("echo after cancel");
     assert!(!again.is_error);

@@ -135,7 +135,7 @@ pub(crate) fn in_flight(
             progress: Some(progress),
             ..switchboard_session::CallOptions::default()
         };
-        session.call_tool(&tool, Some(arguments), &options).await
+        session.call_tool(&tool, Some(&arguments), &options).await
     });
     (call, reported)
 }
