@@ -186,8 +186,8 @@ pub(crate) struct Driver {
     /// Where answers and server messages go.
     pub(crate) sink: InboundSink,
     pub(crate) state: Mutex<DriverState>,
-    /// Every task of the driver (POSTs, streams); stopped when the transport is dropped
-    /// or fails.
+    /// The driver's other tasks (unanswered POSTs, streams); stopped with the requests'
+    /// when the transport is dropped or fails.
     tasks: Mutex<JoinSet<()>>,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     /// True while the legacy GET stream is being opened: many servers drop a message for the
@@ -211,7 +211,9 @@ pub(crate) struct DriverState {
     pub(crate) modern_version: Option<(Arc<str>, HeaderValue)>,
     /// The last `initialize` as it was sent, to re-initialize once when the session expires.
     pub(crate) initialize_body: Option<Vec<u8>>,
-    /// Keyed by the client's own ids: a fast hash is safe.
+    /// Each request's task, its owner: aborted from here (cancellation, the connection's
+    /// end); a task that ends removes its own entry. Keyed by the client's own ids: a fast
+    /// hash is safe.
     pub(crate) in_flight: FxHashMap<RequestId, AbortHandle>,
     pub(crate) failure: Option<String>,
     /// Where messages go for a 2024-11-05 HTTP+SSE server (its `endpoint` event).
@@ -308,9 +310,16 @@ impl Driver {
                     headers,
                 };
                 // The state stays locked until the task is in the table: a task that ends
-                // at once (on another worker) must find its entry to remove it.
+                // at once (on another worker) must find its entry to remove it. The table
+                // is the task's owner: it is aborted from there (cancellation, the
+                // connection's end), and removes its entry itself when it ends.
                 let mut state = lock(&self.state);
-                let handle = self.spawn(crate::post::post_request(self.clone(), request));
+                if let Some(failure) = state.failure.clone() {
+                    // Closed since the check above: its tasks are stopped already.
+                    return Err(TransportError::Closed { detail: failure });
+                }
+                let task = Box::pin(crate::post::post_request(self.clone(), request));
+                let handle = tokio::spawn(task).abort_handle();
                 state.in_flight.insert(id.clone(), handle);
             }
             OutgoingKind::Cancellation { of } => {
@@ -362,6 +371,9 @@ impl Driver {
 
     fn stop_tasks(&self) {
         lock(&self.tasks).abort_all();
+        for (_, request) in lock(&self.state).in_flight.drain() {
+            request.abort();
+        }
     }
 
     /// Ends the connection from our side: stops the driver's tasks, ends a legacy session
