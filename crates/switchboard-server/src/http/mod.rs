@@ -477,14 +477,16 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, ticket: Arc<clients:
     let unauthenticated_timeout = shared.limits.unauthenticated_timeout;
     let evicted = ticket.closed().clone();
     let watched = ticket.clone();
+    // Each exchange's future is boxed: hyper keeps a slot the size of the service's future
+    // for every connection, idle ones too, and an exchange's future is several KiB.
     let service = service_fn(move |request| {
         let shared = shared.clone();
         let ticket = ticket.clone();
-        async move {
+        Box::pin(async move {
             let traffic = shared.traffic.clone();
             let reply = exchange::respond(shared, &ticket, request).await;
             Ok::<_, Infallible>(reply.map(|body| stats::Counted::new(body, traffic)))
-        }
+        })
     });
     let mut builder = http1::Builder::new();
     builder
