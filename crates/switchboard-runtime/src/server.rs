@@ -24,7 +24,7 @@ use switchboard_http::Authorizer;
 use switchboard_protocol::{
     Era, LogLevel, Prompt, Resource, ResourceTemplate, Tool as McpTool, methods,
 };
-use switchboard_session::{Session, SessionError, SessionEvent};
+use switchboard_session::{Listing, Session, SessionError, SessionEvent};
 use switchboard_wire::FrameTap;
 use switchboard_wire::stdio::ShutdownGrace;
 use tokio::sync::{broadcast, mpsc, watch};
@@ -792,13 +792,22 @@ pub(crate) async fn open_subscription(session: &Session) -> Option<switchboard_w
 /// Lists tools (required when declared), then prompts, resources and templates (optional:
 /// failures become problems, not a failed server).
 pub(crate) async fn list_all(session: &Session) -> Result<Listings, SessionError> {
-    let declared = session.negotiated().capabilities.clone();
+    let declared = &session.negotiated().capabilities;
+    // Asked for together: one round trip to the server instead of one per listing (a
+    // start's time is mostly such waits). Their outcomes are read in a fixed order.
+    let has_resources = declared.resources.is_some();
+    let (tools, prompts, resources, templates) = tokio::join!(
+        if_declared(declared.tools.is_some(), session.list_tools()),
+        if_declared(declared.prompts.is_some(), session.list_prompts()),
+        if_declared(has_resources, session.list_resources()),
+        if_declared(has_resources, session.list_resource_templates()),
+    );
     let mut listings = Listings {
         instructions: session.negotiated().instructions.clone(),
         ..Listings::default()
     };
-    if declared.tools.is_some() {
-        let listing = session.list_tools().await?;
+    if let Some(listing) = tools {
+        let listing = listing?;
         listings.problems.extend(
             listing
                 .problems
@@ -807,29 +816,39 @@ pub(crate) async fn list_all(session: &Session) -> Result<Listings, SessionError
         );
         listings.tools = listing.items;
     }
-    if declared.prompts.is_some() {
-        match session.list_prompts().await {
-            Ok(listing) => listings.prompts = listing.items,
-            Err(error) => listings
-                .problems
-                .push(format!("prompts/list failed: {error}")),
-        }
-    }
-    if declared.resources.is_some() {
-        match session.list_resources().await {
-            Ok(listing) => listings.resources = listing.items,
-            Err(error) => listings
-                .problems
-                .push(format!("resources/list failed: {error}")),
-        }
-        match session.list_resource_templates().await {
-            Ok(listing) => listings.templates = listing.items,
-            Err(error) => listings
-                .problems
-                .push(format!("resources/templates/list failed: {error}")),
-        }
-    }
+    let problems = &mut listings.problems;
+    listings.prompts = kept_or_noted(prompts, "prompts/list", problems);
+    listings.resources = kept_or_noted(resources, "resources/list", problems);
+    listings.templates = kept_or_noted(templates, "resources/templates/list", problems);
     Ok(listings)
+}
+
+/// `listing`'s outcome when the server declared the capability; `None` (nothing asked)
+/// when it did not.
+async fn if_declared<T>(
+    declared: bool,
+    listing: impl Future<Output = Result<T, SessionError>>,
+) -> Option<Result<T, SessionError>> {
+    match declared {
+        true => Some(listing.await),
+        false => None,
+    }
+}
+
+/// An optional listing's items; a failed one is a problem noted (its items stay empty).
+fn kept_or_noted<T>(
+    outcome: Option<Result<Listing<T>, SessionError>>,
+    method: &str,
+    problems: &mut Vec<String>,
+) -> Vec<T> {
+    match outcome {
+        Some(Ok(listing)) => listing.items,
+        Some(Err(error)) => {
+            problems.push(format!("{method} failed: {error}"));
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
 }
 
 #[cfg(test)]

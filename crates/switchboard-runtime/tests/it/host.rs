@@ -164,7 +164,8 @@ async fn the_host_hears_a_servers_life_states_publications_and_reasons() {
 /// A host that remembers `legacy` as a legacy server and records what its hooks saw.
 #[derive(Default)]
 struct RecordingHooks {
-    /// `server: method` of each request and notification sent.
+    /// `server: method` of each request and notification sent, and `server: answer` of
+    /// each response received, in the order the tap saw them.
     sent: Arc<Mutex<Vec<String>>>,
     /// `server: outcome (hint)` of each connect.
     connects: Mutex<Vec<String>>,
@@ -178,10 +179,13 @@ struct SentMethods {
 impl FrameTap for SentMethods {
     fn frame(&self, direction: Direction, bytes: &[u8]) {
         let frame: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
-        if let (Direction::Outbound, Some(method)) = (direction, frame["method"].as_str()) {
-            let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-            sent.push(format!("{}: {method}", self.server));
-        }
+        let seen = match (direction, frame["method"].as_str()) {
+            (Direction::Outbound, Some(method)) => method,
+            (Direction::Inbound, None) if frame.get("id").is_some() => "answer",
+            _ => return,
+        };
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        sent.push(format!("{}: {seen}", self.server));
     }
 }
 
@@ -248,6 +252,37 @@ async fn connection_hooks_tap_each_connection_give_the_era_hint_and_hear_the_out
         ]
     "#]]
     .assert_debug_eq(&connects);
+}
+
+/// A server's listings are asked for together after the handshake: every list request
+/// goes out before the first of their answers comes back (one round trip, not four).
+#[tokio::test]
+async fn a_servers_listings_are_asked_for_together() {
+    let mark = marker("listings");
+    let hooks = Arc::new(RecordingHooks::default());
+    let mut options = options(vec![fixture_entry("fx", &mark, &[])]);
+    options.policy.connect_hooks = Some(ConnectHooks(hooks.clone()));
+    let runtime = Runtime::new(options);
+    enabled(&runtime).await;
+    runtime.dispose().await;
+    no_processes_with(&mark).await;
+    let sent = hooks.sent.lock().expect("the tap's record").clone();
+    let after_handshake: Vec<&str> = sent
+        .iter()
+        .map(String::as_str)
+        .skip_while(|line| *line != "fx: notifications/initialized")
+        .take(5)
+        .collect();
+    expect_test::expect![[r#"
+        [
+            "fx: notifications/initialized",
+            "fx: tools/list",
+            "fx: prompts/list",
+            "fx: resources/list",
+            "fx: resources/templates/list",
+        ]
+    "#]]
+    .assert_debug_eq(&after_handshake);
 }
 
 #[tokio::test]
