@@ -234,12 +234,12 @@ async fn serve_traces_its_servers_and_its_own_client_without_the_secret() {
           recv result #id
           send notifications/initialized
           send tools/list #id
-          recv result #id
           send prompts/list #id
-          recv result #id
           send resources/list #id
-          recv result #id
           send resources/templates/list #id
+          recv result #id
+          recv result #id
+          recv result #id
           recv result #id
           send tools/call #id
           recv result #id"#]]
