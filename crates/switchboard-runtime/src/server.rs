@@ -789,8 +789,8 @@ pub(crate) async fn open_subscription(session: &Session) -> Option<switchboard_w
     }
 }
 
-/// Lists tools (required when declared), then prompts, resources and templates (optional:
-/// failures become problems, not a failed server).
+/// Lists tools (required when declared), prompts, resources and templates (optional:
+/// failures become problems, not a failed server), all four asked for at once.
 pub(crate) async fn list_all(session: &Session) -> Result<Listings, SessionError> {
     let declared = &session.negotiated().capabilities;
     // Asked for together: one round trip to the server instead of one per listing (a
