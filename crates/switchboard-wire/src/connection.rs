@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -317,9 +317,17 @@ struct Shared {
     deferred: mpsc::Sender<DeferredCancel>,
     cancel_notice: std::sync::OnceLock<CancelNotice>,
     max_frame_bytes: usize,
+    /// The capacity the next request's line starts with: the last one's length, rounded
+    /// up (a session's requests are much alike, so the line is written without growing).
+    request_line_capacity: AtomicUsize,
 }
 
 const FIRST_ID: i64 = 1;
+/// The least a request's line starts with.
+const REQUEST_LINE_MIN_CAPACITY: usize = 256;
+/// The most a request's line starts with, whatever the last one's length (one large
+/// request does not make every later one allocate as much).
+const REQUEST_LINE_MAX_CAPACITY: usize = 16 * 1024;
 
 /// Aborts the connection's tasks when the last handle goes away.
 struct TaskOwner {
@@ -433,6 +441,7 @@ impl Connection {
             deferred: deferred_tx,
             cancel_notice: std::sync::OnceLock::new(),
             max_frame_bytes: options.max_frame_bytes,
+            request_line_capacity: AtomicUsize::new(REQUEST_LINE_MIN_CAPACITY),
             inbound: Mutex::new(Some(inbound_tx)),
         });
         (shared, deferred_rx, inbound_rx)
@@ -513,13 +522,19 @@ impl Connection {
         method: &str,
         params: Option<&P>,
     ) -> Result<PendingCall, WireError> {
-        let mut line = Vec::with_capacity(256);
+        let capacity = &self.shared.request_line_capacity;
+        let mut line = Vec::with_capacity(capacity.load(Ordering::Relaxed));
         let encoded = RequestLine {
             id: &id,
             method,
             params,
         }
         .encode_line(&mut line);
+        let next = line.len().next_power_of_two();
+        capacity.store(
+            next.clamp(REQUEST_LINE_MIN_CAPACITY, REQUEST_LINE_MAX_CAPACITY),
+            Ordering::Relaxed,
+        );
         if let Err(error) = encoded {
             return Err(WireError::Unencodable {
                 peer: self.shared.peer_name.clone(),
@@ -1196,3 +1211,33 @@ fn unexpected(
 
 /// How long to wait for a process to report its exit status once its output ended.
 pub(crate) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request's line starts as large as the last one's length rounded up, within
+    /// bounds: one large request does not make the next small one allocate as much.
+    #[tokio::test]
+    async fn a_request_line_starts_with_the_last_ones_length_within_bounds() {
+        let (ours, _theirs) = tokio::io::duplex(1 << 20);
+        let (reader, writer) = tokio::io::split(ours);
+        let (connection, _inbound) =
+            Connection::start(reader, writer, ConnectionOptions::new("peer"), None);
+        let capacity = || {
+            connection
+                .shared
+                .request_line_capacity
+                .load(Ordering::Relaxed)
+        };
+        let mut seen = vec![capacity()];
+        for text_bytes in [300, 40_000, 10] {
+            let params = serde_json::json!({ "text": "x".repeat(text_bytes) });
+            let id = RequestId::Number(i64::try_from(text_bytes).unwrap_or_default());
+            let sent = connection.send_request(id, "echo", Some(&params)).await;
+            assert!(sent.is_ok(), "{sent:?}");
+            seen.push(capacity());
+        }
+        assert_eq!(seen, [256, 512, 16 * 1024, 256]);
+    }
+}
