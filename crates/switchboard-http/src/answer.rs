@@ -361,9 +361,10 @@ async fn resume_stream(driver: &Driver, cursor: &StreamCursor) -> Option<Respons
 
 /// How many more bytes a response stream is read for after it answered its request.
 const AFTER_ANSWER_BYTES: usize = 16 * 1024;
-/// How long a response stream that answered its request is waited on for its end (a
-/// server that ends it sends the end at once, in a write of its own; the caller has its
-/// answer meanwhile).
+/// How long, in all, a response stream that answered its request is waited on for its end
+/// (a server that ends it sends the end at once, in a write of its own; the caller has its
+/// answer meanwhile). One deadline from the first wait: a server that trickles bytes after
+/// the answer does not restart it.
 const AFTER_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 /// How many of one connection's response streams wait so at a time: a server that keeps
 /// its streams open holds this many descriptors for [`AFTER_ANSWER_WAIT`] at most.
@@ -390,6 +391,7 @@ pub(crate) async fn read_event_stream(
     let mut answered = false;
     let mut malformed_events = 0;
     let mut left_after_answer = AFTER_ANSWER_BYTES;
+    let mut wait_ends: Option<tokio::time::Instant> = None;
     loop {
         // The stream has done its work once its request is answered (the caller has its
         // answer and goes on), but its end is read when it comes at once: a body read to its
@@ -403,7 +405,9 @@ pub(crate) async fn read_event_stream(
         let next = if answered {
             match driver.after_answer.try_acquire() {
                 Ok(_waiting) => {
-                    match tokio::time::timeout(AFTER_ANSWER_WAIT, response.chunk()).await {
+                    let ends = *wait_ends
+                        .get_or_insert_with(|| tokio::time::Instant::now() + AFTER_ANSWER_WAIT);
+                    match tokio::time::timeout_at(ends, response.chunk()).await {
                         Ok(next) => next,
                         Err(_) => return StreamEnd::Answered,
                     }

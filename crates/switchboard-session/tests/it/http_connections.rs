@@ -91,17 +91,22 @@ async fn legacy_server(list_answer: ListAnswer) -> CountingServer {
     .await
 }
 
-async fn list_in_a_row(server: &CountingServer) {
+/// A legacy-era session to `server`'s `/mcp`.
+async fn connect_legacy(server: &CountingServer) -> Session {
     let url = format!("{}/mcp", server.origin());
     let mut config = SessionConfig::new("kept");
     config.era = EraChoice::Legacy;
-    let session = within(
+    within(
         "connect",
         TEST_DEADLINE,
         Session::connect_http(HttpOptions::new("kept", &url), config),
     )
     .await
-    .expect("connect");
+    .expect("connect")
+}
+
+async fn list_in_a_row(server: &CountingServer) {
+    let session = connect_legacy(server).await;
     for _ in 0..CALLS {
         let listing = within("tools/list", TEST_DEADLINE, session.list_tools())
             .await
@@ -172,16 +177,7 @@ async fn answers_on_a_response_stream_keep_their_connection_too() {
 #[tokio::test]
 async fn answers_on_a_stream_ended_apart_keep_their_connection() {
     let server = legacy_server(ListAnswer::StreamEndedApart).await;
-    let url = format!("{}/mcp", server.origin());
-    let mut config = SessionConfig::new("kept");
-    config.era = EraChoice::Legacy;
-    let session = within(
-        "connect",
-        TEST_DEADLINE,
-        Session::connect_http(HttpOptions::new("kept", &url), config),
-    )
-    .await
-    .expect("connect");
+    let session = connect_legacy(&server).await;
     for _ in 0..CALLS {
         within("tools/list", TEST_DEADLINE, session.list_tools())
             .await
