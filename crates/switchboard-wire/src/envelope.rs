@@ -1,7 +1,10 @@
 //! The connection's decoding of inbound frames: the envelope's fields (`jsonrpc`, `id`,
 //! `method`, `params`, `result`, `error`) are read straight from the text, and a response's
 //! `result` stays JSON text until its caller parses it, so no `Value` tree is built (or
-//! dropped) for the common case of a response to a waiting request.
+//! dropped) for the common case of a response to a waiting request. A response laid out
+//! as servers commonly write one (`{"jsonrpc":"2.0","id":N,"result":…}`, or the result
+//! first) is read from its ends, its result checked to be one JSON value, with no member
+//! parsing at all.
 //!
 //! The outcome is the same as [`decode`]'s for every frame but one kind: rare frames where
 //! skipping a value would be laxer than building it (surrogate `\u` escapes, which may be
@@ -98,6 +101,12 @@ pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
     let Ok(text) = std::str::from_utf8(frame) else {
         return exact();
     };
+    if let Some((id, result)) = compact_response(text) {
+        return Ok(Decoded::Response {
+            id: Some(RequestId::Number(id)),
+            outcome: Ok(ResultJson::Text(result)),
+        });
+    }
     match serde_json::from_str::<Envelope<'_>>(text) {
         Ok(envelope) => envelope
             .classify()
@@ -105,6 +114,39 @@ pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
         // The exact path produces the same error kind and message as before.
         Err(_) => exact(),
     }
+}
+
+/// A result response laid out as servers commonly write one, compact, its envelope at one
+/// end: `{"jsonrpc":"2.0","id":N,"result":R}` (serde's and pydantic's member order) or
+/// `{"result":R,"jsonrpc":"2.0","id":N}` (`JSON.stringify`'s in the TypeScript SDK), with
+/// `N` a non-negative integer. Its ends are compared as bytes and `R` is checked to be one
+/// JSON value, so the frame has exactly those three members and decodes as the envelope
+/// reader would decode it; any other layout returns `None` and takes that reader.
+fn compact_response(frame: &str) -> Option<(i64, &RawValue)> {
+    const ID_FIRST: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
+    const RESULT_AFTER_ID: &str = ",\"result\":";
+    const RESULT_FIRST: &str = "{\"result\":";
+    const ID_LAST: &str = ",\"jsonrpc\":\"2.0\",\"id\":";
+    // JSON's whitespace only (`trim_ascii_end` would take a form feed too).
+    let frame = frame.trim_end_matches([' ', '\t', '\n', '\r']);
+    let (id, result) = if let Some(rest) = frame.strip_prefix(ID_FIRST) {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let (id, rest) = rest.split_at(digits);
+        let result = rest.strip_prefix(RESULT_AFTER_ID)?.strip_suffix('}')?;
+        (id, result)
+    } else {
+        let rest = frame.strip_prefix(RESULT_FIRST)?.strip_suffix('}')?;
+        let digits = rest.len() - rest.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (rest, id) = rest.split_at(rest.len() - digits);
+        (id, rest.strip_suffix(ID_LAST)?)
+    };
+    // JSON has no leading zeros; 18 digits always fit an `i64`.
+    if id.is_empty() || id.len() > 18 || (id.len() > 1 && id.starts_with('0')) {
+        return None;
+    }
+    let id = id.parse().ok()?;
+    let result = serde_json::from_str::<&RawValue>(result).ok()?;
+    Some((id, result))
 }
 
 /// Whether skipping parts of this frame could accept what building a tree rejects: a
@@ -452,6 +494,77 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
             expect![[r#"response id=Some(1) Ok(text null)"#]],
         );
+    }
+
+    #[test]
+    fn compact_answers_are_read_from_their_ends() {
+        for (frame, expect) in [
+            (
+                r#"{"jsonrpc":"2.0","id":12,"result":{"content":[]}}"#,
+                expect![[r#"response id=Some(12) Ok(text {"content":[]})"#]],
+            ),
+            (
+                "{\"result\":{\"content\":[]},\"jsonrpc\":\"2.0\",\"id\":0}  \r",
+                expect![[r#"response id=Some(0) Ok(text {"content":[]})"#]],
+            ),
+            // A form feed is not JSON whitespace.
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}\x0c",
+                expect![[
+                    r#"malformed (Response(4)): invalid JSON: trailing characters at line 1 column 37 (37 bytes): {"jsonrpc":"2.0","id":4,"result":{}}\u{c}"#
+                ]],
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"result": [1, 2] }"#,
+                expect![[r#"response id=Some(3) Ok(text [1, 2])"#]],
+            ),
+            // A result that swallows more members is not one value: the envelope decides.
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"no"}}"#,
+                expect![[
+                    r#"malformed (Response(1)): not a JSON-RPC message: response has both `result` and `error` (70 bytes): {"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"no"}}"#
+                ]],
+            ),
+            (
+                r#"{"result":{},"id":2,"jsonrpc":"2.0","id":3}"#,
+                expect![[r#"response id=Some(3) Ok(text {})"#]],
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#,
+                expect![[r#"response id=Some(1) Ok(text 2)"#]],
+            ),
+            // Ids JSON or an `i64` rejects, and ids that are not plain integers.
+            (
+                r#"{"jsonrpc":"2.0","id":07,"result":{}}"#,
+                expect![[
+                    r#"malformed: invalid JSON: invalid number at line 1 column 24 (37 bytes): {"jsonrpc":"2.0","id":07,"result":{}}"#
+                ]],
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":-7,"result":{}}"#,
+                expect![[r#"response id=Some(-7) Ok(text {})"#]],
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7.0,"result":{}}"#,
+                expect![[
+                    r#"malformed: not a JSON-RPC message: response `id` is not a string or an integer (38 bytes): {"jsonrpc":"2.0","id":7.0,"result":{}}"#
+                ]],
+            ),
+            (
+                r#"{"result":{},"jsonrpc":"2.0","id":99999999999999999999}"#,
+                expect![[
+                    r#"malformed: not a JSON-RPC message: response `id` is not a string or an integer (55 bytes): {"result":{},"jsonrpc":"2.0","id":99999999999999999999}"#
+                ]],
+            ),
+            (
+                r#"{"result":{},"jsonrpc":"2.0","id":}"#,
+                expect![[
+                    r#"malformed: invalid JSON: expected value at line 1 column 35 (35 bytes): {"result":{},"jsonrpc":"2.0","id":}"#
+                ]],
+            ),
+        ] {
+            check(frame, expect);
+        }
     }
 
     #[test]
