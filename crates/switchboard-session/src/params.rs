@@ -11,7 +11,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use switchboard_protocol::{Implementation, meta};
-use switchboard_wire::RequestId;
+use switchboard_wire::{RequestId, WriteParams};
 
 use crate::config::ForClient;
 
@@ -270,6 +270,50 @@ impl Serialize for RequestParams<'_> {
     }
 }
 
+impl WriteParams for RequestParams<'_> {
+    /// A tool call without an input round (the hot path) is written with its constant keys
+    /// as bytes and its `_meta` from the prefix rendered once; everything else is
+    /// serialised. The bytes are the same either way.
+    fn write_params(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        let BaseParams::ToolCall { name, arguments } = self.base else {
+            return serde_json::to_writer(buf, self);
+        };
+        if self.input.is_some() {
+            return serde_json::to_writer(buf, self);
+        }
+        let meta_start = match (&self.meta.whole, self.progress_token) {
+            _ if !self.adds_meta() => None,
+            (Some(whole), None) => Some(whole.get()),
+            // The rendered object without its closing brace; the token follows.
+            (Some(whole), Some(_)) if whole.get().ends_with('}') => {
+                Some(&whole.get()[..whole.get().len() - 1])
+            }
+            (None, Some(_)) if self.meta.is_empty() => Some("{"),
+            _ => return serde_json::to_writer(buf, self),
+        };
+        buf.extend_from_slice(b"{\"name\":");
+        serde_json::to_writer(&mut *buf, name)?;
+        if let Some(arguments) = arguments {
+            buf.extend_from_slice(b",\"arguments\":");
+            serde_json::to_writer(&mut *buf, arguments)?;
+        }
+        if let Some(meta_start) = meta_start {
+            buf.extend_from_slice(b",\"_meta\":");
+            buf.extend_from_slice(meta_start.as_bytes());
+            if let Some(token) = self.progress_token {
+                if meta_start.len() > 1 {
+                    buf.push(b',');
+                }
+                buf.extend_from_slice(b"\"progressToken\":");
+                serde_json::to_writer(&mut *buf, token)?;
+                buf.push(b'}');
+            }
+        }
+        buf.push(b'}');
+        Ok(())
+    }
+}
+
 /// `_meta`: the caller's entries (ours replacing theirs in place), then ours.
 struct MetaObject<'a> {
     params: &'a RequestParams<'a>,
@@ -325,8 +369,17 @@ mod tests {
 
     use super::*;
 
+    /// Shows the parameters as serialised, after checking that the request line's writer
+    /// ([`WriteParams`]) writes the same bytes.
     fn check(params: RequestParams<'_>, expect: Expect) {
         let text = serde_json::to_string(&params).expect("serialises");
+        let mut written = Vec::new();
+        params.write_params(&mut written).expect("writes");
+        assert_eq!(
+            String::from_utf8_lossy(&written),
+            text,
+            "the two writers differ"
+        );
         expect.assert_eq(&text);
     }
 
@@ -356,7 +409,51 @@ mod tests {
             },
             expect![[r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":3}}"#]],
         );
+        check(
+            RequestParams {
+                base: BaseParams::ToolCall {
+                    name: "say \"hi\"\n",
+                    arguments: None,
+                },
+                input: None,
+                meta: &legacy,
+                progress_token: None,
+            },
+            expect![[r#"{"name":"say \"hi\"\n"}"#]],
+        );
         let modern = MetaPrefix::modern("2026-07-28", &json!({}), &info());
+        check(
+            RequestParams {
+                base: BaseParams::ToolCall {
+                    name: "echo",
+                    arguments: Some(&arguments),
+                },
+                input: None,
+                meta: &modern,
+                progress_token: Some(&RequestId::from("t-5")),
+            },
+            expect![[
+                r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"progressToken":"t-5"}}"#
+            ]],
+        );
+        let traced = modern.with_trace(&crate::config::TraceContext {
+            traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
+            tracestate: None,
+        });
+        check(
+            RequestParams {
+                base: BaseParams::ToolCall {
+                    name: "echo",
+                    arguments: Some(&arguments),
+                },
+                input: None,
+                meta: &traced,
+                progress_token: Some(&RequestId::from(6)),
+            },
+            expect![[
+                r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","progressToken":6}}"#
+            ]],
+        );
         let input = InputRound {
             responses: json!({"k": {"action": "accept"}}),
             state: Some(json!("s1")),

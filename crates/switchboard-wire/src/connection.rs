@@ -30,7 +30,7 @@ use crate::envelope::{Decoded, ResultJson, decode_borrowed};
 use crate::framing::{Frame, LineBuffer};
 use crate::message::{
     ErrorObject, Malformed, MalformedId, MalformedKind, Notification, Outgoing, Request, RequestId,
-    RequestLine, Response, codes,
+    RequestLine, Response, Serialized, WriteParams, codes,
 };
 use crate::transport::{
     CancelNotice, MessageContext, OutgoingKind, OutgoingMessage, StreamTransport, Transport,
@@ -509,13 +509,14 @@ impl Connection {
         method: &str,
         params: Option<&P>,
     ) -> Result<PendingCall, WireError> {
-        self.send_request_in(&MessageContext::default(), id, method, params)
+        let params = params.map(Serialized);
+        self.send_request_in(&MessageContext::default(), id, method, params.as_ref())
             .await
     }
 
     /// [`Connection::send_request_with`] under a context the transport is told (the
     /// protocol version; a cancellation of the request is sent under it too).
-    pub async fn send_request_in<P: Serialize + ?Sized>(
+    pub async fn send_request_in<P: WriteParams + ?Sized>(
         &self,
         context: &MessageContext,
         id: RequestId,

@@ -63,7 +63,7 @@ pub use envelope::needs_exact_path;
 pub use framing::{Frame, LineBuffer};
 pub use message::{
     ErrorObject, Malformed, MalformedId, MalformedKind, Message, Notification, Outgoing, Request,
-    RequestId, Response, codes, decode, encode,
+    RequestId, Response, WriteParams, codes, decode, encode,
 };
 pub use transcript::Transcript;
 pub use transport::{

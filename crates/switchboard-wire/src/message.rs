@@ -489,15 +489,38 @@ impl Serialize for Outgoing<'_> {
     }
 }
 
-/// A request whose parameters are any serialisable value (the session serialises its
-/// parameters and `_meta` from borrowed parts without assembling a `Value`).
+/// A request's parameters, written as JSON text into the request's line. A `Value` is
+/// serialised; the session writes its parameters and `_meta` from borrowed parts, its
+/// constant keys as bytes, without assembling a `Value`.
+pub trait WriteParams {
+    /// Appends the parameters' JSON text to `buf`. On error `buf` may hold part of it (the
+    /// request line is then dropped).
+    fn write_params(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+}
+
+impl WriteParams for Value {
+    fn write_params(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(buf, self)
+    }
+}
+
+/// Any serialisable parameters, written by serde.
+pub(crate) struct Serialized<'a, P: ?Sized>(pub(crate) &'a P);
+
+impl<P: Serialize + ?Sized> WriteParams for Serialized<'_, P> {
+    fn write_params(&self, buf: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(buf, self.0)
+    }
+}
+
+/// A request whose parameters write themselves ([`WriteParams`]).
 pub(crate) struct RequestLine<'a, P: ?Sized> {
     pub(crate) id: &'a RequestId,
     pub(crate) method: &'a str,
     pub(crate) params: Option<&'a P>,
 }
 
-impl<P: Serialize + ?Sized> RequestLine<'_, P> {
+impl<P: WriteParams + ?Sized> RequestLine<'_, P> {
     /// Appends the request and a newline to `buf`, exactly as serialising the struct would
     /// (the envelope's constant parts are written as they are, not escaped each time).
     /// Parameters that cannot be serialised (a map with non-string keys) leave `buf` as it
@@ -511,7 +534,7 @@ impl<P: Serialize + ?Sized> RequestLine<'_, P> {
             serde_json::to_writer(&mut *buf, self.method)?;
             if let Some(params) = self.params {
                 buf.extend_from_slice(b",\"params\":");
-                serde_json::to_writer(&mut *buf, params)?;
+                params.write_params(buf)?;
             }
             buf.extend_from_slice(b"}\n");
             Ok(())
