@@ -15,6 +15,9 @@ impl CallToolResult {
     /// only meaningful when the type is [`ResultType::Complete`]; for the others, parse the
     /// text as a tree and handle them as [`ResultType::of`] says.
     pub fn from_json_text(text: &str) -> (ResultType, Result<CallToolResult, ShapeError>) {
+        if let Some(result) = one_text_block(text) {
+            return (ResultType::Complete, Ok(result));
+        }
         let is_object = text.trim_start().starts_with('{');
         if !is_object {
             return (
@@ -33,6 +36,31 @@ impl CallToolResult {
         };
         (fields.result_type.clone(), fields.into_result())
     }
+}
+
+/// The result most tools send, compact: one text block and nothing else but, as the
+/// Python SDK and rmcp write it, `isError`:
+/// `{"content":[{"type":"text","text":S}]}`, or with `,"isError":false` (or `true`)
+/// after the array. The ends are compared as bytes and `S` must be exactly one JSON
+/// string, so the text has exactly those members and reads as the member reader would
+/// read it; every other text returns `None` and takes that reader.
+fn one_text_block(text: &str) -> Option<CallToolResult> {
+    const HEAD: &str = r#"{"content":[{"type":"text","text":"#;
+    let rest = text.strip_prefix(HEAD)?;
+    let (string, is_error) = if let Some(string) = rest.strip_suffix("}]}") {
+        (string, false)
+    } else if let Some(string) = rest.strip_suffix(r#"}],"isError":false}"#) {
+        (string, false)
+    } else {
+        (rest.strip_suffix(r#"}],"isError":true}"#)?, true)
+    };
+    let text = serde_json::from_str::<String>(string).ok()?;
+    Some(CallToolResult {
+        content: vec![ContentBlock::Text { text }],
+        structured_content: None,
+        is_error,
+        content_missing: false,
+    })
 }
 
 /// The fields a tool result is read from; others are skipped. A repeated key keeps its
@@ -455,6 +483,57 @@ mod tests {
                 r#"Complete Ok(CallToolResult { content: [Unknown { kind: "odd", raw: Object {"type": String("odd"), "text": String("a")} }], structured_content: Some(Null), is_error: false, content_missing: false })"#
             ]],
         );
+    }
+
+    #[test]
+    fn one_text_block_is_read_from_its_ends() {
+        for (text, expect) in [
+            (
+                r#"{"content":[{"type":"text","text":"a \"}]}\" \u00e9"}],"isError":false}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "a \"}]}\" é" }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"no"}],"isError":true}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "no" }], structured_content: None, is_error: true, content_missing: false })"#
+                ]],
+            ),
+            // Strings that are not one string, and more members: the member reader decides.
+            (
+                r#"{"content":[{"type":"text","text":"a","text":"b"}]}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "b" }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "a" }, Text { text: "b" }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":7}]}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Unknown { kind: "text", raw: Object {"type": String("text"), "text": Number(7)} }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"a"}],"isError":false,"isError":true}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "a" }], structured_content: None, is_error: true, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"\ud83d\ude00"}]}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "😀" }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+        ] {
+            check(text, expect);
+        }
     }
 
     #[test]
