@@ -393,67 +393,61 @@ mod tests {
         }
     }
 
+    /// A tool call without an input round.
+    fn tool_call<'a>(
+        name: &'a str,
+        arguments: Option<&'a Value>,
+        meta: &'a MetaPrefix,
+        progress_token: Option<&'a RequestId>,
+    ) -> RequestParams<'a> {
+        RequestParams {
+            base: BaseParams::ToolCall { name, arguments },
+            input: None,
+            meta,
+            progress_token,
+        }
+    }
+
     #[test]
     fn tool_calls_in_both_eras() {
         let arguments = json!({"text": "hi"});
         let legacy = MetaPrefix::default();
-        check(
-            RequestParams {
-                base: BaseParams::ToolCall {
-                    name: "echo",
-                    arguments: Some(&arguments),
-                },
-                input: None,
-                meta: &legacy,
-                progress_token: Some(&RequestId::from(3)),
-            },
-            expect![[r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":3}}"#]],
-        );
-        check(
-            RequestParams {
-                base: BaseParams::ToolCall {
-                    name: "say \"hi\"\n",
-                    arguments: None,
-                },
-                input: None,
-                meta: &legacy,
-                progress_token: None,
-            },
-            expect![[r#"{"name":"say \"hi\"\n"}"#]],
-        );
         let modern = MetaPrefix::modern("2026-07-28", &json!({}), &info());
-        check(
-            RequestParams {
-                base: BaseParams::ToolCall {
-                    name: "echo",
-                    arguments: Some(&arguments),
-                },
-                input: None,
-                meta: &modern,
-                progress_token: Some(&RequestId::from("t-5")),
-            },
-            expect![[
-                r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"progressToken":"t-5"}}"#
-            ]],
-        );
         let traced = modern.with_trace(&crate::config::TraceContext {
             traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
             tracestate: None,
         });
-        check(
-            RequestParams {
-                base: BaseParams::ToolCall {
-                    name: "echo",
-                    arguments: Some(&arguments),
-                },
-                input: None,
-                meta: &traced,
-                progress_token: Some(&RequestId::from(6)),
-            },
-            expect![[
-                r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","progressToken":6}}"#
-            ]],
+        let (three, named, six) = (
+            RequestId::from(3),
+            RequestId::from("t-5"),
+            RequestId::from(6),
         );
+        for (params, expect) in [
+            (
+                tool_call("echo", Some(&arguments), &legacy, Some(&three)),
+                expect![[
+                    r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":3}}"#
+                ]],
+            ),
+            (
+                tool_call("say \"hi\"\n", None, &legacy, None),
+                expect![[r#"{"name":"say \"hi\"\n"}"#]],
+            ),
+            (
+                tool_call("echo", Some(&arguments), &modern, Some(&named)),
+                expect![[
+                    r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"progressToken":"t-5"}}"#
+                ]],
+            ),
+            (
+                tool_call("echo", Some(&arguments), &traced, Some(&six)),
+                expect![[
+                    r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","progressToken":6}}"#
+                ]],
+            ),
+        ] {
+            check(params, expect);
+        }
         let input = InputRound {
             responses: json!({"k": {"action": "accept"}}),
             state: Some(json!("s1")),
@@ -481,15 +475,7 @@ mod tests {
         let modern = MetaPrefix::modern("2026-07-28", &json!({}), &info());
         let arguments = json!({"text": "hi"});
         check(
-            RequestParams {
-                base: BaseParams::ToolCall {
-                    name: "echo",
-                    arguments: Some(&arguments),
-                },
-                input: None,
-                meta: &modern,
-                progress_token: None,
-            },
+            tool_call("echo", Some(&arguments), &modern, None),
             expect![[
                 r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"switchboard","version":"1"}}}"#
             ]],
