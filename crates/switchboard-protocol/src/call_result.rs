@@ -38,27 +38,35 @@ impl CallToolResult {
     }
 }
 
-/// The result most tools send, compact: one text block and nothing else but, as the
-/// Python SDK and rmcp write it, `isError`:
-/// `{"content":[{"type":"text","text":S}]}`, or with `,"isError":false` (or `true`)
-/// after the array. The ends are compared as bytes and `S` must be exactly one JSON
-/// string, so the text has exactly those members and reads as the member reader would
-/// read it; every other text returns `None` and takes that reader.
+/// The result most tools send, compact: one text block and nothing else but `isError`
+/// (as the Python SDK and rmcp write it) and a `resultType` of `"complete"` (2026-07-28),
+/// each at most once, after the array: `{"content":[{"type":"text","text":S}]}`. The ends
+/// are compared as bytes and `S` must be exactly one JSON string, so the text has exactly
+/// those members and reads as the member reader would read it; every other text returns
+/// `None` and takes that reader.
 fn one_text_block(text: &str) -> Option<CallToolResult> {
     const HEAD: &str = r#"{"content":[{"type":"text","text":"#;
-    let rest = text.strip_prefix(HEAD)?;
-    let (string, is_error) = if let Some(string) = rest.strip_suffix("}]}") {
-        (string, false)
-    } else if let Some(string) = rest.strip_suffix(r#"}],"isError":false}"#) {
-        (string, false)
-    } else {
-        (rest.strip_suffix(r#"}],"isError":true}"#)?, true)
-    };
-    let text = serde_json::from_str::<String>(string).ok()?;
+    const IS_ERROR: &str = r#","isError":true"#;
+    const NOT_ERROR: &str = r#","isError":false"#;
+    const COMPLETE: &str = r#","resultType":"complete""#;
+    let mut rest = text.strip_prefix(HEAD)?.strip_suffix('}')?;
+    let (mut is_error, mut complete) = (None, false);
+    loop {
+        if let (None, Some(before)) = (is_error, rest.strip_suffix(IS_ERROR)) {
+            (is_error, rest) = (Some(true), before);
+        } else if let (None, Some(before)) = (is_error, rest.strip_suffix(NOT_ERROR)) {
+            (is_error, rest) = (Some(false), before);
+        } else if let (false, Some(before)) = (complete, rest.strip_suffix(COMPLETE)) {
+            (complete, rest) = (true, before);
+        } else {
+            break;
+        }
+    }
+    let text = serde_json::from_str::<String>(rest.strip_suffix("}]")?).ok()?;
     Some(CallToolResult {
         content: vec![ContentBlock::Text { text }],
         structured_content: None,
-        is_error,
+        is_error: is_error.unwrap_or(false),
         content_missing: false,
     })
 }
@@ -517,6 +525,24 @@ mod tests {
                 r#"{"content":[{"type":"text","text":7}]}"#,
                 expect![[
                     r#"Complete Ok(CallToolResult { content: [Unknown { kind: "text", raw: Object {"type": String("text"), "text": Number(7)} }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"done"}],"resultType":"complete","isError":false}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "done" }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"done"}],"isError":true,"resultType":"complete"}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "done" }], structured_content: None, is_error: true, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"a"}],"resultType":"input_required"}"#,
+                expect![[
+                    r#"InputRequired Ok(CallToolResult { content: [Text { text: "a" }], structured_content: None, is_error: false, content_missing: false })"#
                 ]],
             ),
             (
