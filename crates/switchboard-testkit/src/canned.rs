@@ -93,6 +93,14 @@ pub const SEPARATE_WRITE: &str = "\u{0}separate write\u{0}";
 /// The pause before a [`SEPARATE_WRITE`]'s next part.
 pub const SEPARATE_WRITE_GAP: std::time::Duration = std::time::Duration::from_millis(1);
 
+/// Put into an answer of a [`CountingServer`], ends the answer: what follows it is written
+/// again and again, [`TRICKLE_GAP`] apart, until the client goes away (a response stream
+/// that never ends, e.g. `2\r\n:\n\r\n`, an event-stream comment as one chunk).
+/// [`CountingServer::trickles_cut`] counts the clients that went away.
+pub const TRICKLE: &str = "\u{0}trickle\u{0}";
+/// The pause between a [`TRICKLE`]'s writes.
+pub const TRICKLE_GAP: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// A loopback HTTP server that gives every request the same canned answer and counts
 /// every connection and request it receives: a stand-in for an address that must never be
 /// reached (or must be, a known number of times). Accepts at most 256 connections; stops
@@ -108,6 +116,7 @@ pub struct CountingServer {
 struct Seen {
     connections: usize,
     requests: Vec<CannedRequest>,
+    trickles_cut: usize,
 }
 
 impl CountingServer {
@@ -144,12 +153,25 @@ impl CountingServer {
                     while let Some(request) = read_request(&mut socket).await {
                         let response = answer(&own, &request);
                         lock(&counted).requests.push(request);
+                        let (response, trickle) = match response.split_once(TRICKLE) {
+                            Some((response, trickle)) => (response, Some(trickle)),
+                            None => (response.as_str(), None),
+                        };
                         for (index, part) in response.split(SEPARATE_WRITE).enumerate() {
                             if index > 0 {
                                 tokio::time::sleep(SEPARATE_WRITE_GAP).await;
                             }
                             if socket.write_all(part.as_bytes()).await.is_err() {
                                 return;
+                            }
+                        }
+                        if let Some(trickle) = trickle {
+                            loop {
+                                tokio::time::sleep(TRICKLE_GAP).await;
+                                if socket.write_all(trickle.as_bytes()).await.is_err() {
+                                    lock(&counted).trickles_cut += 1;
+                                    return;
+                                }
                             }
                         }
                         if response.contains("connection: close") {
@@ -180,6 +202,11 @@ impl CountingServer {
     /// Connections accepted so far (a connection that sent no request counts too).
     pub fn connections(&self) -> usize {
         lock(&self.seen).connections
+    }
+
+    /// Answers ending in a [`TRICKLE`] whose client went away (a write to it failed).
+    pub fn trickles_cut(&self) -> usize {
+        lock(&self.seen).trickles_cut
     }
 
     /// The requests received so far, in order.

@@ -1,15 +1,15 @@
 //! The HTTP transport keeps its connections: calls in a row to a server that keeps them
 //! alive share one TCP connection (answers as JSON or as a response stream alike), each
-//! request names its `Host`, and a server that closes a connection after an answer gets a
-//! new one for the next call.
+//! request names its `Host`, a server that closes a connection after an answer gets a
+//! new one for the next call, and a stream that never ends after its answer is let go.
 
 use serde_json::Value;
 use switchboard_http::HttpOptions;
 use switchboard_session::{EraChoice, Session, SessionConfig};
 use switchboard_testkit::canned::{
-    CannedRequest, CountingServer, SEPARATE_WRITE, SEPARATE_WRITE_GAP,
+    CannedRequest, CountingServer, SEPARATE_WRITE, SEPARATE_WRITE_GAP, TRICKLE,
 };
-use switchboard_testkit::wait::within;
+use switchboard_testkit::wait::{until_async, within};
 
 use crate::support::TEST_DEADLINE;
 
@@ -45,6 +45,8 @@ enum ListAnswer {
     /// The same, its end sent in a write of its own a moment after the event (rmcp's
     /// servers).
     StreamEndedApart,
+    /// The answer's event, then a comment every moment and never an end.
+    StreamThenTrickle,
 }
 
 /// A legacy server: `initialize` answered, notifications accepted, no GET stream, and
@@ -69,17 +71,21 @@ async fn legacy_server(list_answer: ListAnswer) -> CountingServer {
                     ListAnswer::Json(after) => {
                         kept_answer("200 OK", "application/json", &answer, after)
                     }
-                    ListAnswer::Stream | ListAnswer::StreamEndedApart => {
+                    ListAnswer::Stream
+                    | ListAnswer::StreamEndedApart
+                    | ListAnswer::StreamThenTrickle => {
                         // Chunked, as stream-answering servers send it: the body's end is
                         // a chunk of its own, after the event.
                         let event = format!("event: message\ndata: {answer}\n\n");
-                        let apart = match list_answer {
-                            ListAnswer::StreamEndedApart => SEPARATE_WRITE,
-                            _ => "",
+                        let end = match list_answer {
+                            ListAnswer::StreamEndedApart => format!("{SEPARATE_WRITE}0\r\n\r\n"),
+                            // An event-stream comment (`:` and a line end) as one chunk.
+                            ListAnswer::StreamThenTrickle => format!("{TRICKLE}2\r\n:\n\r\n"),
+                            _ => "0\r\n\r\n".to_owned(),
                         };
                         format!(
                             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
-                             transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n{apart}0\r\n\r\n",
+                             transfer-encoding: chunked\r\n\r\n{:x}\r\n{event}\r\n{end}",
                             event.len()
                         )
                     }
@@ -192,4 +198,25 @@ async fn answers_on_a_stream_ended_apart_keep_their_connection() {
         "{} connections",
         server.connections()
     );
+}
+
+/// A stream that goes on after its answer, a byte now and then and never an end: the
+/// transport waits for its end once, briefly, not again after every byte (which would hold
+/// the request and its connection for as long as the bytes keep coming, up to the body
+/// cap: minutes at this pace), so it lets the stream and its connection go while the
+/// server is still writing.
+#[tokio::test]
+async fn a_stream_that_trickles_on_after_its_answer_is_let_go() {
+    let server = legacy_server(ListAnswer::StreamThenTrickle).await;
+    let session = connect_legacy(&server).await;
+    within("tools/list", TEST_DEADLINE, session.list_tools())
+        .await
+        .expect("tools/list");
+    until_async(
+        "the client to let the trickling stream go",
+        TEST_DEADLINE,
+        || async { server.trickles_cut() > 0 },
+    )
+    .await;
+    drop(session);
 }
