@@ -39,18 +39,23 @@ impl CallToolResult {
 }
 
 /// The result most tools send, compact: one text block and nothing else but `isError`
-/// (as the Python SDK and rmcp write it) and a `resultType` of `"complete"` (2026-07-28),
-/// each at most once, after the array: `{"content":[{"type":"text","text":S}]}`. The ends
-/// are compared as bytes and `S` must be exactly one JSON string, so the text has exactly
-/// those members and reads as the member reader would read it; every other text returns
-/// `None` and takes that reader.
+/// (as the Python SDK and rmcp write it) and a `resultType` of `"complete"` (2026-07-28;
+/// first, as rmcp writes it, or after the array), each at most once:
+/// `{"content":[{"type":"text","text":S}]}`. The ends are compared as bytes and `S` must
+/// be exactly one JSON string, so the text has exactly those members and reads as the
+/// member reader would read it; every other text returns `None` and takes that reader.
 fn one_text_block(text: &str) -> Option<CallToolResult> {
     const HEAD: &str = r#"{"content":[{"type":"text","text":"#;
+    const COMPLETE_FIRST: &str = r#"{"resultType":"complete","content":[{"type":"text","text":"#;
     const IS_ERROR: &str = r#","isError":true"#;
     const NOT_ERROR: &str = r#","isError":false"#;
     const COMPLETE: &str = r#","resultType":"complete""#;
-    let mut rest = text.strip_prefix(HEAD)?.strip_suffix('}')?;
-    let (mut is_error, mut complete) = (None, false);
+    let (rest, mut complete) = match text.strip_prefix(COMPLETE_FIRST) {
+        Some(rest) => (rest, true),
+        None => (text.strip_prefix(HEAD)?, false),
+    };
+    let mut rest = rest.strip_suffix('}')?;
+    let mut is_error = None;
     loop {
         if let (None, Some(before)) = (is_error, rest.strip_suffix(IS_ERROR)) {
             (is_error, rest) = (Some(true), before);
@@ -537,6 +542,24 @@ mod tests {
                 r#"{"content":[{"type":"text","text":"done"}],"isError":true,"resultType":"complete"}"#,
                 expect![[
                     r#"Complete Ok(CallToolResult { content: [Text { text: "done" }], structured_content: None, is_error: true, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}],"isError":false}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "hi" }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}],"resultType":"x"}"#,
+                expect![[
+                    r#"Other("x") Ok(CallToolResult { content: [Text { text: "hi" }], structured_content: None, is_error: false, content_missing: false })"#
+                ]],
+            ),
+            (
+                r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}],"resultType":"complete"}"#,
+                expect![[
+                    r#"Complete Ok(CallToolResult { content: [Text { text: "hi" }], structured_content: None, is_error: false, content_missing: false })"#
                 ]],
             ),
             (
