@@ -935,6 +935,9 @@ impl Upstreams {
         })
     }
 
+    /// The request's answer from the servers. Each branch's work is boxed: its future is
+    /// kilobytes, and inline it would size (and be copied with) every request's future,
+    /// whichever branch the request takes.
     async fn answer(
         &self,
         request: ServiceRequest,
@@ -968,7 +971,7 @@ impl Upstreams {
             })),
             ServiceRequest::CallTool(call) => {
                 drop(snapshot);
-                self.call(call, context, withheld).await
+                Box::pin(self.call(call, context, withheld)).await
             }
             ServiceRequest::GetPrompt(get) => {
                 let Some(route) = prompt_routes(&snapshot).remove(&get.name) else {
@@ -989,7 +992,7 @@ impl Upstreams {
                 if let Some(arguments) = &arguments {
                     params["arguments"] = arguments.clone();
                 }
-                let answer = with_input_rounds(&context, get.input, |for_client| async {
+                let answer = Box::pin(with_input_rounds(&context, get.input, |for_client| async {
                     if let Some(session) = &own {
                         let method = switchboard_protocol::methods::PROMPTS_GET;
                         return on_own_session(session, method, params.clone(), for_client).await;
@@ -1013,7 +1016,7 @@ impl Upstreams {
                                 .await
                         }
                     }
-                })
+                }))
                 .await
                 .map_err(|failure| self.relayed_error(failure))?;
                 match &self.guard {
@@ -1037,27 +1040,31 @@ impl Upstreams {
                 drop(snapshot);
                 let _waiting = self.waiting_on(&server, &context);
                 let own = self.caller_session(&server, &context).await?;
-                let answer = with_input_rounds(&context, read.input, |for_client| async {
-                    if let Some(session) = &own {
-                        let method = switchboard_protocol::methods::RESOURCES_READ;
-                        let params = json!({ "uri": read.uri });
-                        return on_own_session(session, method, params, for_client).await;
-                    }
-                    match for_client {
-                        Some(for_client) => {
-                            let request = ClientRequest {
-                                method: switchboard_protocol::methods::RESOURCES_READ,
-                                params: json!({ "uri": read.uri }),
-                                for_client,
-                            };
-                            self.runtime
-                                .server(&server)
-                                .request_for_client(request)
-                                .await
+                let answer = Box::pin(with_input_rounds(
+                    &context,
+                    read.input,
+                    |for_client| async {
+                        if let Some(session) = &own {
+                            let method = switchboard_protocol::methods::RESOURCES_READ;
+                            let params = json!({ "uri": read.uri });
+                            return on_own_session(session, method, params, for_client).await;
                         }
-                        None => self.runtime.server(&server).read_resource(&read.uri).await,
-                    }
-                })
+                        match for_client {
+                            Some(for_client) => {
+                                let request = ClientRequest {
+                                    method: switchboard_protocol::methods::RESOURCES_READ,
+                                    params: json!({ "uri": read.uri }),
+                                    for_client,
+                                };
+                                self.runtime
+                                    .server(&server)
+                                    .request_for_client(request)
+                                    .await
+                            }
+                            None => self.runtime.server(&server).read_resource(&read.uri).await,
+                        }
+                    },
+                ))
                 .await
                 .map_err(|failure| self.relayed_error(failure))?;
                 match &self.guard {
@@ -1069,20 +1076,20 @@ impl Upstreams {
                     None => Ok(answer),
                 }
             }
-            ServiceRequest::Complete(params) => self.complete(&snapshot, params).await,
+            ServiceRequest::Complete(params) => Box::pin(self.complete(&snapshot, params)).await,
             ServiceRequest::Subscribe { uri } => {
                 let Some(server) = subscription_owner(&snapshot, &uri) else {
                     return Err(resource_not_found(&uri));
                 };
                 drop(snapshot);
-                self.subscribe(&server, &uri).await
+                Box::pin(self.subscribe(&server, &uri)).await
             }
             ServiceRequest::Unsubscribe { uri } => {
                 let Some(server) = subscription_owner(&snapshot, &uri) else {
                     return Ok(json!({}));
                 };
                 drop(snapshot);
-                self.unsubscribe(&server, &uri).await
+                Box::pin(self.unsubscribe(&server, &uri)).await
             }
         }
     }
@@ -1217,19 +1224,21 @@ impl Upstreams {
         let _waiting = self.waiting_on(&server, &context);
         let tools = snapshot.tools.len();
         drop(snapshot);
-        let (progress_tx, mut progress_rx) = mpsc::channel::<ProgressParams>(PROGRESS_BUFFER);
-        // A client that asked for a level hears the call's log messages on the call's own
-        // channel (the others hear the servers' messages as the gateway's own).
-        let (logs_tx, mut logs_rx) = mpsc::channel::<Value>(PROGRESS_BUFFER);
+        // Channels only for what the client asked to hear: its progress, when it sent a
+        // token; the call's log messages, when it asked for a level (the others hear the
+        // servers' messages as the gateway's own).
+        let (progress_tx, mut progress_rx) =
+            heard_if::<ProgressParams>(context.progress_token().is_some());
+        let (logs_tx, mut logs_rx) = heard_if::<Value>(context.client.log_level.is_some());
         let upstream = self
             .traces
             .as_ref()
             .map(|traces| traces.upstream(&server, &wire_name, &self.runtime.secrets()));
         let tool_context = ToolContext {
             cancel: context.cancel.clone(),
-            progress: context.progress_token().is_some().then_some(progress_tx),
+            progress: progress_tx,
             timeout: None,
-            log_messages: context.client.log_level.is_some().then_some(logs_tx),
+            log_messages: logs_tx,
             trace: upstream
                 .as_ref()
                 .and_then(traces::UpstreamSpan::trace_context),
@@ -1277,15 +1286,15 @@ impl Upstreams {
         let outcome = loop {
             tokio::select! {
                 output = &mut running => break output,
-                Some(progress) = progress_rx.recv() => forward(progress).await,
-                Some(params) = logs_rx.recv() => pass_log(params).await,
+                Some(progress) = next_heard(&mut progress_rx) => forward(progress).await,
+                Some(params) = next_heard(&mut logs_rx) => pass_log(params).await,
             }
         };
         // Progress and log messages that arrived with the result go out before it.
-        while let Ok(progress) = progress_rx.try_recv() {
+        while let Some(Ok(progress)) = progress_rx.as_mut().map(mpsc::Receiver::try_recv) {
             forward(progress).await;
         }
-        while let Ok(params) = logs_rx.try_recv() {
+        while let Some(Ok(params)) = logs_rx.as_mut().map(mpsc::Receiver::try_recv) {
             pass_log(params).await;
         }
         let answer = match outcome {
@@ -1321,6 +1330,24 @@ impl Upstreams {
             }
             Relayed::Upstream(other) => Err(self.upstream_error(other)),
         }
+    }
+}
+
+/// A channel for what a call passes on to its client, when the client is to hear it
+/// (`None` both ends otherwise: nothing allocated for what nobody hears).
+fn heard_if<T>(heard: bool) -> (Option<mpsc::Sender<T>>, Option<mpsc::Receiver<T>>) {
+    if !heard {
+        return (None, None);
+    }
+    let (sender, receiver) = mpsc::channel(PROGRESS_BUFFER);
+    (Some(sender), Some(receiver))
+}
+
+/// The next item of a channel made by [`heard_if`]; never, when there is none.
+async fn next_heard<T>(receiver: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
+    match receiver {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -14,7 +14,7 @@
 //! [`HostHandler`](switchboard_runtime::HostHandler)): every server is told the gateway
 //! offers elicitation and sampling; whether a client does is checked per question.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -37,13 +37,10 @@ pub struct ClientRelay {
 
 #[derive(Default)]
 struct Inner {
-    waiting: Mutex<HashMap<String, Vec<Waiting>>>,
+    /// By server, the requests waiting on it by serial (the latest last): one taken out
+    /// costs a lookup, not a scan of everyone waiting.
+    waiting: Mutex<HashMap<String, BTreeMap<u64, ClientAsker>>>,
     next: AtomicU64,
-}
-
-struct Waiting {
-    serial: u64,
-    asker: ClientAsker,
 }
 
 impl std::fmt::Debug for ClientRelay {
@@ -68,7 +65,7 @@ impl Drop for WaitingRequest {
         };
         let mut waiting = lock(&self.relay.inner.waiting);
         if let Some(list) = waiting.get_mut(&self.server) {
-            list.retain(|entry| entry.serial != serial);
+            list.remove(&serial);
             if list.is_empty() {
                 waiting.remove(&self.server);
             }
@@ -93,13 +90,13 @@ impl ClientRelay {
     pub(crate) fn waiting_on(&self, server: &str, context: &RequestContext) -> WaitingRequest {
         let serial = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let mut waiting = lock(&self.inner.waiting);
-        let list = waiting.entry(server.to_owned()).or_default();
+        let list = match waiting.get_mut(server) {
+            Some(list) => list,
+            None => waiting.entry(server.to_owned()).or_default(),
+        };
         let registered = list.len() < MAX_WAITING_PER_SERVER;
         if registered {
-            list.push(Waiting {
-                serial,
-                asker: context.asker(),
-            });
+            list.insert(serial, context.asker());
         }
         WaitingRequest {
             relay: self.clone(),
@@ -111,7 +108,8 @@ impl ClientRelay {
     /// The request whose client a question of `server` goes to.
     fn asker(&self, server: &str, method: ClientMethod) -> Result<ClientAsker, ErrorObject> {
         let waiting = lock(&self.inner.waiting);
-        let Some(latest) = waiting.get(server).and_then(|list| list.last()) else {
+        let all = waiting.get(server);
+        let Some((all, latest)) = all.and_then(|all| Some((all, all.last_key_value()?.1))) else {
             return Err(ErrorObject::new(
                 METHOD_NOT_FOUND,
                 format!(
@@ -120,12 +118,11 @@ impl ClientRelay {
                 ),
             ));
         };
-        let all = waiting.get(server).map_or(&[][..], Vec::as_slice);
-        let session = latest.asker.session();
+        let session = latest.session();
         // A lone request is asked whatever it is (a 2026-07-28 one then says it cannot be).
         let one_client = all.len() == 1
-            || latest.asker.era() == switchboard_protocol::Era::Modern
-            || (session.is_some() && all.iter().all(|entry| entry.asker.session() == session));
+            || latest.era() == switchboard_protocol::Era::Modern
+            || (session.is_some() && all.values().all(|asker| asker.session() == session));
         if !one_client {
             return Err(ErrorObject::new(
                 INVALID_REQUEST,
@@ -136,7 +133,7 @@ impl ClientRelay {
                 ),
             ));
         }
-        Ok(latest.asker.clone())
+        Ok(latest.clone())
     }
 
     fn relay(&self, server: &str, method: ClientMethod, params: Value) -> HandlerFuture {

@@ -280,11 +280,13 @@ pub(crate) async fn call_raw(
     call.options.for_client = for_client;
     let (plan, session) = call.resend_plan(tool);
     let (name, arguments, options) = (&tool.wire_name, &call.arguments, &call.options);
+    // The session's call is boxed: its future is kilobytes, and inline it would size every
+    // future above it (a gateway's request among them) and be copied at each of their awaits.
     Ok(through_restarts(plan, session, |session| async move {
         let arguments = Some(arguments);
         match relayed {
-            true => session.call_tool_for_client(name, arguments, options).await,
-            false => session.call_tool_raw(name, arguments, options).await,
+            true => Box::pin(session.call_tool_for_client(name, arguments, options)).await,
+            false => Box::pin(session.call_tool_raw(name, arguments, options)).await,
         }
     })
     .await?)
