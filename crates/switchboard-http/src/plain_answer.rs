@@ -39,9 +39,7 @@ pub(crate) fn is_plain_answer(body: &[u8], id: &RequestId) -> bool {
 /// and one that turns out not to answer `id` after all (a repeated member, say) leaves the
 /// request waiting, which the caller checks.
 fn is_compact_answer(body: &[u8], id: &RequestId) -> bool {
-    const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
-    const RESULT_FIRST: &[u8] = b"{\"result\":";
-    const TAIL: &[u8] = b",\"jsonrpc\":\"2.0\",\"id\":";
+    use switchboard_wire::compact_layout::{ID_FIRST, ID_LAST, RESULT_AFTER_ID, RESULT_FIRST};
     let mut id_text = [0u8; 24];
     let id_text = match id {
         // The ids this client gives its own requests; a string id takes the long way.
@@ -56,16 +54,16 @@ fn is_compact_answer(body: &[u8], id: &RequestId) -> bool {
         RequestId::String(_) => return false,
     };
     let body = body.trim_ascii_end();
-    if let Some(rest) = body.strip_prefix(HEAD) {
+    if let Some(rest) = body.strip_prefix(ID_FIRST.as_bytes()) {
         return rest
             .strip_prefix(id_text)
-            .is_some_and(|rest| rest.starts_with(b",\"result\":"));
+            .is_some_and(|rest| rest.starts_with(RESULT_AFTER_ID.as_bytes()));
     }
-    body.starts_with(RESULT_FIRST)
+    body.starts_with(RESULT_FIRST.as_bytes())
         && body
             .strip_suffix(b"}")
             .and_then(|rest| rest.strip_suffix(id_text))
-            .is_some_and(|rest| rest.ends_with(TAIL))
+            .is_some_and(|rest| rest.ends_with(ID_LAST.as_bytes()))
 }
 
 /// Whether the body's members make it one result response to `id` (any layout).

@@ -116,6 +116,21 @@ pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
     }
 }
 
+/// The ends of a result response as servers commonly write one, compact: the envelope
+/// first (`{"jsonrpc":"2.0","id":N,"result":R}`) or last (`{"result":R,"jsonrpc":"2.0","id":N}`).
+/// One set for every reader that recognises the layout by its ends (this crate's
+/// `compact_response`, the HTTP client's plain answers), so that they cannot drift apart.
+pub mod compact_layout {
+    /// Envelope first: up to the id.
+    pub const ID_FIRST: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
+    /// Envelope first: between the id and the result.
+    pub const RESULT_AFTER_ID: &str = ",\"result\":";
+    /// Envelope last: up to the result.
+    pub const RESULT_FIRST: &str = "{\"result\":";
+    /// Envelope last: between the result and the id.
+    pub const ID_LAST: &str = ",\"jsonrpc\":\"2.0\",\"id\":";
+}
+
 /// A result response laid out as servers commonly write one, compact, its envelope at one
 /// end: `{"jsonrpc":"2.0","id":N,"result":R}` (serde's and pydantic's member order) or
 /// `{"result":R,"jsonrpc":"2.0","id":N}` (`JSON.stringify`'s in the TypeScript SDK), with
@@ -123,10 +138,7 @@ pub(crate) fn decode_borrowed(frame: &[u8]) -> Result<Decoded<'_>, Malformed> {
 /// JSON value, so the frame has exactly those three members and decodes as the envelope
 /// reader would decode it; any other layout returns `None` and takes that reader.
 fn compact_response(frame: &str) -> Option<(i64, &RawValue)> {
-    const ID_FIRST: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
-    const RESULT_AFTER_ID: &str = ",\"result\":";
-    const RESULT_FIRST: &str = "{\"result\":";
-    const ID_LAST: &str = ",\"jsonrpc\":\"2.0\",\"id\":";
+    use compact_layout::{ID_FIRST, ID_LAST, RESULT_AFTER_ID, RESULT_FIRST};
     // JSON's whitespace only (`trim_ascii_end` would take a form feed too).
     let frame = frame.trim_end_matches([' ', '\t', '\n', '\r']);
     let (id, result) = if let Some(rest) = frame.strip_prefix(ID_FIRST) {

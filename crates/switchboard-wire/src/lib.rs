@@ -59,7 +59,7 @@ pub use connection::{
     DEFAULT_MAX_FRAME_BYTES, Direction, FrameTap, Inbound, InboundSink, PendingCall,
     UnexpectedReason, WireError, WireStats,
 };
-pub use envelope::needs_exact_path;
+pub use envelope::{compact_layout, needs_exact_path};
 pub use framing::{Frame, LineBuffer};
 pub use message::{
     ErrorObject, Malformed, MalformedId, MalformedKind, Message, Notification, Outgoing, Request,
